@@ -1,0 +1,121 @@
+import type { ContextItem } from '../../schemas/problem.js'
+
+/** Standard titles of the convention's "Common errors" table, by status. */
+export const STATUS_TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout'
+}
+
+export interface ProblemInit {
+  /** Short noun phrase; defaults to the standard title of the status. */
+  title?: string
+  detail?: string
+  instance?: string
+  type?: string
+  context?: ContextItem[]
+  /** Response headers that belong to this problem (e.g. `Allow` on 405). */
+  headers?: Record<string, string | number>
+  /** Extension members written at the root of the problem body. */
+  extensions?: Record<string, unknown>
+  cause?: unknown
+}
+
+/**
+ * The one typed way to refuse a request. Any hook, plugin or handler throws it;
+ * only the problem plugin's error handler renders it.
+ */
+export class ProblemError extends Error {
+  readonly statusCode: number
+  readonly code: string
+  readonly title: string
+  readonly detail: string | undefined
+  readonly instance: string | undefined
+  readonly type: string | undefined
+  readonly context: ContextItem[] | undefined
+  readonly headers: Record<string, string | number> | undefined
+  readonly extensions: Record<string, unknown> | undefined
+
+  constructor (status: number, code: string, init: ProblemInit = {}) {
+    const title = init.title ?? STATUS_TITLES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')
+    super(init.detail ?? title, init.cause === undefined ? undefined : { cause: init.cause })
+    this.name = 'ProblemError'
+    this.statusCode = status
+    this.code = code
+    this.title = title
+    this.detail = init.detail
+    this.instance = init.instance
+    this.type = init.type
+    this.context = init.context
+    this.headers = init.headers
+    this.extensions = init.extensions
+  }
+}
+
+export function isProblemError (err: unknown): err is ProblemError {
+  return err instanceof ProblemError
+}
+
+type Factory = (detail?: string, init?: Omit<ProblemInit, 'detail'>) => ProblemError
+
+/**
+ * Registers a problem kind: a status, a stable code (`SVC_ERR_*`) and a title.
+ * Returns a factory so call sites read `throw problems.notFound('...')`.
+ */
+export function defineProblem (status: number, code: string, title?: string): Factory {
+  return (detail, init = {}) => new ProblemError(status, code, { title, ...init, detail })
+}
+
+/** The registry of problems raised by the suite itself. */
+export const problems = {
+  badRequest: defineProblem(400, 'SVC_ERR_BAD_REQUEST', 'Bad Request'),
+  invalidData: defineProblem(400, 'SVC_ERR_INVALID_DATA', 'Invalid Data'),
+  malformedJson: defineProblem(400, 'SVC_ERR_MALFORMED_JSON', 'Bad Request'),
+  unauthorized: defineProblem(401, 'SVC_ERR_UNAUTHORIZED', 'Unauthorized'),
+  invalidRequest: defineProblem(401, 'SVC_ERR_INVALID_REQUEST', 'Invalid Request'),
+  invalidToken: defineProblem(401, 'SVC_ERR_INVALID_TOKEN', 'Invalid Token'),
+  forbidden: defineProblem(403, 'SVC_ERR_FORBIDDEN', 'Forbidden'),
+  notFound: defineProblem(404, 'SVC_ERR_NOT_FOUND', 'Not Found'),
+  methodNotAllowed: defineProblem(405, 'SVC_ERR_METHOD_NOT_ALLOWED', 'Method Not Allowed'),
+  notAcceptable: defineProblem(406, 'SVC_ERR_NOT_ACCEPTABLE', 'Not Acceptable'),
+  conflict: defineProblem(409, 'SVC_ERR_CONFLICT', 'Conflict'),
+  preconditionFailed: defineProblem(412, 'SVC_ERR_PRECONDITION_FAILED', 'Precondition Failed'),
+  contentTooLarge: defineProblem(413, 'SVC_ERR_CONTENT_TOO_LARGE', 'Content Too Large'),
+  unsupportedMediaType: defineProblem(415, 'SVC_ERR_UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type'),
+  preconditionRequired: defineProblem(428, 'SVC_ERR_PRECONDITION_REQUIRED', 'Precondition Required'),
+  tooManyRequests: defineProblem(429, 'SVC_ERR_TOO_MANY_REQUESTS', 'Too Many Requests'),
+  internal: defineProblem(500, 'SVC_ERR_INTERNAL', 'Internal Server Error'),
+  unavailable: defineProblem(503, 'SVC_ERR_UNAVAILABLE', 'Service Unavailable')
+} as const
+
+/** Builds one `INPUT_*` context item; `value` is kept only when it is short and printable. */
+export function contextItem (item: ContextItem): ContextItem {
+  const out: ContextItem = { message: item.message }
+  if (item.code !== undefined) out.code = item.code
+  if (item.field !== undefined) out.field = item.field
+  if (item.source !== undefined) out.source = item.source
+  if (item.value !== undefined) out.value = item.value.length > 200 ? item.value.slice(0, 200) + '…' : item.value
+  return out
+}
+
+/** A 400 "Invalid Data" problem for one or more violations. */
+export function invalidData (items: ContextItem[], detail?: string): ProblemError {
+  const n = items.length
+  return problems.invalidData(
+    detail ?? `The request has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`,
+    { context: items.map(contextItem) }
+  )
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorObject } from 'ajv'
+import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
+import { ProblemError, STATUS_TITLES, invalidData, isProblemError, problems } from './errors.js'
+import { contextFromAjv } from './validation-context.js'
+
+export interface ProblemPluginOptions {
+  /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
+  requestIdHeader?: string
+  /** Generates a request id when none is sent. Default: a random UUID. */
+  generateRequestId?: () => string
+  /** Longest accepted `X-Request-ID`; a longer one is replaced by a generated id. Default 200. */
+  maxRequestIdLength?: number
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The convention's `requestId`: the `X-Request-ID` value, else a generated UUID. */
+    requestId: string
+  }
+}
+
+const defaults = {
+  requestIdHeader: 'x-request-id',
+  generateRequestId: randomUUID,
+  maxRequestIdLength: 200
+}
+
+/** Fastify's own client-error codes that map to a specific problem. */
+const FASTIFY_CODES: Record<string, (err: FastifyError) => ProblemError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => problems.contentTooLarge('The request body is larger than this endpoint accepts; send a smaller body.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => problems.unsupportedMediaType('The request Content-Type is not supported by this endpoint; send application/json.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => problems.badRequest('The Content-Length header does not match the body that was sent.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => problems.malformedJson('The body is not valid JSON; correct its syntax and retry.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => problems.malformedJson('The body is empty although Content-Type is application/json; send a JSON document or no Content-Type.'),
+  FST_ERR_CTP_INVALID_TYPE: () => problems.badRequest('The Content-Type header is not a valid media type.'),
+  FST_ERR_BAD_URL: () => problems.badRequest('The request URL is not valid.')
+}
+
+function toProblemError (err: FastifyError & { validation?: ErrorObject[], validationContext?: string }): ProblemError | undefined {
+  if (isProblemError(err)) return err
+  if (Array.isArray(err.validation)) {
+    const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext ?? 'body')
+    return invalidData(items)
+  }
+  const mapped = err.code !== undefined ? FASTIFY_CODES[err.code] : undefined
+  if (mapped !== undefined) return mapped(err)
+  // JSON parse errors (secure-json-parse) arrive as SyntaxError with statusCode 400.
+  if (err instanceof SyntaxError && err.statusCode === 400) {
+    return problems.malformedJson('The body is not valid JSON; correct its syntax and retry.')
+  }
+  return undefined
+}
+
+function render (request: FastifyRequest, reply: FastifyReply, pe: ProblemError): string {
+  const body: Problem = { title: pe.title, status: pe.statusCode, requestId: request.requestId }
+  if (pe.detail !== undefined) body.detail = pe.detail
+  if (pe.instance !== undefined) body.instance = pe.instance
+  if (pe.type !== undefined) body.type = pe.type
+  if (pe.context !== undefined && pe.context.length > 0) body.context = pe.context
+  if (pe.extensions !== undefined) {
+    for (const [k, v] of Object.entries(pe.extensions)) if (!(k in body) && v !== null && v !== undefined) (body as Record<string, unknown>)[k] = v
+  }
+  if (pe.headers !== undefined) reply.headers(pe.headers)
+  reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE)
+  // Serialized here, not by the route's response schema: a route's 4xx schema must never trim a problem.
+  return JSON.stringify(body)
+}
+
+async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
+  const headerName = (opts.requestIdHeader ?? defaults.requestIdHeader).toLowerCase()
+  const generate = opts.generateRequestId ?? defaults.generateRequestId
+  const maxLength = opts.maxRequestIdLength ?? defaults.maxRequestIdLength
+  if (typeof generate !== 'function') throw new TypeError('problem plugin: generateRequestId must be a function')
+  if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${String(maxLength)}`)
+
+  fastify.decorateRequest('requestId', '')
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    const sent = request.headers[headerName]
+    if (typeof sent === 'string' && sent.length > 0 && sent.length <= maxLength) {
+      request.requestId = sent
+      reply.header(headerName, sent)
+    } else {
+      request.requestId = generate()
+    }
+  })
+
+  fastify.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0] ?? request.url
+    throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
+  })
+
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+    let pe = toProblemError(error)
+    if (pe === undefined) {
+      const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+      if (status >= 400 && status < 500) {
+        // Errors of other plugins with a client status: keep the status, never their internals.
+        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: STATUS_TITLES[status] === undefined ? undefined : safeDetail(error) })
+      } else {
+        request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
+        pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')
+      }
+    } else if (pe.statusCode >= 500) {
+      request.log.error({ err: pe.cause ?? pe, requestId: request.requestId }, pe.message)
+    }
+    return reply.send(render(request, reply, pe))
+  })
+}
+
+/** A 4xx message of a Fastify plugin is meant for the client, but is cut short and kept to one line. */
+function safeDetail (error: FastifyError): string | undefined {
+  const msg = typeof error.message === 'string' ? error.message.split('\n')[0] : undefined
+  return msg === undefined || msg === '' ? undefined : msg.slice(0, 300)
+}
+
+export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
+export { contextFromAjv, fieldFromPointer } from './validation-context.js'
+export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })

@@ -1,0 +1,113 @@
+import type { ErrorObject } from 'ajv'
+import type { ContextItem } from '../../schemas/problem.js'
+import { describeFormat } from '../../schemas/formats.js'
+
+/** Fastify names the request parts `querystring`/`headers`; the convention says `query`/`header`. */
+const SOURCES: Record<string, ContextItem['source'] | undefined> = {
+  body: 'body',
+  querystring: 'query',
+  query: 'query',
+  headers: 'header',
+  header: 'header'
+}
+
+/** `/pages/0/description` → `pages[0].description` (conventions: context item `field`). */
+export function fieldFromPointer (pointer: string, prefix = ''): string {
+  let out = prefix
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (/^(0|[1-9]\d*)$/.test(seg)) out += `[${seg}]`
+    else out += out === '' ? seg : `.${seg}`
+  }
+  return out
+}
+
+function join (base: string, name: string): string {
+  return base === '' ? name : `${base}.${name}`
+}
+
+function printable (value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return undefined
+}
+
+interface Mapped { code: string, message: string, field: string, value?: string }
+
+/** Chooses the convention's code and a readable message from the failing keyword. */
+function mapError (e: ErrorObject, prefix: string): Mapped {
+  const field = fieldFromPointer(e.instancePath, prefix)
+  const p = e.params as Record<string, unknown>
+  const data: unknown = e.data
+  const value = printable(data)
+  switch (e.keyword) {
+    case 'required':
+      return { code: 'INPUT_NULL', message: 'is required', field: join(field, String(p.missingProperty)) }
+    case 'type':
+      if (data === null) return { code: 'INPUT_NULL', message: 'must not be null', field }
+      return { code: 'INPUT_INVALID', message: `must be ${String(p.type).replace(',', ' or ')}`, field, value }
+    case 'minLength':
+      if (typeof data === 'string' && data.trim() === '') return { code: 'INPUT_BLANK', message: 'must not be blank', field, value }
+      return { code: 'INPUT_MIN_VALUE', message: `must have at least ${String(p.limit)} characters`, field, value }
+    case 'maxLength':
+      return { code: 'INPUT_MAX_VALUE', message: `must have at most ${String(p.limit)} characters`, field }
+    case 'minItems':
+      if (Array.isArray(data) && data.length === 0) return { code: 'INPUT_EMPTY', message: 'must not be empty', field }
+      return { code: 'INPUT_MIN_VALUE', message: `must have at least ${String(p.limit)} items`, field }
+    case 'maxItems':
+      return { code: 'INPUT_MAX_VALUE', message: `must have at most ${String(p.limit)} items`, field }
+    case 'minimum':
+      return { code: 'INPUT_MIN_VALUE', message: `must be at least ${String(p.limit)}`, field, value }
+    case 'exclusiveMinimum':
+      return { code: 'INPUT_MIN_VALUE', message: `must be greater than ${String(p.limit)}`, field, value }
+    case 'maximum':
+      return { code: 'INPUT_MAX_VALUE', message: `must be at most ${String(p.limit)}`, field, value }
+    case 'exclusiveMaximum':
+      return { code: 'INPUT_MAX_VALUE', message: `must be less than ${String(p.limit)}`, field, value }
+    case 'minProperties':
+      return { code: 'INPUT_EMPTY', message: `must have at least ${String(p.limit)} properties`, field }
+    case 'maxProperties':
+      return { code: 'INPUT_MAX_VALUE', message: `must have at most ${String(p.limit)} properties`, field }
+    case 'additionalProperties':
+      return { code: 'INPUT_INVALID', message: 'is not allowed here', field: join(field, String(p.additionalProperty)) }
+    case 'format':
+      return { code: 'INPUT_INVALID', message: `must be ${describeFormat(String(p.format))}`, field, value }
+    case 'pattern':
+      return { code: 'INPUT_INVALID', message: `must match the pattern ${String(p.pattern)}`, field, value }
+    case 'enum':
+      return { code: 'INPUT_INVALID', message: `must be one of ${(p.allowedValues as unknown[]).map(v => String(v)).join(', ')}`, field, value }
+    case 'const':
+      return { code: 'INPUT_INVALID', message: `must be ${JSON.stringify(p.allowedValue)}`, field, value }
+    case 'uniqueItems':
+      return { code: 'INPUT_INVALID', message: `must not repeat items (items ${String(p.j)} and ${String(p.i)} are equal)`, field }
+    case 'anyOf':
+    case 'oneOf':
+      return { code: 'INPUT_INVALID', message: 'does not match any of the allowed forms', field, value }
+    default:
+      return { code: 'INPUT_INVALID', message: e.message ?? 'is invalid', field, value }
+  }
+}
+
+/**
+ * Turns Ajv's errors (collected with `allErrors`) into one context item per violation.
+ * Branch errors under a failed `anyOf`/`oneOf` are folded into that one item, so a
+ * nullable or union field reports one violation, not one per alternative.
+ */
+export function contextFromAjv (errors: readonly ErrorObject[], part: string, fieldPrefix = ''): ContextItem[] {
+  const unions = errors.filter(e => e.keyword === 'anyOf' || e.keyword === 'oneOf')
+  const kept = errors.filter(e => !unions.some(u => u !== e && e.schemaPath.startsWith(u.schemaPath + '/')))
+  const source = SOURCES[part]
+  const seen = new Set<string>()
+  const items: ContextItem[] = []
+  for (const e of kept) {
+    const m = mapError(e, fieldPrefix)
+    const key = `${m.code}\u0000${m.field}\u0000${m.message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    const item: ContextItem = { code: m.code, message: m.message, field: m.field }
+    if (source !== undefined) item.source = source
+    if (m.value !== undefined) item.value = m.value
+    items.push(item)
+  }
+  return items
+}

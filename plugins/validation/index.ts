@@ -1,0 +1,59 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifySchema } from 'fastify'
+import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
+import addStandardFormats from 'ajv-formats'
+import { addConventionFormats } from '../../schemas/formats.js'
+
+export interface ValidationPluginOptions {
+  /** Extra Ajv options merged over the suite's choices (for both instances). */
+  ajv?: AjvOptions
+}
+
+/**
+ * Bodies are validated strictly: no type coercion, unknown properties rejected (never
+ * trimmed), every violation collected so the problem lists one context item per violation.
+ * Query strings, headers and path parameters arrive as text, so they are coerced, and a
+ * single query value is accepted where the schema wants an array (repeatable parameters).
+ */
+const common: AjvOptions = {
+  allErrors: true,
+  removeAdditional: false,
+  useDefaults: true,
+  verbose: true,
+  strict: false,
+  addUsedSchema: false
+}
+
+function makeAjv (coerce: AjvOptions['coerceTypes'], extra: AjvOptions | undefined): Ajv {
+  const ajv = new Ajv({ ...common, coerceTypes: coerce, ...extra })
+  addStandardFormats.default(ajv)
+  return addConventionFormats(ajv)
+}
+
+async function validationPlugin (fastify: FastifyInstance, opts: ValidationPluginOptions): Promise<void> {
+  if (opts.ajv !== undefined && (typeof opts.ajv !== 'object' || opts.ajv === null)) {
+    throw new TypeError('validation plugin: ajv must be an object of Ajv options')
+  }
+  const strict = makeAjv(false, opts.ajv)
+  const coercing = makeAjv('array', opts.ajv)
+  let sharedAdded = false
+
+  // Schemas added with fastify.addSchema() are shared components ($ref targets).
+  function addShared (): void {
+    if (sharedAdded) return
+    sharedAdded = true
+    for (const schema of Object.values(fastify.getSchemas())) {
+      strict.addSchema(schema as object)
+      coercing.addSchema(schema as object)
+    }
+  }
+
+  fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
+    addShared()
+    const ajv = httpPart === 'body' ? strict : coercing
+    const validate: ValidateFunction = ajv.compile(schema as object)
+    return validate
+  })
+}
+
+export default fp(validationPlugin, { fastify: '5.x', name: 'svc-validation' })
