@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import type { ContextItem } from '../../schemas/problem.js'
 
 /** Standard titles of the convention's "Common errors" table, by status. */
@@ -50,7 +51,7 @@ export class ProblemError extends Error {
   readonly extensions: Record<string, unknown> | undefined
 
   constructor (status: number, code: string, init: ProblemInit = {}) {
-    const title = init.title ?? STATUS_TITLES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')
+    const title = init.title ?? STATUS_TITLES[status] ?? STATUS_CODES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')
     super(init.detail ?? title, init.cause === undefined ? undefined : { cause: init.cause })
     this.name = 'ProblemError'
     this.statusCode = status

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
-import { ProblemError, STATUS_TITLES, invalidData, isProblemError, problems } from './errors.js'
+import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
 
 export interface ProblemPluginOptions {
@@ -99,7 +99,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500
       if (status >= 400 && status < 500) {
         // Errors of other plugins with a client status: keep the status, never their internals.
-        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: STATUS_TITLES[status] === undefined ? undefined : safeDetail(error) })
+        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: safeDetail(error) })
       } else {
         request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
         pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')

@@ -64,6 +64,11 @@ function mapError (e: ErrorObject, prefix: string): Mapped {
       return { code: 'INPUT_MAX_VALUE', message: `must be at most ${String(p.limit)}`, field, value }
     case 'exclusiveMaximum':
       return { code: 'INPUT_MAX_VALUE', message: `must be less than ${String(p.limit)}`, field, value }
+    // Custom keywords of schemas/formats.ts: bounds of decimal strings, compared exactly.
+    case 'decimalMinimum':
+      return { code: 'INPUT_MIN_VALUE', message: `must be at least ${String(p.limit)}`, field, value }
+    case 'decimalMaximum':
+      return { code: 'INPUT_MAX_VALUE', message: `must be at most ${String(p.limit)}`, field, value }
     case 'minProperties':
       return { code: 'INPUT_EMPTY', message: `must have at least ${String(p.limit)} properties`, field }
     case 'maxProperties':

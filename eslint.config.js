@@ -1,0 +1,11 @@
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**'] }),
+  {
+    rules: {
+      // `const X = Type.Object(...)` beside `type X = Static<typeof X>` is the TypeBox idiom.
+      '@typescript-eslint/no-redeclare': 'off'
+    }
+  }
+]

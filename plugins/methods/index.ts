@@ -1,0 +1,72 @@
+import fp from 'fastify-plugin'
+import FindMyWay from 'find-my-way'
+import type { FastifyInstance } from 'fastify'
+import { problems } from '../problem/errors.js'
+
+export interface MethodsPluginOptions {
+  /** Answer OPTIONS on every known path with 204 and `Allow`. Default true. */
+  options?: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Methods served at a concrete path (with OPTIONS), or null when no route matches it. */
+    allowedMethods: (path: string) => string[] | null
+  }
+}
+
+// The order in which `Allow` lists methods (RFC 9110 does not fix one; this reads well).
+const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+const rank = (m: string): number => { const i = ORDER.indexOf(m); return i === -1 ? ORDER.length : i }
+
+/**
+ * Method semantics of the convention: Fastify answers 404 for a known path with a method it
+ * lacks (fastify#917), so the routes are mirrored into a second router keyed by path only,
+ * and a request that matched no route is looked up there: OPTIONS gets 204 with `Allow`,
+ * any other method 405 with `Allow`, and only a truly unknown path stays a 404.
+ */
+async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptions): Promise<void> {
+  const answerOptions = opts.options ?? true
+  if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${String(answerOptions)}`)
+
+  const router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
+  const byPattern = new Map<string, Set<string>>()
+
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    // A catch-all OPTIONS route (as some CORS plugins add) says nothing about which paths exist.
+    if (route.url === '*' || route.url === '/*') return
+    let set = byPattern.get(route.url)
+    if (set === undefined) {
+      set = new Set(['OPTIONS'])
+      byPattern.set(route.url, set)
+      router.on('GET', route.url, () => {}, set)
+    }
+    for (const m of methods) set.add(m.toUpperCase())
+    if (set.has('GET')) set.add('HEAD')
+  })
+
+  function allowedMethods (path: string): string[] | null {
+    const found = router.find('GET', path)
+    if (found === null) return null
+    return [...(found.store as Set<string>)].sort((a, b) => rank(a) - rank(b))
+  }
+  fastify.decorate('allowedMethods', allowedMethods)
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (!request.is404) return
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = allowedMethods(path)
+    if (allowed === null) return
+    const allow = allowed.join(', ')
+    if (request.method === 'OPTIONS' && answerOptions) {
+      return await reply.code(204).header('allow', allow).send()
+    }
+    throw problems.methodNotAllowed(`The method ${request.method} is not supported at ${path}; use one of ${allow}.`, {
+      headers: { allow },
+      instance: path
+    })
+  })
+}
+
+export default fp(methodsPlugin, { fastify: '5.x', name: 'svc-methods' })

@@ -1,0 +1,85 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import methods from '../../plugins/methods/index.js'
+
+async function build (t: Tap.Test, opts = {}): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods, opts)
+  app.get('/v1/authors', async () => ({ results: [] }))
+  app.post('/v1/authors', async (_req, reply) => reply.code(201).send({ id: '1' }))
+  app.route({ method: ['GET', 'PUT', 'PATCH', 'DELETE'], url: '/v1/authors/:authorId', handler: async (req) => ({ id: (req.params as { authorId: string }).authorId }) })
+  app.get('/health', async () => ({ status: 'UP' }))
+  app.options('*', async () => 'wildcard options route of some plugin')
+  t.teardown(() => app.close())
+  return app
+}
+
+t.test('OPTIONS answers 204 with Allow on every known path', async t => {
+  const app = await build(t)
+  const table: Array<[string, string]> = [
+    ['/v1/authors', 'GET, HEAD, POST, OPTIONS'],
+    ['/v1/authors/abc', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'],
+    ['/health', 'GET, HEAD, OPTIONS']
+  ]
+  for (const [url, allow] of table) {
+    t.equal(app.allowedMethods(url)?.join(', '), allow, `allowedMethods(${url})`)
+  }
+  t.equal(app.allowedMethods('/v1/nothing'), null)
+})
+
+t.test('a method the path lacks: 405 with Allow and a problem body naming the method', async t => {
+  const app = await build(t)
+  const table: Array<[string, string, string]> = [
+    ['DELETE', '/v1/authors', 'GET, HEAD, POST, OPTIONS'],
+    ['POST', '/v1/authors/abc', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'],
+    ['PUT', '/health?x=1', 'GET, HEAD, OPTIONS']
+  ]
+  for (const [method, url, allow] of table) {
+    const res = await app.inject({ method: method as 'GET', url })
+    t.equal(res.statusCode, 405, `${method} ${url}`)
+    t.equal(res.headers.allow, allow)
+    const body = JSON.parse(res.body)
+    t.equal(body.title, 'Method Not Allowed')
+    t.match(body.detail, method)
+  }
+})
+
+t.test('OPTIONS is answered by the methods plugin before a catch-all OPTIONS route only when no route matched', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  app.get('/a', async () => ({ a: 1 }))
+  const res = await app.inject({ method: 'OPTIONS', url: '/a' })
+  t.equal(res.statusCode, 204)
+  t.equal(res.headers.allow, 'GET, HEAD, OPTIONS')
+  t.equal(res.body, '')
+  const unknown = await app.inject({ method: 'OPTIONS', url: '/b' })
+  t.equal(unknown.statusCode, 404, 'an unknown path stays 404 for OPTIONS too')
+  await app.close()
+})
+
+t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods, { options: false })
+  app.get('/a', async () => ({ a: 1 }))
+  const res = await app.inject({ method: 'OPTIONS', url: '/a' })
+  t.equal(res.statusCode, 405)
+  await app.close()
+  await t.rejects(Fastify().register(methods, { options: 'yes' } as never).ready(), TypeError)
+})
+
+t.test('HEAD mirrors GET without a body; .json suffixes select nothing', async t => {
+  const app = await build(t)
+  const get = await app.inject({ method: 'GET', url: '/v1/authors/abc' })
+  const head = await app.inject({ method: 'HEAD', url: '/v1/authors/abc' })
+  t.equal(head.statusCode, get.statusCode)
+  t.equal(head.headers['content-type'], get.headers['content-type'])
+  t.equal(head.body, '')
+  const json = await app.inject({ url: '/health.json' })
+  t.equal(json.statusCode, 404, 'no format selection by extension')
+  const idWithDot = await app.inject({ url: '/v1/authors/abc.json' })
+  t.same(JSON.parse(idWithDot.body), { id: 'abc.json' }, 'a dotted segment is an identifier, not a format')
+})

@@ -1,0 +1,201 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Writable } from 'node:stream'
+import { Type } from '@sinclair/typebox'
+import problem, { ProblemError, problems, defineProblem } from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+import methods from '../../plugins/methods/index.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+async function build (t: Tap.Test, logs: string[] = []): Promise<FastifyInstance> {
+  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(String(chunk)); cb() } })
+  const app = Fastify({ logger: { level: 'error', stream }, bodyLimit: 1024 })
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(methods)
+  app.get('/raise/:kind', async (request) => {
+    const kind = (request.params as { kind: keyof typeof problems }).kind
+    throw problems[kind]('a detail that says how to fix it')
+  })
+  app.get('/boom', async () => { throw new Error('password=hunter2 at SELECT * FROM secrets') })
+  app.get('/teapot', async () => { throw Object.assign(new Error('I am a teapot\nwith a second line'), { statusCode: 418 }) })
+  app.post('/items', {
+    schema: {
+      body: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 5 }),
+        email: Type.Optional(Type.String({ format: 'email' })),
+        tags: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
+        count: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+        pages: Type.Optional(Type.Array(Type.Object({ description: Type.String({ maxLength: 3 }) }, { additionalProperties: false })))
+      }, { additionalProperties: false }),
+      querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+      headers: Type.Object({ 'svc-flag': Type.Optional(Type.String({ pattern: '^[a-z]+$' })) })
+    }
+  }, async () => ({ ok: true }))
+  t.teardown(() => app.close())
+  return app
+}
+
+function bodyOf (res: { body: string }): Record<string, any> { return JSON.parse(res.body) }
+
+t.test('every problem of the Common errors table renders as application/problem+json', async t => {
+  const app = await build(t)
+  const table: Array<[keyof typeof problems, number, string]> = [
+    ['badRequest', 400, 'Bad Request'],
+    ['invalidData', 400, 'Invalid Data'],
+    ['unauthorized', 401, 'Unauthorized'],
+    ['invalidRequest', 401, 'Invalid Request'],
+    ['invalidToken', 401, 'Invalid Token'],
+    ['forbidden', 403, 'Forbidden'],
+    ['notFound', 404, 'Not Found'],
+    ['methodNotAllowed', 405, 'Method Not Allowed'],
+    ['notAcceptable', 406, 'Not Acceptable'],
+    ['conflict', 409, 'Conflict'],
+    ['preconditionFailed', 412, 'Precondition Failed'],
+    ['contentTooLarge', 413, 'Content Too Large'],
+    ['unsupportedMediaType', 415, 'Unsupported Media Type'],
+    ['preconditionRequired', 428, 'Precondition Required'],
+    ['tooManyRequests', 429, 'Too Many Requests'],
+    ['internal', 500, 'Internal Server Error'],
+    ['unavailable', 503, 'Service Unavailable']
+  ]
+  for (const [kind, status, title] of table) {
+    const res = await app.inject({ url: `/raise/${kind}` })
+    t.equal(res.statusCode, status, `${kind} status`)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, `${kind} media type`)
+    const body = bodyOf(res)
+    t.same(body, { title, status, requestId: body.requestId, detail: 'a detail that says how to fix it' }, `${kind} body`)
+    t.match(body.requestId, UUID)
+  }
+})
+
+t.test('requestId comes from X-Request-ID, which is echoed; otherwise a fresh UUID', async t => {
+  const app = await build(t)
+  const sent = await app.inject({ url: '/raise/conflict', headers: { 'x-request-id': 'trace-42' } })
+  t.equal(bodyOf(sent).requestId, 'trace-42')
+  t.equal(sent.headers['x-request-id'], 'trace-42')
+  const a = await app.inject({ url: '/raise/conflict' })
+  const b = await app.inject({ url: '/raise/conflict' })
+  t.notOk(a.headers['x-request-id'], 'nothing echoed when nothing was sent')
+  t.not(bodyOf(a).requestId, bodyOf(b).requestId)
+  const long = await app.inject({ url: '/raise/conflict', headers: { 'x-request-id': 'x'.repeat(201) } })
+  t.match(bodyOf(long).requestId, UUID, 'an over-long id is replaced, not echoed')
+  t.notOk(long.headers['x-request-id'])
+})
+
+t.test('unknown route: 404 with instance; known path with another method: 405 with Allow', async t => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/nowhere/at/all?x=1' })
+  t.equal(res.statusCode, 404)
+  t.match(bodyOf(res), { title: 'Not Found', status: 404, instance: '/nowhere/at/all' })
+  t.match(bodyOf(res).detail, /\/nowhere\/at\/all/)
+  const r405 = await app.inject({ method: 'DELETE', url: '/items' })
+  t.equal(r405.statusCode, 405)
+  t.equal(r405.headers.allow, 'POST, OPTIONS')
+  t.match(bodyOf(r405), { title: 'Method Not Allowed', status: 405, instance: '/items' })
+  t.match(bodyOf(r405).detail, /DELETE/, 'detail names the method')
+})
+
+t.test('oversized body: 413; malformed JSON: 400 Bad Request; empty JSON body: 400', async t => {
+  const app = await build(t)
+  const big = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(2000) }) })
+  t.equal(big.statusCode, 413)
+  t.match(bodyOf(big), { title: 'Content Too Large', status: 413 })
+  const bad = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{"name": ' })
+  t.equal(bad.statusCode, 400)
+  t.match(bodyOf(bad), { title: 'Bad Request', status: 400, detail: /not valid JSON/ })
+  const empty = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '' })
+  t.equal(empty.statusCode, 400)
+  t.match(bodyOf(empty), { title: 'Bad Request', detail: /empty/ })
+  const proto = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{"name":"a","__proto__":{"x":1}}' })
+  t.equal(proto.statusCode, 400, 'prototype poisoning is a 400')
+  t.equal(bodyOf(proto).title, 'Bad Request')
+  const unsupported = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'text/csv' }, payload: 'a,b' })
+  t.equal(unsupported.statusCode, 415)
+  t.equal(bodyOf(unsupported).title, 'Unsupported Media Type')
+})
+
+t.test('unexpected throw: 500 with nothing internal, logged with the requestId', async t => {
+  const logs: string[] = []
+  const app = await build(t, logs)
+  const res = await app.inject({ url: '/boom', headers: { 'x-request-id': 'req-500' } })
+  t.equal(res.statusCode, 500)
+  t.notMatch(res.body, /hunter2|SELECT|secrets|at /)
+  t.same(Object.keys(bodyOf(res)).sort(), ['detail', 'requestId', 'status', 'title'])
+  const line = logs.map(l => JSON.parse(l)).find(l => l.requestId === 'req-500')
+  t.ok(line, 'the error is logged with the requestId')
+  t.match(line.err.message, /hunter2/, 'the log keeps what the client never sees')
+})
+
+t.test('a 4xx error of another plugin keeps its status and only the first line of its message', async t => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/teapot' })
+  t.equal(res.statusCode, 418)
+  t.same(bodyOf(res), { title: "I'm a Teapot", status: 418, requestId: bodyOf(res).requestId, detail: 'I am a teapot' })
+})
+
+t.test('Validation context codes: one item per violation, code from the failing keyword', async t => {
+  const app = await build(t)
+  type Row = [string, { payload?: unknown, query?: string, headers?: Record<string, string> }, Array<Record<string, string>>]
+  const rows: Row[] = [
+    ['INPUT_NULL (missing)', { payload: {} }, [{ code: 'INPUT_NULL', field: 'name', source: 'body' }]],
+    ['INPUT_NULL (null)', { payload: { name: null } }, [{ code: 'INPUT_NULL', field: 'name', source: 'body' }]],
+    ['INPUT_BLANK', { payload: { name: '' } }, [{ code: 'INPUT_BLANK', field: 'name', source: 'body', value: '' }]],
+    ['INPUT_EMPTY', { payload: { name: 'a', tags: [] } }, [{ code: 'INPUT_EMPTY', field: 'tags', source: 'body' }]],
+    ['INPUT_MIN_VALUE (body)', { payload: { name: 'a', count: 0 } }, [{ code: 'INPUT_MIN_VALUE', field: 'count', source: 'body', value: '0' }]],
+    ['INPUT_MIN_VALUE (query)', { payload: { name: 'a' }, query: 'limit=0' }, [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'query', value: '0' }]],
+    ['INPUT_MAX_VALUE', { payload: { name: 'a', count: 11 } }, [{ code: 'INPUT_MAX_VALUE', field: 'count', source: 'body', value: '11' }]],
+    ['INPUT_MAX_VALUE (length)', { payload: { name: 'abcdef' } }, [{ code: 'INPUT_MAX_VALUE', field: 'name', source: 'body' }]],
+    ['INPUT_INVALID (format)', { payload: { name: 'a', email: 'not-an-email' } }, [{ code: 'INPUT_INVALID', field: 'email', source: 'body', value: 'not-an-email' }]],
+    ['INPUT_INVALID (type)', { payload: { name: 'a', count: 'three' } }, [{ code: 'INPUT_INVALID', field: 'count', source: 'body', value: 'three' }]],
+    ['INPUT_INVALID (unknown field)', { payload: { name: 'a', color: 'red' } }, [{ code: 'INPUT_INVALID', field: 'color', source: 'body' }]],
+    ['INPUT_INVALID (unknown query parameter)', { payload: { name: 'a' }, query: 'sort=name' }, [{ code: 'INPUT_INVALID', field: 'sort', source: 'query' }]],
+    ['INPUT_INVALID (header)', { payload: { name: 'a' }, headers: { 'svc-flag': 'NO!' } }, [{ code: 'INPUT_INVALID', field: 'svc-flag', source: 'header', value: 'NO!' }]],
+    ['nested field path', { payload: { name: 'a', pages: [{ description: 'ok' }, { description: 'long' }] } }, [{ code: 'INPUT_MAX_VALUE', field: 'pages[1].description', source: 'body' }]],
+    ['several violations at once', { payload: { name: '', count: 99, tags: [], extra: true } }, [
+      { code: 'INPUT_INVALID', field: 'extra' }, { code: 'INPUT_BLANK', field: 'name' }, { code: 'INPUT_EMPTY', field: 'tags' }, { code: 'INPUT_MAX_VALUE', field: 'count' }
+    ]]
+  ]
+  for (const [name, req, expected] of rows) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/items' + (req.query !== undefined ? `?${req.query}` : ''),
+      headers: req.headers,
+      payload: req.payload as Record<string, unknown>
+    })
+    t.equal(res.statusCode, 400, `${name}: status`)
+    const body = bodyOf(res)
+    t.equal(body.title, 'Invalid Data', `${name}: title`)
+    t.equal(body.context.length, expected.length, `${name}: one item per violation`)
+    for (const item of expected) {
+      t.ok(body.context.some((c: Record<string, string>) => Object.entries(item).every(([k, v]) => c[k] === v)), `${name}: has ${JSON.stringify(item)}`)
+    }
+    for (const c of body.context) t.type(c.message, 'string', `${name}: message`)
+  }
+})
+
+t.test('defineProblem and ProblemError carry headers, instance, type, context and extensions', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  const gone = defineProblem(409, 'SVC_ERR_TEST', 'Name Taken')
+  app.get('/a', async () => { throw gone('pick another name', { instance: '/v1/x/1', type: 'https://example.com/probs/name', context: [{ message: 'taken', code: 'UNIQUE_NAME_VIOLATION', field: 'name' }], headers: { 'retry-after': 1 }, extensions: { conflictingId: '1', skipped: null } }) })
+  app.get('/b', async () => { throw new ProblemError(599, 'X') })
+  app.get('/c', async () => { throw new ProblemError(499, 'X', { context: [] }) })
+  const a = await app.inject({ url: '/a' })
+  t.equal(a.statusCode, 409)
+  t.equal(a.headers['retry-after'], '1')
+  t.same(bodyOf(a), { title: 'Name Taken', status: 409, requestId: bodyOf(a).requestId, detail: 'pick another name', instance: '/v1/x/1', type: 'https://example.com/probs/name', context: [{ message: 'taken', code: 'UNIQUE_NAME_VIOLATION', field: 'name' }], conflictingId: '1' })
+  const b = await app.inject({ url: '/b' })
+  t.same([b.statusCode, bodyOf(b).title], [599, 'Internal Server Error'])
+  const c = await app.inject({ url: '/c' })
+  t.same([c.statusCode, bodyOf(c).title, bodyOf(c).context], [499, 'Bad Request', undefined], 'an empty context is left out')
+  await app.close()
+})
+
+t.test('options are checked at registration', async t => {
+  for (const opts of [{ generateRequestId: 'x' }, { maxRequestIdLength: 0 }]) {
+    const app = Fastify()
+    await t.rejects(app.register(problem, opts as never).ready(), TypeError)
+  }
+})
