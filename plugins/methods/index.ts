@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import FindMyWay from 'find-my-way'
 import type { FastifyInstance } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { pathOf } from '../shared/url.js'
 
 export interface MethodsPluginOptions {
   /** Answer OPTIONS on every known path with 204 and `Allow`. Default true. */
@@ -55,7 +56,7 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
 
   fastify.addHook('onRequest', async (request, reply) => {
     if (!request.is404) return
-    const path = request.url.split('?')[0] ?? request.url
+    const path = pathOf(request.url)
     const allowed = allowedMethods(path)
     if (allowed === null) return
     const allow = allowed.join(', ')

@@ -5,6 +5,7 @@ import type { ErrorObject } from 'ajv'
 import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
 import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
+import { pathOf } from '../shared/url.js'
 
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
@@ -89,7 +90,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   })
 
   fastify.setNotFoundHandler(async (request) => {
-    const path = request.url.split('?')[0] ?? request.url
+    const path = pathOf(request.url)
     throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
   })
 
@@ -113,8 +114,8 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
 
 /** A 4xx message of a Fastify plugin is meant for the client, but is cut short and kept to one line. */
 function safeDetail (error: FastifyError): string | undefined {
-  const msg = typeof error.message === 'string' ? error.message.split('\n')[0] : undefined
-  return msg === undefined || msg === '' ? undefined : msg.slice(0, 300)
+  const line = String(error.message).split('\n', 1)[0] as string
+  return line === '' ? undefined : line.slice(0, 300)
 }
 
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'

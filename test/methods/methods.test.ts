@@ -1,9 +1,9 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import methods from '../../plugins/methods/index.js'
 
-async function build (t: Tap.Test, opts = {}): Promise<FastifyInstance> {
+async function build (t: Test, opts = {}): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(problem)
   await app.register(methods, opts)
@@ -68,7 +68,7 @@ t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => 
   const res = await app.inject({ method: 'OPTIONS', url: '/a' })
   t.equal(res.statusCode, 405)
   await app.close()
-  await t.rejects(Fastify().register(methods, { options: 'yes' } as never).ready(), TypeError)
+  await t.rejects(async () => { await Fastify().register(methods, { options: 'yes' } as never).ready() }, TypeError)
 })
 
 t.test('HEAD mirrors GET without a body; .json suffixes select nothing', async t => {

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Writable } from 'node:stream'
 import { Type } from '@sinclair/typebox'
@@ -8,7 +8,7 @@ import methods from '../../plugins/methods/index.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
-async function build (t: Tap.Test, logs: string[] = []): Promise<FastifyInstance> {
+async function build (t: Test, logs: string[] = []): Promise<FastifyInstance> {
   const stream = new Writable({ write (chunk, _enc, cb) { logs.push(String(chunk)); cb() } })
   const app = Fastify({ logger: { level: 'error', stream }, bodyLimit: 1024 })
   await app.register(problem)
@@ -20,6 +20,8 @@ async function build (t: Tap.Test, logs: string[] = []): Promise<FastifyInstance
   })
   app.get('/boom', async () => { throw new Error('password=hunter2 at SELECT * FROM secrets') })
   app.get('/teapot', async () => { throw Object.assign(new Error('I am a teapot\nwith a second line'), { statusCode: 418 }) })
+  app.get('/silent', async () => { throw Object.assign(new Error(''), { statusCode: 409 }) })
+  app.get('/invalid', async () => { throw Object.assign(new Error('bad'), { validation: [{ keyword: 'minimum', instancePath: '/limit', schemaPath: '#/minimum', params: { limit: 1 }, data: 0 }] }) })
   app.post('/items', {
     schema: {
       body: Type.Object({
@@ -133,6 +135,10 @@ t.test('a 4xx error of another plugin keeps its status and only the first line o
   const res = await app.inject({ url: '/teapot' })
   t.equal(res.statusCode, 418)
   t.same(bodyOf(res), { title: "I'm a Teapot", status: 418, requestId: bodyOf(res).requestId, detail: 'I am a teapot' })
+  const silent = await app.inject({ url: '/silent' })
+  t.same(bodyOf(silent), { title: 'Conflict', status: 409, requestId: bodyOf(silent).requestId }, 'no detail without a message')
+  const invalid = await app.inject({ url: '/invalid' })
+  t.match(bodyOf(invalid), { status: 400, title: 'Invalid Data', context: [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'body' }] }, 'a validation error without a context is taken as the body')
 })
 
 t.test('Validation context codes: one item per violation, code from the failing keyword', async t => {
@@ -196,6 +202,52 @@ t.test('defineProblem and ProblemError carry headers, instance, type, context an
 t.test('options are checked at registration', async t => {
   for (const opts of [{ generateRequestId: 'x' }, { maxRequestIdLength: 0 }]) {
     const app = Fastify()
-    await t.rejects(app.register(problem, opts as never).ready(), TypeError)
+    await t.rejects(async () => { await app.register(problem, opts as never).ready() }, TypeError)
   }
+})
+
+t.test('Fastify client errors map to their problems', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  const table: Array<[string, number, string, RegExp]> = [
+    ['FST_ERR_CTP_INVALID_CONTENT_LENGTH', 400, 'Bad Request', /Content-Length/],
+    ['FST_ERR_CTP_INVALID_TYPE', 400, 'Bad Request', /media type/],
+    ['FST_ERR_BAD_URL', 400, 'Bad Request', /URL/],
+    ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 415, 'Unsupported Media Type', /Content-Type/],
+    ['FST_ERR_CTP_BODY_TOO_LARGE', 413, 'Content Too Large', /smaller/],
+    ['FST_ERR_CTP_EMPTY_JSON_BODY', 400, 'Bad Request', /empty/],
+    ['FST_ERR_CTP_INVALID_JSON_BODY', 400, 'Bad Request', /not valid JSON/]
+  ]
+  app.get('/:code', async (request) => {
+    const code = (request.params as { code: string }).code
+    throw Object.assign(new Error('internal wording'), { code, statusCode: 400 })
+  })
+  app.get('/syntax', async () => { throw Object.assign(new SyntaxError('Unexpected token'), { statusCode: 400 }) })
+  for (const [code, status, title, detail] of table) {
+    const res = await app.inject({ url: `/${code}` })
+    t.equal(res.statusCode, status, code)
+    t.match(JSON.parse(res.body), { title, detail }, code)
+  }
+  const syntax = await app.inject({ url: '/syntax' })
+  t.match(JSON.parse(syntax.body), { status: 400, title: 'Bad Request', detail: /not valid JSON/ })
+  await app.close()
+})
+
+t.test('a 5xx ProblemError is logged with its cause; long context values are cut', async t => {
+  const logs: string[] = []
+  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(String(chunk)); cb() } })
+  const app = Fastify({ logger: { level: 'error', stream } })
+  await app.register(problem, { generateRequestId: () => 'fixed-id' })
+  app.get('/down', async () => { throw problems.unavailable('The database is not reachable; retry later.', { cause: new Error('ECONNREFUSED 10.0.0.1:5432') }) })
+  app.get('/long', async () => { throw problems.invalidData('x', { context: [{ message: 'too long', value: 'v'.repeat(500) }] }) })
+  const res = await app.inject({ url: '/down' })
+  t.equal(res.statusCode, 503)
+  t.equal(JSON.parse(res.body).requestId, 'fixed-id', 'generateRequestId option')
+  t.notMatch(res.body, /ECONNREFUSED/)
+  t.ok(logs.some(l => /ECONNREFUSED/.test(l) && /fixed-id/.test(l)), 'the cause is logged with the requestId')
+  await app.close()
+  const { invalidData } = await import('../../plugins/problem/errors.js')
+  const item = invalidData([{ message: 'too long', value: 'v'.repeat(500) }]).context?.[0]
+  t.equal(item?.value?.length, 201, 'values are cut to 200 characters and an ellipsis')
+  t.equal(invalidData([{ message: 'a' }, { message: 'b' }]).detail, 'The request has 2 invalid values; see context for each one.')
 })
