@@ -1,0 +1,102 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { problems } from '../problem/errors.js'
+import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
+import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
+
+export interface AuthPluginOptions {
+  /**
+   * How a bearer token becomes a principal: `{ secret }` (HS256), `{ jwksUrl, issuer?,
+   * audience?, algorithms? }` (RS256/ES256 from a JWKS), or your own
+   * `async (token, request) => Principal | null`. Required.
+   */
+  verifier: VerifierOption
+  /** Whether a route without `config.auth` needs a token. Default true. When false, a token that is sent is still verified. */
+  required?: boolean
+  /**
+   * Verified tokens remembered by the built-in verifiers (fast-jwt's LRU cache, each kept until
+   * its `exp` and at most 10 minutes), so a repeated token is not checked again. 0 turns it off.
+   * Default 1000.
+   */
+  cacheSize?: number
+}
+
+/** `config.auth` of a route that needs a token: every listed scope is required. */
+export interface AuthRouteConfig {
+  scopes: string[]
+}
+
+const defaults = {
+  required: true,
+  cacheSize: 1000
+}
+
+function validRouteConfig (auth: unknown): boolean {
+  if (auth === undefined || auth === false) return true
+  const scopes = (auth as { scopes?: unknown } | null)?.scopes
+  // RFC 6749 §3.3: a scope token has no spaces.
+  return Array.isArray(scopes) && scopes.every((s) => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller, or null on a route without auth (or an optional one without a token). */
+    principal: Principal | null
+  }
+  interface FastifyContextConfig {
+    /** `false`: no authentication (health, OpenAPI, webhooks); `{ scopes }`: a token with every scope listed. */
+    auth?: false | AuthRouteConfig
+  }
+}
+
+async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
+  const required = opts.required ?? defaults.required
+  const cacheSize = opts.cacheSize ?? defaults.cacheSize
+  if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
+  if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
+  const verify = buildVerifier(opts.verifier, cacheSize)
+
+  fastify.decorateRequest('principal', null)
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const auth: unknown = route.config?.auth
+    if (!validRouteConfig(auth)) {
+      throw new TypeError(`auth plugin: config.auth of ${String(route.method)} ${route.url} must be false or { scopes: string[] }, got ${JSON.stringify(auth)}`)
+    }
+  })
+
+  // onRequest: after the CORS preflight gate, before body parsing and validation (design: request travel).
+  fastify.addHook('onRequest', async (request, reply) => {
+    // A request that matched no route has nothing to protect: the methods plugin answers it
+    // (405 or OPTIONS 204 with Allow) or it is a 404.
+    if (request.is404) return
+    const config = request.routeOptions.config.auth
+    if (config === false) return
+    const header = request.headers.authorization
+    if (header === undefined && config === undefined && !required) return
+
+    const principal = await verify(bearerToken(header), request)
+    if (principal === null) {
+      throw problems.unauthorized('The access token was not accepted; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
+    }
+    request.principal = principal
+    // Convention, Authentication 6: set now, so the 403 below and any later error keep it too.
+    reply.header('cache-control', 'no-store')
+
+    const scopes = config?.scopes ?? []
+    const missing = scopes.filter((s) => !principal.scopes.includes(s))
+    if (missing.length > 0) {
+      const path = request.url.split('?')[0] as string
+      const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
+      throw problems.forbidden(`The access token does not grant ${which} that ${request.method} ${path} requires; request a token with ${missing.length === 1 ? 'it' : 'them'}.`, {
+        instance: path,
+        // RFC 6750 §3.1: insufficient_scope names the scopes the resource needs.
+        headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"` }
+      })
+    }
+  })
+}
+
+export { signToken, type SignTokenOptions } from './sign.js'
+export { principalFromClaims, type Principal, type VerifierFunction, type VerifierOption, type SecretVerifierOptions, type JwksVerifierOptions, type AsymmetricAlgorithm } from './verifiers.js'
+export default fp(authPlugin, { fastify: '5.x', name: 'svc-auth' })

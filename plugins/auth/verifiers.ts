@@ -1,0 +1,177 @@
+import type { FastifyRequest } from 'fastify'
+import { createVerifier, TokenError, type Algorithm, type VerifierOptions } from 'fast-jwt'
+import buildGetJwks from 'get-jwks'
+import { problems } from '../problem/errors.js'
+import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
+import { tokenProblem } from './token-errors.js'
+
+/** Who is calling, as established from the bearer token. */
+export interface Principal {
+  /** The caller's id (the `sub` claim), e.g. written to `createdBy` / `modifiedBy`. */
+  sub: string
+  /** Granted scopes: the space-separated `scope` claim and the `scp` list, merged. */
+  scopes: string[]
+  /** Every claim of the verified token. */
+  claims: Record<string, unknown>
+}
+
+/** Turns a token into a principal; `null` refuses it (401 "Unauthorized"). May throw a `ProblemError`. */
+export type VerifierFunction = (token: string, request: FastifyRequest) => Principal | null | Promise<Principal | null>
+
+interface ClaimChecks {
+  /** Accepted `iss` values; when set, a token without `iss` is refused. */
+  issuer?: string | string[]
+  /** Accepted `aud` values; when set, a token without `aud` is refused. */
+  audience?: string | string[]
+}
+
+/** HS256 tokens signed with a shared secret. */
+export interface SecretVerifierOptions extends ClaimChecks {
+  /** The shared secret, at least 32 bytes (RFC 7518 §3.2). */
+  secret: string
+}
+
+export type AsymmetricAlgorithm = Extract<Algorithm, `RS${string}` | `PS${string}` | `ES${string}` | 'EdDSA'>
+
+/** Asymmetric tokens whose public keys are published as a JWKS (RFC 7517). */
+export interface JwksVerifierOptions extends ClaimChecks {
+  /** Full address of the JWKS document, e.g. `https://idp.example.com/.well-known/jwks.json`. */
+  jwksUrl: string
+  /** The allow-list of token algorithms. Default `['RS256', 'ES256']`; HS* and `none` are refused. */
+  algorithms?: AsymmetricAlgorithm[]
+  /** How long a fetched key is reused before the JWKS is asked again, in ms. Default 60 000. */
+  keyTtl?: number
+  /** Longest wait for the JWKS, in ms; longer is a 503. Default 5 000. */
+  timeout?: number
+}
+
+export type VerifierOption = VerifierFunction | SecretVerifierOptions | JwksVerifierOptions
+
+const ASYMMETRIC: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+
+const defaults = {
+  algorithms: ['RS256', 'ES256'] as AsymmetricAlgorithm[],
+  keyTtl: 60_000,
+  timeout: 5_000
+}
+
+/** RFC 7518 §3.2: an HS256 key is at least as long as the hash output. */
+export const MIN_SECRET_BYTES = 32
+
+export function assertSecret (secret: unknown, name: string): asserts secret is string {
+  if (typeof secret !== 'string' || Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+    // The value itself is a secret: name its type and length only.
+    const got = typeof secret === 'string' ? `${Buffer.byteLength(secret)} bytes` : typeof secret
+    throw new TypeError(`auth plugin: ${name} must be a string of at least ${MIN_SECRET_BYTES} bytes (RFC 7518 §3.2), got ${got}`)
+  }
+}
+
+function stringList (value: unknown, name: string): string[] | undefined {
+  if (value === undefined) return undefined
+  const list = typeof value === 'string' ? [value] : value
+  if (!Array.isArray(list) || list.length === 0 || !list.every((v) => typeof v === 'string' && v !== '')) {
+    throw new TypeError(`auth plugin: ${name} must be a non-empty string or list of strings, got ${JSON.stringify(value)}`)
+  }
+  return list
+}
+
+function positiveInteger (value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`auth plugin: ${name} must be a positive integer of milliseconds, got ${String(value)}`)
+  return value
+}
+
+// fast-jwt only checks a claim that is present, so a configured issuer or audience is also required.
+function claimOptions (o: ClaimChecks, cacheSize: number): Partial<VerifierOptions> {
+  const allowedIss = stringList(o.issuer, 'verifier.issuer')
+  const allowedAud = stringList(o.audience, 'verifier.audience')
+  const requiredClaims = ['exp']
+  if (allowedIss !== undefined) requiredClaims.push('iss')
+  if (allowedAud !== undefined) requiredClaims.push('aud')
+  // The cache keeps a verified payload until its exp (fast-jwt cacheSet), so a repeated token skips the signature check.
+  return { allowedIss, allowedAud, requiredClaims, cache: cacheSize }
+}
+
+/** Builds the principal from verified claims; a token without a usable `sub` names nobody. */
+export function principalFromClaims (claims: Record<string, unknown>): Principal {
+  const sub = claims.sub
+  if (typeof sub !== 'string' || sub === '') {
+    throw problems.invalidToken('The access token has no sub claim naming the caller; use a token issued to a user or client.', { headers: INVALID_TOKEN_CHALLENGE })
+  }
+  const scopes = new Set<string>()
+  // RFC 8693 §4.2 / RFC 6749 §3.3: `scope` is space-separated; some providers send a `scp` list.
+  for (const value of [claims.scope, claims.scp]) {
+    const list: unknown[] = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : []
+    for (const s of list) if (typeof s === 'string' && s !== '') scopes.add(s)
+  }
+  return { sub, scopes: [...scopes], claims }
+}
+
+function secretVerifier (o: SecretVerifierOptions, cacheSize: number): VerifierFunction {
+  assertSecret(o.secret, 'verifier.secret')
+  const algorithms = ['HS256'] as const
+  const verify = createVerifier({ key: o.secret, algorithms: [...algorithms], ...claimOptions(o, cacheSize) })
+  return (token) => {
+    let claims: Record<string, unknown>
+    try {
+      claims = verify(token)
+    } catch (err) {
+      throw tokenProblem(err, algorithms)
+    }
+    return principalFromClaims(claims)
+  }
+}
+
+function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the JWKS did not answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+function jwksVerifier (o: JwksVerifierOptions, cacheSize: number): VerifierFunction {
+  const url = typeof o.jwksUrl === 'string' && URL.canParse(o.jwksUrl) ? new URL(o.jwksUrl) : undefined
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new TypeError(`auth plugin: verifier.jwksUrl must be an http(s) URL, got ${JSON.stringify(o.jwksUrl)}`)
+  }
+  const algorithms = o.algorithms ?? defaults.algorithms
+  if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((a) => ASYMMETRIC.includes(a))) {
+    throw new TypeError(`auth plugin: verifier.algorithms must list asymmetric algorithms (${ASYMMETRIC.join(', ')}), got ${JSON.stringify(algorithms)}`)
+  }
+  const timeout = positiveInteger(o.timeout ?? defaults.timeout, 'verifier.timeout')
+  const keyTtl = positiveInteger(o.keyTtl ?? defaults.keyTtl, 'verifier.keyTtl')
+
+  // The JWKS address is fixed here: a token's own iss or jku never chooses where keys come from.
+  const domain = url.origin + '/'
+  const jwks = buildGetJwks({ jwksPath: url.pathname + url.search, ttl: keyTtl })
+
+  async function key ({ header }: { header: Record<string, unknown> }): Promise<string> {
+    // Refused before any fetch: an HS256 token "signed" with a public key, or alg none (RFC 8725 §2.1).
+    if (!algorithms.includes(header.alg as AsymmetricAlgorithm)) {
+      throw new TokenError(TokenError.codes.invalidAlgorithm, 'The token algorithm is not allowed.')
+    }
+    return await withTimeout(jwks.getPublicKey({ domain, alg: header.alg as string, kid: header.kid as string }), timeout)
+  }
+  const verify = createVerifier({ key, algorithms: [...algorithms], ...claimOptions(o, cacheSize) })
+
+  return async (token) => {
+    let claims: Record<string, unknown>
+    try {
+      claims = await verify(token)
+    } catch (err) {
+      throw tokenProblem(err, algorithms)
+    }
+    return principalFromClaims(claims)
+  }
+}
+
+/** The verifier function for the plugin's `verifier` option, validated at registration. */
+export function buildVerifier (option: VerifierOption, cacheSize: number): VerifierFunction {
+  if (typeof option === 'function') return option
+  const hasSecret = typeof option === 'object' && option !== null && 'secret' in option
+  const hasJwks = typeof option === 'object' && option !== null && 'jwksUrl' in option
+  if (hasSecret === hasJwks) {
+    throw new TypeError(`auth plugin: verifier must be a function, { secret } or { jwksUrl }, got ${hasSecret ? 'both secret and jwksUrl' : typeof option === 'object' && option !== null ? 'neither' : String(option)}`)
+  }
+  return hasSecret ? secretVerifier(option as SecretVerifierOptions, cacheSize) : jwksVerifier(option as JwksVerifierOptions, cacheSize)
+}

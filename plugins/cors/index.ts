@@ -1,0 +1,161 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { problems, type ProblemError } from '../problem/errors.js'
+
+export interface CorsPluginOptions {
+  /**
+   * Origins allowed to call cross-origin: exact serialized origins (`https://app.example.com`,
+   * no path, no trailing slash) or RegExps anchored with `^…$`. Never `*`. Default `[]`: every
+   * cross-origin preflight is refused.
+   */
+  origins?: Array<string | RegExp>
+  /** Methods a preflight may ask for (exact, case-sensitive, never `*`). Default GET, HEAD, POST, PUT, PATCH, DELETE. */
+  methods?: string[]
+  /** Request headers a preflight may ask for (case-insensitive, never `*`). Default: the headers of the convention. */
+  allowedHeaders?: string[]
+  /** Response headers a cross-origin script may read (never `*`). Default: the convention's response headers. */
+  exposedHeaders?: string[]
+  /** `Access-Control-Max-Age` of an accepted preflight, in seconds, at most 7200. Default 600. */
+  maxAge?: number
+  /** Send `Access-Control-Allow-Credentials: true` (cookies, client certificates). Default false. */
+  credentials?: boolean
+}
+
+export const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+export const DEFAULT_ALLOWED_HEADERS = [
+  'Authorization', 'Content-Type', 'Content-Language', 'Accept', 'X-Request-ID', 'If-Match', 'If-None-Match',
+  'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key', 'User-Agent'
+]
+
+// Rate-limit headers as named by draft-ietf-httpapi-ratelimit-headers, plus Retry-After of a 429.
+export const DEFAULT_EXPOSED_HEADERS = [
+  'ETag', 'Location', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Content-Language',
+  'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'
+]
+
+const defaults = {
+  origins: [] as Array<string | RegExp>,
+  methods: DEFAULT_METHODS,
+  allowedHeaders: DEFAULT_ALLOWED_HEADERS,
+  exposedHeaders: DEFAULT_EXPOSED_HEADERS,
+  maxAge: 600,
+  credentials: false
+}
+
+/** Convention, Headers: Access-Control-Max-Age should not exceed 7200 seconds. */
+const MAX_AGE_LIMIT = 7200
+
+// The methods of the convention's method table; custom methods are not used.
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+const HEADER_NAME = /^[A-Za-z0-9-]+$/
+
+function fail (name: string, rule: string, value: unknown): never {
+  throw new TypeError(`cors plugin: ${name} ${rule}, got ${value instanceof RegExp ? String(value) : JSON.stringify(value)}`)
+}
+
+function list<T> (value: unknown, name: string): T[] {
+  if (!Array.isArray(value)) fail(name, 'must be an array', value)
+  return value as T[]
+}
+
+function checkOrigin (origin: unknown, name: string): void {
+  if (origin instanceof RegExp) {
+    // An unanchored pattern lets https://app.example.com.evil.net through.
+    if (!origin.source.startsWith('^') || !origin.source.endsWith('$')) fail(name, 'must be anchored with ^ and $', origin)
+    return
+  }
+  // A serialized origin round-trips through URL unchanged; `*`, `null`, paths and trailing slashes do not.
+  const ok = typeof origin === 'string' && URL.canParse(origin) && new URL(origin).origin === origin
+  if (!ok) fail(name, 'must be an exact origin such as https://app.example.com (never *) or a RegExp', origin)
+}
+
+function checkHeaders (value: unknown, name: string): string[] {
+  const headers = list<string>(value, name)
+  headers.forEach((h, i) => { if (typeof h !== 'string' || !HEADER_NAME.test(h)) fail(`${name}[${i}]`, 'must be a header name (never *)', h) })
+  return headers
+}
+
+function appendVary (reply: FastifyReply, field: string): void {
+  const current = reply.getHeader('vary')
+  if (current === undefined) {
+    reply.header('vary', field)
+  } else if (!String(current).toLowerCase().split(/\s*,\s*/).includes(field.toLowerCase())) {
+    reply.header('vary', `${String(current)}, ${field}`)
+  }
+}
+
+/** Request values named in a detail are cut short. */
+function short (value: string): string {
+  return value.length > 100 ? `${value.slice(0, 100)}…` : value
+}
+
+const REFUSED_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
+
+async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): Promise<void> {
+  const origins = list<string | RegExp>(opts.origins ?? defaults.origins, 'origins')
+  origins.forEach((o, i) => checkOrigin(o, `origins[${i}]`))
+  const methods = list<string>(opts.methods ?? defaults.methods, 'methods')
+  if (methods.length === 0) fail('methods', 'must list at least one method', methods)
+  methods.forEach((m, i) => { if (!KNOWN_METHODS.has(m)) fail(`methods[${i}]`, `must be one of ${[...KNOWN_METHODS].join(', ')} (never *)`, m) })
+  const allowedHeaders = checkHeaders(opts.allowedHeaders ?? defaults.allowedHeaders, 'allowedHeaders')
+  const exposedHeaders = checkHeaders(opts.exposedHeaders ?? defaults.exposedHeaders, 'exposedHeaders')
+  const maxAge = opts.maxAge ?? defaults.maxAge
+  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_AGE_LIMIT) fail('maxAge', `must be an integer of seconds from 0 to ${MAX_AGE_LIMIT}`, maxAge)
+  const credentials = opts.credentials ?? defaults.credentials
+  if (typeof credentials !== 'boolean') fail('credentials', 'must be a boolean', credentials)
+
+  const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
+  const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)
+  const allowedMethods = new Set(methods)
+  const allowedHeaderSet = new Set(allowedHeaders.map((h) => h.toLowerCase()))
+
+  function isAllowed (origin: string): boolean {
+    if (exact.has(origin)) return true
+    return patterns.some((re) => { re.lastIndex = 0; return re.test(origin) })
+  }
+
+  // Explicit lists only (convention, Headers: Access-Control-*); computed once.
+  const credentialHeaders: Record<string, string> = credentials ? { 'access-control-allow-credentials': 'true' } : {}
+  const actualHeaders: Record<string, string> = { ...credentialHeaders }
+  if (exposedHeaders.length > 0) actualHeaders['access-control-expose-headers'] = exposedHeaders.join(', ')
+  const preflightHeaders: Record<string, string> = {
+    ...credentialHeaders,
+    'access-control-allow-methods': methods.join(', '),
+    'access-control-max-age': String(maxAge)
+  }
+  if (allowedHeaders.length > 0) preflightHeaders['access-control-allow-headers'] = allowedHeaders.join(', ')
+
+  // Registered by this plugin's caller before auth, so a preflight (which carries no
+  // Authorization header) is answered or refused before any token is asked for.
+  fastify.addHook('onRequest', async (request, reply) => {
+    // The answer depends on Origin, also for requests without one (shared caches).
+    if (origins.length > 0) appendVary(reply, 'Origin')
+    const origin = request.headers.origin
+    if (origin === undefined) return
+    const requestedMethod = request.headers['access-control-request-method']
+
+    if (request.method !== 'OPTIONS' || requestedMethod === undefined) {
+      // An actual cross-origin request: served either way; only an allowed origin may read it.
+      if (isAllowed(origin)) reply.header('access-control-allow-origin', origin).headers(actualHeaders)
+      return
+    }
+
+    const path = request.url.split('?')[0] as string
+    const refuse = (reason: string, detail: string): ProblemError => problems.forbidden(`The CORS preflight for ${path} was refused: ${detail}.`, {
+      instance: path,
+      headers: { 'svc-cors-error': reason, vary: REFUSED_VARY }
+    })
+    if (!isAllowed(origin)) throw refuse('bad origin', `the origin ${short(origin)} is not allowed to call this service`)
+    // Fetch: the method match is case-sensitive.
+    if (!allowedMethods.has(requestedMethod)) throw refuse('bad method', `the method ${short(requestedMethod)} is not allowed; use one of ${methods.join(', ')}`)
+    const requestedHeaders = (request.headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '')
+    const badHeader = requestedHeaders.find((h) => !allowedHeaderSet.has(h.toLowerCase()))
+    if (badHeader !== undefined) throw refuse('bad header', `the header ${short(badHeader)} is not allowed`)
+
+    return await reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
+  })
+}
+
+export default fp(corsPlugin, { fastify: '5.x', name: 'svc-cors' })

@@ -1,0 +1,253 @@
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import methods from '../../plugins/methods/index.js'
+import auth, { signToken } from '../../plugins/auth/index.js'
+import cors, { DEFAULT_ALLOWED_HEADERS, DEFAULT_EXPOSED_HEADERS, DEFAULT_METHODS, type CorsPluginOptions } from '../../plugins/cors/index.js'
+
+const APP = 'https://app.example.com'
+const SECRET = 'a-test-secret-that-is-long-enough-for-hs256'
+
+async function build (t: Test, opts: CorsPluginOptions = { origins: [APP, /^https:\/\/[a-z0-9]+\.preview\.example\.com$/g] }): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(cors, opts)
+  await app.register(auth, { verifier: { secret: SECRET } })
+  await app.register(methods)
+  app.get('/v1/authors', { config: { auth: { scopes: ['authors:read'] } } }, async () => ({ results: [] }))
+  app.post('/v1/authors', async () => ({ ok: true }))
+  app.get('/health', { config: { auth: false } }, async () => ({ status: 'UP' }))
+  t.teardown(() => app.close())
+  return app
+}
+
+function bodyOf (res: { body: string }): Record<string, any> {
+  return JSON.parse(res.body)
+}
+
+const preflight = (origin: string, method: string, headers?: string): Record<string, string> => ({
+  origin,
+  'access-control-request-method': method,
+  ...(headers === undefined ? {} : { 'access-control-request-headers': headers })
+})
+
+t.test('accepted preflights: 204 with explicit lists, the origin echoed, no token needed', async t => {
+  const app = await build(t)
+  const table: Array<[string, string, Record<string, string>]> = [
+    ['exact origin, simple method', '/v1/authors', preflight(APP, 'GET')],
+    ['RegExp origin', '/v1/authors', preflight('https://pr42.preview.example.com', 'GET')],
+    ['RegExp origin again (global flag state is reset)', '/v1/authors', preflight('https://pr43.preview.example.com', 'GET')],
+    ['requested headers, mixed case and spaces', '/v1/authors', preflight(APP, 'POST', 'authorization, Content-Type,X-REQUEST-ID , svc-idempotency-key')],
+    ['empty items in the header list', '/v1/authors', preflight(APP, 'PATCH', ' , if-match,')],
+    ['path with a query', '/v1/authors?limit=5', preflight(APP, 'DELETE')],
+    ['unknown path: the lists do not depend on it', '/v1/nothing', preflight(APP, 'PUT')]
+  ]
+  for (const [name, url, headers] of table) {
+    const res = await app.inject({ method: 'OPTIONS', url, headers })
+    t.equal(res.statusCode, 204, `${name}: status`)
+    t.equal(res.headers['access-control-allow-origin'], headers.origin, `${name}: origin echoed`)
+    t.equal(res.headers['access-control-allow-methods'], DEFAULT_METHODS.join(', '), `${name}: methods`)
+    t.equal(res.headers['access-control-allow-headers'], DEFAULT_ALLOWED_HEADERS.join(', '), `${name}: headers`)
+    t.equal(res.headers['access-control-max-age'], '600', `${name}: max age`)
+    t.equal(res.headers['access-control-allow-credentials'], undefined, `${name}: no credentials by default`)
+    t.equal(res.headers.vary, 'Origin', `${name}: Vary`)
+    t.equal(res.headers['svc-cors-error'], undefined)
+    t.equal(res.body, '', `${name}: no body`)
+    for (const [key, value] of Object.entries(res.headers)) {
+      if (key.startsWith('access-control-')) t.notMatch(String(value), /\*/, `${name}: no * in ${key}`)
+    }
+  }
+})
+
+t.test('refused preflights: 403 problem with Svc-Cors-Error, detail naming path and value', async t => {
+  const app = await build(t)
+  const table: Array<[string, Record<string, string>, string, RegExp]> = [
+    ['unknown origin', preflight('https://evil.example.com', 'GET'), 'bad origin', /\/v1\/authors was refused: the origin https:\/\/evil\.example\.com is not allowed/],
+    ['origin differing in scheme', preflight('http://app.example.com', 'GET'), 'bad origin', /origin http:\/\/app\.example\.com/],
+    ['origin with a port', preflight('https://app.example.com:8443', 'GET'), 'bad origin', /origin https:\/\/app\.example\.com:8443/],
+    ['opaque origin', preflight('null', 'GET'), 'bad origin', /origin null/],
+    ['unanchored-looking attack on the RegExp', preflight('https://pr1.preview.example.com.evil.net', 'GET'), 'bad origin', /is not allowed/],
+    ['very long origin is cut short', preflight(`https://${'a'.repeat(200)}.example.com`, 'GET'), 'bad origin', /origin https:\/\/a{92}… is not allowed/],
+    ['method not in the list', preflight(APP, 'OPTIONS'), 'bad method', /the method OPTIONS is not allowed; use one of GET, HEAD, POST, PUT, PATCH, DELETE/],
+    ['method compared case-sensitively (Fetch)', preflight(APP, 'patch'), 'bad method', /the method patch is not allowed/],
+    ['custom method', preflight(APP, 'PURGE'), 'bad method', /PURGE/],
+    ['one header not allowed', preflight(APP, 'POST', 'content-type, x-secret-header'), 'bad header', /the header x-secret-header is not allowed/],
+    ['wildcard header asked', preflight(APP, 'GET', '*'), 'bad header', /the header \* is not allowed/],
+    ['origin checked before method and headers', preflight('https://evil.example.com', 'PURGE', 'x-a'), 'bad origin', /origin/]
+  ]
+  for (const [name, headers, reason, detail] of table) {
+    const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors?x=1', headers: { ...headers, 'x-request-id': 'req-9' } })
+    t.equal(res.statusCode, 403, `${name}: status`)
+    t.equal(res.headers['svc-cors-error'], reason, `${name}: Svc-Cors-Error`)
+    t.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8', `${name}: problem media type`)
+    const body = bodyOf(res)
+    t.equal(body.title, 'Forbidden', `${name}: title`)
+    t.equal(body.status, 403)
+    t.equal(body.requestId, 'req-9', `${name}: requestId from the problem plugin`)
+    t.equal(body.instance, '/v1/authors', `${name}: instance is the path`)
+    t.match(body.detail, detail, `${name}: detail`)
+    t.equal(res.headers['access-control-allow-origin'], undefined, `${name}: no allow-origin on a refusal`)
+    t.equal(res.headers.vary, 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers', `${name}: Vary`)
+  }
+})
+
+t.test('no origins configured: every cross-origin preflight is refused', async t => {
+  const app = await build(t, {})
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET') })
+  t.equal(res.statusCode, 403)
+  t.equal(res.headers['svc-cors-error'], 'bad origin')
+  const plain = await app.inject({ url: '/health' })
+  t.equal(plain.headers.vary, undefined, 'nothing can vary by Origin')
+  const actual = await app.inject({ url: '/health', headers: { origin: APP } })
+  t.equal(actual.statusCode, 200)
+  t.equal(actual.headers['access-control-allow-origin'], undefined)
+})
+
+t.test('actual requests: allowed origins may read, others are served without CORS headers', async t => {
+  const app = await build(t)
+  const token = signToken({ secret: SECRET, sub: 'u', scope: 'authors:read' })
+  const allowed = await app.inject({ url: '/v1/authors', headers: { origin: APP, authorization: `Bearer ${token}` } })
+  t.equal(allowed.statusCode, 200)
+  t.equal(allowed.headers['access-control-allow-origin'], APP)
+  t.equal(allowed.headers['access-control-expose-headers'], DEFAULT_EXPOSED_HEADERS.join(', '))
+  t.equal(allowed.headers['access-control-allow-methods'], undefined, 'preflight headers only on preflights')
+  t.equal(allowed.headers.vary, 'Origin')
+
+  const refusedByAuth = await app.inject({ url: '/v1/authors', headers: { origin: APP } })
+  t.equal(refusedByAuth.statusCode, 401)
+  t.equal(refusedByAuth.headers['access-control-allow-origin'], APP, 'the browser may read the 401 problem')
+
+  const other = await app.inject({ url: '/health', headers: { origin: 'https://evil.example.com' } })
+  t.equal(other.statusCode, 200, 'CORS is not access control: the request is served')
+  t.equal(other.headers['access-control-allow-origin'], undefined)
+  t.equal(other.headers['access-control-expose-headers'], undefined)
+  t.equal(other.headers.vary, 'Origin')
+
+  const sameOrigin = await app.inject({ url: '/health' })
+  t.equal(sameOrigin.headers['access-control-allow-origin'], undefined)
+  t.equal(sameOrigin.headers.vary, 'Origin', 'Vary also without Origin, for shared caches')
+})
+
+t.test('non-preflight OPTIONS is left to the methods plugin (204 + Allow)', async t => {
+  const app = await build(t)
+  const table: Array<[string, Record<string, string>]> = [
+    ['no Origin', {}],
+    ['Origin without Access-Control-Request-Method', { origin: APP }],
+    ['Access-Control-Request-Method without Origin', { 'access-control-request-method': 'GET' }]
+  ]
+  for (const [name, headers] of table) {
+    const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers })
+    t.equal(res.headers['access-control-allow-methods'], undefined, `${name}: not treated as a preflight`)
+    t.equal(res.headers['svc-cors-error'], undefined, `${name}: not refused by CORS`)
+    // The methods plugin runs after auth here, so without a token the request stops at auth.
+    t.equal(res.statusCode, 401, `${name}: reaches the next plugin (auth)`)
+  }
+  const token = signToken({ secret: SECRET, sub: 'u' })
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: { origin: APP, authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 204)
+  t.equal(res.headers.allow, 'GET, HEAD, POST, OPTIONS')
+  t.equal(res.headers['access-control-allow-origin'], APP, 'an actual OPTIONS request from an allowed origin')
+})
+
+t.test('composition with auth: a preflight needs no token, a refusal is 403 not 401', async t => {
+  const app = await build(t)
+  const ok = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET', 'authorization') })
+  t.equal(ok.statusCode, 204)
+  t.equal(ok.headers['cache-control'], undefined, 'auth never ran')
+  const bad = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight('https://evil.example.com', 'GET') })
+  t.equal(bad.statusCode, 403)
+  t.equal(bad.headers['www-authenticate'], undefined)
+})
+
+t.test('configured lists, credentials, max age', async t => {
+  const app = await build(t, {
+    origins: [APP],
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['Authorization', 'X-Custom'],
+    exposedHeaders: ['ETag'],
+    maxAge: 7200,
+    credentials: true
+  })
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'POST', 'x-custom') })
+  t.equal(res.statusCode, 204)
+  t.equal(res.headers['access-control-allow-methods'], 'GET, POST')
+  t.equal(res.headers['access-control-allow-headers'], 'Authorization, X-Custom')
+  t.equal(res.headers['access-control-max-age'], '7200')
+  t.equal(res.headers['access-control-allow-credentials'], 'true')
+  const badMethod = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'DELETE') })
+  t.equal(badMethod.headers['svc-cors-error'], 'bad method')
+  const badHeader = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET', 'content-type') })
+  t.equal(badHeader.headers['svc-cors-error'], 'bad header')
+  const actual = await app.inject({ url: '/health', headers: { origin: APP } })
+  t.equal(actual.headers['access-control-allow-credentials'], 'true')
+  t.equal(actual.headers['access-control-expose-headers'], 'ETag')
+})
+
+t.test('empty header lists: no Allow-Headers / Expose-Headers at all, any requested header refused', async t => {
+  const app = await build(t, { origins: [APP], allowedHeaders: [], exposedHeaders: [] })
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET') })
+  t.equal(res.statusCode, 204)
+  t.notOk('access-control-allow-headers' in res.headers)
+  const refused = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET', 'authorization') })
+  t.equal(refused.headers['svc-cors-error'], 'bad header')
+  const actual = await app.inject({ url: '/health', headers: { origin: APP } })
+  t.equal(actual.headers['access-control-allow-origin'], APP)
+  t.notOk('access-control-expose-headers' in actual.headers)
+})
+
+t.test('Vary is appended to, never duplicated or overwritten', async t => {
+  const app = Fastify()
+  app.addHook('onRequest', async (request, reply) => {
+    const vary = request.headers['x-preset-vary']
+    if (typeof vary === 'string') reply.header('vary', vary)
+  })
+  await app.register(problem)
+  await app.register(cors, { origins: [APP] })
+  app.get('/x', async () => ({}))
+  t.teardown(() => app.close())
+  const table: Array<[string, string]> = [
+    ['Accept', 'Accept, Origin'],
+    ['accept, origin', 'accept, origin'],
+    ['Accept,Origin', 'Accept,Origin']
+  ]
+  for (const [preset, expected] of table) {
+    const res = await app.inject({ url: '/x', headers: { 'x-preset-vary': preset } })
+    t.equal(res.headers.vary, expected, preset)
+  }
+})
+
+t.test('option validation at registration (TypeError naming the option and value)', async t => {
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['origins not a list', { origins: APP }, /origins must be an array, got "https:\/\/app\.example\.com"/],
+    ['wildcard origin', { origins: ['*'] }, /origins\[0\] must be an exact origin such as https:\/\/app\.example\.com \(never \*\) or a RegExp, got "\*"/],
+    ['null origin', { origins: [APP, 'null'] }, /origins\[1\] must be an exact origin .* got "null"/],
+    ['origin with a path', { origins: ['https://app.example.com/app'] }, /got "https:\/\/app\.example\.com\/app"/],
+    ['origin with a trailing slash', { origins: ['https://app.example.com/'] }, /origins\[0\]/],
+    ['origin in upper case', { origins: ['https://APP.example.com'] }, /origins\[0\]/],
+    ['origin of the wrong type', { origins: [42] }, /origins\[0\] .* got 42/],
+    ['RegExp without ^', { origins: [/https:\/\/app\.example\.com$/] }, /origins\[0\] must be anchored with \^ and \$, got \/https:\\\/\\\/app\\\.example\\\.com\$\//],
+    ['RegExp without $', { origins: [/^https:\/\/app\.example\.com/] }, /must be anchored/],
+    ['methods not a list', { methods: 'GET' }, /methods must be an array, got "GET"/],
+    ['empty methods', { methods: [] }, /methods must list at least one method, got \[\]/],
+    ['wildcard method', { methods: ['GET', '*'] }, /methods\[1\] must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS \(never \*\), got "\*"/],
+    ['lowercase method', { methods: ['get'] }, /methods\[0\] .* got "get"/],
+    ['custom method', { methods: ['PURGE'] }, /methods\[0\] .* got "PURGE"/],
+    ['wildcard allowed header', { allowedHeaders: ['Authorization', '*'] }, /allowedHeaders\[1\] must be a header name \(never \*\), got "\*"/],
+    ['allowed header with a space', { allowedHeaders: ['X Custom'] }, /allowedHeaders\[0\]/],
+    ['allowedHeaders not a list', { allowedHeaders: 'Authorization' }, /allowedHeaders must be an array/],
+    ['wildcard exposed header', { exposedHeaders: ['*'] }, /exposedHeaders\[0\] must be a header name \(never \*\), got "\*"/],
+    ['exposed header not a string', { exposedHeaders: [1] }, /exposedHeaders\[0\] .* got 1/],
+    ['maxAge above 7200', { maxAge: 7201 }, /maxAge must be an integer of seconds from 0 to 7200, got 7201/],
+    ['negative maxAge', { maxAge: -1 }, /maxAge .* got -1/],
+    ['fractional maxAge', { maxAge: 1.5 }, /maxAge .* got 1.5/],
+    ['credentials not boolean', { credentials: 'true' }, /credentials must be a boolean, got "true"/]
+  ]
+  for (const [name, opts, message] of cases) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(cors, opts as CorsPluginOptions); await app.ready() }, { name: 'TypeError', message }, name)
+    await app.close()
+  }
+  const app = Fastify()
+  await t.resolves(async () => { await app.register(cors, { origins: [APP, /^https:\/\/x\.example\.com$/], maxAge: 0 }); await app.ready() }, 'valid options boot')
+  await app.close()
+})
