@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { problems } from '../problem/errors.js'
+import { essenceOf, isUtf8, paramOf, parseMediaType, type MediaType, type MediaTypes } from './media-type.js'
+import { shown } from './shown.js'
+
+/** The media types a route accepts in request bodies. */
+export type Consumes = MediaTypes
+
+/** RFC 9112 §6.3: a request has content when it declares a length above 0 or is transfer-coded. */
+export function hasBody (request: FastifyRequest): boolean {
+  if (request.headers['transfer-encoding'] !== undefined) return true
+  return Number(request.headers['content-length']) > 0
+}
+
+/**
+ * Conventions: Headers, Content-Type — required with a body, only the route's types, and
+ * only UTF-8. Refuses with 415 before the body is read; a bodiless request is not checked.
+ */
+export function checkContentType (request: FastifyRequest, allowed: Consumes, path: string): void {
+  if (!hasBody(request)) return
+  const accepted = allowed.map(essenceOf)
+  const fix = `send the body as ${accepted.join(' or ')}`
+  const header = request.headers['content-type']
+  const target = `${request.method} ${path}`
+  if (header === undefined) {
+    throw problems.unsupportedMediaType(`The request to ${target} has a body but no Content-Type header; ${fix}.`, { instance: path })
+  }
+  const mt = parseMediaType(header)
+  if (mt === null) {
+    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} is not a valid media type; ${fix}.`, { instance: path })
+  }
+  if (!accepted.includes(essenceOf(mt))) {
+    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} is not accepted by ${target}; ${fix}.`, { instance: path })
+  }
+  const charset = paramOf(mt, 'charset')
+  if (charset !== undefined && !isUtf8(charset)) {
+    throw problems.unsupportedMediaType(
+      `The Content-Type ${shown(header)} declares charset ${shown(charset)}, but only UTF-8 is accepted; encode the body in UTF-8 and send charset=UTF-8 or no charset.`,
+      { instance: path }
+    )
+  }
+}
+
+/** RFC 6839 §3.1: a `+json` structured syntax suffix means the body is JSON. */
+export function isJsonSuffix (mt: MediaType): boolean {
+  return mt.subtype.endsWith('+json')
+}
+
+/**
+ * Lets `instance` parse `+json` types exactly as its `application/json` (Fastify's own
+ * parser, prototype poisoning refused), so routes can accept e.g. `application/merge-patch+json`
+ * (RFC 7396). A type that already has a parser keeps it.
+ */
+export function addJsonParsers (instance: FastifyInstance, types: readonly MediaType[]): void {
+  for (const mt of types) {
+    const essence = essenceOf(mt)
+    if (!isJsonSuffix(mt) || instance.hasContentTypeParser(essence)) continue
+    instance.addContentTypeParser(essence, { parseAs: 'string' }, instance.getDefaultJsonParser('error', 'error'))
+  }
+}

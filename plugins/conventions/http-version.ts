@@ -1,0 +1,15 @@
+import type { FastifyRequest } from 'fastify'
+import { defineProblem } from '../problem/errors.js'
+
+/** RFC 9110 §15.6.6; not in the problem registry because only this rule raises it. */
+export const httpVersionNotSupported = defineProblem(505, 'SVC_ERR_HTTP_VERSION_NOT_SUPPORTED', 'HTTP Version Not Supported')
+
+/**
+ * Conventions: "The service is an HTTP/1.1 API … HTTP/1.0 is unsupported". Versions
+ * from 1.1 up (HTTP/2 behind the same server) pass.
+ */
+export function checkHttpVersion (request: FastifyRequest): void {
+  const { httpVersionMajor: major, httpVersionMinor: minor } = request.raw
+  if (major > 1 || (major === 1 && minor >= 1)) return
+  throw httpVersionNotSupported(`This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of HTTP/${major}.${minor}.`)
+}

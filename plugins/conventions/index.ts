@@ -1,0 +1,120 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ContextItem } from '../../schemas/problem.js'
+import { invalidData } from '../problem/errors.js'
+import { checkAccept } from './accept.js'
+import { addJsonParsers, checkContentType } from './content-type.js'
+import { applyExecutionContext } from './execution-context.js'
+import { checkCustomHeaderName, declaredHeaderNames } from './header-names.js'
+import { checkHttpVersion } from './http-version.js'
+import { applyIdempotencyKey } from './idempotency-key.js'
+import { OFF, defaults, resolveOptions, resolveRoute, type ConventionsOptions, type ConventionsRouteConfig, type Settings } from './options.js'
+import { SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
+import { checkUserAgent } from './user-agent.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Per-route conventions: `false` switches every rule off, an object single rules. */
+    conventions?: ConventionsRouteConfig | false
+  }
+  interface FastifyRequest {
+    /** The `Svc-Execution-Context` sent, else the default (`prod`); always set. */
+    executionContext: string
+    /** The caller's parsed `Svc-Service`, or null when not sent. */
+    callingService: CallingService | null
+    /** The `Svc-Idempotency-Key` without quotes, or null when not sent. */
+    idempotencyKey: string | null
+    /** The media type chosen from Accept among the route's `produces`; null when not negotiated. */
+    negotiatedType: string | null
+  }
+}
+
+async function conventions (fastify: FastifyInstance, opts: ConventionsOptions): Promise<void> {
+  const { settings: base, jsonTypes } = resolveOptions(opts)
+  const fallbackContext = base.executionContext?.fallback ?? defaults.executionContext
+  // Resolved once per route config object; a route's `conventions` object is shared by its contexts.
+  const perRoute = new WeakMap<object, Settings>()
+
+  function settingsOf (config: ConventionsRouteConfig | false | undefined, route: string): Settings {
+    if (config === undefined) return base
+    if (config === false) return OFF
+    let s = perRoute.get(config)
+    if (s === undefined) {
+      s = resolveRoute(base, config, route)
+      perRoute.set(config, s)
+    }
+    return s
+  }
+
+  function settingsFor (request: FastifyRequest): Settings {
+    const { config } = request.routeOptions
+    return settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
+  }
+
+  addJsonParsers(fastify, jsonTypes)
+
+  fastify.decorateRequest('executionContext', '')
+  fastify.decorateRequest('callingService', null)
+  fastify.decorateRequest('idempotencyKey', null)
+  fastify.decorateRequest('negotiatedType', null)
+
+  // Registration-time checks: a bad route config or header name stops the boot, naming the route.
+  fastify.addHook('onRoute', function (routeOptions) {
+    const route = `${String(routeOptions.method)} ${routeOptions.url}`
+    const s = settingsOf(routeOptions.config?.conventions, route)
+    if (s.consumes !== null) addJsonParsers(this, s.consumes)
+    if (s.headerNames === null) return
+    for (const name of declaredHeaderNames(routeOptions.schema)) {
+      const reason = checkCustomHeaderName(name, s.headerNames)
+      if (reason !== null) throw new Error(`conventions plugin: route ${route} declares the header ${name}: ${reason} (conventions: Headers, Custom headers)`)
+    }
+  })
+
+  // onRequest, so every refusal precedes body parsing, validation and authentication.
+  fastify.addHook('onRequest', async (request, reply) => {
+    request.executionContext = fallbackContext
+    const s = settingsFor(request)
+    const path = request.url.split('?')[0] as string
+    if (s.httpVersion) checkHttpVersion(request)
+    if (s.userAgent !== null) await checkUserAgent(request, s.userAgent, path)
+    // An unknown path has no media types of its own: its 404 is not negotiated.
+    if (!request.is404) {
+      if (s.produces !== null) request.negotiatedType = checkAccept(request, s.produces, path)
+      if (s.consumes !== null) checkContentType(request, s.consumes, path)
+    }
+    const items: ContextItem[] = []
+    if (s.executionContext !== null) {
+      const item = applyExecutionContext(request, reply, s.executionContext)
+      if (item !== null) items.push(item)
+    }
+    if (s.serviceHeader !== null) items.push(...await applyServiceHeader(request, s.serviceHeader.registry))
+    if (s.idempotencyKey) {
+      const item = applyIdempotencyKey(request)
+      if (item !== null) items.push(item)
+    }
+    if (items.length > 0) throw invalidData(items)
+  })
+
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const s = settingsFor(request)
+    // A handler's own value wins (brief: never override one a handler set).
+    if (s.contentLanguage !== null && !reply.hasHeader('content-language')) reply.header('content-language', s.contentLanguage)
+    if (s.selfHeader !== null && !reply.hasHeader(SERVICE_HEADER)) reply.header(SERVICE_HEADER, s.selfHeader)
+    return payload
+  })
+}
+
+export type { ConventionsOptions, ConventionsRouteConfig } from './options.js'
+export type { UserAgentOptions, UserAgent } from './user-agent.js'
+export type { ExecutionContextOptions } from './execution-context.js'
+export type { ServiceHeaderOptions, ServiceDescription, CallingService, ServiceHeaderResult } from './service-header.js'
+export type { MediaRange } from './accept.js'
+export type { MediaType } from './media-type.js'
+export { parseAccept, negotiate, qualityOf } from './accept.js'
+export { parseMediaType } from './media-type.js'
+export { parseUserAgent, isValidUserAgent } from './user-agent.js'
+export { parseServiceHeader, formatServiceHeader } from './service-header.js'
+export { parseIdempotencyKey } from './idempotency-key.js'
+export { checkCustomHeaderName, STANDARD_HEADERS } from './header-names.js'
+export { httpVersionNotSupported } from './http-version.js'
+export default fp(conventions, { fastify: '5.x', name: 'svc-conventions' })

@@ -1,0 +1,259 @@
+import type { Produces } from './accept.js'
+import type { Consumes } from './content-type.js'
+import { isJsonSuffix } from './content-type.js'
+import { EXECUTION_CONTEXT_PATTERN, type ExecutionContextOptions, type ExecutionContextRule } from './execution-context.js'
+import { parseConcreteMediaType, type MediaType, type MediaTypes } from './media-type.js'
+import { formatServiceHeader, parseServiceHeader, type ServiceDescription, type ServiceHeaderOptions } from './service-header.js'
+import type { UserAgentOptions } from './user-agent.js'
+
+/** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
+export interface ConventionsOptions {
+  /** Refuse HTTP/1.0 (and older) with 505. Default `true`. */
+  httpVersion?: boolean
+  /** Require a valid User-Agent, else 403. Default `true` (lenient version, comment optional). */
+  userAgent?: boolean | UserAgentOptions
+  /** Negotiate Accept against `produces`, else 406. Default `true`. */
+  accept?: boolean
+  /** Media types routes produce, in preference order. Default `['application/json']`. */
+  produces?: readonly string[]
+  /** Check the request Content-Type against `contentTypes`, else 415. Default `true`. */
+  contentType?: boolean
+  /** Media types routes accept in bodies. Default `['application/json']`. */
+  contentTypes?: readonly string[]
+  /** `+json` types parsed like `application/json` (besides `+json` entries of `contentTypes`). Default `['application/merge-patch+json']`. */
+  jsonTypes?: readonly string[]
+  /** Check `Svc-Execution-Context` into `request.executionContext`. Default `true` (`prod`, `preprod`; absent means `prod`). */
+  executionContext?: boolean | ExecutionContextOptions
+  /** Check `Svc-Service` into `request.callingService`. Default `true` (no registry, no own header sent). */
+  serviceHeader?: boolean | ServiceHeaderOptions
+  /** Check the `Svc-Idempotency-Key` format into `request.idempotencyKey`. Default `true`. */
+  idempotencyKey?: boolean
+  /** `Content-Language` set on responses that have none. Default `'en-US'`; `false` sends none. */
+  contentLanguage?: string | false
+  /** Check custom header names declared by route schemas at registration. Default `true`. */
+  headerNames?: boolean | { allow?: readonly string[] }
+}
+
+/** `routeOptions.config.conventions`: `false` switches every rule off for the route. */
+export interface ConventionsRouteConfig {
+  httpVersion?: false
+  userAgent?: false
+  accept?: false
+  /** Media types this route produces, replacing the plugin's `produces`. */
+  produces?: readonly string[]
+  contentType?: false
+  /** Media types this route accepts, replacing the plugin's `contentTypes`. */
+  contentTypes?: readonly string[]
+  executionContext?: false
+  serviceHeader?: false
+  idempotencyKey?: false
+  /** Replaces the plugin's `contentLanguage` on this route's responses. */
+  contentLanguage?: string | false
+  headerNames?: false
+}
+
+/** What one route enforces; `null` or `false` is a rule switched off. */
+export interface Settings {
+  httpVersion: boolean
+  userAgent: UserAgentOptions | null
+  produces: Produces | null
+  consumes: Consumes | null
+  executionContext: ExecutionContextRule | null
+  serviceHeader: ServiceHeaderOptions | null
+  /** The `Svc-Service` value sent on responses. */
+  selfHeader: string | null
+  idempotencyKey: boolean
+  contentLanguage: string | null
+  headerNames: ReadonlySet<string> | null
+}
+
+export const defaults = {
+  produces: ['application/json'],
+  contentTypes: ['application/json'],
+  jsonTypes: ['application/merge-patch+json'],
+  executionContexts: ['prod', 'preprod'],
+  executionContext: 'prod',
+  contentLanguage: 'en-US'
+} as const
+
+/** Every rule off: `config: { conventions: false }` (health checks, webhooks). */
+export const OFF: Settings = {
+  httpVersion: false,
+  userAgent: null,
+  produces: null,
+  consumes: null,
+  executionContext: null,
+  serviceHeader: null,
+  selfHeader: null,
+  idempotencyKey: false,
+  contentLanguage: null,
+  headerNames: null
+}
+
+/** RFC 5646 language tag, simplified to its syntax of subtags. */
+const LANGUAGE_TAG = /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/
+
+const ROUTE_KEYS = new Set(['httpVersion', 'userAgent', 'accept', 'produces', 'contentType', 'contentTypes', 'executionContext', 'serviceHeader', 'idempotencyKey', 'contentLanguage', 'headerNames'])
+
+function show (value: unknown): string {
+  if (typeof value === 'function') return 'a function'
+  return JSON.stringify(value) ?? String(value)
+}
+
+function fail (where: string, name: string, rule: string, value: unknown): never {
+  throw new TypeError(`conventions plugin: ${where}${name} must be ${rule}, got ${show(value)}`)
+}
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function optionalBoolean (name: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') fail('', name, 'a boolean', value)
+  return value !== false
+}
+
+/** `undefined`/`true` → `{}`, `false` → null, an object → itself. */
+function switchable (name: string, value: unknown): Record<string, unknown> | null {
+  if (value === undefined || value === true) return {}
+  if (value === false) return null
+  if (!isObject(value)) fail('', name, 'a boolean or an object', value)
+  return value
+}
+
+function optionalFunction (name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') fail('', name, 'a function', value)
+}
+
+function mediaTypes (where: string, name: string, value: unknown): MediaTypes {
+  const rule = 'a non-empty array of media types such as "application/json", without wildcards'
+  if (!Array.isArray(value) || value.length === 0) fail(where, name, rule, value)
+  return value.map(v => parseConcreteMediaType(v) ?? fail(where, name, rule, value)) as unknown as MediaTypes
+}
+
+function names (name: string, value: unknown): string[] {
+  const rule = 'an array of names of 1 to 100 characters among a-z, 0-9, _ and -'
+  if (!Array.isArray(value) || !value.every(v => typeof v === 'string' && EXECUTION_CONTEXT_PATTERN.test(v))) fail('', name, rule, value)
+  return value
+}
+
+function contentLanguage (where: string, value: unknown): string | null {
+  if (value === false) return null
+  if (typeof value !== 'string' || !LANGUAGE_TAG.test(value)) fail(where, 'contentLanguage', 'false or a language tag such as "en-US"', value)
+  return value
+}
+
+function userAgent (value: unknown): UserAgentOptions | null {
+  const o = switchable('userAgent', value)
+  if (o === null) return null
+  optionalBoolean('userAgent.strictVersion', o.strictVersion)
+  optionalBoolean('userAgent.requireComment', o.requireComment)
+  optionalFunction('userAgent.validate', o.validate)
+  return o as UserAgentOptions
+}
+
+function executionContext (value: unknown): ExecutionContextRule | null {
+  const o = switchable('executionContext', value)
+  if (o === null) return null
+  const predicate = typeof o.supported === 'function' ? o.supported as ExecutionContextRule['predicate'] : null
+  const supported = predicate === null ? names('executionContext.supported', o.supported ?? defaults.executionContexts) : []
+  const all = new Set([...supported, ...names('executionContext.extra', o.extra ?? [])])
+  const fallback = o.default ?? defaults.executionContext
+  if (typeof fallback !== 'string' || !EXECUTION_CONTEXT_PATTERN.test(fallback) || (predicate === null && !all.has(fallback))) {
+    fail('', 'executionContext.default', 'a supported execution context name', fallback)
+  }
+  return { names: all, predicate, fallback }
+}
+
+/** The own `Svc-Service` value, checked by parsing what will be sent. */
+function selfHeader (value: unknown): string | null {
+  if (value === undefined) return null
+  const rule = 'a service { id: UUID, name?: [a-z0-9-]{1,60}, attributes?: { camelCaseKey: value } }'
+  if (!isObject(value) || (value.attributes !== undefined && !isObject(value.attributes))) fail('', 'serviceHeader.self', rule, value)
+  const header = formatServiceHeader(value as unknown as ServiceDescription)
+  if (!parseServiceHeader(header).ok) fail('', 'serviceHeader.self', rule, value)
+  return header
+}
+
+function serviceHeader (value: unknown): { options: ServiceHeaderOptions, self: string | null } | null {
+  const o = switchable('serviceHeader', value)
+  if (o === null) return null
+  optionalFunction('serviceHeader.registry', o.registry)
+  return { options: o, self: selfHeader(o.self) }
+}
+
+function headerNames (value: unknown): ReadonlySet<string> | null {
+  const o = switchable('headerNames', value)
+  if (o === null) return null
+  const allow = o.allow ?? []
+  if (!Array.isArray(allow) || !allow.every(v => typeof v === 'string')) fail('', 'headerNames.allow', 'an array of header names', allow)
+  return new Set(allow.map(v => v.toLowerCase()))
+}
+
+/** Validates the plugin's options (throwing a TypeError that names the option and its value) and resolves them. */
+export function resolveOptions (opts: ConventionsOptions): { settings: Settings, jsonTypes: MediaType[] } {
+  const accept = optionalBoolean('accept', opts.accept)
+  const contentType = optionalBoolean('contentType', opts.contentType)
+  const produces = mediaTypes('', 'produces', opts.produces ?? defaults.produces)
+  const consumes = mediaTypes('', 'contentTypes', opts.contentTypes ?? defaults.contentTypes)
+  const jsonTypes = mediaTypes('', 'jsonTypes', opts.jsonTypes ?? defaults.jsonTypes)
+  if (!jsonTypes.every(isJsonSuffix)) fail('', 'jsonTypes', 'an array of +json media types', opts.jsonTypes)
+  const service = serviceHeader(opts.serviceHeader)
+  const settings: Settings = {
+    httpVersion: optionalBoolean('httpVersion', opts.httpVersion),
+    userAgent: userAgent(opts.userAgent),
+    produces: accept ? produces : null,
+    consumes: contentType ? consumes : null,
+    executionContext: executionContext(opts.executionContext),
+    serviceHeader: service?.options ?? null,
+    selfHeader: service?.self ?? null,
+    idempotencyKey: optionalBoolean('idempotencyKey', opts.idempotencyKey),
+    contentLanguage: contentLanguage('', opts.contentLanguage ?? defaults.contentLanguage),
+    headerNames: headerNames(opts.headerNames)
+  }
+  return { settings, jsonTypes: [...jsonTypes, ...consumes.filter(isJsonSuffix)] }
+}
+
+/**
+ * Applies a route's `config.conventions` (anything but `undefined` and `false`, which the
+ * caller maps to the plugin's settings and OFF) over the plugin's settings. A route only
+ * switches rules off or reconfigures them; it cannot switch on a rule the plugin has off.
+ */
+export function resolveRoute (base: Settings, config: unknown, route: string): Settings {
+  const where = `route ${route}: config.conventions`
+  if (!isObject(config)) fail(`route ${route}: `, 'config.conventions', 'false or an object', config)
+  const s: Settings = { ...base }
+  const off: string[] = []
+  for (const [key, value] of Object.entries(config)) {
+    if (!ROUTE_KEYS.has(key)) fail(`${where}.`, key, `one of ${[...ROUTE_KEYS].join(', ')} (unknown key)`, value)
+    if (key === 'produces') {
+      const types = mediaTypes(`${where}.`, key, value)
+      if (base.produces !== null) s.produces = types
+    } else if (key === 'contentTypes') {
+      const types = mediaTypes(`${where}.`, key, value)
+      if (base.consumes !== null) s.consumes = types
+    } else if (key === 'contentLanguage') {
+      s.contentLanguage = contentLanguage(`${where}.`, value)
+    } else if (value !== false) {
+      fail(`${where}.`, key, 'false (a route can only switch a rule off)', value)
+    } else {
+      off.push(key)
+    }
+  }
+  // Switches apply last, so `{ produces: [...], accept: false }` stays off whatever the key order.
+  for (const key of off) switchOff(s, key)
+  return s
+}
+
+function switchOff (s: Settings, key: string): void {
+  switch (key) {
+    case 'httpVersion': s.httpVersion = false; break
+    case 'userAgent': s.userAgent = null; break
+    case 'accept': s.produces = null; break
+    case 'contentType': s.consumes = null; break
+    case 'executionContext': s.executionContext = null; break
+    case 'serviceHeader': s.serviceHeader = null; s.selfHeader = null; break
+    case 'idempotencyKey': s.idempotencyKey = false; break
+    default: s.headerNames = null
+  }
+}

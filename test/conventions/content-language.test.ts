@@ -1,0 +1,32 @@
+import t from 'tap'
+import { build, headers } from './app.js'
+
+t.test('en-US on every response by default, problems included', async t => {
+  const app = await build(t)
+  for (const [url, ua, status] of [['/echo', undefined, 200], ['/nowhere', undefined, 404], ['/echo', 'bad', 403]] as const) {
+    const res = await app.inject({ method: 'GET', url, headers: ua === undefined ? headers() : headers({ 'user-agent': ua }) })
+    t.equal(res.statusCode, status)
+    t.equal(res.headers['content-language'], 'en-US', `${url} ${status}`)
+  }
+})
+
+t.test('a handler value is never overridden; a route can change or drop it', async t => {
+  const app = await build(t, { contentLanguage: 'fr-FR' }, app => {
+    app.get('/own', async (_request, reply) => reply.header('Content-Language', 'de').send({}))
+    app.get('/de', { config: { conventions: { contentLanguage: 'de-DE' } } }, async () => ({}))
+    app.get('/none', { config: { conventions: { contentLanguage: false } } }, async () => ({}))
+  })
+  const cases: Array<[string, string | undefined]> = [['/echo', 'fr-FR'], ['/own', 'de'], ['/de', 'de-DE'], ['/none', undefined], ['/health', undefined]]
+  for (const [url, language] of cases) {
+    const res = await app.inject({ method: 'GET', url, headers: headers() })
+    t.equal(res.headers['content-language'], language, url)
+  }
+})
+
+t.test('false sends none, though a route may still name one', async t => {
+  const app = await build(t, { contentLanguage: false }, app => {
+    app.get('/de', { config: { conventions: { contentLanguage: 'de-DE' } } }, async () => ({}))
+  })
+  t.notOk('content-language' in (await app.inject({ method: 'GET', url: '/echo', headers: headers() })).headers)
+  t.equal((await app.inject({ method: 'GET', url: '/de', headers: headers() })).headers['content-language'], 'de-DE')
+})

@@ -1,0 +1,118 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import conventions from '../../plugins/conventions/index.js'
+import { UA, build, headers, type Echo } from './app.js'
+
+const body = JSON.stringify({ name: 'x' })
+
+t.test('POST /echo accepts JSON only, in UTF-8', async t => {
+  const app = await build(t)
+  const cases: Array<[string | undefined, number, RegExp | null]> = [
+    ['application/json', 200, null],
+    ['application/json; charset=utf-8', 200, null],
+    ['Application/JSON; charset="UTF-8"', 200, null],
+    [undefined, 415, /^The request to POST \/echo has a body but no Content-Type header; send the body as application\/json\.$/],
+    ['text/plain', 415, /^The Content-Type "text\/plain" is not accepted by POST \/echo; send the body as application\/json\.$/],
+    ['application/merge-patch+json', 415, /"application\/merge-patch\+json" is not accepted by POST \/echo/],
+    ['json', 415, /^The Content-Type "json" is not a valid media type; send the body as application\/json\.$/],
+    ['application/json; charset', 415, /is not a valid media type/],
+    ['application/json; charset=latin1', 415, /^The Content-Type "application\/json; charset=latin1" declares charset "latin1", but only UTF-8 is accepted/]
+  ]
+  for (const [type, status, detail] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': type }), payload: body })
+    t.equal(res.statusCode, status, `Content-Type ${String(type)} gives ${status}`)
+    if (detail === null) {
+      t.same(res.json<Echo>().body, { name: 'x' })
+    } else {
+      t.match(res.json(), { title: 'Unsupported Media Type', status: 415, instance: '/echo', detail })
+    }
+  }
+})
+
+t.test('a transfer-coded body needs a Content-Type too', async t => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'PUT', url: '/echo', headers: headers({ 'content-type': undefined, 'transfer-encoding': 'chunked' }) })
+  t.equal(res.statusCode, 415)
+  t.match(res.json().detail, /PUT \/echo has a body but no Content-Type header/)
+})
+
+t.test('requests without a body are not checked', async t => {
+  const app = await build(t)
+  const get = await app.inject({ method: 'GET', url: '/echo', headers: headers({ 'content-type': 'text/plain' }) })
+  t.equal(get.statusCode, 200)
+  const empty = await app.inject({ method: 'DELETE', url: '/echo', headers: headers({ 'content-type': 'text/plain', 'content-length': '0' }) })
+  t.equal(empty.statusCode, 200)
+})
+
+t.test('merge-patch routes parse application/merge-patch+json exactly like JSON', async t => {
+  const app = await build(t)
+  for (const type of ['application/merge-patch+json', 'application/json', 'application/merge-patch+json; charset=utf-8']) {
+    const res = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': type }), payload: '{"name":null,"tags":["a"]}' })
+    t.equal(res.statusCode, 200, type)
+    t.same(res.json<Echo>().body, { name: null, tags: ['a'] })
+  }
+  const refused = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': 'text/plain' }), payload: 'x' })
+  t.equal(refused.statusCode, 415)
+  t.equal(refused.json().detail, 'The Content-Type "text/plain" is not accepted by PATCH /merge; send the body as application/merge-patch+json or application/json.')
+  // Same outcome as the JSON parser for broken and poisoned documents.
+  for (const payload of ['{"name":', '{"__proto__":{"admin":true}}', '']) {
+    const asJson = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': 'application/json' }), payload })
+    const asMerge = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': 'application/merge-patch+json' }), payload })
+    t.equal(asMerge.statusCode, asJson.statusCode, `same status for ${JSON.stringify(payload)}`)
+    t.equal(asMerge.json().title, asJson.json().title)
+  }
+})
+
+t.test('+json types configured globally or per route get a JSON parser', async t => {
+  const app = await build(t, { contentTypes: ['application/json', 'application/vnd.svc-thing+json'] }, app => {
+    app.register(async child => {
+      child.post('/child', { config: { conventions: { contentTypes: ['application/vnd.svc-child+json'] } } }, async request => ({ body: request.body }))
+    })
+  })
+  const global = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/vnd.svc-thing+json' }), payload: body })
+  t.equal(global.statusCode, 200)
+  t.same(global.json<Echo>().body, { name: 'x' })
+  const child = await app.inject({ method: 'POST', url: '/child', headers: headers({ 'content-type': 'application/vnd.svc-child+json' }), payload: body })
+  t.equal(child.statusCode, 200)
+  t.same(child.json<Echo>().body, { name: 'x' })
+
+  const extra = await build(t, { jsonTypes: ['application/vnd.svc-extra+json'] }, app => {
+    app.post('/extra', { config: { conventions: { contentTypes: ['application/vnd.svc-extra+json'] } } }, async request => ({ body: request.body }))
+  })
+  const res = await extra.inject({ method: 'POST', url: '/extra', headers: headers({ 'content-type': 'application/vnd.svc-extra+json' }), payload: body })
+  t.same(res.json<Echo>().body, { name: 'x' })
+})
+
+t.test('a parser registered before the plugin is kept', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_req, raw, done) => { done(null, { raw }) })
+  await app.register(problem)
+  await app.register(conventions)
+  app.patch('/p', { config: { conventions: { contentTypes: ['application/merge-patch+json'] } } }, async request => ({ body: request.body }))
+  const res = await app.inject({ method: 'PATCH', url: '/p', headers: { 'user-agent': UA, 'content-type': 'application/merge-patch+json' }, payload: '{}' })
+  t.same(res.json(), { body: { raw: '{}' } })
+})
+
+t.test('unknown paths are not checked: their 404 stands', async t => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'POST', url: '/nowhere', headers: headers({ 'content-type': 'text/plain' }), payload: 'x' })
+  t.equal(res.statusCode, 404)
+})
+
+t.test('switched off globally, per route, or with every rule', async t => {
+  const off = await build(t, { contentType: false })
+  const res = await off.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'text/plain' }), payload: 'hello' })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json<Echo>().body, 'hello', "Fastify's text parser ran")
+
+  const app = await build(t, {}, app => {
+    app.post('/any', { config: { conventions: { contentType: false } } }, async request => ({ body: request.body }))
+    app.post('/hook', { config: { conventions: false } }, async request => ({ body: request.body }))
+  })
+  for (const url of ['/any', '/hook']) {
+    const r = await app.inject({ method: 'POST', url, headers: headers({ 'content-type': 'text/plain' }), payload: 'hello' })
+    t.equal(r.statusCode, 200, url)
+  }
+})

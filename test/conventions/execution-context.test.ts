@@ -1,0 +1,75 @@
+import t from 'tap'
+import { build, headers, type Echo } from './app.js'
+
+const HEADER = 'svc-execution-context'
+
+t.test('absent means the default context, and nothing is echoed', async t => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'GET', url: '/echo', headers: headers() })
+  t.equal(res.json<Echo>().executionContext, 'prod')
+  t.notOk(HEADER in res.headers)
+})
+
+t.test('supported values are set on the request and echoed', async t => {
+  const app = await build(t)
+  for (const value of ['prod', 'preprod']) {
+    const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })
+    t.equal(res.statusCode, 200)
+    t.equal(res.json<Echo>().executionContext, value)
+    t.equal(res.headers[HEADER], value)
+  }
+})
+
+t.test('invalid or unsupported values give 400 Invalid Data', async t => {
+  const app = await build(t)
+  const pattern = 'must be 1 to 100 characters among a-z, 0-9, _ and -'
+  const unsupported = 'names an execution context this service does not support; use one of prod, preprod, or omit the header for prod'
+  const cases: Array<[string | string[], string, string]> = [
+    ['staging', unsupported, 'staging'],
+    ['PROD', pattern, 'PROD'],
+    ['', pattern, ''],
+    ['pré', pattern, 'pré'],
+    ['a'.repeat(101), pattern, 'a'.repeat(101)],
+    [['prod', 'preprod'], pattern, 'prod, preprod']
+  ]
+  for (const [value, message, shown] of cases) {
+    const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })
+    t.equal(res.statusCode, 400, `${JSON.stringify(value)} refused`)
+    t.same(res.json().context, [{ code: 'INPUT_INVALID', message, field: 'Svc-Execution-Context', source: 'header', value: shown.length > 200 ? shown.slice(0, 200) + '…' : shown }])
+    t.equal(res.json().title, 'Invalid Data')
+    t.notOk(HEADER in res.headers, 'a refused value is not echoed')
+  }
+})
+
+t.test('extra names, another default, and a predicate', async t => {
+  const app = await build(t, { executionContext: { extra: ['qa-1', 'x'.repeat(100)], default: 'preprod' } })
+  t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers() })).json<Echo>().executionContext, 'preprod')
+  for (const value of ['qa-1', 'x'.repeat(100), 'prod']) {
+    t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })).statusCode, 200, value)
+  }
+
+  const tenants = await build(t, { executionContext: { supported: (name, request) => name.startsWith('tenant-') && request.method === 'GET', extra: ['sandbox'] } })
+  t.equal((await tenants.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: 'tenant-a' }) })).json<Echo>().executionContext, 'tenant-a')
+  t.equal((await tenants.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: 'sandbox' }) })).statusCode, 200)
+  const refused = await tenants.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: 'other' }) })
+  t.equal(refused.statusCode, 400)
+  t.equal(refused.json().context[0].message, 'names an execution context this service does not support; use a context this service runs, or omit the header for prod')
+  t.equal((await tenants.inject({ method: 'DELETE', url: '/echo', headers: headers({ [HEADER]: 'tenant-a' }) })).statusCode, 400, 'the predicate gets the request')
+})
+
+t.test('switched off: anything passes, the default is still set, nothing is echoed', async t => {
+  const off = await build(t, { executionContext: false })
+  const res = await off.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: 'NOT VALID' }) })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json<Echo>().executionContext, 'prod')
+  t.notOk(HEADER in res.headers)
+
+  const app = await build(t, {}, app => {
+    app.get('/free', { config: { conventions: { executionContext: false } } }, async request => ({ executionContext: request.executionContext }))
+  })
+  for (const url of ['/free', '/health']) {
+    const r = await app.inject({ method: 'GET', url, headers: headers({ [HEADER]: 'staging' }) })
+    t.equal(r.statusCode, 200, url)
+    t.equal(r.json().executionContext, 'prod')
+  }
+})

@@ -1,0 +1,53 @@
+import t from 'tap'
+import net from 'node:net'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { UA, build } from './app.js'
+
+/** Sends one raw request line (Fastify's inject always speaks HTTP/1.1) and reads the whole reply. */
+async function raw (app: FastifyInstance, version: string, path = '/echo'): Promise<{ status: number, body: string }> {
+  const { port } = app.server.address() as AddressInfo
+  return await new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`GET ${path} ${version}\r\nHost: localhost\r\nUser-Agent: ${UA}\r\nConnection: close\r\n\r\n`)
+    })
+    let data = ''
+    socket.setEncoding('utf8')
+    socket.on('data', chunk => { data += chunk })
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const [head = '', body = ''] = data.split('\r\n\r\n')
+      resolve({ status: Number(head.split(' ')[1]), body })
+    })
+  })
+}
+
+t.test('HTTP/1.0 and older are refused with 505', async t => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  for (const version of ['HTTP/1.0', 'HTTP/0.9']) {
+    const res = await raw(app, version)
+    t.equal(res.status, 505, version)
+    t.match(JSON.parse(res.body), {
+      title: 'HTTP Version Not Supported',
+      status: 505,
+      detail: `This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of ${version}.`
+    })
+  }
+  t.equal((await raw(app, 'HTTP/1.1')).status, 200)
+  t.equal((await raw(app, 'HTTP/2.0')).status, 200, 'later versions pass')
+  t.equal((await raw(app, 'HTTP/1.0', '/nowhere')).status, 505, 'unknown paths too')
+})
+
+t.test('switched off globally, per route, or with every rule', async t => {
+  const off = await build(t, { httpVersion: false })
+  await off.listen({ port: 0, host: '127.0.0.1' })
+  t.equal((await raw(off, 'HTTP/1.0')).status, 200)
+
+  const app = await build(t, {}, app => {
+    app.get('/old', { config: { conventions: { httpVersion: false } } }, async () => ({}))
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.equal((await raw(app, 'HTTP/1.0', '/old')).status, 200)
+  t.equal((await raw(app, 'HTTP/1.0', '/health')).status, 200)
+})
