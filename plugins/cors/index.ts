@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import fastifyCors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
 
@@ -117,30 +118,21 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   }
 
   // Explicit lists only (convention, Headers: Access-Control-*); computed once.
-  const credentialHeaders: Record<string, string> = credentials ? { 'access-control-allow-credentials': 'true' } : {}
-  const actualHeaders: Record<string, string> = { ...credentialHeaders }
-  if (exposedHeaders.length > 0) actualHeaders['access-control-expose-headers'] = exposedHeaders.join(', ')
   const preflightHeaders: Record<string, string> = {
-    ...credentialHeaders,
     'access-control-allow-methods': methods.join(', '),
     'access-control-max-age': String(maxAge)
   }
+  if (credentials) preflightHeaders['access-control-allow-credentials'] = 'true'
   if (allowedHeaders.length > 0) preflightHeaders['access-control-allow-headers'] = allowedHeaders.join(', ')
 
-  // Registered by this plugin's caller before auth, so a preflight (which carries no
-  // Authorization header) is answered or refused before any token is asked for.
+  // The preflight gate. @fastify/cors never refuses a preflight with 403 and never checks the
+  // requested method and headers, so preflights are answered or refused here, in a hook that
+  // runs before auth (a preflight carries no Authorization header) and before @fastify/cors.
   fastify.addHook('onRequest', async (request, reply) => {
-    // The answer depends on Origin, also for requests without one (shared caches).
-    if (origins.length > 0) appendVary(reply, 'Origin')
     const origin = request.headers.origin
-    if (origin === undefined) return
     const requestedMethod = request.headers['access-control-request-method']
-
-    if (request.method !== 'OPTIONS' || requestedMethod === undefined) {
-      // An actual cross-origin request: served either way; only an allowed origin may read it.
-      if (isAllowed(origin)) reply.header('access-control-allow-origin', origin).headers(actualHeaders)
-      return
-    }
+    if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return
+    if (origins.length > 0) appendVary(reply, 'Origin')
 
     const path = request.url.split('?')[0] as string
     const refuse = (reason: string, detail: string): ProblemError => problems.forbidden(`The CORS preflight for ${path} was refused: ${detail}.`, {
@@ -155,6 +147,18 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     if (badHeader !== undefined) throw refuse('bad header', `the header ${short(badHeader)} is not allowed`)
 
     return await reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
+  })
+
+  // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
+  // origin (never `*`), the exposed headers, credentials and `Vary: Origin`. Its own preflight
+  // handling is off; its catch-all OPTIONS route is treated by the methods plugin as no route.
+  await fastify.register(fastifyCors, {
+    origin: origins.length > 0 ? origins : false,
+    credentials,
+    // @fastify/cors writes any value it is given, even an empty or undefined one.
+    ...(exposedHeaders.length > 0 ? { exposedHeaders } : {}),
+    preflight: false,
+    hideOptionsRoute: true
   })
 }
 

@@ -55,7 +55,8 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   fastify.decorate('allowedMethods', allowedMethods)
 
   fastify.addHook('onRequest', async (request, reply) => {
-    if (!request.is404) return
+    // A catch-all OPTIONS route (@fastify/cors adds one) is no route of the path either.
+    if (!request.is404 && !(request.method === 'OPTIONS' && request.routeOptions.url === '*')) return
     const path = pathOf(request.url)
     const allowed = allowedMethods(path)
     if (allowed === null) return
