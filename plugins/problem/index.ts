@@ -10,8 +10,8 @@ import { pathOf } from '../shared/url.js'
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
   requestIdHeader?: string
-  /** Generates a request id when none is sent. Default: a random UUID. */
-  generateRequestId?: () => string
+  /** Generates a request id when none is sent (e.g. `(request) => request.id`). Default: a random UUID. */
+  generateRequestId?: (request: FastifyRequest) => string
   /** Longest accepted `X-Request-ID`; a longer one is replaced by a generated id. Default 200. */
   maxRequestIdLength?: number
 }
@@ -25,7 +25,7 @@ declare module 'fastify' {
 
 const defaults = {
   requestIdHeader: 'x-request-id',
-  generateRequestId: randomUUID,
+  generateRequestId: (_request: FastifyRequest): string => randomUUID(),
   maxRequestIdLength: 200
 }
 
@@ -85,7 +85,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
       request.requestId = sent
       reply.header(headerName, sent)
     } else {
-      request.requestId = generate()
+      request.requestId = generate(request)
     }
   })
 

@@ -94,13 +94,38 @@ function mapError (e: ErrorObject, prefix: string): Mapped {
 }
 
 /**
+ * When one value breaks several keywords (an offset date-time fails `maxLength` and `format`,
+ * `null` on an enum fails `type` and `enum`), the most telling one speaks for the field:
+ * the type first, then a blank string, then the value's shape, then its bounds.
+ */
+function priority (e: ErrorObject): number {
+  switch (e.keyword) {
+    case 'type': return 0
+    case 'minLength': return typeof e.data === 'string' && e.data.trim() === '' ? 1 : 3
+    case 'format': case 'pattern': case 'enum': case 'const': case 'decimalDigits': case 'anyOf': case 'oneOf': return 2
+    default: return 3
+  }
+}
+
+/** Keywords whose item names a child field, so they never compete with the value's own errors. */
+const CHILD_KEYWORDS = new Set(['required', 'additionalProperties'])
+
+/**
  * Turns Ajv's errors (collected with `allErrors`) into one context item per violation.
  * Branch errors under a failed `anyOf`/`oneOf` are folded into that one item, so a
- * nullable or union field reports one violation, not one per alternative.
+ * nullable or union field reports one violation, not one per alternative; and a value
+ * that breaks several keywords is reported once, by its most telling keyword.
  */
 export function contextFromAjv (errors: readonly ErrorObject[], part: string, fieldPrefix = ''): ContextItem[] {
   const unions = errors.filter(e => e.keyword === 'anyOf' || e.keyword === 'oneOf')
-  const kept = errors.filter(e => !unions.some(u => u !== e && e.schemaPath.startsWith(u.schemaPath + '/')))
+  const unfolded = errors.filter(e => !unions.some(u => u !== e && e.schemaPath.startsWith(u.schemaPath + '/')))
+  const best = new Map<string, ErrorObject>()
+  for (const e of unfolded) {
+    if (CHILD_KEYWORDS.has(e.keyword)) continue
+    const current = best.get(e.instancePath)
+    if (current === undefined || priority(e) < priority(current)) best.set(e.instancePath, e)
+  }
+  const kept = unfolded.filter(e => CHILD_KEYWORDS.has(e.keyword) || best.get(e.instancePath) === e)
   const source = SOURCES[part]
   const seen = new Set<string>()
   const items: ContextItem[] = []

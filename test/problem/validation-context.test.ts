@@ -66,3 +66,18 @@ t.test('fields, sources, union folding and de-duplication', async t => {
   t.equal(dup.length, 1, 'identical items are reported once')
   t.equal(contextFromAjv([err('type', { type: 'object' }, [1])], 'body')[0]?.value, undefined, 'no value for arrays/objects')
 })
+
+t.test('one item per field: the most telling keyword speaks for a value that breaks several', async t => {
+  const offset = contextFromAjv([err('maxLength', { limit: 24 }, 'x'.repeat(30)), err('format', { format: 'date-time' }, 'x'.repeat(30))], 'body')
+  t.same(offset.map(i => i.code), ['INPUT_INVALID'], 'format beats length')
+  const nullEnum = contextFromAjv([err('type', { type: 'string' }, null), err('enum', { allowedValues: ['A'] }, null)], 'body')
+  t.same(nullEnum.map(i => i.code), ['INPUT_NULL'], 'type beats enum')
+  const blank = contextFromAjv([err('pattern', { pattern: '^a' }, ''), err('minLength', { limit: 1 }, '')], 'body')
+  t.same(blank.map(i => i.code), ['INPUT_BLANK'], 'blank beats pattern')
+  const bounds = contextFromAjv([err('minLength', { limit: 3 }, 'ab'), err('maxItems', { limit: 1 }, 'ab')], 'body')
+  t.equal(bounds.length, 1, 'two bounds on one value: the first one reported')
+  const children = contextFromAjv([err('required', { missingProperty: 'a' }, {}, ''), err('required', { missingProperty: 'b' }, {}, ''), err('additionalProperties', { additionalProperty: 'c' }, {}, '')], 'body')
+  t.same(children.map(i => i.field), ['a', 'b', 'c'], 'child-field keywords never compete')
+  const twoFields = contextFromAjv([err('format', { format: 'email' }, 'x', '/a'), err('format', { format: 'email' }, 'y', '/b')], 'body')
+  t.equal(twoFields.length, 2, 'different fields keep their own items')
+})
