@@ -39,6 +39,8 @@ export function serveStats (port) {
       process.send({ type: 'stats', id: msg.id, cpuMicros: cpu.user + cpu.system, peakRss })
     }
   })
+  // A clean exit, so --cpu-prof and friends can write their output.
+  process.once('SIGTERM', () => process.exit(0))
   process.send({ type: 'listening', port })
 }
 

@@ -4,6 +4,7 @@ import buildGetJwks from 'get-jwks'
 import { problems } from '../problem/errors.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { tokenProblem } from './token-errors.js'
+import { PrincipalCache } from './cache.js'
 
 /** Who is calling, as established from the bearer token. */
 export interface Principal {
@@ -81,14 +82,14 @@ function positiveInteger (value: number, name: string): number {
 }
 
 // fast-jwt only checks a claim that is present, so a configured issuer or audience is also required.
-function claimOptions (o: ClaimChecks, cacheSize: number): Partial<VerifierOptions> {
+function claimOptions (o: ClaimChecks): Partial<VerifierOptions> {
   const allowedIss = stringList(o.issuer, 'verifier.issuer')
   const allowedAud = stringList(o.audience, 'verifier.audience')
   const requiredClaims = ['exp']
   if (allowedIss !== undefined) requiredClaims.push('iss')
   if (allowedAud !== undefined) requiredClaims.push('aud')
-  // The cache keeps a verified payload until its exp (fast-jwt cacheSet), so a repeated token skips the signature check.
-  return { allowedIss, allowedAud, requiredClaims, cache: cacheSize }
+  // Verified tokens are cached in front of fast-jwt (PrincipalCache), which is cheaper than its own hashed cache.
+  return { allowedIss, allowedAud, requiredClaims }
 }
 
 /** Builds the principal from verified claims; a token without a usable `sub` names nobody. */
@@ -106,10 +107,10 @@ export function principalFromClaims (claims: Record<string, unknown>): Principal
   return { sub, scopes: [...scopes], claims }
 }
 
-function secretVerifier (o: SecretVerifierOptions, cacheSize: number): VerifierFunction {
+function secretVerifier (o: SecretVerifierOptions): VerifierFunction {
   assertSecret(o.secret, 'verifier.secret')
   const algorithms = ['HS256'] as const
-  const verify = createVerifier({ key: o.secret, algorithms: [...algorithms], ...claimOptions(o, cacheSize) })
+  const verify = createVerifier({ key: o.secret, algorithms: [...algorithms], ...claimOptions(o) })
   return (token) => {
     let claims: Record<string, unknown>
     try {
@@ -129,7 +130,7 @@ function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-function jwksVerifier (o: JwksVerifierOptions, cacheSize: number): VerifierFunction {
+function jwksVerifier (o: JwksVerifierOptions): VerifierFunction {
   const url = typeof o.jwksUrl === 'string' && URL.canParse(o.jwksUrl) ? new URL(o.jwksUrl) : undefined
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
     throw new TypeError(`auth plugin: verifier.jwksUrl must be an http(s) URL, got ${JSON.stringify(o.jwksUrl)}`)
@@ -152,7 +153,7 @@ function jwksVerifier (o: JwksVerifierOptions, cacheSize: number): VerifierFunct
     }
     return await withTimeout(jwks.getPublicKey({ domain, alg: header.alg as string, kid: header.kid as string }), timeout)
   }
-  const verify = createVerifier({ key, algorithms: [...algorithms], ...claimOptions(o, cacheSize) })
+  const verify = createVerifier({ key, algorithms: [...algorithms], ...claimOptions(o) })
 
   return async (token) => {
     let claims: Record<string, unknown>
@@ -173,5 +174,21 @@ export function buildVerifier (option: VerifierOption, cacheSize: number): Verif
   if (hasSecret === hasJwks) {
     throw new TypeError(`auth plugin: verifier must be a function, { secret } or { jwksUrl }, got ${hasSecret ? 'both secret and jwksUrl' : typeof option === 'object' && option !== null ? 'neither' : String(option)}`)
   }
-  return hasSecret ? secretVerifier(option as SecretVerifierOptions, cacheSize) : jwksVerifier(option as JwksVerifierOptions, cacheSize)
+  const verify = hasSecret ? secretVerifier(option as SecretVerifierOptions) : jwksVerifier(option as JwksVerifierOptions)
+  if (cacheSize === 0) return verify
+  const cache = new PrincipalCache(cacheSize)
+  return (token, request) => {
+    const now = Date.now()
+    const hit = cache.get(token, now)
+    if (hit !== undefined) return hit
+    const result = verify(token, request)
+    if (result instanceof Promise) {
+      return result.then((principal) => {
+        if (principal !== null) cache.set(token, principal, Date.now())
+        return principal
+      })
+    }
+    if (result !== null) cache.set(token, result, now)
+    return result
+  }
 }

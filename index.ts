@@ -1,0 +1,27 @@
+// The public entry of the suite: every plugin with its typed options, the schema builders
+// and the problem API. Each plugin works alone in any Fastify 5 server.
+export { default as problem } from './plugins/problem/index.js'
+export type { ProblemPluginOptions } from './plugins/problem/index.js'
+export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, contextFromAjv, fieldFromPointer, STATUS_TITLES } from './plugins/problem/index.js'
+
+export { default as validation } from './plugins/validation/index.js'
+export type { ValidationPluginOptions } from './plugins/validation/index.js'
+
+export { default as methods } from './plugins/methods/index.js'
+export type { MethodsPluginOptions } from './plugins/methods/index.js'
+
+export { default as conventions } from './plugins/conventions/index.js'
+export * from './plugins/conventions/index.js'
+
+export { default as cors } from './plugins/cors/index.js'
+export type { CorsPluginOptions } from './plugins/cors/index.js'
+export { DEFAULT_METHODS, DEFAULT_ALLOWED_HEADERS, DEFAULT_EXPOSED_HEADERS } from './plugins/cors/index.js'
+
+export { default as auth } from './plugins/auth/index.js'
+export type { AuthPluginOptions, AuthRouteConfig } from './plugins/auth/index.js'
+export * from './plugins/auth/index.js'
+
+export { default as openapi } from './plugins/openapi/index.js'
+export type { OpenApiPluginOptions } from './plugins/openapi/index.js'
+
+export * from './schemas/index.js'
