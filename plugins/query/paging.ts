@@ -1,0 +1,44 @@
+import type { KeyValue, OrderingTerm, Page, Paging } from './model.js'
+import { readPath } from './fields.js'
+
+/*
+ * What both back ends share after fetching: they fetch `limit + 1` rows (the extra one
+ * tells whether another page exists), a previous page in reversed order, and this
+ * module turns those rows into the page and the keysets of its neighbours.
+ */
+
+/** The sort-key values of an API-shaped item, the boundary a cursor keeps. */
+export function sortKeyOf (item: unknown, ordering: readonly OrderingTerm[]): KeyValue[] {
+  return ordering.map((term) => keyValue(readPath(item, term.field)))
+}
+
+function keyValue (value: unknown): KeyValue {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value
+  if (typeof value === 'bigint') return value.toString()
+  if (value instanceof Date) return value.toISOString()
+  return null
+}
+
+/**
+ * The page of the rows a back end fetched for `paging` (at most `limit + 1`, in fetch
+ * order: reversed for a previous page). An empty page reached by a cursor (its
+ * neighbours were deleted meanwhile) has no next or previous link: start again.
+ */
+export function finishPage<T> (rows: readonly T[], paging: Paging, ordering: readonly OrderingTerm[]): Page<T> {
+  const more = rows.length > paging.limit
+  const items = rows.slice(0, paging.limit)
+  if (paging.kind === 'offset') {
+    return { items, hasNext: more, hasPrevious: paging.offset > 0, next: null, previous: null }
+  }
+  const backwards = paging.cursor?.direction === 'previous'
+  if (backwards) items.reverse()
+  const first = items[0]
+  const last = items[items.length - 1]
+  const next = (backwards || more) && last !== undefined
+    ? { direction: 'next' as const, values: sortKeyOf(last, ordering) }
+    : null
+  const previous = (backwards ? more : paging.cursor !== undefined) && first !== undefined
+    ? { direction: 'previous' as const, values: sortKeyOf(first, ordering) }
+    : null
+  return { items, hasNext: next !== null, hasPrevious: previous !== null, next, previous }
+}

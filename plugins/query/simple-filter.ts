@@ -1,0 +1,102 @@
+import type { Comparison, FieldDescriptor, FieldMap, Filter, Scalar } from './model.js'
+import { junction } from './model.js'
+import { QueryError } from './errors.js'
+import { MAX_PATH_DEPTH, pathDepth } from './fields.js'
+import { describeType, expectation, parseScalar } from './values.js'
+
+/*
+ * Simple filters (conventions: "Simple filtering"): `<attribute>=<value>` parameters.
+ * 1 different attributes AND; 2 a repeated attribute ORs its values; 3 case-sensitive
+ * equality; 4 nested `a.b.c`, three levels at most; 5 one `*` as prefix or suffix, on
+ * text attributes only; 6 an empty value matches null or "" (for a non-nullable
+ * boolean it does not filter); 7 on an array attribute, containment.
+ * A `*` is always a wildcard here: a literal star needs the `filter` parameter (`\*`).
+ */
+
+/** A value as it arrives: query strings give text, a POST search body may give JSON scalars. */
+export type SimpleValue = string | number | boolean | null
+
+/** Attribute parameters only (the caller has set aside paging, ordering and FIQL ones). */
+export type SimpleParams = Readonly<Record<string, SimpleValue | readonly SimpleValue[] | undefined>>
+
+function fail (reason: 'field' | 'value', parameter: string, message: string, value?: string): never {
+  throw new QueryError(reason, parameter, message, undefined, value)
+}
+
+/** The filterable field a parameter names; throws a QueryError otherwise. */
+export function simpleField (name: string, fields: FieldMap): FieldDescriptor {
+  if (pathDepth(name) > MAX_PATH_DEPTH) fail('field', name, `The attribute ${name} nests more than ${MAX_PATH_DEPTH} levels.`)
+  const field = fields.get(name)
+  if (field === undefined || !field.filterable) fail('field', name, `${name} is not an attribute that can be filtered.`, name)
+  return field
+}
+
+function cmp (field: string, op: 'eq' | 'in' | 'isnull', values: Comparison['values']): Comparison {
+  return { kind: 'cmp', field, op, values, ci: false }
+}
+
+/** Rule 6: what an empty value matches, or null when it does not filter at all. */
+function emptyValue (field: FieldDescriptor): Filter[] | null {
+  if (field.type === 'boolean' && !field.nullable) return null
+  const text = field.type === 'string' || field.type === 'string-array'
+  const out: Filter[] = []
+  if (field.nullable || !text) out.push(cmp(field.path, 'isnull', [true]))
+  if (text) out.push(cmp(field.path, 'eq', ['']))
+  return out
+}
+
+/** Rule 5: `*x` or `x*`. */
+function wildcard (field: FieldDescriptor, name: string, text: string, star: number): Filter {
+  if (field.type !== 'string') {
+    fail('value', name, `The wildcard * works only on text attributes; ${name} is ${describeType(field.type)}.`, text)
+  }
+  const last = text.length - 1
+  if (text.length === 1 || text.indexOf('*', star + 1) !== -1 || (star !== 0 && star !== last)) {
+    fail('value', name, `The value of ${name} may hold one * only, at its start or its end, with text beside it.`, text)
+  }
+  const pattern = star === 0 ? ['', text.slice(1)] : [text.slice(0, last), '']
+  return { kind: 'cmp', field: field.path, op: 'eq', values: [{ wildcard: pattern }], ci: false }
+}
+
+/** The filter of one attribute parameter, or null when it does not filter (rule 6). */
+function attributeFilter (field: FieldDescriptor, name: string, raw: SimpleValue | readonly SimpleValue[]): Filter | null {
+  const list: readonly SimpleValue[] = Array.isArray(raw) ? raw : [raw as SimpleValue]
+  const equal: Scalar[] = []
+  const others: Filter[] = []
+  let empty = false
+  for (const item of list) {
+    const text = item === null ? '' : String(item)
+    if (text === '') {
+      if (empty) continue
+      empty = true
+      const matches = emptyValue(field)
+      if (matches === null) return null
+      others.push(...matches)
+      continue
+    }
+    const star = text.indexOf('*')
+    if (star !== -1) {
+      others.push(wildcard(field, name, text, star))
+      continue
+    }
+    const value = parseScalar(field, text)
+    if (value === undefined) fail('value', name, `The value of ${name} is not ${expectation(field)}.`, text)
+    equal.push(value)
+  }
+  // Rule 2 as one `in`, which the SQL back end runs as `= ANY($n)`.
+  if (equal.length === 1) others.unshift(cmp(field.path, 'eq', equal))
+  else if (equal.length > 1) others.unshift(cmp(field.path, 'in', equal))
+  return junction('or', others)
+}
+
+/** The filter of the simple parameters (AND across attributes), or null when none filters. */
+export function buildSimpleFilter (params: SimpleParams, fields: FieldMap): Filter | null {
+  const parts: Filter[] = []
+  for (const name of Object.keys(params)) {
+    const raw = params[name]
+    if (raw === undefined) continue
+    const part = attributeFilter(simpleField(name, fields), name, raw)
+    if (part !== null) parts.push(part)
+  }
+  return junction('and', parts)
+}

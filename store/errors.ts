@@ -1,0 +1,175 @@
+/**
+ * Typed store errors. They are built from the SQLSTATE and the error fields
+ * (constraint, table, column), never from message text, which is localised and
+ * carries values. Their own message and enumerable fields hold no SQL and no
+ * values; the driver's error stays reachable as `cause`, for logs only.
+ * The resource layer maps them to problems: constraint violations to 409
+ * (convention, Method rules 7), Unavailable to 503.
+ */
+
+export interface StoreErrorInit {
+  /** The five-character SQLSTATE, when the database raised the error. */
+  sqlState?: string
+  cause?: unknown
+}
+
+export interface ConstraintInit extends StoreErrorInit {
+  constraint?: string
+  table?: string
+  column?: string
+}
+
+export class StoreError extends Error {
+  /** Stable code, e.g. `STORE_UNIQUE_VIOLATION`. */
+  readonly code: string
+  readonly sqlState: string | undefined
+  /** True when running the same work again may succeed. */
+  readonly retryable: boolean
+
+  constructor (message: string, code = 'STORE_QUERY_FAILED', init: StoreErrorInit = {}, retryable = false) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause })
+    this.name = 'StoreError'
+    this.code = code
+    this.sqlState = init.sqlState
+    this.retryable = retryable
+  }
+}
+
+/** Any integrity constraint violation (SQLSTATE class 23): the change would leave invalid data. */
+export class ConstraintViolation extends StoreError {
+  readonly constraint: string | undefined
+  readonly table: string | undefined
+  readonly column: string | undefined
+
+  constructor (message: string, code = 'STORE_CONSTRAINT_VIOLATION', init: ConstraintInit = {}) {
+    super(message, code, init)
+    this.name = 'ConstraintViolation'
+    this.constraint = init.constraint
+    this.table = init.table
+    this.column = init.column
+  }
+}
+
+/** 23505: a unique or primary key constraint; `constraint` names which one. */
+export class UniqueViolation extends ConstraintViolation {
+  constructor (init: ConstraintInit = {}) {
+    super(`Unique constraint ${name(init.constraint)} on table ${name(init.table)} would be violated.`, 'STORE_UNIQUE_VIOLATION', init)
+    this.name = 'UniqueViolation'
+  }
+}
+
+/**
+ * 23503. PostgreSQL and PGlite report both directions ("referenced row missing" on
+ * insert/update of the referencing row, "still referenced" on delete/update of the
+ * referenced row) with the same SQLSTATE and the same fields: `table` is always the
+ * referencing table. Only the localised message differs, so the direction is left to
+ * the caller, who knows which statement it ran.
+ */
+export class ForeignKeyViolation extends ConstraintViolation {
+  constructor (init: ConstraintInit = {}) {
+    super(`Foreign key constraint ${name(init.constraint)} on table ${name(init.table)} would be violated.`, 'STORE_FOREIGN_KEY_VIOLATION', init)
+    this.name = 'ForeignKeyViolation'
+  }
+}
+
+/** 23514. */
+export class CheckViolation extends ConstraintViolation {
+  constructor (init: ConstraintInit = {}) {
+    super(`Check constraint ${name(init.constraint)} on table ${name(init.table)} would be violated.`, 'STORE_CHECK_VIOLATION', init)
+    this.name = 'CheckViolation'
+  }
+}
+
+/** 23502: `column` names the column that must not be null. */
+export class NotNullViolation extends ConstraintViolation {
+  constructor (init: ConstraintInit = {}) {
+    super(`Column ${name(init.column)} of table ${name(init.table)} must not be null.`, 'STORE_NOT_NULL_VIOLATION', init)
+    this.name = 'NotNullViolation'
+  }
+}
+
+/** 40001 serialization failure or 40P01 deadlock: the transaction was rolled back and may be run again. */
+export class SerializationFailure extends StoreError {
+  constructor (init: StoreErrorInit = {}) {
+    super(init.sqlState === '40P01'
+      ? 'The transaction was chosen as a deadlock victim and rolled back; run it again.'
+      : 'The transaction could not be serialized with concurrent transactions and was rolled back; run it again.',
+    'STORE_SERIALIZATION_FAILURE', init, true)
+    this.name = 'SerializationFailure'
+  }
+}
+
+/** 25P02: a statement failed earlier in the transaction, so COMMIT rolled it back. */
+export class TransactionAborted extends StoreError {
+  constructor (init: StoreErrorInit = {}) {
+    super('A statement failed inside the transaction, so it was rolled back; use savepoint() to let a statement fail alone.', 'STORE_TRANSACTION_ABORTED', init)
+    this.name = 'TransactionAborted'
+  }
+}
+
+/**
+ * The database cannot be reached or dropped the connection, or the store is closed.
+ * Retryable later (503), but not blindly: a write whose COMMIT was cut off may or may
+ * not have been applied, which is why `transaction({ retries })` never retries it.
+ */
+export class Unavailable extends StoreError {
+  constructor (reason = 'The database is unavailable.', init: StoreErrorInit = {}) {
+    super(reason, 'STORE_UNAVAILABLE', init, true)
+    this.name = 'Unavailable'
+  }
+}
+
+export function isStoreError (err: unknown): err is StoreError {
+  return err instanceof StoreError
+}
+
+function name (identifier: string | undefined): string {
+  return identifier === undefined ? '(unknown)' : `"${identifier}"`
+}
+
+interface DatabaseErrorLike {
+  code: string
+  severity: string
+  constraint?: string
+  table?: string
+  column?: string
+}
+
+/**
+ * An error the database sent (pg's and PGlite's DatabaseError): a SQLSTATE plus a
+ * severity. Socket errors carry a `code` too (`EPIPE` is five letters), but no severity.
+ */
+export function isDatabaseError (err: unknown): err is DatabaseErrorLike {
+  if (typeof err !== 'object' || err === null) return false
+  const e = err as Record<string, unknown>
+  return typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === 'string'
+}
+
+// SQLSTATEs that mean the session is gone or the server cannot serve it now
+// (PostgreSQL, Appendix A): connection exceptions, insufficient resources,
+// admin/crash shutdown, cannot connect now, session timeouts.
+const UNAVAILABLE_CLASSES = new Set(['08', '53'])
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03'])
+
+/**
+ * Maps an error the database raised to a typed store error; returns undefined for
+ * anything else (driver, socket or programming errors), which the caller classifies.
+ */
+export function fromDatabaseError (err: unknown): StoreError | undefined {
+  if (!isDatabaseError(err)) return undefined
+  const sqlState = err.code
+  const init: ConstraintInit = { sqlState, cause: err, constraint: err.constraint, table: err.table, column: err.column }
+  switch (sqlState) {
+    case '23505': return new UniqueViolation(init)
+    case '23503': return new ForeignKeyViolation(init)
+    case '23514': return new CheckViolation(init)
+    case '23502': return new NotNullViolation(init)
+    case '40001':
+    case '40P01': return new SerializationFailure({ sqlState, cause: err })
+    case '25P02': return new TransactionAborted({ sqlState, cause: err })
+  }
+  const cls = sqlState.slice(0, 2)
+  if (cls === '23') return new ConstraintViolation(`Constraint ${name(init.constraint)} on table ${name(init.table)} would be violated.`, undefined, init)
+  if (UNAVAILABLE_CLASSES.has(cls) || UNAVAILABLE_CODES.has(sqlState)) return new Unavailable(undefined, { sqlState, cause: err })
+  return new StoreError(`The database refused the statement (SQLSTATE ${sqlState}).`, undefined, { sqlState, cause: err })
+}

@@ -1,0 +1,258 @@
+import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../plugins/query/model.js'
+import { isWildcard } from '../plugins/query/model.js'
+
+/*
+ * Compiles a collection query to PostgreSQL (PGlite or a server). Every value is a
+ * bound parameter cast to the field's type; only the trusted `sql` of the field map
+ * and fixed keywords are written into the text.
+ *
+ * Semantics kept identical to store/memory-query.ts:
+ * - text compares and sorts with COLLATE "C" (code-point order, the same on every
+ *   server locale); the case-insensitive operators fold ASCII letters only, which is
+ *   what ILIKE does under COLLATE "C";
+ * - every operator but `isnull` excludes nulls (conventions: "Advanced filtering" 3):
+ *   `ne`, `out` and `notlike` say `IS NOT NULL` explicitly, as a negation would let
+ *   null rows through;
+ * - in ordering, null is greater than every value: last ascending, first descending,
+ *   PostgreSQL's default, which the keyset condition follows.
+ */
+
+const CASTS: Record<FieldType, string> = {
+  string: 'text',
+  int32: 'integer',
+  int64: 'bigint',
+  decimal: 'numeric',
+  date: 'date',
+  'date-time': 'timestamptz',
+  boolean: 'boolean',
+  enum: 'text',
+  'string-array': 'text'
+}
+
+// E'\\' is one backslash whatever standard_conforming_strings says.
+const ESCAPE = "ESCAPE E'\\\\'"
+
+const RANGE_OPS = { lt: '<', le: '<=', gt: '>', ge: '>=' } as const
+
+export interface SqlQuery {
+  /** Condition of the filter and the keyset; `TRUE` when there is none. */
+  where: string
+  /** The ORDER BY list, without the keywords. */
+  orderBy: string
+  /** `LIMIT n` or `LIMIT n OFFSET m`, asking one row more than the page to learn whether another follows. */
+  limit: string
+  /** Values of `$paramStart` … in order. */
+  params: unknown[]
+  paramStart: number
+  /** Condition of the filter alone (for a total count), using the first `filterParamCount` params. */
+  filterWhere: string
+  filterParamCount: number
+  /** The rows come in reverse order (a previous page); finishPage restores it. */
+  reversed: boolean
+}
+
+export interface SqlCompileOptions {
+  /** Number of the first parameter, after the caller's own (default 1). */
+  paramStart?: number
+}
+
+/** LIKE pattern text: `%`, `_` and `\` escaped, one `%` between segments. */
+export function likePattern (segments: readonly string[]): string {
+  let out = ''
+  for (let s = 0; s < segments.length; s++) {
+    if (s > 0) out += '%'
+    const segment = segments[s] as string
+    for (let i = 0; i < segment.length; i++) {
+      const ch = segment[i] as string
+      out += ch === '%' || ch === '_' || ch === '\\' ? '\\' + ch : ch
+    }
+  }
+  return out
+}
+
+class Compiler {
+  readonly params: unknown[] = []
+
+  constructor (private readonly fields: FieldMap, private readonly start: number) {}
+
+  bind (value: unknown): string {
+    this.params.push(value)
+    return `$${this.start + this.params.length - 1}`
+  }
+
+  field (path: string): FieldDescriptor {
+    const field = this.fields.get(path)
+    if (field === undefined) throw new TypeError(`sql-query: the query names ${path}, which is not in the field map`)
+    return field
+  }
+
+  filter (node: Filter): string {
+    if (node.kind !== 'cmp') return `(${node.children.map((child) => this.filter(child)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`
+    return this.comparison(node)
+  }
+
+  private comparison (node: Comparison): string {
+    const field = this.field(node.field)
+    const col = field.sql
+    const text = sortExpression(field)
+    const cast = CASTS[field.type]
+    const array = field.type === 'string-array'
+    const value = node.values[0] as Operand
+    switch (node.op) {
+      case 'isnull':
+        return `${col} IS ${value === true ? '' : 'NOT '}NULL`
+      case 'eq':
+      case 'ne': {
+        const negate = node.op === 'ne'
+        if (isWildcard(value)) {
+          return this.notNull(negate, col, `${text} ${negate ? 'NOT ' : ''}LIKE ${this.bind(likePattern(value.wildcard))} ${ESCAPE}`)
+        }
+        if (array) return this.notNull(negate, col, `${negate ? 'NOT ' : ''}(${col} @> ARRAY[${this.bind(value)}::text])`)
+        // Equality needs no COLLATE (deterministic collations compare bytes), so an index of any collation serves it.
+        return this.notNull(negate, col, `${col} ${negate ? '<>' : '='} ${this.bind(value)}::${cast}`)
+      }
+      case 'lt':
+      case 'le':
+      case 'gt':
+      case 'ge':
+        return `${text} ${RANGE_OPS[node.op]} ${this.bind(value)}::${cast}`
+      case 'in':
+      case 'out': {
+        const negate = node.op === 'out'
+        const list = `${this.bind(node.values)}::${cast}[]`
+        if (array) return this.notNull(negate, col, `${negate ? 'NOT ' : ''}(${col} && ${list})`)
+        return this.notNull(negate, col, negate ? `${col} <> ALL(${list})` : `${col} = ANY(${list})`)
+      }
+      default: {
+        const negate = node.op === 'notlike'
+        const pattern = likePattern(textPattern(node.op, value))
+        return this.notNull(negate, col, `${text} ${negate ? 'NOT ' : ''}${node.ci ? 'ILIKE' : 'LIKE'} ${this.bind(pattern)} ${ESCAPE}`)
+      }
+    }
+  }
+
+  /** A negated test also excludes nulls, explicitly (conventions: "Advanced filtering" 3). */
+  private notNull (negate: boolean, col: string, test: string): string {
+    return negate ? `(${col} IS NOT NULL AND ${test})` : test
+  }
+
+  /**
+   * Rows strictly after the boundary in the given ordering, as nested OR/AND chains
+   * (any mix of directions and nulls, where a row comparison cannot):
+   * after(1) OR (equal(1) AND (after(2) OR (equal(2) AND …))).
+   */
+  keyset (ordering: readonly OrderingTerm[], keyset: Keyset): string {
+    if (keyset.values.length !== ordering.length) {
+      throw new TypeError(`sql-query: the cursor has ${keyset.values.length} values for an ordering of ${ordering.length}`)
+    }
+    let condition = ''
+    for (let i = ordering.length - 1; i >= 0; i--) {
+      const term = ordering[i] as OrderingTerm
+      const field = this.field(term.field)
+      const value = keyset.values[i]
+      const col = field.sql
+      const expr = sortExpression(field)
+      let after: string | null
+      let equal: string
+      if (value === null) {
+        // Null is the greatest value: nothing follows it ascending; every value does descending.
+        equal = `${col} IS NULL`
+        after = term.direction === 'asc' ? null : `${col} IS NOT NULL`
+      } else {
+        const param = `${this.bind(value)}::${CASTS[field.type]}`
+        equal = `${expr} = ${param}`
+        after = term.direction === 'asc' ? `(${expr} > ${param} OR ${col} IS NULL)` : `${expr} < ${param}`
+      }
+      if (i === ordering.length - 1) condition = after ?? 'FALSE'
+      else condition = after === null ? `(${equal} AND ${condition})` : `(${after} OR (${equal} AND ${condition}))`
+    }
+    return condition
+  }
+}
+
+/** Segments of a text operator's pattern: `contains x` is `*x*`, and so on. */
+function textPattern (op: Comparison['op'], value: Operand): readonly string[] {
+  if (isWildcard(value)) return value.wildcard
+  const text = value as string
+  return op === 'contains' ? ['', text, ''] : op === 'startswith' ? [text, ''] : ['', text]
+}
+
+/** The expression a field is sorted and range-compared by: text under COLLATE "C". */
+function sortExpression (field: FieldDescriptor): string {
+  return field.type === 'string' || field.type === 'enum' ? `${field.sql} COLLATE "C"` : field.sql
+}
+
+function reverse (ordering: readonly OrderingTerm[]): OrderingTerm[] {
+  return ordering.map((term) => ({ field: term.field, direction: term.direction === 'asc' ? 'desc' : 'asc' }))
+}
+
+function checkCount (name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) throw new TypeError(`sql-query: ${name} must be an integer of at least ${min}, got ${String(value)}`)
+}
+
+/** Compiles filter, ordering and paging; see SqlQuery. */
+export function compileSql (query: CollectionQuery, fields: FieldMap, options: SqlCompileOptions = {}): SqlQuery {
+  const paramStart = options.paramStart ?? 1
+  checkCount('paramStart', paramStart, 1)
+  const { paging } = query
+  checkCount('limit', paging.limit, 1)
+  const compiler = new Compiler(fields, paramStart)
+  const filterWhere = query.filter === null ? 'TRUE' : compiler.filter(query.filter)
+  const filterParamCount = compiler.params.length
+  const cursor = paging.kind === 'cursor' ? paging.cursor : undefined
+  // A previous page is the next page of the reversed ordering, read backwards.
+  const reversed = cursor?.direction === 'previous'
+  const ordering = reversed ? reverse(query.ordering) : query.ordering
+  let where = filterWhere
+  if (cursor !== undefined) {
+    const keyset = compiler.keyset(ordering, cursor)
+    where = query.filter === null ? keyset : `${filterWhere} AND ${keyset}`
+  }
+  let limit = `LIMIT ${paging.limit + 1}`
+  if (paging.kind === 'offset') {
+    checkCount('offset', paging.offset, 0)
+    limit += ` OFFSET ${paging.offset}`
+  }
+  const orderBy = ordering.map((term) => `${sortExpression(compiler.field(term.field))} ${term.direction === 'asc' ? 'ASC' : 'DESC'}`).join(', ')
+  return { where, orderBy, limit, params: compiler.params, paramStart, filterWhere, filterParamCount, reversed }
+}
+
+/** The caller's part of a statement: trusted SQL, with its own leading parameters. */
+export interface StatementParts {
+  /** Select list, e.g. `t.*`. */
+  select: string
+  /** From clause, e.g. `documents t` (the alias the field map's `sql` uses). */
+  from: string
+  /** Extra condition (partition, parent, soft delete) using `$1 … $(paramStart-1)`. */
+  where?: string
+  params?: readonly unknown[]
+}
+
+export interface Statement {
+  text: string
+  params: unknown[]
+}
+
+function conditions (parts: StatementParts, query: SqlQuery, own: string): string {
+  if ((parts.params?.length ?? 0) !== query.paramStart - 1) {
+    throw new TypeError(`sql-query: the statement brings ${parts.params?.length ?? 0} params but the query was compiled with paramStart ${query.paramStart}`)
+  }
+  const list = [parts.where, own].filter((c): c is string => c !== undefined && c !== '' && c !== 'TRUE')
+  return list.length === 0 ? '' : ` WHERE ${list.map((c) => `(${c})`).join(' AND ')}`
+}
+
+/** The page statement: rows in fetch order, at most limit + 1 of them. */
+export function selectStatement (query: SqlQuery, parts: StatementParts): Statement {
+  return {
+    text: `SELECT ${parts.select} FROM ${parts.from}${conditions(parts, query, query.where)} ORDER BY ${query.orderBy} ${query.limit}`,
+    params: [...(parts.params ?? []), ...query.params]
+  }
+}
+
+/** The total count of the filter (offset paging with `totalCount`), as column `totalCount`. */
+export function countStatement (query: SqlQuery, parts: Omit<StatementParts, 'select'>): Statement {
+  return {
+    text: `SELECT count(*)::integer AS "totalCount" FROM ${parts.from}${conditions({ ...parts, select: '' }, query, query.filterWhere)}`,
+    params: [...(parts.params ?? []), ...query.params.slice(0, query.filterParamCount)]
+  }
+}

@@ -1,0 +1,94 @@
+/** Which engine answers: embedded PGlite (one connection) or a PostgreSQL server through a `pg` Pool. */
+export type StoreKind = 'pglite' | 'pg'
+
+/** The isolation levels a transaction may ask for; PostgreSQL runs `read uncommitted` as `read committed`. */
+export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable'
+
+export interface QueryResult<R> {
+  rows: R[]
+  /** Rows changed by INSERT/UPDATE/DELETE, or rows returned by SELECT; 0 for DDL. */
+  rowCount: number
+}
+
+/** What can run SQL: the store itself, or a transaction. */
+export interface Queryable {
+  /**
+   * Runs one statement with `$1…` parameters (never spliced into the SQL).
+   * Both engines parse `int8` as a number (an exact decimal string beyond ±2^53),
+   * `date` as `'YYYY-MM-DD'`, `numeric` as a string, `timestamptz` as a Date and
+   * json/jsonb as values; pass JSON parameters as `JSON.stringify(v)` with `$n::jsonb`.
+   */
+  query: <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>
+  /** Runs a script of one or more statements without parameters (migrations, DDL). */
+  exec: (sql: string) => Promise<void>
+}
+
+/**
+ * A transaction. Its statements run one after another on one connection; do not
+ * issue them concurrently, and do not use the store itself inside it (on PGlite that
+ * waits for this very transaction to end).
+ */
+export interface Tx extends Queryable {
+  /**
+   * Runs `fn` as a nested unit (SAVEPOINT): if it throws, only its statements are
+   * rolled back and the transaction stays usable; the error is rethrown.
+   */
+  savepoint: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>
+}
+
+export interface TransactionOptions {
+  /** Default `'read committed'`. */
+  isolation?: IsolationLevel
+  /**
+   * How many times to run `fn` again after a SerializationFailure (40001, 40P01);
+   * default 0. `fn` must then be safe to repeat: no side effects outside the database.
+   */
+  retries?: number
+}
+
+export interface Store extends Queryable {
+  readonly kind: StoreKind
+  /** BEGIN, `fn`, COMMIT; ROLLBACK when `fn` throws (its error is rethrown unchanged). */
+  transaction: <T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions) => Promise<T>
+  /** Resolves once the database answers a query; rejects with `Unavailable` otherwise. For health checks. */
+  ready: () => Promise<void>
+  /** Refuses new work, waits for queries and transactions in flight, then closes the connections. */
+  close: () => Promise<void>
+}
+
+/** Any pino-like logger (a Fastify logger fits). */
+export interface StoreLogger {
+  info: (obj: object, msg?: string) => void
+  warn: (obj: object, msg?: string) => void
+  error: (obj: object, msg?: string) => void
+}
+
+export interface PoolOptions {
+  /** Most connections open at once. Default 10. */
+  max?: number
+  /** How long a query waits for a free connection before failing with `Unavailable`. Default 5000 ms. */
+  connectionTimeoutMillis?: number
+  /** How long an idle connection stays open. Default 10000 ms. */
+  idleTimeoutMillis?: number
+}
+
+export interface StoreOptions {
+  /** `postgres://…`: use a PostgreSQL server through a connection pool. When set, `dataDir` is ignored. */
+  databaseUrl?: string
+  /** PGlite data directory, created if missing; `'memory'` keeps the data in memory only. Default `'./data'`. */
+  dataDir?: string
+  /** Pool settings, for a server only. */
+  pool?: PoolOptions
+  /** Schema every session uses for unqualified names (`search_path`); the schema is not created. */
+  searchPath?: string
+  /** Receives connection errors, retries and applied migrations. Default: silent. */
+  logger?: StoreLogger
+}
+
+/** A schema change, applied once, in list order. */
+export interface Migration {
+  /** Unique and stable: recorded in `schema_migrations`. */
+  id: string
+  /** A SQL script, or a function that runs statements on the migration's transaction. */
+  sql: string | ((tx: Tx) => Promise<void>)
+}

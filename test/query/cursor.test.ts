@@ -1,0 +1,94 @@
+import t from 'tap'
+import { createCursorCodec, queryFingerprint } from '../../plugins/query/cursor.js'
+import type { Keyset } from '../../plugins/query/model.js'
+
+const secret = 'a server secret of enough length!'
+const codec = createCursorCodec({ secret })
+const ordering = [{ field: 'name', direction: 'asc' as const }, { field: 'id', direction: 'asc' as const }]
+const fingerprint = queryFingerprint('/v1/documents', ordering, null)
+const keyset: Keyset = { direction: 'next', values: ['Zoë 😀', 42, true, null, '9223372036854775807', '10.25', '2024-01-01T00:00:00.000Z'] }
+
+t.test('a cursor round-trips its direction and typed values', async (t) => {
+  const cursor = codec.encode(keyset, fingerprint)
+  t.match(cursor, /^[A-Za-z0-9_-]+$/, 'URL-safe Base64 without padding')
+  t.same(codec.decode(cursor, fingerprint), keyset)
+  const back: Keyset = { direction: 'previous', values: [] }
+  t.same(codec.decode(codec.encode(back, fingerprint), fingerprint), back)
+  t.same(createCursorCodec({ secret: Buffer.from(secret) }).decode(cursor, fingerprint), keyset, 'a string and its bytes are the same key')
+})
+
+t.test('every altered byte is refused', async (t) => {
+  const cursor = codec.encode(keyset, fingerprint)
+  const bytes = Buffer.from(cursor, 'base64url')
+  let refused = 0
+  for (let i = 0; i < bytes.length; i++) {
+    for (const flip of [0x01, 0x80]) {
+      const copy = Buffer.from(bytes)
+      copy[i] = (copy[i] as number) ^ flip
+      t.throws(() => codec.decode(copy.toString('base64url'), fingerprint), { name: 'QueryError', reason: 'cursor-invalid', parameter: 'cursor' })
+      refused++
+    }
+  }
+  t.equal(refused, bytes.length * 2)
+})
+
+t.test('every altered character is refused, even where Base64 has spare bits', async (t) => {
+  const cursor = codec.encode(keyset, fingerprint)
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  for (let i = 0; i < cursor.length; i++) {
+    const index = alphabet.indexOf(cursor[i] as string)
+    // The next character of the alphabet differs in the lowest bit: the one Node's decoder drops at the end.
+    const changed = cursor.slice(0, i) + alphabet[(index + 1) % 64] + cursor.slice(i + 1)
+    t.throws(() => codec.decode(changed, fingerprint), { name: 'QueryError', reason: 'cursor-invalid' }, `character ${i}`)
+  }
+})
+
+t.test('truncated, padded, foreign and malformed cursors are refused', async (t) => {
+  const cursor = codec.encode(keyset, fingerprint)
+  const other = createCursorCodec({ secret: 'another secret, also long enough' })
+  const cases: Array<[string, unknown]> = [
+    ['empty', ''],
+    ['truncated', cursor.slice(0, -1)],
+    ['cut to the MAC', cursor.slice(0, 44)],
+    ['padded', cursor + '='],
+    ['standard Base64', Buffer.from(cursor, 'base64url').toString('base64')],
+    ['with a space', ' ' + cursor],
+    ['foreign', other.encode(keyset, fingerprint)],
+    ['too long', 'A'.repeat(4097)],
+    ['another version', Buffer.concat([Buffer.of(2), Buffer.from(cursor, 'base64url').subarray(1)]).toString('base64url')],
+    ['not a string', 42]
+  ]
+  for (const [label, value] of cases) {
+    t.throws(() => codec.decode(value as string, fingerprint, 'paging.cursor'), {
+      name: 'QueryError',
+      code: 'INPUT_INVALID',
+      reason: 'cursor-invalid',
+      parameter: 'paging.cursor',
+      message: /^The cursor is not valid: it was altered, cut short or issued elsewhere\./
+    }, label)
+  }
+})
+
+t.test('a genuine cursor of another query is refused as a mismatch', async (t) => {
+  const cursor = codec.encode(keyset, fingerprint)
+  const filter = { kind: 'cmp' as const, field: 'name', op: 'eq' as const, values: ['a'], ci: false }
+  const others = [
+    queryFingerprint('/v1/authors', ordering, null),
+    queryFingerprint('/v1/documents', [{ field: 'name', direction: 'desc' }, { field: 'id', direction: 'asc' }], null),
+    queryFingerprint('/v1/documents', ordering, filter)
+  ]
+  t.equal(new Set([fingerprint, ...others]).size, 4, 'scope, ordering and filter each change the fingerprint')
+  t.equal(queryFingerprint('/v1/documents', ordering, filter), others[2], 'the fingerprint is deterministic')
+  for (const other of others) {
+    t.throws(() => codec.decode(cursor, other), { reason: 'cursor-mismatch', parameter: 'cursor', message: /^The cursor belongs to another filter, ordering or collection\./ })
+  }
+})
+
+t.test('the secret is checked at setup', async (t) => {
+  for (const secret of ['short', Buffer.alloc(15), undefined, 42]) {
+    t.throws(() => createCursorCodec({ secret } as { secret: string }), TypeError)
+  }
+  t.throws(() => createCursorCodec(undefined as unknown as { secret: string }), /got undefined/)
+  t.throws(() => createCursorCodec({ secret: Buffer.alloc(15) }), new TypeError('cursor: secret must be a string or bytes of at least 16 bytes, got 15 bytes'))
+  t.ok(createCursorCodec({ secret: new Uint8Array(16) }))
+})

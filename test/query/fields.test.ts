@@ -1,0 +1,111 @@
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { createFieldMap, defaultColumn, fieldsFromSchema, pathDepth, readPath } from '../../plugins/query/fields.js'
+import type { FieldInit } from '../../plugins/query/fields.js'
+import { DocumentSchema, SORTABLE, fields } from './fixtures.js'
+
+t.test('pathDepth', async (t) => {
+  const cases: Array<[string, number]> = [
+    ['a', 1], ['aB_1', 1], ['_x', 1], ['a.b', 2], ['metadata.source.system', 3], ['a.b.c.d', 4],
+    ['', 0], ['1a', 0], ['a.', 0], ['.a', 0], ['a..b', 0], ['a-b', 0], ['a.1b', 0], ['é', 0], ['a b', 0]
+  ]
+  for (const [path, depth] of cases) t.equal(pathDepth(path), depth, path)
+})
+
+t.test('createFieldMap fills defaults and refuses bad descriptors at setup', async (t) => {
+  const values = ['A', 'B']
+  const map = createFieldMap([
+    { path: 'name', type: 'string', sql: 't."name"' },
+    { path: 'kind', type: 'enum', enumValues: values, sql: 't."kind"', nullable: true, filterable: false, sortable: true }
+  ])
+  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, sql: 't."name"', filterable: true, sortable: false })
+  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, sql: 't."kind"', filterable: false, sortable: true, enumValues: ['A', 'B'] })
+  values.push('C')
+  t.same(map.get('kind')?.enumValues, ['A', 'B'], 'enum values are copied')
+
+  const bad: Array<[FieldInit[], string]> = [
+    [[{ path: 'a.b.c.d', type: 'string', sql: 'x' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a.b.c.d"'],
+    [[{ path: 'a-b', type: 'string', sql: 'x' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a-b"'],
+    [[{ path: 'a', type: 'string', sql: 'x' }, { path: 'a', type: 'int32', sql: 'y' }], 'query fields: path a is listed twice'],
+    [[{ path: 'a', type: 'float' as 'string', sql: 'x' }], 'query fields: a.type must be a field type, got "float"'],
+    [[{ path: 'a', type: 'enum', sql: 'x' }], "query fields: a.enumValues must list the enum's values"],
+    [[{ path: 'a', type: 'enum', enumValues: [], sql: 'x' }], "query fields: a.enumValues must list the enum's values"],
+    [[{ path: 'a', type: 'string', sql: ' ' }], 'query fields: a.sql must be a SQL expression, got " "'],
+    [[{ path: 'a', type: 'string', sql: undefined as unknown as string }], 'query fields: a.sql must be a SQL expression, got undefined'],
+    [[{ path: 'a', type: 'string-array', sql: 'x', sortable: true }], 'query fields: a is an array and cannot be sortable']
+  ]
+  for (const [inits, message] of bad) t.throws(() => createFieldMap(inits), new TypeError(message), message)
+})
+
+t.test('readPath reads API-shaped objects; anything absent is null', async (t) => {
+  const item = { a: 1, n: null, m: { s: { x: 'v', z: undefined }, t: 'text' } }
+  const cases: Array<[string, unknown]> = [
+    ['a', 1], ['n', null], ['missing', null], ['m.s.x', 'v'], ['m.s.z', null], ['m.s.y', null], ['n.s.x', null], ['m.t.x', null], ['m.q.x', null]
+  ]
+  for (const [path, value] of cases) t.equal(readPath(item, path), value, path)
+})
+
+t.test('defaultColumn follows the storage model', async (t) => {
+  t.equal(defaultColumn('name', 'string'), 't."name"')
+  t.equal(defaultColumn('we"ird', 'string', 'd'), 'd."we""ird"')
+  t.equal(defaultColumn('metadata.source.system', 'string'), '(t."metadata"->\'source\'->>\'system\')')
+  t.equal(defaultColumn('metadata.score', 'int32'), '((t."metadata"->>\'score\')::integer)')
+  t.equal(defaultColumn("m.o'k", 'date-time'), '((t."m"->>\'o\'\'k\')::timestamptz)')
+  t.equal(defaultColumn('m.tags', 'string-array'),
+    '(CASE WHEN jsonb_typeof(t."m"->\'tags\') = \'array\' THEN ARRAY(SELECT jsonb_array_elements_text(t."m"->\'tags\')) END)')
+})
+
+t.test('fieldsFromSchema derives the same map as the hand-written one', async (t) => {
+  t.same([...fieldsFromSchema(DocumentSchema, { sortable: SORTABLE }).entries()], [...fields.entries()])
+})
+
+t.test('fieldsFromSchema reads the shapes JSON Schema and TypeBox write', async (t) => {
+  const schema = Type.Object({
+    id: Type.String(),
+    nullableText: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+    kind: Type.Unsafe<string>({ type: 'string', enum: ['A', 'B'] }),
+    only: Type.Literal('X'),
+    big: Type.Integer({ format: 'int64' }),
+    kinds: Type.Array(Type.Union([Type.Literal('A'), Type.Literal('B')])),
+    maybeTags: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    a: Type.Object({ b: Type.Object({ c: Type.Object({ d: Type.String() }), e: Type.Boolean() }) }),
+    // not filterable: numbers, arrays of objects or of nullable strings, mixed unions, bare objects, odd enums
+    ratio: Type.Number(),
+    pages: Type.Array(Type.Object({ n: Type.Integer() })),
+    loose: Type.Array(Type.Union([Type.String(), Type.Null()])),
+    anyArray: Type.Unsafe({ type: 'array' }),
+    either: Type.Union([Type.String(), Type.Integer()]),
+    twoTypes: Type.Unsafe({ type: ['string', 'integer'] }),
+    bag: Type.Unsafe({ type: 'object' }),
+    numbers: Type.Unsafe({ type: 'string', enum: [1, 2] }),
+    nothing: Type.Null(),
+    maybeRatio: Type.Union([Type.Number(), Type.Null()]),
+    wrapped: Type.Union([Type.Unsafe<string | null>({ type: ['string', 'null'] })]),
+    open: Type.Unsafe({ type: 'object', properties: { inner: { type: 'string' } } })
+  })
+  const map = fieldsFromSchema(schema, { column: (path) => `c(${path})` })
+  const summary = [...map.values()].map((f) => `${f.path}:${f.type}${f.nullable ? '?' : ''}${f.enumValues === undefined ? '' : `[${f.enumValues.join('|')}]`}`)
+  t.same(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?'])
+  t.equal(map.get('big')?.sql, 'c(big)')
+})
+
+t.test('fieldsFromSchema options', async (t) => {
+  const schema = Type.Object({ id: Type.String(), ref: Type.String(), name: Type.String(), size: Type.Integer() })
+  const noRef = (path: string): string | undefined => (path === 'ref' ? undefined : `t.${path}`)
+
+  const picked = fieldsFromSchema(schema, { filterable: ['name'], sortable: ['size'], column: noRef })
+  t.same([...picked.values()].map((f) => [f.path, f.filterable, f.sortable]), [['id', false, false], ['name', true, false], ['size', false, true]])
+  t.same([...fieldsFromSchema(schema, { column: noRef }).keys()], ['id', 'name', 'size'], 'a path without column is left out by default')
+  t.same([...fieldsFromSchema(schema, { idField: 'name', filterable: [] }).keys()], ['name'])
+
+  const bad: Array<[object, Parameters<typeof fieldsFromSchema>[1], string]> = [
+    [Type.String(), {}, 'fieldsFromSchema: schema must be an object schema with properties'],
+    [schema, { filterable: ['nope'] }, 'fieldsFromSchema: filterable lists "nope", which is not a filterable path of the schema'],
+    [schema, { sortable: ['name', 'nope'] }, 'fieldsFromSchema: sortable lists "nope", which is not a filterable path of the schema'],
+    [schema, { idField: 'uuid' }, 'fieldsFromSchema: idField "uuid" is not a property of the schema'],
+    [schema, { column: () => undefined }, 'fieldsFromSchema: column() gives no SQL for "id", which is the id or listed'],
+    [schema, { filterable: ['ref'], column: noRef }, 'fieldsFromSchema: column() gives no SQL for "ref", which is the id or listed'],
+    [schema, { sortable: ['ref'], column: noRef }, 'fieldsFromSchema: column() gives no SQL for "ref", which is the id or listed']
+  ]
+  for (const [s, options, message] of bad) t.throws(() => fieldsFromSchema(s, options), new TypeError(message), message)
+})

@@ -1,0 +1,69 @@
+import { PGlite } from '@electric-sql/pglite'
+import type { Filter, OrderingTerm, Page, Paging } from '../../plugins/query/model.js'
+import { finishPage } from '../../plugins/query/paging.js'
+import { compileSql, countStatement, selectStatement } from '../../store/sql-query.js'
+import { fields } from './fixtures.js'
+
+/** A document as the API shapes it (and as the in-memory evaluator reads it). */
+export interface Doc {
+  id: string
+  name: string
+  description: string | null
+  status: string
+  pageCount: number | null
+  byteCount: string | null
+  amount: string | null
+  effectiveDate: string | null
+  publishedDateTime: string | null
+  active: boolean
+  flagged: boolean | null
+  tags: string[]
+  metadata: { source: { system: string, region: string | null } | null, score?: number } | null
+}
+
+const COLUMNS = ['id', 'name', 'description', 'status', 'pageCount', 'byteCount', 'amount', 'effectiveDate', 'publishedDateTime', 'active', 'flagged', 'tags', 'metadata'] as const
+const CASTS = ['text', 'text', 'text', 'text', 'integer', 'bigint', 'numeric', 'date', 'timestamptz', 'boolean', 'boolean', 'text[]', 'jsonb']
+
+/** The storage model: typed columns for top-level scalars, text[] for tags, jsonb for the nested object. */
+const DDL = `CREATE TABLE docs (
+  "id" text PRIMARY KEY, "name" text NOT NULL, "description" text, "status" text NOT NULL,
+  "pageCount" integer, "byteCount" bigint, "amount" numeric, "effectiveDate" date,
+  "publishedDateTime" timestamptz(3), "active" boolean NOT NULL, "flagged" boolean,
+  "tags" text[] NOT NULL, "metadata" jsonb)`
+
+export class DocTable {
+  readonly db = new PGlite()
+  private byId = new Map<string, Doc>()
+
+  /** A fresh table holding `docs`. */
+  async load (docs: readonly Doc[]): Promise<void> {
+    await this.db.exec(`DROP TABLE IF EXISTS docs; ${DDL}`)
+    this.byId = new Map(docs.map((doc) => [doc.id, doc]))
+    if (docs.length === 0) return
+    const params: unknown[] = []
+    const rows = docs.map((doc) => `(${COLUMNS.map((column, i) => {
+      const value = doc[column]
+      params.push(column === 'metadata' && value !== null ? JSON.stringify(value) : value)
+      return `$${params.length}::${CASTS[i] as string}`
+    }).join(', ')})`)
+    await this.db.query(`INSERT INTO docs VALUES ${rows.join(', ')}`, params)
+  }
+
+  /** One page through the SQL back end: compile, run, map ids back to the API objects, finish. */
+  async page (filter: Filter | null, ordering: readonly OrderingTerm[], paging: Paging): Promise<Page<Doc> & { totalCount?: number }> {
+    // A leading caller parameter, as the resource layer adds its partition or parent condition.
+    const sql = compileSql({ filter, ordering, paging }, fields, { paramStart: 2 })
+    const parts = { select: 't."id"', from: 'docs t', where: 't."id" <> $1', params: ['never-an-id'] }
+    const statement = selectStatement(sql, parts)
+    const result = await this.db.query<{ id: string }>(statement.text, statement.params)
+    const page = finishPage(result.rows.map((row) => this.byId.get(row.id) as Doc), paging, ordering)
+    if (paging.kind !== 'offset' || !paging.totalCount) return page
+    const count = countStatement(sql, parts)
+    const total = await this.db.query<{ totalCount: number }>(count.text, count.params)
+    return { ...page, totalCount: total.rows[0]?.totalCount as number }
+  }
+
+  async close (): Promise<void> {
+    await this.db.close()
+  }
+}
