@@ -1,0 +1,120 @@
+import t from 'tap'
+import { connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { tokenCommand } from '../../bin/token.js'
+
+const UA = { 'user-agent': 'app-test/1 (tap)' }
+
+async function start (t: Tap, env: Record<string, string> = {}): Promise<{ url: string, token: string }> {
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory', CORS_ORIGINS: 'https://app.example.com', ...env })
+  const app = await buildApp(config)
+  app.get('/v1/probe', { config: { auth: { scopes: ['authors:read'] } } }, async (request) => ({ sub: request.principal?.sub, context: request.executionContext }))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const { port } = app.server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, token: tokenCommand(['--sub', 'user-1', '--scope', 'authors:read'], { LOG_LEVEL: 'silent', ...env }) }
+}
+type Tap = typeof t
+
+t.test('the composed plugins over real HTTP', async t => {
+  const { url, token } = await start(t)
+  const auth = { ...UA, authorization: `Bearer ${token}` }
+
+  const health = await fetch(`${url}/health`, { headers: { 'user-agent': '' } })
+  t.equal(health.status, 200, '/health needs neither a token nor a User-Agent')
+  t.same(await health.json(), { status: 'UP' })
+
+  const ok = await fetch(`${url}/v1/probe`, { headers: { ...auth, 'x-request-id': 'r-1', 'svc-execution-context': 'preprod' } })
+  t.equal(ok.status, 200)
+  t.same(await ok.json(), { sub: 'user-1', context: 'preprod' })
+  t.equal(ok.headers.get('x-request-id'), 'r-1')
+  t.equal(ok.headers.get('svc-execution-context'), 'preprod')
+  t.equal(ok.headers.get('cache-control'), 'no-store')
+  t.equal(ok.headers.get('content-language'), 'en-US')
+
+  const table: Array<[string, RequestInit, number, string]> = [
+    ['no User-Agent', { headers: { authorization: `Bearer ${token}`, 'user-agent': '' } }, 403, 'Forbidden'],
+    ['no token', { headers: UA }, 401, 'Invalid Request'],
+    ['lowercase bearer', { headers: { ...UA, authorization: `bearer ${token}` } }, 401, 'Invalid Request'],
+    ['bad token', { headers: { ...UA, authorization: 'Bearer abc.def.ghi' } }, 401, 'Invalid Token'],
+    ['XML only', { headers: { ...auth, accept: 'application/xml' } }, 406, 'Not Acceptable'],
+    ['unknown context', { headers: { ...auth, 'svc-execution-context': 'staging' } }, 400, 'Invalid Data'],
+    ['bad idempotency key on GET', { headers: { ...auth, 'svc-idempotency-key': 'x' } }, 400, 'Invalid Data']
+  ]
+  for (const [name, init, status, title] of table) {
+    const res = await fetch(`${url}/v1/probe`, init)
+    t.equal(res.status, status, name)
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/, `${name}: problem media type`)
+    const body = await res.json() as Record<string, unknown>
+    t.equal(body.title, title, `${name}: title`)
+    t.equal(body.status, status, `${name}: status in body`)
+    t.type(body.requestId, 'string', `${name}: requestId`)
+  }
+
+  const options = await fetch(`${url}/v1/probe`, { method: 'OPTIONS', headers: UA })
+  t.equal(options.status, 204)
+  t.equal(options.headers.get('allow'), 'GET, HEAD, OPTIONS')
+  const wrong = await fetch(`${url}/v1/probe`, { method: 'DELETE', headers: UA })
+  t.equal(wrong.status, 405)
+  t.equal(wrong.headers.get('allow'), 'GET, HEAD, OPTIONS')
+  const unknown = await fetch(`${url}/v1/nothing`, { headers: UA })
+  t.equal(unknown.status, 404)
+  t.equal(((await unknown.json()) as { instance: string }).instance, '/v1/nothing')
+
+  const preflight = await fetch(`${url}/v1/probe`, { method: 'OPTIONS', headers: { ...UA, origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } })
+  t.equal(preflight.status, 204, 'a preflight needs no token')
+  t.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example.com')
+  const refused = await fetch(`${url}/v1/probe`, { method: 'OPTIONS', headers: { ...UA, origin: 'https://evil.example.com', 'access-control-request-method': 'GET' } })
+  t.equal(refused.status, 403)
+  t.equal(refused.headers.get('svc-cors-error'), 'bad origin')
+})
+
+t.test('HTTP/1.0 is refused with a problem', async t => {
+  const { url } = await start(t)
+  const port = Number(new URL(url).port)
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end('GET /v1/probe HTTP/1.0\r\nUser-Agent: raw/1\r\n\r\n'))
+    let data = ''
+    socket.on('data', (chunk) => { data += String(chunk) })
+    socket.on('end', () => resolve(data))
+    socket.on('error', reject)
+  })
+  t.match(raw, /^HTTP\/1\.1 505 /)
+  t.match(raw, /application\/problem\+json/)
+  t.match(raw, /"title":"HTTP Version Not Supported"/)
+})
+
+t.test('the OpenAPI document of the service', async t => {
+  const { url } = await start(t)
+  const res = await fetch(`${url}/openapi.json`, { headers: UA })
+  t.equal(res.status, 200)
+  const doc = await res.json() as { openapi: string, paths: Record<string, unknown>, components: { securitySchemes: Record<string, unknown> } }
+  t.equal(doc.openapi, '3.1.0')
+  t.ok(doc.components.securitySchemes.bearerAuth)
+  t.ok(doc.paths['/v1/probe'])
+})
+
+t.test('configuration: production needs real secrets; bad values are named', async t => {
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /AUTH_JWT_SECRET is required[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/)
+  t.throws(() => loadConfig({ PORT: 'eighty' }), /port/)
+  t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /corsOrigins/)
+  t.throws(() => loadConfig({ EXECUTION_CONTEXTS: 'Bad Context' }), /executionContexts/)
+  const { config, warnings } = loadConfig({ TRUST_PROXY: '2', EXECUTION_CONTEXTS: 'qa, load-test', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
+  t.equal(config.trustProxy, 2)
+  t.same(config.executionContexts, ['qa', 'load-test'])
+  t.equal(config.jwksUrl, 'https://idp.example.com/jwks.json')
+  t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).config.trustProxy, true)
+  t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
+})
+
+t.test('npm run token prints a verifiable token with the asked claims', async t => {
+  const token = tokenCommand(['--sub', 'alice', '--scope', 'documents:read', '--expires-in', '120'], { LOG_LEVEL: 'silent' })
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>
+  t.equal(payload.sub, 'alice')
+  t.equal(payload.scope, 'documents:read')
+  t.ok(Math.abs((payload.exp as number) - (Date.now() / 1000 + 120)) < 5)
+  t.throws(() => tokenCommand(['--nope'], {}), /nope/)
+})
