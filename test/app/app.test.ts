@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../app.js'
@@ -7,7 +7,7 @@ import { tokenCommand } from '../../bin/token.js'
 
 const UA = { 'user-agent': 'app-test/1 (tap)' }
 
-async function start (t: Tap, env: Record<string, string> = {}): Promise<{ url: string, token: string }> {
+async function start (t: Test, env: Record<string, string> = {}): Promise<{ url: string, token: string }> {
   const { config } = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory', CORS_ORIGINS: 'https://app.example.com', ...env })
   const app = await buildApp(config)
   app.get('/v1/probe', { config: { auth: { scopes: ['authors:read'] } } }, async (request) => ({ sub: request.principal?.sub, context: request.executionContext }))
@@ -16,7 +16,6 @@ async function start (t: Tap, env: Record<string, string> = {}): Promise<{ url: 
   const { port } = app.server.address() as AddressInfo
   return { url: `http://127.0.0.1:${port}`, token: tokenCommand(['--sub', 'user-1', '--scope', 'authors:read'], { LOG_LEVEL: 'silent', ...env }) }
 }
-type Tap = typeof t
 
 t.test('the composed plugins over real HTTP', async t => {
   const { url, token } = await start(t)
