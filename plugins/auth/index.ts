@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { pathOf } from '../shared/url.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
 
@@ -86,7 +87,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     const scopes = config?.scopes ?? []
     const missing = scopes.filter((s) => !principal.scopes.includes(s))
     if (missing.length > 0) {
-      const path = request.url.split('?')[0] as string
+      const path = pathOf(request.url)
       const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
       throw problems.forbidden(`The access token does not grant ${which} that ${request.method} ${path} requires; request a token with ${missing.length === 1 ? 'it' : 'them'}.`, {
         instance: path,

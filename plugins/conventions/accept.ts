@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { shown } from './shown.js'
 import { essenceOf, isUtf8, parseMediaType, splitOutsideQuotes, type MediaType, type MediaTypes } from './media-type.js'
+import { Memo } from './memo.js'
 
 /** The media types a route can produce, in its order of preference. */
 export type Produces = MediaTypes
@@ -98,6 +99,9 @@ export function negotiate (ranges: readonly MediaRange[], produces: readonly Med
   return chosen
 }
 
+// The negotiated type by exact Accept value, per route's list of produced types.
+const memos = new WeakMap<Produces, Memo<string | null>>()
+
 /**
  * Returns the negotiated type, or throws 406. An absent or blank Accept means "anything"
  * (RFC 9110 §12.5.1): JSON is chosen when produced, else the route's first type.
@@ -107,7 +111,12 @@ export function checkAccept (request: FastifyRequest, produces: Produces, path: 
   if (header === undefined || header.trim() === '') {
     return essenceOf(produces.find(mt => essenceOf(mt) === 'application/json') ?? produces[0])
   }
-  const chosen = negotiate(parseAccept(header), produces)
+  let memo = memos.get(produces)
+  if (memo === undefined) {
+    memo = new Memo()
+    memos.set(produces, memo)
+  }
+  const chosen = memo.get(header, (h) => negotiate(parseAccept(h), produces))
   if (chosen !== null) return chosen
   const offered = produces.map(essenceOf).join(', ')
   // Problem details are an error format (RFC 9457): `application/problem+json` alone never

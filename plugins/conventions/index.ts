@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
+import { pathOf } from '../shared/url.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
@@ -74,9 +75,12 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   fastify.addHook('onRequest', async (request, reply) => {
     request.executionContext = fallbackContext
     const s = settingsFor(request)
-    const path = request.url.split('?')[0] as string
+    const path = pathOf(request.url)
     if (s.httpVersion) checkHttpVersion(request)
-    if (s.userAgent !== null) await checkUserAgent(request, s.userAgent, path)
+    if (s.userAgent !== null) {
+      const pending = checkUserAgent(request, s.userAgent, path)
+      if (pending !== undefined) await pending
+    }
     // An unknown path has no media types of its own: its 404 is not negotiated.
     if (!request.is404) {
       if (s.produces !== null) request.negotiatedType = checkAccept(request, s.produces, path)

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { Memo } from './memo.js'
 import { problems } from '../problem/errors.js'
 import { shown } from './shown.js'
 
@@ -111,13 +112,30 @@ function ruleText (opts: UserAgentOptions): string {
   return text
 }
 
-/** Conventions: Headers, User-Agent — absent or invalid gives 403, and the detail names the path and the rule. */
-export async function checkUserAgent (request: FastifyRequest, opts: UserAgentOptions, path: string): Promise<void> {
+// Valid/invalid by exact header value, per strictness (the same options object is reused).
+const memos = new WeakMap<UserAgentOptions, Memo<boolean>>()
+
+/**
+ * Conventions: Headers, User-Agent — absent or invalid gives 403, and the detail names the
+ * path and the rule. Synchronous unless a custom `validate` answers with a promise.
+ */
+export function checkUserAgent (request: FastifyRequest, opts: UserAgentOptions, path: string): void | Promise<void> {
   const value = request.headers['user-agent']
-  const ok = opts.validate !== undefined
-    ? await opts.validate(value, request)
-    : value !== undefined && isValidUserAgent(value, opts)
-  if (ok) return
+  if (opts.validate !== undefined) {
+    const verdict = opts.validate(value, request)
+    if (verdict instanceof Promise) return verdict.then((ok) => { if (!ok) refuse(value, opts, path) })
+    if (!verdict) refuse(value, opts, path)
+    return
+  }
+  let memo = memos.get(opts)
+  if (memo === undefined) {
+    memo = new Memo()
+    memos.set(opts, memo)
+  }
+  if (value === undefined || !memo.get(value, (v) => isValidUserAgent(v, opts))) refuse(value, opts, path)
+}
+
+function refuse (value: string | undefined, opts: UserAgentOptions, path: string): never {
   const why = value === undefined ? 'the header is missing' : `${shown(value)} does not follow it`
   throw problems.forbidden(`Requests to ${path} need ${ruleText(opts)}; ${why}.`, { instance: path })
 }

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import fastifyCors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
+import { pathOf } from '../shared/url.js'
 
 export interface CorsPluginOptions {
   /**
@@ -134,7 +135,7 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return
     if (origins.length > 0) appendVary(reply, 'Origin')
 
-    const path = request.url.split('?')[0] as string
+    const path = pathOf(request.url)
     const refuse = (reason: string, detail: string): ProblemError => problems.forbidden(`The CORS preflight for ${path} was refused: ${detail}.`, {
       instance: path,
       headers: { 'svc-cors-error': reason, vary: REFUSED_VARY }

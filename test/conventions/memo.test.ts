@@ -1,0 +1,31 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import conventions from '../../plugins/conventions/index.js'
+import { Memo } from '../../plugins/conventions/memo.js'
+
+t.test('Memo computes each key once, keeps null answers, and starts over when full', async t => {
+  const calls: string[] = []
+  const memo = new Memo<string | null>(2)
+  const compute = (k: string): string | null => { calls.push(k); return k === 'none' ? null : k.toUpperCase() }
+  t.equal(memo.get('a', compute), 'A')
+  t.equal(memo.get('a', compute), 'A')
+  t.equal(memo.get('none', compute), null)
+  t.equal(memo.get('none', compute), null, 'a null answer is remembered too')
+  t.same(calls, ['a', 'none'])
+  t.equal(memo.get('b', compute), 'B', 'a third key starts the memo over')
+  t.equal(memo.get('a', compute), 'A')
+  t.same(calls, ['a', 'none', 'b', 'a'])
+})
+
+t.test('a synchronous custom User-Agent predicate', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(conventions, { userAgent: { validate: (value) => value === 'allowed/1' } })
+  app.get('/x', async () => ({ ok: true }))
+  t.equal((await app.inject({ url: '/x', headers: { 'user-agent': 'allowed/1' } })).statusCode, 200)
+  const refused = await app.inject({ url: '/x', headers: { 'user-agent': 'other/1' } })
+  t.equal(refused.statusCode, 403)
+  t.match(JSON.parse(refused.body).detail, /other\/1/)
+  await app.close()
+})
