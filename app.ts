@@ -9,11 +9,18 @@ import cors from './plugins/cors/index.js'
 import auth from './plugins/auth/index.js'
 import methods from './plugins/methods/index.js'
 import openapi from './plugins/openapi/index.js'
+import resources from './plugins/resource/index.js'
+import { createStore } from './store/index.js'
+import type { Store } from './store/types.js'
 import { healthRoutes } from './routes/health.js'
+import { authors } from './routes/v1/authors.js'
+import { documents } from './routes/v1/documents.js'
 
 export interface AppOptions {
   /** Extra Fastify server options (tests pass `logger: false`, benchmarks more). */
   fastify?: FastifyHttpOptions<Server>
+  /** A store to use instead of the one the configuration names; the caller closes it. */
+  store?: Store
 }
 
 const MAX_REQUEST_ID = 200
@@ -46,6 +53,12 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     info: { title: 'Reference resource service', version: '1.0.0', description: 'Authors and documents, built only from the svc-conventions plugins.' }
   })
 
-  await app.register(healthRoutes, { check: async () => {} })
+  // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
+  // closed with the app; a store handed in by the caller stays the caller's to close.
+  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger: app.log })
+  if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
+
+  await app.register(healthRoutes, { check: async () => { await store.ready() } })
+  await app.register(resources, { store, resources: [authors, documents] })
   return app
 }

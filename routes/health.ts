@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { problems } from '../plugins/problem/errors.js'
 
 export interface HealthOptions {
   /** Resolves when the store answers; a rejection makes the check fail with 503. */
@@ -14,7 +15,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (fas
     schema: { hide: true, response: { 200: Health } },
     config: { auth: false, conventions: false, rateLimit: false }
   }, async () => {
-    await opts.check()
+    try {
+      await opts.check()
+    } catch (err) {
+      throw problems.unavailable('The store is not ready; retry shortly.', { cause: err, headers: { 'retry-after': 1 } })
+    }
     return { status: 'UP' as const }
   })
 }

@@ -1,0 +1,152 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ContextItem } from '../../schemas/problem.js'
+import { invalidData, problems } from '../problem/errors.js'
+import { pathOf } from '../shared/url.js'
+import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
+
+/** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
+export interface ConditionalPluginOptions {
+  /**
+   * Answer a GET/HEAD whose `If-None-Match` matches the response's `ETag` with 304 and no
+   * body, for routes that set `ETag` but do not evaluate the header themselves. Default true.
+   */
+  notModified?: boolean
+}
+
+/** `routeOptions.config.conditional`; `false` ignores the conditional headers on the route. */
+export interface ConditionalRouteConfig {
+  /** PUT, PATCH and DELETE without `If-Match` get 428 (conventions: Method rules 13). Default false. */
+  requireIfMatch?: boolean
+  /**
+   * With `requireIfMatch`, a PUT with `If-None-Match: *` (create only, RFC 9110 §13.1.2)
+   * needs no `If-Match`, since there is no ETag to send for what does not exist. Default true.
+   */
+  createWithIfNoneMatch?: boolean
+}
+
+/** The parsed conditional headers of a request; null where the header was not sent. */
+export interface Preconditions {
+  ifMatch: EntityTagList | null
+  ifNoneMatch: EntityTagList | null
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Conditional requests on this route: `false` off, or its rules. */
+    conditional?: false | ConditionalRouteConfig
+  }
+  interface FastifyRequest {
+    /** `If-Match` / `If-None-Match` parsed; null on routes with `config.conditional = false`. */
+    preconditions: Preconditions | null
+  }
+}
+
+const defaults = { notModified: true }
+
+const NONE: Preconditions = Object.freeze({ ifMatch: null, ifNoneMatch: null })
+const WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
+
+function malformed (header: string, value: string): ContextItem {
+  return {
+    code: 'INPUT_INVALID',
+    message: 'must be * or a comma-separated list of entity tags such as "abc" or W/"abc", as the ETag header gives them',
+    field: header,
+    source: 'header',
+    value
+  }
+}
+
+/** Reads both headers; a malformed one is a 400 with one context item per header. */
+export function parsePreconditions (request: FastifyRequest): Preconditions {
+  const im = request.headers['if-match']
+  const inm = request.headers['if-none-match']
+  if (im === undefined && inm === undefined) return NONE
+  const items: ContextItem[] = []
+  let ifMatch: EntityTagList | null = null
+  let ifNoneMatch: EntityTagList | null = null
+  if (im !== undefined) {
+    ifMatch = parseEntityTags(im)
+    if (ifMatch === null) items.push(malformed('If-Match', im))
+  }
+  if (inm !== undefined) {
+    ifNoneMatch = parseEntityTags(inm)
+    if (ifNoneMatch === null) items.push(malformed('If-None-Match', inm))
+  }
+  if (items.length > 0) throw invalidData(items)
+  return { ifMatch, ifNoneMatch }
+}
+
+/**
+ * RFC 9110 §13.2.2 for a read of a representation whose current tag is `etag` (null: none
+ * exists). Throws 412 when `If-Match` fails; returns true when `If-None-Match` matches,
+ * i.e. the caller answers 304.
+ */
+export function evaluateRead (pre: Preconditions | null, etag: string, path: string): boolean {
+  if (pre === null) return false
+  if (pre.ifMatch !== null && !strongMatch(pre.ifMatch, etag)) {
+    throw problems.preconditionFailed(`If-Match does not match the current ETag of ${path}; GET it again and retry with its ETag.`, { instance: path })
+  }
+  return pre.ifNoneMatch !== null && weakMatch(pre.ifNoneMatch, etag)
+}
+
+/** Turns a 2xx reply into a 304: no body, no content headers, the ETag kept (RFC 9110 §15.4.5). */
+export function notModified (reply: FastifyReply): FastifyReply {
+  reply.removeHeader('content-type')
+  reply.removeHeader('content-length')
+  return reply.code(304)
+}
+
+async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPluginOptions): Promise<void> {
+  const notModifiedOn = opts.notModified ?? defaults.notModified
+  if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
+
+  fastify.decorateRequest('preconditions', null)
+
+  fastify.addHook('onRoute', (route) => {
+    const config: unknown = route.config?.conditional
+    if (config === undefined || config === false) return
+    const c = config as Record<string, unknown>
+    if (typeof config !== 'object' || config === null ||
+        (c.requireIfMatch !== undefined && typeof c.requireIfMatch !== 'boolean') ||
+        (c.createWithIfNoneMatch !== undefined && typeof c.createWithIfNoneMatch !== 'boolean')) {
+      throw new TypeError(`conditional plugin: config.conditional of ${String(route.method)} ${route.url} must be false or { requireIfMatch?: boolean, createWithIfNoneMatch?: boolean }, got ${JSON.stringify(config)}`)
+    }
+  })
+
+  // onRequest: a malformed header or a missing required If-Match is refused before the body is read.
+  fastify.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config.conditional
+    if (config === false) return
+    const pre = parsePreconditions(request)
+    request.preconditions = pre
+    if (config?.requireIfMatch === true && pre.ifMatch === null && WRITES.has(request.method)) {
+      const creating = request.method === 'PUT' && pre.ifNoneMatch === '*' && config.createWithIfNoneMatch !== false
+      if (creating) return
+      const path = pathOf(request.url)
+      throw problems.preconditionRequired(
+        `${request.method} ${path} requires the If-Match header; GET the resource and send its ETag in If-Match` +
+        (request.method === 'PUT' && config.createWithIfNoneMatch !== false ? ', or send If-None-Match: * to create it.' : '.'),
+        { instance: path }
+      )
+    }
+  })
+
+  if (notModifiedOn) {
+    fastify.addHook('onSend', async (request, reply, payload) => {
+      const pre = request.preconditions
+      if (pre === null || pre.ifNoneMatch === null || reply.statusCode !== 200) return payload
+      if (request.method !== 'GET' && request.method !== 'HEAD') return payload
+      const etag = reply.getHeader('etag')
+      if (typeof etag !== 'string' || !weakMatch(pre.ifNoneMatch, etag)) return payload
+      notModified(reply)
+      // GET: no payload, so Fastify sends no body and no Content-Length. HEAD keeps the
+      // payload its own onSend measures: the Content-Length of the 200 is allowed on a 304
+      // (RFC 9110 §8.6), and Node writes no body for either.
+      return request.method === 'GET' ? null : payload
+    })
+  }
+}
+
+export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
+export default fp(conditionalPlugin, { fastify: '5.x', name: 'svc-conditional' })

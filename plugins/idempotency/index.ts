@@ -1,0 +1,66 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { migrate } from '../../store/migrate.js'
+import type { Store } from '../../store/types.js'
+import { IdempotencyKeys } from './keys.js'
+
+/** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
+export interface IdempotencyPluginOptions {
+  /** The store holding the keys, the same one that holds the resources they guard. Required. */
+  store: Store
+  /** How long a key is remembered, in milliseconds; after that it can be used again. Default 24 h. */
+  ttl?: number
+  /** How often expired keys are deleted, in milliseconds; 0 never (call `purge`). Default the ttl, at most 1 h. */
+  purgeInterval?: number
+  /** Table name. Default `idempotency_keys`. */
+  table?: string
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The idempotency key table: `claim(tx, …)` inside the transaction of the change, `purge(db)`. */
+    idempotency: IdempotencyKeys
+  }
+}
+
+const HOUR = 60 * 60 * 1000
+const defaults = { ttl: 24 * HOUR, table: 'idempotency_keys' }
+
+function positiveInteger (name: string, value: unknown, allowZero: boolean): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new TypeError(`idempotency plugin: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer of milliseconds, got ${String(value)}`)
+  }
+  return value
+}
+
+async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPluginOptions): Promise<void> {
+  const store = opts.store
+  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
+    throw new TypeError(`idempotency plugin: store must be a Store (createStore), got ${String(store)}`)
+  }
+  const ttl = positiveInteger('ttl', opts.ttl ?? defaults.ttl, false)
+  const purgeInterval = positiveInteger('purgeInterval', opts.purgeInterval ?? Math.min(ttl, HOUR), true)
+  const table = opts.table ?? defaults.table
+  if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(table)) {
+    throw new TypeError(`idempotency plugin: table must be a lowercase SQL name of at most 41 characters, got ${String(table)}`)
+  }
+
+  const keys = new IdempotencyKeys(table, ttl)
+  await migrate(store, keys.migrations())
+  fastify.decorate('idempotency', keys)
+
+  // Expired rows go now and then on a timer, never on a request's path.
+  if (purgeInterval > 0) {
+    const timer = setInterval(() => {
+      keys.purge(store).then(
+        (n) => { if (n > 0) fastify.log.debug({ purged: n }, 'idempotency: expired keys deleted') },
+        (err: unknown) => { fastify.log.warn({ err }, 'idempotency: purging expired keys failed; trying again later') }
+      )
+    }, purgeInterval)
+    timer.unref()
+    fastify.addHook('onClose', async () => { clearInterval(timer) })
+  }
+}
+
+export { IdempotencyKeys, fingerprintOf, replayStatus, type IdempotencyClaim, type IdempotencyRecord } from './keys.js'
+export default fp(idempotencyPlugin, { fastify: '5.x', name: 'svc-idempotency' })

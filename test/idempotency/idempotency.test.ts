@@ -1,0 +1,179 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import Fastify from 'fastify'
+import idempotency, { IdempotencyKeys, fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
+import { databases, pglite } from '../support/databases.js'
+import { build, client, idemKey, json, unique } from '../resource/helper.js'
+
+function thrown (fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (err) {
+    return err
+  }
+  throw new Error('did not throw')
+}
+
+function claimOf (over: Partial<IdempotencyClaim> = {}): IdempotencyClaim {
+  return { ctx: 'prod', resource: 'documents', key: idemKey(), method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, ...over }
+}
+
+t.test('replayStatus: 2xx for a retried idempotent request, 409 otherwise', async t => {
+  const first = claimOf()
+  t.equal(replayStatus(first, { ...first }), 204)
+  const table: Array<[string, Partial<IdempotencyClaim>, string]> = [
+    ['another method', { method: 'PATCH' }, 'already used for PUT /v1/documents/1'],
+    ['another path', { target: '/v1/documents/2' }, 'already used for PUT /v1/documents/1'],
+    ['another body', { fingerprint: 'g' }, 'another body']
+  ]
+  for (const [name, change, detail] of table) {
+    t.match(thrown(() => replayStatus(first, { ...first, ...change })), { statusCode: 409, instance: '/v1/documents/1', detail: new RegExp(detail) }, name)
+  }
+  const post = claimOf({ method: 'POST', target: '/v1/documents', instance: '/v1/documents/9', status: 201 })
+  t.match(thrown(() => replayStatus(post, { ...post })), { statusCode: 409, instance: '/v1/documents/9', detail: /already used to create \/v1\/documents\/9/ })
+})
+
+t.test('fingerprintOf: equal JSON, equal fingerprint', async t => {
+  t.equal(fingerprintOf({ a: 1 }), fingerprintOf({ a: 1 }))
+  t.not(fingerprintOf({ a: 1 }), fingerprintOf({ a: 2 }))
+  t.equal(fingerprintOf(undefined), fingerprintOf(undefined))
+  t.not(fingerprintOf(undefined), fingerprintOf(null))
+})
+
+t.test('option validation names the option', async t => {
+  const store = await pglite.create(t)
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{}, /store must be a Store/],
+    [{ store, ttl: 0 }, /ttl must be a positive integer/],
+    [{ store, ttl: 1.5 }, /ttl must be/],
+    [{ store, purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
+    [{ store, table: 'Bad-Name' }, /table must be a lowercase SQL name/]
+  ]
+  for (const [opts, message] of cases) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(idempotency, opts as never); await app.ready() }, { name: 'TypeError', message }, JSON.stringify(Object.keys(opts)))
+  }
+})
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+
+    t.test('claim: the first claim wins, a live key returns the first record, an expired key is taken over', async t => {
+      const keys = new IdempotencyKeys('idem_direct', 100)
+      for (const m of keys.migrations()) await store.exec(m.sql as string)
+      const claim = claimOf()
+      t.equal(await store.transaction(tx => keys.claim(tx, claim)), null)
+      t.same(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204 })
+      t.equal(await keys.claim(store, { ...claim, ctx: 'preprod' }), null, 'keys are scoped by execution context')
+      t.equal(await keys.claim(store, { ...claim, resource: 'authors' }), null, 'and by resource')
+      await t.rejects(store.transaction(async tx => {
+        t.equal(await keys.claim(tx, claimOf({ key: 'rolled-back-key-0000000' })), null)
+        throw new Error('the change failed')
+      }))
+      t.equal(await keys.claim(store, claimOf({ key: 'rolled-back-key-0000000' })), null, 'a rolled back claim leaves the key free')
+      await sleep(150)
+      t.equal(await keys.claim(store, { ...claim, target: '/new' }), null, 'expired: taken over')
+      t.equal((await keys.claim(store, claim))?.target, '/new')
+      await sleep(150)
+      t.ok(await keys.purge(store) >= 1, 'expired rows are purged')
+      t.equal(await keys.purge(store), 0)
+    })
+
+    t.test('the plugin purges expired keys on a timer', async t => {
+      const app = Fastify()
+      await app.register(idempotency, { store, ttl: 20, purgeInterval: 30, table: 'idem_timer' })
+      await app.ready()
+      t.teardown(() => app.close())
+      await app.idempotency.claim(store, claimOf())
+      const rows = async (): Promise<number> => (await store.query('SELECT count(*)::int AS n FROM idem_timer')).rows[0]?.n as number
+      t.equal(await rows(), 1)
+      for (let i = 0; i < 50 && await rows() > 0; i++) await sleep(20)
+      t.equal(await rows(), 0, 'purged without any request')
+    })
+
+    t.test('a failing purge is logged, not thrown', async t => {
+      const warnings: unknown[] = []
+      const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { warnings.push(JSON.parse(line)) } } } })
+      await app.register(idempotency, { store, ttl: 10, purgeInterval: 10, table: 'idem_dropped' })
+      await app.ready()
+      t.teardown(() => app.close())
+      await store.exec('DROP TABLE idem_dropped')
+      for (let i = 0; i < 50 && warnings.length === 0; i++) await sleep(10)
+      t.match(warnings[0], { msg: /purging expired keys failed/ })
+    })
+
+    t.test('purgeInterval 0: no timer', async t => {
+      const app = Fastify()
+      await app.register(idempotency, { store, purgeInterval: 0, table: 'idem_manual' })
+      await app.ready()
+      await app.close()
+      t.equal(app.idempotency.ttl, 24 * 60 * 60 * 1000, 'default ttl 24 h')
+    })
+
+    t.test('over HTTP', async t => {
+      const app = await build(t, store)
+      const api = client(app)
+      const a = json(await api.post('/v1/authors', { name: 'Ann', email: 'ann@example.com' }))
+
+      t.test('a repeated POST: 409 naming the first resource, nothing created twice', async t => {
+        const key = idemKey()
+        const body = { name: unique(), authorId: a.id, kind: 'INVOICE' }
+        const first = await api.post('/v1/documents', body, { 'svc-idempotency-key': key })
+        t.equal(first.statusCode, 201)
+        const again = await api.post('/v1/documents', body, { 'svc-idempotency-key': `"${key}"` })
+        t.equal(again.statusCode, 409)
+        t.equal(json(again).instance, first.headers.location)
+        t.match(json(again).detail, 'already used to create')
+        const other = await api.post('/v1/documents', { ...body, name: unique() }, { 'svc-idempotency-key': key })
+        t.equal(other.statusCode, 409, 'another body with a used key')
+        t.equal(json(other).instance, first.headers.location)
+        const pre = await api.post('/v1/documents', { ...body, name: unique() }, { 'svc-idempotency-key': key, 'svc-execution-context': 'preprod' })
+        t.equal(pre.statusCode, 409, 'the author is not in preprod: the key is free there, the reference is not')
+        t.equal(json(pre).context[0].code, 'REFERENCE_NOT_FOUND')
+      })
+
+      t.test('a failed POST does not keep its key', async t => {
+        const key = idemKey()
+        const bad = await api.post('/v1/documents', { name: unique(), authorId: 'nobody', kind: 'INVOICE' }, { 'svc-idempotency-key': key })
+        t.equal(bad.statusCode, 409)
+        const good = await api.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }, { 'svc-idempotency-key': key })
+        t.equal(good.statusCode, 201)
+      })
+
+      t.test('PUT, PATCH and DELETE replays answer 2xx without applying twice', async t => {
+        const d = json(await api.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }))
+        const url = `/v1/documents/${d.id as string}`
+        const putKey = idemKey()
+        const putBody = { name: d.name, authorId: a.id, kind: 'CONTRACT' }
+        t.equal((await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })).statusCode, 204)
+        const afterPut = json(await api.get(url))
+        t.equal((await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })).statusCode, 204, 'replayed although the If-Match is now stale')
+        t.equal(json(await api.get(url)).etag, afterPut.etag, 'not applied again')
+
+        const patchKey = idemKey()
+        t.equal((await api.patch(url, { pageCount: 1 }, { 'if-match': afterPut.etag, 'svc-idempotency-key': patchKey })).statusCode, 204)
+        const afterPatch = json(await api.get(url))
+        t.equal((await api.patch(url, { pageCount: 1 }, { 'if-match': afterPut.etag, 'svc-idempotency-key': patchKey })).statusCode, 204)
+        t.equal(json(await api.get(url)).etag, afterPatch.etag)
+        const elsewhere = await api.patch(`/v1/documents/${unique('x')}`, { pageCount: 1 }, { 'if-match': '*', 'svc-idempotency-key': patchKey })
+        t.equal(elsewhere.statusCode, 409, 'a key reused on another resource')
+        t.equal(json(elsewhere).instance, url)
+
+        const deleteKey = idemKey()
+        t.equal((await api.delete(url, { 'if-match': afterPatch.etag, 'svc-idempotency-key': deleteKey })).statusCode, 204)
+        t.equal((await api.delete(url, { 'if-match': afterPatch.etag, 'svc-idempotency-key': deleteKey })).statusCode, 204)
+        t.equal((await api.get(url)).statusCode, 404)
+      })
+
+      t.test('a key expires and can then be used again', async t => {
+        const short = client(await build(t, store, { idempotencyTtl: 1000 }))
+        const key = idemKey()
+        t.equal((await short.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }, { 'svc-idempotency-key': key })).statusCode, 201)
+        t.equal((await short.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }, { 'svc-idempotency-key': key })).statusCode, 409)
+        await sleep(1100)
+        t.equal((await short.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }, { 'svc-idempotency-key': key })).statusCode, 201)
+      })
+    })
+  })
+}

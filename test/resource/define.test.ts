@@ -1,0 +1,255 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { Type, type TSchema } from '@sinclair/typebox'
+import Fastify from 'fastify'
+import { defineResource, type ResourceDefinition, type ResourceOptions } from '../../plugins/resource/define.js'
+import { columnOf, tableDdl, tableMigration, unwrapNullable } from '../../plugins/resource/columns.js'
+import { mergePatch } from '../../plugins/resource/merge-patch.js'
+import { compileBodyValidator, createBody, fillerOf, patchBody, patchable, writeForm } from '../../plugins/resource/write-schemas.js'
+import { storeProblem, upperSnake } from '../../plugins/resource/errors.js'
+import resource, { dependencyOrder } from '../../plugins/resource/index.js'
+import { CheckViolation, ForeignKeyViolation, SerializationFailure, UniqueViolation, Unavailable } from '../../store/errors.js'
+import { CronSchedule, DateOnly, DateTime, Decimal, Int32, Int64, Nullable, UpperSnakeEnum } from '../../schemas/types.js'
+import { pglite } from '../support/databases.js'
+import { authors } from '../../routes/v1/authors.js'
+import { documents } from '../../routes/v1/documents.js'
+
+const base: ResourceOptions<{ name: ReturnType<typeof Type.String> }> = {
+  name: 'note',
+  collection: 'notes',
+  path: '/v1/notes',
+  idParam: 'noteId',
+  fields: { name: Type.String() }
+}
+
+t.test('defineResource refuses what cannot work, naming the option', async t => {
+  const table: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['name', { name: 'Note' }, /^defineResource: name must be a lowercase entity name/],
+    ['long name', { name: 'a'.repeat(21) }, /name must be/],
+    ['collection', { collection: 'Notes' }, /collection must be/],
+    ['table', { table: 'x-y' }, /table must be/],
+    ['path', { path: 'v1/notes' }, /path must be an absolute path/],
+    ['idParam', { idParam: 'note_id' }, /idParam must be a camelCase/],
+    ['fields', { fields: {} }, /fields must be an object of TypeBox schemas/],
+    ['field name', { fields: { Name: Type.String() } }, /fields\.Name must be a camelCase property name/],
+    ['server-managed field', { fields: { etag: Type.String() } }, /fields\.etag must be a field the server does not manage/],
+    ['readOnly unknown', { readOnly: ['nope'] }, /readOnly must be one of the fields \(name\), got "nope"/],
+    ['readOnly not a list', { readOnly: 'name' }, /readOnly must be an array of field names/],
+    ['unique unknown', { unique: ['x'] }, /unique must be one of the fields/],
+    ['summary unknown', { summary: { omit: ['x'] } }, /summary\.omit must be one of the fields/],
+    ['reference field', { references: [{ field: 'x', resource: authors }] }, /references\.field must be one of the fields/],
+    ['reference target', { references: [{ field: 'name', resource: {} }] }, /references \(name\)\.resource must be a ResourceDefinition/],
+    ['reference ref name', { references: [{ field: 'name', resource: authors, ref: 'Bad' }] }, /references\.ref must be a camelCase/],
+    ['optional without default', { fields: { name: Type.Optional(Type.String()) } }, /fields\.name must be given a default or made Nullable/],
+    ['read-only without default', { fields: { name: Type.String(), hash: Type.String() }, readOnly: ['hash'] }, /fields\.hash must be given a default or made Nullable/],
+    ['schema read-only without default', { fields: { name: Type.String({ readOnly: true }) } }, /fields\.name must be given a default/],
+    ['derived clashing', { derived: { name: { schema: Type.String(), value: () => 'x' } } }, /derived\.name must be a name that is not already a field/],
+    ['several types', { fields: { name: Type.Unsafe({ type: ['string', 'integer', 'null'] }) } }, /field name must have one JSON type/],
+    ['unstorable type', { fields: { name: Type.Union([Type.String(), Type.Integer()]) } }, /field name must have one JSON type/]
+  ]
+  for (const [name, change, message] of table) {
+    t.throws(() => defineResource({ ...base, ...change } as never), { name: 'TypeError', message }, name)
+  }
+})
+
+t.test('a definition: entity schema, read-only set, parent reference, derived refs', async t => {
+  const child = defineResource({
+    ...base,
+    fields: { name: Type.String(), authorId: Nullable(Type.String()), hash: Nullable(Type.String()) },
+    readOnly: ['hash'],
+    parent: { resource: authors, field: 'authorId' },
+    references: [],
+    derived: { shout: { schema: Type.String(), value: (e) => String(e.name).toUpperCase() } }
+  })
+  t.same(child.references.map(r => r.field), ['authorId'], 'the parent field becomes a reference')
+  t.same(child.writable, ['name', 'authorId'])
+  t.ok(child.readOnly.has('hash') && child.readOnly.has('shout') && child.readOnly.has('etag'))
+  t.same((child.entity as unknown as { required: string[] }).required, ['id', 'ref', 'name', 'authorId', 'hash', 'shout', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag'])
+  t.equal(child.ref('1'), 'svc:note::1')
+  t.equal(child.itemPath('a b'), '/v1/notes/a%20b')
+  t.same(child.scopes, { read: [], write: [] })
+  const nullableRef = defineResource({ ...base, fields: { name: Type.String(), authorId: Nullable(Type.String()) }, references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }] })
+  t.same(nullableRef.derived.authorRef?.value({ authorId: null }), null)
+  t.same(nullableRef.derived.authorRef?.value({ authorId: 'a' }), 'svc:author::a')
+  t.same((nullableRef.entity as unknown as { properties: Record<string, { type: unknown }> }).properties.authorRef?.type, ['string', 'null'])
+  t.same(documents.summaryOmit, ['pages'])
+  t.notOk('pages' in (documents.summaryEntity as unknown as { properties: object }).properties)
+})
+
+t.test('columns: one storage type per kind of the convention', async t => {
+  const table: Array<[TSchema, string, string, boolean]> = [
+    [Type.String(), 'string', 'text', false],
+    [Nullable(Type.String()), 'string', 'text', true],
+    [UpperSnakeEnum(['A', 'B']), 'enum', 'text', false],
+    [Nullable(UpperSnakeEnum(['A'])), 'enum', 'text', true],
+    [DateTime(), 'date-time', 'timestamptz(3)', false],
+    [DateOnly(), 'date', 'date', false],
+    [Decimal(), 'decimal', 'numeric', false],
+    [Int64(), 'int64', 'bigint', false],
+    [Int32({ minimum: 0, maximum: 9 }), 'int32', 'integer', false],
+    [Type.Number(), 'number', 'double precision', false],
+    [Type.Boolean(), 'boolean', 'boolean', false],
+    [Type.Array(Type.String()), 'string-array', 'text[]', false],
+    [Type.Array(UpperSnakeEnum(['A'])), 'json', 'jsonb', false],
+    [Type.Array(DateOnly()), 'json', 'jsonb', false],
+    [Type.Array(Type.Integer()), 'json', 'jsonb', false],
+    [Type.Array(Type.Object({ a: Type.String() })), 'json', 'jsonb', false],
+    [Nullable(Type.Object({ a: Type.String() })), 'json', 'jsonb', true],
+    [Type.Union([Type.Object({ a: Type.String() }), Type.Null()]), 'json', 'jsonb', true],
+    [CronSchedule(), 'string', 'text', false],
+    [Type.Unsafe({ type: 'array' }), 'json', 'jsonb', false]
+  ]
+  for (const [schema, kind, sqlType, nullable] of table) {
+    const c = columnOf('f', schema)
+    t.match(c, { kind, sqlType, nullable }, `${kind} ${JSON.stringify(schema)}`)
+  }
+  t.same(columnOf('e', Nullable(UpperSnakeEnum(['A', 'B']))).enumValues, ['A', 'B'], 'null is not a value of the CHECK')
+  t.same(columnOf('j', Type.Object({})).toParam({ a: 1 }), '{"a":1}')
+  t.same(columnOf('j', Type.Object({})).toParam(null), null)
+  t.same(unwrapNullable(Type.Union([Type.String(), Type.Integer(), Type.Null()])).nullable, false, 'a union of three is not one nullable type')
+})
+
+t.test('DDL: deterministic constraint names, ctx in every key, idempotent statements', async t => {
+  const ddl = tableDdl({ table: 'documents', columns: documents.columns, unique: ['name'], references: [{ field: 'authorId', table: 'authors' }] })
+  t.match(ddl, 'CONSTRAINT "documents_pkey" PRIMARY KEY (ctx, id)')
+  t.match(ddl, 'CONSTRAINT "documents_name_key" UNIQUE (ctx, "name")')
+  t.match(ddl, 'CONSTRAINT "documents_authorId_fkey" FOREIGN KEY (ctx, "authorId") REFERENCES "authors" (ctx, id)')
+  t.match(ddl, 'CONSTRAINT "documents_status_check" CHECK ("status" IN (\'DRAFT\', \'PUBLISHED\', \'ARCHIVED\'))')
+  t.match(ddl, '"publishedDateTime" timestamptz(3)')
+  t.match(ddl, '"name" text NOT NULL')
+  t.match(ddl, 'CREATE INDEX IF NOT EXISTS "documents_authorId_idx"')
+  t.match(ddl, 'ALTER TABLE "documents" ADD COLUMN IF NOT EXISTS "tags" text[]')
+  const enumQuote = tableDdl({ table: 't', columns: [{ ...columnOf('e', UpperSnakeEnum(['A'])), enumValues: ["O'K"] }], unique: [], references: [] })
+  t.match(enumQuote, "IN ('O''K')", 'a literal of the definition is quoted')
+  t.equal(tableMigration({ table: 'x', columns: [], unique: [], references: [] }).id, tableMigration({ table: 'x', columns: [], unique: [], references: [] }).id)
+  t.not(documents.migration.id, authors.migration.id)
+  t.match(documents.migration.id, /^resource:documents:[0-9a-f]{12}$/)
+})
+
+t.test('write schemas: required unless omittable; nested members too; PATCH all optional and nullable', async t => {
+  const fields = {
+    name: Type.String(),
+    count: Type.Integer({ default: 0 }),
+    note: Nullable(Type.String()),
+    meta: Nullable(Type.Object({ a: Type.String(), b: Nullable(Type.String()), c: Type.Integer({ default: 1 }) })),
+    list: Type.Array(Type.Object({ x: Type.String(), y: Nullable(Type.String()) }), { default: [] })
+  }
+  const post = createBody(fields, Object.keys(fields)) as unknown as Record<string, any>
+  t.same(post.required, ['name'])
+  t.equal(post.additionalProperties, false)
+  t.same(post.properties.meta.required, ['a'])
+  t.equal(post.properties.meta.additionalProperties, false)
+  t.same(post.properties.list.items.required, ['x'])
+  const patch = patchBody(fields, Object.keys(fields)) as unknown as Record<string, any>
+  t.same(patch.required, [])
+  t.same(patch.properties.name.type, ['string', 'null'])
+  t.notOk('default' in patch.properties.count, 'an omitted member means unchanged: no default')
+  t.same(patch.properties.meta.type, ['object', 'null'])
+  t.notOk('required' in patch.properties.meta)
+  t.same(patch.properties.meta.properties.a.type, ['string', 'null'])
+  t.same(patch.properties.list.items.required, ['x'], 'an array is replaced whole: its items are complete')
+  t.same(patchable(UpperSnakeEnum(['A'])), { type: ['string', 'null'], enum: ['A', null] })
+  t.same(patchable(Type.Union([Type.String(), Type.Integer()])), { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] })
+  t.same(writeForm(Type.Array(Type.Array(Type.String()))), { type: 'array', items: { type: 'array', items: { type: 'string' } } })
+
+  const fill = fillerOf(fields)
+  const filled = fill({ name: 'n', meta: { a: 'x' }, list: [{ x: '1' }] })
+  t.same(filled, { name: 'n', count: 0, note: null, meta: { a: 'x', b: null, c: 1 }, list: [{ x: '1', y: null }] })
+  const a = fill({ name: 'a' })
+  const b = fill({ name: 'b' })
+  t.not(a.list, b.list, 'defaults are copied, never shared')
+  t.same(fill({ name: 'n', meta: null, list: 'x' as never }), { name: 'n', count: 0, note: null, meta: null, list: 'x' })
+  t.same(fillerOf({ o: Type.Object({ v: Nullable(Type.String()) }) })({ o: [1] as never }), { o: [1] }, 'a wrong shape is left for validation')
+
+  const validate = compileBodyValidator(createBody(fields, Object.keys(fields)))
+  t.equal(validate({ name: 'n' }), true)
+  t.equal(validate({ name: 1, extra: true }), false)
+  t.equal(validate.errors?.length, 2)
+})
+
+t.test('JSON Merge Patch: the examples of RFC 7396 Appendix A', async t => {
+  const table: Array<[unknown, unknown, unknown]> = [
+    [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
+    [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
+    [{ a: 'b' }, { a: null }, {}],
+    [{ a: 'b', b: 'c' }, { a: null }, { b: 'c' }],
+    [{ a: ['b'] }, { a: 'c' }, { a: 'c' }],
+    [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
+    [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
+    [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
+    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [{ a: 'b' }, ['c'], ['c']],
+    [{ a: 'foo' }, null, null],
+    [{ a: 'foo' }, 'bar', 'bar'],
+    [{ e: null }, { a: 1 }, { e: null, a: 1 }],
+    [[1, 2], { a: 'b', c: null }, { a: 'b' }],
+    [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }]
+  ]
+  for (const [target, patch, result] of table) {
+    const before = JSON.stringify(target)
+    t.same(mergePatch(target, patch), result, `${before} + ${JSON.stringify(patch)}`)
+    t.equal(JSON.stringify(target), before, 'the target is not changed')
+  }
+})
+
+t.test('JSON Merge Patch: properties', async t => {
+  const json = fc.jsonValue({ maxDepth: 3 })
+  fc.assert(fc.property(json, json, (target, patch) => {
+    const once = mergePatch(target, patch)
+    // Applying the same patch again changes nothing (RFC 7396 patches are idempotent).
+    t.same(mergePatch(once, patch), once)
+  }), { numRuns: 200 })
+  fc.assert(fc.property(fc.dictionary(fc.string(), json), (target) => {
+    t.same(mergePatch(target, {}), target, 'an empty patch is the identity on objects')
+  }), { numRuns: 100 })
+  t.equal(upperSnake('authorId'), 'AUTHOR_ID')
+  t.equal(upperSnake('name'), 'NAME')
+})
+
+t.test('store errors become problems without SQL', async t => {
+  const registry = new Map<string, ResourceDefinition>([['authors', authors], ['documents', documents]])
+  const cases: Array<[string, unknown, 'write' | 'delete', Record<string, unknown>]> = [
+    ['unique name', new UniqueViolation({ constraint: 'documents_name_key', table: 'documents' }), 'write', { status: 409, detail: /named 'x'/, context: [{ code: 'UNIQUE_NAME_VIOLATION', value: 'x' }] }],
+    ['primary key', new UniqueViolation({ constraint: 'documents_pkey', table: 'documents' }), 'write', { status: 409, detail: /with this id already exists/ }],
+    ['missing reference', new ForeignKeyViolation({ constraint: 'documents_authorId_fkey', table: 'documents' }), 'write', { status: 409, context: [{ code: 'REFERENCE_NOT_FOUND', field: 'authorId' }] }],
+    ['still referenced, table unknown to the driver', new ForeignKeyViolation({ constraint: 'x_fkey' }), 'delete', { status: 409, detail: /while other resources refer to it/ }],
+    ['an unknown reference', new ForeignKeyViolation({ constraint: 'documents_other_fkey', table: 'documents' }), 'write', { status: 409, detail: /refers to something that does not exist/ }],
+    ['still referenced by an unknown table', new ForeignKeyViolation({ constraint: 'x_fkey', table: 'x' }), 'delete', { status: 409, detail: /while other resources refer to it/ }],
+    ['serialization', new SerializationFailure({ sqlState: '40001' }), 'write', { status: 409, detail: /concurrent request; retry/ }],
+    ['unavailable', new Unavailable(), 'write', { status: 503, headers: { 'retry-after': 1 } }],
+    ['check', new CheckViolation({ constraint: 'documents_status_check' }), 'write', { status: 500 }]
+  ]
+  for (const [name, err, op, expected] of cases) {
+    const p = storeProblem(err, documents, op, 'd1', { name: 'x', authorId: 'a1' }, registry) as Record<string, unknown>
+    const { status, ...rest } = expected
+    t.match(p, { statusCode: status, ...rest }, name)
+    t.notMatch(JSON.stringify({ detail: p.detail, context: p.context }), /_key|_fkey|_pkey|_check/, `${name}: no constraint names`)
+  }
+  const uniqueObject = storeProblem(new UniqueViolation({ constraint: 'documents_name_key' }), documents, 'write', 'd', { name: { odd: true } }, registry) as Record<string, any>
+  t.notOk('value' in uniqueObject.context[0], 'a value that is not a scalar is not echoed')
+  const email = defineResource({ ...base, fields: { name: Type.String(), email: Type.String() }, unique: ['email'] })
+  t.match(storeProblem(new UniqueViolation({ constraint: 'notes_email_key' }), email, 'write', 'n', { email: 'a@b' }, registry), { detail: "A note with email 'a@b' already exists; choose another email.", context: [{ code: 'UNIQUE_EMAIL_VIOLATION' }] })
+  const refObject = storeProblem(new ForeignKeyViolation({ constraint: 'documents_authorId_fkey' }), documents, 'write', 'd', { authorId: ['x'] }, registry) as Record<string, any>
+  t.notOk('value' in refObject.context[0])
+  const other = new Error('not a store error')
+  t.equal(storeProblem(other, documents, 'write', 'd', {}, registry), other)
+})
+
+t.test('resource plugin: options are checked at registration', async t => {
+  const store = await pglite.create(t)
+  const cyclic = defineResource({ ...base, fields: { name: Type.String() } })
+  ;(cyclic.references as unknown[]).push({ field: 'name', resource: cyclic })
+  const table: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['no store', { resources: [authors] }, /store must be a Store/],
+    ['no resources', { store, resources: [] }, /resources must be a non-empty array/],
+    ['not definitions', { store, resources: [{}] }, /resources must be a non-empty array/],
+    ['twice', { store, resources: [authors, authors] }, /distinct tables, got authors twice/],
+    ['missing reference', { store, resources: [documents] }, /must include authors, which documents\.authorId references/],
+    ['cycle', { store, resources: [cyclic] }, /in a cycle, got one through notes/]
+  ]
+  for (const [name, opts, message] of table) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(resource, opts as never); await app.ready() }, { name: 'TypeError', message }, name)
+  }
+  t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
+})
