@@ -25,3 +25,14 @@ export { default as openapi } from './plugins/openapi/index.js'
 export type { OpenApiPluginOptions } from './plugins/openapi/index.js'
 
 export * from './schemas/index.js'
+
+export { default as resource } from './plugins/resource/index.js'
+export * from './plugins/resource/index.js'
+
+export { default as conditional } from './plugins/conditional/index.js'
+export * from './plugins/conditional/index.js'
+
+export { default as idempotency } from './plugins/idempotency/index.js'
+export * from './plugins/idempotency/index.js'
+
+export * from './store/index.js'

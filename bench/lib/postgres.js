@@ -1,0 +1,58 @@
+// A throwaway PostgreSQL server for the benchmarks: initdb into a temp dir (as the
+// `postgres` user when run as root, since initdb refuses root), a free loopback port,
+// stopped and removed by stop().
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+function bindir () {
+  try {
+    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim()
+    if (existsSync(join(dir, 'initdb'))) return dir
+  } catch {}
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
+  for (const v of versions) if (existsSync(join(root, v, 'bin', 'initdb'))) return join(root, v, 'bin')
+  throw new Error('PostgreSQL server binaries not found (install Debian\'s postgresql package)')
+}
+
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+    s.once('error', reject)
+  })
+}
+
+export async function startPostgres ({ settings = {} } = {}) {
+  const bin = bindir()
+  const dir = mkdtempSync(join(tmpdir(), 'bench-pg-'))
+  const root = process.getuid?.() === 0
+  const run = (cmd, args) => {
+    const full = join(bin, cmd)
+    const r = root
+      ? spawnSync('runuser', ['-u', 'postgres', '--', full, ...args], { encoding: 'utf8' })
+      : spawnSync(full, args, { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`)
+  }
+  if (root) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const port = await freePort()
+  run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
+  const opts = { listen_addresses: '127.0.0.1', max_connections: 200, fsync: 'off', shared_buffers: '256MB', ...settings }
+  const o = [`-p ${port}`, `-k ${dir}`, ...Object.entries(opts).map(([k, v]) => `-c ${k}=${v}`)].join(' ')
+  run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-t', '60', '-o', o, 'start'])
+  let stopped = false
+  const stop = () => {
+    if (stopped) return
+    stopped = true
+    try { run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', 'stop']) } catch {}
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.once('exit', stop)
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop }
+}
