@@ -2,7 +2,7 @@
 // service vs bare Fastify + pg running the same SQL, side by side in one run.
 import { signToken } from '../dist/index.js'
 import { startServer, load, measure, fmt } from './lib/harness.js'
-import { startPostgres } from './lib/postgres.js'
+import { startPostgres } from '../scripts/postgres.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const duration = Number(process.env.BENCH_DURATION ?? 10)

@@ -1,4 +1,4 @@
-// A throwaway PostgreSQL server for the benchmarks: initdb into a temp dir (as the
+// A throwaway PostgreSQL server for the tests and benchmarks: initdb into a temp dir (as the
 // `postgres` user when run as root, since initdb refuses root), a free loopback port,
 // stopped and removed by stop().
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -27,7 +27,7 @@ function freePort () {
 
 export async function startPostgres ({ settings = {} } = {}) {
   const bin = bindir()
-  const dir = mkdtempSync(join(tmpdir(), 'bench-pg-'))
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'))
   const root = process.getuid?.() === 0
   const run = (cmd, args) => {
     const full = join(bin, cmd)
