@@ -39,7 +39,7 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
 
   return {
     kind: driver.kind,
-    query: (sql, params) => track(() => driver.query(sql, params)),
+    query: (sql, params, options) => track(() => driver.query(sql, params, options)),
     exec: (sql) => track(() => driver.exec(sql)),
     async transaction<T> (fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
       const isolation = opts.isolation ?? 'read committed'
@@ -87,9 +87,9 @@ function transactionHandle (session: Queryable): { tx: Tx, end: () => void } {
     if (ended) throw new Error('store: this transaction has ended; run its statements inside its function')
   }
   const tx: Tx = {
-    async query (sql, params) {
+    async query (sql, params, options) {
       guard()
-      return await session.query(sql, params)
+      return await session.query(sql, params, options)
     },
     async exec (sql) {
       guard()

@@ -2,7 +2,7 @@ import pg from 'pg'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8 } from './parsers.js'
-import type { PoolOptions, QueryResult, Queryable, StoreLogger } from './types.js'
+import type { PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
 export interface PgDriverOptions {
   databaseUrl: string
@@ -61,7 +61,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
 
   return {
     kind: 'pg',
-    query: async (sql, params) => await checkout(async (c) => await c.query(sql, params)),
+    query: async (sql, params, options) => await checkout(async (c) => await c.query(sql, params, options)),
     exec: async (sql) => { await checkout(async (c) => { await c.exec(sql) }) },
     async transaction (isolation, fn) {
       return await checkout(async (c) => {
@@ -104,9 +104,10 @@ class Checkout implements Queryable {
     client.on('error', this.#onError)
   }
 
-  async query<R> (sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+  async query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
     // Extended protocol even without parameters, as on PGlite: exactly one statement.
-    const config = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended' }
+    const config: pg.QueryConfig & { queryMode: string } = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended' }
+    if (options?.name !== undefined) config.name = options.name
     const res = await this.#send(() => this.client.query<R & pg.QueryResultRow>(config))
     return { rows: res.rows, rowCount: res.rowCount ?? 0 }
   }

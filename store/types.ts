@@ -11,14 +11,25 @@ export interface QueryResult<R> {
 }
 
 /** What can run SQL: the store itself, or a transaction. */
+/** Per-statement options. */
+export interface QueryOptions {
+  /**
+   * A name for a FIXED SQL text: on a PostgreSQL server each connection then parses and plans
+   * it once and reuses the plan (a prepared statement). One name, one text, for the process's
+   * life; never name SQL built from request data. PGlite ignores it.
+   */
+  name?: string
+}
+
 export interface Queryable {
   /**
    * Runs one statement with `$1…` parameters (never spliced into the SQL).
    * Both engines parse `int8` as a number (an exact decimal string beyond ±2^53),
    * `date` as `'YYYY-MM-DD'`, `numeric` as a string, `timestamptz` as a Date and
    * json/jsonb as values; pass JSON parameters as `JSON.stringify(v)` with `$n::jsonb`.
+   * `options.name` makes a fixed SQL text a prepared statement on a server connection.
    */
-  query: <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<QueryResult<R>>
+  query: <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions) => Promise<QueryResult<R>>
   /** Runs a script of one or more statements without parameters (migrations, DDL). */
   exec: (sql: string) => Promise<void>
 }

@@ -46,6 +46,9 @@ export class Repository {
   private readonly insertOnlySql: string
   private readonly etagSql: string
   private readonly cache = new Map<string, string>()
+  // Statement names: every SQL text here is fixed per table and variant, so the server may
+  // prepare it once per connection (QueryOptions.name).
+  private readonly names = new Map<string, { name: string }>()
 
   constructor (def: ResourceDefinition) {
     this.def = def
@@ -83,31 +86,40 @@ export class Repository {
     return sql
   }
 
+  private named (key: string): { name: string } {
+    let options = this.names.get(key)
+    if (options === undefined) {
+      options = { name: `svc_${this.def.table}_${key.replace(/:/g, '_')}` }
+      this.names.set(key, options)
+    }
+    return options
+  }
+
   private static variant (cond: Condition): string {
     return `${cond.match != null ? 'm' : ''}${cond.noneMatch != null ? 'n' : ''}`
   }
 
   /** The entity row (API values, without ref and derived fields), or null. One round trip. */
   async get (db: Queryable, ctx: string, id: string): Promise<Row | null> {
-    const { rows } = await db.query(this.getSql, [ctx, id])
+    const { rows } = await db.query(this.getSql, [ctx, id], this.named('get'))
     return rows[0] ?? null
   }
 
   /** The current ETag, or null when the row does not exist. */
   async etagOf (db: Queryable, ctx: string, id: string): Promise<string | null> {
-    const { rows } = await db.query<{ etag: string }>(this.etagSql, [ctx, id])
+    const { rows } = await db.query<{ etag: string }>(this.etagSql, [ctx, id], this.named('etag'))
     return rows[0]?.etag ?? null
   }
 
   /** Creates the row (every column given) and returns it as read. */
   async insert (db: Queryable, w: Write): Promise<Row> {
-    const { rows } = await db.query(this.insertSql, this.params(w, this.columns))
+    const { rows } = await db.query(this.insertSql, this.params(w, this.columns), this.named('insert'))
     return rows[0] as Row
   }
 
   /** Creates the row unless the id exists (`If-None-Match: *`); false when it existed. */
   async insertOnly (db: Queryable, w: Write): Promise<boolean> {
-    const { rows } = await db.query(this.insertOnlySql, this.params(w, this.columns))
+    const { rows } = await db.query(this.insertOnlySql, this.params(w, this.columns), this.named('insert_only'))
     return rows.length > 0
   }
 
@@ -119,12 +131,13 @@ export class Repository {
   async upsert (db: Queryable, w: Write, cond: Condition = {}): Promise<boolean> {
     const params = this.params(w, this.columns)
     const where = this.conditionSql({ noneMatch: cond.noneMatch }, params, `${this.T}.`)
-    const sql = this.cached(`upsert:${Repository.variant({ noneMatch: cond.noneMatch })}`, () => {
+    const key = `upsert:${Repository.variant({ noneMatch: cond.noneMatch })}`
+    const sql = this.cached(key, () => {
       const set = ['etag', '"modifiedDateTime"', '"modifiedBy"', ...this.writable.map(c => c.ident)]
         .map(c => `${c} = EXCLUDED.${c}`).join(', ')
       return `${this.insertSql.slice(0, this.insertSql.indexOf(' RETURNING '))} ON CONFLICT (ctx, id) DO UPDATE SET ${set}${where ? ` WHERE ${where.slice(5)}` : ''} RETURNING 1 AS ok`
     })
-    const { rows } = await db.query(sql, params)
+    const { rows } = await db.query(sql, params, this.named(key))
     return rows.length > 0
   }
 
@@ -137,11 +150,12 @@ export class Repository {
     const columns = scope === 'writable' ? this.writable : this.columns
     const params = this.params(w, columns)
     const where = this.conditionSql(cond, params, '')
-    const sql = this.cached(`update:${scope}:${Repository.variant(cond)}`, () => {
+    const key = `update:${scope}:${Repository.variant(cond)}`
+    const sql = this.cached(key, () => {
       const set = ['etag = $3', '"modifiedDateTime" = now()', '"modifiedBy" = $4', ...columns.map((c, i) => `${c.ident} = $${i + 5}`)]
       return `UPDATE ${this.T} SET ${set.join(', ')} WHERE ctx = $1 AND id = $2${where} RETURNING 1 AS ok`
     })
-    const { rows } = await db.query(sql, params)
+    const { rows } = await db.query(sql, params, this.named(key))
     return rows.length > 0
   }
 
@@ -149,9 +163,10 @@ export class Repository {
   async delete (db: Queryable, ctx: string, id: string, cond: Condition = {}): Promise<boolean> {
     const params: unknown[] = [ctx, id]
     const where = this.conditionSql(cond, params, '')
-    const sql = this.cached(`delete:${Repository.variant(cond)}`, () =>
+    const key = `delete:${Repository.variant(cond)}`
+    const sql = this.cached(key, () =>
       `DELETE FROM ${this.T} WHERE ctx = $1 AND id = $2${where} RETURNING 1 AS ok`)
-    const { rows } = await db.query(sql, params)
+    const { rows } = await db.query(sql, params, this.named(key))
     return rows.length > 0
   }
 }
