@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { Problem, PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
-import { STATUS_TITLES } from '../problem/errors.js'
+import { ProblemError } from '../problem/errors.js'
 import { conventionHeaders } from './headers.js'
 
 export interface OpenApiPluginOptions {
@@ -67,7 +67,8 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
     },
     refResolver: {
       // Shared schemas keep their $id as component name: `#/components/schemas/Problem`.
-      buildLocalReference: (json, _base, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
+      // Only schemas added with addSchema (which requires an $id) reach this function.
+      buildLocalReference: (json) => String(json.$id)
     },
     transform: ({ schema, url, route }) => {
       const doc: DocSchema = { ...(schema as DocSchema) }
@@ -76,7 +77,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
       for (const status of statusesOf(route, doc, common)) {
         if (response[status] !== undefined) continue
         response[status] = {
-          description: STATUS_TITLES[status] ?? 'Problem',
+          description: new ProblemError(status, 'SVC_DOC').title,
           content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } }
         }
       }

@@ -127,13 +127,9 @@ export function contextFromAjv (errors: readonly ErrorObject[], part: string, fi
   }
   const kept = unfolded.filter(e => CHILD_KEYWORDS.has(e.keyword) || best.get(e.instancePath) === e)
   const source = SOURCES[part]
-  const seen = new Set<string>()
   const items: ContextItem[] = []
   for (const e of kept) {
     const m = mapError(e, fieldPrefix)
-    const key = `${m.code}\u0000${m.field}\u0000${m.message}`
-    if (seen.has(key)) continue
-    seen.add(key)
     const item: ContextItem = { code: m.code, message: m.message, field: m.field }
     if (source !== undefined) item.source = source
     if (m.value !== undefined) item.value = m.value

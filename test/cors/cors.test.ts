@@ -212,6 +212,9 @@ t.test('Vary is appended to, never duplicated or overwritten', async t => {
   for (const [preset, expected] of table) {
     const res = await app.inject({ url: '/x', headers: { 'x-preset-vary': preset } })
     t.equal(res.headers.vary, expected, preset)
+    const preflight = await app.inject({ method: 'OPTIONS', url: '/x', headers: { 'x-preset-vary': preset, origin: APP, 'access-control-request-method': 'GET' } })
+    t.equal(preflight.statusCode, 204)
+    t.equal(preflight.headers.vary, expected, `${preset} (preflight)`)
   }
 })
 

@@ -17,6 +17,7 @@ async function build (opts = {}): Promise<FastifyInstance> {
   app.post('/v1/things', { schema: { body: Type.Object({ name: Type.String() }) } }, async () => ({}))
   app.post('/_webhooks/scanner/document-scanned', { config: { auth: false, conventions: false, openapi: { internal: true } } }, async () => ({}))
   app.get('/hidden', { schema: { hide: true } }, async () => ({}))
+  app.route({ method: ['GET', 'DELETE'], url: '/v1/both/:id', schema: { response: { 404: { description: 'Gone for good', type: 'object' } } }, handler: async () => ({}) })
   return app
 }
 
@@ -52,6 +53,9 @@ t.test('every operation documents its problem responses, the conventional header
   t.notOk(hook.responses['401'], 'no 401/403 documented for an unauthenticated route')
   t.notOk(hook.parameters?.some((p: Doc) => p.name === 'user-agent'), 'no User-Agent rule where conventions are off')
   t.notOk(doc.paths['/hidden'], 'hidden routes stay hidden')
+  const both = doc.paths['/v1/both/{id}']
+  t.equal(both.get.responses['404'].description, 'Gone for good', 'a route\'s own response schema is kept')
+  t.ok(both.delete.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'a route with several methods: writes get the key')
   t.notOk(doc.paths['/openapi.json'], 'the document does not describe itself')
   await app.close()
 })
