@@ -9,10 +9,14 @@ import cors from './plugins/cors/index.js'
 import auth from './plugins/auth/index.js'
 import methods from './plugins/methods/index.js'
 import openapi from './plugins/openapi/index.js'
+import rateLimit from './plugins/rate-limit/index.js'
+import webhooks from './plugins/webhooks/index.js'
+import query from './plugins/query/index.js'
 import resources from './plugins/resource/index.js'
 import { createStore } from './store/index.js'
 import type { Store } from './store/types.js'
 import { healthRoutes } from './routes/health.js'
+import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
 import { documents } from './routes/v1/documents.js'
 
@@ -49,6 +53,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)
   await app.register(auth, { verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret } })
+  // Per route, after auth: keyed by the token's subject, else the client address.
+  await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, ...(config.redisUrl === null ? {} : { redis: config.redisUrl }) })
   await app.register(openapi, {
     info: { title: 'Reference resource service', version: '1.0.0', description: 'Authors and documents, built only from the svc-conventions plugins.' }
   })
@@ -59,6 +65,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
+  await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
   await app.register(resources, { store, resources: [authors, documents] })
+  await app.register(webhooks, { store })
+  registerScannerWebhook(app, config.webhookSecretScanner)
   return app
 }

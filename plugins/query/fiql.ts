@@ -201,7 +201,7 @@ class Parser {
     }
     this.i++
     const node = this.or()
-    if (!this.eat(41)) this.expected(`")" to close the "(" at position ${open}`)
+    if (!this.eat(41)) this.expected(`")" (closing the "(" at position ${open})`)
     this.depth--
     return node
   }

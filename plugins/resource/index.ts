@@ -8,6 +8,7 @@ import type { ResourceDefinition } from './define.js'
 import { Repository } from './repository.js'
 import { Representation } from './representation.js'
 import { registerRoutes } from './routes.js'
+import { registerCollections } from './collection.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
 export interface ResourcePluginOptions {
@@ -94,6 +95,11 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     const representation = new Representation(def)
     served.set(def.collection, { definition: def, repository, representation })
     registerRoutes(fastify, { def, store, repo: repository, rep: representation, keys: fastify.idempotency, registry })
+    // Collections need the query plugin (paging, filters, ordering); without it only items are served.
+    if (fastify.hasReplyDecorator('sendCollection')) {
+      const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection)?.repository ?? null)
+      registerCollections(fastify, { def, store, rep: representation, parentRepo })
+    }
   }
   fastify.decorate('resources', served)
 }

@@ -2,7 +2,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import addStandardFormats from 'ajv-formats'
-import { addConventionFormats } from '../../schemas/formats.js'
+import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
+import { addConventionFormats, conventionFormats } from '../../schemas/formats.js'
 
 export interface ValidationPluginOptions {
   /** Extra Ajv options merged over the suite's choices (for both instances). */
@@ -47,6 +48,14 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
       coercing.addSchema(schema as object)
     }
   }
+
+  // Responses are serialized by fast-json-stringify as usual; it only consults Ajv to pick a
+  // branch of a union (e.g. cursor or offset paging), and must know the convention's formats then.
+  const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
+  fastify.setSerializerCompiler(({ schema }) => {
+    addShared()
+    return fastJson(schema as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } })
+  })
 
   fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
     addShared()

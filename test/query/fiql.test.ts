@@ -92,7 +92,7 @@ t.test('syntax errors name the parameter and the position', async (t) => {
     ['a==x;', 'syntax', 5, /Expected an attribute name/],
     ['a==x,,b==y', 'syntax', 5, /Expected an attribute name/],
     ['()', 'syntax', 1, /Expected an attribute name/],
-    ['(a==x', 'syntax', 5, /Expected "\)" to close the "\(" at position 0 at position 5/],
+    ['(a==x', 'syntax', 5, /Expected "\)" \(closing the "\(" at position 0\) at position 5/],
     ['a==x)', 'syntax', 4, /Unexpected "\)" at position 4/],
     ['a==x b==y', 'syntax', 5, /Unexpected "b" at position 5/],
     ['a==x=y', 'syntax', 4, /Unexpected "="/],

@@ -1,0 +1,26 @@
+import { createHash } from 'node:crypto'
+
+/*
+ * The collection ETag (conventions: "ETags with collections": the header covers the
+ * whole page of body). A strong validator (RFC 9110 §8.8.3): a hash of the exact bytes
+ * sent, so any change of an item, of the page's membership or of its links changes it.
+ */
+
+/** `"<22 base64url characters>"`: 128 bits of SHA-256 over the serialized body. */
+export function collectionEtag (payload: string | Buffer): string {
+  return `"${createHash('sha256').update(payload).digest('base64url').slice(0, 22)}"`
+}
+
+/**
+ * Whether `If-None-Match` matches the strong tag `etag` by weak comparison (RFC 9110
+ * §13.1.2): `*`, or a listed tag with the same opaque part, `W/` or not. A malformed
+ * header matches nothing, so the client gets the full 200.
+ */
+export function ifNoneMatch (header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  for (const part of header.split(',')) {
+    const tag = part.trim()
+    if (tag === etag || tag === '*' || (tag.startsWith('W/') && tag.slice(2) === etag)) return true
+  }
+  return false
+}

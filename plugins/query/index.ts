@@ -1,0 +1,140 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { CollectionQuery } from './model.js'
+import { createCursorCodec, type CursorCodec } from './cursor.js'
+import { resolveFiqlLimits, type FiqlLimits } from './fiql.js'
+import { checkLimit, resolveRoute, SEARCH_SUFFIX, type CollectionConfig, type CollectionRoute } from './route.js'
+import { readQueryString, readSearchBody, readSearchQueryString, type RequestParams } from './read.js'
+import { resolveQuery } from './resolve.js'
+import { buildEnvelope, type CollectionPage } from './envelope.js'
+import { collectionEtag, ifNoneMatch } from './etag.js'
+import { querystringSchema, searchBodySchema } from './docs.js'
+import { kCollection } from './state.js'
+
+/** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
+export interface QueryPluginOptions {
+  /**
+   * HMAC-SHA256 key sealing cursors, at least 16 bytes (32 random bytes recommended).
+   * Required. Rotating it voids every cursor issued: clients start from the first page.
+   */
+  cursorSecret: string | Uint8Array
+  /** Page size when a request gives no `limit`. Default 20. */
+  defaultLimit?: number
+  /** Largest page size; a larger `limit` gets this one and `paging.limit` says so. Default 100. */
+  maxLimit?: number
+  /**
+   * Limits of FIQL expressions: `maxLength` 2000, `maxDepth` 10, `maxListSize` 100,
+   * `maxComparisons` 50 by default. `maxListSize` also bounds how often a parameter repeats.
+   */
+  fiql?: Partial<FiqlLimits>
+}
+
+const defaults = {
+  defaultLimit: 20,
+  maxLimit: 100
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Makes the route a collection: a GET (and its HEAD) reads the query string, a POST
+     * on `<collection>/search` reads the same parameters from its JSON body. `false`: not one.
+     */
+    collection?: CollectionConfig | false
+  }
+  interface FastifyRequest {
+    /** The query of a collection request (filter, ordering, paging); null on other routes. */
+    collectionQuery: CollectionQuery | null
+  }
+  interface FastifyReply {
+    /** Sends a page in the collection envelope, with its links (status 200, also when empty). */
+    sendCollection: <T>(page: CollectionPage<T>) => FastifyReply
+  }
+}
+
+function hooksOf<H> (value: H | H[] | undefined): H[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
+}
+
+/** Fills the request with its query, or throws the 400 that lists every violation. */
+function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: CursorCodec, params: RequestParams, search: boolean): void {
+  const resolved = resolveQuery(params, route, codec, () => route.scope(request))
+  request.collectionQuery = resolved.query
+  request[kCollection] = { route, resolved, codec, search }
+}
+
+/**
+ * onSend of GET/HEAD collection routes: a strong ETag over the page as sent, and 304
+ * when `If-None-Match` matches it (conventions: "ETags with collections"; RFC 9110
+ * §13.1.2, §15.4.5). A route that sets its own ETag keeps it and answers for it.
+ */
+async function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload
+  const etag = collectionEtag(payload)
+  reply.header('etag', etag)
+  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return payload
+  reply.removeHeader('content-type')
+  reply.removeHeader('content-length')
+  reply.code(304)
+  // GET: no body. HEAD keeps its payload, which Fastify only measures (RFC 9110 §8.6).
+  return request.method === 'HEAD' ? payload : null
+}
+
+async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {
+  let codec: CursorCodec
+  try {
+    codec = createCursorCodec({ secret: opts.cursorSecret })
+  } catch (err) {
+    throw new TypeError(`query plugin: cursorSecret: ${(err as Error).message}`)
+  }
+  const maxLimit = opts.maxLimit === undefined ? defaults.maxLimit : checkLimit('query plugin', 'maxLimit', opts.maxLimit)
+  const defaultLimit = opts.defaultLimit === undefined ? Math.min(defaults.defaultLimit, maxLimit) : checkLimit('query plugin', 'defaultLimit', opts.defaultLimit)
+  if (defaultLimit > maxLimit) throw new TypeError(`query plugin: defaultLimit (${defaultLimit}) must not exceed maxLimit (${maxLimit})`)
+  let limits: Readonly<FiqlLimits>
+  try {
+    limits = resolveFiqlLimits(opts.fiql)
+  } catch (err) {
+    throw new TypeError(`query plugin: fiql: ${(err as Error).message}`)
+  }
+
+  fastify.decorateRequest('collectionQuery', null)
+  fastify.decorateRequest(kCollection, null)
+  fastify.decorateReply('sendCollection', function <T>(this: FastifyReply, page: CollectionPage<T>): FastifyReply {
+    return this.send(buildEnvelope(this.request, page))
+  })
+
+  // Everything about a route is resolved here, once: the request hooks only parse.
+  fastify.addHook('onRoute', (options: RouteOptions) => {
+    const config: unknown = options.config?.collection
+    if (config === undefined || config === false) return
+    const methods = Array.isArray(options.method) ? options.method : [options.method]
+    const where = `query plugin: config.collection of ${methods.join(',')} ${options.url}`
+    const search = methods.includes('POST')
+    if (search ? methods.length > 1 || !options.url.endsWith(SEARCH_SUFFIX) : methods.some((m) => m !== 'GET' && m !== 'HEAD')) {
+      throw new TypeError(`${where}: a collection route is a GET (with its HEAD), or a POST of its own on <collection>${SEARCH_SUFFIX}`)
+    }
+    const route = resolveRoute(config, options.url, where, { defaultLimit, maxLimit, limits })
+    // New arrays and a new schema object: the HEAD route Fastify adds for a GET copies the original options.
+    if (search) {
+      options.preValidation = [...hooksOf(options.preValidation), async function collectionSearch (request: FastifyRequest) {
+        const params = readSearchBody(request.body, route)
+        params.faults.unshift(...readSearchQueryString(request.url, route))
+        applyQuery(request, route, codec, params, true)
+      }]
+      options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route) }
+    } else {
+      options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {
+        applyQuery(request, route, codec, readQueryString(request.url, route), false)
+      }]
+      // First of the route's onSend hooks: on the HEAD route Fastify adds, its last hook drops the payload.
+      if (route.etag) options.onSend = [collectionEtagHook, ...hooksOf(options.onSend)]
+      options.schema = { ...options.schema, querystring: options.schema?.querystring ?? querystringSchema(route) }
+    }
+  })
+}
+
+export type { CollectionConfig } from './route.js'
+export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPagingBody } from './envelope.js'
+export { buildEnvelope, collectionQueryOf } from './envelope.js'
+export { registerCollection, type CollectionRoutesOptions } from './register.js'
+export default fp(queryPlugin, { fastify: '5.x', name: 'svc-query' })

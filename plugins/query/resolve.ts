@@ -1,0 +1,159 @@
+import type { ContextItem } from '../../schemas/problem.js'
+import type { CollectionQuery, Filter, OrderingTerm, Paging } from './model.js'
+import type { CollectionRoute } from './route.js'
+import type { RequestParams, Source } from './read.js'
+import { invalidData, type ProblemError } from '../problem/errors.js'
+import { isQueryError, toContextItem } from './errors.js'
+import { buildFilter, splitFilterParams } from './filter.js'
+import { queryFingerprint, type CursorCodec } from './cursor.js'
+import { INT32_MAX } from '../../schemas/types.js'
+
+/*
+ * Turns the parameters of a collection request into the query model, checking paging
+ * (conventions: "Collection endpoints", "Limits"), filters and ordering with the core,
+ * and opening the cursor. Every violation found is reported at once, one context item
+ * each; the cursor is opened only when filter and ordering are valid, since it is
+ * sealed with their fingerprint.
+ */
+
+/** The query of a request, with what its links need. */
+export interface ResolvedQuery {
+  query: CollectionQuery
+  /** Filter and ordering parameters as text, in the order links carry them. */
+  links: Array<[string, string]>
+  /**
+   * The fingerprint the cursor of the request was sealed with; null when no cursor came
+   * (the envelope computes it only when it has a link to seal).
+   */
+  fingerprint: string | null
+}
+
+function item (source: Source, field: string, code: string, message: string, value: unknown): ContextItem {
+  const out: ContextItem = { code, message, field, source }
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') out.value = String(value)
+  return out
+}
+
+/** An integer as sent, or undefined: digits (with a minus sign) in a query, a JSON integer in a body. */
+function integerOf (value: unknown, source: Source): number | undefined {
+  if (source === 'body') return typeof value === 'number' && Number.isInteger(value) ? value : undefined
+  const text = value as string // a query string gives text only
+  const start = text.startsWith('-') ? 1 : 0
+  if (text.length === start) return undefined
+  for (let i = start; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 48 || code > 57) return undefined
+  }
+  return Number(text)
+}
+
+/** Checks a paging integer against its minimum and the 32-bit range (conventions: "Limits"). */
+function pagingInteger (value: unknown, source: Source, field: string, min: number, hint: string, items: ContextItem[]): number | undefined {
+  const n = integerOf(value, source)
+  if (n === undefined) {
+    items.push(item(source, field, 'INPUT_INVALID', `must be an integer${hint}.`, value))
+  } else if (n < min) {
+    items.push(item(source, field, 'INPUT_MIN_VALUE', `must be at least ${min}.`, value))
+  } else if (n > INT32_MAX) {
+    items.push(item(source, field, 'INPUT_MAX_VALUE', `must be at most ${INT32_MAX}, a 32-bit integer${hint}.`, value))
+  } else {
+    return n
+  }
+  return undefined
+}
+
+function textOf (value: unknown): string {
+  return value === null ? '' : String(value)
+}
+
+/** Appends `name=value` pairs of a value or list of values. */
+function pushPairs (links: Array<[string, string]>, name: string, value: unknown): void {
+  if (Array.isArray(value)) for (const v of value) links.push([name, textOf(v)])
+  else links.push([name, textOf(value)])
+}
+
+function isOrderingValue (value: unknown): value is string | string[] {
+  return typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
+}
+
+/** Runs a core step; a QueryError becomes a context item, anything else is a fault of ours. */
+function attempt<T> (source: Source, items: ContextItem[], step: () => T): T | undefined {
+  try {
+    return step()
+  } catch (err) {
+    // The core throws QueryErrors only; anything else is a fault of ours, a 500.
+    /* c8 ignore next */
+    if (!isQueryError(err)) throw err
+    items.push(toContextItem(err, source))
+    return undefined
+  }
+}
+
+/** Most context items a refusal lists: a URL or body of a thousand unknown names gets a short answer. */
+export const MAX_CONTEXT_ITEMS = 20
+
+function refusal (items: ContextItem[]): ProblemError {
+  if (items.length <= MAX_CONTEXT_ITEMS) return invalidData(items)
+  return invalidData(items.slice(0, MAX_CONTEXT_ITEMS), `The request has ${items.length} invalid values; context lists the first ${MAX_CONTEXT_ITEMS}.`)
+}
+
+/**
+ * The query model of a request; throws a 400 "Invalid Data" problem listing every
+ * violation. `scope` is called only for cursor paging.
+ */
+export function resolveQuery (params: RequestParams, route: CollectionRoute, codec: CursorCodec, scope: () => string): ResolvedQuery {
+  const { source } = params
+  const at = source === 'body' ? 'paging.' : ''
+  const items = params.faults.slice()
+
+  let limit = route.defaultLimit
+  if (params.limit !== undefined) {
+    const n = pagingInteger(params.limit, source, at + 'limit', 1, `; above ${route.maxLimit}, ${route.maxLimit} applies`, items)
+    if (n !== undefined) limit = Math.min(n, route.maxLimit)
+  }
+  const offset = params.offset === undefined ? undefined : pagingInteger(params.offset, source, at + 'offset', 0, '', items)
+  let totalCount = false
+  if (params.totalCount !== undefined) {
+    totalCount = source === 'body' ? params.totalCount === true : params.totalCount === 'true'
+    const valid = source === 'body' ? typeof params.totalCount === 'boolean' : totalCount || params.totalCount === 'false'
+    if (!valid) items.push(item(source, at + 'totalCount', 'INPUT_INVALID', 'must be true or false.', params.totalCount))
+    else if (params.offset === undefined) items.push(item(source, at + 'totalCount', 'INPUT_INVALID', 'applies to offset paging only; send offset too (0 for the first page).', params.totalCount))
+  }
+  const cursor = params.cursor
+  if (cursor !== undefined) {
+    if (typeof cursor !== 'string') items.push(item(source, at + 'cursor', 'INPUT_INVALID', 'must be the cursor string of a next or previous link.', cursor))
+    else if (params.offset !== undefined) items.push(item(source, at + 'cursor', 'INPUT_INVALID', 'cannot be used together with offset: send cursor for cursor paging or offset for offset paging.', cursor))
+  }
+
+  const filter = attempt(source, items, (): Filter | null => {
+    const record: Record<string, unknown> = Object.create(null)
+    for (const [name, value] of params.filters) record[name] = value
+    return buildFilter(splitFilterParams(record, route.fields), route.fields, route.limits)
+  })
+  let ordering: OrderingTerm[] | undefined
+  if (params.ordering !== undefined && !isOrderingValue(params.ordering)) {
+    items.push(item(source, 'ordering', 'INPUT_INVALID', 'must be an attribute name, or a list of them in priority order.', undefined))
+  } else {
+    ordering = attempt(source, items, () => route.ordering(params.ordering as string | string[] | undefined))
+  }
+  if (items.length > 0) throw refusal(items)
+
+  const links: Array<[string, string]> = []
+  for (const [name, value] of params.filters) pushPairs(links, name, value)
+  if (params.ordering !== undefined) pushPairs(links, 'ordering', params.ordering)
+
+  const terms = ordering as OrderingTerm[]
+  const where = filter as Filter | null
+  if (offset !== undefined) {
+    const paging: Paging = { kind: 'offset', limit, offset, totalCount }
+    return { query: { filter: where, ordering: terms, paging }, links, fingerprint: null }
+  }
+  // An empty cursor is the first page (conventions: cursor "default empty").
+  if (typeof cursor !== 'string' || cursor === '') {
+    return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit } }, links, fingerprint: null }
+  }
+  const fingerprint = queryFingerprint(scope(), terms, where)
+  const keyset = attempt(source, items, () => codec.decode(cursor, fingerprint, at + 'cursor'))
+  if (keyset === undefined) throw refusal(items)
+  return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit, cursor: keyset } }, links, fingerprint }
+}

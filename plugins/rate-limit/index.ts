@@ -1,0 +1,147 @@
+import fp from 'fastify-plugin'
+import rateLimit from '@fastify/rate-limit'
+import { Redis } from 'ioredis'
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import { problems } from '../problem/errors.js'
+import { formatDuration, parseDuration, plural } from './duration.js'
+
+/** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
+export interface RateLimitPluginOptions {
+  /** Requests allowed per caller in a window (`RATE_LIMIT_MAX`). Default 1000. */
+  max?: number
+  /** The window: milliseconds, or a duration such as `'1 minute'` or `'30 s'` (`RATE_LIMIT_WINDOW`). Default `'1 minute'`. */
+  timeWindow?: number | string
+  /**
+   * Shares the counts between instances: a `redis://` or `rediss://` URL (the plugin opens
+   * the client and closes it with the app) or an ioredis client (yours to close).
+   * Default: counted in memory, per instance.
+   */
+  redis?: string | Redis
+  /** Prefix of the keys in Redis. Default `svc-rate-limit:`. */
+  nameSpace?: string
+  /** When counting fails (Redis unreachable), let requests through rather than answer 500. Default false. */
+  skipOnError?: boolean
+}
+
+/**
+ * What a route may set in `config.rateLimit` besides `false` (exempt): its own limit,
+ * counted apart from the global one. The key is typed by @fastify/rate-limit (which
+ * accepts more); other keys are refused at registration.
+ */
+export interface RateLimitRouteConfig {
+  max?: number
+  timeWindow?: number | string
+}
+
+const defaults = {
+  max: 1000,
+  timeWindow: '1 minute',
+  nameSpace: 'svc-rate-limit:',
+  skipOnError: false
+}
+
+const ROUTE_KEYS = new Set(['max', 'timeWindow'])
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function show (value: unknown): string {
+  return typeof value === 'function' ? 'a function' : String(JSON.stringify(value))
+}
+
+function checkMax (where: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`rate-limit plugin: ${where}max must be a positive integer of requests, got ${show(value)}`)
+  }
+  return value
+}
+
+function checkWindow (where: string, value: unknown): number {
+  const ms = typeof value === 'string' ? parseDuration(value) : value
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 1) {
+    throw new TypeError(`rate-limit plugin: ${where}timeWindow must be a positive integer of milliseconds or a duration such as "1 minute", got ${show(value)}`)
+  }
+  return ms
+}
+
+function checkRedis (value: unknown): string | Redis | undefined {
+  if (value === undefined || (isObject(value) && typeof value.defineCommand === 'function')) return value as Redis | undefined
+  if (typeof value === 'string' && /^rediss?:\/\/./.test(value)) return value
+  // A URL may hold a password: never shown.
+  const shown = typeof value === 'string' ? `a string of ${value.length} characters` : show(value)
+  throw new TypeError(`rate-limit plugin: redis must be a redis:// or rediss:// URL or an ioredis client, got ${shown}`)
+}
+
+/**
+ * Limits requests per caller with @fastify/rate-limit: by the token's subject when the
+ * auth plugin found one, else by the client address (`request.ip`, which honours
+ * Fastify's `trustProxy`). Counting runs as a route-level onRequest hook, and Fastify
+ * runs those after every instance onRequest hook, so after auth whatever the
+ * registration order (and before the body is read). A request auth refuses is not counted.
+ * Answers with the draft IETF `RateLimit-*` headers, and `Retry-After` on a 429 problem.
+ */
+async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginOptions): Promise<void> {
+  const max = checkMax('', opts.max ?? defaults.max)
+  const timeWindow = checkWindow('', opts.timeWindow ?? defaults.timeWindow)
+  const redisOption = checkRedis(opts.redis)
+  const nameSpace = opts.nameSpace ?? defaults.nameSpace
+  if (typeof nameSpace !== 'string' || nameSpace.length === 0) throw new TypeError(`rate-limit plugin: nameSpace must be a non-empty string, got ${show(nameSpace)}`)
+  const skipOnError = opts.skipOnError ?? defaults.skipOnError
+  if (typeof skipOnError !== 'boolean') throw new TypeError(`rate-limit plugin: skipOnError must be a boolean, got ${show(skipOnError)}`)
+
+  let redis: Redis | undefined
+  if (typeof redisOption === 'string') {
+    // Short timeouts: a slow Redis must not hold every request (the library's advice).
+    const client = new Redis(redisOption, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    client.on('error', (err: Error) => { fastify.log.warn({ err }, 'rate-limit: Redis connection error') })
+    fastify.addHook('onClose', async () => { client.disconnect() })
+    redis = client
+  } else {
+    redis = redisOption
+  }
+
+  // A route's own limit, checked at registration and given to the library in milliseconds.
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const config: unknown = route.config?.rateLimit
+    if (config === undefined || config === false) return
+    const where = `route ${String(route.method)} ${route.url}: config.rateLimit.`
+    if (!isObject(config)) throw new TypeError(`rate-limit plugin: route ${String(route.method)} ${route.url}: config.rateLimit must be false or { max?, timeWindow? }, got ${show(config)}`)
+    for (const key of Object.keys(config)) {
+      if (!ROUTE_KEYS.has(key)) throw new TypeError(`rate-limit plugin: ${where}${key} is not supported; use max and timeWindow`)
+    }
+    const own = { max: checkMax(where, config.max ?? max), timeWindow: checkWindow(where, config.timeWindow ?? timeWindow) }
+    route.config = { ...route.config, rateLimit: own }
+  })
+
+  function windowOf (request: FastifyRequest): number {
+    const own = request.routeOptions.config.rateLimit
+    return own === undefined ? timeWindow : (own as { timeWindow: number }).timeWindow
+  }
+
+  await fastify.register(rateLimit, {
+    global: true,
+    max,
+    timeWindow,
+    hook: 'onRequest',
+    enableDraftSpec: true,
+    skipOnError,
+    nameSpace,
+    ...(redis === undefined ? {} : { redis }),
+    keyGenerator: (request) => {
+      const sub = request.principal?.sub
+      return sub === undefined ? `ip:${request.ip}` : `sub:${sub}`
+    },
+    // @fastify/rate-limit throws what this returns: the problem plugin renders it.
+    errorResponseBuilder: (request, context) => {
+      const seconds = Math.ceil(context.ttl / 1000)
+      return problems.tooManyRequests(
+        `The limit of ${plural(context.max, 'request')} per ${formatDuration(windowOf(request))} is used up; retry after ${plural(seconds, 'second')}.`,
+        { headers: { 'retry-after': seconds } }
+      )
+    }
+  })
+}
+
+export { parseDuration, formatDuration } from './duration.js'
+export default fp(rateLimitPlugin, { fastify: '5.x', name: 'svc-rate-limit' })

@@ -1,0 +1,85 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { migrate } from '../../store/migrate.js'
+import type { Store } from '../../store/types.js'
+import { WebhookDeliveries } from './deliveries.js'
+
+/** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
+export interface WebhooksPluginOptions {
+  /** The store recording delivery ids, the same one the handlers write to. Required. */
+  store: Store
+  /** Table of the recorded delivery ids, created by the store's migrations. Default `webhook_deliveries`. */
+  table?: string
+  /**
+   * Accept deliveries over plain HTTP. For local development only: the convention wants
+   * HTTPS (directly, or through a trusted proxy's `X-Forwarded-Proto`). Default false.
+   */
+  allowHttp?: boolean
+  /** Largest body, in bytes, of a webhook route that sets none. Default 1 MiB. */
+  bodyLimit?: number
+}
+
+/** What `registerWebhook` needs from the plugin. */
+export interface WebhookSettings {
+  readonly store: Store
+  readonly deliveries: WebhookDeliveries
+  readonly allowHttp: boolean
+  readonly bodyLimit: number
+}
+
+/** The delivery being handled, on `request.webhook`. */
+export interface WebhookDelivery {
+  /** The producer: the scope of delivery ids (the event name on a generic path). */
+  producer: string
+  /** The delivery's id, from the verifier; null when the producer sends none. */
+  id: string | null
+  /** The exact bytes received, as signed. */
+  rawBody: Buffer
+}
+
+const defaults = {
+  table: 'webhook_deliveries',
+  allowHttp: false,
+  bodyLimit: 1024 * 1024
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The webhooks plugin's settings, read by `registerWebhook`. */
+    webhooks: WebhookSettings
+  }
+  interface FastifyRequest {
+    /** On a webhook route, the verified delivery (set before validation); null elsewhere. */
+    webhook: WebhookDelivery | null
+  }
+}
+
+async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOptions): Promise<void> {
+  const store = opts.store
+  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
+    throw new TypeError(`webhooks plugin: store must be a Store (createStore), got ${String(store)}`)
+  }
+  const table = opts.table ?? defaults.table
+  if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,57}$/.test(table)) {
+    throw new TypeError(`webhooks plugin: table must be a lowercase SQL name of at most 58 characters, got ${String(table)}`)
+  }
+  const allowHttp = opts.allowHttp ?? defaults.allowHttp
+  if (typeof allowHttp !== 'boolean') throw new TypeError(`webhooks plugin: allowHttp must be a boolean, got ${String(allowHttp)}`)
+  const bodyLimit = opts.bodyLimit ?? defaults.bodyLimit
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`webhooks plugin: bodyLimit must be a positive integer of bytes, got ${String(bodyLimit)}`)
+
+  const deliveries = new WebhookDeliveries(table)
+  await migrate(store, deliveries.migrations())
+  if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
+
+  fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })
+  fastify.decorateRequest('webhook', null)
+}
+
+export { registerWebhook, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'
+export { webhookPath, WEBHOOK_PREFIX } from './paths.js'
+export { standardWebhooks, signStandardWebhook, type StandardWebhooksOptions } from './standard.js'
+export { sharedToken, type SharedTokenOptions } from './token.js'
+export { WebhookDeliveries } from './deliveries.js'
+export type { WebhookVerifier, VerifiedDelivery } from './verifier.js'
+export default fp(webhooksPlugin, { fastify: '5.x', name: 'svc-webhooks' })

@@ -1,0 +1,139 @@
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { Tx } from '../../store/types.js'
+import { problems } from '../problem/errors.js'
+import { parseMediaType } from '../conventions/media-type.js'
+import { webhookPath } from './paths.js'
+import type { WebhookDelivery } from './index.js'
+import type { WebhookVerifier } from './verifier.js'
+
+/** Methods a producer may demand instead of POST; each carries a body. */
+export type WebhookMethod = 'POST' | 'PUT' | 'PATCH'
+
+/**
+ * Applies a delivery. Its writes go through `tx`, the transaction that also records the
+ * delivery id: they commit together, and a throw rolls both back (the producer's retry
+ * can then succeed). A thrown `ProblemError` is the answer (e.g. 404 for an unknown entity).
+ */
+export type WebhookHandler<S extends TSchema> = (payload: Static<S>, tx: Tx, request: FastifyRequest) => Promise<void>
+
+/** One webhook consumer endpoint. */
+export interface WebhookDefinition<S extends TSchema = TSchema> {
+  /** Producer name: `/_webhooks/<producer>/`; also the scope of its delivery ids. */
+  producer?: string
+  /** Event kind: `/_webhooks/<producer>/<event>`, or without a producer the generic `/_webhooks/<event>`. */
+  event?: string
+  /** Only when the producer demands another one. Default `POST`. */
+  method?: WebhookMethod
+  /** Checks each delivery over its raw bytes: `standardWebhooks(...)`, `sharedToken(...)` or your own. Required. */
+  verifier: WebhookVerifier
+  /** TypeBox schema of the payload, checked after verification (400 Invalid Data). Default: any JSON. */
+  schema?: S
+  /** Applies the delivery in the transaction that records its id. Required. */
+  handler: WebhookHandler<S>
+  /** Largest body in bytes. Default the plugin's `bodyLimit`. */
+  bodyLimit?: number
+  /** More route config (e.g. `rateLimit`); `auth`, `conventions` and `openapi.internal` are always set. */
+  config?: FastifyContextConfig
+}
+
+const METHODS: readonly string[] = ['POST', 'PUT', 'PATCH']
+const EMPTY = Buffer.alloc(0)
+
+type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void
+
+function isObject (value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Checks a definition at once, so a mistake stops the boot naming the path. */
+function check (def: Partial<Record<keyof WebhookDefinition, unknown>>, path: string): void {
+  const fail = (name: string, rule: string, value: unknown): never => {
+    throw new TypeError(`registerWebhook ${path}: ${name} must be ${rule}, got ${typeof value === 'function' ? 'a function' : String(value)}`)
+  }
+  if (def.method !== undefined && !METHODS.includes(def.method as string)) fail('method', METHODS.join(', ') + ' or absent', def.method)
+  if (typeof def.verifier !== 'function') fail('verifier', 'a function such as standardWebhooks({ secrets })', def.verifier)
+  if (typeof def.handler !== 'function') fail('handler', 'an async function (payload, tx, request)', def.handler)
+  if (def.schema !== undefined && !isObject(def.schema)) fail('schema', 'a TypeBox schema', def.schema)
+  if (def.bodyLimit !== undefined && (!Number.isSafeInteger(def.bodyLimit) || (def.bodyLimit as number) < 1)) fail('bodyLimit', 'a positive integer of bytes', def.bodyLimit)
+  if (def.config !== undefined && !isObject(def.config)) fail('config', 'an object', def.config)
+}
+
+/** `application/json` or any `+json` type (the payload is the producer's, its media type too). */
+function isJson (header: string | undefined): boolean {
+  const type = header === undefined ? null : parseMediaType(header)
+  return type !== null && type.type === 'application' && (type.subtype === 'json' || type.subtype.endsWith('+json'))
+}
+
+/**
+ * Adds a webhook consumer endpoint (conventions: Webhook consumer endpoints) in a
+ * context of its own, where the body is kept as the bytes received: verified first,
+ * then parsed as JSON, checked against `schema`, and applied once per delivery id.
+ * Needs the webhooks plugin (registered before, in this or a parent context).
+ * Throws a TypeError at once for a bad path or definition.
+ */
+export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, def: WebhookDefinition<S>): void {
+  if (!isObject(def)) throw new TypeError(`registerWebhook: the definition must be an object, got ${String(def)}`)
+  const path = webhookPath(def.producer, def.event)
+  check(def, path)
+  // On a generic path the event name is the only name the producer has here.
+  const producer = (def.producer ?? def.event) as string
+
+  fastify.register(async (child) => {
+    if (!child.hasDecorator('webhooks')) {
+      throw new Error(`registerWebhook ${path}: register the webhooks plugin first; it records the delivery ids in the store`)
+    }
+    const { store, deliveries, allowHttp, bodyLimit } = child.webhooks
+
+    // Signatures cover the exact bytes and Fastify keeps no raw body (fastify#5491): in
+    // this context only, every body stays a Buffer until it is verified.
+    child.removeAllContentTypeParsers()
+    child.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
+    const parseJson = child.getDefaultJsonParser('error', 'error') as JsonParser
+
+    child.route({
+      method: def.method ?? 'POST',
+      url: path,
+      bodyLimit: def.bodyLimit ?? bodyLimit,
+      schema: {
+        ...(def.schema === undefined ? {} : { body: def.schema }),
+        response: { 204: { description: 'The delivery is acknowledged: applied now, or before.', type: 'null' } }
+      },
+      // No bearer token and no header rules: the producer proves itself by its secret
+      // (conventions: Authentication 5); the operation is internal in the interface.
+      config: { ...def.config, auth: false, conventions: false, openapi: { ...def.config?.openapi, internal: true } },
+      onRequest: async (request) => {
+        // Before the body is read. `protocol` is https over TLS, or behind a proxy Fastify trusts.
+        if (!allowHttp && request.protocol !== 'https') {
+          throw problems.forbidden(`Webhook deliveries to ${path} are accepted over HTTPS only; send it to the https address.`, { instance: path })
+        }
+      },
+      preValidation: async (request) => {
+        const rawBody = Buffer.isBuffer(request.body) ? request.body : EMPTY
+        const verified = await def.verifier(rawBody, request)
+        if (verified === null) throw problems.unauthorized('The delivery could not be authenticated; it must come from the producer, with its secret.')
+        if (!isJson(request.headers['content-type'])) {
+          throw problems.unsupportedMediaType(`Deliveries to ${path} are JSON; send Content-Type: application/json.`)
+        }
+        // Parsed from the verified bytes, never re-serialized: the handler sees what was signed.
+        request.body = await new Promise((resolve, reject) => {
+          parseJson(request, rawBody.toString('utf8'), (err, value) => { if (err === null) resolve(value); else reject(err) })
+        })
+        request.webhook = { producer, id: verified.id, rawBody }
+      },
+      handler: async (request, reply) => {
+        const delivery = request.webhook as WebhookDelivery
+        await store.transaction(async (tx) => {
+          // First statement of the transaction: a replay, here or on another instance,
+          // waits for this one and then finds the id, so the effect happens once.
+          if (delivery.id !== null && !await deliveries.record(tx, producer, delivery.id)) {
+            request.log.info({ producer, deliveryId: delivery.id }, 'webhook: delivery applied before; acknowledged again')
+            return
+          }
+          await def.handler(request.body as Static<S>, tx, request)
+        })
+        return await reply.code(204).send()
+      }
+    })
+  })
+}

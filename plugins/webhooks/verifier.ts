@@ -1,0 +1,37 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+
+/** What a verifier learned about an accepted delivery. */
+export interface VerifiedDelivery {
+  /** The producer's id of the delivery, the same on every retry; null when it sends none (no deduplication). */
+  id: string | null
+}
+
+/**
+ * Checks that a delivery comes from the producer, over the exact bytes received.
+ * Returns what it learned, `null` to refuse it with a generic 401, or throws a
+ * `ProblemError` (a 401 whose detail says what is wrong, never a secret).
+ */
+export type WebhookVerifier = (rawBody: Buffer, request: FastifyRequest) => VerifiedDelivery | null | Promise<VerifiedDelivery | null>
+
+/**
+ * A header's value, or undefined when absent or empty. Node joins a repeated header into
+ * one value (`a, b`), which then fails verification like any altered header.
+ */
+export function headerValue (request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** Digests of the accepted secrets, compared in constant time whatever the candidate's length. */
+export function digestOf (value: string | Buffer): Buffer {
+  return createHash('sha256').update(value).digest()
+}
+
+/** Whether `candidate` equals one of the digests; each comparison takes the same time. */
+export function matchesDigest (candidate: string, digests: readonly Buffer[]): boolean {
+  const digest = digestOf(candidate)
+  let found = false
+  for (const d of digests) found = timingSafeEqual(digest, d) || found
+  return found
+}

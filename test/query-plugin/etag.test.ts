@@ -1,0 +1,78 @@
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { build, fields, get, PATH, search } from './helper.js'
+
+t.test('a collection page carries a strong ETag over its body', async (t) => {
+  const app = await build(t)
+  const res = await app.inject(`${PATH}?limit=3`)
+  t.equal(res.statusCode, 200)
+  const etag = res.headers.etag as string
+  t.equal(etag, `"${createHash('sha256').update(res.body).digest('base64url').slice(0, 22)}"`, 'the hash of the bytes sent')
+  t.equal((await app.inject(`${PATH}?limit=3`)).headers.etag, etag, 'the same page, the same tag')
+  t.not((await app.inject(`${PATH}?limit=4`)).headers.etag, etag, 'another page, another tag')
+  const head = await app.inject({ method: 'HEAD', url: `${PATH}?limit=3` })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers.etag, etag, 'HEAD gives the ETag of the GET')
+  t.equal(head.body, '')
+})
+
+t.test('If-None-Match matching the page gives 304 without a body', async (t) => {
+  const app = await build(t)
+  const etag = (await get(app, `${PATH}?limit=3`)).headers.etag as string
+  const table: Array<[string, number]> = [
+    [etag, 304],
+    [`W/${etag}`, 304],
+    [`"stale", ${etag}`, 304],
+    ['*', 304],
+    ['"stale"', 200],
+    ['garbage', 200]
+  ]
+  for (const [header, status] of table) {
+    const res = await app.inject({ url: `${PATH}?limit=3`, headers: { 'if-none-match': header } })
+    t.equal(res.statusCode, status, header)
+    t.equal(res.headers.etag, etag, `${header}: the ETag is sent either way`)
+    if (status === 304) {
+      t.equal(res.body, '', 'no body')
+      t.notOk(res.headers['content-type'], 'no content type')
+      t.notOk(res.headers['content-length'], 'no content length')
+    } else {
+      t.equal(res.json().results.length, 3)
+    }
+  }
+  const head = await app.inject({ method: 'HEAD', url: `${PATH}?limit=3`, headers: { 'if-none-match': etag } })
+  t.equal(head.statusCode, 304, 'HEAD too')
+  t.equal(head.body, '')
+  const other = await app.inject({ url: `${PATH}?limit=4`, headers: { 'if-none-match': etag } })
+  t.equal(other.statusCode, 200, 'the tag of another page does not match')
+})
+
+t.test('no collection ETag on errors, on POST searches, with etag: false, or when the route sets its own', async (t) => {
+  const app = await build(t, {
+    setup: (app) => {
+      app.get('/streamed', { config: { collection: { fields } } }, async (_request, reply) => reply.type('application/json').send(Readable.from(['{"results":[],"paging":{}}'])))
+      app.get('/own', { config: { collection: { fields } } }, async (_request, reply) => {
+        reply.header('etag', '"v7"')
+        return reply.sendCollection({ items: [], hasNext: false, hasPrevious: false, next: null, previous: null })
+      })
+    }
+  })
+  const error = await get(app, `${PATH}?limit=0`, { 'if-none-match': '*' })
+  t.equal(error.status, 400)
+  t.notOk(error.headers.etag)
+  const posted = await search(app, { paging: { limit: 2 } })
+  t.equal(posted.status, 200)
+  t.notOk(posted.headers.etag, 'a POST response is not a representation of the collection (RFC 9110 §9.3.3)')
+  const own = await app.inject({ url: '/own', headers: { 'if-none-match': '*' } })
+  t.equal(own.statusCode, 200, 'a route with its own ETag answers If-None-Match itself')
+  t.equal(own.headers.etag, '"v7"')
+
+  const streamed = await app.inject({ url: '/streamed', headers: { 'if-none-match': '*' } })
+  t.equal(streamed.statusCode, 200, 'a streamed body is not hashed')
+  t.notOk(streamed.headers.etag)
+
+  const off = await build(t, { collection: { etag: false } })
+  const res = await off.inject({ url: PATH, headers: { 'if-none-match': '*' } })
+  t.equal(res.statusCode, 200)
+  t.notOk(res.headers.etag)
+})

@@ -1,0 +1,215 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { request as httpsRequest } from 'node:https'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import openapi from '../../plugins/openapi/index.js'
+import { problems } from '../../plugins/problem/errors.js'
+import { registerWebhook, standardWebhooks, type WebhookVerifier } from '../../plugins/webhooks/index.js'
+import { pglite } from '../support/databases.js'
+import { SECRET, bodyOf, build, signed } from './helper.js'
+
+const URL = '/_webhooks/scanner/document-scanned'
+const BODY = '{"documentId":"d-1","pageCount":3,"fingerprint":"sha256:ab"}'
+
+const DocumentScanned = Type.Object({
+  documentId: Type.String({ minLength: 1 }),
+  pageCount: Type.Integer({ minimum: 0 }),
+  fingerprint: Type.String()
+})
+
+function plain (headers: Record<string, string>): Record<string, string> {
+  const { 'x-forwarded-proto': _, ...rest } = headers
+  return rest
+}
+
+function which (): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+t.test('webhook routes', async t => {
+  const store = await pglite.create(t)
+  const payloads: unknown[] = []
+  const scanner = (app: FastifyInstance): void => registerWebhook(app, {
+    producer: 'scanner',
+    event: 'document-scanned',
+    verifier: standardWebhooks({ secrets: SECRET }),
+    schema: DocumentScanned,
+    handler: async (payload) => {
+      payloads.push(payload)
+      if (payload.documentId === 'missing') throw problems.notFound('The document missing does not exist.', { instance: '/v1/documents/missing' })
+    }
+  })
+
+  t.test('HTTPS only: plain HTTP 403 before anything else; a trusted proxy saying https passes', async t => {
+    const app = await build(t, { store, routes: scanner })
+    const res = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...plain(signed(BODY)), 'x-request-id': 'r-403' } })
+    t.equal(res.statusCode, 403)
+    t.same(bodyOf(res), {
+      title: 'Forbidden',
+      status: 403,
+      requestId: 'r-403',
+      detail: `Webhook deliveries to ${URL} are accepted over HTTPS only; send it to the https address.`,
+      instance: URL
+    })
+    const unsigned = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { 'content-type': 'application/json' } })
+    t.equal(unsigned.statusCode, 403, 'transport is checked before the signature')
+    const proxied = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: signed(BODY) })
+    t.equal(proxied.statusCode, 204, 'X-Forwarded-Proto: https from a trusted proxy')
+    const httpProxied = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...signed(BODY), 'x-forwarded-proto': 'http' } })
+    t.equal(httpProxied.statusCode, 403, 'a proxy saying http')
+  })
+
+  t.test('the proxy header is ignored unless Fastify trusts the proxy', async t => {
+    const untrusting = await build(t, { store, fastify: { trustProxy: false }, routes: scanner })
+    t.equal((await untrusting.inject({ method: 'POST', url: URL, payload: BODY, headers: signed(BODY) })).statusCode, 403, 'trustProxy false')
+    const byAddress = await build(t, { store, fastify: { trustProxy: '10.0.0.1' }, routes: scanner })
+    t.equal((await byAddress.inject({ method: 'POST', url: URL, payload: BODY, headers: signed(BODY), remoteAddress: '192.0.2.9' })).statusCode, 403, 'from an address not trusted')
+    t.equal((await byAddress.inject({ method: 'POST', url: URL, payload: BODY, headers: signed(BODY), remoteAddress: '10.0.0.1' })).statusCode, 204, 'from the trusted proxy')
+  })
+
+  t.test('allowHttp: plain HTTP accepted (local development)', async t => {
+    const app = await build(t, { store, plugin: { allowHttp: true }, routes: scanner })
+    t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers: plain(signed(BODY)) })).statusCode, 204)
+  })
+
+  t.test('directly over TLS', { skip: which() ? false : 'openssl is not installed: no certificate for the TLS test' }, async t => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-tls-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' })
+    const app = await build(t, {
+      store,
+      fastify: { trustProxy: false, https: { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) } } as object,
+      routes: scanner
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = app.server.address() as AddressInfo
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path: URL, method: 'POST', headers: plain(signed(BODY)), rejectUnauthorized: false }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode))
+      })
+      req.on('error', reject)
+      req.end(BODY)
+    })
+    t.equal(status, 204)
+  })
+
+  t.test('the body: JSON only, parsed after verification, checked against the schema', async t => {
+    const app = await build(t, { store, plugin: { bodyLimit: 200 }, routes: scanner })
+    payloads.length = 0
+    const send = async (body: string, headers: Record<string, string> = {}, sign = body): Promise<{ statusCode: number, body: string }> =>
+      await app.inject({ method: 'POST', url: URL, payload: body, headers: { ...signed(sign), ...headers } })
+
+    const text = await send(BODY, { 'content-type': 'text/plain' })
+    t.equal(text.statusCode, 415)
+    t.equal(bodyOf(text).detail, `Deliveries to ${URL} are JSON; send Content-Type: application/json.`)
+    const unsignedText = await send(BODY, { 'content-type': 'text/plain' }, 'other')
+    t.equal(unsignedText.statusCode, 401, 'an unsigned delivery learns nothing about media types')
+    const { 'content-type': _, ...untyped } = signed('')
+    const noType = await app.inject({ method: 'POST', url: URL, headers: untyped })
+    t.equal(noType.statusCode, 415, 'no body, no Content-Type')
+    t.equal((await send(BODY, { 'content-type': 'application/cloudevents+json; charset=utf-8' })).statusCode, 204, 'a +json type')
+
+    const malformed = await send('{"documentId":')
+    t.equal(malformed.statusCode, 400)
+    t.match(bodyOf(malformed), { title: 'Bad Request', detail: /not valid JSON/ })
+    const empty = await send('')
+    t.equal(empty.statusCode, 400)
+    t.match(bodyOf(empty), { detail: /body is empty/ })
+    const poisoned = await send('{"documentId":"d","pageCount":1,"fingerprint":"f","__proto__":{"x":1}}')
+    t.equal(poisoned.statusCode, 400, 'a __proto__ key is refused like everywhere')
+
+    const invalid = await send('{"documentId":"","pageCount":"3"}')
+    t.equal(invalid.statusCode, 400)
+    const problem = bodyOf(invalid)
+    t.equal(problem.title, 'Invalid Data')
+    t.same(problem.context.map((c: { field: string, source: string }) => [c.field, c.source]).sort(), [['documentId', 'body'], ['fingerprint', 'body'], ['pageCount', 'body']])
+
+    const large = await send(JSON.stringify({ documentId: 'd', pageCount: 1, fingerprint: 'x'.repeat(200) }))
+    t.equal(large.statusCode, 413, 'over the bodyLimit')
+    t.same(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid delivery reached the handler')
+  })
+
+  t.test('per-route bodyLimit, method, generic path, config and the handler\'s problems', async t => {
+    const seen: Array<[string, string | null]> = []
+    const app = await build(t, {
+      store,
+      before: async (app) => { await app.register(openapi) },
+      routes: (app) => {
+        scanner(app)
+        registerWebhook(app, {
+          event: 'payment-received',
+          method: 'PUT',
+          bodyLimit: 20,
+          config: { problems: [404], openapi: { internal: false } },
+          verifier: standardWebhooks({ secrets: SECRET }),
+          handler: async (_payload, _tx, request) => { seen.push([request.webhook?.producer as string, request.webhook?.id ?? null]) }
+        })
+      }
+    })
+    const generic = '/_webhooks/payment-received'
+    t.equal((await app.inject({ method: 'PUT', url: generic, payload: '{"a":1}', headers: signed('{"a":1}', { id: 'p1' }) })).statusCode, 204)
+    t.same(seen, [['payment-received', 'p1']], 'the event names the producer on a generic path')
+    t.equal((await app.inject({ method: 'PUT', url: generic, payload: '{"a":"0123456789012345"}', headers: signed('{"a":"0123456789012345"}') })).statusCode, 413, 'its own bodyLimit')
+    // A method the path lacks matches no webhook route: the app-wide rules apply (User-Agent).
+    const post = await app.inject({ method: 'POST', url: generic, payload: '{}', headers: { ...signed('{}'), 'user-agent': 'producer/1' } })
+    t.equal(post.statusCode, 405)
+    t.equal(post.headers.allow, 'PUT, OPTIONS')
+
+    const missing = await app.inject({ method: 'POST', url: URL, payload: '{"documentId":"missing","pageCount":1,"fingerprint":"f"}', headers: signed('{"documentId":"missing","pageCount":1,"fingerprint":"f"}') })
+    t.equal(missing.statusCode, 404)
+    t.match(bodyOf(missing), { title: 'Not Found', instance: '/v1/documents/missing' })
+
+    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Record<string, any>>> }
+    const op = doc.paths[URL]?.post
+    t.equal(op?.['x-internal'], true, 'internal in the interface description')
+    t.same(op?.security, [], 'no bearer token')
+    t.ok(op?.requestBody?.content?.['application/json']?.schema?.properties?.fingerprint, 'the payload schema documented')
+    t.equal(op?.responses?.['204']?.description, 'The delivery is acknowledged: applied now, or before.')
+    const put = doc.paths[generic]?.put
+    t.equal(put?.['x-internal'], true, 'internal whatever the extra config says')
+    t.ok(put?.responses?.['404'], 'extra config kept')
+  })
+
+  t.test('no User-Agent rule, no Accept rule, no bearer token on webhook routes', async t => {
+    const app = await build(t, {
+      store,
+      routes: (app) => {
+        scanner(app)
+        app.post('/v1/things', async () => ({ ok: true }))
+      }
+    })
+    const headers = { ...signed(BODY), 'user-agent': 'curl', accept: 'text/html' }
+    t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers })).statusCode, 204)
+    const normal = await app.inject({ method: 'POST', url: '/v1/things', payload: BODY, headers })
+    t.equal(normal.statusCode, 403, 'the same request elsewhere is refused')
+  })
+
+  t.test('custom verifiers: null refuses, an id of null applies every time', async t => {
+    const refuse: WebhookVerifier = () => null
+    let calls = 0
+    const app = await build(t, {
+      store,
+      routes: (app) => {
+        registerWebhook(app, { producer: 'refused', verifier: refuse, handler: async () => { calls++ } })
+        registerWebhook(app, { producer: 'open', verifier: async () => ({ id: null }), handler: async () => { calls++ } })
+      }
+    })
+    const res = await app.inject({ method: 'POST', url: '/_webhooks/refused/', payload: '{}', headers: signed('{}') })
+    t.equal(res.statusCode, 401)
+    t.equal(bodyOf(res).detail, 'The delivery could not be authenticated; it must come from the producer, with its secret.')
+    for (let i = 0; i < 2; i++) t.equal((await app.inject({ method: 'POST', url: '/_webhooks/open/', payload: '{}', headers: signed('{}') })).statusCode, 204)
+    t.equal(calls, 2)
+  })
+})
