@@ -1,0 +1,155 @@
+import t from 'tap'
+import { databases } from '../support/databases.js'
+import { SECRET, headers, leaksNothing, listen } from '../resource/helper.js'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+
+// Black-box over real HTTP: the reference service's collections (reference-service.md,
+// Collections), on PGlite and on a PostgreSQL server.
+
+interface Answer { status: number, headers: Headers, body: any }
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+    const app = await buildApp(config, { store })
+    t.teardown(() => app.close())
+    const base = await listen(app)
+    const bodies: string[] = []
+
+    async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
+      const h = headers(extra)
+      if (body !== undefined) h['content-type'] = 'application/json'
+      const res = await fetch(base + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) })
+      const text = await res.text()
+      bodies.push(text)
+      return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
+    }
+    const get = async (path: string, extra?: Record<string, string>): Promise<Answer> => await call('GET', path, undefined, extra)
+
+    const ann = (await call('POST', '/v1/authors', { name: 'Ann', email: 'ann@example.com' })).body
+    const bob = (await call('POST', '/v1/authors', { name: 'Bob', email: 'bob@example.com', active: false })).body
+    const kinds = ['INVOICE', 'CONTRACT', 'PURCHASE_ORDER']
+    for (let i = 0; i < 25; i++) {
+      const res = await call('POST', '/v1/documents', {
+        name: `doc-${String(i).padStart(2, '0')}`,
+        authorId: i % 5 === 0 ? bob.id : ann.id,
+        kind: kinds[i % 3],
+        pageCount: i,
+        amount: i % 4 === 0 ? null : `${i}.25`,
+        tags: i % 2 === 0 ? ['even', `n${i}`] : ['odd'],
+        metadata: i % 3 === 0 ? null : { source: { system: i % 2 === 0 ? 'erp' : 'crm', region: null } }
+      })
+      t.equal(res.status, 201)
+    }
+
+    t.test('default limit 20, cursor paging that walks forward and back without skips or repeats', async t => {
+      const first = await get('/v1/documents')
+      t.equal(first.status, 200)
+      t.equal(first.body.results.length, 20)
+      t.equal(first.body.paging.limit, 20)
+      t.equal(first.body.paging.previous, null)
+      t.notOk('pages' in first.body.results[0], 'items are summaries without pages')
+      t.match(first.headers.get('etag'), /^"[^"]+"$/, 'a collection ETag')
+      const next = new URL(first.body.paging.next.url)
+      t.equal(next.origin, base, 'a complete URL')
+      const second = await get(next.pathname + next.search)
+      t.equal(second.body.results.length, 5)
+      t.equal(second.body.paging.next, null)
+      const ids = [...first.body.results, ...second.body.results].map((d: { id: string }) => d.id)
+      t.equal(new Set(ids).size, 25, 'every document once')
+      const prev = new URL(second.body.paging.previous.url)
+      const back = await get(prev.pathname + prev.search)
+      t.same(back.body.results.map((d: { id: string }) => d.id), first.body.results.map((d: { id: string }) => d.id), 'previous walks back')
+      const again = await get('/v1/documents', { 'if-none-match': first.headers.get('etag') as string })
+      t.equal(again.status, 304, 'If-None-Match on the collection ETag')
+    })
+
+    t.test('limit rules, offset paging and totalCount', async t => {
+      const max = await get('/v1/documents?limit=500')
+      t.equal(max.body.paging.limit, 100, 'above the maximum the maximum applies')
+      const zero = await get('/v1/documents?limit=0')
+      t.equal(zero.status, 400)
+      t.match(zero.body.context, [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'query' }])
+      const both = await get('/v1/documents?offset=0&cursor=abc')
+      t.equal(both.status, 400)
+      const offset = await get('/v1/documents?offset=20&limit=10&totalCount=true&ordering=name')
+      t.equal(offset.status, 200)
+      t.same(offset.body.results.map((d: { name: string }) => d.name), ['doc-20', 'doc-21', 'doc-22', 'doc-23', 'doc-24'])
+      t.equal(offset.body.paging.totalCount, 25)
+      t.equal(offset.body.paging.offset, 20)
+      const tampered = await get('/v1/documents?cursor=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')
+      t.equal(tampered.status, 400)
+      t.match(tampered.body.context, [{ field: 'cursor' }])
+    })
+
+    t.test('simple, FIQL and hybrid filters; ordering allow-list', async t => {
+      const table: Array<[string, number]> = [
+        ['kind=INVOICE', 9],
+        ['kind=INVOICE&kind=CONTRACT', 17],
+        ['tags=odd', 12],
+        ['name=doc-1*', 10],
+        [`authorId=${bob.id as string}`, 5],
+        ['metadata.source.system=erp', 8],
+        [`filter=${encodeURIComponent('pageCount=ge=10;amount=isnull=false')}`, 11],
+        [`filter=${encodeURIComponent('amount!=1.25')}`, 17],
+        [`filter=${encodeURIComponent('amount=gt=9.5,kind=out=(INVOICE,CONTRACT)')}`, 15],
+        [`metadataFilter=${encodeURIComponent('source.system==erp;source.region=isnull=true')}`, 8],
+        [`pageCountFilter=${encodeURIComponent('pageCount=lt=3')}&pageCountFilter=${encodeURIComponent('pageCount=gt=22')}`, 5],
+        [`filter=${encodeURIComponent('name=containsic=DOC-0')}`, 10]
+      ]
+      for (const [query, count] of table) {
+        const res = await get(`/v1/documents?limit=100&${query}`)
+        t.equal(res.status, 200, query)
+        t.equal(res.body.results.length, count, `${query}: ${count} documents`)
+      }
+      const ordered = await get(`/v1/documents?limit=3&ordering=-amount&ordering=name&filter=${encodeURIComponent('amount=isnull=false')}`)
+      t.same(ordered.body.results.map((d: { amount: string | null }) => d.amount), ['23.25', '22.25', '21.25'], 'decimals ordered numerically')
+      const nullsFirst = await get('/v1/documents?limit=8&ordering=-amount&ordering=name')
+      t.same(nullsFirst.body.results.map((d: { amount: string | null }) => d.amount), [null, null, null, null, null, null, null, '23.25'], 'null sorts as the greatest value: first when descending')
+      const refused: Array<[string, string]> = [
+        ['ordering=description', 'ordering'],
+        ['unknownParam=1', 'unknownParam'],
+        [`filter=${encodeURIComponent('pageCount==1')}&nameFilter=${encodeURIComponent('name==x')}`, 'filter'],
+        [`filter=${encodeURIComponent('pageCount=lt=abc')}`, 'filter'],
+        [`filter=${encodeURIComponent('(pageCount==1')}`, 'filter'],
+        ['status=UNKNOWN', 'status']
+      ]
+      for (const [query, field] of refused) {
+        const res = await get(`/v1/documents?${query}`)
+        t.equal(res.status, 400, query)
+        t.ok(res.body.context.some((c: { field: string, source: string }) => c.field === field && c.source === 'query'), `${query}: names ${field}`)
+      }
+      const authors = await get('/v1/authors?active=false')
+      t.same(authors.body.results.map((a: { name: string }) => a.name), ['Bob'])
+    })
+
+    t.test('the child collection and search by POST', async t => {
+      const own = await get(`/v1/authors/${bob.id as string}/documents?ordering=pageCount`)
+      t.equal(own.status, 200)
+      t.same(own.body.results.map((d: { pageCount: number }) => d.pageCount), [0, 5, 10, 15, 20])
+      const missing = await get('/v1/authors/nobody/documents')
+      t.equal(missing.status, 404)
+      t.equal(missing.body.instance, '/v1/authors/nobody')
+      t.match(missing.body.detail, /\/v1\/authors\/nobody/)
+      const searched = await call('POST', '/v1/documents/search', { kind: ['INVOICE', 'CONTRACT'], ordering: ['-pageCount'], paging: { limit: 2 } })
+      t.equal(searched.status, 200)
+      t.same(searched.body.results.map((d: { pageCount: number }) => d.pageCount), [24, 22])
+      const viaGet = await get('/v1/documents?kind=INVOICE&kind=CONTRACT&ordering=-pageCount&limit=2')
+      t.same(searched.body.results, viaGet.body.results, 'the same page as the GET form')
+      const mixed = await call('POST', '/v1/documents/search?limit=2', { paging: { limit: 2 } })
+      t.equal(mixed.status, 400, 'paging never both in the query and the body')
+    })
+
+    t.test('execution contexts partition collections too', async t => {
+      const pre = await get('/v1/documents', { 'svc-execution-context': 'preprod' })
+      t.equal(pre.status, 200)
+      t.same(pre.body.results, [], 'an empty collection is 200 with no results')
+    })
+
+    t.test('no SQL, stack or internals in any body', async t => {
+      for (const b of bodies) t.ok(leaksNothing(b))
+    })
+  })
+}

@@ -1,0 +1,115 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { databases } from '../support/databases.js'
+import { SECRET, headers, listen } from '../resource/helper.js'
+import { buildApp } from '../../app.js'
+import { DEV_WEBHOOK_SECRET, loadConfig } from '../../config.js'
+import { signStandardWebhook } from '../../plugins/webhooks/index.js'
+
+// Black-box: POST /_webhooks/scanner/document-scanned (reference-service.md, Webhooks) and
+// the rate limit, over real HTTP with a trusted proxy saying https.
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', TRUST_PROXY: '127.0.0.1', RATE_LIMIT_MAX: '200' })
+    const app = await buildApp(config, { store })
+    t.teardown(() => app.close())
+    const base = await listen(app)
+
+    const json = async (method: string, path: string, body?: unknown): Promise<{ status: number, body: any, headers: Headers }> => {
+      const res = await fetch(base + path, { method, headers: { ...headers(), 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      const text = await res.text()
+      return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
+    }
+    const author = (await json('POST', '/v1/authors', { name: 'Scan', email: 'scan@example.com' })).body
+    const doc = (await json('POST', '/v1/documents', { name: 'scanned-doc', authorId: author.id, kind: 'INVOICE' })).body
+
+    async function deliver (payload: unknown, opts: { id?: string, ts?: number, secret?: string, proto?: string, signature?: string } = {}): Promise<{ status: number, body: any }> {
+      const raw = typeof payload === 'string' ? payload : JSON.stringify(payload)
+      const id = opts.id ?? `msg_${randomUUID()}`
+      const ts = opts.ts ?? Math.floor(Date.now() / 1000)
+      const res = await fetch(`${base}/_webhooks/scanner/document-scanned`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-forwarded-proto': opts.proto ?? 'https',
+          'webhook-id': id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': opts.signature ?? signStandardWebhook(opts.secret ?? DEV_WEBHOOK_SECRET, id, ts, raw)
+        },
+        body: raw
+      })
+      const text = await res.text()
+      return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+    }
+
+    t.test('a signed delivery sets pageCount and fingerprint; a replay is acknowledged, not applied twice', async t => {
+      const id = `msg_${randomUUID()}`
+      // Key order and spacing that a re-serialization would change: the signature covers the raw bytes.
+      const raw = `{ "fingerprint": "sha256:abc",  "pageCount": 7, "documentId": "${doc.id as string}" }`
+      const first = await deliver(raw, { id })
+      t.equal(first.status, 204)
+      const after = (await json('GET', `/v1/documents/${doc.id as string}`)).body
+      t.equal(after.pageCount, 7)
+      t.equal(after.fingerprint, 'sha256:abc')
+      t.not(after.etag, doc.etag, 'a new ETag')
+      t.equal(after.modifiedBy, 'scanner')
+      const replay = await deliver(raw, { id })
+      t.equal(replay.status, 204, 'the replay is acknowledged')
+      const again = (await json('GET', `/v1/documents/${doc.id as string}`)).body
+      t.equal(again.etag, after.etag, 'and not applied again')
+    })
+
+    t.test('bad, stale and missing signatures: 401; plain HTTP: 403; unknown document: 404; bad payload: 400', async t => {
+      const payload = { documentId: doc.id, pageCount: 1, fingerprint: 'x' }
+      t.equal((await deliver(payload, { secret: 'whsec_' + Buffer.from('another-secret-of-enough-bytes').toString('base64') })).status, 401, 'wrong secret')
+      t.equal((await deliver(payload, { ts: Math.floor(Date.now() / 1000) - 600 })).status, 401, 'ten minutes old')
+      t.equal((await deliver(payload, { ts: Math.floor(Date.now() / 1000) + 600 })).status, 401, 'ten minutes ahead')
+      t.equal((await deliver(payload, { signature: '' })).status, 401, 'no signature')
+      const http = await deliver(payload, { proto: 'http' })
+      t.equal(http.status, 403, 'not over TLS')
+      t.equal(http.body.title, 'Forbidden')
+      const unknown = await deliver({ documentId: 'no-such-doc', pageCount: 1, fingerprint: 'x' })
+      t.equal(unknown.status, 404)
+      t.equal(unknown.body.instance, '/v1/documents/no-such-doc')
+      const bad = await deliver({ documentId: doc.id, pageCount: -1, fingerprint: 'x' })
+      t.equal(bad.status, 400)
+      t.match(bad.body.context, [{ field: 'pageCount', code: 'INPUT_MIN_VALUE' }])
+      const current = (await json('GET', `/v1/documents/${doc.id as string}`)).body
+      t.equal(current.pageCount, 7, 'nothing refused changed the document')
+    })
+
+    t.test('the webhook is internal in the OpenAPI document', async t => {
+      const docRes = await fetch(`${base}/openapi.json`, { headers: headers() })
+      const openapi = await docRes.json() as { paths: Record<string, { post: Record<string, unknown> }> }
+      const op = openapi.paths['/_webhooks/scanner/document-scanned']?.post
+      t.equal(op?.['x-internal'], true)
+      t.same(op?.security, [])
+    })
+  })
+}
+
+t.test('rate limit: 429 problem with the throttling values and the rate-limit headers', async t => {
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  const base = await listen(app)
+  const statuses: number[] = []
+  let last: Response | undefined
+  for (let i = 0; i < 4; i++) {
+    last = await fetch(`${base}/v1/authors`, { headers: headers() })
+    statuses.push(last.status)
+  }
+  t.same(statuses, [200, 200, 200, 429])
+  t.equal(last?.headers.get('ratelimit-limit'), '3')
+  t.equal(last?.headers.get('ratelimit-remaining'), '0')
+  t.ok(Number(last?.headers.get('retry-after')) > 0)
+  const body = await last?.json() as { title: string, status: number, detail: string }
+  t.equal(body.title, 'Too Many Requests')
+  t.match(body.detail, /3/)
+  const other = await fetch(`${base}/v1/authors`, { headers: headers({}, 'another-user') })
+  t.equal(other.status, 200, 'limits are per token subject')
+  const health = await fetch(`${base}/health`)
+  t.equal(health.status, 200, '/health is never limited')
+})
