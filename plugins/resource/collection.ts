@@ -27,7 +27,7 @@ export interface CollectionContext {
   def: ResourceDefinition
   store: Store
   rep: Representation
-  /** The parent's repository, for a child collection (`parent` in the definition). */
+  /** The parent's repository, for a child collection (`parent` in the definition); else null. */
   parentRepo: Repository | null
 }
 
@@ -66,7 +66,8 @@ export function registerCollections (fastify: FastifyInstance, cc: CollectionCon
       if (q.paging.kind === 'offset' && q.paging.totalCount) {
         const count = countStatement(sql, { from: table, where, params })
         const total = await store.query<{ totalCount: number }>(count.text, count.params)
-        return await reply.sendCollection({ ...result, totalCount: total.rows[0]?.totalCount ?? 0 })
+        // count(*) always answers one row.
+        return await reply.sendCollection({ ...result, totalCount: (total.rows[0] as { totalCount: number }).totalCount })
       }
       return await reply.sendCollection(result)
     } catch (err) {
@@ -85,9 +86,9 @@ export function registerCollections (fastify: FastifyInstance, cc: CollectionCon
   })
 
   const parent = def.parent
-  if (parent === null || cc.parentRepo === null) return
+  if (parent === null) return
   const p = parent.resource
-  const parentRepo = cc.parentRepo
+  const parentRepo = cc.parentRepo as Repository
   registerCollection(fastify, {
     url: `${p.path}/:${p.idParam}/${def.collection}`,
     collection: { fields },

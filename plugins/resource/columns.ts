@@ -130,7 +130,31 @@ export const constraintNames = {
   unique: (table: string, field: string) => `${table}_${field}_key`,
   foreignKey: (table: string, field: string) => `${table}_${field}_fkey`,
   check: (table: string, field: string) => `${table}_${field}_check`,
-  index: (table: string, field: string) => `${table}_${field}_idx`
+  index: (table: string, field: string) => `${table}_${field}_idx`,
+  /**
+   * A declared query index: `<table>_by_<key>_<key>…`, a key being the path with `_` for
+   * `.` and a `_desc` suffix when descending; past 63 bytes (PostgreSQL's limit) it is cut
+   * and ends with a hash of the whole name, so the name stays deterministic and distinct.
+   */
+  queryIndex: (table: string, keys: readonly IndexKey[]) => {
+    const name = `${table}_by_${keys.map(k => k.path.replaceAll('.', '_') + (k.descending ? '_desc' : '')).join('_')}`
+    if (name.length <= 63) return name
+    return `${name.slice(0, 54)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`
+  }
+}
+
+/** One key of a query index: a field path (top-level column or nested JSON path) and its direction. */
+export interface IndexKey {
+  path: string
+  /** The key's SQL, without alias: a quoted column, or a parenthesized expression with its collation. */
+  sql: string
+  descending: boolean
+}
+
+/** An index `(ctx, <keys…>, id)` serving the collection queries that filter or order by its keys. */
+export interface TableIndex {
+  name: string
+  keys: readonly IndexKey[]
 }
 
 export interface TableSpec {
@@ -139,6 +163,8 @@ export interface TableSpec {
   unique: readonly string[]
   /** `field` references `table`'s `(ctx, id)`. */
   references: ReadonlyArray<{ field: string, table: string }>
+  /** Query indexes (define.ts resolves them from the `indexes` option). Default none. */
+  indexes?: readonly TableIndex[]
 }
 
 /** The server-managed columns every resource table has, besides `ctx` and `id`. */
@@ -149,10 +175,40 @@ export const AUDIT_COLUMNS = `etag text NOT NULL,
   "modifiedBy" text`
 
 /**
+ * Every text column of the table in code-point order (`COLLATE "C"`), the collation the
+ * query compiler sorts and compares text with (store/sql-query.ts): only then can the
+ * primary key and the other indexes serve an ordering or a keyset condition. Only the
+ * columns not yet in "C" are altered, in one statement (their indexes are rebuilt once):
+ * a table made before is converted, and running it again costs a catalog lookup.
+ */
+export function collationDdl (table: string): string {
+  const T = quoteIdent(table)
+  return `DO $collation$
+DECLARE changes text;
+BEGIN
+  SELECT string_agg(format('ALTER COLUMN %I TYPE text COLLATE "C"', attname), ', ' ORDER BY attnum) INTO changes
+  FROM pg_attribute
+  WHERE attrelid = ${literal(T)}::regclass AND attnum > 0 AND NOT attisdropped
+    AND atttypid = 'text'::regtype AND attcollation <> '"C"'::regcollation;
+  IF changes IS NOT NULL THEN
+    EXECUTE 'ALTER TABLE ' || ${literal(T)} || ' ' || changes;
+  END IF;
+END $collation$`
+}
+
+/** `CREATE INDEX … (ctx, <keys…>, id)`: the id ends every ordering (conventions: "Sorting"). */
+export function indexDdl (table: string, index: TableIndex): string {
+  const keys = index.keys.map(k => k.descending ? `${k.sql} DESC` : k.sql)
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${quoteIdent(table)} (ctx, ${keys.join(', ')}, id)`
+}
+
+/**
  * The DDL of a resource table: primary key `(ctx, id)` (ctx = execution context), typed
- * columns, UNIQUE `(ctx, field)`, FOREIGN KEY `(ctx, field)` to the referenced table, and a
- * CHECK per enum. Every statement is idempotent, so a changed definition that adds fields
- * re-runs it under a new migration id and only the new columns appear.
+ * columns, UNIQUE `(ctx, field)`, FOREIGN KEY `(ctx, field)` to the referenced table, a
+ * CHECK per enum, text in the "C" collation, and the declared query indexes. Every
+ * statement is idempotent, so a changed definition that adds fields or indexes re-runs it
+ * under a new migration id and only the new columns and indexes appear. An index taken out
+ * of the definition is left in place: drop it with a migration of your own.
  */
 export function tableDdl (spec: TableSpec): string {
   const t = spec.table
@@ -171,10 +227,16 @@ export function tableDdl (spec: TableSpec): string {
   const statements = [`CREATE TABLE IF NOT EXISTS ${T} (\n  ${defs.join(',\n  ')}\n)`]
   // Fields added to a definition later arrive as nullable columns on existing tables.
   for (const c of spec.columns) statements.push(`ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS ${c.ident} ${c.sqlType}`)
-  // The referencing side of a foreign key is not indexed by PostgreSQL: deleting a parent would scan.
+  // Before any index is made, so that none is built twice.
+  statements.push(collationDdl(t))
+  // The referencing side of a foreign key is not indexed by PostgreSQL: deleting a parent would
+  // scan. A declared index leading with the field serves that lookup already.
+  const leading = new Set((spec.indexes ?? []).map(i => (i.keys[0] as IndexKey).path))
   for (const r of spec.references) {
+    if (leading.has(r.field)) continue
     statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(constraintNames.index(t, r.field))} ON ${T} (ctx, ${quoteIdent(r.field)})`)
   }
+  for (const index of spec.indexes ?? []) statements.push(indexDdl(t, index))
   return statements.join(';\n')
 }
 

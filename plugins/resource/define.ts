@@ -1,8 +1,11 @@
 import { Type, OptionalKind, type TObject, type TProperties, type TSchema, type TString } from '@sinclair/typebox'
 import { Nullable, type TNullable } from '../../schemas/types.js'
 import { standardProperties } from '../../schemas/standard.js'
-import { columnOf, tableMigration, type Column } from './columns.js'
+import { columnOf, constraintNames, tableMigration, type Column, type IndexKey, type TableIndex } from './columns.js'
 import { isNullable, isOmittable } from './write-schemas.js'
+import { defaultColumn, fieldsFromSchema } from '../query/fields.js'
+import type { FieldMap } from '../query/model.js'
+import { quoteIdent } from '../../store/quote.js'
 import type { Migration } from '../../store/types.js'
 
 /** A field computed from the stored ones on the way out (e.g. `authorRef` from `authorId`). */
@@ -23,6 +26,12 @@ export interface ReferenceOptions {
 export interface ParentOptions {
   resource: ResourceDefinition
   field: string
+}
+
+/** A query index of the table, `(ctx, <fields…>, id)`. */
+export interface IndexOptions {
+  /** Filterable or sortable paths (nested ones too), in index order; `-path` for descending. */
+  fields: readonly string[]
 }
 
 export interface ResourceOptions<P extends TProperties, D extends TProperties = Record<never, never>> {
@@ -50,6 +59,15 @@ export interface ResourceOptions<P extends TProperties, D extends TProperties = 
   filterable?: readonly string[]
   /** Fields (dotted paths) collection endpoints may sort on. */
   sortable?: readonly string[]
+  /**
+   * Indexes of the table for collection queries, each `(ctx, <fields…>, id)`: a list of
+   * filterable or sortable paths, or `{ fields }`; `-path` sorts the key descending. Lead
+   * with the fields filtered by equality, then the ordering's fields in its directions:
+   * `['kind', '-pageCount']` serves `kind=INVOICE&ordering=-pageCount`, every page of it
+   * (the id tiebreaker ascends, so a descending ordering needs its `-`). The primary key
+   * already serves the default ordering by id. Default none.
+   */
+  indexes?: ReadonlyArray<readonly string[] | IndexOptions>
   /** Fields left out of collection items (conventions: items are summaries). */
   summary?: { omit: ReadonlyArray<keyof P & string> }
   /** Read-only fields computed from the stored ones. */
@@ -98,6 +116,8 @@ export interface ResourceDefinition<P extends TProperties = TProperties, D exten
   readonly summaryOmit: readonly string[]
   readonly derived: Readonly<Record<string, DerivedField>>
   readonly columns: readonly Column[]
+  /** The query indexes the migration creates (`indexes`). */
+  readonly indexes: readonly TableIndex[]
   /** Creates or extends the table (store migrations). */
   readonly migration: Migration
   /** `svc:<name>::<id>`. */
@@ -119,6 +139,61 @@ function names (list: readonly unknown[] | undefined, option: string): string[] 
   if (list === undefined) return []
   if (!Array.isArray(list) || list.some(x => typeof x !== 'string')) fail(option, list, 'an array of field names')
   return [...list] as string[]
+}
+
+const STORED_SERVER_FIELDS = ['id', 'etag', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy']
+
+/** The paths of one `indexes` entry, checked: strings, at least one, each once. */
+function indexPaths (entry: unknown): Array<{ path: string, descending: boolean }> {
+  const list = Array.isArray(entry) ? entry : (entry as IndexOptions | null)?.fields
+  if (!Array.isArray(list) || list.length === 0 || list.some(f => typeof f !== 'string')) {
+    fail('indexes', entry, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+  }
+  const keys = (list as string[]).map(f => f.startsWith('-') ? { path: f.slice(1), descending: true } : { path: f, descending: false })
+  const paths = keys.map(k => k.path)
+  if (new Set(paths).size !== paths.length) fail('indexes', entry, 'indexes naming each field once')
+  return keys
+}
+
+/**
+ * Resolves `indexes` against the entity: every key must be a filterable or sortable,
+ * stored, non-array path, and gets the SQL the query compiler uses for it (the field map's
+ * `defaultColumn`, with COLLATE "C" on nested text, the collation it sorts text with).
+ */
+function resolveIndexes (entries: unknown, table: string, summary: TObject, queried: readonly string[], stored: ReadonlySet<string>): TableIndex[] {
+  if (entries === undefined) return []
+  if (!Array.isArray(entries)) fail('indexes', entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+  const resolved = entries.map(indexPaths)
+  const paths = [...new Set(resolved.flat().map(k => k.path))]
+  for (const path of paths) {
+    if (path === 'id') fail('indexes', path, 'fields other than the id, which ends every index')
+    if (!queried.includes(path)) fail('indexes', path, `filterable or sortable fields (${queried.join(', ')}), with a leading - for descending`)
+  }
+  const T = quoteIdent(table)
+  let fields: FieldMap
+  try {
+    fields = fieldsFromSchema(summary, {
+      filterable: paths,
+      column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type, T) : undefined
+    })
+  } catch (err) {
+    throw new TypeError(`defineResource: indexes must name stored fields of the collection items: ${(err as Error).message}`)
+  }
+  const names = new Set<string>()
+  return resolved.map(entry => {
+    const keys = entry.map(({ path, descending }): IndexKey => {
+      const field = fields.get(path) as NonNullable<ReturnType<FieldMap['get']>>
+      if (field.type === 'string-array') fail('indexes', path, 'fields that are not arrays (a btree index does not serve array operators)')
+      const text = field.type === 'string' || field.type === 'enum'
+      // A top-level column has the "C" collation already (columns.ts); a nested value is an expression.
+      const sql = path.includes('.') ? `${field.sql}${text ? ' COLLATE "C"' : ''}` : quoteIdent(path)
+      return { path, sql, descending }
+    })
+    const name = constraintNames.queryIndex(table, keys)
+    if (names.has(name)) fail('indexes', name, 'distinct indexes')
+    names.add(name)
+    return { name, keys }
+  })
 }
 
 /**
@@ -209,12 +284,17 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
   const entity = required(entityProps) as TObject<ServerProperties & P & D>
   const summaryProps = Object.fromEntries(Object.entries(entityProps).filter(([k]) => !summaryOmit.includes(k)))
 
+  const summaryEntity = required(summaryProps)
+  const filterable = [...(opts.filterable ?? [])]
+  const sortable = [...(opts.sortable ?? [])]
   const columns = fieldNames.map(f => columnOf(f, fields[f] as TSchema))
+  const indexes = resolveIndexes(opts.indexes, table, summaryEntity, [...filterable, ...sortable], new Set([...STORED_SERVER_FIELDS, ...fieldNames]))
   const migration = tableMigration({
     table,
     columns,
     unique,
-    references: references.map(r => ({ field: r.field, table: r.resource.table }))
+    references: references.map(r => ({ field: r.field, table: r.resource.table })),
+    indexes
   })
   const readOnly = new Set<string>([...SERVER_MANAGED, ...readOnlyFields, ...Object.keys(derived)])
 
@@ -226,7 +306,7 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
     idParam,
     table,
     entity,
-    summaryEntity: required(summaryProps),
+    summaryEntity,
     fields,
     writable: fieldNames.filter(f => !readOnlyFields.includes(f)),
     readOnly,
@@ -236,11 +316,12 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
     parent,
     requireIfMatch: opts.requireIfMatch ?? false,
     scopes: { read: [...(opts.scopes?.read ?? [])], write: [...(opts.scopes?.write ?? [])] },
-    filterable: [...(opts.filterable ?? [])],
-    sortable: [...(opts.sortable ?? [])],
+    filterable,
+    sortable,
     summaryOmit,
     derived,
     columns,
+    indexes,
     migration,
     ref: (id) => `svc:${name}::${id}`,
     itemPath: (id) => itemPrefix + encodeURIComponent(id)

@@ -97,7 +97,8 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     registerRoutes(fastify, { def, store, repo: repository, rep: representation, keys: fastify.idempotency, registry })
     // Collections need the query plugin (paging, filters, ordering); without it only items are served.
     if (fastify.hasReplyDecorator('sendCollection')) {
-      const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection)?.repository ?? null)
+      // Dependency order serves a parent before its children.
+      const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection) as ServedResource).repository
       registerCollections(fastify, { def, store, rep: representation, parentRepo })
     }
   }

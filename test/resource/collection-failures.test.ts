@@ -1,0 +1,45 @@
+import t from 'tap'
+import { databases } from '../support/databases.js'
+import { SECRET, headers } from './helper.js'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { Unavailable } from '../../store/errors.js'
+
+const pglite = databases[0]
+
+t.test('collection reads: a database that is away is a 503, any other failure a 500, neither leaks', async t => {
+  const store = await pglite!.create(t)
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+  const app = await buildApp(config, { store })
+  t.teardown(() => app.close())
+  const author = JSON.parse((await app.inject({ method: 'POST', url: '/v1/authors', headers: { ...headers(), 'content-type': 'application/json' }, payload: { name: 'A', email: 'a@example.com' } })).body)
+  const real = store.query.bind(store)
+  t.teardown(() => { store.query = real })
+
+  store.query = async () => { throw new Unavailable('The database cannot be reached.', { cause: new Error('ECONNREFUSED 10.1.2.3:5432') }) }
+  for (const url of ['/v1/documents', `/v1/authors/${author.id as string}/documents`]) {
+    const res = await app.inject({ url, headers: headers() })
+    t.equal(res.statusCode, 503, url)
+    t.equal(res.headers['retry-after'], '1')
+    t.notMatch(res.body, /ECONNREFUSED|10\.1\.2\.3/)
+  }
+
+  store.query = async () => { throw new Error('syntax error at or near "SELEKT"') }
+  const broken = await app.inject({ url: '/v1/documents', headers: headers() })
+  t.equal(broken.statusCode, 500)
+  t.notMatch(broken.body, /SELEKT|syntax/)
+})
+
+t.test('/health answers 503 while the store is not ready', async t => {
+  const store = await pglite!.create(t)
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+  const app = await buildApp(config, { store })
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  const real = store.ready.bind(store)
+  store.ready = async () => { throw new Unavailable('The database cannot be reached.') }
+  t.teardown(() => { store.ready = real })
+  const res = await app.inject({ url: '/health' })
+  t.equal(res.statusCode, 503)
+  t.equal(JSON.parse(res.body).title, 'Service Unavailable')
+})
