@@ -13,6 +13,7 @@ import rateLimit from './plugins/rate-limit/index.js'
 import webhooks from './plugins/webhooks/index.js'
 import query from './plugins/query/index.js'
 import resources from './plugins/resource/index.js'
+import bulk from './plugins/bulk/index.js'
 import { createStore } from './store/index.js'
 import type { Store } from './store/types.js'
 import { healthRoutes } from './routes/health.js'
@@ -67,6 +68,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
   await app.register(resources, { store, resources: [authors, documents] })
+  await app.register(bulk, { store, maxOperations: 100 })
   await app.register(webhooks, { store })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app

@@ -51,3 +51,6 @@ export * from './plugins/webhooks/index.js'
 
 export { default as rateLimit } from './plugins/rate-limit/index.js'
 export * from './plugins/rate-limit/index.js'
+
+export { default as bulk } from './plugins/bulk/index.js'
+export * from './plugins/bulk/index.js'

@@ -1,0 +1,83 @@
+import { Type, type TObject } from '@sinclair/typebox'
+import type { ErrorObject } from 'ajv'
+import type { ContextItem } from '../../schemas/problem.js'
+import { TransactionMode, type BulkActionValue } from '../../schemas/bulk.js'
+import { Nullable, UpperSnakeEnum } from '../../schemas/types.js'
+import { invalidData, type ProblemError } from '../problem/errors.js'
+import { contextFromAjv } from '../problem/validation-context.js'
+
+/** One operation of a bulk request as sent; its `entity` is checked per operation. */
+export interface RawOperation {
+  operationId?: string | null
+  action: BulkActionValue
+  ifMatch?: string | null
+  entity?: unknown
+}
+
+/** A bulk request body whose envelope is valid. */
+export interface Envelope {
+  transactionMode?: 'ATOMIC' | 'ISOLATED'
+  operations: RawOperation[]
+}
+
+/**
+ * What must hold for the request to be processed at all (conventions: "Bulk request body",
+ * "Bulk errors"): the same limits as `BulkRequest`, but `entity` left open, so that a bad
+ * entity fails its own operation in the 200 response instead of the whole request.
+ */
+export function envelopeSchema (maxOperations: number, actions: readonly BulkActionValue[]): TObject {
+  return Type.Object({
+    transactionMode: Type.Optional(TransactionMode),
+    operations: Type.Array(Type.Object({
+      operationId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
+      action: UpperSnakeEnum(actions),
+      ifMatch: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
+      entity: Type.Optional(Type.Unknown())
+    }, { additionalProperties: false }), { minItems: 1, maxItems: maxOperations })
+  }, { additionalProperties: false })
+}
+
+/** The 400 of an envelope that fails its schema; the detail states the maximum when it was passed. */
+export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, maxOperations: number): ProblemError {
+  const items: ContextItem[] = contextFromAjv(errors, 'body')
+  for (const item of items) {
+    // The body itself is not an object: there is no field to name.
+    if (item.field === '') {
+      delete item.field
+      item.message = 'must be a JSON object with an operations array'
+    }
+  }
+  const tooMany = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
+  if (!tooMany) return invalidData(items)
+  const n = ((body as Envelope).operations).length
+  return invalidData(items, `A bulk request on this endpoint holds at most ${maxOperations} operations, and this one has ${n}; split it into several requests.`)
+}
+
+function list (indexes: readonly number[]): string {
+  return `${indexes.slice(0, -1).join(', ')} and ${String(indexes.at(-1))}`
+}
+
+/**
+ * Conventions, "Bulk endpoint": the same entity `id` appears at most once in a request,
+ * otherwise 400. The detail names each repeated id and the operations that carry it.
+ */
+export function duplicateIds (operations: readonly RawOperation[]): ProblemError | null {
+  const seen = new Map<string, number[]>()
+  operations.forEach((op, i) => {
+    const id = (op.entity as { id?: unknown } | null | undefined)?.id
+    if (typeof id !== 'string') return
+    const at = seen.get(id)
+    if (at === undefined) seen.set(id, [i])
+    else at.push(i)
+  })
+  const repeated = [...seen].filter(([, at]) => at.length > 1)
+  if (repeated.length === 0) return null
+  const items: ContextItem[] = []
+  for (const [id, at] of repeated) {
+    for (const i of at.slice(1)) {
+      items.push({ code: 'DUPLICATE_ID', message: `repeats the id of operations[${String(at[0])}]; an entity may appear once per bulk request`, field: `operations[${i}].entity.id`, source: 'body', value: id })
+    }
+  }
+  const what = repeated.map(([id, at]) => `'${id}' appears in operations ${list(at)}`).join('; ')
+  return invalidData(items, `The entity id ${what}; an entity may appear only once in a bulk request, so send one operation per id.`)
+}

@@ -1,0 +1,97 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import type { ContextItem } from '../../schemas/problem.js'
+import { Id } from '../../schemas/types.js'
+import { parseEntityTags } from '../conditional/entity-tags.js'
+import { contextFromAjv } from '../problem/validation-context.js'
+import type { ResourceDefinition } from '../resource/define.js'
+import { compileBodyValidator, createBody, fillerOf, type Filler } from '../resource/write-schemas.js'
+import type { RawOperation } from './envelope.js'
+import { failed, preconditionRequired, type Operation } from './outcome.js'
+
+type Row = Record<string, unknown>
+
+/** The per-operation checks of one resource, compiled once at registration. */
+export interface Validators {
+  /** CREATE: a POST body (the server assigns the id). */
+  create: ValidateFunction
+  /** UPDATE and CREATE_UPDATE: a PUT body with its `id`. */
+  replace: ValidateFunction
+  /** DELETE: only `id` is read; the rest of the entity is not looked at. */
+  remove: ValidateFunction
+  id: ValidateFunction
+  fill: Filler
+}
+
+export function compileValidators (def: ResourceDefinition): Validators {
+  const replace = createBody(def.fields, def.writable, [], { id: Id() }) as unknown as { required: string[] }
+  return {
+    create: compileBodyValidator(createBody(def.fields, def.writable)),
+    replace: compileBodyValidator({ ...replace, required: [...replace.required, 'id'] } as unknown as TSchema),
+    remove: compileBodyValidator(Type.Object({ id: Id() })),
+    id: compileBodyValidator(Id()),
+    fill: fillerOf(def.fields)
+  }
+}
+
+/** The entity's violations, read-only fields named as such (as the single-item routes do). */
+function entityItems (def: ResourceDefinition, errors: readonly ErrorObject[], prefix: string): ContextItem[] {
+  const items = contextFromAjv(errors, 'body', prefix)
+  for (const item of items) {
+    if (item.message !== 'is not allowed here') continue
+    const field = (item.field as string).slice(prefix.length + 1)
+    if (field === 'id') item.message = 'is assigned by the server on CREATE; leave it out, or use CREATE_UPDATE to create an entity with this id'
+    else if (def.readOnly.has(field)) item.message = 'is read-only; leave it out of the entity'
+  }
+  return items
+}
+
+/**
+ * Checks one operation without the database: its ifMatch, its entity against the schema
+ * of its action, and a required ifMatch. A failure decides its outcome here; otherwise the
+ * operation leaves with its id and its values filled as a POST or PUT would store them.
+ */
+export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperation, index: number): Operation {
+  const op: Operation = {
+    index,
+    operationId: raw.operationId ?? String(index),
+    action: raw.action,
+    id: null,
+    ifMatch: null,
+    ifMatchText: raw.ifMatch ?? null,
+    values: {},
+    outcome: null
+  }
+  const prefix = `operations[${index}].entity`
+  const items: ContextItem[] = []
+  if (op.ifMatchText !== null) {
+    op.ifMatch = parseEntityTags(op.ifMatchText)
+    if (op.ifMatch === null) {
+      items.push({ code: 'INPUT_INVALID', message: 'must be * or a comma-separated list of entity tags such as "abc", as the ETag header gives them', field: `operations[${index}].ifMatch`, value: op.ifMatchText })
+    }
+  }
+  const entity = raw.entity as Row | null | undefined
+  if (entity == null) {
+    items.push({ code: 'INPUT_NULL', message: 'is required', field: prefix })
+  } else {
+    const validate = raw.action === 'CREATE' ? v.create : raw.action === 'DELETE' ? v.remove : v.replace
+    if (!validate(entity)) items.push(...entityItems(def, validate.errors as ErrorObject[], prefix))
+    // The id is echoed in the result whenever it is a valid one, also when the rest is not.
+    if (raw.action !== 'CREATE' && v.id(entity.id)) op.id = entity.id as string
+  }
+  if (items.length > 0) {
+    const n = items.length
+    op.outcome = failed(`The operation has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`, items)
+    return op
+  }
+  // Method rules 13 as on the item routes: checked before anything is read.
+  if (def.requireIfMatch && op.ifMatch === null && (op.action === 'UPDATE' || op.action === 'DELETE')) {
+    op.outcome = preconditionRequired(def, op)
+    return op
+  }
+  if (op.action !== 'DELETE') {
+    const { id: _id, ...values } = entity as Row
+    op.values = v.fill(values)
+  }
+  return op
+}

@@ -1,0 +1,110 @@
+import t from 'tap'
+import { SerializationFailure, StoreError, Unavailable } from '../../store/errors.js'
+import type { Queryable, Store, Tx } from '../../store/types.js'
+import { databases, pglite } from '../support/databases.js'
+import { api, build, count, json, leaksNothing, unique, type Json } from './helper.js'
+
+// System failures are 5xx problems, never a 200 with everything failed (conventions: "Bulk
+// errors"); constraint failures found only at run time stay per-operation failures. Faults
+// are injected into the transaction's statements by a wrapping store.
+
+/** Decides, per statement of a bulk transaction, whether it fails and how. */
+type Fault = (sql: string) => Error | 'empty' | undefined
+
+function faulty (store: Store, fault: () => Fault | undefined): Store {
+  const wrap = (q: Queryable & { savepoint?: Tx['savepoint'] }): Tx => ({
+    async query (sql, params, options) {
+      const f = fault()?.(sql)
+      if (f === 'empty') return { rows: [], rowCount: 0 }
+      if (f !== undefined) throw f
+      return await q.query(sql, params, options)
+    },
+    exec: async (sql) => { await q.exec(sql) },
+    savepoint: async (fn) => await (q.savepoint as Tx['savepoint'])(async (inner) => await fn(wrap(inner)))
+  } as Tx)
+  return { ...store, transaction: async (fn, opts) => await store.transaction(async (tx) => await fn(wrap(tx)), opts) } as Store
+}
+
+for (const db of databases) {
+  t.test(`${db.label}: a closed store is a 503 problem`, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const app = await build(t, store)
+    await store.close()
+    const res = await api(app).bulk('authors', { operations: [{ action: 'CREATE', entity: { name: 'A', email: 'a@example.com' } }] })
+    t.equal(res.statusCode, 503)
+    t.match(res.headers['content-type'], /^application\/problem\+json/)
+    t.equal(res.headers['retry-after'], '1')
+    t.match(json(res), { status: 503, title: 'Service Unavailable', detail: 'The database is unavailable; retry later.' })
+    t.ok(leaksNothing(res.body))
+    const invalid = await api(app).bulk('authors', { operations: [{ action: 'CREATE', entity: {} }] })
+    t.equal(invalid.statusCode, 200, 'operations refused before any statement need no database')
+    t.equal(json(invalid).status, 'FAILED')
+  })
+}
+
+t.test('injected faults', async t => {
+  const real = await pglite.create(t)
+  let fault: Fault | undefined
+  const app = await build(t, faulty(real, () => fault))
+  const { bulk, post } = api(app)
+  t.afterEach(() => { fault = undefined })
+
+  const author = (name: string): Json => ({ action: 'CREATE', entity: { name, email: 'a@example.com' } })
+  const on = (pattern: RegExp, err: Error | 'empty'): Fault => (sql) => pattern.test(sql) ? err : undefined
+
+  const system: Array<[string, Json, Fault, number]> = [
+    ['the database goes away during a batch', { operations: [author('a'), author('b')] }, on(/^INSERT/, new Unavailable()), 503],
+    ['the database goes away during one operation', { operations: [author('a')] }, on(/^INSERT/, new Unavailable()), 503],
+    ['the database goes away during the prefetch', { operations: [{ action: 'DELETE', entity: { id: 'x' } }] }, on(/FOR UPDATE/, new Unavailable()), 503],
+    ['an unexpected error during a batch', { operations: [author('a'), author('b')] }, on(/^INSERT/, new TypeError('boom')), 500],
+    ['an unexpected error during one operation', { transactionMode: 'ATOMIC', operations: [author('a')] }, on(/^INSERT/, new TypeError('boom')), 500],
+    ['a statement refused for no constraint', { operations: [author('a')] }, on(/^INSERT/, new StoreError('refused')), 500]
+  ]
+  for (const [name, body, f, status] of system) {
+    t.test(`${name}: ${status}, nothing stored`, async t => {
+      const before = await count(real, 'authors')
+      fault = f
+      const res = await bulk('authors', body)
+      t.equal(res.statusCode, status, res.body)
+      t.match(res.headers['content-type'], /^application\/problem\+json/)
+      t.ok(leaksNothing(res.body))
+      t.notMatch(res.body, /boom|refused/)
+      fault = undefined
+      t.equal(await count(real, 'authors'), before)
+    })
+  }
+
+  t.test('a concurrent change (serialization failure, deadlock) fails its operation', async t => {
+    fault = on(/^INSERT .* RETURNING/s, new SerializationFailure({ sqlState: '40P01' }))
+    const body = json(await bulk('authors', { operations: [author('lost'), { action: 'DELETE', entity: { id: 'none' } }] }))
+    t.equal(body.status, 'PARTIAL')
+    t.same(body.operations[0].result, {
+      status: 'FAILED',
+      detail: 'The author was changed by a concurrent request; retry.',
+      context: [{ message: 'was changed by a concurrent request; retry', code: 'CONCURRENT_UPDATE', field: 'operations[0].entity.id', value: body.operations[0].result.context[0].value }]
+    })
+    const atomic = json(await bulk('authors', { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: 'none' } }, author('lost')] }))
+    t.equal(atomic.status, 'FAILED')
+    t.equal(atomic.operations[1].result.context[0].code, 'CONCURRENT_UPDATE')
+    t.equal(atomic.operations[0].result.context[0].code, 'ROLLED_BACK')
+  })
+
+  t.test('an id created after the prefetch read: ENTITY_EXISTS, not an overwrite', async t => {
+    const a = await post('/v1/authors', { name: 'First', email: 'f@example.com' })
+    // The prefetch sees nothing, as if another request created the entity just after it.
+    fault = on(/FOR UPDATE/, 'empty')
+    const body = json(await bulk('authors', { operations: [{ action: 'CREATE_UPDATE', entity: { id: a.id, name: 'Second', email: 's@example.com' } }, author(unique())] }))
+    t.same(statuses(body), ['FAILED', 'SUCCEEDED'])
+    t.match(body.operations[0].result, {
+      status: 'FAILED',
+      detail: /with this id already exists; use another id\./,
+      context: [{ message: 'is already the id of another entity', code: 'ENTITY_EXISTS', field: 'operations[0].entity.id', value: a.id }]
+    })
+    fault = undefined
+    t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, 'First')
+  })
+})
+
+function statuses (body: Json): string[] {
+  return body.operations.map((o: Json) => o.result.status)
+}

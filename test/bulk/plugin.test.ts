@@ -1,0 +1,136 @@
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import Fastify from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+import resource from '../../plugins/resource/index.js'
+import bulk from '../../plugins/bulk/index.js'
+import { defineResource } from '../../plugins/resource/define.js'
+import type { Store } from '../../store/types.js'
+import { pglite } from '../support/databases.js'
+import { api, build, json, type Json } from './helper.js'
+
+// The plugin's options, its OpenAPI description, and the plugin alone (no conventions, no
+// auth): execution context `prod`, no createdBy, the idempotency key not read.
+
+t.test('options', async t => {
+  const store = await pglite.create(t)
+
+  async function attempt (opts: unknown, withResources = true): Promise<unknown> {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(problem)
+    if (withResources) await app.register(resource, { store, resources: [(await import('../../routes/v1/authors.js')).authors] })
+    try {
+      await app.register(bulk, opts as { store: Store })
+      await app.ready()
+      return null
+    } catch (err) {
+      return err
+    }
+  }
+
+  const refused: Array<[string, unknown, RegExp]> = [
+    ['no store', {}, /^bulk plugin: store must be a Store \(createStore\), got undefined$/],
+    ['a store that is not one', { store: 'db' }, /store must be a Store/],
+    ['maxOperations 0', { store, maxOperations: 0 }, /^bulk plugin: maxOperations must be a positive integer, got 0$/],
+    ['maxOperations 1.5', { store, maxOperations: 1.5 }, /maxOperations must be a positive integer, got 1.5/],
+    ['maxOperations as text', { store, maxOperations: '10' }, /maxOperations must be a positive integer, got "10"/],
+    ['resources not an object', { store, resources: [] }, /^bulk plugin: resources must be an object by collection name, got \[\]$/],
+    ['resources null', { store, resources: null }, /resources must be an object by collection name, got null/],
+    ['an unknown collection', { store, resources: { books: false } }, /^bulk plugin: resources.books must be a served collection \(authors\), got "books"$/],
+    ['a collection set to true', { store, resources: { authors: true } }, /resources.authors must be false or \{ maxOperations\?, actions\? \}, got true/],
+    ['a collection set to null', { store, resources: { authors: null } }, /resources.authors must be false or/],
+    ['a collection set to a function', { store, resources: { authors: () => ({}) } }, /resources.authors must be false or \{ maxOperations\?, actions\? \}, got \(\) => \(\{\}\)$/],
+    ['a collection set to an array', { store, resources: { authors: [] } }, /resources.authors must be false or/],
+    ['no actions', { store, resources: { authors: { actions: [] } } }, /resources.authors.actions must be a non-empty subset of CREATE, UPDATE, CREATE_UPDATE, DELETE without repeats, got \[\]/],
+    ['an unknown action', { store, resources: { authors: { actions: ['CREATE', 'UPSERT'] } } }, /resources.authors.actions must be/],
+    ['a repeated action', { store, resources: { authors: { actions: ['CREATE', 'CREATE'] } } }, /resources.authors.actions must be/],
+    ['actions not an array', { store, resources: { authors: { actions: 'CREATE' } } }, /resources.authors.actions must be/],
+    ['a bad maximum of a collection', { store, resources: { authors: { maxOperations: -1 } } }, /^bulk plugin: resources.authors.maxOperations must be a positive integer, got -1$/]
+  ]
+  for (const [name, opts, message] of refused) {
+    t.test(name, async t => {
+      const err = await attempt(opts)
+      t.type(err, TypeError)
+      t.match((err as Error).message, message)
+    })
+  }
+
+  t.test('registered without the resource plugin', async t => {
+    const err = await attempt({ store }, false)
+    t.match((err as Error).message, /svc-resource/)
+  })
+
+  t.test('valid options register', async t => {
+    t.equal(await attempt({ store, maxOperations: 5, resources: { authors: { actions: ['DELETE'] } } }), null)
+    t.equal(await attempt({ store, resources: { authors: undefined } }), null, 'undefined is left out')
+  })
+})
+
+t.test('settings per endpoint', async t => {
+  const store = await pglite.create(t)
+  const app = await build(t, store, { maxOperations: 2, resources: { documents: false } })
+  const { bulk } = api(app)
+  const three = { operations: Array.from({ length: 3 }, (_, i) => ({ action: 'CREATE', entity: { name: `A${i}`, email: 'a@example.com' } })) }
+  const res = await bulk('authors', three)
+  t.equal(res.statusCode, 400)
+  t.match(json(res).detail, 'at most 2 operations, and this one has 3')
+  const off = await bulk('documents', { operations: [] })
+  t.equal(off.statusCode, 405, 'no bulk endpoint where it is switched off')
+  t.notMatch(off.headers.allow, /PATCH/)
+})
+
+t.test('the OpenAPI document describes the endpoint from the entity schema', async t => {
+  const store = await pglite.create(t)
+  const app = await build(t, store, { resources: { authors: { maxOperations: 50, actions: ['CREATE', 'DELETE'] } } })
+  const doc = JSON.parse((await app.inject({ url: '/openapi.json', headers: { 'user-agent': 'bulk-tests/1' } })).body)
+  const op = doc.paths['/v1/documents'].patch
+  t.same(op.tags, ['documents'])
+  t.match(op.description, 'At most 100 operations')
+  const body = op.requestBody.content['application/json'].schema
+  t.same(Object.keys(body.properties).sort(), ['operations', 'transactionMode'])
+  t.equal(body.properties.operations.maxItems, 100)
+  const item = body.properties.operations.items
+  t.same(item.properties.action.enum, ['CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE'])
+  const entity = item.properties.entity
+  t.ok(entity.properties.id, 'the entity carries its id')
+  t.ok(entity.properties.name && entity.properties.authorId && entity.properties.pages, 'and the writable fields')
+  t.notOk(entity.properties.fingerprint, 'not the read-only ones')
+  t.equal(entity.additionalProperties, false)
+  const ok = op.responses['200'].content['application/json'].schema
+  t.same(ok.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
+  for (const s of ['400', '401', '403', '409', '412', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
+  t.equal(op.security, undefined, 'the document-wide bearer security applies')
+  const authors = doc.paths['/v1/authors'].patch.requestBody.content['application/json'].schema
+  t.equal(authors.properties.operations.maxItems, 50)
+  t.same(authors.properties.operations.items.properties.action.enum, ['CREATE', 'DELETE'])
+})
+
+t.test('the plugin alone', async t => {
+  const store = await pglite.create(t)
+  const notes = defineResource({ name: 'note', collection: 'notes', path: '/notes', idParam: 'noteId', fields: { title: Type.String({ minLength: 1 }) } })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(resource, { store, resources: [notes] })
+  await app.register(bulk, { store })
+  await app.ready()
+  const send = async (body: Json, headers: Record<string, string> = {}): Promise<Json> => {
+    const res = await app.inject({ method: 'PATCH', url: '/notes', headers: { 'content-type': 'application/json', ...headers }, payload: body })
+    t.equal(res.statusCode, 200, res.body)
+    return json(res)
+  }
+  const key = { 'svc-idempotency-key': `key-${crypto.randomUUID()}` }
+  const created = await send({ transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { title: 'a' } }, { action: 'CREATE', entity: { title: 'b' } }] }, key)
+  t.equal(created.status, 'SUCCEEDED')
+  t.equal((await send({ operations: [{ action: 'CREATE', entity: { title: 'c' } }] }, key)).status, 'SUCCEEDED', 'without the conventions plugin no key is read')
+  const id = created.operations[0].entityId
+  const note = json(await app.inject({ url: `/notes/${id as string}` }))
+  t.match(note, { title: 'a', createdBy: null, modifiedBy: null })
+  const { rows } = await store.query<{ ctx: string }>('SELECT ctx FROM notes WHERE id = $1', [id])
+  t.same(rows, [{ ctx: 'prod' }], 'stored in the default execution context')
+  const deleted = await send({ operations: [{ action: 'DELETE', entity: { id } }, { action: 'UPDATE', entity: { id: created.operations[1].entityId, title: 'B' } }] })
+  t.equal(deleted.status, 'SUCCEEDED')
+})

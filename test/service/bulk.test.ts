@@ -1,0 +1,77 @@
+import t from 'tap'
+import { databases } from '../support/databases.js'
+import { SECRET, headers, listen } from '../resource/helper.js'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+
+// Black-box: PATCH /v1/authors and /v1/documents (reference-service.md, Bulk) over real HTTP.
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+    const app = await buildApp(config, { store })
+    t.teardown(() => app.close())
+    const base = await listen(app)
+    const call = async (method: string, path: string, body?: unknown): Promise<{ status: number, body: any }> => {
+      const res = await fetch(base + path, { method, headers: { ...headers(), 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      const text = await res.text()
+      return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+    }
+    const count = async (): Promise<number> => {
+      const { rows } = await store.query<{ n: number }>('SELECT count(*)::int AS n FROM documents')
+      return (rows[0] as { n: number }).n
+    }
+
+    const authors = await call('PATCH', '/v1/authors', { operations: [
+      { operationId: 'a', action: 'CREATE', entity: { name: 'Ann', email: 'ann@example.com' } },
+      { action: 'CREATE', entity: { name: 'Bob', email: 'bob@example.com' } }
+    ] })
+    t.equal(authors.status, 200)
+    t.equal(authors.body.status, 'SUCCEEDED')
+    t.same(authors.body.operations.map((o: { operationId: string }) => o.operationId), ['a', '1'], 'operationId echoed, else the index')
+    const annId = authors.body.operations[0].entityId as string
+    t.equal(authors.body.operations[0].entityRef, `svc:author::${annId}`)
+
+    t.test('ATOMIC: a duplicate name fails the whole bulk and nothing is stored', async t => {
+      const before = await count()
+      const res = await call('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations: [
+        { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'INVOICE' } },
+        { action: 'CREATE', entity: { name: 'fine', authorId: annId, kind: 'INVOICE' } },
+        { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'CONTRACT' } }
+      ] })
+      t.equal(res.status, 200, 'never 207')
+      t.equal(res.body.status, 'FAILED')
+      t.ok(res.body.operations.every((o: { result: { status: string } }) => o.result.status === 'FAILED'))
+      t.ok(res.body.operations.some((o: { result: { context: Array<{ code: string }> | null } }) => o.result.context?.some(c => c.code === 'UNIQUE_NAME_VIOLATION')), 'the reason is named')
+      t.equal(await count(), before, 'counted in the database: nothing stored')
+    })
+
+    t.test('ISOLATED: each operation alone; PARTIAL; per-operation validation fields', async t => {
+      const before = await count()
+      const res = await call('PATCH', '/v1/documents', { operations: [
+        { action: 'CREATE', entity: { name: 'iso-1', authorId: annId, kind: 'INVOICE' } },
+        { action: 'CREATE', entity: { name: '', authorId: annId, kind: 'INVOICE' } },
+        { action: 'CREATE', entity: { name: 'iso-3', authorId: 'missing-author', kind: 'INVOICE' } }
+      ] })
+      t.equal(res.status, 200)
+      t.equal(res.body.status, 'PARTIAL')
+      t.same(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED'])
+      t.match(res.body.operations[1].result.context, [{ code: 'INPUT_BLANK', field: 'operations[1].entity.name' }])
+      t.match(res.body.operations[2].result.context, [{ code: 'REFERENCE_NOT_FOUND' }])
+      t.equal(await count(), before + 1)
+    })
+
+    t.test('request-level refusals: more than 100 operations, duplicate ids', async t => {
+      const many = await call('PATCH', '/v1/authors', { operations: Array.from({ length: 101 }, (_, i) => ({ action: 'CREATE', entity: { name: `n${i}`, email: `n${i}@example.com` } })) })
+      t.equal(many.status, 400)
+      t.equal(many.body.title, 'Invalid Data')
+      t.match(many.body.detail, /100/)
+      const dup = await call('PATCH', '/v1/authors', { operations: [
+        { action: 'DELETE', entity: { id: annId } },
+        { action: 'DELETE', entity: { id: annId } }
+      ] })
+      t.equal(dup.status, 400)
+    })
+  })
+}
