@@ -23,10 +23,12 @@ for (const db of databases) {
       return (rows[0] as { n: number }).n
     }
 
-    const authors = await call('PATCH', '/v1/authors', { operations: [
-      { operationId: 'a', action: 'CREATE', entity: { name: 'Ann', email: 'ann@example.com' } },
-      { action: 'CREATE', entity: { name: 'Bob', email: 'bob@example.com' } }
-    ] })
+    const authors = await call('PATCH', '/v1/authors', {
+      operations: [
+        { operationId: 'a', action: 'CREATE', entity: { name: 'Ann', email: 'ann@example.com' } },
+        { action: 'CREATE', entity: { name: 'Bob', email: 'bob@example.com' } }
+      ]
+    })
     t.equal(authors.status, 200)
     t.equal(authors.body.status, 'SUCCEEDED')
     t.same(authors.body.operations.map((o: { operationId: string }) => o.operationId), ['a', '1'], 'operationId echoed, else the index')
@@ -35,11 +37,14 @@ for (const db of databases) {
 
     t.test('ATOMIC: a duplicate name fails the whole bulk and nothing is stored', async t => {
       const before = await count()
-      const res = await call('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations: [
-        { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'INVOICE' } },
-        { action: 'CREATE', entity: { name: 'fine', authorId: annId, kind: 'INVOICE' } },
-        { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'CONTRACT' } }
-      ] })
+      const res = await call('PATCH', '/v1/documents', {
+        transactionMode: 'ATOMIC',
+        operations: [
+          { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'INVOICE' } },
+          { action: 'CREATE', entity: { name: 'fine', authorId: annId, kind: 'INVOICE' } },
+          { action: 'CREATE', entity: { name: 'dup', authorId: annId, kind: 'CONTRACT' } }
+        ]
+      })
       t.equal(res.status, 200, 'never 207')
       t.equal(res.body.status, 'FAILED')
       t.ok(res.body.operations.every((o: { result: { status: string } }) => o.result.status === 'FAILED'))
@@ -49,11 +54,13 @@ for (const db of databases) {
 
     t.test('ISOLATED: each operation alone; PARTIAL; per-operation validation fields', async t => {
       const before = await count()
-      const res = await call('PATCH', '/v1/documents', { operations: [
-        { action: 'CREATE', entity: { name: 'iso-1', authorId: annId, kind: 'INVOICE' } },
-        { action: 'CREATE', entity: { name: '', authorId: annId, kind: 'INVOICE' } },
-        { action: 'CREATE', entity: { name: 'iso-3', authorId: 'missing-author', kind: 'INVOICE' } }
-      ] })
+      const res = await call('PATCH', '/v1/documents', {
+        operations: [
+          { action: 'CREATE', entity: { name: 'iso-1', authorId: annId, kind: 'INVOICE' } },
+          { action: 'CREATE', entity: { name: '', authorId: annId, kind: 'INVOICE' } },
+          { action: 'CREATE', entity: { name: 'iso-3', authorId: 'missing-author', kind: 'INVOICE' } }
+        ]
+      })
       t.equal(res.status, 200)
       t.equal(res.body.status, 'PARTIAL')
       t.same(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED'])
@@ -67,10 +74,12 @@ for (const db of databases) {
       t.equal(many.status, 400)
       t.equal(many.body.title, 'Invalid Data')
       t.match(many.body.detail, /100/)
-      const dup = await call('PATCH', '/v1/authors', { operations: [
-        { action: 'DELETE', entity: { id: annId } },
-        { action: 'DELETE', entity: { id: annId } }
-      ] })
+      const dup = await call('PATCH', '/v1/authors', {
+        operations: [
+          { action: 'DELETE', entity: { id: annId } },
+          { action: 'DELETE', entity: { id: annId } }
+        ]
+      })
       t.equal(dup.status, 400)
     })
   })
