@@ -9,6 +9,7 @@ import cors from './plugins/cors/index.js'
 import auth from './plugins/auth/index.js'
 import methods from './plugins/methods/index.js'
 import openapi from './plugins/openapi/index.js'
+import docs from './plugins/docs/index.js'
 import rateLimit from './plugins/rate-limit/index.js'
 import webhooks from './plugins/webhooks/index.js'
 import query from './plugins/query/index.js'
@@ -59,6 +60,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(openapi, {
     info: { title: 'Reference resource service', version: '1.0.0', description: 'Authors and documents, built only from the svc-conventions plugins.' }
   })
+  await app.register(docs)
 
   // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
   // closed with the app; a store handed in by the caller stays the caller's to close.

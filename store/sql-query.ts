@@ -108,7 +108,8 @@ class Compiler {
           return this.notNull(negate, col, `${text} ${negate ? 'NOT ' : ''}LIKE ${this.bind(likePattern(value.wildcard))} ${ESCAPE}`)
         }
         if (array) return this.notNull(negate, col, `${negate ? 'NOT ' : ''}(${col} @> ARRAY[${this.bind(value)}::text])`)
-        // Equality needs no COLLATE (deterministic collations compare bytes), so an index of any collation serves it.
+        // Equality needs no COLLATE (deterministic collations compare bytes); an index serves it when
+        // it has the expression's own collation (resource tables keep text columns in "C", columns.ts).
         return this.notNull(negate, col, `${col} ${negate ? '<>' : '='} ${this.bind(value)}::${cast}`)
       }
       case 'lt':
@@ -137,15 +138,31 @@ class Compiler {
   }
 
   /**
-   * Rows strictly after the boundary in the given ordering, as nested OR/AND chains
+   * Rows strictly after the boundary in the given ordering. In general, nested OR/AND chains
    * (any mix of directions and nulls, where a row comparison cannot):
    * after(1) OR (equal(1) AND (after(2) OR (equal(2) AND …))).
+   * PostgreSQL cannot bound an index scan by an OR, so:
+   * - when every term goes the same way on a field that cannot be null, the condition is
+   *   the equivalent row comparison `(e1, e2, …) > (v1, v2, …)`, which an index on those
+   *   expressions in that order starts exactly at;
+   * - otherwise the chain is preceded by the redundant `e1 >= v1` (`<=` descending) of the
+   *   first term when it is a plain comparison: the index scan starts among the rows tied
+   *   with the boundary on that term instead of at the first row of the collection.
+   * A field that cannot be null gets no `OR … IS NULL` branch, which would defeat the index
+   * the same way.
    */
   keyset (ordering: readonly OrderingTerm[], keyset: Keyset): string {
     if (keyset.values.length !== ordering.length) {
       throw new TypeError(`sql-query: the cursor has ${keyset.values.length} values for an ordering of ${ordering.length}`)
     }
+    const direction = (ordering[0] as OrderingTerm).direction
+    if (ordering.length > 1 && ordering.every((term, i) => term.direction === direction && !this.field(term.field).nullable && keyset.values[i] !== null)) {
+      const fields = ordering.map((term) => this.field(term.field))
+      const values = fields.map((field, i) => `${this.bind(keyset.values[i])}::${CASTS[field.type]}`)
+      return `(${fields.map(sortExpression).join(', ')}) ${direction === 'asc' ? '>' : '<'} (${values.join(', ')})`
+    }
     let condition = ''
+    let bound: string | null = null
     for (let i = ordering.length - 1; i >= 0; i--) {
       const term = ordering[i] as OrderingTerm
       const field = this.field(term.field)
@@ -154,6 +171,7 @@ class Compiler {
       const expr = sortExpression(field)
       let after: string | null
       let equal: string
+      bound = null
       if (value === null) {
         // Null is the greatest value: nothing follows it ascending; every value does descending.
         equal = `${col} IS NULL`
@@ -161,12 +179,21 @@ class Compiler {
       } else {
         const param = `${this.bind(value)}::${CASTS[field.type]}`
         equal = `${expr} = ${param}`
-        after = term.direction === 'asc' ? `(${expr} > ${param} OR ${col} IS NULL)` : `${expr} < ${param}`
+        if (term.direction === 'desc') {
+          after = `${expr} < ${param}`
+          bound = `${expr} <= ${param}`
+        } else if (field.nullable) {
+          after = `(${expr} > ${param} OR ${col} IS NULL)`
+        } else {
+          after = `${expr} > ${param}`
+          bound = `${expr} >= ${param}`
+        }
       }
       if (i === ordering.length - 1) condition = after ?? 'FALSE'
       else condition = after === null ? `(${equal} AND ${condition})` : `(${after} OR (${equal} AND ${condition}))`
     }
-    return condition
+    // `bound` is the first term's by now; alone, that term's condition is already a plain comparison.
+    return bound === null || ordering.length === 1 ? condition : `${bound} AND ${condition}`
   }
 }
 

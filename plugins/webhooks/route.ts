@@ -101,7 +101,8 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
       },
       // No bearer token and no header rules: the producer proves itself by its secret
       // (conventions: Authentication 5); the operation is internal in the interface.
-      config: { ...def.config, auth: false, conventions: false, openapi: { ...def.config?.openapi, internal: true } },
+      // 401 (signature), 403 (not HTTPS), 404/400 from the handler and payload: documented.
+      config: { ...def.config, auth: false, conventions: false, problems: [401, 403, 404, ...(def.config?.problems ?? [])], openapi: { ...def.config?.openapi, internal: true } },
       onRequest: async (request) => {
         // Before the body is read. `protocol` is https over TLS, or behind a proxy Fastify trusts.
         if (!allowHttp && request.protocol !== 'https') {

@@ -16,7 +16,9 @@ export const authors = defineResource({
   requireIfMatch: false,
   scopes: { read: ['authors:read'], write: ['authors:write'] },
   filterable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy'],
-  sortable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime']
+  sortable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime'],
+  // (ctx, name, id): ordering=name and name filters. The primary key serves the default ordering by id.
+  indexes: [['name']]
 })
 
 export type Author = Static<typeof authors.entity>

@@ -62,6 +62,19 @@ export const documents = defineResource({
   sortable: [
     'name', 'createdDateTime', 'modifiedDateTime', 'pageCount', 'amount', 'status', 'effectiveDate',
     'publishedDateTime', 'metadata.source.system'
+  ],
+  // Each (ctx, <fields>, id). The primary key serves the default ordering by id.
+  indexes: [
+    // The child collection /v1/authors/{authorId}/documents in id order (and the foreign key).
+    ['authorId'],
+    ['name'],
+    ['pageCount'],
+    // ordering=status, and one status in id order.
+    ['status'],
+    // Newest first, the usual listing.
+    ['-createdDateTime'],
+    // One kind, largest first: kind=INVOICE&ordering=-pageCount, with any further filter.
+    ['kind', '-pageCount']
   ]
 })
 

@@ -99,7 +99,8 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   t.notOk(entity.properties.fingerprint, 'not the read-only ones')
   t.equal(entity.additionalProperties, false)
   const ok = op.responses['200'].content['application/json'].schema
-  t.same(ok.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
+  t.same(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
+  t.same(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
   for (const s of ['400', '401', '403', '409', '412', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
   t.equal(op.security, undefined, 'the document-wide bearer security applies')
   const authors = doc.paths['/v1/authors'].patch.requestBody.content['application/json'].schema

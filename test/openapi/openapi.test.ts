@@ -35,11 +35,11 @@ t.test('every operation documents its problem responses, the conventional header
   t.ok(doc.components.schemas.Problem, 'the problem schema is a shared component')
 
   const get = doc.paths['/v1/things/{thingId}'].get
-  t.same(Object.keys(get.responses).sort(), ['200', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
+  t.same(Object.keys(get.responses).sort(), ['200', '304', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
   t.same(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
   t.equal(get.responses['412'].description, 'Precondition Failed')
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
-  t.same(headers.sort(), ['svc-execution-context', 'svc-service', 'user-agent', 'x-request-id'], 'no idempotency key on GET')
+  t.same(headers.sort(), ['if-match', 'if-none-match', 'svc-execution-context', 'svc-service', 'user-agent', 'x-request-id'], 'no idempotency key on GET; conditions where 412 can come')
   t.equal(get.parameters.find((p: Doc) => p.name === 'user-agent').required, true)
 
   const post = doc.paths['/v1/things'].post
@@ -86,4 +86,94 @@ t.test('options are checked at registration', async t => {
   for (const opts of [{ commonProblems: [200] }, { commonProblems: [4.5] }, { routePrefix: 'openapi.json' }, { routePrefix: 7 }]) {
     await t.rejects(async () => { await Fastify().register(openapi, opts as never).ready() }, TypeError, JSON.stringify(opts))
   }
+})
+
+t.test('conditional requests and response headers', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(openapi)
+  const item = Type.Object({ id: Type.String() })
+  app.get('/v1/things/:id', { schema: { response: { 200: item } }, config: { problems: [412] } }, async () => ({ id: '1' }))
+  app.post('/v1/things', { schema: { response: { 201: item } } }, async () => ({ id: '1' }))
+  app.put('/v1/things/:id', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { problems: [412, 428] } }, async () => null)
+  // A collection read: the query plugin's `config.collection` (any value but false).
+  app.get('/v1/things', { schema: { response: { 200: Type.Object({ results: Type.Array(item) }) } }, config: { collection: {} } as never }, async () => ({ results: [] }))
+  app.get('/v1/plain', { schema: { response: { 200: item } }, config: { collection: false } as never }, async () => ({ id: '1' }))
+  app.patch('/v1/things', { schema: { response: { 200: item } }, config: { problems: [412] } }, async () => ({ id: '1' }))
+  app.post('/hook', { schema: { response: { 204: { type: 'null', description: 'Done', headers: { 'x-own': { type: 'string' } } } } }, config: { conventions: false } }, async () => null)
+  const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
+  const names = (op: Doc): string[] => op.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
+  const paths = doc.paths
+
+  const get = paths['/v1/things/{id}'].get
+  t.ok(names(get).includes('if-match') && names(get).includes('if-none-match'), 'an item read honours both conditions')
+  t.same(Object.keys(get.responses['200'].headers).sort(), ['etag', 'svc-execution-context', 'x-request-id'])
+  t.same(get.responses['304'].headers.etag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
+  t.notOk(get.responses['304'].content, 'a 304 has no body')
+  t.ok(paths['/v1/things/{id}'].head, 'HEAD is documented for a GET')
+  t.ok(paths['/v1/things/{id}'].head.responses['304'])
+
+  const post = paths['/v1/things'].post
+  t.same(Object.keys(post.responses['201'].headers).sort(), ['etag', 'location', 'svc-execution-context', 'x-request-id'])
+  t.notOk(names(post).includes('if-match'), 'no conditions where none are evaluated')
+  t.same(Object.keys(post.responses['429'].headers).sort(), ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'svc-execution-context', 'x-request-id'])
+  t.same(Object.keys(post.responses['400'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'problems echo the correlation headers')
+
+  const put = paths['/v1/things/{id}'].put
+  t.ok(names(put).includes('if-match'))
+  t.notOk(put.responses['304'], 'no 304 for a write')
+  t.same(Object.keys(put.responses['204'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'no ETag on a 204')
+
+  const list = paths['/v1/things'].get
+  t.same(names(list).filter(n => n.startsWith('if-')), ['if-none-match'], 'a collection read honours If-None-Match only')
+  t.ok(list.responses['200'].headers.etag)
+  t.ok(list.responses['304'])
+  const plain = paths['/v1/plain'].get
+  t.notOk(names(plain).includes('if-none-match'), 'collection: false is no collection')
+  t.notOk(plain.responses['200'].headers.etag, 'no ETag where no condition is honoured')
+  t.notOk(plain.responses['304'])
+
+  const bulk = paths['/v1/things'].patch
+  t.ok(names(bulk).includes('if-match'))
+  t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
+  t.notOk(bulk.responses['200'].headers.etag)
+
+  const hook = paths['/hook'].post
+  t.same(Object.keys(hook.responses['204'].headers), ['x-own'], 'conventions off: no echoed headers; the route\'s own are kept')
+  t.notOk(hook.responses['400'].headers, 'no headers to document on a problem of a route without conventions')
+  await app.close()
+})
+
+t.test('shared schemas become components with $refs; resources give entities with examples', async t => {
+  const Thing = Type.Object({ id: Type.String(), size: Type.Integer({ minimum: 1 }) })
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  // What the resource plugin decorates: the served definitions by collection.
+  const widget = { name: 'widget', entity: Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) }), summaryEntity: Type.Object({ id: Type.String({ examples: ['w-1'] }) }) }
+  const odd = { name: 'odd', entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summaryEntity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }) }
+  app.decorate('resources', new Map([['widgets', { definition: widget }], ['odds', { definition: odd }]]) as never)
+  await app.register(openapi, { components: { Thing } })
+  app.get('/things/:id', { schema: { response: { 200: Thing } } }, async () => ({ id: '1', size: 1 }))
+  app.get('/things', { schema: { response: { 200: Type.Object({ results: Type.Array(Thing) }) } } }, async () => ({ results: [] }))
+  app.get('/widgets/:id', { schema: { response: { 200: widget.entity } } }, async () => ({ id: 'w', note: null }))
+  app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.summaryEntity) }) } } }, async () => ({ results: [] }))
+  const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
+  const schemas = doc.components.schemas
+  const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
+  t.same(body('/things/{id}'), { $ref: '#/components/schemas/Thing' })
+  t.same(body('/things').properties.results.items, { $ref: '#/components/schemas/Thing' }, 'nested copies too')
+  t.same(schemas.Thing.required, ['id', 'size'])
+  t.same(body('/widgets/{id}'), { $ref: '#/components/schemas/Widget' })
+  t.same(body('/widgets').properties.results.items, { $ref: '#/components/schemas/WidgetSummary' })
+  t.same(schemas.Widget.examples, [{ id: 'w-1', note: null }], 'an entity example from its properties')
+  t.same(schemas.Odd.examples, undefined, 'no example where a required value cannot be made up')
+  t.ok(schemas.CursorPaging && schemas.OffsetPaging && schemas.BulkResponse, 'the convention\'s shapes')
+  t.same(schemas.BulkResponse.properties.operations.items, { $ref: '#/components/schemas/BulkOperationResult' }, 'components refer to each other')
+  t.equal(schemas.BulkResponse.examples[0].status, 'PARTIAL')
+  await app.close()
+
+  await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
+  await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
 })

@@ -66,25 +66,38 @@ t.test('ordering, limit and the keyset condition', async (t) => {
   })
 
   const next = compileSql({ filter: null, ordering, paging: { kind: 'cursor', limit: 10, cursor: { direction: 'next', values: ['n', 5, 'i'] } } }, fields)
-  t.equal(next.where, '((t."name" COLLATE "C" > $3::text OR t."name" IS NULL) OR (t."name" COLLATE "C" = $3::text AND ' +
-    '(t."pageCount" < $2::integer OR (t."pageCount" = $2::integer AND (t."id" COLLATE "C" > $1::text OR t."id" IS NULL)))))')
+  // The first term's redundant bound lets an index start at the boundary; non-null fields have no null branch.
+  t.equal(next.where, 't."name" COLLATE "C" >= $3::text AND (t."name" COLLATE "C" > $3::text OR (t."name" COLLATE "C" = $3::text AND ' +
+    '(t."pageCount" < $2::integer OR (t."pageCount" = $2::integer AND t."id" COLLATE "C" > $1::text))))')
   t.same(next.params, ['i', 5, 'n'])
 
   // null is the greatest value: after a null ascending nothing, after a null descending every value
   const nulls = compileSql({ filter: null, ordering, paging: { kind: 'cursor', limit: 10, cursor: { direction: 'next', values: [null, null, 'i'] } } }, fields)
-  t.equal(nulls.where, '(t."name" IS NULL AND (t."pageCount" IS NOT NULL OR (t."pageCount" IS NULL AND (t."id" COLLATE "C" > $1::text OR t."id" IS NULL))))')
+  t.equal(nulls.where, '(t."name" IS NULL AND (t."pageCount" IS NOT NULL OR (t."pageCount" IS NULL AND t."id" COLLATE "C" > $1::text)))')
 
   const previous = compileSql({ filter: parseFilter('active==true', fields), ordering, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: ['n', null, 'i'] } } }, fields, { paramStart: 3 })
   t.equal(previous.orderBy, 't."name" COLLATE "C" DESC, t."pageCount" ASC, t."id" COLLATE "C" DESC', 'a previous page reads the reversed ordering')
   t.equal(previous.reversed, true)
-  t.equal(previous.where, 't."active" = $3::boolean AND (t."name" COLLATE "C" < $5::text OR (t."name" COLLATE "C" = $5::text AND ' +
+  t.equal(previous.where, 't."active" = $3::boolean AND t."name" COLLATE "C" <= $5::text AND (t."name" COLLATE "C" < $5::text OR (t."name" COLLATE "C" = $5::text AND ' +
     '(t."pageCount" IS NULL AND t."id" COLLATE "C" < $4::text)))')
   t.same(previous.params, [true, 'i', 'n'])
   t.same([previous.filterWhere, previous.filterParamCount, previous.limit], ['t."active" = $3::boolean', 1, 'LIMIT 3'])
 
   const idFirst: OrderingTerm[] = [{ field: 'id', direction: 'asc' }, { field: 'flagged', direction: 'asc' }]
   const last = compileSql({ filter: null, ordering: idFirst, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['i', null] } } }, fields)
-  t.equal(last.where, '((t."id" COLLATE "C" > $1::text OR t."id" IS NULL) OR (t."id" COLLATE "C" = $1::text AND FALSE))', 'an ordering that does not end with the id')
+  t.equal(last.where, 't."id" COLLATE "C" >= $1::text AND (t."id" COLLATE "C" > $1::text OR (t."id" COLLATE "C" = $1::text AND FALSE))', 'an ordering that does not end with the id')
+
+  const nullable: OrderingTerm[] = [{ field: 'pageCount', direction: 'asc' }, { field: 'id', direction: 'asc' }]
+  const after5 = compileSql({ filter: null, ordering: nullable, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: [5, 'i'] } } }, fields)
+  t.equal(after5.where, '((t."pageCount" > $2::integer OR t."pageCount" IS NULL) OR (t."pageCount" = $2::integer AND t."id" COLLATE "C" > $1::text))',
+    'ascending on a nullable field, nulls follow every value: no bound')
+
+  const byName: OrderingTerm[] = [{ field: 'name', direction: 'asc' }, { field: 'id', direction: 'asc' }]
+  const rows = compileSql({ filter: null, ordering: byName, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['n', 'i'] } } }, fields)
+  t.equal(rows.where, '(t."name" COLLATE "C", t."id" COLLATE "C") > ($1::text, $2::text)', 'one direction, no nulls: a row comparison an index starts at')
+  t.same(rows.params, ['n', 'i'])
+  const back = compileSql({ filter: null, ordering: byName, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'previous', values: ['n', 'i'] } } }, fields)
+  t.equal(back.where, '(t."name" COLLATE "C", t."id" COLLATE "C") < ($1::text, $2::text)')
 
   const offset = compileSql({ filter: null, ordering: byId, paging: { kind: 'offset', limit: 5, offset: 20, totalCount: true } }, fields)
   t.equal(offset.limit, 'LIMIT 6 OFFSET 20')
@@ -95,7 +108,7 @@ t.test('statements', async (t) => {
   const sql = compileSql(query, fields, { paramStart: 2 })
   const parts = { from: 'docs t', where: 't."org" = $1', params: ['org-1'] }
   t.same(selectStatement(sql, { ...parts, select: 't.*' }), {
-    text: 'SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer AND (t."id" COLLATE "C" > $3::text OR t."id" IS NULL)) ORDER BY t."id" COLLATE "C" ASC LIMIT 3',
+    text: 'SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer AND t."id" COLLATE "C" > $3::text) ORDER BY t."id" COLLATE "C" ASC LIMIT 3',
     params: ['org-1', 1, 'i']
   })
   t.same(countStatement(sql, parts), {

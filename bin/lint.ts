@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// svc-conventions lint <openapi.json>: lints an OpenAPI 3.x document against the conventions.
+// Exit codes: 0 clean, 1 violations, 2 usage or input errors.
+import { realpathSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { lintOpenApi } from '../plugins/lint/openapi.js'
+import { formatReport } from '../plugins/lint/report.js'
+
+export interface LintIo {
+  out: (line: string) => void
+  err: (line: string) => void
+  readFile: (path: string) => Promise<string>
+}
+
+const USAGE = 'usage: svc-conventions lint <openapi.json>'
+
+const defaultIo: LintIo = {
+  out: (line) => { process.stdout.write(`${line}\n`) },
+  err: (line) => { process.stderr.write(`${line}\n`) },
+  readFile: async (path) => await readFile(path, 'utf8')
+}
+
+/** Runs the command on `argv` (without node and the script) and resolves to the exit code. */
+export async function lintCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
+  const [command, file, ...rest] = argv
+  if (command !== 'lint' || file === undefined || rest.length > 0) {
+    io.err(USAGE)
+    return 2
+  }
+  let document: unknown
+  try {
+    document = JSON.parse(await io.readFile(file))
+  } catch (err) {
+    io.err(`svc-lint: cannot read ${file} as JSON: ${(err as Error).message}`)
+    return 2
+  }
+  const version = (document as { openapi?: unknown } | null)?.openapi
+  if (typeof version !== 'string' || !version.startsWith('3.')) {
+    io.err(`svc-lint: ${file} is not an OpenAPI 3.x document (no "openapi": "3.x" field)`)
+    return 2
+  }
+  const violations = lintOpenApi(document)
+  io.out(formatReport(violations))
+  return violations.length === 0 ? 0 : 1
+}
+
+// Through an npm bin symlink argv[1] is the link: compare real paths.
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  process.exitCode = await lintCommand(process.argv.slice(2))
+}

@@ -1,0 +1,58 @@
+import type { Collector } from './rules.js'
+
+// Naming rules for properties, 5. A heuristic: plural means ending in `s`, or one of
+// these words whose plural has no `s` (or that are uncountable), and `context`, the
+// error object's list (Errors: Error object), and `ordering` (Collection endpoints: Sorting).
+export const PLURAL_WORDS: ReadonlySet<string> = new Set(['data', 'metadata', 'media', 'criteria', 'people', 'children', 'context', 'ordering'])
+
+const CAMEL_CASE = /^[a-z][a-zA-Z0-9]*$/
+// `documentID`, `_id`, `authorUuid`: forms the convention replaces by `id`, `<entity>Id`, `<entity>Ref`.
+const IDENTIFIER_FORMS = /(?:ID|_id|_ID|Uuid|UUID|Guid|GUID|Identifier|_ref|REF|Urn|URN)$/
+const IDENTIFIER = /^(?:id|ref)$|[a-z0-9](?:Id|Ref)$/
+
+/** What the name rules need to know of a property's schema: its types and formats, with those of its anyOf/oneOf/allOf branches. */
+export interface Shape {
+  types: ReadonlySet<string>
+  formats: ReadonlySet<string>
+}
+
+function lastWord (name: string): string {
+  const words = name.split(/(?=[A-Z])/)
+  return (words[words.length - 1] as string).toLowerCase()
+}
+
+/** Name rules that hold for any name, parameters included (`a.b` paths are checked per segment). */
+export function checkName (name: string, path: string, out: Collector): void {
+  if (!name.split('.').every(part => CAMEL_CASE.test(part) && !/[A-Z]{2}/.test(part))) {
+    out.add('property-camel-case', path, `"${name}" is not camelCase with camel-cased acronyms (documentId, imageUrl)`)
+  }
+  if (IDENTIFIER_FORMS.test(name)) {
+    out.add('identifier-name', path, `"${name}" names an identifier or reference: use id, <entity>Id or <entity>Ref`)
+  }
+}
+
+/** Name rules that depend on the property's schema. */
+export function checkPropertyName (name: string, shape: Shape, path: string, out: Collector): void {
+  checkName(name, path, out)
+  const { types, formats } = shape
+  if (IDENTIFIER.test(name) && (types.has('integer') || types.has('number'))) {
+    out.add('identifier-string', path, `"${name}" is an identifier, an opaque string, never a number`)
+  }
+  if (types.has('boolean') && /^(?:is|has)[A-Z0-9]/.test(name)) {
+    out.add('boolean-prefix', path, `the boolean "${name}" has an is/has prefix: name it by the adjective (active, enabled)`)
+  }
+  // Only a property that is always an array: a "one value or a list" union (search bodies) is not.
+  if (types.has('array') && [...types].every(t => t === 'array' || t === 'null') && !name.endsWith('s') && !PLURAL_WORDS.has(lastWord(name))) {
+    out.add('array-plural', path, `the array "${name}" has a singular name: use the plural`)
+  }
+  if (name.endsWith('Percentage') && !(types.has('string') && formats.has('decimal'))) {
+    out.add('decimal-string', path, `the percentage "${name}" must be a string with format decimal`)
+  }
+  const dateTime = formats.has('date-time')
+  const date = formats.has('date')
+  if (dateTime !== name.endsWith('DateTime')) {
+    out.add('date-time-name', path, dateTime ? `the date-time "${name}" must have a name ending in DateTime` : `"${name}" ends in DateTime, so it must have format date-time`)
+  } else if (date !== name.endsWith('Date')) {
+    out.add('date-time-name', path, date ? `the date "${name}" must have a name ending in Date` : `"${name}" ends in Date, so it must have format date`)
+  }
+}

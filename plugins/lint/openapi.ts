@@ -1,0 +1,138 @@
+import { checkCustomHeaderName } from '../conventions/header-names.js'
+import { WEBHOOK_PREFIX } from '../webhooks/paths.js'
+import { checkMediaType } from './media-types.js'
+import { checkName } from './names.js'
+import { Collector, CONVENTION_SCHEMAS, pointer, type RuleSwitches, type Violation } from './rules.js'
+import { lintSchema } from './schema.js'
+
+export interface OpenApiLintOptions {
+  /** Rules switched off by id. */
+  rules?: RuleSwitches
+  /** Operations not to lint, by path and lowercase method (the plugin passes routes with `config.lint: false`). */
+  skip?: (path: string, method: string) => boolean
+}
+
+type Obj = Record<string, unknown>
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+const PROBLEM = 'application/problem+json'
+// Webhook consumer endpoints: "Segments use kebab-case".
+const KEBAB_CASE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+
+function obj (value: unknown): Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Obj : {}
+}
+
+interface Context {
+  doc: Obj
+  out: Collector
+  rules: RuleSwitches | undefined
+}
+
+/** Follows a local `$ref` (`#/components/...`), once per level, as OpenAPI allows for parameters, bodies, responses and headers. */
+function deref (ctx: Context, value: unknown): Obj {
+  let node = obj(value)
+  for (let depth = 0; typeof node.$ref === 'string' && depth < 10; depth++) {
+    const ref = node.$ref
+    node = ref.startsWith('#/')
+      ? obj(ref.slice(2).split('/').reduce<unknown>((at, key) => obj(at)[key.replace(/~1/g, '/').replace(/~0/g, '~')], ctx.doc))
+      : {}
+  }
+  return node
+}
+
+function lintSchemaAt (ctx: Context, schema: unknown, path: string, root?: 'response', name?: string): void {
+  ctx.out.violations.push(...lintSchema(schema, { path, rules: ctx.rules, ...(root === undefined ? {} : { root }), ...(name === undefined ? {} : { name }) }))
+}
+
+function lintHeaderName (ctx: Context, name: string, path: string): void {
+  const why = checkCustomHeaderName(name)
+  if (why !== null) ctx.out.add('header-name', path, `${name}: ${why}`)
+}
+
+function lintContent (ctx: Context, content: unknown, path: string, schemas: boolean, root?: 'response'): void {
+  for (const [type, media] of Object.entries(obj(content))) {
+    const at = `${path}/content/${pointer(type)}`
+    const why = checkMediaType(type)
+    if (why !== null) ctx.out.add('media-type', at, why)
+    // The error object is the convention's own schema.
+    if (schemas && type !== PROBLEM) lintSchemaAt(ctx, obj(media).schema, `${at}/schema`, root)
+  }
+}
+
+function lintParameters (ctx: Context, parameters: unknown, path: string, webhook: boolean): void {
+  if (!Array.isArray(parameters)) return
+  parameters.forEach((ref, i) => {
+    const param = deref(ctx, ref)
+    const at = `${path}/parameters/${i}`
+    const name = String(param.name)
+    // Webhook consumer endpoints: the payload, and the producer's headers, may break the standards.
+    if (webhook) return
+    if (param.in === 'header') lintHeaderName(ctx, name, at)
+    else if (param.in === 'query' || param.in === 'path') checkName(name, at, ctx.out)
+    lintSchemaAt(ctx, param.schema, `${at}/schema`, undefined, name)
+  })
+}
+
+function lintResponses (ctx: Context, responses: unknown, path: string): void {
+  const statuses = Object.keys(obj(responses))
+  if (!statuses.some(s => s.startsWith('4'))) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare at least one 4xx problem response')
+  if (!statuses.some(s => s === '500' || s.toUpperCase() === '5XX')) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare the 500 problem response')
+  for (const [status, ref] of Object.entries(obj(responses))) {
+    const response = deref(ctx, ref)
+    const at = `${path}/responses/${pointer(status)}`
+    const types = Object.keys(obj(response.content))
+    if (/^[45]/.test(status) && !types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response must have an ${PROBLEM} body`)
+    if (status.startsWith('2') && types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response never uses the error object`)
+    for (const [name, header] of Object.entries(obj(response.headers))) {
+      const headerAt = `${at}/headers/${pointer(name)}`
+      lintHeaderName(ctx, name, headerAt)
+      lintSchemaAt(ctx, deref(ctx, header).schema, `${headerAt}/schema`)
+    }
+    lintContent(ctx, response.content, at, true, 'response')
+  }
+}
+
+function lintWebhookPath (ctx: Context, path: string, item: Obj, at: string): void {
+  const segments = path.slice(WEBHOOK_PREFIX.length).split('/')
+  // A trailing slash (`/_webhooks/<producer>/`) leaves one empty last segment.
+  if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop()
+  const bad = segments.filter(s => !KEBAB_CASE.test(s))
+  if (bad.length > 0) ctx.out.add('webhook-path', at, `the webhook path ${path} has segments that are not kebab-case: ${bad.map(s => JSON.stringify(s)).join(', ')}`)
+  for (const method of METHODS) {
+    if (item[method] !== undefined && obj(item[method])['x-internal'] !== true) {
+      ctx.out.add('webhook-internal', `${at}/${method}`, `the webhook consumer ${method.toUpperCase()} ${path} is not marked x-internal: true`)
+    }
+  }
+}
+
+function lintOperation (ctx: Context, path: string, item: Obj, method: string, webhook: boolean): void {
+  const op = obj(item[method])
+  const at = `#/paths/${pointer(path)}/${method}`
+  lintParameters(ctx, op.parameters, at, webhook)
+  // Webhook consumer endpoints: "Payload: owned by the producer, may break the API standards."
+  lintContent(ctx, deref(ctx, op.requestBody).content, `${at}/requestBody`, !webhook)
+  lintResponses(ctx, op.responses, at)
+}
+
+/**
+ * Lints an OpenAPI 3.x document: the component schemas, and per operation its parameters,
+ * request body, responses, headers and media types, and the webhook consumer rules.
+ */
+export function lintOpenApi (document: unknown, opts: OpenApiLintOptions = {}): Violation[] {
+  const doc = obj(document)
+  const ctx: Context = { doc, out: new Collector(opts.rules), rules: opts.rules }
+  for (const [name, schema] of Object.entries(obj(obj(doc.components).schemas))) {
+    if (!CONVENTION_SCHEMAS.has(name)) lintSchemaAt(ctx, schema, `#/components/schemas/${pointer(name)}`)
+  }
+  for (const [path, value] of Object.entries(obj(doc.paths))) {
+    const item = deref(ctx, value)
+    const webhook = path.startsWith(WEBHOOK_PREFIX)
+    if (webhook) lintWebhookPath(ctx, path, item, `#/paths/${pointer(path)}`)
+    lintParameters(ctx, item.parameters, `#/paths/${pointer(path)}`, webhook)
+    for (const method of METHODS) {
+      if (item[method] !== undefined && opts.skip?.(path, method) !== true) lintOperation(ctx, path, item, method, webhook)
+    }
+  }
+  return ctx.out.violations
+}

@@ -1,0 +1,96 @@
+import t from 'tap'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { chromium } from 'playwright-core'
+import problem from '../../plugins/problem/index.js'
+import openapi from '../../plugins/openapi/index.js'
+import docs from '../../plugins/docs/index.js'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { SECRET, listen } from '../resource/helper.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+/** The reference service, which serves its docs page at /docs. */
+async function referenceApp (): Promise<Awaited<ReturnType<typeof buildApp>>> {
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+  return await buildApp(config)
+}
+
+t.test('the page, its assets and the document need no token and no convention headers', async t => {
+  const app = await referenceApp()
+  t.teardown(() => app.close())
+  // A browser's request: no Authorization, no `<product>/<version>` User-Agent, Accept text/html.
+  const browser = { 'user-agent': 'Mozilla', accept: 'text/html' }
+  const page = await app.inject({ url: '/docs', headers: browser })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  t.match(page.body, /<title>API docs<\/title>/)
+  t.notMatch(page.body, /https?:\/\//, 'the page links to nothing outside the service')
+  const js = await app.inject({ url: '/docs/static/swagger-ui-bundle.js', headers: browser })
+  t.equal(js.statusCode, 200, 'assets are served locally')
+  const init = await app.inject({ url: '/docs/static/swagger-initializer.js', headers: browser })
+  t.match(init.body, /validatorUrl: null/, 'no badge from validator.swagger.io')
+  const doc = await app.inject({ url: '/docs/json', headers: browser })
+  t.equal(doc.statusCode, 200)
+  t.same(JSON.parse(doc.body), app.swagger(), 'the same document as /openapi.json')
+  t.notOk((app.swagger() as { paths: Record<string, unknown> }).paths['/docs'], 'the docs routes are not documented')
+  // The API itself keeps its rules.
+  t.equal((await app.inject({ url: '/v1/documents', headers: browser })).statusCode, 403, 'an API route still wants the User-Agent form')
+})
+
+t.test('routePrefix and title options; bad options refused at registration', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(openapi)
+  await app.register(docs, { routePrefix: '/api/docs', title: 'Things' })
+  const page = await app.inject({ url: '/api/docs' })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<title>Things<\/title>/)
+  t.equal((await app.inject({ url: '/docs' })).statusCode, 404)
+  await app.close()
+  for (const opts of [{ routePrefix: 'docs' }, { routePrefix: '/docs/' }, { routePrefix: 5 }, { title: '' }, { title: 3 }]) {
+    const bad = Fastify()
+    await bad.register(openapi)
+    await t.rejects(async () => { await bad.register(docs, opts as never).ready() }, TypeError, JSON.stringify(opts))
+  }
+  await t.rejects(async () => { await Fastify().register(docs).ready() }, /svc-openapi/, 'needs the openapi plugin')
+})
+
+t.test('the viewer lists the operations in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}; set CHROMIUM_PATH to run the browser test` }, async t => {
+  const app = await referenceApp()
+  t.teardown(() => app.close())
+  const base = await listen(app)
+  const profile = mkdtempSync(join(tmpdir(), 'svc-docs-chromium-'))
+  t.teardown(() => { rmSync(profile, { recursive: true, force: true }) })
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  t.teardown(() => context.close())
+  const outside: string[] = []
+  // Anything not from the service is refused and recorded: the page must work offline.
+  await context.route('**/*', async (route) => {
+    const url = route.request().url()
+    if (url.startsWith(base) || url.startsWith('data:')) return await route.continue()
+    outside.push(url)
+    return await route.abort()
+  })
+  const page = await context.newPage()
+  await page.goto(`${base}/docs`)
+  await page.waitForSelector('.opblock-summary-path', { timeout: 30000 })
+  const title = await page.locator('.info .title').first().innerText()
+  t.match(title, /Reference resource service/)
+  const operations = await page.locator('.opblock-summary').evaluateAll(els => els.map(e => {
+    const method = e.querySelector('.opblock-summary-method')?.textContent ?? ''
+    const path = e.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''
+    return `${method} ${path}`
+  }))
+  for (const op of ['GET /v1/documents', 'POST /v1/documents', 'PATCH /v1/documents', 'GET /v1/documents/{documentId}', 'DELETE /v1/authors/{authorId}', 'POST /_webhooks/scanner/document-scanned']) {
+    t.ok(operations.includes(op), `${op} is listed`)
+  }
+  t.same(outside, [], 'nothing fetched from outside the service')
+})

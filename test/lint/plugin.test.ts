@@ -1,0 +1,117 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import lint, { type LintPluginOptions } from '../../plugins/lint/index.js'
+import openapi from '../../plugins/openapi/index.js'
+import problem from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+
+const handler = async (): Promise<Record<string, never>> => ({})
+
+async function build (opts: LintPluginOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false })
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(lint, opts)
+  return app
+}
+
+t.test('option validation names the option and its value', async t => {
+  const cases: Array<[unknown, RegExp]> = [
+    [{ mode: 'loud' }, /mode must be 'error' or 'warn', got "loud"/],
+    [{ rules: { 'no-such-rule': false } }, /rules\.no-such-rule is not a rule/],
+    [{ rules: { 'array-plural': 'off' } }, /rules\.array-plural must be a boolean, got "off"/],
+    [{ openapi: 'yes' }, /openapi must be a boolean, got "yes"/]
+  ]
+  for (const [opts, message] of cases) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(lint, opts as LintPluginOptions) }, { name: 'TypeError', message }, JSON.stringify(opts))
+  }
+})
+
+t.test('a route that follows the convention registers', async t => {
+  const app = await build()
+  app.post('/v1/authors', {
+    schema: {
+      body: Type.Object({ name: Type.String({ maxLength: 100 }), active: Type.Boolean() }),
+      querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100 }), ordering: Type.Array(Type.String({ enum: ['name', '-name'] })) }),
+      params: Type.Object({}),
+      headers: Type.Object({ 'svc-execution-context': Type.String({ maxLength: 100 }) }),
+      response: {
+        200: Type.Object({ results: Type.Array(Type.Object({ id: Type.String({ maxLength: 10 }) })), paging: Type.Object({}) }),
+        201: { description: 'Created', content: { 'application/json': { schema: Type.Object({ id: Type.String({ maxLength: 10 }) }) } } }
+      }
+    }
+  }, handler)
+  await t.resolves(async () => { await app.ready() })
+  await app.close()
+})
+
+t.test('a route that breaks a rule throws at registration with method, url, path and rule', async t => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['body', { body: Type.Object({ documentID: Type.String({ maxLength: 5 }) }) }, /POST \/v1\/things breaks the conventions:\n {2}#\/body\/properties\/documentID: .*\[property-camel-case\]/],
+    ['querystring name', { querystring: Type.Object({ page_size: Type.Integer({ minimum: 1, maximum: 5 }) }) }, /#\/querystring\/properties\/page_size: .*\[property-camel-case\]/],
+    ['querystring schema', { querystring: Type.Object({ limit: Type.Integer() }) }, /#\/querystring\/properties\/limit: .*\[integer-range\]/],
+    ['params', { params: Type.Object({ thingId: Type.String() }) }, /#\/params\/properties\/thingId: .*\[string-max-length\]/],
+    ['header name', { headers: Type.Object({ 'x-tenant': Type.String({ maxLength: 5 }) }) }, /#\/headers\/x-tenant: x-tenant: a custom header starts with Svc-.*\[header-name\]/],
+    ['header schema', { headers: Type.Object({ 'svc-tenant': Type.String() }) }, /#\/headers\/properties\/svc-tenant: .*\[string-max-length\]/],
+    ['response', { response: { 200: Type.Array(Type.Object({})) } }, /#\/response\/200: .*\[response-root-array\]/],
+    ['response content', { response: { 200: { content: { 'application/json': { schema: Type.Object({ isOn: Type.Boolean() }) } } } } }, /#\/response\/200\/content\/application~1json\/schema\/properties\/isOn: .*\[boolean-prefix\]/]
+  ]
+  for (const [name, schema, message] of cases) {
+    const app = await build()
+    t.throws(() => app.post('/v1/things', { schema }, handler), { message }, name)
+    await app.close()
+  }
+})
+
+t.test('rules switched off, config.lint = false, and webhook payloads', async t => {
+  const app = await build({ rules: { 'boolean-prefix': false } })
+  app.post('/v1/a', { schema: { body: Type.Object({ isOn: Type.Boolean() }) } }, handler)
+  app.post('/v1/b', { schema: { body: Type.Object({ bad_name: Type.Number() }) }, config: { lint: false } }, handler)
+  app.post('/_webhooks/scanner/done', { schema: { body: Type.Object({ document_ID: Type.Number() }), headers: Type.Object({ 'webhook-id': Type.String() }) } }, handler)
+  t.throws(() => app.post('/_webhooks/scanner/done2', { schema: { response: { 200: Type.Array(Type.String()) } } }, handler), /\[response-root-array\]/, 'a webhook response is still the service\'s')
+  await t.resolves(async () => { await app.ready() })
+  await app.close()
+})
+
+t.test('warn mode logs instead of throwing', async t => {
+  const lines: string[] = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(line) } } } })
+  await app.register(lint, { mode: 'warn' })
+  app.get('/v1/a', { schema: { querystring: Type.Object({ page_size: Type.Integer({ minimum: 1, maximum: 5 }) }) } }, handler)
+  app.get('/v1/b', handler)
+  await app.ready()
+  t.equal(lines.length, 2, 'GET and its HEAD route')
+  const entry = JSON.parse(lines[0] as string) as { level: number, msg: string, violations: Array<{ rule: string }> }
+  t.equal(entry.level, 40)
+  t.match(entry.msg, /GET \/v1\/a breaks the conventions/)
+  t.same(entry.violations.map(v => v.rule), ['property-camel-case'])
+  await app.close()
+})
+
+async function withOpenApi (opts: LintPluginOptions): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false })
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(openapi, { commonProblems: [500] })
+  await app.register(lint, opts)
+  return app
+}
+
+t.test('the OpenAPI document is linted when the app is ready', async t => {
+  // Without a 4xx a route's document operation breaks problem-response, which no route schema shows.
+  const app = await withOpenApi({})
+  app.get('/v1/a', handler)
+  await t.rejects(async () => { await app.ready() }, /the OpenAPI document breaks the conventions:\n[\s\S]* {2}#\/paths\/~1v1~1a\/get\/responses: .*\[problem-response\]/)
+
+  const skipped = await withOpenApi({})
+  skipped.get('/v1/a/:id', { config: { lint: false } }, handler)
+  await t.resolves(async () => { await skipped.ready() }, 'config.lint = false leaves the operation out of the document lint too')
+  await skipped.close()
+
+  const off = await withOpenApi({ openapi: false })
+  off.get('/v1/a', handler)
+  await t.resolves(async () => { await off.ready() }, 'openapi: false')
+  await off.close()
+})

@@ -1,0 +1,51 @@
+import t from 'tap'
+import { exampleOf, shareComponents } from '../../plugins/openapi/components.js'
+
+t.test('exampleOf makes a value from what a schema states', async t => {
+  const cases: Array<[string, unknown, unknown]> = [
+    ['not a schema', 'x', undefined],
+    ['its first example', { type: 'string', examples: ['a', 'b'] }, 'a'],
+    ['empty examples: the default', { type: 'integer', examples: [], default: 3 }, 3],
+    ['const', { const: 'C' }, 'C'],
+    ['first enum value', { type: 'string', enum: ['X', 'Y'] }, 'X'],
+    ['null where allowed', { type: ['string', 'null'], pattern: '^a$' }, null],
+    ['nullable union', { anyOf: [{ type: 'string', pattern: '^a$' }, { type: 'null' }] }, null],
+    ['union without null', { anyOf: [{ type: 'string', pattern: '^a$' }] }, undefined],
+    ['known format', { type: 'string', format: 'email' }, 'ann@example.com'],
+    ['unknown format', { type: 'string', format: 'svc-ref' }, undefined],
+    ['pattern', { type: 'string', pattern: '^[A-Z]+$' }, undefined],
+    ['plain string', { type: 'string' }, 'example'],
+    ['padded to minLength', { type: 'string', minLength: 10 }, 'exampleeee'],
+    ['cut to maxLength', { type: 'string', maxLength: 3 }, 'exa'],
+    ['integer minimum', { type: 'integer', minimum: 5 }, 5],
+    ['number', { type: 'number' }, 0],
+    ['boolean', { type: 'boolean' }, true],
+    ['array', { type: 'array', items: { type: 'string' } }, []],
+    ['array with minItems 0', { type: 'array', minItems: 0 }, []],
+    ['array needing items', { type: 'array', minItems: 1 }, undefined],
+    ['no type', {}, undefined],
+    ['object', { type: 'object', properties: { a: { type: 'string', examples: ['x'] }, b: { type: 'string', pattern: '^b$' } }, required: ['a'] }, { a: 'x' }],
+    ['object without required list', { type: 'object', properties: { a: { type: 'boolean' } } }, { a: true }],
+    ['required value unknown', { type: 'object', properties: { b: { type: 'string', pattern: '^b$' } }, required: ['b'] }, undefined],
+    ['object without properties', { type: 'object' }, undefined]
+  ]
+  for (const [name, schema, expected] of cases) t.same(exampleOf(schema), expected, name)
+})
+
+t.test('shareComponents replaces copies by $refs', async t => {
+  const thing = { type: 'object', properties: { id: { type: 'string' } } }
+  const doc = {
+    openapi: '3.1.0',
+    paths: { '/x': { get: { responses: { 200: { content: { 'application/json': { schema: { type: 'array', items: { ...thing, description: undefined } } } } } } } } },
+    components: { schemas: { Problem: { type: 'object', properties: { thing } } } }
+  }
+  const out = shareComponents(doc, {
+    Thing: { $id: 'Thing', ...thing, examples: [{ id: '1' }] },
+    Same: thing
+  }) as Record<string, any>
+  t.same(out.paths['/x'].get.responses['200'].content['application/json'].schema.items, { $ref: '#/components/schemas/Thing' }, 'undefined keys and $id/examples do not tell copies apart')
+  t.same(out.components.schemas.Problem.properties.thing, { $ref: '#/components/schemas/Thing' }, 'existing components refer to it')
+  t.same(out.components.schemas.Thing, { ...thing, examples: [{ id: '1' }] }, 'the component keeps its examples, not its $id')
+  t.notOk(out.components.schemas.Same, 'one shape, one component: the first name')
+  t.equal(doc.paths['/x'].get.responses['200'].content['application/json'].schema.items.type, 'object', 'the input is not changed')
+})

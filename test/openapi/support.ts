@@ -1,0 +1,46 @@
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { ValidateFunction } from 'ajv'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { addConventionFormats } from '../../schemas/formats.js'
+import { SECRET } from '../resource/helper.js'
+
+export type Doc = Record<string, any>
+
+/** The reference service (app.ts) on an in-memory PGlite, closed on teardown. */
+export async function referenceApp (t: { teardown: (fn: () => unknown) => void }, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', ...env })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/**
+ * Compiles schemas of the document with Ajv 2020 (the dialect of OpenAPI 3.1), their
+ * `#/components/schemas/…` references resolved against the document's own components.
+ */
+export function documentValidator (doc: Doc): (schema: unknown) => ValidateFunction {
+  const ajv = new Ajv2020({ allErrors: true, strict: false })
+  addFormats.default(ajv)
+  addConventionFormats(ajv as never)
+  ajv.addSchema({ $id: 'https://svc.test/openapi.json', components: doc.components })
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite)
+    if (typeof node !== 'object' || node === null) return node
+    return Object.fromEntries(Object.entries(node).map(([k, v]) =>
+      [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/components/') ? `https://svc.test/openapi.json${v}` : rewrite(v)]))
+  }
+  const cache = new Map<string, ValidateFunction>()
+  return (schema) => {
+    const key = JSON.stringify(schema)
+    let fn = cache.get(key)
+    if (fn === undefined) {
+      fn = ajv.compile(rewrite(schema) as object)
+      cache.set(key, fn)
+    }
+    return fn
+  }
+}
