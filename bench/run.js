@@ -4,6 +4,8 @@
 import os from 'node:os'
 import { runTrivial } from './trivial.js'
 import { runResource } from './resource.js'
+import { runCollection, collectionReport } from './collection.js'
+import { runBulk } from './bulk.js'
 import { startPostgres } from '../scripts/postgres.js'
 import { fmt } from './lib/harness.js'
 
@@ -17,6 +19,8 @@ console.log(`${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.roun
 
 const rows = []
 const verdicts = []
+let collection = null
+let bulkSamples = null
 
 process.stderr.write('trivial authenticated route: bare Fastify vs the conventions core\n')
 const trivial = await runTrivial()
@@ -38,6 +42,10 @@ try {
     const ratio = avg(res[`${scenario}|service`], 'rps') / avg(res[`${scenario}|bare`], 'rps')
     verdicts.push(`${scenario}: service/baseline throughput ${fmt(ratio, 3)} (target ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'MISSED'})`)
   }
+  process.stderr.write('collections on 1,000,000 documents\n')
+  collection = await runCollection({ pgUrl: pg.url })
+  process.stderr.write('100-operation bulk vs 100 POSTs\n')
+  bulkSamples = await runBulk({ pgUrl: pg.url })
 } finally {
   pg.stop()
 }
@@ -47,3 +55,10 @@ console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |')
 for (const [c, name, r] of rows) console.log(`| ${c} | ${name} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.cpu, 1)} | ${fmt(r.rss)} |`)
 console.log('')
 for (const v of verdicts) console.log(`- ${v}`)
+
+console.log('\n## Collections on 1,000,000 documents\n')
+console.log(collectionReport(collection).join('\n'))
+console.log('\n## 100-operation bulk vs 100 POSTs (median ms per 100 entities)\n')
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const post = median(bulkSamples['100 × POST'].ms)
+for (const [name, s] of Object.entries(bulkSamples)) console.log(`- ${name}: ${fmt(median(s.ms), 1)} ms (${fmt(post / median(s.ms), 1)}× faster than 100 POSTs)`)
