@@ -1,18 +1,14 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { SECRET, headers, listen } from '../resource/helper.js'
-import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
+import { headers } from '../resource/helper.js'
+import { startService } from './service.js'
 
 // Black-box: PATCH /v1/authors and /v1/documents (reference-service.md, Bulk) over real HTTP.
 
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
-    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
-    const app = await buildApp(config, { store })
-    t.teardown(() => app.close())
-    const base = await listen(app)
+    const { base } = await startService(t, store)
     const call = async (method: string, path: string, body?: unknown): Promise<{ status: number, body: any }> => {
       const res = await fetch(base + path, { method, headers: { ...headers(), 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
       const text = await res.text()

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { SECRET, headers, leaksNothing, listen } from '../resource/helper.js'
-import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
+import { headers, leaksNothing } from '../resource/helper.js'
+import { startService } from './service.js'
 
 // Black-box over real HTTP: the reference service's collections (reference-service.md,
 // Collections), on PGlite and on a PostgreSQL server.
@@ -12,10 +11,7 @@ interface Answer { status: number, headers: Headers, body: any }
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
-    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
-    const app = await buildApp(config, { store })
-    t.teardown(() => app.close())
-    const base = await listen(app)
+    const { base } = await startService(t, store)
     const bodies: string[] = []
 
     async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
-import { SECRET, headers, listen } from '../resource/helper.js'
-import { buildApp } from '../../app.js'
-import { DEV_WEBHOOK_SECRET, loadConfig } from '../../config.js'
+import { headers } from '../resource/helper.js'
+import { DEV_WEBHOOK_SECRET } from '../../config.js'
+import { startService } from './service.js'
 import { signStandardWebhook } from '../../plugins/webhooks/index.js'
 
 // Black-box: POST /_webhooks/scanner/document-scanned (reference-service.md, Webhooks) and
@@ -12,10 +12,7 @@ import { signStandardWebhook } from '../../plugins/webhooks/index.js'
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
-    const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', TRUST_PROXY: '127.0.0.1', RATE_LIMIT_MAX: '200' })
-    const app = await buildApp(config, { store })
-    t.teardown(() => app.close())
-    const base = await listen(app)
+    const { base } = await startService(t, store, { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_MAX: '200' })
 
     const json = async (method: string, path: string, body?: unknown): Promise<{ status: number, body: any, headers: Headers }> => {
       const res = await fetch(base + path, { method, headers: { ...headers(), 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -91,10 +88,7 @@ for (const db of databases) {
 }
 
 t.test('rate limit: 429 problem with the throttling values and the rate-limit headers', async t => {
-  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' })
-  const app = await buildApp(config)
-  t.teardown(() => app.close())
-  const base = await listen(app)
+  const { base } = await startService(t, undefined, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' })
   const statuses: number[] = []
   let last: Response | undefined
   for (let i = 0; i < 4; i++) {
