@@ -4,6 +4,7 @@ import validation from '../../plugins/validation/index.js'
 import query, { collectionQueryOf, registerCollection, type CollectionConfig, type QueryPluginOptions } from '../../plugins/query/index.js'
 import { queryMemory } from '../../store/memory-query.js'
 import { fields, STATUSES } from '../query/fixtures.js'
+import type { Doc } from '../query/pglite-helper.js'
 
 export { fields }
 
@@ -11,21 +12,7 @@ export const SECRET = 'a test secret of at least 16 bytes'
 export const URL_BASE = 'http://localhost:80'
 export const PATH = '/v1/documents'
 
-export interface Doc {
-  id: string
-  name: string
-  description: string | null
-  status: string
-  pageCount: number | null
-  byteCount: string | null
-  amount: string | null
-  effectiveDate: string | null
-  publishedDateTime: string | null
-  active: boolean
-  flagged: boolean | null
-  tags: string[]
-  metadata: { source: { system: string, region: string | null } | null, score?: number } | null
-}
+export type { Doc }
 
 const pad = (n: number): string => String(n).padStart(2, '0')
 
