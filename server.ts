@@ -7,9 +7,18 @@ import { buildApp } from './app.js'
  */
 async function main (): Promise<void> {
   const { config, warnings } = loadConfig()
-  const app = await buildApp(config)
+  // A request that reaches a kept-alive connection while draining is served like the rest
+  // (with Connection: close), not refused by Fastify's built-in 503, whose body is no
+  // problem document (conventions: Errors, rule 1) and which would drop work already sent.
+  const app = await buildApp(config, { fastify: { return503OnClosing: false } })
   for (const w of warnings) app.log.warn(w)
   let closing = false
+  // Once draining, every answer closes its connection (RFC 9112 §9.6): the server stops
+  // when the last request in flight is answered, instead of waiting for idle kept-alive
+  // connections to time out (Node closes only those already idle when close() starts).
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
   const stop = (signal: string): void => {
     if (closing) return
     closing = true

@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL server for the tests and benchmarks: initdb into a temp dir (as the
 // `postgres` user when run as root, since initdb refuses root), a free loopback port,
 // stopped and removed by stop().
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -16,6 +16,16 @@ function bindir () {
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
   for (const v of versions) if (existsSync(join(root, v, 'bin', 'initdb'))) return join(root, v, 'bin')
   throw new Error('PostgreSQL server binaries not found (install Debian\'s postgresql package)')
+}
+
+/** True when the PostgreSQL server binaries are installed (tests that need them skip otherwise). */
+export function havePostgres () {
+  try {
+    bindir()
+    return true
+  } catch {
+    return false
+  }
 }
 
 function freePort () {
@@ -54,5 +64,18 @@ export async function startPostgres ({ settings = {} } = {}) {
     rmSync(dir, { recursive: true, force: true })
   }
   process.once('exit', stop)
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop }
+  // Fault tests: pause() stops the server but keeps its data ('fast' ends sessions cleanly,
+  // 'immediate' is a crash); resume() starts it again on the same port. Both asynchronous,
+  // so the caller's load keeps running meanwhile.
+  const ctl = (args) => new Promise((resolve, reject) => {
+    const full = join(bin, 'pg_ctl')
+    const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', full, ...args]] : [full, args]
+    execFile(file, argv, { encoding: 'utf8' }, (err, out, errOut) => {
+      if (err === null) resolve()
+      else reject(new Error(`pg_ctl ${args.at(-1)} failed: ${errOut || out || err.message}`))
+    })
+  })
+  const pause = ({ mode = 'fast' } = {}) => ctl(['-D', join(dir, 'data'), '-m', mode, '-w', 'stop'])
+  const resume = () => ctl(['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-t', '60', '-o', o, 'start'])
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop, pause, resume }
 }
