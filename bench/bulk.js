@@ -9,7 +9,8 @@ import { startServer, fmt } from './lib/harness.js'
 import { startPostgres } from '../scripts/postgres.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
-const rounds = Number(process.env.BENCH_ROUNDS ?? 20)
+// Its own knob: BENCH_ROUNDS counts the load rounds of the other benchmarks (a few), this one needs many samples.
+const rounds = Number(process.env.BENCH_BULK_ROUNDS ?? 20)
 const warmup = Number(process.env.BENCH_WARMUP ?? 3)
 const N = 100
 
@@ -50,6 +51,7 @@ function quantile (sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
 }
 
+/** Runs every way `rounds` times, alternating; returns { way: { ms: [], cpu: [] µs/entity, peakRssMb } }. */
 export async function runBulk ({ pgUrl } = {}) {
   const pgServer = pgUrl === undefined ? await startPostgres() : null
   const url = pgUrl ?? pgServer.url
@@ -61,7 +63,7 @@ export async function runBulk ({ pgUrl } = {}) {
     const author = JSON.parse((await send(base, 'POST', '/v1/authors', headers, { name: 'Bench Author', email: 'bench@example.com' })).body)
     await send(base, 'POST', '/v1/documents', headers, { ...doc(author.id), name: TAKEN })
     for (let i = 0; i < warmup; i++) for (const way of Object.values(ways)) await way(base, headers, author.id)
-    const samples = Object.fromEntries(Object.keys(ways).map(k => [k, { ms: [], cpu: [] }]))
+    const samples = Object.fromEntries(Object.keys(ways).map(k => [k, { ms: [], cpu: [], peakRssMb: 0 }]))
     for (let i = 0; i < rounds; i++) {
       for (const [name, way] of Object.entries(ways)) {
         const before = await service.stats()
@@ -71,6 +73,7 @@ export async function runBulk ({ pgUrl } = {}) {
         const after = await service.stats()
         samples[name].ms.push(ms)
         samples[name].cpu.push((after.cpuMicros - before.cpuMicros) / N)
+        samples[name].peakRssMb = Math.max(samples[name].peakRssMb, after.peakRss / 1048576)
       }
       process.stderr.write(`  round ${i + 1}/${rounds}: ${Object.entries(samples).map(([k, s]) => `${k} ${fmt(s.ms.at(-1), 1)} ms`).join(', ')}\n`)
     }
@@ -87,13 +90,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [name, s] of Object.entries(samples)) {
     const ms = [...s.ms].sort((a, b) => a - b)
     const cpu = [...s.cpu].sort((a, b) => a - b)
-    summary[name] = { median: quantile(ms, 0.5), p90: quantile(ms, 0.9), cpu: quantile(cpu, 0.5) }
+    summary[name] = { median: quantile(ms, 0.5), p90: quantile(ms, 0.9), cpu: quantile(cpu, 0.5), rss: s.peakRssMb }
   }
   console.log(`\n${N} documents created on a PostgreSQL server, one client, ${rounds} rounds alternating (after ${warmup} warm-up rounds)\n`)
-  console.log(`| way | median ms per ${N} | p90 ms per ${N} | entities/s (median) | server CPU µs/entity | vs 100 × POST |`)
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |')
+  console.log(`| way | median ms per ${N} | p90 ms per ${N} | entities/s (median) | server CPU µs/entity | peak RSS MB | vs 100 × POST |`)
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
   const post = summary['100 × POST'].median
   for (const [name, r] of Object.entries(summary)) {
-    console.log(`| ${name} | ${fmt(r.median, 1)} | ${fmt(r.p90, 1)} | ${fmt(N / r.median * 1000)} | ${fmt(r.cpu, 1)} | ${fmt(post / r.median, 1)}× |`)
+    console.log(`| ${name} | ${fmt(r.median, 1)} | ${fmt(r.p90, 1)} | ${fmt(N / r.median * 1000)} | ${fmt(r.cpu, 1)} | ${fmt(r.rss)} | ${fmt(post / r.median, 1)}× |`)
   }
 }

@@ -175,7 +175,8 @@ export async function runCollection ({ pgUrl } = {}) {
 }
 
 const avg = (rs, k) => rs.reduce((s, r) => s + r[k], 0) / rs.length
-const mean = (rs) => ({ rps: avg(rs, 'rps'), p50: avg(rs, 'p50'), p99: avg(rs, 'p99'), cpu: avg(rs, 'cpuPerReqMicros') })
+/** The mean figures of a case's rounds, and the server's peak RSS over them. */
+export const mean = (rs) => ({ rps: avg(rs, 'rps'), p50: avg(rs, 'p50'), p99: avg(rs, 'p99'), cpu: avg(rs, 'cpuPerReqMicros'), rss: Math.max(...rs.map(r => r.peakRssMb)) })
 
 /** The report of runCollection's results: markdown table and verdicts, as lines. */
 export function collectionReport (res) {
@@ -183,21 +184,21 @@ export function collectionReport (res) {
   const deep = mean(res.cases.deep)
   const bare = mean(res.cases.bare)
   const filtered = mean(res.cases.filtered)
-  const offset = { rps: res.offset.rps, p50: res.offset.p50, p99: res.offset.p99, cpu: res.offset.cpuPerReqMicros }
+  const offset = mean([res.offset])
   const depth = fmt(res.depth)
   const verdict = (ok) => ok ? 'met' : 'MISSED'
   const deepRatio = deep.rps / first.rps
   const filteredRatio = filtered.rps / bare.rps
-  const row = (name, r, ratio, target) => `| ${name} | ${fmt(r.rps, r.rps < 10 ? 2 : 0)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.cpu, 0)} | ${ratio} | ${target} |`
+  const row = (name, r, ratio, target) => `| ${name} | ${fmt(r.rps, r.rps < 10 ? 2 : 0)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.cpu, 0)} | ${fmt(r.rss)} | ${ratio} | ${target} |`
   return [
-    '| case | req/s | p50 ms | p99 ms | CPU µs/req | ratio | target |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| case | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | ratio | target |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     row('first page (`limit=20`)', first, '1 (baseline)', ''),
     row(`page ${depth} deep, by cursor`, deep, `${fmt(deepRatio, 3)} of first page`, `≥ 0.85: ${verdict(deepRatio >= 0.85)}`),
     row(`page ${depth} deep, by \`offset\` (${res.offset.requests} sequential requests)`, offset, `${fmt(offset.rps / first.rps, 5)} of first page`, 'contrast'),
     row('filtered + ordered, bare Fastify + pg', bare, '1 (baseline)', ''),
     row('filtered + ordered, reference service', filtered, `${fmt(filteredRatio, 3)} of bare`, `≥ 0.90: ${verdict(filteredRatio >= 0.9)}`),
-    `| five-clause FIQL parse + check + compile | | | | | ${fmt(res.compileMicros, 2)} µs per call | < 20 µs: ${verdict(res.compileMicros < 20)} |`
+    `| five-clause FIQL parse + check + compile | | | | | | ${fmt(res.compileMicros, 2)} µs per call | < 20 µs: ${verdict(res.compileMicros < 20)} |`
   ]
 }
 

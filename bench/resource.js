@@ -1,5 +1,9 @@
 // Issue 3's benchmark: GET item and POST of documents on a PostgreSQL server, the reference
-// service vs bare Fastify + pg running the same SQL, side by side in one run.
+// service vs bare Fastify + pg running the same SQL, side by side in one run; and issue 7's
+// webhook delivery: signed scanner deliveries (Standard Webhooks, a fresh webhook-id each) to
+// the service's webhook route vs a bare Fastify + pg route doing the same work (HMAC check,
+// delivery id recorded and document updated in one transaction; servers/pg-bare.js).
+import { createHmac } from 'node:crypto'
 import { signToken } from '../dist/index.js'
 import { startServer, load, measure, fmt } from './lib/harness.js'
 import { startPostgres } from '../scripts/postgres.js'
@@ -9,14 +13,25 @@ const duration = Number(process.env.BENCH_DURATION ?? 10)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const SEED = 1000
+const WEBHOOK_SECRET = 'whsec_' + Buffer.from('bench-webhook-secret-0123456789ab').toString('base64')
+const WEBHOOK_KEY = Buffer.from(WEBHOOK_SECRET.slice('whsec_'.length), 'base64')
+const WEBHOOK_PATH = '/_webhooks/scanner/document-scanned'
+
+/** A delivery as the scanner sends it: the Standard Webhooks headers over these exact bytes. */
+function signedDelivery (id, body) {
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  const signature = createHmac('sha256', WEBHOOK_KEY).update(`${id}.${timestamp}.${body}`).digest('base64')
+  // Behind a TLS-terminating proxy on loopback (TRUST_PROXY=127.0.0.1): the route is HTTPS only.
+  return { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` }
+}
 
 export async function runResource ({ pgUrl } = {}) {
   const pgServer = pgUrl === undefined ? await startPostgres() : null
   const url = pgUrl ?? pgServer.url
   const token = signToken({ secret: SECRET, sub: 'bench', scope: 'authors:read authors:write documents:read documents:write', expiresIn: '2h' })
   const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}`, 'content-type': 'application/json' }
-  const service = await startServer(new URL('./servers/service.js', import.meta.url).pathname, { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET })
-  const bare = await startServer(new URL('./servers/pg-bare.js', import.meta.url).pathname, { DATABASE_URL: url })
+  const service = await startServer(new URL('./servers/service.js', import.meta.url).pathname, { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, WEBHOOK_SECRET_SCANNER: WEBHOOK_SECRET, TRUST_PROXY: '127.0.0.1' })
+  const bare = await startServer(new URL('./servers/pg-bare.js', import.meta.url).pathname, { DATABASE_URL: url, WEBHOOK_SECRET_SCANNER: WEBHOOK_SECRET })
   try {
     // Seed through the service itself: one author, SEED documents.
     const base = `http://127.0.0.1:${service.port}`
@@ -31,10 +46,21 @@ export async function runResource ({ pgUrl } = {}) {
     let n = 0
     const getRequests = [{ setupRequest: (req) => ({ ...req, path: `/v1/documents/${ids[Math.floor(Math.random() * ids.length)]}` }) }]
     const postRequests = (tag) => [{ method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `${tag}-${process.pid}-${n++}`, authorId: author.id, kind: 'INVOICE', tags: ['a'], amount: '1.25' }) }) }]
+    // Each delivery new (its own webhook-id), spread over the seeded documents, signed when it is sent.
+    const webhookRequests = (tag) => [{
+      method: 'POST',
+      path: WEBHOOK_PATH,
+      setupRequest: (req) => {
+        const id = `msg_${tag}_${process.pid}_${n++}`
+        const body = JSON.stringify({ documentId: ids[n % ids.length], pageCount: n % 1000, fingerprint: id })
+        return { ...req, headers: { ...req.headers, ...signedDelivery(id, body) }, body }
+      }
+    }]
     const results = {}
     const scenarios = [
       ['GET item', (s) => ({ url: `http://127.0.0.1:${s.port}`, requests: getRequests })],
-      ['POST', (s, name) => ({ url: `http://127.0.0.1:${s.port}/v1/documents`, method: 'POST', requests: postRequests(name) })]
+      ['POST', (s, name) => ({ url: `http://127.0.0.1:${s.port}/v1/documents`, method: 'POST', requests: postRequests(name) })],
+      ['webhook delivery', (s, name) => ({ url: `http://127.0.0.1:${s.port}${WEBHOOK_PATH}`, method: 'POST', requests: webhookRequests(name) })]
     ]
     for (const [scenario, opts] of scenarios) {
       for (const [name, s] of [['bare', bare], ['service', service]]) await load({ ...opts(s, `w${name}`), connections, duration: 2, headers })
@@ -65,8 +91,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const [scenario, name] = key.split('|')
     console.log(`| ${scenario} | ${name} | ${fmt(avg(rs, 'rps'))} | ${fmt(avg(rs, 'p50'), 1)} | ${fmt(avg(rs, 'p99'), 1)} | ${fmt(avg(rs, 'cpuPerReqMicros'), 1)} | ${fmt(Math.max(...rs.map(r => r.peakRssMb)))} |`)
   }
-  for (const scenario of ['GET item', 'POST']) {
+  for (const scenario of ['GET item', 'POST', 'webhook delivery']) {
     const ratio = avg(results[`${scenario}|service`], 'rps') / avg(results[`${scenario}|bare`], 'rps')
-    console.log(`${scenario}: service/bare ${fmt(ratio, 3)} (target ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'MISSED'})`)
+    console.log(`${scenario}: service/bare ${fmt(ratio, 3)}${scenario === 'webhook delivery' ? ' (no target)' : ` (target ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'MISSED'})`}`)
   }
 }

@@ -30,7 +30,7 @@ SELECT
   (h / 100) % 1001,
   CASE WHEN h % 10 = 9 THEN NULL ELSE ((h / 100) % 1001) * 20000 + h % 20000 END,
   CASE WHEN h % 5 = 0 THEN NULL ELSE round(((h / 7) % 10000000) / 100.0, 2) END,
-  CASE WHEN h % 10 < 7 THEN NULL ELSE ((h / 11) % 5000) / 100.0 END,
+  CASE WHEN h % 10 < 7 THEN NULL ELSE round(((h / 11) % 5000) / 100.0, 2) END,
   CASE h % 4
     WHEN 0 THEN '{}'::text[]
     WHEN 1 THEN ARRAY[($3::text[])[1 + (h / 3) % 6]]

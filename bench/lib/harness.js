@@ -41,6 +41,8 @@ export function serveStats (port) {
   })
   // A clean exit, so --cpu-prof and friends can write their output.
   process.once('SIGTERM', () => process.exit(0))
+  // The benchmark died without stopping us: do not linger.
+  process.once('disconnect', () => process.exit(0))
   process.send({ type: 'listening', port })
 }
 

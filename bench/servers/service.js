@@ -1,7 +1,12 @@
 // The reference service itself (dist/app.js) on the PostgreSQL server named by DATABASE_URL.
-import { buildApp } from '../../dist/app.js'
-import { loadConfig } from '../../dist/config.js'
+// BENCH_FROM_SOURCE=1 loads app.ts instead, for a child started under tap's TypeScript loader
+// (the soak smoke test, which must not depend on a build).
 import { serveStats } from '../lib/harness.js'
+
+const root = process.env.BENCH_FROM_SOURCE === '1' ? '../../' : '../../dist/'
+const ext = process.env.BENCH_FROM_SOURCE === '1' ? '.ts' : '.js'
+const { buildApp } = await import(`${root}app${ext}`)
+const { loadConfig } = await import(`${root}config${ext}`)
 
 const { config } = loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000000' })
 const app = await buildApp(config)
