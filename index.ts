@@ -54,3 +54,7 @@ export * from './plugins/rate-limit/index.js'
 
 export { default as bulk } from './plugins/bulk/index.js'
 export * from './plugins/bulk/index.js'
+
+export { default as lint } from './plugins/lint/index.js'
+export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
+export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, RULE_IDS } from './plugins/lint/index.js'

@@ -1,7 +1,7 @@
 // Paging, filtering and ordering over one's own data, without the store: a plain
 // Fastify route serves an in-memory array through the query plugin and queryMemory.
 //
-//   node --import @tapjs/typescript/import examples/memory-collection.ts   (tap's TypeScript loader)
+//   node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/memory-collection.ts
 //   curl 'http://localhost:3000/books?limit=2&ordering=-year'
 //   curl 'http://localhost:3000/books?filter=year=ge=1950;tags==classic'
 //   curl 'http://localhost:3000/books?authorFilter=country==GB&offset=0&totalCount=true'
@@ -9,20 +9,23 @@
 //     -d '{"tags": ["sf", "classic"], "ordering": "title", "paging": {"limit": 2}}'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+// #region readme-memory-collection
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import problem from '../plugins/problem/index.js'
-import validation from '../plugins/validation/index.js'
-import query, { collectionQueryOf, registerCollection } from '../plugins/query/index.js'
-import { fieldsFromSchema } from '../plugins/query/fields.js'
-import { queryMemory } from '../store/memory-query.js'
+import {
+  problem, validation, query, collectionQueryOf, registerCollection, fieldsFromSchema, queryMemory, Id, Int32, Nullable
+} from 'svc-conventions'
 
+// Bounded like every schema of the convention (strings with maxLength, integers with a range).
 export const Book = Type.Object({
-  id: Type.String(),
-  title: Type.String(),
-  year: Type.Integer(),
-  tags: Type.Array(Type.String()),
-  author: Type.Object({ name: Type.String(), country: Type.Union([Type.String(), Type.Null()]) })
+  id: Id(),
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  year: Int32({ minimum: -3000, maximum: 3000 }),
+  tags: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 20 }),
+  author: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    country: Nullable(Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2 }))
+  })
 })
 export type Book = Static<typeof Book>
 
@@ -52,6 +55,7 @@ export async function build (options: FastifyServerOptions = {}, items: readonly
   })
   return app
 }
+// #endregion
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const app = await build({ logger: true })
