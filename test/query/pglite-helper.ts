@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite'
 import type { Filter, OrderingTerm, Page, Paging } from '../../plugins/query/model.js'
 import { finishPage } from '../../plugins/query/paging.js'
 import { compileSql, countStatement, selectStatement } from '../../store/sql-query.js'
+import { readTemplate, templateFile } from '../../store/pglite-template.js'
 import { fields } from './fixtures.js'
 
 /** A document as the API shapes it (and as the in-memory evaluator reads it). */
@@ -31,8 +32,14 @@ const DDL = `CREATE TABLE docs (
   "publishedDateTime" timestamptz(3), "active" boolean NOT NULL, "flagged" boolean,
   "tags" text[] NOT NULL, "metadata" jsonb)`
 
+function snapshotOptions (): { loadDataDir?: Blob } {
+  const loadDataDir = readTemplate(templateFile())
+  return loadDataDir === undefined ? {} : { loadDataDir }
+}
+
 export class DocTable {
-  readonly db = new PGlite()
+  // The store's cached empty cluster when there is one (several times faster than initdb).
+  readonly db = new PGlite(snapshotOptions())
   private byId = new Map<string, Doc>()
 
   /** A fresh table holding `docs`. */

@@ -1,0 +1,68 @@
+import t, { type Test } from 'tap'
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
+import { createPgliteDriver } from '../../store/pglite.js'
+import { templateFile } from '../../store/pglite-template.js'
+import type { Driver } from '../../store/driver.js'
+
+// In-memory PGlite starts from a cached snapshot of an empty cluster; the cache must never
+// change what a store holds, and a bad cache must never stop a store from starting.
+
+function tempDir (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-template-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+async function open (t: Test, template: boolean | string): Promise<Driver> {
+  const driver = createPgliteDriver({ dataDir: 'memory', template })
+  t.teardown(() => driver.close())
+  await driver.query('SELECT 1')
+  return driver
+}
+
+const tables = async (d: Driver): Promise<string[]> =>
+  (await d.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).rows.map(r => r.name)
+
+t.test('the snapshot is named after the PGlite build and the user, in the folder given', async (t) => {
+  const file = templateFile('/some/dir')
+  t.match(basename(file), /^svc-conventions-pglite-\d+\.\d+\.\d+-[0-9a-z]+-\w+\.tar$/)
+  t.equal(file.startsWith('/some/dir/'), true)
+  t.equal(templateFile('/some/dir'), file, 'stable')
+})
+
+t.test('the first store saves a snapshot of the empty cluster; the next starts from it with nothing of the first', async (t) => {
+  const dir = tempDir(t)
+  const first = await open(t, dir)
+  const file = templateFile(dir)
+  t.equal(existsSync(file), true, 'snapshot saved by the first start')
+  t.ok(statSync(file).size > 1_000_000, 'a whole cluster')
+  await first.exec('CREATE TABLE written_after_start (x int)')
+  t.same(await tables(first), ['written_after_start'])
+
+  const second = await open(t, dir)
+  t.same(await tables(second), [], 'the snapshot predates every write')
+  t.same((await second.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }], 'session setup still applied')
+  await second.exec('CREATE TABLE own (x int); INSERT INTO own VALUES (1)')
+  t.same((await second.query('SELECT x FROM own')).rows, [{ x: 1 }])
+  t.same(readdirSync(dir), [basename(file)], 'no partial files left behind')
+})
+
+t.test('a snapshot PGlite refuses is dropped and the store starts afresh, saving a good one', async (t) => {
+  const dir = tempDir(t)
+  const file = templateFile(dir)
+  writeFileSync(file, 'not a tar archive of a cluster')
+  const driver = await open(t, dir)
+  t.same((await driver.query('SELECT 41 + 1 AS n')).rows, [{ n: 42 }], 'the store works')
+  t.ok(statSync(file).size > 1_000_000, 'the bad snapshot was replaced by a real one')
+})
+
+t.test('template false neither reads nor writes a snapshot; an unwritable folder only costs the cache', async (t) => {
+  const dir = tempDir(t)
+  const off = await open(t, false)
+  t.same((await off.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+  t.same(readdirSync(dir), [], 'nothing written')
+  const missing = await open(t, join(dir, 'no', 'such', 'folder'))
+  t.same((await missing.query('SELECT 2 AS two')).rows, [{ two: 2 }], 'the store works without its cache')
+})
