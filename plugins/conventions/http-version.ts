@@ -1,8 +1,11 @@
 import type { FastifyRequest } from 'fastify'
 import { defineProblem } from '../problem/errors.js'
 
-/** RFC 9110 §15.6.6; not in the problem registry because only this rule raises it. */
-export const httpVersionNotSupported = defineProblem(505, 'SVC_ERR_HTTP_VERSION_NOT_SUPPORTED', 'HTTP Version Not Supported')
+/**
+ * A 400, not RFC 9110's 505: the conventions keep 5xx for server faults a client may retry
+ * (Errors, rule 8) and 505 is not among their contractual codes; this is the client's to fix.
+ */
+export const httpVersionNotSupported = defineProblem(400, 'SVC_ERR_HTTP_VERSION_NOT_SUPPORTED', 'HTTP Version Not Supported')
 
 /**
  * Conventions: "The service is an HTTP/1.1 API … HTTP/1.0 is unsupported". Versions

@@ -8,7 +8,7 @@ import type { UserAgentOptions } from './user-agent.js'
 
 /** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
 export interface ConventionsOptions {
-  /** Refuse HTTP/1.0 (and older) with 505. Default `true`. */
+  /** Refuse HTTP/1.0 (and older) with a 400 problem. Default `true`. */
   httpVersion?: boolean
   /** Require a valid User-Agent, else 403. Default `true` (lenient version, comment optional). */
   userAgent?: boolean | UserAgentOptions

@@ -307,5 +307,10 @@ export function parseFiql (text: string, parameter = 'filter', limits: Readonly<
     throw new QueryError('limit', parameter,
       `The ${parameter} expression has ${text.length} characters; at most ${limits.maxLength} are allowed.`, limits.maxLength)
   }
+  // PostgreSQL text cannot hold U+0000: refused here, or the database would fail the whole query (a 500).
+  const nul = text.indexOf('\u0000')
+  if (nul !== -1) {
+    throw new QueryError('value', parameter, `The ${parameter} expression has a NUL character (U+0000) at position ${nul}, which no attribute can hold; remove it.`, nul)
+  }
   return new Parser(text, parameter, limits).parse()
 }

@@ -74,6 +74,8 @@ function attributeFilter (field: FieldDescriptor, name: string, raw: SimpleValue
       others.push(...matches)
       continue
     }
+    // PostgreSQL text cannot hold U+0000: refused here, or the database would fail the whole query (a 500).
+    if (text.includes('\u0000')) fail('value', name, `The value of ${name} has a NUL character (U+0000), which no attribute can hold; remove it.`, text)
     const star = text.indexOf('*')
     if (star !== -1) {
       others.push(wildcard(field, name, text, star))

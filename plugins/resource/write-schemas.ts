@@ -3,6 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import { addConventionFormats } from '../../schemas/formats.js'
 import { unwrapNullable } from './columns.js'
+import { refusingNul } from '../validation/nul.js'
 
 type Json = Record<string, unknown>
 
@@ -156,5 +157,6 @@ export function compileBodyValidator (schema: TSchema): ValidateFunction {
     strict: false,
     coerceTypes: false
   })))
-  return ajv.compile(schema as object)
+  // U+0000 refused like a schema violation: the store cannot hold it (validation/nul.ts).
+  return refusingNul(ajv.compile(schema as object))
 }

@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifySchema } from 'fastify'
-import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
+import { Ajv, type Options as AjvOptions } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
 import { addConventionFormats, conventionFormats } from '../../schemas/formats.js'
+import { refusingNul } from './nul.js'
 
 export interface ValidationPluginOptions {
   /** Extra Ajv options merged over the suite's choices (for both instances). */
@@ -15,6 +16,7 @@ export interface ValidationPluginOptions {
  * trimmed), every violation collected so the problem lists one context item per violation.
  * Query strings, headers and path parameters arrive as text, so they are coerced, and a
  * single query value is accepted where the schema wants an array (repeatable parameters).
+ * A body string holding U+0000 is refused too (nul.ts).
  */
 const common: AjvOptions = {
   allErrors: true,
@@ -59,9 +61,9 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
 
   fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
     addShared()
-    const ajv = httpPart === 'body' ? strict : coercing
-    const validate: ValidateFunction = ajv.compile(schema as object)
-    return validate
+    if (httpPart !== 'body') return coercing.compile(schema as object)
+    // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
+    return refusingNul(strict.compile(schema as object))
   })
 }
 

@@ -80,7 +80,7 @@ t.test('HTTP/1.0 is refused with a problem', async t => {
     socket.on('end', () => resolve(data))
     socket.on('error', reject)
   })
-  t.match(raw, /^HTTP\/1\.1 505 /)
+  t.match(raw, /^HTTP\/1\.1 400 /, 'a client error, never a 5xx')
   t.match(raw, /application\/problem\+json/)
   t.match(raw, /"title":"HTTP Version Not Supported"/)
 })

@@ -22,21 +22,21 @@ async function raw (app: FastifyInstance, version: string, path = '/echo'): Prom
   })
 }
 
-t.test('HTTP/1.0 and older are refused with 505', async t => {
+t.test('HTTP/1.0 and older are refused with a 400 problem, never a 5xx', async t => {
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
   for (const version of ['HTTP/1.0', 'HTTP/0.9']) {
     const res = await raw(app, version)
-    t.equal(res.status, 505, version)
+    t.equal(res.status, 400, version)
     t.match(JSON.parse(res.body), {
       title: 'HTTP Version Not Supported',
-      status: 505,
+      status: 400,
       detail: `This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of ${version}.`
     })
   }
   t.equal((await raw(app, 'HTTP/1.1')).status, 200)
   t.equal((await raw(app, 'HTTP/2.0')).status, 200, 'later versions pass')
-  t.equal((await raw(app, 'HTTP/1.0', '/nowhere')).status, 505, 'unknown paths too')
+  t.equal((await raw(app, 'HTTP/1.0', '/nowhere')).status, 400, 'unknown paths too')
 })
 
 t.test('switched off globally, per route, or with every rule', async t => {

@@ -102,7 +102,9 @@ t.test('syntax errors name the parameter and the position', async (t) => {
     ['a=in=()', 'syntax', 6, /Expected a value at position 6/],
     ['a=in=(x,)', 'syntax', 8, /Expected a value at position 8/],
     ['a=in=(x', 'syntax', 7, /Expected "," or "\)" in the list at position 7/],
-    ['a=in=(x;y)', 'syntax', 7, /Expected "," or "\)" in the list/]
+    ['a=in=(x;y)', 'syntax', 7, /Expected "," or "\)" in the list/],
+    // Fuzz regression: a NUL reached PostgreSQL, which refused the statement with a 500.
+    ['a==x\u0000y', 'value', 4, /NUL character \(U\+0000\) at position 4/]
   ]
   for (const [input, reason, position, message] of cases) {
     t.throws(() => parseFiql(input, 'nameFilter'), { name: 'QueryError', code: 'INPUT_INVALID', reason, parameter: 'nameFilter', position, message }, input)

@@ -54,7 +54,9 @@ t.test('refusals name the parameter and the value', async (t) => {
     [{ name: '*x*' }, { reason: 'value', value: '*x*', message: 'The value of name may hold one * only, at its start or its end, with text beside it.' }],
     [{ name: 'a*b' }, { reason: 'value', value: 'a*b' }],
     [{ name: '*' }, { reason: 'value', value: '*' }],
-    [{ name: 'a**' }, { reason: 'value', value: 'a**' }]
+    [{ name: 'a**' }, { reason: 'value', value: 'a**' }],
+    // Fuzz regression: a NUL reached PostgreSQL, which refused the statement with a 500.
+    [{ name: ['ok', 'a\u0000*'] }, { reason: 'value', parameter: 'name', value: 'a\u0000*', message: 'The value of name has a NUL character (U+0000), which no attribute can hold; remove it.' }]
   ]
   for (const [params, expected] of cases) {
     t.throws(() => buildSimpleFilter(params, fields), { name: 'QueryError', code: 'INPUT_INVALID', ...expected }, JSON.stringify(params))

@@ -3,6 +3,7 @@ import Fastify from 'fastify'
 import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
+import { nulErrors } from '../../plugins/validation/nul.js'
 
 t.test('bodies are strict, query and headers are coerced, shared schemas resolve', async t => {
   const app = Fastify()
@@ -37,4 +38,39 @@ t.test('custom Ajv options are passed through; bad options are refused', async t
   await app.close()
   await t.rejects(async () => { await Fastify().register(validation, { ajv: 'strict' } as never).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(validation, { ajv: null } as never).ready() }, TypeError)
+})
+
+t.test('a body string holding U+0000 is refused, with the schema errors (fuzz regression: the store answered 500)', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  app.post('/x', { schema: { body: Type.Object({ n: Type.Optional(Type.Integer()), name: Type.String(), tags: Type.Optional(Type.Array(Type.String())), meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }), response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true, hidden: 1 }))
+  app.get('/q', { schema: { querystring: Type.Object({ s: Type.String() }) } }, async (request) => request.query)
+  const res = await app.inject({ method: 'POST', url: '/x', payload: { n: 'x', name: 'a\u0000b', tags: ['ok', '\u0000'], meta: { 'k\u0000/~': 1 } } })
+  t.equal(res.statusCode, 400)
+  const items = JSON.parse(res.body).context.map((c: { field: string, message: string, code: string }) => [c.field, c.code, c.message])
+  t.same(items, [
+    ['n', 'INPUT_INVALID', 'must be integer'],
+    ['name', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
+    ['tags[1]', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
+    ['meta.k\u0000/~', 'INPUT_INVALID', 'must not contain the NUL character (U+0000) in a property name']
+  ])
+  const alone = await app.inject({ method: 'POST', url: '/x', payload: { name: '\u0000' } })
+  t.match(JSON.parse(alone.body), { status: 400, context: [{ field: 'name', code: 'INPUT_INVALID' }] }, 'also when the schema itself passes')
+  const passed = await app.inject({ method: 'POST', url: '/x', payload: { name: 'a\u0001b' } })
+  t.equal(passed.statusCode, 200, 'other control characters pass')
+  t.equal(passed.body, '{"ok":true}', 'responses go through the serializer compiler')
+  t.equal((await app.inject({ method: 'GET', url: '/q?s=a%00b' })).statusCode, 200, 'only bodies are scanned')
+  await app.close()
+})
+
+t.test('the U+0000 scan: any depth, bounded findings, RFC 6901 pointers', async t => {
+  let deep: unknown = 'x\u0000'
+  for (let i = 0; i < 100000; i++) deep = [deep]
+  const found = nulErrors({ deep })
+  t.equal(found.length, 1, 'no recursion limit')
+  t.equal(found[0]?.instancePath.length, '/deep'.length + 2 * 100000)
+  t.equal(nulErrors(Array(100).fill('\u0000')).length, 20, 'stops after 20 findings')
+  t.same(nulErrors({ 'a/b': { '~': '\u0000' } }).map((e) => e.instancePath), ['/a~1b/~0'])
+  t.same(nulErrors([1, null, true, 'ok', {}]), [])
 })
