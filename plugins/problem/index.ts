@@ -120,4 +120,5 @@ function safeDetail (error: FastifyError): string | undefined {
 
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer } from './validation-context.js'
+export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
 export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })

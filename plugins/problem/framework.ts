@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
+import { problems, type ProblemError } from './errors.js'
+
+/*
+ * Two kinds of refusal never reach a plugin's error handler: those Node's HTTP parser makes
+ * before Fastify sees a request (`clientErrorHandler`), and those Fastify's router makes before
+ * any hook runs (`frameworkErrors`). Both are server options, so a plugin cannot install them:
+ * pass these to `Fastify({...})` so they too answer with a problem (conventions: Errors, rule 1).
+ */
+
+const MAX_REQUEST_ID = 200
+
+function requestIdOf (request: FastifyRequest): string {
+  const sent = request.headers['x-request-id']
+  return typeof sent === 'string' && sent.length > 0 && sent.length <= MAX_REQUEST_ID ? sent : randomUUID()
+}
+
+const ROUTER_PROBLEMS: Record<string, () => ProblemError> = {
+  FST_ERR_BAD_URL: () => problems.badRequest('The request URL is not valid: a percent-encoded sequence does not decode; encode the path correctly.'),
+  FST_ERR_MAX_PARAM_LENGTH: () => problems.badRequest('A path segment of the request URL is longer than this service accepts; check the identifier.')
+}
+
+/**
+ * Fastify's `frameworkErrors` option: a URL that cannot be decoded or routed becomes a 400
+ * problem; anything else the router reports (an async constraint failing) a 500 with nothing
+ * internal. No hook has run, so the request id is taken here from `X-Request-ID`.
+ */
+export function problemFrameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const known = ROUTER_PROBLEMS[error.code]
+  if (known === undefined) request.log.error({ err: error }, 'router error')
+  const pe = known?.() ?? problems.internal('An unexpected error occurred; retry later.')
+  const requestId = requestIdOf(request)
+  const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId }
+  if (request.headers['x-request-id'] === requestId) reply.header('x-request-id', requestId)
+  reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(body))
+}
+
+const CLIENT_ERRORS: Record<string, { status: number, detail: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, detail: 'The request line and headers are larger than this service accepts; send a shorter URL or fewer headers.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'The request was not received in time; send it again, without pausing.' }
+}
+const NOT_HTTP = { status: 400, detail: 'The request is not valid HTTP/1.1; check the request line and the headers.' }
+
+/**
+ * Fastify's `clientErrorHandler` option: a request Node's parser refused gets a problem
+ * (431, 408 or 400) and the connection is closed, since the stream can no longer be read.
+ * A HEAD request gets the head only.
+ */
+export function problemClientErrorHandler (error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (!socket.writable) {
+    socket.destroy(error)
+    return
+  }
+  const { status, detail } = CLIENT_ERRORS[error.code] ?? NOT_HTTP
+  const title = STATUS_CODES[status] as string
+  const body = JSON.stringify({ title, status, detail, requestId: randomUUID() } satisfies Problem)
+  // Node gives the bytes read so far as a Buffer (Fastify's type says otherwise).
+  const raw: unknown = error.rawPacket
+  const head = Buffer.isBuffer(raw) && raw.toString('latin1', 0, 5) === 'HEAD '
+  socket.end([
+    `HTTP/1.1 ${status} ${title}`,
+    `Content-Type: ${PROBLEM_MEDIA_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Content-Language: en-US',
+    'Connection: close',
+    '',
+    head ? '' : body
+  ].join('\r\n'))
+}
+
+/** Both options at once: `Fastify({ ...problemServerOptions, ... })`. */
+export const problemServerOptions = {
+  frameworkErrors: problemFrameworkErrors,
+  clientErrorHandler: problemClientErrorHandler
+} satisfies Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'>
