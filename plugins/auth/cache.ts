@@ -5,6 +5,12 @@ export const MAX_CACHE_MS = 10 * 60 * 1000
 
 interface Entry { principal: Principal, until: number }
 
+/** Until when a verified principal may be trusted without a new check: its `exp`, at most 10 minutes. */
+export function trustedUntil (principal: Principal, now: number): number {
+  // The built-in verifiers require a numeric exp (fast-jwt checks it before we get here).
+  return Math.min((principal.claims.exp as number) * 1000, now + MAX_CACHE_MS)
+}
+
 /**
  * Verified tokens by their exact text, kept until the token's `exp` (at most 10 minutes):
  * a repeated token costs one Map lookup, no hashing and no signature check. Bounded, the
@@ -30,8 +36,7 @@ export class PrincipalCache {
   }
 
   set (token: string, principal: Principal, now: number): void {
-    // The built-in verifiers require a numeric exp (fast-jwt checks it before we get here).
-    const until = Math.min((principal.claims.exp as number) * 1000, now + MAX_CACHE_MS)
+    const until = trustedUntil(principal, now)
     if (this.#entries.size >= this.#size) {
       const oldest = this.#entries.keys().next().value as string
       this.#entries.delete(oldest)

@@ -4,6 +4,7 @@ import { problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
+import { trustedUntil } from './cache.js'
 
 export interface AuthPluginOptions {
   /**
@@ -26,6 +27,8 @@ export interface AuthPluginOptions {
 export interface AuthRouteConfig {
   scopes: string[]
 }
+
+interface ConnectionMemo { header: string, principal: Principal, until: number }
 
 const defaults = {
   required: true,
@@ -56,6 +59,10 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
   const verify = buildVerifier(opts.verifier, cacheSize)
+  // A kept-alive connection nearly always repeats its Authorization header: its last verified
+  // principal is reused, while the token is trusted, without parsing, hashing or checking the
+  // token again. Only with the built-in verifiers' cache on: a custom verifier decides itself.
+  const perConnection = cacheSize > 0 && typeof opts.verifier !== 'function' ? new WeakMap<object, ConnectionMemo>() : null
 
   fastify.decorateRequest('principal', null)
 
@@ -76,7 +83,15 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     const header = request.headers.authorization
     if (header === undefined && config === undefined && !required) return
 
-    const principal = await verify(bearerToken(header), request)
+    const socket = request.raw.socket
+    const memo = perConnection?.get(socket)
+    let principal: Principal | null
+    if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
+      principal = memo.principal
+    } else {
+      principal = await verify(bearerToken(header), request)
+      if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
+    }
     if (principal === null) {
       throw problems.unauthorized('The access token was not accepted; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
     }

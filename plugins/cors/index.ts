@@ -156,8 +156,9 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   await fastify.register(fastifyCors, {
     origin: origins.length > 0 ? origins : false,
     credentials,
-    // @fastify/cors writes any value it is given, even an empty or undefined one.
-    ...(exposedHeaders.length > 0 ? { exposedHeaders } : {}),
+    // @fastify/cors writes any value it is given, even an empty or undefined one; joined once
+    // here rather than on every response.
+    ...(exposedHeaders.length > 0 ? { exposedHeaders: exposedHeaders.join(', ') } : {}),
     preflight: false,
     hideOptionsRoute: true
   })
