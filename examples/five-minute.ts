@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { problem, validation, conventions, cors, methods, auth, openapi, problems, Id } from 'svc-conventions'
+import { problem, problemServerOptions, validation, conventions, cors, methods, auth, openapi, problems, Id } from 'svc-conventions'
 
 const Order = Type.Object({
   id: Id(),
@@ -21,7 +21,8 @@ type Order = Static<typeof Order>
 const NewOrder = Type.Omit(Order, ['id'], { additionalProperties: false })
 
 export async function build (options: FastifyServerOptions = {}, jwtSecret = process.env.JWT_SECRET): Promise<FastifyInstance> {
-  const app = Fastify(options).withTypeProvider<TypeBoxTypeProvider>()
+  // Refusals made before any plugin runs (Node's HTTP parser, the router) are problems too.
+  const app = Fastify({ ...problemServerOptions, ...options }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The conventions, in the order a request travels. Each refuses bad options at boot.
   await app.register(problem) // every 4xx/5xx → application/problem+json with requestId

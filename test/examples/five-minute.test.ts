@@ -46,6 +46,7 @@ t.test('requests the conventions refuse, as problems', async (t) => {
     { name: 'a form body', request: { method: 'POST', url: '/v1/orders', headers: { ...rw, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'item=pen' }, status: 415, title: 'Unsupported Media Type' },
     { name: 'a bad execution context', request: { url: '/v1/orders/1', headers: { ...rw, 'svc-execution-context': 'PROD!' } }, status: 400, title: 'Invalid Data' },
     { name: 'an unknown method', request: { method: 'DELETE', url: '/v1/orders/1', headers: rw }, status: 405, title: 'Method Not Allowed', headers: { allow: 'GET, HEAD, OPTIONS' } },
+    { name: 'a URL that does not decode (the router, before any plugin)', request: { url: '/v1/orders/%ZZ', headers: rw }, status: 400, title: 'Bad Request' },
     { name: 'a preflight from another origin', request: { method: 'OPTIONS', url: '/v1/orders', headers: { ...ua, origin: 'https://evil.example', 'access-control-request-method': 'POST' } }, status: 403, title: 'Forbidden', headers: { 'svc-cors-error': 'bad origin' } }
   ]
   for (const c of cases) {
