@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
-import problem from './plugins/problem/index.js'
+import problem, { problemServerOptions } from './plugins/problem/index.js'
 import validation from './plugins/validation/index.js'
 import conventions from './plugins/conventions/index.js'
 import cors from './plugins/cors/index.js'
@@ -15,6 +15,7 @@ import webhooks from './plugins/webhooks/index.js'
 import query from './plugins/query/index.js'
 import resources from './plugins/resource/index.js'
 import bulk from './plugins/bulk/index.js'
+import lint from './plugins/lint/index.js'
 import { createStore } from './store/index.js'
 import type { Store } from './store/types.js'
 import { healthRoutes } from './routes/health.js'
@@ -38,6 +39,13 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     // Fastify takes a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string,
     bodyLimit: 1024 * 1024,
+    // Refusals made before any hook runs (Node's parser, the router) are problems too.
+    ...problemServerOptions,
+    // Identifiers are up to 128 characters (contract); a longer one is then a 400 from its
+    // schema, naming the parameter, rather than the router's refusal.
+    maxParamLength: 512,
+    // A body trickled in slowly holds a connection at most this long (Node's default is 300 s).
+    requestTimeout: 30_000,
     // The log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -69,6 +77,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
+  // After query, whose onRoute completes the collection schemas, and before the resources:
+  // every route is linted with its final schema as it is added, the document at ready.
+  await app.register(lint, { mode: 'error' })
   await app.register(resources, { store, resources: [authors, documents] })
   await app.register(bulk, { store, maxOperations: 100 })
   await app.register(webhooks, { store })

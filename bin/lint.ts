@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// svc-conventions lint <openapi.json>: lints an OpenAPI 3.x document against the conventions.
-// Exit codes: 0 clean, 1 violations, 2 usage or input errors.
+// svc-conventions lint [--format text|json] <openapi.json>: lints an OpenAPI 3.x document
+// against the conventions. Exit codes: 0 clean, 1 violations, 2 usage or input errors.
 import { realpathSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { lintOpenApi } from '../plugins/lint/openapi.js'
-import { formatReport } from '../plugins/lint/report.js'
+import { formatJson, formatReport } from '../plugins/lint/report.js'
 
 export interface LintIo {
   out: (line: string) => void
@@ -13,7 +13,25 @@ export interface LintIo {
   readFile: (path: string) => Promise<string>
 }
 
-const USAGE = 'usage: svc-conventions lint <openapi.json>'
+const USAGE = 'usage: svc-conventions lint [--format text|json] <openapi.json>'
+const FORMATS = { text: formatReport, json: formatJson }
+
+/** `lint [--format text|json] <file>`, the option before or after the file; undefined when malformed. */
+function parseArgs (argv: readonly string[]): { file: string, format: keyof typeof FORMATS } | undefined {
+  const [command, ...rest] = argv
+  if (command !== 'lint') return undefined
+  let format: keyof typeof FORMATS = 'text'
+  const files: string[] = []
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string
+    const option = arg === '--format' ? rest[++i] : arg.startsWith('--format=') ? arg.slice('--format='.length) : undefined
+    if (option === 'text' || option === 'json') format = option
+    else if (arg.startsWith('--')) return undefined
+    else files.push(arg)
+  }
+  const [file] = files
+  return file === undefined || files.length > 1 ? undefined : { file, format }
+}
 
 const defaultIo: LintIo = {
   out: (line) => { process.stdout.write(`${line}\n`) },
@@ -23,11 +41,12 @@ const defaultIo: LintIo = {
 
 /** Runs the command on `argv` (without node and the script) and resolves to the exit code. */
 export async function lintCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
-  const [command, file, ...rest] = argv
-  if (command !== 'lint' || file === undefined || rest.length > 0) {
+  const args = parseArgs(argv)
+  if (args === undefined) {
     io.err(USAGE)
     return 2
   }
+  const { file, format } = args
   let document: unknown
   try {
     document = JSON.parse(await io.readFile(file))
@@ -41,7 +60,7 @@ export async function lintCommand (argv: readonly string[], io: LintIo = default
     return 2
   }
   const violations = lintOpenApi(document)
-  io.out(formatReport(violations))
+  io.out(FORMATS[format](violations))
   return violations.length === 0 ? 0 : 1
 }
 

@@ -1,7 +1,10 @@
 /**
  * Standard field names (RFC 9110, 9111, 9112, 6265, 6266, 7089, 7240, 8288, 8594, 9530,
- * 9745, Fetch/CORS, W3C Trace Context and the permanent IANA entries services meet).
- * Lowercase, as compared.
+ * 9745, Fetch/CORS, W3C Trace Context and the permanent IANA entries services meet),
+ * and the rate-limit fields of the IETF httpapi draft (draft-ietf-httpapi-ratelimit-headers:
+ * `RateLimit` and `RateLimit-Policy`, and the `RateLimit-Limit`/`-Remaining`/`-Reset` of its
+ * earlier revisions, which @fastify/rate-limit sends): standard fields on their way to
+ * registration, not custom headers. Lowercase, as compared.
  */
 export const STANDARD_HEADERS: ReadonlySet<string> = new Set([
   'a-im', 'accept', 'accept-ch', 'accept-charset', 'accept-datetime', 'accept-encoding', 'accept-language',
@@ -16,7 +19,8 @@ export const STANDARD_HEADERS: ReadonlySet<string> = new Set([
   'deprecation', 'early-data', 'etag', 'expect', 'expires', 'forwarded', 'from', 'host', 'if-match',
   'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since', 'keep-alive', 'last-modified', 'link',
   'location', 'max-forwards', 'memento-datetime', 'origin', 'pragma', 'prefer', 'preference-applied', 'priority',
-  'proxy-authenticate', 'proxy-authentication-info', 'proxy-authorization', 'range', 'referer', 'referrer-policy',
+  'proxy-authenticate', 'proxy-authentication-info', 'proxy-authorization', 'range', 'ratelimit', 'ratelimit-limit',
+  'ratelimit-policy', 'ratelimit-remaining', 'ratelimit-reset', 'referer', 'referrer-policy',
   'repr-digest', 'retry-after', 'sec-fetch-dest', 'sec-fetch-mode', 'sec-fetch-site', 'sec-fetch-user',
   'sec-websocket-accept', 'sec-websocket-extensions', 'sec-websocket-key', 'sec-websocket-protocol',
   'sec-websocket-version', 'server', 'server-timing', 'set-cookie', 'sunset', 'strict-transport-security', 'te',

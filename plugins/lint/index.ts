@@ -8,7 +8,7 @@ export { lintSchema, type SchemaLintOptions } from './schema.js'
 export { lintOpenApi, type OpenApiLintOptions } from './openapi.js'
 export { lintRouteSchema } from './route.js'
 export { RULES, RULE_IDS, type RuleId, type RuleSwitches, type Violation } from './rules.js'
-export { formatReport } from './report.js'
+export { formatReport, formatJson, countByRule } from './report.js'
 
 export interface LintPluginOptions {
   /** `error` throws at registration (and from `ready()`); `warn` logs with `fastify.log.warn`. Default `error`. */

@@ -17,7 +17,7 @@ import { orderingKey } from './ordering.js'
 
 const VERSION = 1
 const MAC_BYTES = 32
-const MAX_CURSOR_LENGTH = 4096
+export const MAX_CURSOR_LENGTH = 4096
 const MIN_SECRET_BYTES = 16
 
 export interface CursorCodecOptions {

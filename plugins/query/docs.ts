@@ -1,21 +1,83 @@
 import type { FieldDescriptor } from './model.js'
 import type { CollectionRoute } from './route.js'
+import { MAX_CURSOR_LENGTH } from './cursor.js'
+import { INT32_MAX, INT32_MIN } from '../../schemas/types.js'
 
 /*
- * The parameters of a collection route as JSON Schema, for the OpenAPI document. The
- * request hook checks every parameter before Ajv runs (with messages that name the
- * position in a FIQL expression, the sortable attributes …), so these schemas accept
- * everything the hook accepts: no maximum on `limit` (a larger one is lowered), text
- * for every filter value, and unknown query parameters left to the hook.
+ * The parameters of a collection route as JSON Schema, for the OpenAPI document and for
+ * Ajv. The request hook checks every parameter first (with messages that name the position
+ * in a FIQL expression, the sortable attributes …); the schemas state the same bounds
+ * (conventions: "Serialization rules by type": strings with maxLength, integers with
+ * minimum and maximum), so Ajv adds only what the hook leaves open: a filter value in its
+ * field's own type (JSON types in a search body), and no longer than the FIQL expression
+ * limit (`fiql.maxLength`), which bounds simple, hybrid and advanced filter text alike.
+ * A `limit` above the route's maximum is lowered, not refused: its maximum is 2^31-1.
  */
 
 type Schema = Record<string, unknown>
 
 const FIQL_HELP = 'FIQL/RSQL: `;` and, `,` or, parentheses group; operators ==, !=, =lt=, =le=, =gt=, =ge=, =in=, =out=, =isnull=, =contains=, =startswith=, =endswith=, =like=, =notlike= and the case-insensitive …ic= variants.'
 
-/** A sort key: a sortable path, with a leading - for descending (no enum when none is sortable, as Ajv refuses an empty one). */
+// "Simple filtering" 6: an empty value matches null or "", for every type.
+const EMPTY: Schema = { type: 'string', maxLength: 0, description: 'Empty: matches null or "".' }
+// The text of a 32-bit integer as values.ts reads it: at most 12 characters.
+const INT32_TEXT_LENGTH = 12
+// The text of a 64-bit integer as values.ts reads it (leading zeros allowed): at most 40 characters.
+const INT64_TEXT_LENGTH = 40
+
+/**
+ * Text the hook reads as a 64-bit integer or a decimal. With the suite's validation plugin
+ * the convention's `int64` and `decimal` formats say so (and Ajv checks them); Fastify's
+ * default Ajv refuses unknown formats, so without it a pattern of what values.ts reads.
+ */
+function numberText (type: 'int64' | 'decimal', maxLength: number, formats: boolean): Schema {
+  if (formats) return { anyOf: [{ type: 'string', format: type, maxLength }, EMPTY] }
+  const pattern = type === 'int64' ? '^(?:-?[0-9]+)?$' : '^(?:-?[0-9]+(?:\\.[0-9]+)?)?$'
+  return { type: 'string', pattern, maxLength, description: `${type === 'int64' ? 'A 64-bit integer' : 'A decimal'} as a string (format ${type}).` }
+}
+
+/**
+ * One simple-filter value of `field` as the query string carries it (Ajv coerces query
+ * text): the field's own type with its bounds, or the empty value.
+ */
+function queryValue (field: FieldDescriptor, route: CollectionRoute, formats: boolean): Schema {
+  const maxLength = route.limits.maxLength
+  switch (field.type) {
+    case 'string':
+    case 'string-array':
+      return { type: 'string', maxLength }
+    case 'int32':
+      return { anyOf: [{ type: 'integer', minimum: INT32_MIN, maximum: INT32_MAX }, EMPTY] }
+    case 'int64':
+      return numberText('int64', INT64_TEXT_LENGTH, formats)
+    case 'decimal':
+      return numberText('decimal', maxLength, formats)
+    case 'date':
+    case 'date-time':
+      return { anyOf: [{ type: 'string', format: field.type }, EMPTY] }
+    case 'boolean':
+      return { anyOf: [{ type: 'boolean' }, EMPTY] }
+    case 'enum':
+      return { anyOf: [{ type: 'string', enum: field.enumValues }, EMPTY] }
+  }
+}
+
+/** One simple-filter value in a search body: the query form, null for the empty value, and the digits of an int32 as text too. */
+function bodyValue (field: FieldDescriptor, route: CollectionRoute, formats: boolean): Schema {
+  const branches = [queryValue(field, route, formats), { type: 'null' }]
+  // The hook reads every value as text: "7" is read like 7 (values.ts).
+  if (field.type === 'int32') branches.push({ type: 'string', pattern: '^-?[0-9]*$', maxLength: INT32_TEXT_LENGTH, description: 'A 32-bit integer as a string of digits.' })
+  return { anyOf: branches }
+}
+
+/**
+ * A sort key: a sortable path, with a leading - for descending. With nothing sortable the
+ * hook refuses every key; Ajv refuses an empty enum, so the key is then any bounded text.
+ */
 function sortKey (route: CollectionRoute): Schema {
-  return route.sortable.length === 0 ? { type: 'string' } : { type: 'string', enum: route.sortable.flatMap((path) => [path, '-' + path]) }
+  return route.sortable.length === 0
+    ? { type: 'string', maxLength: route.limits.maxLength }
+    : { type: 'string', enum: route.sortable.flatMap((path) => [path, '-' + path]) }
 }
 
 function simpleHelp (field: FieldDescriptor): string {
@@ -37,61 +99,81 @@ function pagingHelp (route: CollectionRoute): Record<string, string> {
   }
 }
 
-/** The `querystring` schema of a GET collection route. */
-export function querystringSchema (route: CollectionRoute): Schema {
+// A limit above the route's maximum is lowered to it; above 2^31-1 it is refused (resolve.ts).
+const LIMIT: Schema = { type: 'integer', minimum: 1, maximum: INT32_MAX }
+const OFFSET: Schema = { type: 'integer', minimum: 0, maximum: INT32_MAX }
+// The codec refuses a longer cursor (cursor.ts).
+const CURSOR: Schema = { type: 'string', maxLength: MAX_CURSOR_LENGTH }
+
+/** A FIQL expression (`filter`, `<attribute>Filter`), bounded by the route's FIQL limits. */
+function fiql (route: CollectionRoute): Schema {
+  return { type: 'string', maxLength: route.limits.maxLength }
+}
+
+/** A parameter that may repeat, as many times as the hook allows (`fiql.maxListSize`). */
+function repeated (items: Schema, route: CollectionRoute, description: string): Schema {
+  return { type: 'array', items, maxItems: route.limits.maxListSize, description }
+}
+
+/**
+ * The `querystring` schema of a GET collection route. `formats`: the suite's Ajv formats
+ * (`decimal`, `int64`) are known to the validator compiler (the validation plugin is registered).
+ */
+export function querystringSchema (route: CollectionRoute, formats: boolean): Schema {
   const help = pagingHelp(route)
   const properties: Record<string, Schema> = {
-    limit: { type: 'integer', minimum: 1, description: help.limit },
-    cursor: { type: 'string', description: help.cursor }
+    limit: { ...LIMIT, description: help.limit },
+    cursor: { ...CURSOR, description: help.cursor }
   }
   if (route.offset) {
-    properties.offset = { type: 'integer', minimum: 0, description: help.offset }
+    properties.offset = { ...OFFSET, description: help.offset }
     properties.totalCount = { type: 'boolean', description: help.totalCount }
   }
-  properties.ordering = {
-    type: 'array',
-    items: sortKey(route),
-    description: 'Sort by these attributes in priority order, repeated (ordering=a&ordering=-b); a leading - sorts descending.'
-  }
-  properties.filter = { type: 'string', description: `Advanced filter, ${FIQL_HELP} At most once; not together with <attribute>Filter.` }
+  properties.ordering = repeated(sortKey(route), route, 'Sort by these attributes in priority order, repeated (ordering=a&ordering=-b); a leading - sorts descending.')
+  properties.filter = { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} At most once; not together with <attribute>Filter.` }
   for (const [name, kind] of route.names) {
-    if (kind === 'simple') properties[name] = { type: 'array', items: { type: 'string' }, description: simpleHelp(route.fields.get(name) as FieldDescriptor) }
-    else if (kind === 'hybrid') properties[name] = { type: 'array', items: { type: 'string' }, description: hybridHelp(name) }
+    if (kind === 'simple') {
+      const field = route.fields.get(name) as FieldDescriptor
+      properties[name] = repeated(queryValue(field, route, formats), route, simpleHelp(field))
+    } else if (kind === 'hybrid') {
+      properties[name] = repeated(fiql(route), route, hybridHelp(name))
+    }
   }
   return { type: 'object', properties, additionalProperties: true }
 }
-
-// anyOf rather than a list of types, which Fastify's default Ajv (strict) logs a warning for.
-const SCALAR: Schema = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }] }
 
 /** A paging member, where null means left out. */
 function orNull (schema: Schema, description: string | undefined): Schema {
   return { anyOf: [schema, { type: 'null' }], description }
 }
 
-function oneOrMany (item: Schema, description: string): Schema {
-  return { anyOf: [item, { type: 'array', items: item }], description }
+function oneOrMany (item: Schema, route: CollectionRoute, description: string): Schema {
+  return { anyOf: [item, { type: 'array', items: item, maxItems: route.limits.maxListSize }], description }
 }
 
-/** The `body` schema of a POST search: the same names at the root, paging inside `paging`. */
-export function searchBodySchema (route: CollectionRoute): Schema {
+/** The `body` schema of a POST search: the same names at the root, paging inside `paging`; `formats` as above. */
+export function searchBodySchema (route: CollectionRoute, formats: boolean): Schema {
   const help = pagingHelp(route)
   const paging: Record<string, Schema> = {
-    limit: orNull({ type: 'integer', minimum: 1 }, help.limit),
-    cursor: orNull({ type: 'string' }, help.cursor)
+    limit: orNull(LIMIT, help.limit),
+    cursor: orNull(CURSOR, help.cursor)
   }
   if (route.offset) {
-    paging.offset = orNull({ type: 'integer', minimum: 0 }, help.offset)
+    paging.offset = orNull(OFFSET, help.offset)
     paging.totalCount = orNull({ type: 'boolean' }, help.totalCount)
   }
   const properties: Record<string, Schema> = {
     paging: orNull({ type: 'object', properties: paging, additionalProperties: false }, 'Paging, never in the query string of a search.'),
-    ordering: oneOrMany(sortKey(route), 'Sort by these attributes in priority order; a leading - sorts descending.'),
-    filter: { type: 'string', description: `Advanced filter, ${FIQL_HELP} Not together with <attribute>Filter.` }
+    ordering: oneOrMany(sortKey(route), route, 'Sort by these attributes in priority order; a leading - sorts descending.'),
+    filter: { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} Not together with <attribute>Filter.` }
   }
   for (const [name, kind] of route.names) {
-    if (kind === 'simple') properties[name] = oneOrMany(SCALAR, simpleHelp(route.fields.get(name) as FieldDescriptor))
-    else if (kind === 'hybrid') properties[name] = oneOrMany({ type: 'string' }, hybridHelp(name))
+    if (kind === 'simple') {
+      const field = route.fields.get(name) as FieldDescriptor
+      properties[name] = oneOrMany(bodyValue(field, route, formats), route, simpleHelp(field))
+    } else if (kind === 'hybrid') {
+      properties[name] = oneOrMany(fiql(route), route, hybridHelp(name))
+    }
   }
   return { type: 'object', properties, additionalProperties: false }
 }

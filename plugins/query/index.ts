@@ -97,6 +97,9 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
     throw new TypeError(`query plugin: fiql: ${(err as Error).message}`)
   }
 
+  // The suite's validation plugin knows the convention's formats; Fastify's default Ajv refuses them.
+  const formats = fastify.hasPlugin('svc-validation')
+
   fastify.decorateRequest('collectionQuery', null)
   fastify.decorateRequest(kCollection, null)
   fastify.decorateReply('sendCollection', function <T>(this: FastifyReply, page: CollectionPage<T>): FastifyReply {
@@ -121,14 +124,14 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
         params.faults.unshift(...readSearchQueryString(request.url, route))
         applyQuery(request, route, codec, params, true)
       }]
-      options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route) }
+      options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route, formats) }
     } else {
       options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {
         applyQuery(request, route, codec, readQueryString(request.url, route), false)
       }]
       // First of the route's onSend hooks: on the HEAD route Fastify adds, its last hook drops the payload.
       if (route.etag) options.onSend = [collectionEtagHook, ...hooksOf(options.onSend)]
-      options.schema = { ...options.schema, querystring: options.schema?.querystring ?? querystringSchema(route) }
+      options.schema = { ...options.schema, querystring: options.schema?.querystring ?? querystringSchema(route, formats) }
     }
   })
 }

@@ -34,10 +34,13 @@ t.test('exit codes and output', async t => {
   t.equal(await lintCommand(['lint', 'v2.json'], io), 2)
   t.match(io.stderr.pop(), /is not an OpenAPI 3\.x document/)
   t.equal(await lintCommand(['lint', 'null.json'], io), 2)
-  for (const argv of [[], ['check', 'ok.json'], ['lint'], ['lint', 'a', 'b']]) {
+  const malformed = [[], ['check', 'ok.json'], ['lint'], ['lint', 'a', 'b'], ['lint', '--format', 'xml', 'ok.json'], ['lint', 'ok.json', '--format'], ['lint', '--verbose', 'ok.json']]
+  for (const argv of malformed) {
     t.equal(await lintCommand(argv, io), 2, argv.join(' '))
-    t.equal(io.stderr.pop(), 'usage: svc-conventions lint <openapi.json>')
+    t.equal(io.stderr.pop(), 'usage: svc-conventions lint [--format text|json] <openapi.json>')
   }
+  t.equal(await lintCommand(['lint', '--format=json', 'ok.json'], io), 0)
+  t.same(JSON.parse(io.stdout.pop() as string), { violations: [], total: 0, rules: {} })
 })
 
 t.test('a report groups violations by operation, with rule ids and a summary', async t => {
@@ -45,14 +48,39 @@ t.test('a report groups violations by operation, with rule ids and a summary', a
   io.readFile = async (path) => await (await import('node:fs/promises')).readFile(path, 'utf8')
   t.equal(await lintCommand(['lint', fixture('bad-openapi.json')], io), 1)
   const report = io.stdout.join('\n')
-  t.match(report, /^#\/paths\/~1v1~1authors\/get\n {2}header-name {2}\/parameters\/2 {2}X-Tenant: a custom header starts with Svc-/)
-  t.match(report, /\n#\/paths\/~1_webhooks~1scanner~1document-scanned\/post\n {2}webhook-internal {2}\(root\) {2}/)
+  t.match(report, /^GET \/v1\/authors\n {2}header-name {2}\/parameters\/2 {2}X-Tenant: a custom header starts with Svc-/)
+  t.match(report, /\nPOST \/_webhooks\/scanner\/document-scanned\n {2}webhook-internal {2}\(root\) {2}/)
+  t.match(report, /\nRules broken:\n {2}[a-z-]+ \(1\): [^\n]+\n/)
+  t.match(report, /\n {2}header-name \(1\): Headers, Custom headers: Svc- names\n/, 'each rule with the convention section it enforces')
   t.match(report, /\nsvc-lint: 5 violations of 5 rules in 2 places$/)
   t.equal(await lintCommand(['lint', fixture('clean-openapi.json')], io), 0)
+  t.equal(await lintCommand(['lint', fixture('bad-openapi.json'), '--format', 'json'], io), 1)
+  const json = JSON.parse(io.stdout.pop() as string)
+  t.equal(json.total, 5)
+  t.equal(json.violations.length, 5)
+  t.match(json.violations[0], { rule: String, path: /^#\/paths\//, message: String })
+  t.equal(Object.values(json.rules as Record<string, number>).reduce((a, b) => a + b, 0), 5, 'the counts by rule add up')
 })
 
-t.test('the summary counts in the singular', async t => {
-  t.equal(formatReport([{ rule: 'media-type', path: '#/components/schemas/A', message: 'm' }]).split('\n').pop(), 'svc-lint: 1 violation of 1 rule in 1 place')
+t.test('the summary counts in the singular; components keep their pointer', async t => {
+  const report = formatReport([
+    { rule: 'media-type', path: '#/components/schemas/A', message: 'm' },
+    { rule: 'array-plural', path: '#/components/schemas/A/properties/b', message: 'n' }
+  ])
+  t.equal(report, [
+    '#/components/schemas/A',
+    '  media-type  (root)  m',
+    '  array-plural  /properties/b  n',
+    '',
+    'Rules broken:',
+    '  array-plural (1): Naming rules for properties, 5: arrays use plural names',
+    '  media-type (1): Media types: application/vnd.svc-<name>[.v<n>]+json or +xml',
+    '',
+    'svc-lint: 2 violations of 2 rules in 1 place'
+  ].join('\n'))
+  t.equal(formatReport([{ rule: 'media-type', path: '#/paths/~1a~0b/x-other', message: 'm' }]).split('\n')[0], '#/paths/~1a~0b/x-other', 'not an operation: the pointer')
+  t.equal(formatReport([{ rule: 'media-type', path: '#/paths/~1a~0b/put/requestBody', message: 'm' }]).split('\n').pop(), 'svc-lint: 1 violation of 1 rule in 1 place')
+  t.equal(formatReport([{ rule: 'media-type', path: '#/paths/~1a~0b/put', message: 'm' }]).split('\n')[0], 'PUT /a~b')
 })
 
 t.test('the module runs as a command', async t => {
