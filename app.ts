@@ -54,6 +54,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     },
     ...opts.fastify
   }
+  // Node applies requestTimeout to a request's body only when the HTTP server is created with
+  // it; Fastify sets it afterwards, which bounds the headers alone.
+  options.http = { requestTimeout: options.requestTimeout, ...options.http }
   const app = Fastify(options)
 
   await app.register(problem, { generateRequestId: (request) => request.id, maxRequestIdLength: MAX_REQUEST_ID })
