@@ -12,8 +12,8 @@ import { Tally, good, judge, raw, send, startFuzzService, stillServes, type RawR
 
 const MIB = 1024 * 1024
 // Short server timeouts so stalled clients are dropped within the test's time (app.ts AppOptions.fastify).
-const CONNECTION_TIMEOUT = 800
-const REQUEST_TIMEOUT = 1500
+const CONNECTION_TIMEOUT = 2000
+const REQUEST_TIMEOUT = 4000
 
 const HEAD = (method: string, path: string, extra: string[] = []): string => [
   `${method} ${path} HTTP/1.1`, 'host: 127.0.0.1', `authorization: Bearer ${token()}`, 'user-agent: transport-fuzz/1 (tap)', 'accept: application/json', ...extra
@@ -93,16 +93,16 @@ t.test('transport: oversized bodies, fragmented and slow clients', async (t) => 
     const endless = HEAD('POST', '/v1/authors', ['content-type: application/json', 'content-length: 100000', 'connection: close'])
     const bytes = (text: string): string[] => [...text]
     const scenarios: Array<{ name: string, run: () => Promise<RawReply>, expect: 'answer' | 'cut' }> = [
-      { name: 'headers trickled byte by byte', expect: 'answer', run: async () => await raw(port, bytes(HEAD('GET', '/v1/authors?limit=1', ['connection: close'])), { delayMs: 2, timeoutMs: 6000 }) },
-      { name: 'body trickled byte by byte', expect: 'answer', run: async () => await raw(port, [bodyHead, ...bytes(body)], { delayMs: 10, timeoutMs: 6000 }) },
-      { name: 'stops in the middle of the headers', expect: 'cut', run: async () => await raw(port, [bodyHead.slice(0, 60)], { timeoutMs: 6000 }) },
-      { name: 'stops in the middle of the body', expect: 'cut', run: async () => await raw(port, [bodyHead, body.slice(0, 10)], { timeoutMs: 6000 }) },
+      { name: 'headers trickled byte by byte', expect: 'answer', run: async () => await raw(port, bytes(HEAD('GET', '/v1/authors?limit=1', ['connection: close'])), { delayMs: 2, timeoutMs: 9000 }) },
+      { name: 'body trickled byte by byte', expect: 'answer', run: async () => await raw(port, [bodyHead, ...bytes(body)], { delayMs: 10, timeoutMs: 9000 }) },
+      { name: 'stops in the middle of the headers', expect: 'cut', run: async () => await raw(port, [bodyHead.slice(0, 60)], { timeoutMs: 9000 }) },
+      { name: 'stops in the middle of the body', expect: 'cut', run: async () => await raw(port, [bodyHead, body.slice(0, 10)], { timeoutMs: 9000 }) },
       // Never idle for connectionTimeout: only requestTimeout can end these.
-      { name: 'headers that never end (slowloris)', expect: 'cut', run: async () => await raw(port, bytes(endless.slice(0, 100)), { delayMs: 300, timeoutMs: 6000 }) },
+      { name: 'headers that never end (slowloris)', expect: 'cut', run: async () => await raw(port, bytes(endless.slice(0, 100)), { delayMs: 300, timeoutMs: 9000 }) },
       {
         name: 'a body that never ends',
         expect: 'cut',
-        run: async () => await raw(port, [endless, ...bytes(body.repeat(3))], { delayMs: 300, timeoutMs: 4000 })
+        run: async () => await raw(port, [endless, ...bytes(body.repeat(3))], { delayMs: 300, timeoutMs: 9000 })
       }
     ]
     let served = 0
