@@ -43,7 +43,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
     opts.logger.error({ err }, 'store: an idle database connection failed and was dropped')
   })
 
-  async function checkout<T> (fn: (c: Checkout) => Promise<T>): Promise<T> {
+  async function take (): Promise<Checkout> {
     let client: pg.PoolClient
     try {
       client = await pool.connect()
@@ -51,7 +51,11 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
       // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
       throw new Unavailable('The database cannot be reached.', { cause: err })
     }
-    const c = new Checkout(client)
+    return new Checkout(client)
+  }
+
+  async function checkout<T> (fn: (c: Checkout) => Promise<T>): Promise<T> {
+    const c = await take()
     try {
       return await fn(c)
     } finally {
@@ -61,7 +65,15 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
 
   return {
     kind: 'pg',
-    query: async (sql, params, options) => await checkout(async (c) => await c.query(sql, params, options)),
+    // checkout(), without a closure and its promise per statement: the hot path of every read.
+    async query (sql, params, options) {
+      const c = await take()
+      try {
+        return await c.query(sql, params, options)
+      } finally {
+        c.release()
+      }
+    },
     exec: async (sql) => { await checkout(async (c) => { await c.exec(sql) }) },
     async transaction (isolation, fn) {
       return await checkout(async (c) => {
@@ -106,10 +118,16 @@ class Checkout implements Queryable {
 
   async query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
     // Extended protocol even without parameters, as on PGlite: exactly one statement.
-    const config: pg.QueryConfig & { queryMode: string } = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended' }
+    // Rows as arrays, made into objects by rowsOf: pg's own objects are dictionary-mode.
+    const config: pg.QueryArrayConfig & { queryMode: string } = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended', rowMode: 'array' }
     if (options?.name !== undefined) config.name = options.name
-    const res = await this.#send(() => this.client.query<R & pg.QueryResultRow>(config))
-    return { rows: res.rows, rowCount: res.rowCount ?? 0 }
+    let res: pg.QueryArrayResult
+    try {
+      res = await this.client.query(config)
+    } catch (err) {
+      throw this.#failure(err)
+    }
+    return { rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }
   }
 
   async exec (sql: string): Promise<void> {
@@ -118,27 +136,70 @@ class Checkout implements Queryable {
 
   /** Simple protocol: a script of statements, no parameters. */
   async run (sql: string): Promise<pg.QueryResult> {
-    return await this.#send(() => this.client.query(sql))
+    try {
+      return await this.client.query(sql)
+    } catch (err) {
+      throw this.#failure(err)
+    }
   }
 
-  async #send<T> (send: () => Promise<T>): Promise<T> {
-    try {
-      return await send()
-    } catch (err) {
-      const mapped = fromDatabaseError(err)
-      if (mapped instanceof Unavailable) this.broken ??= err
-      if (mapped !== undefined) throw mapped
-      // pg emits 'error' on the client before it fails the pending query, so a lost
-      // connection is known here without reading any message text.
-      if (this.broken !== undefined) throw new Unavailable('The database connection was lost.', { cause: err })
-      throw err
-    }
+  /** What to throw for a failed statement. */
+  #failure (err: unknown): unknown {
+    const mapped = fromDatabaseError(err)
+    if (mapped instanceof Unavailable) this.broken ??= err
+    if (mapped !== undefined) return mapped
+    // pg emits 'error' on the client before it fails the pending query, so a lost
+    // connection is known here without reading any message text.
+    if (this.broken !== undefined) return new Unavailable('The database connection was lost.', { cause: err })
+    return err
   }
 
   release (): void {
     this.client.off('error', this.#onError)
     this.client.release(this.broken === undefined ? undefined : true)
   }
+}
+
+/** Builds one row object from a row's values, in the statement's column order. */
+type RowMaker = (values: unknown[]) => Record<string, unknown>
+
+// Makers by column list; statements are few and fixed, the cap only bounds odd callers.
+const makers = new Map<string, RowMaker>()
+const MAX_MAKERS = 256
+
+/**
+ * The objects of an array-mode result, as pg would make them (a column named twice keeps
+ * the first position and the last value). Each comes from an object literal made for the
+ * column list, so all rows of a statement share one fast, fixed shape: pg builds each by
+ * copying a null-prototype dictionary object, slow to make, to read and to collect.
+ */
+function rowsOf<R> (res: pg.QueryArrayResult): R[] {
+  const names = res.fields.map((f) => f.name)
+  const key = names.join('\u0000')
+  let make = makers.get(key)
+  if (make === undefined) {
+    make = rowMaker(names)
+    if (makers.size < MAX_MAKERS) makers.set(key, make)
+  }
+  const rows = new Array<R>(res.rows.length)
+  for (let i = 0; i < res.rows.length; i++) rows[i] = make(res.rows[i] as unknown[]) as R
+  return rows
+}
+
+function rowMaker (names: readonly string[]): RowMaker {
+  // A quoted "__proto__" key in a literal would set the prototype: copy and assign, as pg does.
+  if (names.includes('__proto__')) {
+    const template: Record<string, unknown> = Object.create(null)
+    for (const n of names) template[n] = null
+    return (values) => {
+      const row = { ...template }
+      for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i]
+      return row
+    }
+  }
+  // Keys are JSON string literals (valid JavaScript), values indexed: no input reaches the code.
+  // eslint-disable-next-line no-new-func
+  return new Function('v', `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}}`) as RowMaker
 }
 
 function mapArray (value: unknown, parse: (text: string) => unknown): unknown {

@@ -32,16 +32,24 @@ export interface CursorCodec {
   decode: (cursor: string, fingerprint: string, parameter?: string) => Keyset
 }
 
+// Fingerprints by the text they hash: a collection sees few distinct queries, and a SHA-256
+// object per page costs more than a lookup. Bounded: emptied when full.
+const fingerprints = new Map<string, string>()
+const MAX_FINGERPRINTS = 512
+
 /**
  * Fingerprint of a query: `scope` names the collection and anything else a cursor must
  * not cross (path, parent id, execution context, schema version).
  */
 export function queryFingerprint (scope: string, ordering: readonly OrderingTerm[], filter: Filter | null): string {
-  return createHash('sha256')
-    .update(`${scope}\u0000${orderingKey(ordering)}\u0000${JSON.stringify(filter)}`)
-    .digest()
-    .subarray(0, 16)
-    .toString('base64url')
+  const text = `${scope}\u0000${orderingKey(ordering)}\u0000${JSON.stringify(filter)}`
+  let fingerprint = fingerprints.get(text)
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url')
+    if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear()
+    fingerprints.set(text, fingerprint)
+  }
+  return fingerprint
 }
 
 function isBase64UrlChar (code: number): boolean {

@@ -70,14 +70,16 @@ function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: Cur
  */
 async function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload
-  const etag = collectionEtag(payload)
+  // Encoded once, for the hash and for the socket alike.
+  const body = typeof payload === 'string' ? Buffer.from(payload) : payload
+  const etag = collectionEtag(body)
   reply.header('etag', etag)
-  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return payload
+  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return body
   reply.removeHeader('content-type')
   reply.removeHeader('content-length')
   reply.code(304)
   // GET: no body. HEAD keeps its payload, which Fastify only measures (RFC 9110 §8.6).
-  return request.method === 'HEAD' ? payload : null
+  return request.method === 'HEAD' ? body : null
 }
 
 async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {

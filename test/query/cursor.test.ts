@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import { createCursorCodec, queryFingerprint } from '../../plugins/query/cursor.js'
 import type { Keyset } from '../../plugins/query/model.js'
@@ -82,6 +83,19 @@ t.test('a genuine cursor of another query is refused as a mismatch', async (t) =
   for (const other of others) {
     t.throws(() => codec.decode(cursor, other), { reason: 'cursor-mismatch', parameter: 'cursor', message: /^The cursor belongs to another filter, ordering or collection\./ })
   }
+})
+
+t.test('fingerprints stay the same whether remembered or not', async (t) => {
+  // 128 bits of SHA-256 over scope, ordering key and filter: the value cursors already issued carry.
+  const direct = (scope: string): string => createHash('sha256').update(`${scope}\u0000name,id\u0000null`).digest().subarray(0, 16).toString('base64url')
+  t.equal(queryFingerprint('/v1/documents', ordering, null), direct('/v1/documents'))
+  t.equal(queryFingerprint('/v1/documents', ordering, null), direct('/v1/documents'), 'asked again')
+  // More distinct queries than are remembered: the memory is emptied, values do not change.
+  for (let i = 0; i < 1200; i++) {
+    const scope = `/v1/c${i % 600}`
+    if (queryFingerprint(scope, ordering, null) !== direct(scope)) t.fail(`fingerprint of ${scope}`)
+  }
+  t.equal(queryFingerprint('/v1/documents', ordering, null), direct('/v1/documents'), 'after the memory was emptied')
 })
 
 t.test('the secret is checked at setup', async (t) => {
