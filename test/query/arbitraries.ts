@@ -10,7 +10,7 @@ const instant = fc.date({ min: new Date('0001-01-01T00:00:00.000Z'), max: new Da
 /** Every value of each type, for the parse/print round trip. */
 export const wideValues: ValueArbitraries = {
   // Any code point but U+0000, which a filter refuses (no PostgreSQL text can hold it).
-  string: fc.string({ unit: 'binary', maxLength: 8 }).map((v) => v.replace(/\u0000/g, '\u0001')),
+  string: fc.string({ unit: 'binary', maxLength: 8 }).map((v) => v.replaceAll('\u0000', '\u0001')),
   text: fc.string({ unit: fc.constantFrom('a', 'B', '*', '\\', '"', "'", ' ', ';', ',', '(', ')', '=', '!', 'é', '😀', '%', '_'), maxLength: 5 }),
   int32: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
   int64: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String),
