@@ -47,9 +47,12 @@ t.test('If-None-Match matching the page gives 304 without a body', async (t) => 
   t.equal(other.statusCode, 200, 'the tag of another page does not match')
 })
 
-t.test('no collection ETag on errors, on POST searches, with etag: false, or when the route sets its own', async (t) => {
+const PREPARED = '{"results":[],"paging":{"limit":20,"next":null,"previous":null}}'
+
+t.test('no collection ETag on errors, on POST searches, with etag: false, on a stream, or when the route sets its own; bytes are hashed as sent', async (t) => {
   const app = await build(t, {
     setup: (app) => {
+      app.get('/prepared', { config: { collection: { fields } } }, async (_request, reply) => reply.type('application/json').send(Buffer.from(PREPARED)))
       app.get('/streamed', { config: { collection: { fields } } }, async (_request, reply) => reply.type('application/json').send(Readable.from(['{"results":[],"paging":{}}'])))
       app.get('/own', { config: { collection: { fields } } }, async (_request, reply) => {
         reply.header('etag', '"v7"')
@@ -66,6 +69,10 @@ t.test('no collection ETag on errors, on POST searches, with etag: false, or whe
   const own = await app.inject({ url: '/own', headers: { 'if-none-match': '*' } })
   t.equal(own.statusCode, 200, 'a route with its own ETag answers If-None-Match itself')
   t.equal(own.headers.etag, '"v7"')
+
+  const prepared = await app.inject({ url: '/prepared' })
+  t.equal(prepared.headers.etag, `"${createHash('sha256').update(PREPARED).digest('base64url').slice(0, 22)}"`, 'a body sent as bytes is hashed as sent')
+  t.equal((await app.inject({ url: '/prepared', headers: { 'if-none-match': prepared.headers.etag as string } })).statusCode, 304)
 
   const streamed = await app.inject({ url: '/streamed', headers: { 'if-none-match': '*' } })
   t.equal(streamed.statusCode, 200, 'a streamed body is not hashed')
