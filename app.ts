@@ -43,7 +43,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     ...problemServerOptions,
     // Identifiers are up to 128 characters (contract); a longer one is then a 400 from its
     // schema, naming the parameter, rather than the router's refusal.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     // A body trickled in slowly holds a connection at most this long (Node's default is 300 s).
     requestTimeout: 30_000,
     // The log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.

@@ -81,7 +81,7 @@ export class Tally {
 }
 
 // Stack frames, file paths and database wording (conventions.md, Errors rule 7).
-const LEAK = /\n\s+at |\bat [^ ]+ \(|node_modules|\/work\/|SQLSTATE|violates|syntax error at|relation "|duplicate key value|pglite|\bpg_/i
+const LEAK = /\n\s+at |\bat [^ ]+ \(|node_modules|\/work\/|SQLSTATE|violates|syntax error at|relation "|duplicate key value|pglite|\bpg_(?:catalog|class|namespace|attribute|proc|stat|toast|temp)/i
 
 /**
  * Fastify's own answers written before any hook runs (defaultClientErrorHandler for bytes

@@ -10,7 +10,7 @@ import problem, { problemClientErrorHandler, problemFrameworkErrors, problemServ
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 async function build (t: Test): Promise<FastifyInstance> {
-  const app = Fastify({ ...problemServerOptions, logger: false, maxParamLength: 20 })
+  const app = Fastify({ ...problemServerOptions, logger: false, routerOptions: { maxParamLength: 20 } })
   await app.register(problem)
   app.get('/items/:id', async (request) => ({ id: (request.params as { id: string }).id }))
   t.teardown(() => app.close())
