@@ -151,10 +151,15 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   })
 
   // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
-  // origin (never `*`), the exposed headers, credentials and `Vary: Origin`. Its own preflight
-  // handling is off; its catch-all OPTIONS route is treated by the methods plugin as no route.
+  // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response.
+  // Its own preflight handling is off; its catch-all OPTIONS route is treated by the methods
+  // plugin as no route.
   await fastify.register(fastifyCors, {
-    origin: origins.length > 0 ? origins : false,
+    // Decided here: an allowed origin is echoed; a same-origin request (no Origin) or another
+    // origin gets no CORS headers at all (only `Vary: Origin`), so most responses skip that work.
+    origin: origins.length > 0
+      ? (origin: string | undefined, cb: (err: Error | null, allow: string | false) => void) => { cb(null, origin !== undefined && isAllowed(origin) ? origin : false) }
+      : false,
     credentials,
     // @fastify/cors writes any value it is given, even an empty or undefined one; joined once
     // here rather than on every response.

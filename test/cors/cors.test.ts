@@ -120,10 +120,12 @@ t.test('actual requests: allowed origins may read, others are served without COR
   const other = await app.inject({ url: '/health', headers: { origin: 'https://evil.example.com' } })
   t.equal(other.statusCode, 200, 'CORS is not access control: the request is served')
   t.equal(other.headers['access-control-allow-origin'], undefined, 'without Allow-Origin the browser keeps the response from the script')
+  t.equal(other.headers['access-control-expose-headers'], undefined, 'and no other CORS header')
   t.equal(other.headers.vary, 'Origin')
 
   const sameOrigin = await app.inject({ url: '/health' })
   t.equal(sameOrigin.headers['access-control-allow-origin'], undefined)
+  t.equal(sameOrigin.headers['access-control-expose-headers'], undefined, 'no CORS headers on a same-origin request')
   t.equal(sameOrigin.headers.vary, 'Origin', 'Vary also without Origin, for shared caches')
 })
 
