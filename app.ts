@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
-import problem, { problemServerOptions } from './plugins/problem/index.js'
+import problem, { problemServerOptions, sentRequestId, MAX_REQUEST_ID_LENGTH } from './plugins/problem/index.js'
 import validation from './plugins/validation/index.js'
 import conventions from './plugins/conventions/index.js'
 import cors from './plugins/cors/index.js'
@@ -30,8 +30,6 @@ export interface AppOptions {
   store?: Store
 }
 
-const MAX_REQUEST_ID = 200
-
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
 export async function buildApp (config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
   const options: FastifyHttpOptions<Server> = {
@@ -48,10 +46,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     requestTimeout: 30_000,
     // The log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.
     requestIdHeader: false,
-    genReqId: (req) => {
-      const sent = req.headers['x-request-id']
-      return typeof sent === 'string' && sent.length > 0 && sent.length <= MAX_REQUEST_ID ? sent : randomUUID()
-    },
+    genReqId: (req) => sentRequestId(req.headers['x-request-id']) ?? randomUUID(),
     ...opts.fastify
   }
   // Node applies requestTimeout to a request's body only when the HTTP server is created with
@@ -59,7 +54,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   options.http = { requestTimeout: options.requestTimeout, ...options.http }
   const app = Fastify(options)
 
-  await app.register(problem, { generateRequestId: (request) => request.id, maxRequestIdLength: MAX_REQUEST_ID })
+  await app.register(problem, { generateRequestId: (request) => request.id, maxRequestIdLength: MAX_REQUEST_ID_LENGTH })
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
   await app.register(cors, { origins: config.corsOrigins })

@@ -2,7 +2,7 @@
 // and the problem API. Each plugin works alone in any Fastify 5 server.
 export { default as problem } from './plugins/problem/index.js'
 export type { ProblemPluginOptions } from './plugins/problem/index.js'
-export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, contextFromAjv, fieldFromPointer, STATUS_TITLES, problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './plugins/problem/index.js'
+export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, contextFromAjv, fieldFromPointer, STATUS_TITLES, problemFrameworkErrors, problemClientErrorHandler, problemServerOptions, sentRequestId, MAX_REQUEST_ID_LENGTH } from './plugins/problem/index.js'
 
 export { default as validation } from './plugins/validation/index.js'
 export type { ValidationPluginOptions } from './plugins/validation/index.js'

@@ -12,6 +12,7 @@
 // far would hold.
 import os from 'node:os'
 import pg from 'pg'
+import { admin } from './lib/admin.js'
 import { signToken } from '../dist/index.js'
 import { createCursorCodec, queryFingerprint } from '../dist/plugins/query/cursor.js'
 import { parseFilter } from '../dist/plugins/query/fiql-check.js'
@@ -94,17 +95,6 @@ export function compileMicros (iterations = COMPILE_ITERATIONS) {
 }
 
 const DATABASE = 'svc_bench_collection'
-
-/** Runs `sql` statements on a short-lived connection to `url`. */
-async function admin (url, ...sql) {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    for (const s of sql) await client.query(s)
-  } finally {
-    await client.end()
-  }
-}
 
 /**
  * Runs every case; returns { cases: { name: [round results] }, offset, compileMicros, seedMs,

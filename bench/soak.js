@@ -20,6 +20,7 @@ import os from 'node:os'
 import autocannon from 'autocannon'
 import { createSigner } from 'fast-jwt'
 import pg from 'pg'
+import { admin } from './lib/admin.js'
 import { startServer, fmt } from './lib/harness.js'
 import { seed, authorIds } from './seed.js'
 import { startPostgres } from '../scripts/postgres.js'
@@ -179,17 +180,6 @@ function createWorkload (seededIds) {
     }
   }
   return { request, stats, writes, bulks, duplicateSends: () => duplicateSends }
-}
-
-/** Runs `sql` statements on a short-lived connection to `url`. */
-async function admin (url, ...sql) {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    for (const s of sql) await client.query(s)
-  } finally {
-    await client.end()
-  }
 }
 
 // Runs in the writing transaction: an effect exists exactly when the write committed.

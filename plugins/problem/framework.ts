@@ -4,6 +4,7 @@ import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
 import { problems, type ProblemError } from './errors.js'
+import { sentRequestId } from './request-id.js'
 
 /*
  * Two kinds of refusal never reach a plugin's error handler: those Node's HTTP parser makes
@@ -11,13 +12,6 @@ import { problems, type ProblemError } from './errors.js'
  * any hook runs (`frameworkErrors`). Both are server options, so a plugin cannot install them:
  * pass these to `Fastify({...})` so they too answer with a problem (conventions: Errors, rule 1).
  */
-
-const MAX_REQUEST_ID = 200
-
-function requestIdOf (request: FastifyRequest): string {
-  const sent = request.headers['x-request-id']
-  return typeof sent === 'string' && sent.length > 0 && sent.length <= MAX_REQUEST_ID ? sent : randomUUID()
-}
 
 const ROUTER_PROBLEMS: Record<string, () => ProblemError> = {
   FST_ERR_BAD_URL: () => problems.badRequest('The request URL is not valid: a percent-encoded sequence does not decode; encode the path correctly.'),
@@ -33,9 +27,9 @@ export function problemFrameworkErrors (error: FastifyError, request: FastifyReq
   const known = ROUTER_PROBLEMS[error.code]
   if (known === undefined) request.log.error({ err: error }, 'router error')
   const pe = known?.() ?? problems.internal('An unexpected error occurred; retry later.')
-  const requestId = requestIdOf(request)
-  const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId }
-  if (request.headers['x-request-id'] === requestId) reply.header('x-request-id', requestId)
+  const sent = sentRequestId(request.headers['x-request-id'])
+  const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId: sent ?? randomUUID() }
+  if (sent !== undefined) reply.header('x-request-id', sent)
   reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(body))
 }
 

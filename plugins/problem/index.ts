@@ -6,6 +6,7 @@ import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schema
 import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
+import { MAX_REQUEST_ID_LENGTH, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
@@ -26,7 +27,7 @@ declare module 'fastify' {
 const defaults = {
   requestIdHeader: 'x-request-id',
   generateRequestId: (_request: FastifyRequest): string => randomUUID(),
-  maxRequestIdLength: 200
+  maxRequestIdLength: MAX_REQUEST_ID_LENGTH
 }
 
 /** Fastify's own client-error codes that map to a specific problem. */
@@ -80,8 +81,8 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   fastify.decorateRequest('requestId', '')
 
   fastify.addHook('onRequest', async (request, reply) => {
-    const sent = request.headers[headerName]
-    if (typeof sent === 'string' && sent.length > 0 && sent.length <= maxLength) {
+    const sent = sentRequestId(request.headers[headerName], maxLength)
+    if (sent !== undefined) {
       request.requestId = sent
       reply.header(headerName, sent)
     } else {
@@ -121,4 +122,5 @@ function safeDetail (error: FastifyError): string | undefined {
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
+export { sentRequestId, MAX_REQUEST_ID_LENGTH } from './request-id.js'
 export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })
