@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
-  problem, validation, conventions, webhooks, registerWebhook, standardWebhooks,
+  problem, validation, conventions, lint, webhooks, registerWebhook, standardWebhooks,
   createStore, migrate, Decimal, Id, type Store
 } from 'svc-conventions'
 
@@ -26,6 +26,7 @@ export async function build (store: Store, fastify: FastifyServerOptions = {}, s
   await app.register(problem)
   await app.register(validation)
   await app.register(conventions)
+  await app.register(lint) // the webhook route is checked against the convention as it registers
   await app.register(webhooks, { store })
 
   registerWebhook(app, {
