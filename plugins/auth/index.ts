@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
+import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
@@ -53,6 +54,12 @@ declare module 'fastify' {
   }
 }
 
+/** Whether the principal has every scope listed (a loop: this runs on every request). */
+function grants (principal: Principal, scopes: readonly string[]): boolean {
+  for (let i = 0; i < scopes.length; i++) if (!principal.scopes.includes(scopes[i] as string)) return false
+  return true
+}
+
 async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
   const required = opts.required ?? defaults.required
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
@@ -65,6 +72,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   const perConnection = cacheSize > 0 && typeof opts.verifier !== 'function' ? new WeakMap<object, ConnectionMemo>() : null
 
   fastify.decorateRequest('principal', null)
+  useRouteConfig(fastify)
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const auth: unknown = route.config?.auth
@@ -73,43 +81,65 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     }
   })
 
-  // onRequest: after the CORS preflight gate, before body parsing and validation (design: request travel).
-  fastify.addHook('onRequest', async (request, reply) => {
-    // A request that matched no route has nothing to protect: the methods plugin answers it
-    // (405 or OPTIONS 204 with Allow) or it is a 404.
-    if (request.is404) return
-    const config = request.routeOptions.config.auth
-    if (config === false) return
-    const header = request.headers.authorization
-    if (header === undefined && config === undefined && !required) return
-
-    const socket = request.raw.socket
-    const memo = perConnection?.get(socket)
-    let principal: Principal | null
-    if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
-      principal = memo.principal
-    } else {
-      principal = await verify(bearerToken(header), request)
-      if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
-    }
+  /** Lets the request through as `principal`, or throws its 401 or 403. */
+  function admit (request: FastifyRequest, reply: FastifyReply, principal: Principal | null, config: AuthRouteConfig | undefined): void {
     if (principal === null) {
       throw problems.unauthorized('The access token was not accepted; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
     }
     request.principal = principal
     // Convention, Authentication 6: set now, so the 403 below and any later error keep it too.
     reply.header('cache-control', 'no-store')
-
-    const scopes = config?.scopes ?? []
+    if (config === undefined || grants(principal, config.scopes)) return
+    const scopes = config.scopes
     const missing = scopes.filter((s) => !principal.scopes.includes(s))
-    if (missing.length > 0) {
-      const path = pathOf(request.url)
-      const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
-      throw problems.forbidden(`The access token does not grant ${which} that ${request.method} ${path} requires; request a token with ${missing.length === 1 ? 'it' : 'them'}.`, {
-        instance: path,
-        // RFC 6750 §3.1: insufficient_scope names the scopes the resource needs.
-        headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"` }
-      })
+    const path = pathOf(request.url)
+    const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
+    throw problems.forbidden(`The access token does not grant ${which} that ${request.method} ${path} requires; request a token with ${missing.length === 1 ? 'it' : 'them'}.`, {
+      instance: path,
+      // RFC 6750 §3.1: insufficient_scope names the scopes the resource needs.
+      headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"` }
+    })
+  }
+
+  // onRequest: after the CORS preflight gate, before body parsing and validation (design: request
+  // travel). Callback style: a connection's remembered principal is admitted without a promise.
+  fastify.addHook('onRequest', function authHook (request, reply, done) {
+    // A request that matched no route has nothing to protect: the methods plugin answers it
+    // (405 or OPTIONS 204 with Allow) or it is a 404.
+    if (request.is404) return done()
+    const config = routeConfigOf(request).auth
+    if (config === false) return done()
+    const header = request.headers.authorization
+    if (header === undefined && config === undefined && !required) return done()
+
+    const socket = request.raw.socket
+    const memo = perConnection?.get(socket)
+    if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
+      admit(request, reply, memo.principal, config)
+      done()
+      return
     }
+    const remember = (principal: Principal | null): void => {
+      if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
+    }
+    const result = verify(bearerToken(header), request)
+    // Any thenable a custom verifier returns is waited for; a plain value is admitted at once.
+    if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') {
+      remember(result as Principal | null)
+      admit(request, reply, result as Principal | null, config)
+      done()
+      return
+    }
+    ;(result as PromiseLike<Principal | null>).then((principal) => {
+      remember(principal)
+      try {
+        admit(request, reply, principal, config)
+      } catch (err) {
+        done(err as Error)
+        return
+      }
+      done()
+    }, done)
   })
 }
 

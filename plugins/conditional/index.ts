@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData, problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
+import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
 import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
@@ -102,6 +103,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
   fastify.decorateRequest('preconditions', null)
+  useRouteConfig(fastify)
 
   fastify.addHook('onRoute', (route) => {
     const config: unknown = route.config?.conditional
@@ -116,7 +118,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
 
   // onRequest: a malformed header or a missing required If-Match is refused before the body is read.
   fastify.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config.conditional
+    const config = routeConfigOf(request).conditional
     if (config === false) return
     const pre = parsePreconditions(request)
     request.preconditions = pre

@@ -1,8 +1,9 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
+import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
@@ -48,8 +49,9 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   }
 
   function settingsFor (request: FastifyRequest): Settings {
-    const { config } = request.routeOptions
-    return settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
+    const config = routeConfigOf(request)
+    // The route's name is only needed the first time its settings are resolved.
+    return config.conventions === undefined ? base : settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
   }
 
   addJsonParsers(fastify, jsonTypes)
@@ -58,6 +60,7 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   fastify.decorateRequest('callingService', null)
   fastify.decorateRequest('idempotencyKey', null)
   fastify.decorateRequest('negotiatedType', null)
+  useRouteConfig(fastify)
 
   // Registration-time checks: a bad route config or header name stops the boot, naming the route.
   fastify.addHook('onRoute', function (routeOptions) {
@@ -71,16 +74,19 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     }
   })
 
-  // onRequest, so every refusal precedes body parsing, validation and authentication.
-  fastify.addHook('onRequest', async (request, reply) => {
+  // The checks in order; synchronous unless a user-agent validator or a service registry
+  // answers with a promise. A refusal is thrown (synchronously, or as the promise's rejection).
+  function check (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     request.executionContext = fallbackContext
     const s = settingsFor(request)
     const path = pathOf(request.url)
     if (s.httpVersion) checkHttpVersion(request)
-    if (s.userAgent !== null) {
-      const pending = checkUserAgent(request, s.userAgent, path)
-      if (pending !== undefined) await pending
-    }
+    const pending = s.userAgent === null ? undefined : checkUserAgent(request, s.userAgent, path)
+    if (pending !== undefined) return pending.then(() => checkHeaders(request, reply, s, path))
+    return checkHeaders(request, reply, s, path)
+  }
+
+  function checkHeaders (request: FastifyRequest, reply: FastifyReply, s: Settings, path: string): Promise<void> | undefined {
     // An unknown path has no media types of its own: its 404 is not negotiated.
     if (!request.is404) {
       if (s.produces !== null) request.negotiatedType = checkAccept(request, s.produces, path)
@@ -91,20 +97,37 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
       const item = applyExecutionContext(request, reply, s.executionContext)
       if (item !== null) items.push(item)
     }
-    if (s.serviceHeader !== null) items.push(...await applyServiceHeader(request, s.serviceHeader.registry))
+    if (s.serviceHeader !== null) {
+      const found = applyServiceHeader(request, s.serviceHeader.registry)
+      if (found instanceof Promise) return found.then((more) => { checkLast(request, s, [...items, ...more]) })
+      items.push(...found)
+    }
+    checkLast(request, s, items)
+    return undefined
+  }
+
+  function checkLast (request: FastifyRequest, s: Settings, items: ContextItem[]): void {
     if (s.idempotencyKey) {
       const item = applyIdempotencyKey(request)
       if (item !== null) items.push(item)
     }
     if (items.length > 0) throw invalidData(items)
+  }
+
+  // onRequest, so every refusal precedes body parsing, validation and authentication.
+  // Callback style: the usual request waits for nothing, so it costs no promise.
+  fastify.addHook('onRequest', function conventionsHook (request, reply, done) {
+    const pending = check(request, reply)
+    if (pending === undefined) done()
+    else pending.then(() => { done() }, done)
   })
 
-  fastify.addHook('onSend', async (request, reply, payload) => {
+  fastify.addHook('onSend', function contentLanguageHook (request, reply, payload, done) {
     const s = settingsFor(request)
     // A handler's own value wins (brief: never override one a handler set).
     if (s.contentLanguage !== null && !reply.hasHeader('content-language')) reply.header('content-language', s.contentLanguage)
     if (s.selfHeader !== null && !reply.hasHeader(SERVICE_HEADER)) reply.header(SERVICE_HEADER, s.selfHeader)
-    return payload
+    done(null, payload)
   })
 }
 

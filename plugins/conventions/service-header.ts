@@ -104,14 +104,20 @@ function item (message: string, value: string): ContextItem {
  * Reads `Svc-Service` into `request.callingService`; returns one context item per
  * violation (conventions: "An invalid format should give 400", registry failures too).
  */
-export async function applyServiceHeader (request: FastifyRequest, registry: ServiceHeaderOptions['registry']): Promise<ContextItem[]> {
+export function applyServiceHeader (request: FastifyRequest, registry: ServiceHeaderOptions['registry']): ContextItem[] | Promise<ContextItem[]> {
   const value = request.headers[SERVICE_HEADER]
   if (typeof value !== 'string') return []
   const parsed = parseServiceHeader(value)
   if (!parsed.ok) return parsed.violations.map(v => item(v.message, v.value))
-  if (registry !== undefined && !(await registry(parsed.service.id, request))) {
-    return [item('must have the id of a registered service; check the id this service was given', parsed.service.id)]
+  const service = parsed.service
+  if (registry === undefined) {
+    request.callingService = service
+    return []
   }
-  request.callingService = parsed.service
-  return []
+  // Only a registry lookup makes this asynchronous.
+  return Promise.resolve(registry(service.id, request)).then((known) => {
+    if (!known) return [item('must have the id of a registered service; check the id this service was given', service.id)]
+    request.callingService = service
+    return []
+  })
 }

@@ -129,10 +129,10 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   // The preflight gate. @fastify/cors never refuses a preflight with 403 and never checks the
   // requested method and headers, so preflights are answered or refused here, in a hook that
   // runs before auth (a preflight carries no Authorization header) and before @fastify/cors.
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', function preflightGate (request, reply, done) {
     const origin = request.headers.origin
     const requestedMethod = request.headers['access-control-request-method']
-    if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return
+    if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return done()
     if (origins.length > 0) appendVary(reply, 'Origin')
 
     const path = pathOf(request.url)
@@ -147,7 +147,8 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     const badHeader = requestedHeaders.find((h) => !allowedHeaderSet.has(h.toLowerCase()))
     if (badHeader !== undefined) throw refuse('bad header', `the header ${short(badHeader)} is not allowed`)
 
-    return await reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
+    // Answered: the hook chain stops here, without done().
+    reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
   })
 
   // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed

@@ -54,15 +54,17 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   }
   fastify.decorate('allowedMethods', allowedMethods)
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', function methodsHook (request, reply, done) {
     // A catch-all OPTIONS route (@fastify/cors adds one) is no route of the path either.
-    if (!request.is404 && !(request.method === 'OPTIONS' && request.routeOptions.url === '*')) return
+    if (!request.is404 && !(request.method === 'OPTIONS' && request.routeOptions.url === '*')) return done()
     const path = pathOf(request.url)
     const allowed = allowedMethods(path)
-    if (allowed === null) return
+    if (allowed === null) return done()
     const allow = allowed.join(', ')
     if (request.method === 'OPTIONS' && answerOptions) {
-      return await reply.code(204).header('allow', allow).send()
+      // Answered: the hook chain stops here, without done().
+      reply.code(204).header('allow', allow).send()
+      return
     }
     throw problems.methodNotAllowed(`The method ${request.method} is not supported at ${path}; use one of ${allow}.`, {
       headers: { allow },

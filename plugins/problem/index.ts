@@ -71,6 +71,9 @@ function render (request: FastifyRequest, reply: FastifyReply, pe: ProblemError)
   return JSON.stringify(body)
 }
 
+const kRequestId = Symbol('svc-problem.requestId')
+interface IdSlot { [kRequestId]: string | null }
+
 async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
   const headerName = (opts.requestIdHeader ?? defaults.requestIdHeader).toLowerCase()
   const generate = opts.generateRequestId ?? defaults.generateRequestId
@@ -78,16 +81,32 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (typeof generate !== 'function') throw new TypeError('problem plugin: generateRequestId must be a function')
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${String(maxLength)}`)
 
-  fastify.decorateRequest('requestId', '')
+  // Generated on first read: most requests never need one (no problem, no log line).
+  fastify.decorateRequest(kRequestId, null)
+  fastify.decorateRequest('requestId', {
+    getter (this: FastifyRequest): string {
+      const slot = this as unknown as IdSlot
+      let id = slot[kRequestId]
+      if (id === null) {
+        id = generate(this)
+        slot[kRequestId] = id
+      }
+      return id
+    },
+    setter (this: FastifyRequest, value: string): void {
+      (this as unknown as IdSlot)[kRequestId] = value
+    }
+  })
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks throughout the suite: a hook with nothing to wait for costs no
+  // promise and no microtask turn (a throw is still Fastify's error path).
+  fastify.addHook('onRequest', function requestIdHook (request, reply, done) {
     const sent = sentRequestId(request.headers[headerName], maxLength)
     if (sent !== undefined) {
       request.requestId = sent
       reply.header(headerName, sent)
-    } else {
-      request.requestId = generate(request)
     }
+    done()
   })
 
   fastify.setNotFoundHandler(async (request) => {

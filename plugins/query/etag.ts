@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /*
  * The collection ETag (conventions: "ETags with collections": the header covers the
@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto'
 
 /** `"<22 base64url characters>"`: 128 bits of SHA-256 over the serialized body. */
 export function collectionEtag (payload: string | Buffer): string {
-  return `"${createHash('sha256').update(payload).digest('base64url').slice(0, 22)}"`
+  // One-shot: no Hash object per page.
+  return `"${hash('sha256', payload, 'base64url').slice(0, 22)}"`
 }
 
 /**

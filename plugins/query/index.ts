@@ -68,18 +68,24 @@ function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: Cur
  * when `If-None-Match` matches it (conventions: "ETags with collections"; RFC 9110
  * §13.1.2, §15.4.5). A route that sets its own ETag keeps it and answers for it.
  */
-async function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload
+function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
+  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
+    done(null, payload)
+    return
+  }
   // Encoded once, for the hash and for the socket alike.
   const body = typeof payload === 'string' ? Buffer.from(payload) : payload
   const etag = collectionEtag(body)
   reply.header('etag', etag)
-  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return body
+  if (!ifNoneMatch(request.headers['if-none-match'], etag)) {
+    done(null, body)
+    return
+  }
   reply.removeHeader('content-type')
   reply.removeHeader('content-length')
   reply.code(304)
   // GET: no body. HEAD keeps its payload, which Fastify only measures (RFC 9110 §8.6).
-  return request.method === 'HEAD' ? body : null
+  done(null, request.method === 'HEAD' ? body : null)
 }
 
 async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {
@@ -121,15 +127,18 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
     const route = resolveRoute(config, options.url, where, { defaultLimit, maxLimit, limits })
     // New arrays and a new schema object: the HEAD route Fastify adds for a GET copies the original options.
     if (search) {
-      options.preValidation = [...hooksOf(options.preValidation), async function collectionSearch (request: FastifyRequest) {
+      options.preValidation = [...hooksOf(options.preValidation), function collectionSearch (request: FastifyRequest, _reply: FastifyReply, done: () => void) {
         const params = readSearchBody(request.body, route)
         params.faults.unshift(...readSearchQueryString(request.url, route))
         applyQuery(request, route, codec, params, true)
+        done()
       }]
       options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route, formats) }
     } else {
-      options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {
+      // Callback style: parsing waits for nothing (a throw is the 400).
+      options.preValidation = [...hooksOf(options.preValidation), function collectionQuery (request: FastifyRequest, _reply: FastifyReply, done: () => void) {
         applyQuery(request, route, codec, readQueryString(request.url, route), false)
+        done()
       }]
       // First of the route's onSend hooks: on the HEAD route Fastify adds, its last hook drops the payload.
       if (route.etag) options.onSend = [collectionEtagHook, ...hooksOf(options.onSend)]

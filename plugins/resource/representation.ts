@@ -1,5 +1,6 @@
 import type { ResourceDefinition } from './define.js'
 import { dateTimeSelect } from './columns.js'
+import { plainCheck, type PlainCheck } from './plain-json.js'
 
 type Row = Record<string, unknown>
 
@@ -28,10 +29,13 @@ export function selectList (def: ResourceDefinition): string {
 export class Representation {
   private readonly def: ResourceDefinition
   private readonly derived: Array<[string, (e: Row) => unknown]>
+  /** Whether a summary is written alike by JSON.stringify and by the summary schema's serializer. */
+  readonly plainSummary: PlainCheck
 
   constructor (def: ResourceDefinition) {
     this.def = def
     this.derived = Object.entries(def.derived).map(([k, d]) => [k, d.value])
+    this.plainSummary = plainCheck(def.summaryEntity as unknown as Row)
   }
 
   /** Completes a row into the entity, in place. */

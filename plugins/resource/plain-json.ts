@@ -1,0 +1,99 @@
+/*
+ * When may a value be written with the native JSON.stringify instead of the serializer
+ * fast-json-stringify compiles from its schema? When both would write the same JSON: every
+ * property is declared (the schema's serializer drops undeclared ones), every required one is
+ * there (it refuses a value without), and each value already has its schema's JSON type (it
+ * coerces the others). A page of such values then costs the native serializer's time and
+ * garbage, several times less; any other page keeps the schema's serializer.
+ *
+ * Only the keywords below are understood; a schema with any other (anyOf, $ref,
+ * patternProperties, additionalProperties as a schema, …) never matches, so its values always
+ * go through the schema's serializer.
+ */
+
+type Json = Record<string, unknown>
+/** Whether a value would be written alike by JSON.stringify and by its schema's serializer. */
+export type PlainCheck = (value: unknown) => boolean
+
+// Keywords that only validate or annotate: the schema's serializer writes the same output whatever they say.
+const INERT = new Set([
+  'type', 'properties', 'required', 'additionalProperties', 'items',
+  'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
+  'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'enum',
+  'default', 'examples', 'description', 'title', 'readOnly', 'writeOnly', 'deprecated',
+  // The suite's own validation keywords (schemas/types.ts).
+  'decimalMinimum', 'decimalMaximum', 'decimalDigits'
+])
+
+const never: PlainCheck = () => false
+// Undefined only as an array item (an undefined property is left out by both): JSON.stringify writes null.
+const any: PlainCheck = (v) => v !== undefined
+
+const byType: Record<string, PlainCheck> = {
+  string: (v) => typeof v === 'string',
+  integer: (v) => Number.isInteger(v),
+  // JSON.stringify writes NaN and Infinity as null; the schema's serializer does not.
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  boolean: (v) => typeof v === 'boolean',
+  null: (v) => v === null
+}
+
+function isPlainObject (v: unknown): v is Json {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
+  const proto = Object.getPrototypeOf(v) as unknown
+  return proto === Object.prototype || proto === null
+}
+
+function objectCheck (schema: Json): PlainCheck {
+  const props = (schema.properties ?? {}) as Record<string, Json>
+  if (typeof props !== 'object' || props === null) return never
+  const extra = schema.additionalProperties
+  if (extra !== undefined && typeof extra !== 'boolean') return never
+  const open = extra === true
+  const checks = new Map(Object.entries(props).map(([k, s]) => [k, plainCheck(s)]))
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : []
+  return (v) => {
+    if (!isPlainObject(v)) return false
+    for (const key of required) if (v[key] === undefined) return false
+    for (const key in v) {
+      const value = v[key]
+      const check = checks.get(key)
+      if (check === undefined) {
+        // Undeclared: dropped by the schema's serializer unless the object is open.
+        if (!open) return false
+      } else if (value !== undefined && !check(value)) {
+        return false
+      }
+    }
+    return true
+  }
+}
+
+function arrayCheck (schema: Json): PlainCheck {
+  const items = schema.items
+  if (items !== undefined && (typeof items !== 'object' || items === null || Array.isArray(items))) return never
+  const check = items === undefined ? any : plainCheck(items as Json)
+  return (v) => {
+    if (!Array.isArray(v)) return false
+    for (let i = 0; i < v.length; i++) if (!check(v[i])) return false
+    return true
+  }
+}
+
+/** The check of `schema`: compiled once, then run on every value written. */
+export function plainCheck (schema: Json): PlainCheck {
+  if (typeof schema !== 'object' || schema === null) return never
+  for (const key of Object.keys(schema)) if (!INERT.has(key)) return never
+  const types = schema.type === undefined ? null : Array.isArray(schema.type) ? schema.type as unknown[] : [schema.type]
+  // No type: written as JSON.stringify writes it.
+  if (types === null) return schema.properties === undefined && schema.items === undefined ? any : never
+  const checks: PlainCheck[] = []
+  for (const t of types) {
+    if (t === 'object') checks.push(objectCheck(schema))
+    else if (t === 'array') checks.push(arrayCheck(schema))
+    else if (typeof t === 'string' && byType[t] !== undefined) checks.push(byType[t])
+    else return never
+  }
+  if (checks.length === 1) return checks[0] as PlainCheck
+  return (v) => checks.some((c) => c(v))
+}
