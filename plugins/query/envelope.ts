@@ -3,7 +3,7 @@ import type { CollectionQuery, Keyset, Page } from './model.js'
 import { kCollection } from './state.js'
 import { collectionPath } from './route.js'
 import { linkBase, pageUrl } from './links.js'
-import { queryFingerprint } from './cursor.js'
+import { fingerprintOf } from './resolve.js'
 import { pathOf } from '../shared/url.js'
 
 /*
@@ -45,7 +45,7 @@ export function buildEnvelope<T> (request: FastifyRequest, page: CollectionPage<
   const path = pathOf(request.url)
   // undefined when the query plugin is not registered at all.
   if (state == null) throw new TypeError(`buildEnvelope: ${request.method} ${path} is not a collection route; give it config.collection`)
-  const { query, links, fingerprint } = state.resolved
+  const { query, links, fingerprint, spelling } = state.resolved
   const base = linkBase(request, state.search ? collectionPath(path) : path)
   const paging = query.paging
   const limit = ['limit', String(paging.limit)] as const
@@ -68,7 +68,7 @@ export function buildEnvelope<T> (request: FastifyRequest, page: CollectionPage<
   let sealedWith = fingerprint
   const link = (keyset: Keyset | null): { cursor: string, url: string } | null => {
     if (keyset === null) return null
-    sealedWith ??= queryFingerprint(state.route.scope(request), query.ordering, query.filter)
+    sealedWith ??= fingerprintOf(state.route, state.route.scope(request), query.ordering, query.filter, spelling)
     const cursor = state.codec.encode(keyset, sealedWith)
     return { cursor, url: pageUrl(base, [limit, ['cursor', cursor], ...links]) }
   }

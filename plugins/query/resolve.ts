@@ -26,6 +26,8 @@ export interface ResolvedQuery {
    * (the envelope computes it only when it has a link to seal).
    */
   fingerprint: string | null
+  /** The filter and ordering parameters exactly as read (source, values and their JSON types): a key for the fingerprint. */
+  spelling: string
 }
 
 function item (source: Source, field: string, code: string, message: string, value: unknown): ContextItem {
@@ -89,6 +91,24 @@ function attempt<T> (source: Source, items: ContextItem[], step: () => T): T | u
   }
 }
 
+const MAX_FINGERPRINTS = 512
+
+/**
+ * queryFingerprint, looked up first by the parameters the query was read from: on one route
+ * and in one scope, a spelling always means the same query, and the lookup skips writing out
+ * the query model. Per route, bounded: emptied when full.
+ */
+export function fingerprintOf (route: CollectionRoute, scope: string, ordering: readonly OrderingTerm[], filter: Filter | null, spelling: string): string {
+  const key = `${scope}\u0000${spelling}`
+  let fingerprint = route.fingerprints.get(key)
+  if (fingerprint === undefined) {
+    fingerprint = queryFingerprint(scope, ordering, filter)
+    if (route.fingerprints.size >= MAX_FINGERPRINTS) route.fingerprints.clear()
+    route.fingerprints.set(key, fingerprint)
+  }
+  return fingerprint
+}
+
 /** Most context items a refusal lists: a URL or body of a thousand unknown names gets a short answer. */
 export const MAX_CONTEXT_ITEMS = 20
 
@@ -144,16 +164,17 @@ export function resolveQuery (params: RequestParams, route: CollectionRoute, cod
 
   const terms = ordering as OrderingTerm[]
   const where = filter as Filter | null
+  const spelling = JSON.stringify([source, params.filters, params.ordering ?? null])
   if (offset !== undefined) {
     const paging: Paging = { kind: 'offset', limit, offset, totalCount }
-    return { query: { filter: where, ordering: terms, paging }, links, fingerprint: null }
+    return { query: { filter: where, ordering: terms, paging }, links, fingerprint: null, spelling }
   }
   // An empty cursor is the first page (conventions: cursor "default empty").
   if (typeof cursor !== 'string' || cursor === '') {
-    return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit } }, links, fingerprint: null }
+    return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit } }, links, fingerprint: null, spelling }
   }
-  const fingerprint = queryFingerprint(scope(), terms, where)
+  const fingerprint = fingerprintOf(route, scope(), terms, where, spelling)
   const keyset = attempt(source, items, () => codec.decode(cursor, fingerprint, at + 'cursor'))
   if (keyset === undefined) throw refusal(items)
-  return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit, cursor: keyset } }, links, fingerprint }
+  return { query: { filter: where, ordering: terms, paging: { kind: 'cursor', limit, cursor: keyset } }, links, fingerprint, spelling }
 }

@@ -53,6 +53,8 @@ export interface CollectionRoute {
   /** The route path without `/search`: the GET form of the collection. */
   readonly collectionUrl: string
   readonly scope: (request: FastifyRequest) => string
+  /** Fingerprints of this route's queries by scope and spelling (resolve.ts fingerprintOf). */
+  readonly fingerprints: Map<string, string>
 }
 
 export interface RouteDefaults {
@@ -138,6 +140,7 @@ export function resolveRoute (config: unknown, url: string, where: string, base:
     names: parameterNames(fields, offset, where),
     sortable: [...fields.values()].filter((f) => f.sortable).map((f) => f.path),
     collectionUrl,
-    scope: c.scope ?? defaultScope(collectionUrl)
+    scope: c.scope ?? defaultScope(collectionUrl),
+    fingerprints: new Map()
   }
 }
