@@ -1,8 +1,9 @@
 import fp from 'fastify-plugin'
-import fastifyCors from '@fastify/cors'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
+import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
 
 export interface CorsPluginOptions {
   /**
@@ -108,6 +109,7 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   const credentials = opts.credentials ?? defaults.credentials
   if (typeof credentials !== 'boolean') fail('credentials', 'must be a boolean', credentials)
 
+  useRouteConfig(fastify)
   const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
   const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)
   const allowedMethods = new Set(methods)
@@ -155,7 +157,36 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response.
   // Its own preflight handling is off; its catch-all OPTIONS route is treated by the methods
   // plugin as no route.
-  await fastify.register(fastifyCors, {
+  //
+  // Most requests carry no Origin (same-origin calls, other services, probes), and for those
+  // the library would only add `Vary: Origin`, after reading the route options twice and copying
+  // its options: its request hook is registered behind a gate that adds the Vary itself and
+  // hands the library only the requests with an Origin.
+  type Hook = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+  const addHook = fastify.addHook as (this: FastifyInstance, name: string, hook: unknown) => FastifyInstance
+  const gated = function (this: FastifyInstance, name: string, hook: unknown): FastifyInstance {
+    if (name !== 'onRequest') return addHook.call(this, name, hook)
+    const library = hook as Hook
+    const corsGate: Hook = function (request, reply, done) {
+      if (request.headers.origin !== undefined) return library.call(this, request, reply, done)
+      // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
+      if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
+      done()
+    }
+    return addHook.call(this, 'onRequest', corsGate)
+  }
+  // Only while the library registers (avvio loads one plugin at a time).
+  fastify.addHook = gated as unknown as typeof fastify.addHook
+  try {
+    await fastify.register(fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders))
+  } finally {
+    fastify.addHook = addHook as unknown as typeof fastify.addHook
+  }
+}
+
+/** @fastify/cors's options: it answers actual requests only, for the origins allowed here. */
+function libraryOptions (origins: Array<string | RegExp>, isAllowed: (origin: string) => boolean, credentials: boolean, exposedHeaders: string[]): FastifyCorsOptions {
+  return {
     // Decided here: an allowed origin is echoed; a same-origin request (no Origin) or another
     // origin gets no CORS headers at all (only `Vary: Origin`), so most responses skip that work.
     origin: origins.length > 0
@@ -167,7 +198,7 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     ...(exposedHeaders.length > 0 ? { exposedHeaders: exposedHeaders.join(', ') } : {}),
     preflight: false,
     hideOptionsRoute: true
-  })
+  }
 }
 
 export default fp(corsPlugin, { fastify: '5.x', name: 'svc-cors' })

@@ -129,6 +129,45 @@ t.test('actual requests: allowed origins may read, others are served without COR
   t.equal(sameOrigin.headers.vary, 'Origin', 'Vary also without Origin, for shared caches')
 })
 
+t.test('the gate in front of @fastify/cors answers as the library would, and leaves it the requests with an Origin', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(cors, { origins: [APP] })
+  app.get('/open', async () => ({ ok: true }))
+  app.get('/closed', { config: { cors: false } }, async () => ({ ok: true }))
+  // A same-origin route the library is switched off for (its own route option) gets nothing, Origin or not.
+  const table: Array<[string, Record<string, string>, string | undefined, string | undefined]> = [
+    ['/open', {}, 'Origin', undefined],
+    ['/open', { origin: APP }, 'Origin', APP],
+    ['/open', { origin: 'https://evil.example.com' }, 'Origin', undefined],
+    ['/closed', {}, undefined, undefined],
+    ['/closed', { origin: APP }, undefined, undefined]
+  ]
+  for (const [url, headers, vary, allowOrigin] of table) {
+    const res = await app.inject({ url, headers })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers.vary, vary, `${url} ${JSON.stringify(headers)}: Vary`)
+    t.equal(res.headers['access-control-allow-origin'], allowOrigin, `${url} ${JSON.stringify(headers)}: Allow-Origin`)
+  }
+  // No origins configured: the library adds no Vary either (nothing varies by Origin).
+  const none = Fastify()
+  await none.register(cors, { origins: [] })
+  none.get('/open', async () => ({ ok: true }))
+  t.equal((await none.inject({ url: '/open' })).headers.vary, undefined)
+  t.equal((await none.inject({ url: '/open', headers: { origin: APP } })).headers.vary, undefined)
+  // The gate is in place for the plugin's registration only: hooks added afterwards are the caller's own.
+  const later = Fastify()
+  await later.register(cors, { origins: [APP] })
+  let ran = 0
+  later.addHook('onRequest', async () => { ran++ })
+  later.get('/after', async () => ({ ok: true }))
+  await later.inject({ url: '/after' })
+  t.equal(ran, 1, 'a hook added after the plugin runs for a request without Origin')
+  await app.close()
+  await none.close()
+  await later.close()
+})
+
 t.test('non-preflight OPTIONS is left to the methods plugin (204 + Allow)', async t => {
   const app = await build(t)
   const table: Array<[string, Record<string, string>]> = [
