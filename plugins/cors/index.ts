@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin'
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
 import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { registerBehindGate } from './gate.js'
 
 export interface CorsPluginOptions {
   /**
@@ -162,26 +163,12 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   // the library would only add `Vary: Origin`, after reading the route options twice and copying
   // its options: its request hook is registered behind a gate that adds the Vary itself and
   // hands the library only the requests with an Origin.
-  type Hook = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
-  const addHook = fastify.addHook as (this: FastifyInstance, name: string, hook: unknown) => FastifyInstance
-  const gated = function (this: FastifyInstance, name: string, hook: unknown): FastifyInstance {
-    if (name !== 'onRequest') return addHook.call(this, name, hook)
-    const library = hook as Hook
-    const corsGate: Hook = function (request, reply, done) {
-      if (request.headers.origin !== undefined) return library.call(this, request, reply, done)
-      // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
-      if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
-      done()
-    }
-    return addHook.call(this, 'onRequest', corsGate)
-  }
-  // Only while the library registers (avvio loads one plugin at a time).
-  fastify.addHook = gated as unknown as typeof fastify.addHook
-  try {
-    await fastify.register(fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders))
-  } finally {
-    fastify.addHook = addHook as unknown as typeof fastify.addHook
-  }
+  await registerBehindGate(fastify, fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders), (request, reply, done, next) => {
+    if (request.headers.origin !== undefined) return next()
+    // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
+    if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
+    done()
+  })
 }
 
 /** @fastify/cors's options: it answers actual requests only, for the origins allowed here. */

@@ -46,7 +46,7 @@ function isPlainObject (v: unknown): v is Json {
 
 function objectCheck (schema: Json, fast: boolean): PlainCheck {
   const props = (schema.properties ?? {}) as Record<string, Json>
-  if (typeof props !== 'object' || props === null) return never
+  if (typeof props !== 'object' || Array.isArray(props)) return never
   const extra = schema.additionalProperties
   if (extra !== undefined && typeof extra !== 'boolean') return never
   const open = extra === true

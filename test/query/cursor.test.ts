@@ -106,3 +106,22 @@ t.test('the secret is checked at setup', async (t) => {
   t.throws(() => createCursorCodec({ secret: Buffer.alloc(15) }), new TypeError('cursor: secret must be a string or bytes of at least 16 bytes, got 15 bytes'))
   t.ok(createCursorCodec({ secret: new Uint8Array(16) }))
 })
+
+t.test('fingerprintOf: by spelling, per route and scope, the same fingerprint as the query model gives; bounded', async (t) => {
+  const { fingerprintOf } = await import('../../plugins/query/resolve.js')
+  const { resolveRoute } = await import('../../plugins/query/route.js')
+  const { fields } = await import('./fixtures.js')
+  const route = resolveRoute({ fields }, '/v1/documents', 'test', { defaultLimit: 20, maxLimit: 100, limits: { maxLength: 4096, maxDepth: 8, maxListSize: 100, maxComparisons: 50 } })
+  const filter = { kind: 'cmp' as const, field: 'name', op: 'eq' as const, values: ['x'], ci: false }
+  const spelling = JSON.stringify(['query', [['name', 'x']], null])
+  const first = fingerprintOf(route, '/v1/documents', ordering, filter, spelling)
+  t.equal(first, queryFingerprint('/v1/documents', ordering, filter), 'what the query model gives')
+  t.equal(route.fingerprints.size, 1)
+  // The spelling is the key: the model is not written out again (a different model here proves it).
+  t.equal(fingerprintOf(route, '/v1/documents', ordering, null, spelling), first)
+  t.not(fingerprintOf(route, '/v1/other', ordering, filter, spelling), first, 'another scope, another fingerprint')
+  const other = resolveRoute({ fields }, '/v1/documents', 'test', { defaultLimit: 20, maxLimit: 100, limits: { maxLength: 4096, maxDepth: 8, maxListSize: 100, maxComparisons: 50 } })
+  t.equal(fingerprintOf(other, '/v1/documents', ordering, null, spelling), queryFingerprint('/v1/documents', ordering, null), 'another route keeps its own')
+  for (let i = 0; i < 600; i++) fingerprintOf(route, '/v1/documents', ordering, null, `spelling ${i}`)
+  t.ok(route.fingerprints.size <= 512, `at most 512 remembered, ${route.fingerprints.size} now`)
+})

@@ -159,9 +159,20 @@ t.test('refused: what the schema serializer writes differently, and keywords not
     ['$ref', { $ref: '#/definitions/x' }, 'x'],
     ['additionalProperties as a schema', { type: 'object', properties: {}, additionalProperties: { type: 'string' } }, {}],
     ['patternProperties', { type: 'object', patternProperties: { '^a': { type: 'string' } } }, {}],
-    ['an unknown type', { type: 'date' }, 'x']
+    ['an unknown type', { type: 'date' }, 'x'],
+    ['properties that are not an object', { type: 'object', properties: 'x' }, {}],
+    ['properties as an array', { type: 'object', properties: [] }, {}],
+    ['items as a tuple', { type: 'array', items: [{ type: 'string' }] }, ['x']],
+    ['items as a boolean schema', { type: 'array', items: true }, ['x']],
+    ['items null', { type: 'array', items: null }, ['x']],
+    ['properties without a type', { properties: { a: { type: 'string' } } }, { a: 'x' }],
+    ['items without a type', { items: { type: 'string' } }, ['x']],
+    ['a schema that is not an object', true as unknown as Json, 'x'],
+    ['a null schema', null as unknown as Json, 'x']
   ]
   for (const [name, schema, value] of cases) t.equal(plainCheck(schema)(value), false, name)
   t.equal(plainCheck({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: true })({ a: 'x', b: [1, { c: null }] }), true, 'an open object keeps its other properties')
   t.equal(plainCheck({ type: 'object', properties: { a: { type: 'string' } } })({ a: undefined }), true, 'an optional property set to undefined is left out by both')
+  t.equal(plainCheck({ type: 'object' })({}), true, 'an object without properties')
+  t.equal(plainCheck({ type: 'array' })([1, 'x', null]), true, 'an array without items')
 })
