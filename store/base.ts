@@ -14,15 +14,29 @@ const RETRY_CAP_MS = 100
  * guard that refuses a transaction handle once its function has returned.
  */
 export function buildStore (driver: Driver, logger: StoreLogger): Store {
-  const inflight = new Set<Promise<unknown>>()
+  // Work in flight is counted, not kept: a long-lived collection holding every pending
+  // statement's promise kept each request waiting on the database reachable from old space,
+  // so the young-generation collections copied and promoted all of it (bench/README.md).
+  let inflight = 0
+  let drained: (() => void) | null = null
   let closing: Promise<void> | undefined
+
+  const settled = (): void => {
+    inflight--
+    if (inflight === 0 && drained !== null) drained()
+  }
 
   function track<T> (work: () => Promise<T>): Promise<T> {
     if (closing !== undefined) return Promise.reject(new Unavailable('The store is closed.'))
-    const p = work()
-    inflight.add(p)
-    const forget = (): void => { inflight.delete(p) }
-    p.then(forget, forget)
+    inflight++
+    let p: Promise<T>
+    try {
+      p = work()
+    } catch (err) {
+      settled()
+      throw err
+    }
+    p.then(settled, settled)
     return p
   }
 
@@ -71,7 +85,7 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
     },
     close () {
       closing ??= (async () => {
-        await Promise.allSettled([...inflight])
+        if (inflight > 0) await new Promise<void>((resolve) => { drained = resolve })
         await driver.close()
       })()
       return closing
