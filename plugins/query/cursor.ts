@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { hmacSha256 } from './hmac.js'
 import type { Filter, Keyset, OrderingTerm } from './model.js'
 import { QueryError } from './errors.js'
 import { orderingKey } from './ordering.js'
@@ -61,11 +62,7 @@ export function createCursorCodec (options: CursorCodecOptions): CursorCodec {
   if (!(secret instanceof Uint8Array) || secret.length < MIN_SECRET_BYTES) {
     throw new TypeError(`cursor: secret must be a string or bytes of at least ${MIN_SECRET_BYTES} bytes, got ${secret instanceof Uint8Array ? `${secret.length} bytes` : typeof options?.secret}`)
   }
-  const key = Buffer.from(secret)
-
-  function mac (signed: Buffer): Buffer {
-    return createHmac('sha256', key).update(signed).digest()
-  }
+  const mac = hmacSha256(Buffer.from(secret))
 
   function invalid (parameter: string): never {
     throw new QueryError('cursor-invalid', parameter,
