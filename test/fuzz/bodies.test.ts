@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { randomUUID } from 'node:crypto'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { signStandardWebhook } from '../../plugins/webhooks/index.js'
-import { Tally, good, judge, send, startFuzzService, stillServes, report } from './support.js'
+import { Tally, afterwards, good, judge, send, startFuzzService, report } from './support.js'
 
 /*
  * Bad input, JSON bodies (issue 7): POST, PUT, PATCH, bulk and the webhook route of the
@@ -199,8 +199,5 @@ t.test('JSON bodies on the write routes, bulk and the webhook', async (t) => {
     t.ok((tally.statuses.get(401) ?? 0) > 50, 'bad signatures are refused')
   })
 
-  t.test('afterwards', async (t) => {
-    t.equal(await stillServes(base), 200, 'a normal request still succeeds')
-    t.same(errors, [], 'no unexpected error was logged')
-  })
+  afterwards(t, base, errors)
 })

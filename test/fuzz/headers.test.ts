@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { token } from '../resource/helper.js'
-import { Tally, good, judge, raw, send, startFuzzService, stillServes, report } from './support.js'
+import { Tally, afterwards, good, judge, raw, send, startFuzzService, report } from './support.js'
 
 /*
  * Bad input, headers (issue 7): arbitrary request headers over real sockets on GET, POST and
@@ -135,8 +135,5 @@ t.test('headers: node:http over keep-alive, then raw bytes', async (t) => {
     t.ok(put.status < 500 && unknown.status < 500, 'never a 5xx')
   })
 
-  t.test('afterwards', async (t) => {
-    t.equal(await stillServes(base), 200, 'a normal request still succeeds')
-    t.same(errors, [], 'no unexpected error was logged')
-  })
+  afterwards(t, base, errors)
 })

@@ -6,7 +6,7 @@ import { printFiql } from '../../plugins/query/fiql-print.js'
 import type { FieldMap } from '../../plugins/query/model.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
-import { Tally, good, judge, send, startFuzzService, stillServes, type Reply, report } from './support.js'
+import { Tally, afterwards, good, judge, send, startFuzzService, type Reply, report } from './support.js'
 
 /*
  * Bad input, query strings (issue 7): the collection routes of the reference service over
@@ -186,8 +186,5 @@ t.test('query strings and search bodies over the collection routes', async (t) =
     t.ok((tally.statuses.get(400) ?? 0) > 100, 'many are refused')
   })
 
-  t.test('afterwards', async (t) => {
-    t.equal(await stillServes(base), 200, 'a normal request still succeeds')
-    t.same(errors, [], 'no unexpected error was logged')
-  })
+  afterwards(t, base, errors)
 })

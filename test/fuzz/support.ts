@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify'
 import type { Server } from 'node:http'
 import fc from 'fast-check'
+import type { Test } from 'tap'
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
 import type { Store } from '../../store/types.js'
@@ -211,10 +212,12 @@ export function good (extra: Record<string, string> = {}): Record<string, string
   return headers(extra)
 }
 
-/** A normal request still succeeds: the service survived the file. */
-export async function stillServes (base: string): Promise<number> {
-  const res = await send(base, 'GET', '/v1/authors?limit=1', good())
-  return res.status
+/** The last subtest of a fuzz file: a normal request still succeeds, and nothing unexpected was logged. */
+export function afterwards (t: Test, base: string, errors: unknown[]): void {
+  t.test('afterwards', async (t) => {
+    t.equal((await send(base, 'GET', '/v1/authors?limit=1', good())).status, 200, 'a normal request still succeeds')
+    t.same(errors, [], 'no unexpected error was logged')
+  })
 }
 
 export interface RawOptions {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { token } from '../resource/helper.js'
-import { Tally, good, judge, raw, send, startFuzzService, stillServes, type RawReply, report } from './support.js'
+import { Tally, afterwards, good, judge, raw, send, startFuzzService, type RawReply, report } from './support.js'
 
 /*
  * Bad input, transport (issue 7): bodies over the 1 MiB bodyLimit, framed by Content-Length
@@ -136,8 +136,5 @@ t.test('transport: oversized bodies, fragmented and slow clients', async (t) => 
     t.ok(slowest < 2000, 'and not held up by them')
   })
 
-  t.test('afterwards', async (t) => {
-    t.equal(await stillServes(base), 200, 'a normal request still succeeds')
-    t.same(errors, [], 'no unexpected error was logged')
-  })
+  afterwards(t, base, errors)
 })
