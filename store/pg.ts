@@ -43,15 +43,17 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
     opts.logger.error({ err }, 'store: an idle database connection failed and was dropped')
   })
 
-  async function take (): Promise<Checkout> {
-    let client: pg.PoolClient
-    try {
-      client = await pool.connect()
-    } catch (err) {
-      // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
-      throw new Unavailable('The database cannot be reached.', { cause: err })
-    }
-    return new Checkout(client)
+  // pg's callback API throughout, as pool.query uses it: awaiting pool.connect() and
+  // client.query() measured about 50 µs more CPU per 20-row page under load, most of it
+  // garbage collection (bench/README.md, bench/pg-modes.js).
+  function take (): Promise<Checkout> {
+    return new Promise((resolve, reject) => {
+      pool.connect((err, client) => {
+        // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
+        if (err !== undefined || client === undefined) reject(new Unavailable('The database cannot be reached.', { cause: err }))
+        else resolve(new Checkout(client))
+      })
+    })
   }
 
   async function checkout<T> (fn: (c: Checkout) => Promise<T>): Promise<T> {
@@ -65,37 +67,9 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
 
   return {
     kind: 'pg',
-    // The hot path of every read, in pg's callback style, as pool.query is: one promise per
-    // statement. Awaiting pool.connect() and client.query() instead measured about 75 µs more
-    // CPU per 20-row page under load (bench/README.md).
+    // The hot path of every read: checkout() without its closure and async frames.
     query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-      return new Promise((resolve, reject) => {
-        pool.connect((err, client) => {
-          if (err !== undefined || client === undefined) {
-            // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
-            reject(new Unavailable('The database cannot be reached.', { cause: err }))
-            return
-          }
-          const c = new Checkout(client)
-          try {
-            client.query(statementConfig(sql, params, options), (failed: Error | null, res: pg.QueryArrayResult) => {
-              if (failed !== null && failed !== undefined) {
-                const thrown = c.failure(failed)
-                c.release()
-                reject(thrown)
-                return
-              }
-              c.release()
-              resolve({ rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 })
-            })
-          } catch (thrownNow) {
-            // Refused before it was sent (a parameter pg cannot serialize): pg may still call
-            // back once the connection is ready again, which then finds the client released.
-            c.release()
-            reject(c.failure(thrownNow))
-          }
-        })
-      })
+      return take().then((c) => c.query<R>(sql, params, options).finally(() => { c.release() }))
     },
     exec: async (sql) => { await checkout(async (c) => { await c.exec(sql) }) },
     async transaction (isolation, fn) {
@@ -149,14 +123,8 @@ class Checkout implements Queryable {
     client.on('error', this.#onError)
   }
 
-  async query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-    let res: pg.QueryArrayResult
-    try {
-      res = await this.client.query(statementConfig(sql, params, options))
-    } catch (err) {
-      throw this.failure(err)
-    }
-    return { rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }
+  query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+    return this.#send<pg.QueryArrayResult>(statementConfig(sql, params, options)).then((res) => ({ rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }))
   }
 
   async exec (sql: string): Promise<void> {
@@ -165,15 +133,28 @@ class Checkout implements Queryable {
 
   /** Simple protocol: a script of statements, no parameters. */
   async run (sql: string): Promise<pg.QueryResult> {
-    try {
-      return await this.client.query(sql)
-    } catch (err) {
-      throw this.failure(err)
-    }
+    return await this.#send<pg.QueryResult>(sql)
+  }
+
+  /** One statement through pg's callback API (see take()); a failure as failure() maps it. */
+  #send<T> (statement: string | pg.QueryArrayConfig): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const done = (failed: Error | null | undefined, res: T): void => {
+        if (failed !== null && failed !== undefined) reject(this.failure(failed))
+        else resolve(res)
+      }
+      try {
+        this.client.query(statement as pg.QueryConfig, done as (err: Error, res: pg.QueryResult) => void)
+      } catch (thrownNow) {
+        // Refused before it was sent (a parameter pg cannot serialize). pg may still call back
+        // once the connection is ready again; the promise is settled by then.
+        reject(this.failure(thrownNow))
+      }
+    })
   }
 
   /** What to throw for a failed statement. */
-  failure (err: unknown): unknown {
+  private failure (err: unknown): unknown {
     const mapped = fromDatabaseError(err)
     if (mapped instanceof Unavailable) this.broken ??= err
     if (mapped !== undefined) return mapped

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import { hmacSha256 } from './hmac.js'
 import type { Filter, Keyset, OrderingTerm } from './model.js'
 import { QueryError } from './errors.js'
@@ -33,24 +33,13 @@ export interface CursorCodec {
   decode: (cursor: string, fingerprint: string, parameter?: string) => Keyset
 }
 
-// Fingerprints by the text they hash: a collection sees few distinct queries, and a SHA-256
-// object per page costs more than a lookup. Bounded: emptied when full.
-const fingerprints = new Map<string, string>()
-const MAX_FINGERPRINTS = 512
-
 /**
  * Fingerprint of a query: `scope` names the collection and anything else a cursor must
- * not cross (path, parent id, execution context, schema version).
+ * not cross (path, parent id, execution context, schema version). Pages remember theirs per
+ * route (resolve.ts fingerprintOf), so this runs once per distinct query.
  */
 export function queryFingerprint (scope: string, ordering: readonly OrderingTerm[], filter: Filter | null): string {
-  const text = `${scope}\u0000${orderingKey(ordering)}\u0000${JSON.stringify(filter)}`
-  let fingerprint = fingerprints.get(text)
-  if (fingerprint === undefined) {
-    fingerprint = createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url')
-    if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear()
-    fingerprints.set(text, fingerprint)
-  }
-  return fingerprint
+  return hash('sha256', `${scope}\u0000${orderingKey(ordering)}\u0000${JSON.stringify(filter)}`, 'buffer').subarray(0, 16).toString('base64url')
 }
 
 function isBase64UrlChar (code: number): boolean {
