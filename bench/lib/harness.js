@@ -1,12 +1,35 @@
 // Shared pieces of the benchmarks: start a server in a child process, load it with
 // autocannon from this process (so client and server sit on different cores), and
 // read the server's CPU time and peak RSS over IPC.
-import { fork } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import os from 'node:os'
 import autocannon from 'autocannon'
+
+/*
+ * Client and server on different cores, fixed: the server on the last CPU, this process (the
+ * load generator) on the others. Left to the scheduler, both wander over the two cores and one
+ * server's CPU per request swings by ±10 % between identical runs, more than the differences
+ * measured. BENCH_PIN=0, a single CPU or no `taskset` leaves placement to the scheduler.
+ */
+export const pinning = (() => {
+  const cpus = os.availableParallelism()
+  if (process.env.BENCH_PIN === '0' || cpus < 2) return null
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', `0-${cpus - 2}`, String(process.pid)], { stdio: 'ignore' })
+  } catch {
+    return null
+  }
+  return { server: String(cpus - 1), client: cpus === 2 ? '0' : `0-${cpus - 2}` }
+})()
 
 export function startServer (script, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const options = { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }
+    // As fork() would: this process's Node flags (a TypeScript loader, say) go to the child too.
+    const argv = [...process.execArgv, script]
+    const child = pinning === null
+      ? spawn(process.execPath, argv, options)
+      : spawn('taskset', ['-c', pinning.server, process.execPath, ...argv], options)
     const pending = new Map()
     let seq = 0
     child.on('message', (msg) => {

@@ -76,9 +76,8 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
 
   // The checks in order; synchronous unless a user-agent validator or a service registry
   // answers with a promise. A refusal is thrown (synchronously, or as the promise's rejection).
-  function check (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+  function check (request: FastifyRequest, reply: FastifyReply, s: Settings): Promise<void> | undefined {
     request.executionContext = fallbackContext
-    const s = settingsFor(request)
     const path = pathOf(request.url)
     if (s.httpVersion) checkHttpVersion(request)
     const pending = s.userAgent === null ? undefined : checkUserAgent(request, s.userAgent, path)
@@ -117,17 +116,15 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   // onRequest, so every refusal precedes body parsing, validation and authentication.
   // Callback style: the usual request waits for nothing, so it costs no promise.
   fastify.addHook('onRequest', function conventionsHook (request, reply, done) {
-    const pending = check(request, reply)
+    const s = settingsFor(request)
+    // The response headers are set before any check, so refusals carry them too; a handler
+    // that sets its own value replaces them. Set here rather than in an onSend hook, which
+    // would cost every response a pass through Fastify's onSend runner.
+    if (s.contentLanguage !== null) reply.header('content-language', s.contentLanguage)
+    if (s.selfHeader !== null) reply.header(SERVICE_HEADER, s.selfHeader)
+    const pending = check(request, reply, s)
     if (pending === undefined) done()
     else pending.then(() => { done() }, done)
-  })
-
-  fastify.addHook('onSend', function contentLanguageHook (request, reply, payload, done) {
-    const s = settingsFor(request)
-    // A handler's own value wins (brief: never override one a handler set).
-    if (s.contentLanguage !== null && !reply.hasHeader('content-language')) reply.header('content-language', s.contentLanguage)
-    if (s.selfHeader !== null && !reply.hasHeader(SERVICE_HEADER)) reply.header(SERVICE_HEADER, s.selfHeader)
-    done(null, payload)
   })
 }
 

@@ -28,7 +28,7 @@ export interface ConventionsOptions {
   serviceHeader?: boolean | ServiceHeaderOptions
   /** Check the `Svc-Idempotency-Key` format into `request.idempotencyKey`. Default `true`. */
   idempotencyKey?: boolean
-  /** `Content-Language` set on responses that have none. Default `'en-US'`; `false` sends none. */
+  /** `Content-Language` set on every response (a handler may set its own). Default `'en-US'`; `false` sends none. */
   contentLanguage?: string | false
   /** Check custom header names declared by route schemas at registration. Default `true`. */
   headerNames?: boolean | { allow?: readonly string[] }

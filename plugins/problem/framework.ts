@@ -30,6 +30,8 @@ export function problemFrameworkErrors (error: FastifyError, request: FastifyReq
   const sent = sentRequestId(request.headers['x-request-id'])
   const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId: sent ?? randomUUID() }
   if (sent !== undefined) reply.header('x-request-id', sent)
+  // No hook has run to set it either; the problem's text is English (as in the handler below).
+  reply.header('content-language', 'en-US')
   reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(body))
 }
 

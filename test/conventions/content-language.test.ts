@@ -30,3 +30,15 @@ t.test('false sends none, though a route may still name one', async t => {
   t.notOk('content-language' in (await app.inject({ method: 'GET', url: '/echo', headers: headers() })).headers)
   t.equal((await app.inject({ method: 'GET', url: '/de', headers: headers() })).headers['content-language'], 'de-DE')
 })
+
+t.test('a refusal by a later hook, or a thrown handler, still carries it', async t => {
+  const app = await build(t, {}, app => {
+    app.get('/locked', { onRequest: (_request, _reply, done) => { done(Object.assign(new Error('locked'), { statusCode: 423 })) } }, async () => ({}))
+    app.get('/boom', async () => { throw new Error('internal detail') })
+  })
+  for (const [url, status] of [['/locked', 423], ['/boom', 500]] as const) {
+    const res = await app.inject({ method: 'GET', url, headers: headers() })
+    t.equal(res.statusCode, status, url)
+    t.equal(res.headers['content-language'], 'en-US', url)
+  }
+})

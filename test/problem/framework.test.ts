@@ -28,6 +28,7 @@ t.test('router refusals are 400 problems with the request id', async (t) => {
     t.equal(res.statusCode, 400, name)
     t.match(res.headers['content-type'], /^application\/problem\+json/, name)
     t.equal(res.headers['x-request-id'], 'trace-1', `${name}: the id is echoed`)
+    t.equal(res.headers['content-language'], 'en-US', `${name}: no hook ran, the language is still sent`)
     const body = res.json()
     t.same({ title: body.title, status: body.status, requestId: body.requestId }, { title: 'Bad Request', status: 400, requestId: 'trace-1' }, name)
     t.match(body.detail, detail, name)
