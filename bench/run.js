@@ -92,7 +92,7 @@ for (const [name, s] of ways.map(k => [k, bulk[k]])) {
 const cpus = os.cpus()
 const minutes = (Date.now() - started) / 60000
 const text = [
-  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${postgresVersion} (throwaway, \`fsync=off\`), load average ${loadBefore.map(l => l.toFixed(1)).join(' ')} at the start; ${pinning === null ? 'no CPU pinning' : `servers pinned to CPU ${pinning.server}, autocannon to CPU ${pinning.client}, PostgreSQL unpinned`}; ${connections} connections, ${rounds} × ${duration} s per case, alternating with its baseline; whole run ${fmt(minutes, 1)} min (\`npm run bench\`).`,
+  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${postgresVersion} (throwaway, \`fsync=off\`), load average ${loadBefore.map(l => l.toFixed(1)).join(' ')} at the start; ${pinning === null ? 'no CPU pinning' : `trivial route: servers pinned to CPU ${pinning.server}, autocannon to CPU ${pinning.client}; cases with PostgreSQL unpinned`}; ${connections} connections, ${rounds} × ${duration} s per case, alternating with its baseline; whole run ${fmt(minutes, 1)} min (\`npm run bench\`).`,
   '',
   '| case | server / way | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | ratio | target | |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',

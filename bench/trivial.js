@@ -1,7 +1,7 @@
 // Issue 2's benchmark: bare Fastify vs the full conventions core on the same trivial
 // authenticated route, measured side by side in one run (rounds alternate to share noise).
 import { signToken } from '../dist/index.js'
-import { startServer, load, measure, fmt } from './lib/harness.js'
+import { startServer, load, measure, fmt, pinned } from './lib/harness.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
@@ -11,8 +11,12 @@ const token = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expi
 const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}` }
 
 export async function runTrivial () {
-  const bare = await startServer(new URL('./servers/bare.js', import.meta.url).pathname)
-  const suite = await startServer(new URL('./servers/suite.js', import.meta.url).pathname, { BENCH_SECRET: SECRET })
+  return await pinned(measureTrivial)
+}
+
+async function measureTrivial () {
+  const bare = await startServer(new URL('./servers/bare.js', import.meta.url).pathname, {}, { pin: true })
+  const suite = await startServer(new URL('./servers/suite.js', import.meta.url).pathname, { BENCH_SECRET: SECRET }, { pin: true })
   const results = { bare: [], suite: [] }
   try {
     for (const server of [bare, suite]) {

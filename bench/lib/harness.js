@@ -6,28 +6,44 @@ import os from 'node:os'
 import autocannon from 'autocannon'
 
 /*
- * Client and server on different cores, fixed: the server on the last CPU, this process (the
- * load generator) on the others. Left to the scheduler, both wander over the two cores and one
- * server's CPU per request swings by ±10 % between identical runs, more than the differences
- * measured. BENCH_PIN=0, a single CPU or no `taskset` leaves placement to the scheduler.
+ * For the trivial route (no database), client and server on different cores, fixed: the server
+ * on the last CPU, the load generator on the others. Left to the scheduler, both wandered over
+ * the two cores and two identical servers differed by up to 10 % in CPU per request. Cases with
+ * PostgreSQL are not pinned: its backends then crowd whichever core the pinning leaves, which
+ * distorts the comparison more than it steadies it. BENCH_PIN=0, a single CPU or no `taskset`
+ * leaves all placement to the scheduler.
  */
-export const pinning = (() => {
-  const cpus = os.availableParallelism()
-  if (process.env.BENCH_PIN === '0' || cpus < 2) return null
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', `0-${cpus - 2}`, String(process.pid)], { stdio: 'ignore' })
-  } catch {
-    return null
-  }
-  return { server: String(cpus - 1), client: cpus === 2 ? '0' : `0-${cpus - 2}` }
-})()
+const cpus = os.availableParallelism()
+export const pinning = process.env.BENCH_PIN === '0' || cpus < 2 || !hasTaskset()
+  ? null
+  : { server: String(cpus - 1), client: cpus === 2 ? '0' : `0-${cpus - 2}` }
 
-export function startServer (script, env = {}) {
+function hasTaskset () {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Runs `fn` with this process (the load generator) on the client CPUs; servers it starts with `{ pin: true }` go on the server CPU. */
+export async function pinned (fn) {
+  if (pinning === null) return await fn()
+  execFileSync('taskset', ['-a', '-p', '-c', pinning.client, String(process.pid)], { stdio: 'ignore' })
+  try {
+    return await fn()
+  } finally {
+    execFileSync('taskset', ['-a', '-p', '-c', `0-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' })
+  }
+}
+
+export function startServer (script, env = {}, { pin = false } = {}) {
   return new Promise((resolve, reject) => {
     const options = { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }
     // As fork() would: this process's Node flags (a TypeScript loader, say) go to the child too.
     const argv = [...process.execArgv, script]
-    const child = pinning === null
+    const child = pinning === null || !pin
       ? spawn(process.execPath, argv, options)
       : spawn('taskset', ['-c', pinning.server, process.execPath, ...argv], options)
     const pending = new Map()

@@ -51,7 +51,7 @@ const server = process.env.TEST_DATABASE_URL ?? ''
 const skip = server === '' && postgres.havePostgres?.() === false ? 'no PostgreSQL server: set TEST_DATABASE_URL or install the server binaries' : false
 
 t.test('a short soak against the sources passes its audit', { skip }, async (t) => {
-  const env: NodeJS.ProcessEnv = { ...process.env, SOAK_FROM_SOURCE: '1', SOAK_DURATION: '8', SOAK_CONNECTIONS: '20', SOAK_DOCUMENTS: '2000', SOAK_WRITE: '0', TS_NODE_TRANSPILE_ONLY: '1', NODE_OPTIONS: '', BENCH_PIN: '0' }
+  const env: NodeJS.ProcessEnv = { ...process.env, SOAK_FROM_SOURCE: '1', SOAK_DURATION: '8', SOAK_CONNECTIONS: '20', SOAK_DOCUMENTS: '2000', SOAK_WRITE: '0', TS_NODE_TRANSPILE_ONLY: '1', NODE_OPTIONS: '' }
   // The server of `npm test` when there is one (a database of the soak's own on it); else the soak starts one.
   if (server !== '') env.SOAK_DATABASE_URL = server
   const child = spawn(process.execPath, ['--import', loader, 'bench/soak.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
