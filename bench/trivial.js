@@ -15,8 +15,8 @@ export async function runTrivial () {
 }
 
 async function measureTrivial () {
-  const bare = await startServer(new URL('./servers/bare.js', import.meta.url).pathname, {}, { pin: true })
-  const suite = await startServer(new URL('./servers/suite.js', import.meta.url).pathname, { BENCH_SECRET: SECRET }, { pin: true })
+  const bare = await startServer(new URL('./servers/bare.js', import.meta.url).pathname)
+  const suite = await startServer(new URL('./servers/suite.js', import.meta.url).pathname, { BENCH_SECRET: SECRET })
   const results = { bare: [], suite: [] }
   try {
     for (const server of [bare, suite]) {

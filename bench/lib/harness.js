@@ -1,6 +1,5 @@
 // Shared pieces of the benchmarks: start a server in a child process, load it with
-// autocannon from this process (so client and server sit on different cores), and
-// read the server's CPU time and peak RSS over IPC.
+// autocannon from this process, and read the server's CPU time and peak RSS over IPC.
 import { execFileSync, spawn } from 'node:child_process'
 import os from 'node:os'
 import autocannon from 'autocannon'
@@ -18,6 +17,9 @@ export const pinning = process.env.BENCH_PIN === '0' || cpus < 2 || !hasTaskset(
   ? null
   : { server: String(cpus - 1), client: cpus === 2 ? '0' : `0-${cpus - 2}` }
 
+// True inside pinned(): servers started then go on the server CPU.
+let pinnedNow = false
+
 function hasTaskset () {
   try {
     execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
@@ -27,23 +29,25 @@ function hasTaskset () {
   }
 }
 
-/** Runs `fn` with this process (the load generator) on the client CPUs; servers it starts with `{ pin: true }` go on the server CPU. */
+/** Runs `fn` with this process (the load generator) on the client CPUs and the servers it starts on the server CPU. */
 export async function pinned (fn) {
   if (pinning === null) return await fn()
   execFileSync('taskset', ['-a', '-p', '-c', pinning.client, String(process.pid)], { stdio: 'ignore' })
+  pinnedNow = true
   try {
     return await fn()
   } finally {
+    pinnedNow = false
     execFileSync('taskset', ['-a', '-p', '-c', `0-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' })
   }
 }
 
-export function startServer (script, env = {}, { pin = false } = {}) {
+export function startServer (script, env = {}) {
   return new Promise((resolve, reject) => {
     const options = { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }
     // As fork() would: this process's Node flags (a TypeScript loader, say) go to the child too.
     const argv = [...process.execArgv, script]
-    const child = pinning === null || !pin
+    const child = !pinnedNow
       ? spawn(process.execPath, argv, options)
       : spawn('taskset', ['-c', pinning.server, process.execPath, ...argv], options)
     const pending = new Map()
