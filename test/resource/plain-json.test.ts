@@ -88,7 +88,8 @@ t.test('documents and authors: accepted summaries are written alike by JSON.stri
 // Small schemas of every keyword understood, and values near them.
 const leaf = fc.constantFrom<Json>(
   { type: 'string' }, { type: 'integer' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' },
-  { type: ['string', 'null'] }, { type: ['integer', 'null'] }, {}, { type: 'string', format: 'date-time', maxLength: 30 }
+  { type: ['string', 'null'] }, { type: ['integer', 'null'] }, { type: ['string', 'integer', 'null'] }, {},
+  { type: 'string', format: 'date-time', maxLength: 30 }
 )
 const schemaArb: fc.Arbitrary<Json> = fc.letrec<{ s: Json }>((tie) => ({
   s: fc.oneof(
@@ -174,5 +175,24 @@ t.test('refused: what the schema serializer writes differently, and keywords not
   t.equal(plainCheck({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: true })({ a: 'x', b: [1, { c: null }] }), true, 'an open object keeps its other properties')
   t.equal(plainCheck({ type: 'object', properties: { a: { type: 'string' } } })({ a: undefined }), true, 'an optional property set to undefined is left out by both')
   t.equal(plainCheck({ type: 'object' })({}), true, 'an object without properties')
+  const union = plainCheck({ type: ['string', 'integer', 'null'] })
+  t.same(['x', 3, null, 1.5, true, undefined].map(union), [true, true, true, false, false, false], 'a union of three types accepts each of them, nothing else')
   t.equal(plainCheck({ type: 'array' })([1, 'x', null]), true, 'an array without items')
+})
+
+t.test('an enumerable key on Object.prototype: the straight-line check defers to the loop', async t => {
+  const schema = { type: 'object', properties: { a: { type: 'string' } } }
+  const fast = plainCheck(schema)
+  const loop = plainCheck(schema, false)
+  t.equal(fast({ a: 'x' }), true, 'before: accepted')
+  // Counting keys with for-in sees the inherited key too; the loop's verdict then decides.
+  // eslint-disable-next-line no-extend-native -- the case under test, undone in finally
+  Object.defineProperty(Object.prototype, 'polluted', { value: 1, enumerable: true, configurable: true })
+  try {
+    t.equal(fast({ a: 'x' }), loop({ a: 'x' }), 'same verdict as the loop')
+    t.equal(fast({ a: 'x' }), false, 'refused: the schema serializer is used')
+  } finally {
+    delete (Object.prototype as Record<string, unknown>).polluted
+  }
+  t.equal(fast({ a: 'x' }), true, 'after: accepted again')
 })
