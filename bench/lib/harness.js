@@ -109,6 +109,12 @@ export async function measure (server, fn) {
   return { ...r, cpuPerReqMicros: r.requests > 0 ? (after.cpuMicros - before.cpuMicros) / r.requests : NaN, peakRssMb: after.peakRss / 1048576 }
 }
 
+/** The median of `xs` (the mean of the middle two for an even count). */
+export function median (xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
 export function fmt (n, digits = 0) {
   return Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a'
 }
