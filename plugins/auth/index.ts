@@ -112,13 +112,18 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     const header = request.headers.authorization
     if (header === undefined && config === undefined && !required) return done()
 
-    const socket = request.raw.socket
-    const memo = perConnection?.get(socket)
+    const memo = perConnection?.get(request.raw.socket)
     if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
       admit(request, reply, memo.principal, config)
       done()
       return
     }
+    verifyAndAdmit(request, reply, header, config, done)
+  })
+
+  // Apart from the hook, so the usual request (a remembered principal) allocates no closure context.
+  function verifyAndAdmit (request: FastifyRequest, reply: FastifyReply, header: string | undefined, config: AuthRouteConfig | undefined, done: (err?: Error) => void): void {
+    const socket = request.raw.socket
     const remember = (principal: Principal | null): void => {
       if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
     }
@@ -140,7 +145,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       }
       done()
     }, done)
-  })
+  }
 }
 
 export { signToken, type SignTokenOptions } from './sign.js'

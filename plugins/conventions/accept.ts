@@ -113,10 +113,10 @@ export function checkAccept (request: FastifyRequest, produces: Produces, path: 
   }
   let memo = memos.get(produces)
   if (memo === undefined) {
-    memo = new Memo()
+    memo = new Memo((h) => negotiate(parseAccept(h), produces))
     memos.set(produces, memo)
   }
-  const chosen = memo.get(header, (h) => negotiate(parseAccept(h), produces))
+  const chosen = memo.get(header)
   if (chosen !== null) return chosen
   const offered = produces.map(essenceOf).join(', ')
   // Problem details are an error format (RFC 9457): `application/problem+json` alone never

@@ -11,7 +11,7 @@ import { checkCustomHeaderName, declaredHeaderNames } from './header-names.js'
 import { checkHttpVersion } from './http-version.js'
 import { applyIdempotencyKey } from './idempotency-key.js'
 import { OFF, defaults, resolveOptions, resolveRoute, type ConventionsOptions, type ConventionsRouteConfig, type Settings } from './options.js'
-import { SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
+import { NONE, SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
 import { checkUserAgent } from './user-agent.js'
 
 declare module 'fastify' {
@@ -91,26 +91,27 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
       if (s.produces !== null) request.negotiatedType = checkAccept(request, s.produces, path)
       if (s.consumes !== null) checkContentType(request, s.consumes, path)
     }
-    const items: ContextItem[] = []
+    // Context items are gathered only when a header is wrong: the usual request allocates none.
+    let items: readonly ContextItem[] = NONE
     if (s.executionContext !== null) {
       const item = applyExecutionContext(request, reply, s.executionContext)
-      if (item !== null) items.push(item)
+      if (item !== null) items = [item]
     }
     if (s.serviceHeader !== null) {
       const found = applyServiceHeader(request, s.serviceHeader.registry)
       if (found instanceof Promise) return found.then((more) => { checkLast(request, s, [...items, ...more]) })
-      items.push(...found)
+      if (found.length > 0) items = [...items, ...found]
     }
     checkLast(request, s, items)
     return undefined
   }
 
-  function checkLast (request: FastifyRequest, s: Settings, items: ContextItem[]): void {
+  function checkLast (request: FastifyRequest, s: Settings, items: readonly ContextItem[]): void {
     if (s.idempotencyKey) {
       const item = applyIdempotencyKey(request)
-      if (item !== null) items.push(item)
+      if (item !== null) items = [...items, item]
     }
-    if (items.length > 0) throw invalidData(items)
+    if (items.length > 0) throw invalidData([...items])
   }
 
   // onRequest, so every refusal precedes body parsing, validation and authentication.

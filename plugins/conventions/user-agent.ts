@@ -129,10 +129,10 @@ export function checkUserAgent (request: FastifyRequest, opts: UserAgentOptions,
   }
   let memo = memos.get(opts)
   if (memo === undefined) {
-    memo = new Memo()
+    memo = new Memo((v) => isValidUserAgent(v, opts))
     memos.set(opts, memo)
   }
-  if (value === undefined || !memo.get(value, (v) => isValidUserAgent(v, opts))) refuse(value, opts, path)
+  if (value === undefined || !memo.get(value)) refuse(value, opts, path)
 }
 
 function refuse (value: string | undefined, opts: UserAgentOptions, path: string): never {

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
 import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
@@ -130,14 +130,10 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   if (allowedHeaders.length > 0) preflightHeaders['access-control-allow-headers'] = allowedHeaders.join(', ')
 
   // The preflight gate. @fastify/cors never refuses a preflight with 403 and never checks the
-  // requested method and headers, so preflights are answered or refused here, in a hook that
-  // runs before auth (a preflight carries no Authorization header) and before @fastify/cors.
-  fastify.addHook('onRequest', function preflightGate (request, reply, done) {
-    const origin = request.headers.origin
-    const requestedMethod = request.headers['access-control-request-method']
-    if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return done()
+  // requested method and headers, so preflights are answered or refused here, before auth (a
+  // preflight carries no Authorization header) and before the library sees them.
+  function answerPreflight (request: FastifyRequest, reply: FastifyReply, origin: string, requestedMethod: string): void {
     if (origins.length > 0) appendVary(reply, 'Origin')
-
     const path = pathOf(request.url)
     const refuse = (reason: string, detail: string): ProblemError => problems.forbidden(`The CORS preflight for ${path} was refused: ${detail}.`, {
       instance: path,
@@ -149,25 +145,31 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     const requestedHeaders = (request.headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '')
     const badHeader = requestedHeaders.find((h) => !allowedHeaderSet.has(h.toLowerCase()))
     if (badHeader !== undefined) throw refuse('bad header', `the header ${short(badHeader)} is not allowed`)
-
     // Answered: the hook chain stops here, without done().
     reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
-  })
+  }
 
   // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
   // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response.
   // Its own preflight handling is off; its catch-all OPTIONS route is treated by the methods
   // plugin as no route.
   //
-  // Most requests carry no Origin (same-origin calls, other services, probes), and for those
-  // the library would only add `Vary: Origin`, after reading the route options twice and copying
-  // its options: its request hook is registered behind a gate that adds the Vary itself and
-  // hands the library only the requests with an Origin.
+  // Its request hook is registered behind one gate, so the plugin costs a request one hook: the
+  // gate answers preflights itself, and most requests carry no Origin (same-origin calls, other
+  // services, probes), for which the library would only add `Vary: Origin` after reading the
+  // route options twice and copying its options: the gate adds the Vary itself. Only requests
+  // with an Origin reach the library.
   await registerBehindGate(fastify, fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders), (request, reply, done, next) => {
-    if (request.headers.origin !== undefined) return next()
-    // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
-    if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
-    done()
+    const origin = request.headers.origin
+    if (origin === undefined) {
+      // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
+      if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
+      done()
+      return
+    }
+    const requestedMethod = request.headers['access-control-request-method']
+    if (request.method === 'OPTIONS' && requestedMethod !== undefined) answerPreflight(request, reply, origin, requestedMethod)
+    else next()
   })
 }
 
