@@ -89,8 +89,9 @@ export function serveStats (port) {
   process.send({ type: 'listening', port })
 }
 
-export async function load ({ url, connections = 50, duration = 10, headers = {}, method = 'GET', body, requests }) {
-  const result = await autocannon({ url, connections, duration, headers, method, body, requests, pipelining: 1 })
+export async function load ({ url, connections = 50, duration = 10, headers = {}, method = 'GET', body, requests, rate }) {
+  // `rate`: requests per second over all connections (autocannon's overallRate); unset, as fast as served.
+  const result = await autocannon({ url, connections, duration, headers, method, body, requests, overallRate: rate, pipelining: 1 })
   return {
     requests: result.requests.total,
     rps: result.requests.average,
