@@ -1,9 +1,10 @@
 // Why the filtered page's ratio is lower than the Node side alone explains: the service and bare
 // Fastify + pg (servers/pg-collection.js, the same SQL) served at the SAME fixed request rates,
 // then as fast as each can, rounds alternating. Reports the CPU each request costs the server,
-// PostgreSQL (every postgres process, including backends that ended during the round) and
-// autocannon. Uses BENCH_DATABASE_URL or a throwaway server; BENCH_DOCUMENTS documents
-// (default 100,000); BENCH_RATES the fixed rates (default 1000,1500).
+// PostgreSQL (every process named postgres on the machine, including backends that ended during
+// the round: run it where no other PostgreSQL is busy) and autocannon. Uses BENCH_DATABASE_URL
+// or a throwaway server; BENCH_DOCUMENTS documents (default 100,000); BENCH_RATES the fixed
+// rates (default 1000,1500).
 import { readFileSync, readdirSync } from 'node:fs'
 import { signToken } from '../dist/index.js'
 import { startServer, load, measure, fmt } from './lib/harness.js'
