@@ -12,7 +12,7 @@
 // far would hold.
 import os from 'node:os'
 import pg from 'pg'
-import { admin } from './lib/admin.js'
+import { benchDatabase } from './lib/admin.js'
 import { signToken } from '../dist/index.js'
 import { createCursorCodec, queryFingerprint } from '../dist/plugins/query/cursor.js'
 import { parseFilter } from '../dist/plugins/query/fiql-check.js'
@@ -20,7 +20,6 @@ import { fieldMapOf } from '../dist/plugins/resource/collection.js'
 import { compileSql } from '../dist/store/sql-query.js'
 import { documents } from '../dist/routes/v1/documents.js'
 import { startServer, load, measure, fmt } from './lib/harness.js'
-import { startPostgres } from '../scripts/postgres.js'
 import { seed } from './seed.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
@@ -102,12 +101,8 @@ const DATABASE = 'svc_bench_collection'
  * the documents go to a database of their own, made for the run and dropped after it.
  */
 export async function runCollection ({ pgUrl } = {}) {
-  const pgServer = pgUrl === undefined ? await startPostgres() : null
-  const serverUrl = pgUrl ?? pgServer.url
-  await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`, `CREATE DATABASE ${DATABASE}`)
-  const u = new URL(serverUrl)
-  u.pathname = `/${DATABASE}`
-  const url = u.toString()
+  const database = await benchDatabase(DATABASE, pgUrl)
+  const url = database.url
   const servers = []
   const db = new pg.Client({ connectionString: url })
   try {
@@ -159,8 +154,7 @@ export async function runCollection ({ pgUrl } = {}) {
   } finally {
     await db.end().catch(() => {})
     for (const s of servers) await s.stop()
-    if (pgServer !== null) pgServer.stop()
-    else await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+    await database.close()
   }
 }
 

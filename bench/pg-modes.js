@@ -2,8 +2,7 @@
 // three ways (servers/pg-modes.js), measured in one run, rounds alternating. Reports CPU per
 // request and garbage-collection time per request. Uses BENCH_DATABASE_URL or a throwaway server.
 import { startServer, load, measure, fmt } from './lib/harness.js'
-import { admin } from './lib/admin.js'
-import { startPostgres } from '../scripts/postgres.js'
+import { benchDatabase } from './lib/admin.js'
 import { seed } from './seed.js'
 
 const duration = Number(process.env.BENCH_DURATION ?? 5)
@@ -17,21 +16,17 @@ const gcOf = (server) => new Promise((resolve) => {
   server.child.send({ type: 'gc' })
 })
 
-const pgServer = process.env.BENCH_DATABASE_URL === undefined ? await startPostgres() : null
-const serverUrl = process.env.BENCH_DATABASE_URL ?? pgServer.url
-await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`, `CREATE DATABASE ${DATABASE}`)
-const u = new URL(serverUrl)
-u.pathname = `/${DATABASE}`
+const database = await benchDatabase(DATABASE, process.env.BENCH_DATABASE_URL)
 const servers = {}
 try {
   // The service makes the schema; the seed fills it.
   const { buildApp } = await import('../dist/app.js')
   const { loadConfig } = await import('../dist/config.js')
-  const app = await buildApp(loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: u.toString(), AUTH_JWT_SECRET: 'bench-secret-that-is-long-enough-0123456789' }).config)
+  const app = await buildApp(loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: database.url, AUTH_JWT_SECRET: 'bench-secret-that-is-long-enough-0123456789' }).config)
   await app.ready()
-  await seed({ url: u.toString(), count: 10_000, log: (line) => process.stderr.write(line + '\n') })
+  await seed({ url: database.url, count: 10_000, log: (line) => process.stderr.write(line + '\n') })
   await app.close()
-  for (const mode of MODES) servers[mode] = await startServer(new URL('./servers/pg-modes.js', import.meta.url).pathname, { DATABASE_URL: u.toString(), PG_MODE: mode })
+  for (const mode of MODES) servers[mode] = await startServer(new URL('./servers/pg-modes.js', import.meta.url).pathname, { DATABASE_URL: database.url, PG_MODE: mode })
   const results = Object.fromEntries(MODES.map((m) => [m, []]))
   for (const mode of MODES) await load({ url: `http://127.0.0.1:${servers[mode].port}/page`, duration: 2 })
   for (let i = 0; i < rounds; i++) {
@@ -53,6 +48,5 @@ try {
   }
 } finally {
   for (const s of Object.values(servers)) await s.stop()
-  if (pgServer !== null) pgServer.stop()
-  else await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+  await database.close()
 }

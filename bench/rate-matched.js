@@ -8,8 +8,7 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { signToken } from '../dist/index.js'
 import { startServer, load, measure, fmt } from './lib/harness.js'
-import { admin } from './lib/admin.js'
-import { startPostgres } from '../scripts/postgres.js'
+import { benchDatabase } from './lib/admin.js'
 import { seed } from './seed.js'
 import { FILTERED } from './collection.js'
 
@@ -43,12 +42,8 @@ function postgresTicks () {
   return sum
 }
 
-const pgServer = process.env.BENCH_DATABASE_URL === undefined ? await startPostgres() : null
-const serverUrl = process.env.BENCH_DATABASE_URL ?? pgServer.url
-await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`, `CREATE DATABASE ${DATABASE}`)
-const u = new URL(serverUrl)
-u.pathname = `/${DATABASE}`
-const env = { DATABASE_URL: u.toString(), AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', BENCH_QUERY: FILTERED }
+const database = await benchDatabase(DATABASE, process.env.BENCH_DATABASE_URL)
+const env = { DATABASE_URL: database.url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', BENCH_QUERY: FILTERED }
 const servers = {}
 try {
   // The service makes the schema; the seed fills it.
@@ -56,18 +51,18 @@ try {
   const { loadConfig } = await import('../dist/config.js')
   const app = await buildApp(loadConfig({ ...process.env, ...env, LOG_LEVEL: 'silent' }).config)
   await app.ready()
-  await seed({ url: u.toString(), count: COUNT, log: (line) => process.stderr.write(line + '\n') })
+  await seed({ url: database.url, count: COUNT, log: (line) => process.stderr.write(line + '\n') })
   await app.close()
   servers.bare = { server: await startServer(new URL('./servers/pg-collection.js', import.meta.url).pathname, env), path: '/v1/documents' }
   servers.service = { server: await startServer(new URL('./servers/service.js', import.meta.url).pathname, env), path: `/v1/documents?limit=20&${FILTERED}` }
-  const self = () => ticksOf(process.pid).own
+  const self = () => { const u = process.cpuUsage(); return u.user + u.system }
   const run = async (name, d, rate) => {
     const { server, path } = servers[name]
     const pg0 = postgresTicks()
     const c0 = self()
     const r = await measure(server, () => load({ url: `http://127.0.0.1:${server.port}${path}`, duration: d, headers, rate }))
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx and ${r.errors} errors`)
-    return { ...r, pg: (postgresTicks() - pg0) * TICK_MICROS / r.requests, client: (self() - c0) * TICK_MICROS / r.requests }
+    return { ...r, pg: (postgresTicks() - pg0) * TICK_MICROS / r.requests, client: (self() - c0) / r.requests }
   }
   for (const name of Object.keys(servers)) await run(name, 2) // warm-up
   const rows = []
@@ -88,6 +83,5 @@ try {
   for (const row of rows) console.log(row)
 } finally {
   for (const { server } of Object.values(servers)) await server.stop()
-  if (pgServer !== null) pgServer.stop()
-  else await admin(serverUrl, `DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+  await database.close()
 }

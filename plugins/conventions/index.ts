@@ -111,7 +111,7 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
       const item = applyIdempotencyKey(request)
       if (item !== null) items = [...items, item]
     }
-    if (items.length > 0) throw invalidData([...items])
+    if (items.length > 0) throw invalidData(items)
   }
 
   // onRequest, so every refusal precedes body parsing, validation and authentication.

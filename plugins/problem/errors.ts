@@ -113,7 +113,7 @@ export function contextItem (item: ContextItem): ContextItem {
 }
 
 /** A 400 "Invalid Data" problem for one or more violations. */
-export function invalidData (items: ContextItem[], detail?: string): ProblemError {
+export function invalidData (items: readonly ContextItem[], detail?: string): ProblemError {
   const n = items.length
   return problems.invalidData(
     detail ?? `The request has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`,
