@@ -3,7 +3,8 @@
 // - the first page vs a page 500,000 items deep by cursor (keyset paging: target ≥ 0.85 of
 //   the first page's throughput), and the same depth by OFFSET for contrast;
 // - a filtered and ordered page through the service vs bare Fastify + pg running the same SQL
-//   (target ≥ 0.90);
+//   (target ≥ 0.90), and, for contrast, vs the same bare route with its statement prepared (the
+//   service prepares a text that repeats, store/prepared.ts; a hand-written route does not);
 // - parsing, checking and compiling a five-clause FIQL filter, in µs per call (target < 20).
 //
 // The deep cursor is made with the service's own cursor codec and CURSOR_SECRET (the benchmark
@@ -112,6 +113,8 @@ export async function runCollection ({ pgUrl } = {}) {
     const { ms: seedMs } = await seed({ url, count: COUNT, log })
     const bare = await startServer(new URL('./servers/pg-collection.js', import.meta.url).pathname, { DATABASE_URL: url, BENCH_QUERY: FILTERED })
     servers.push(bare)
+    const barePrepared = await startServer(new URL('./servers/pg-collection.js', import.meta.url).pathname, { DATABASE_URL: url, BENCH_QUERY: FILTERED, BENCH_PREPARED: '1' })
+    servers.push(barePrepared)
     await db.connect()
     const base = (s) => `http://127.0.0.1:${s.port}`
     const cursor = await deepCursor(base(service), db)
@@ -125,7 +128,8 @@ export async function runCollection ({ pgUrl } = {}) {
       first: [service, '/v1/documents?limit=20'],
       deep: [service, `/v1/documents?limit=20&cursor=${cursor}`],
       bare: [bare, '/v1/documents'],
-      filtered: [service, `/v1/documents?limit=20&${FILTERED}`]
+      filtered: [service, `/v1/documents?limit=20&${FILTERED}`],
+      barePrepared: [barePrepared, '/v1/documents']
     }
     const run = async (name, seconds) => {
       const [server, path] = cases[name]
@@ -134,7 +138,7 @@ export async function runCollection ({ pgUrl } = {}) {
       return r
     }
     for (const name of Object.keys(cases)) await run(name, 2) // warm-up
-    const results = { first: [], deep: [], bare: [], filtered: [] }
+    const results = Object.fromEntries(Object.keys(cases).map(name => [name, []]))
     for (let i = 0; i < rounds; i++) {
       for (const name of Object.keys(cases)) {
         const r = await run(name, duration)
@@ -168,6 +172,7 @@ export function collectionReport (res) {
   const deep = mean(res.cases.deep)
   const bare = mean(res.cases.bare)
   const filtered = mean(res.cases.filtered)
+  const barePrepared = mean(res.cases.barePrepared)
   const offset = mean([res.offset])
   const depth = fmt(res.depth)
   const verdict = (ok) => ok ? 'met' : 'MISSED'
@@ -182,6 +187,7 @@ export function collectionReport (res) {
     row(`page ${depth} deep, by \`offset\` (${res.offset.requests} sequential requests)`, offset, `${fmt(offset.rps / first.rps, 5)} of first page`, 'contrast'),
     row('filtered + ordered, bare Fastify + pg', bare, '1 (baseline)', ''),
     row('filtered + ordered, reference service', filtered, `${fmt(filteredRatio, 3)} of bare`, `≥ 0.90: ${verdict(filteredRatio >= 0.9)}`),
+    row('filtered + ordered, bare Fastify + pg, statement prepared', barePrepared, `service ${fmt(filtered.rps / barePrepared.rps, 3)} of it`, 'contrast'),
     `| five-clause FIQL parse + check + compile | | | | | | ${fmt(res.compileMicros, 2)} µs per call | < 20 µs: ${verdict(res.compileMicros < 20)} |`
   ]
 }

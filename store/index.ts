@@ -5,7 +5,7 @@ import type { PoolOptions, Store, StoreLogger, StoreOptions } from './types.js'
 
 const defaults = {
   dataDir: './data',
-  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000 }
+  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, preparedStatements: 100 }
 } as const
 
 function noop (): void {}
@@ -47,6 +47,9 @@ function poolOptions (pool: PoolOptions = {}): Required<PoolOptions> {
     if (!Number.isInteger(value) || (value as number) < 1) {
       throw new TypeError(`createStore: pool.${key} must be a positive integer, got ${String(value)}`)
     }
+  }
+  if (!Number.isInteger(out.preparedStatements) || out.preparedStatements < 0) {
+    throw new TypeError(`createStore: pool.preparedStatements must be a non-negative integer, got ${String(out.preparedStatements)}`)
   }
   return out
 }

@@ -16,7 +16,8 @@ export interface QueryOptions {
   /**
    * A name for a FIXED SQL text: on a PostgreSQL server each connection then parses and plans
    * it once and reuses the plan (a prepared statement). One name, one text, for the process's
-   * life; never name SQL built from request data. PGlite ignores it.
+   * life; never name SQL built from request data (the store prepares repeated texts itself,
+   * up to `PoolOptions.preparedStatements`). PGlite ignores it.
    */
   name?: string
 }
@@ -81,6 +82,14 @@ export interface PoolOptions {
   connectionTimeoutMillis?: number
   /** How long an idle connection stays open. Default 10000 ms. */
   idleTimeoutMillis?: number
+  /**
+   * How many distinct SQL texts without a name of their own (`QueryOptions.name`) the store
+   * prepares on each connection, each from the second time it runs (collection queries: one
+   * text per shape of filter and ordering). A prepared text skips parsing and analysis on
+   * every later run; each costs each connection about 35 KB of server memory. Plans follow
+   * the server's `plan_cache_mode`. 0 prepares none. Default 100.
+   */
+  preparedStatements?: number
 }
 
 export interface StoreOptions {
