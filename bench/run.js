@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { runTrivial } from './trivial.js'
 import { runResource } from './resource.js'
-import { runCollection, mean } from './collection.js'
+import { runCollection, mean, spread } from './collection.js'
 import { runBulk } from './bulk.js'
 import { startPostgres } from '../scripts/postgres.js'
 import { fmt, pinning } from './lib/harness.js'
@@ -68,7 +68,7 @@ const depth = fmt(collection.depth)
 const docs = fmt(collection.count)
 const first = mean(collection.cases.first)
 row(`first page, ${docs} documents`, 'reference service', first)
-compared(`page ${depth} deep by cursor`, 'reference service', mean(collection.cases.deep), first, 0.85, 'first page')
+compared(`page ${depth} deep by cursor`, 'reference service', mean(collection.cases.deep), first, 0.85, 'first page', collection.ratio.deep)
 const offset = mean([collection.offset])
 row(`page ${depth} deep by \`offset\` (contrast)`, `reference service, ${collection.offset.requests} sequential`, offset, {
   rate: `${fmt(1000 / offset.rps, 0)} ms/op`, ratio: `${fmt(offset.rps / first.rps, 5)} of first page`, target: 'none'
@@ -76,11 +76,11 @@ row(`page ${depth} deep by \`offset\` (contrast)`, `reference service, ${collect
 const bareFiltered = mean(collection.cases.bare)
 row('filtered + ordered page', 'bare Fastify + pg (same SQL)', bareFiltered)
 const filtered = mean(collection.cases.filtered)
-compared('filtered + ordered page', 'reference service', filtered, bareFiltered, 0.9, 'bare')
+compared('filtered + ordered page', 'reference service', filtered, bareFiltered, 0.9, 'bare', collection.ratio.filtered)
 // The service prepares a statement that repeats; the hand-written route above does not. This
 // one does: the ratio to it is the suite's own cost, without that gain.
 const barePrepared = mean(collection.cases.barePrepared)
-row('filtered + ordered page (contrast)', 'bare Fastify + pg, statement prepared', barePrepared, { ratio: `service ${fmt(filtered.rps / barePrepared.rps, 3)} of it`, target: 'none' })
+row('filtered + ordered page (contrast)', 'bare Fastify + pg, statement prepared', barePrepared, { ratio: `service ${fmt(collection.ratio.filteredPrepared, 3)} of it`, target: 'none' })
 rows.push(`| five-clause FIQL parse + check + compile | in process | ${fmt(collection.compileMicros, 2)} µs/call | | | | | | < 20 µs | ${collection.compileMicros < 20 ? 'met' : '**MISSED**'} |`)
 
 // Sequential, one client: ms per operation of 100 entities, CPU per entity.
@@ -97,13 +97,13 @@ for (const [name, s] of ways.map(k => [k, bulk[k]])) {
 const cpus = os.cpus()
 const minutes = (Date.now() - started) / 60000
 const text = [
-  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${postgresVersion} (throwaway, \`fsync=off\`), load average ${loadBefore.map(l => l.toFixed(1)).join(' ')} at the start; ${pinning === null ? 'no CPU pinning' : `trivial route: servers pinned to CPU ${pinning.server}, autocannon to CPU ${pinning.client}; cases with PostgreSQL unpinned`}; ${connections} connections, ${rounds} × ${duration} s per case, alternating with its baseline (the trivial route as ${trivial.pairs} pairs of ${trivial.slice}-s rounds over ${trivial.processes} fresh pairs of server processes); whole run ${fmt(minutes, 1)} min (\`npm run bench\`).`,
+  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${postgresVersion} (throwaway, \`fsync=off\`), load average ${loadBefore.map(l => l.toFixed(1)).join(' ')} at the start; ${pinning === null ? 'no CPU pinning' : `trivial route: servers pinned to CPU ${pinning.server}, autocannon to CPU ${pinning.client}; cases with PostgreSQL unpinned`}; ${connections} connections, ${rounds} × ${duration} s per case, alternating with its baseline (the trivial route as ${trivial.pairs} pairs of ${trivial.slice}-s rounds over ${trivial.processes} fresh pairs of server processes, the pages as ${collection.passes} passes of ${collection.slice}-s rounds); whole run ${fmt(minutes, 1)} min (\`npm run bench\`).`,
   '',
   '| case | server / way | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | ratio | target | |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
   ...rows,
   '',
-  `Ratios compare throughput with the baseline row above them, measured in the same run; the trivial route's is the median of its ${trivial.pairs} pairs' ratios (they ranged from ${fmt(Math.min(...trivial.ratios), 3)} to ${fmt(Math.max(...trivial.ratios), 3)}; CPU per request, median of the pairs: ${fmt(trivial.cpuRatio, 2)} of bare's). \`ms/op\` rows are sequential (one client): the bulk rows time one operation creating 100 documents (p99 over the rounds; CPU per entity), the \`offset\` row one page. Peak RSS is the server process's, over its life.`
+  `Ratios compare throughput with the baseline row above them, measured in the same run; the trivial route's is the median of its ${trivial.pairs} pairs' ratios (they ranged from ${fmt(Math.min(...trivial.ratios), 3)} to ${fmt(Math.max(...trivial.ratios), 3)}; CPU per request, median of the pairs: ${fmt(trivial.cpuRatio, 2)} of bare's), the pages' the median of their ${collection.passes} passes' (deep page ${spread(collection.ratios.deep)}, filtered page ${spread(collection.ratios.filtered)}, against the prepared bare route ${spread(collection.ratios.filteredPrepared)}). \`ms/op\` rows are sequential (one client): the bulk rows time one operation creating 100 documents (p99 over the rounds; CPU per entity), the \`offset\` row one page. Peak RSS is the server process's, over its life.`
 ].join('\n')
 console.log(`# svc-conventions benchmarks\n\n${text}`)
 const dir = new URL('./results/', import.meta.url)
