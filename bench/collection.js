@@ -10,7 +10,10 @@
 // As for the trivial route, the BENCH_ROUNDS × BENCH_DURATION of load per case is cut into five
 // times as many short rounds; each pass runs every case once, in an order reversed every other
 // pass, and a ratio is the median of the passes' ratios, so a burst of the machine's noise moves
-// one pass, not the verdict. Table figures are means over the rounds.
+// one pass, not the verdict. The passes are spread over BENCH_PROCESSES fresh sets of server
+// processes (each warmed up 2 s per case): how V8 compiles one process moves its CPU per page by
+// up to 10 %, and one set of processes would carry that luck into every pass. Table figures are
+// means over the rounds.
 //
 // The deep cursor is made with the service's own cursor codec and CURSOR_SECRET (the benchmark
 // sets the secret), for the keyset of the row at that depth; it is checked first against the
@@ -33,6 +36,7 @@ const CURSOR_SECRET = 'bench-cursor-secret-that-is-long-enough'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const processes = Number(process.env.BENCH_PROCESSES ?? 5)
 const COUNT = Number(process.env.BENCH_DOCUMENTS ?? 1_000_000)
 const DEPTH = Math.floor(COUNT / 2)
 const OFFSET_REQUESTS = 5
@@ -109,51 +113,68 @@ const DATABASE = 'svc_bench_collection'
 export async function runCollection ({ pgUrl } = {}) {
   const database = await benchDatabase(DATABASE, pgUrl)
   const url = database.url
-  const servers = []
+  let servers = []
+  const stopAll = async () => { for (const s of servers) await s.stop(); servers = [] }
   const db = new pg.Client({ connectionString: url })
-  try {
-    // The service migrates the schema as it starts.
+  const base = (s) => `http://127.0.0.1:${s.port}`
+  /** A fresh service, bare route and bare route with its statement prepared. */
+  const startAll = async () => {
     const service = await startServer(new URL('./servers/service.js', import.meta.url).pathname, { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET })
     servers.push(service)
-    const { ms: seedMs } = await seed({ url, count: COUNT, log })
     const bare = await startServer(new URL('./servers/pg-collection.js', import.meta.url).pathname, { DATABASE_URL: url, BENCH_QUERY: FILTERED })
     servers.push(bare)
     const barePrepared = await startServer(new URL('./servers/pg-collection.js', import.meta.url).pathname, { DATABASE_URL: url, BENCH_QUERY: FILTERED, BENCH_PREPARED: '1' })
     servers.push(barePrepared)
+    return { service, bare, barePrepared }
+  }
+  try {
+    // The service migrates the schema as it starts, before the seeding.
+    servers.push(await startServer(new URL('./servers/service.js', import.meta.url).pathname, { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET }))
+    const { ms: seedMs } = await seed({ url, count: COUNT, log })
+    await stopAll()
     await db.connect()
-    const base = (s) => `http://127.0.0.1:${s.port}`
-    const cursor = await deepCursor(base(service), db)
+    let set = await startAll()
+    const cursor = await deepCursor(base(set.service), db)
 
     // The baseline runs the service's statement: same rows, same order.
-    const mine = (await getJson(base(service), `/v1/documents?limit=20&${FILTERED}`)).results.map(r => r.id).join()
-    const theirs = (await getJson(base(bare), '/v1/documents')).results.slice(0, 20).map(r => r.id).join()
+    const mine = (await getJson(base(set.service), `/v1/documents?limit=20&${FILTERED}`)).results.map(r => r.id).join()
+    const theirs = (await getJson(base(set.bare), '/v1/documents')).results.slice(0, 20).map(r => r.id).join()
     if (mine !== theirs) throw new Error('the baseline\'s rows differ from the service\'s: not the same query')
 
     const cases = {
-      first: [service, '/v1/documents?limit=20'],
-      deep: [service, `/v1/documents?limit=20&cursor=${cursor}`],
-      bare: [bare, '/v1/documents'],
-      filtered: [service, `/v1/documents?limit=20&${FILTERED}`],
-      barePrepared: [barePrepared, '/v1/documents']
+      first: ['service', '/v1/documents?limit=20'],
+      deep: ['service', `/v1/documents?limit=20&cursor=${cursor}`],
+      bare: ['bare', '/v1/documents'],
+      filtered: ['service', `/v1/documents?limit=20&${FILTERED}`],
+      barePrepared: ['barePrepared', '/v1/documents']
     }
     const run = async (name, seconds) => {
-      const [server, path] = cases[name]
-      const r = await measure(server, () => load({ url: base(server) + path, connections, duration: seconds, headers }))
+      const server = set[cases[name][0]]
+      const r = await measure(server, () => load({ url: base(server) + cases[name][1], connections, duration: seconds, headers }))
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
       return r
     }
-    for (const name of Object.keys(cases)) await run(name, 2) // warm-up
     const results = Object.fromEntries(Object.keys(cases).map(name => [name, []]))
     const passes = rounds * 5
     const slice = Math.max(1, Math.round(duration / 5))
-    for (let i = 0; i < passes; i++) {
-      const order = i % 2 === 0 ? Object.keys(cases) : Object.keys(cases).reverse()
-      for (const name of order) results[name].push(await run(name, slice))
-      const at = (name) => results[name][i].rps
-      log(`  pass ${i + 1}: first ${fmt(at('first'))}, deep ${fmt(at('deep'))}, bare ${fmt(at('bare'))}, filtered ${fmt(at('filtered'))}, bare prepared ${fmt(at('barePrepared'))} req/s`)
+    const sets = Math.max(1, Math.min(processes, passes))
+    for (let p = 0; p < sets; p++) {
+      if (p > 0) {
+        await stopAll()
+        set = await startAll()
+      }
+      for (const name of Object.keys(cases)) await run(name, 2) // warm-up
+      // This set of processes' share of the passes; the order alternates over the whole run.
+      for (let i = Math.round(p * passes / sets); i < Math.round((p + 1) * passes / sets); i++) {
+        const order = i % 2 === 0 ? Object.keys(cases) : Object.keys(cases).reverse()
+        for (const name of order) results[name].push(await run(name, slice))
+        const at = (name) => results[name][i].rps
+        log(`  pass ${i + 1} (servers ${p + 1}): first ${fmt(at('first'))}, deep ${fmt(at('deep'))}, bare ${fmt(at('bare'))}, filtered ${fmt(at('filtered'))}, bare prepared ${fmt(at('barePrepared'))} req/s`)
+      }
     }
     const ratiosOf = (of, to) => results[of].map((r, i) => r.rps / results[to][i].rps)
     const ratios = { deep: ratiosOf('deep', 'first'), filtered: ratiosOf('filtered', 'bare'), filteredPrepared: ratiosOf('filtered', 'barePrepared') }
+    const service = set.service
 
     await getJson(base(service), `/v1/documents?limit=20&offset=${DEPTH}`) // warm-up
     const offset = await measure(service, () => sequential(base(service), `/v1/documents?limit=20&offset=${DEPTH}`, OFFSET_REQUESTS))
@@ -169,6 +190,7 @@ export async function runCollection ({ pgUrl } = {}) {
       ratio: Object.fromEntries(Object.entries(ratios).map(([k, rs]) => [k, median(rs)])),
       passes,
       slice,
+      processes: sets,
       offset,
       compileMicros: micros,
       seedMs,
@@ -177,7 +199,7 @@ export async function runCollection ({ pgUrl } = {}) {
     }
   } finally {
     await db.end().catch(() => {})
-    for (const s of servers) await s.stop()
+    await stopAll()
     await database.close()
   }
 }
@@ -221,7 +243,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const started = Date.now()
   const res = await runCollection({ pgUrl: process.env.BENCH_DATABASE_URL })
   const cpus = os.cpus()
-  console.log(`\n${fmt(res.count)} documents on a PostgreSQL server (seeded in ${fmt(res.seedMs / 1000)} s), ${connections} connections, ${res.passes} passes of ${res.slice}-s rounds per case, order reversed every other pass; ratios are medians of the passes' ratios`)
+  console.log(`\n${fmt(res.count)} documents on a PostgreSQL server (seeded in ${fmt(res.seedMs / 1000)} s), ${connections} connections, ${res.passes} passes of ${res.slice}-s rounds per case over ${res.processes} fresh sets of server processes, order reversed every other pass; ratios are medians of the passes' ratios`)
   console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, Node ${process.version}, load average ${os.loadavg().map(l => l.toFixed(1)).join(' ')}; whole run ${fmt((Date.now() - started) / 1000)} s\n`)
   console.log(collectionReport(res).join('\n'))
   console.log(`\nfiltered + ordered: \`GET /v1/documents?limit=20&${FILTERED}\`; five clauses: \`${FIVE_CLAUSES}\``)
