@@ -1,7 +1,7 @@
 /*
  * Which unnamed statements a PostgreSQL server connection prepares. A statement run once is
  * parsed, analysed and planned for that one run; a prepared one skips the parsing and analysis
- * on every later run on the connection (about a third of the server's CPU for a 20-row
+ * on every later run on the connection (a fifth to a quarter of PostgreSQL's CPU for a 20-row
  * collection page, bench/README.md). The SQL texts of a collection query differ only by the
  * request's shape (which fields it filters and orders on), so a few of them carry most reads.
  *

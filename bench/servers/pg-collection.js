@@ -12,34 +12,8 @@
 import Fastify from 'fastify'
 import pg from 'pg'
 import { documents } from '../../dist/routes/v1/documents.js'
-import { fieldMapOf } from '../../dist/plugins/resource/collection.js'
-import { selectList } from '../../dist/plugins/resource/representation.js'
-import { buildFilter, splitFilterParams } from '../../dist/plugins/query/filter.js'
-import { orderingResolver } from '../../dist/plugins/query/ordering.js'
-import { compileSql, selectStatement } from '../../dist/store/sql-query.js'
-import { quoteIdent } from '../../dist/store/quote.js'
+import { statementOf } from '../lib/statement.js'
 import { serveStats } from '../lib/harness.js'
-
-/** The statement registerCollections (plugins/resource/collection.ts) runs for `queryString` in execution context `ctx`. */
-function statementOf (def, queryString, ctx = 'prod') {
-  const fields = fieldMapOf(def)
-  const params = new URLSearchParams(queryString)
-  // Filter parameters in code-point order, as the query plugin reads them (read.ts).
-  const filters = {}
-  for (const name of [...new Set(params.keys())].sort()) {
-    if (name === 'ordering' || name === 'limit') continue
-    const values = params.getAll(name)
-    filters[name] = values.length === 1 ? values[0] : values
-  }
-  const query = {
-    filter: buildFilter(splitFilterParams(filters, fields), fields),
-    ordering: orderingResolver(fields)(params.getAll('ordering')),
-    paging: { kind: 'cursor', limit: Number(params.get('limit') ?? 20) }
-  }
-  const summary = selectList({ ...def, columns: def.columns.filter(c => !def.summaryOmit.includes(c.field)) })
-  const sql = compileSql(query, fields, { paramStart: 2 })
-  return selectStatement(sql, { select: summary, from: `${quoteIdent(def.table)} t`, where: 't.ctx = $1', params: [ctx] })
-}
 
 const statement = statementOf(documents, process.env.BENCH_QUERY ?? '')
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, options: '-c TimeZone=UTC' })

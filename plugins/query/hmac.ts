@@ -3,9 +3,9 @@ import { hash } from 'node:crypto'
 /*
  * HMAC-SHA256 (RFC 2104) as two one-shot SHA-256 hashes over the padded keys and the message:
  * H((K ^ opad) || H((K ^ ipad) || m)). A keyed `createHmac` per MAC, or copies of two keyed
- * `Hash` states, make native objects that only garbage collection frees; under load they cost a
- * collection page several times what the hashing does (bench/README.md). The output is the
- * standard HMAC's; the tests compare the two.
+ * `Hash` states, make native objects per MAC that only garbage collection frees; this makes none
+ * (bench/README.md: the page's cursor, measured in place). The output is the standard HMAC's;
+ * the tests compare the two.
  */
 
 const BLOCK_BYTES = 64

@@ -44,7 +44,10 @@ t.test('createStore refuses invalid options, naming the option and the value', a
     [{ databaseUrl: 'postgres://db/app', pool: { max: 0 } }, /pool.max must be a positive integer, got 0/],
     [{ databaseUrl: 'postgres://db/app', pool: { max: 2.5 } }, /pool.max .* got 2.5/],
     [{ databaseUrl: 'postgres://db/app', pool: { connectionTimeoutMillis: -1 } }, /pool.connectionTimeoutMillis .* got -1/],
-    [{ databaseUrl: 'postgres://db/app', pool: { idleTimeoutMillis: 'soon' as never } }, /pool.idleTimeoutMillis .* got soon/]
+    [{ databaseUrl: 'postgres://db/app', pool: { idleTimeoutMillis: 'soon' as never } }, /pool.idleTimeoutMillis .* got soon/],
+    [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: -1 } }, /pool.preparedStatements must be a non-negative integer, got -1/],
+    [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: 1.5 } }, /pool.preparedStatements .* got 1.5/],
+    [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: '10' as never } }, /pool.preparedStatements .* got 10/]
   ]
   for (const [opts, message] of cases) {
     t.throws(() => createStore(opts), { name: 'TypeError', message }, JSON.stringify(opts))
