@@ -8,13 +8,13 @@
 // so each server runs in INSTR_PROCESSES fresh processes and the lowest count is the figure.
 // Four servers decompose the suite's cost: bare Fastify; bare + the three headers every answer of
 // the suite carries; the suite's shape without its checks (servers/shape.js); the suite.
-import { spawn, execFileSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { signToken } from '../dist/index.js'
-import { fmt } from './lib/harness.js'
+import { fmt, startServer } from './lib/harness.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const WARMUP = Number(process.env.INSTR_WARMUP ?? 40_000)
@@ -44,42 +44,36 @@ function hasCallgrind () {
 async function count (script) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-instr-'))
   const out = join(dir, 'callgrind.out')
-  const child = spawn('valgrind', [
-    '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',
+  const wrapper = [
+    'valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',
     // V8 writes and rewrites machine code in its heap: valgrind must notice code changes there.
-    '--smc-check=all-non-file', `--callgrind-out-file=${out}`,
-    process.execPath, new URL(`./servers/${script}`, import.meta.url).pathname
-  ], { env: { ...process.env, BENCH_SECRET: SECRET }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-  let stderr = ''
-  child.stderr.on('data', (d) => { stderr += d })
+    '--smc-check=all-non-file', `--callgrind-out-file=${out}`, '--log-file=/dev/null'
+  ]
+  const server = await startServer(new URL(`./servers/${script}`, import.meta.url).pathname, { BENCH_SECRET: SECRET }, { wrapper })
   try {
-    const port = await new Promise((resolve, reject) => {
-      child.on('message', (m) => { if (m.type === 'listening') resolve(m.port) })
-      child.once('exit', (code) => reject(new Error(`${script} exited with ${code} under valgrind: ${stderr.slice(-500)}`)))
-    })
     const run = async (amount) => {
-      const r = await autocannon({ url: `http://127.0.0.1:${port}/ping`, connections: 4, amount, headers })
+      const r = await autocannon({ url: `http://127.0.0.1:${server.port}/ping`, connections: 4, amount, headers })
       if (r.non2xx > 0 || r.errors > 0 || r.requests.total < amount) throw new Error(`${script}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.requests.total} of ${amount} requests`)
     }
+    // valgrind runs the server in its own process: the child's pid is the one to control.
+    const control = (...args) => execFileSync('callgrind_control', [...args, String(server.child.pid)], { stdio: 'ignore' })
     await run(WARMUP)
-    execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' })
+    control('-i', 'on')
     await run(REQUESTS)
-    execFileSync('callgrind_control', ['-i', 'off', String(child.pid)], { stdio: 'ignore' })
-    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' })
+    control('-i', 'off')
+    control('-d')
     // Thread 1 of dump 1: the event loop, where requests are served (V8's compiler and GC helper
     // threads are the other files).
     const totals = readFileSync(`${out}.1-01`, 'utf8').match(/^totals: (\d+)$/m)
     if (totals === null) throw new Error(`${script}: no totals in callgrind's dump`)
     return Number(totals[1]) / REQUESTS
   } finally {
-    const exited = new Promise((resolve) => { if (child.exitCode !== null) resolve(); else child.once('exit', resolve) })
-    child.kill('SIGTERM')
-    await exited
+    await server.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-export async function runInstructions () {
+async function runInstructions () {
   const rows = []
   for (const [name, script] of servers) {
     const counts = []

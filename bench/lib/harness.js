@@ -42,14 +42,13 @@ export async function pinned (fn) {
   }
 }
 
-export function startServer (script, env = {}) {
+/** `wrapper`: a command (and its arguments) the server's `node` runs under, e.g. valgrind. */
+export function startServer (script, env = {}, { wrapper = [] } = {}) {
   return new Promise((resolve, reject) => {
-    const options = { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }
+    const options = { env: { ...process.env, ...env }, stdio: ['ignore', wrapper.length > 0 ? 'ignore' : 'inherit', 'inherit', 'ipc'] }
     // As fork() would: this process's Node flags (a TypeScript loader, say) go to the child too.
-    const argv = [...process.execArgv, script]
-    const child = !pinnedNow
-      ? spawn(process.execPath, argv, options)
-      : spawn('taskset', ['-c', pinning.server, process.execPath, ...argv], options)
+    const command = [...(pinnedNow ? ['taskset', '-c', pinning.server] : []), ...wrapper, process.execPath, ...process.execArgv, script]
+    const child = spawn(command[0], command.slice(1), options)
     const pending = new Map()
     let seq = 0
     child.on('message', (msg) => {
