@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
-import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
@@ -71,8 +71,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   // token again. Only with the built-in verifiers' cache on: a custom verifier decides itself.
   const perConnection = cacheSize > 0 && typeof opts.verifier !== 'function' ? new WeakMap<object, ConnectionMemo>() : null
 
-  fastify.decorateRequest('principal', null)
-  useRouteConfig(fastify)
+  exposeField(fastify, 'principal')
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const auth: unknown = route.config?.auth
@@ -86,7 +85,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     if (principal === null) {
       throw problems.unauthorized('The access token was not accepted; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
     }
-    request.principal = principal
+    stateOf(request).principal = principal
     // Convention, Authentication 6: set now, so the 403 below and any later error keep it too.
     reply.header('cache-control', 'no-store')
     if (config === undefined || grants(principal, config.scopes)) return

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData, problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
-import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
@@ -102,8 +102,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   const notModifiedOn = opts.notModified ?? defaults.notModified
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
-  fastify.decorateRequest('preconditions', null)
-  useRouteConfig(fastify)
+  exposeField(fastify, 'preconditions')
 
   fastify.addHook('onRoute', (route) => {
     const config: unknown = route.config?.conditional
@@ -121,7 +120,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
     const config = routeConfigOf(request).conditional
     if (config === false) return
     const pre = parsePreconditions(request)
-    request.preconditions = pre
+    stateOf(request).preconditions = pre
     if (config?.requireIfMatch === true && pre.ifMatch === null && WRITES.has(request.method)) {
       const creating = request.method === 'PUT' && pre.ifNoneMatch === '*' && config.createWithIfNoneMatch !== false
       if (creating) return

@@ -3,6 +3,7 @@ import { problems } from '../problem/errors.js'
 import { shown } from './shown.js'
 import { essenceOf, isUtf8, parseMediaType, splitOutsideQuotes, type MediaType, type MediaTypes } from './media-type.js'
 import { Memo } from './memo.js'
+import { pathOf } from '../shared/url.js'
 
 /** The media types a route can produce, in its order of preference. */
 export type Produces = MediaTypes
@@ -99,26 +100,29 @@ export function negotiate (ranges: readonly MediaRange[], produces: readonly Med
   return chosen
 }
 
-// The negotiated type by exact Accept value, per route's list of produced types.
-const memos = new WeakMap<Produces, Memo<string | null>>()
+/** The Accept rule of a route: the types it produces, and the negotiated type by exact Accept value. */
+export interface AcceptRule {
+  readonly produces: Produces
+  /** What an absent or blank Accept gets: JSON when produced, else the route's first type. */
+  readonly fallback: string
+  readonly chosen: Memo<string | null>
+}
 
-/**
- * Returns the negotiated type, or throws 406. An absent or blank Accept means "anything"
- * (RFC 9110 §12.5.1): JSON is chosen when produced, else the route's first type.
- */
-export function checkAccept (request: FastifyRequest, produces: Produces, path: string): string {
-  const header = request.headers.accept
-  if (header === undefined || header.trim() === '') {
-    return essenceOf(produces.find(mt => essenceOf(mt) === 'application/json') ?? produces[0])
-  }
-  let memo = memos.get(produces)
-  if (memo === undefined) {
-    memo = new Memo((h) => negotiate(parseAccept(h), produces))
-    memos.set(produces, memo)
-  }
-  const chosen = memo.get(header)
+/** The rule of a list of produced types, resolved once at registration (no lookup per request). */
+export function acceptRule (produces: Produces): AcceptRule {
+  const fallback = essenceOf(produces.find(mt => essenceOf(mt) === 'application/json') ?? produces[0])
+  // A blank Accept means "anything" (RFC 9110 §12.5.1), like an absent one.
+  const chosen = new Memo<string | null>((h) => h.trim() === '' ? fallback : negotiate(parseAccept(h), produces))
+  return { produces, fallback, chosen }
+}
+
+/** Returns the negotiated type for the request's Accept (`header`), or throws 406. */
+export function checkAccept (request: FastifyRequest, header: string | undefined, rule: AcceptRule): string {
+  if (header === undefined) return rule.fallback
+  const chosen = rule.chosen.get(header)
   if (chosen !== null) return chosen
-  const offered = produces.map(essenceOf).join(', ')
+  const path = pathOf(request.url)
+  const offered = rule.produces.map(essenceOf).join(', ')
   // Problem details are an error format (RFC 9457): `application/problem+json` alone never
   // selects a success representation, though the 406 itself is written in it.
   throw problems.notAcceptable(

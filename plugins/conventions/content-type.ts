@@ -1,26 +1,29 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { essenceOf, isUtf8, paramOf, parseMediaType, type MediaType, type MediaTypes } from './media-type.js'
 import { shown } from './shown.js'
+import { pathOf } from '../shared/url.js'
 
 /** The media types a route accepts in request bodies. */
 export type Consumes = MediaTypes
 
 /** RFC 9112 §6.3: a request has content when it declares a length above 0 or is transfer-coded. */
-export function hasBody (request: FastifyRequest): boolean {
-  if (request.headers['transfer-encoding'] !== undefined) return true
-  return Number(request.headers['content-length']) > 0
+function hasBody (headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true
+  return Number(headers['content-length']) > 0
 }
 
 /**
  * Conventions: Headers, Content-Type — required with a body, only the route's types, and
  * only UTF-8. Refuses with 415 before the body is read; a bodiless request is not checked.
  */
-export function checkContentType (request: FastifyRequest, allowed: Consumes, path: string): void {
-  if (!hasBody(request)) return
+export function checkContentType (request: FastifyRequest, headers: IncomingHttpHeaders, allowed: Consumes): void {
+  if (!hasBody(headers)) return
+  const path = pathOf(request.url)
   const accepted = allowed.map(essenceOf)
   const fix = `send the body as ${accepted.join(' or ')}`
-  const header = request.headers['content-type']
+  const header = headers['content-type']
   const target = `${request.method} ${path}`
   if (header === undefined) {
     throw problems.unsupportedMediaType(`The request to ${target} has a body but no Content-Type header; ${fix}.`, { instance: path })

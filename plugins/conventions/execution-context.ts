@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 
@@ -31,8 +32,8 @@ function item (message: string, value: string): ContextItem {
  * Sets `request.executionContext` (the sent value, else the default) and echoes a sent,
  * accepted value on the response. Returns the violation, or null.
  */
-export function applyExecutionContext (request: FastifyRequest, reply: FastifyReply, rule: ExecutionContextRule): ContextItem | null {
-  const value = request.headers[EXECUTION_CONTEXT_HEADER]
+export function applyExecutionContext (request: FastifyRequest, headers: IncomingHttpHeaders, reply: FastifyReply, rule: ExecutionContextRule): ContextItem | null {
+  const value = headers[EXECUTION_CONTEXT_HEADER]
   if (typeof value !== 'string') return null
   if (!EXECUTION_CONTEXT_PATTERN.test(value)) {
     return item('must be 1 to 100 characters among a-z, 0-9, _ and -', value)

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 
@@ -21,8 +22,8 @@ function item (message: string, value: string): ContextItem {
 }
 
 /** Reads the key into `request.idempotencyKey`; returns the violation, or null. Storage is the idempotency plugin's. */
-export function applyIdempotencyKey (request: FastifyRequest): ContextItem | null {
-  const value = request.headers[IDEMPOTENCY_KEY_HEADER]
+export function applyIdempotencyKey (request: FastifyRequest, headers: IncomingHttpHeaders): ContextItem | null {
+  const value = headers[IDEMPOTENCY_KEY_HEADER]
   if (typeof value !== 'string') return null
   // "It is not used on GET" (conventions: Svc-Idempotency-Key); HEAD is a GET without body.
   if (request.method === 'GET' || request.method === 'HEAD') {

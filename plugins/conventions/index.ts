@@ -1,9 +1,9 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
-import { pathOf } from '../shared/url.js'
-import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
@@ -56,11 +56,10 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
 
   addJsonParsers(fastify, jsonTypes)
 
-  fastify.decorateRequest('executionContext', '')
-  fastify.decorateRequest('callingService', null)
-  fastify.decorateRequest('idempotencyKey', null)
-  fastify.decorateRequest('negotiatedType', null)
-  useRouteConfig(fastify)
+  exposeField(fastify, 'executionContext')
+  exposeField(fastify, 'callingService')
+  exposeField(fastify, 'idempotencyKey')
+  exposeField(fastify, 'negotiatedType')
 
   // Registration-time checks: a bad route config or header name stops the boot, naming the route.
   fastify.addHook('onRoute', function (routeOptions) {
@@ -76,39 +75,40 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
 
   // The checks in order; synchronous unless a user-agent validator or a service registry
   // answers with a promise. A refusal is thrown (synchronously, or as the promise's rejection).
+  // The headers are read once (Fastify's getter runs per read); paths are only built for refusals.
   function check (request: FastifyRequest, reply: FastifyReply, s: Settings): Promise<void> | undefined {
-    request.executionContext = fallbackContext
-    const path = pathOf(request.url)
+    stateOf(request).executionContext = fallbackContext
+    const headers = request.headers
     if (s.httpVersion) checkHttpVersion(request)
-    const pending = s.userAgent === null ? undefined : checkUserAgent(request, s.userAgent, path)
-    if (pending !== undefined) return pending.then(() => checkHeaders(request, reply, s, path))
-    return checkHeaders(request, reply, s, path)
+    const pending = s.userAgent === null ? undefined : checkUserAgent(request, headers['user-agent'], s.userAgent)
+    if (pending !== undefined) return pending.then(() => checkHeaders(request, headers, reply, s))
+    return checkHeaders(request, headers, reply, s)
   }
 
-  function checkHeaders (request: FastifyRequest, reply: FastifyReply, s: Settings, path: string): Promise<void> | undefined {
+  function checkHeaders (request: FastifyRequest, headers: IncomingHttpHeaders, reply: FastifyReply, s: Settings): Promise<void> | undefined {
     // An unknown path has no media types of its own: its 404 is not negotiated.
     if (!request.is404) {
-      if (s.produces !== null) request.negotiatedType = checkAccept(request, s.produces, path)
-      if (s.consumes !== null) checkContentType(request, s.consumes, path)
+      if (s.accept !== null) stateOf(request).negotiatedType = checkAccept(request, headers.accept, s.accept)
+      if (s.consumes !== null) checkContentType(request, headers, s.consumes)
     }
     // Context items are gathered only when a header is wrong: the usual request allocates none.
     let items: readonly ContextItem[] = NONE
     if (s.executionContext !== null) {
-      const item = applyExecutionContext(request, reply, s.executionContext)
+      const item = applyExecutionContext(request, headers, reply, s.executionContext)
       if (item !== null) items = [item]
     }
     if (s.serviceHeader !== null) {
-      const found = applyServiceHeader(request, s.serviceHeader.registry)
-      if (found instanceof Promise) return found.then((more) => { checkLast(request, s, [...items, ...more]) })
+      const found = applyServiceHeader(request, headers, s.serviceHeader.registry)
+      if (found instanceof Promise) return found.then((more) => { checkLast(request, headers, s, [...items, ...more]) })
       if (found.length > 0) items = [...items, ...found]
     }
-    checkLast(request, s, items)
+    checkLast(request, headers, s, items)
     return undefined
   }
 
-  function checkLast (request: FastifyRequest, s: Settings, items: readonly ContextItem[]): void {
+  function checkLast (request: FastifyRequest, headers: IncomingHttpHeaders, s: Settings, items: readonly ContextItem[]): void {
     if (s.idempotencyKey) {
-      const item = applyIdempotencyKey(request)
+      const item = applyIdempotencyKey(request, headers)
       if (item !== null) items = [...items, item]
     }
     if (items.length > 0) throw invalidData(items)

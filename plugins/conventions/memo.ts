@@ -8,6 +8,10 @@ export class Memo<V> {
   readonly #map = new Map<string, V>()
   readonly #compute: (key: string) => V
   readonly #max: number
+  // The last value asked for: a header string arrives new with every request, and comparing
+  // it with the last one costs less than hashing it for the map.
+  #lastKey: string | undefined = undefined
+  #lastValue: V | undefined = undefined
 
   constructor (compute: (key: string) => V, max = 256) {
     this.#compute = compute
@@ -15,12 +19,15 @@ export class Memo<V> {
   }
 
   get (key: string): V {
+    if (key === this.#lastKey) return this.#lastValue as V
     let value = this.#map.get(key)
     if (value === undefined && !this.#map.has(key)) {
       value = this.#compute(key)
       if (this.#map.size >= this.#max) this.#map.clear()
       this.#map.set(key, value)
     }
+    this.#lastKey = key
+    this.#lastValue = value
     return value as V
   }
 }

@@ -1,10 +1,10 @@
-import type { Produces } from './accept.js'
+import { acceptRule, type AcceptRule } from './accept.js'
 import type { Consumes } from './content-type.js'
 import { isJsonSuffix } from './content-type.js'
 import { EXECUTION_CONTEXT_PATTERN, type ExecutionContextOptions, type ExecutionContextRule } from './execution-context.js'
 import { parseConcreteMediaType, type MediaType, type MediaTypes } from './media-type.js'
 import { formatServiceHeader, parseServiceHeader, type ServiceDescription, type ServiceHeaderOptions } from './service-header.js'
-import type { UserAgentOptions } from './user-agent.js'
+import { userAgentRule, type UserAgentOptions, type UserAgentRule } from './user-agent.js'
 
 /** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
 export interface ConventionsOptions {
@@ -55,8 +55,9 @@ export interface ConventionsRouteConfig {
 /** What one route enforces; `null` or `false` is a rule switched off. */
 export interface Settings {
   httpVersion: boolean
-  userAgent: UserAgentOptions | null
-  produces: Produces | null
+  userAgent: UserAgentRule | null
+  /** The Accept rule of the route's produced types; null when Accept is not negotiated. */
+  accept: AcceptRule | null
   consumes: Consumes | null
   executionContext: ExecutionContextRule | null
   serviceHeader: ServiceHeaderOptions | null
@@ -80,7 +81,7 @@ export const defaults = {
 export const OFF: Settings = {
   httpVersion: false,
   userAgent: null,
-  produces: null,
+  accept: null,
   consumes: null,
   executionContext: null,
   serviceHeader: null,
@@ -143,13 +144,13 @@ function contentLanguage (where: string, value: unknown): string | null {
   return value
 }
 
-function userAgent (value: unknown): UserAgentOptions | null {
+function userAgent (value: unknown): UserAgentRule | null {
   const o = switchable('userAgent', value)
   if (o === null) return null
   optionalBoolean('userAgent.strictVersion', o.strictVersion)
   optionalBoolean('userAgent.requireComment', o.requireComment)
   optionalFunction('userAgent.validate', o.validate)
-  return o as UserAgentOptions
+  return userAgentRule(o as UserAgentOptions)
 }
 
 function executionContext (value: unknown): ExecutionContextRule | null {
@@ -202,7 +203,7 @@ export function resolveOptions (opts: ConventionsOptions): { settings: Settings,
   const settings: Settings = {
     httpVersion: optionalBoolean('httpVersion', opts.httpVersion),
     userAgent: userAgent(opts.userAgent),
-    produces: accept ? produces : null,
+    accept: accept ? acceptRule(produces) : null,
     consumes: contentType ? consumes : null,
     executionContext: executionContext(opts.executionContext),
     serviceHeader: service?.options ?? null,
@@ -228,7 +229,7 @@ export function resolveRoute (base: Settings, config: unknown, route: string): S
     if (!ROUTE_KEYS.has(key)) fail(`${where}.`, key, `one of ${[...ROUTE_KEYS].join(', ')} (unknown key)`, value)
     if (key === 'produces') {
       const types = mediaTypes(`${where}.`, key, value)
-      if (base.produces !== null) s.produces = types
+      if (base.accept !== null) s.accept = acceptRule(types)
     } else if (key === 'contentTypes') {
       const types = mediaTypes(`${where}.`, key, value)
       if (base.consumes !== null) s.consumes = types
@@ -249,7 +250,7 @@ function switchOff (s: Settings, key: string): void {
   switch (key) {
     case 'httpVersion': s.httpVersion = false; break
     case 'userAgent': s.userAgent = null; break
-    case 'accept': s.produces = null; break
+    case 'accept': s.accept = null; break
     case 'contentType': s.consumes = null; break
     case 'executionContext': s.executionContext = null; break
     case 'serviceHeader': s.serviceHeader = null; s.selfHeader = null; break

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 
@@ -107,8 +108,8 @@ export const NONE: readonly ContextItem[] = Object.freeze([])
  * Reads `Svc-Service` into `request.callingService`; returns one context item per
  * violation (conventions: "An invalid format should give 400", registry failures too).
  */
-export function applyServiceHeader (request: FastifyRequest, registry: ServiceHeaderOptions['registry']): readonly ContextItem[] | Promise<readonly ContextItem[]> {
-  const value = request.headers[SERVICE_HEADER]
+export function applyServiceHeader (request: FastifyRequest, headers: IncomingHttpHeaders, registry: ServiceHeaderOptions['registry']): readonly ContextItem[] | Promise<readonly ContextItem[]> {
+  const value = headers[SERVICE_HEADER]
   if (typeof value !== 'string') return NONE
   const parsed = parseServiceHeader(value)
   if (!parsed.ok) return parsed.violations.map(v => item(v.message, v.value))

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import { Memo } from './memo.js'
 import { problems } from '../problem/errors.js'
 import { shown } from './shown.js'
+import { pathOf } from '../shared/url.js'
 
 /** How the User-Agent rule reads the header (conventions: Headers, User-Agent). */
 export interface UserAgentOptions {
@@ -112,30 +113,36 @@ function ruleText (opts: UserAgentOptions): string {
   return text
 }
 
-// Valid/invalid by exact header value, per strictness (the same options object is reused).
-const memos = new WeakMap<UserAgentOptions, Memo<boolean>>()
+/** The User-Agent rule of a route: its options, and the verdict by exact header value. */
+export interface UserAgentRule {
+  readonly options: UserAgentOptions
+  /** Null with a custom `validate`, which decides every request itself. */
+  readonly valid: Memo<boolean> | null
+}
+
+/** The rule of `options`, resolved once at registration: routes only switch it off. */
+export function userAgentRule (options: UserAgentOptions): UserAgentRule {
+  return { options, valid: options.validate === undefined ? new Memo((v) => isValidUserAgent(v, options)) : null }
+}
 
 /**
  * Conventions: Headers, User-Agent — absent or invalid gives 403, and the detail names the
- * path and the rule. Synchronous unless a custom `validate` answers with a promise.
+ * path and the rule. `value` is the request's header. Synchronous unless a custom
+ * `validate` answers with a promise.
  */
-export function checkUserAgent (request: FastifyRequest, opts: UserAgentOptions, path: string): void | Promise<void> {
-  const value = request.headers['user-agent']
-  if (opts.validate !== undefined) {
-    const verdict = opts.validate(value, request)
-    if (verdict instanceof Promise) return verdict.then((ok) => { if (!ok) refuse(value, opts, path) })
-    if (!verdict) refuse(value, opts, path)
+export function checkUserAgent (request: FastifyRequest, value: string | undefined, rule: UserAgentRule): void | Promise<void> {
+  const opts = rule.options
+  if (rule.valid === null) {
+    const verdict = (opts.validate as NonNullable<UserAgentOptions['validate']>)(value, request)
+    if (verdict instanceof Promise) return verdict.then((ok) => { if (!ok) refuse(request, value, opts) })
+    if (!verdict) refuse(request, value, opts)
     return
   }
-  let memo = memos.get(opts)
-  if (memo === undefined) {
-    memo = new Memo((v) => isValidUserAgent(v, opts))
-    memos.set(opts, memo)
-  }
-  if (value === undefined || !memo.get(value)) refuse(value, opts, path)
+  if (value === undefined || !rule.valid.get(value)) refuse(request, value, opts)
 }
 
-function refuse (value: string | undefined, opts: UserAgentOptions, path: string): never {
+function refuse (request: FastifyRequest, value: string | undefined, opts: UserAgentOptions): never {
+  const path = pathOf(request.url)
   const why = value === undefined ? 'the header is missing' : `${shown(value)} does not follow it`
   throw problems.forbidden(`Requests to ${path} need ${ruleText(opts)}; ${why}.`, { instance: path })
 }

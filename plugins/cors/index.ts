@@ -3,7 +3,7 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { problems, type ProblemError } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
-import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { routeConfigOf, useRequestState } from '../shared/request-state.js'
 import { registerBehindGate } from './gate.js'
 
 export interface CorsPluginOptions {
@@ -110,7 +110,7 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   const credentials = opts.credentials ?? defaults.credentials
   if (typeof credentials !== 'boolean') fail('credentials', 'must be a boolean', credentials)
 
-  useRouteConfig(fastify)
+  useRequestState(fastify)
   const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
   const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)
   const allowedMethods = new Set(methods)
@@ -157,20 +157,41 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   // Its request hook is registered behind one gate, so the plugin costs a request one hook: the
   // gate answers preflights itself, and most requests carry no Origin (same-origin calls, other
   // services, probes), for which the library would only add `Vary: Origin` after reading the
-  // route options twice and copying its options: the gate adds the Vary itself. Only requests
-  // with an Origin reach the library.
-  await registerBehindGate(fastify, fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders), (request, reply, done, next) => {
-    const origin = request.headers.origin
+  // route options twice and copying its options. Only requests with an Origin reach the library.
+  await registerBehindGate(fastify, fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders), (request, reply, done) => {
+    const headers = request.headers
+    const origin = headers.origin
     if (origin === undefined) {
-      // As the library: a route with `config.cors: false` gets nothing, any other the Vary.
-      if ((routeConfigOf(request) as { cors?: unknown }).cors !== false && origins.length > 0) appendVary(reply, 'Origin')
       done()
-      return
+      return false
     }
-    const requestedMethod = request.headers['access-control-request-method']
-    if (request.method === 'OPTIONS' && requestedMethod !== undefined) answerPreflight(request, reply, origin, requestedMethod)
-    else next()
+    const requestedMethod = headers['access-control-request-method']
+    if (request.method !== 'OPTIONS' || requestedMethod === undefined) return true
+    answerPreflight(request, reply, origin, requestedMethod)
+    return false
   })
+
+  // A response to a request without Origin still varies by Origin (a cross-origin request to
+  // the same URL gets Access-Control-* headers): `Vary: Origin` keeps a shared cache from
+  // serving it to another origin (Fetch, §3.2.5). Decided as the response leaves, because only
+  // then is it known whether a cache may keep it at all: one with `Cache-Control: no-store`
+  // (every authenticated response) is never stored, so the header would change nothing there.
+  // As the library: a route with `config.cors: false` gets no Vary either.
+  if (origins.length > 0) {
+    fastify.addHook('onSend', function varyOnOrigin (request, reply, payload, done) {
+      if (request.headers.origin === undefined && !noStore(reply) && (routeConfigOf(request) as { cors?: unknown }).cors !== false) appendVary(reply, 'Origin')
+      done(null, payload)
+    })
+  }
+}
+
+/** Whether the response says no cache may keep it (RFC 9111 §5.2.2.5). */
+function noStore (reply: FastifyReply): boolean {
+  const value = reply.getHeader('cache-control')
+  if (value === undefined) return false
+  // What the auth plugin sets; anything else is read directive by directive.
+  if (value === 'no-store') return true
+  return String(value).split(',').some((directive) => directive.trim().toLowerCase() === 'no-store')
 }
 
 /** @fastify/cors's options: it answers actual requests only, for the origins allowed here. */

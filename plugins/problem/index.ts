@@ -6,6 +6,7 @@ import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schema
 import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
+import { stateOf, useRequestState } from '../shared/request-state.js'
 import { MAX_REQUEST_ID_LENGTH, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
@@ -71,9 +72,6 @@ function render (request: FastifyRequest, reply: FastifyReply, pe: ProblemError)
   return JSON.stringify(body)
 }
 
-const kRequestId = Symbol('svc-problem.requestId')
-interface IdSlot { [kRequestId]: string | null }
-
 async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
   const headerName = (opts.requestIdHeader ?? defaults.requestIdHeader).toLowerCase()
   const generate = opts.generateRequestId ?? defaults.generateRequestId
@@ -82,19 +80,19 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${String(maxLength)}`)
 
   // Generated on first read: most requests never need one (no problem, no log line).
-  fastify.decorateRequest(kRequestId, null)
+  useRequestState(fastify)
   fastify.decorateRequest('requestId', {
     getter (this: FastifyRequest): string {
-      const slot = this as unknown as IdSlot
-      let id = slot[kRequestId]
+      const state = stateOf(this)
+      let id = state.requestId
       if (id === null) {
         id = generate(this)
-        slot[kRequestId] = id
+        state.requestId = id
       }
       return id
     },
     setter (this: FastifyRequest, value: string): void {
-      (this as unknown as IdSlot)[kRequestId] = value
+      stateOf(this).requestId = value
     }
   })
 

@@ -9,7 +9,7 @@ import { resolveQuery } from './resolve.js'
 import { buildEnvelope, type CollectionPage } from './envelope.js'
 import { collectionEtag, ifNoneMatch } from './etag.js'
 import { querystringSchema, searchBodySchema } from './docs.js'
-import { kCollection } from './state.js'
+import { exposeField, stateOf } from '../shared/request-state.js'
 
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
 export interface QueryPluginOptions {
@@ -59,8 +59,9 @@ function hooksOf<H> (value: H | H[] | undefined): H[] {
 /** Fills the request with its query, or throws the 400 that lists every violation. */
 function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: CursorCodec, params: RequestParams, search: boolean): void {
   const resolved = resolveQuery(params, route, codec, () => route.scope(request))
-  request.collectionQuery = resolved.query
-  request[kCollection] = { route, resolved, codec, search }
+  const state = stateOf(request)
+  state.collectionQuery = resolved.query
+  state.collection = { route, resolved, codec, search }
 }
 
 /**
@@ -108,8 +109,7 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
   // The suite's validation plugin knows the convention's formats; Fastify's default Ajv refuses them.
   const formats = fastify.hasPlugin('svc-validation')
 
-  fastify.decorateRequest('collectionQuery', null)
-  fastify.decorateRequest(kCollection, null)
+  exposeField(fastify, 'collectionQuery')
   fastify.decorateReply('sendCollection', function <T>(this: FastifyReply, page: CollectionPage<T>): FastifyReply {
     return this.send(buildEnvelope(this.request, page))
   })

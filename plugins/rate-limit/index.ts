@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import { Redis } from 'ioredis'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
-import { routeConfigOf, useRouteConfig } from '../shared/route-config.js'
+import { routeConfigOf, useRequestState } from '../shared/request-state.js'
 import { formatDuration, parseDuration, plural } from './duration.js'
 
 /** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
@@ -102,7 +102,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
     redis = redisOption
   }
 
-  useRouteConfig(fastify)
+  useRequestState(fastify)
   // A route's own limit, checked at registration and given to the library in milliseconds.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config: unknown = route.config?.rateLimit

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { WebhookDeliveries } from './deliveries.js'
+import { exposeField } from '../shared/request-state.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
 export interface WebhooksPluginOptions {
@@ -73,7 +74,7 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
 
   fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })
-  fastify.decorateRequest('webhook', null)
+  exposeField(fastify, 'webhook')
 }
 
 export { registerWebhook, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'

@@ -57,6 +57,7 @@ t.test('JSON wins whenever it is acceptable; otherwise weight, then route order'
     ['/csv', 'text/*', 'text/csv'],
     ['/csv', 'text/csv;q=0.5, application/json;q=0', 'text/csv'],
     ['/text', undefined, 'text/csv'],
+    ['/text', ' ', 'text/csv'],
     ['/text', 'text/plain, text/csv;q=0.5', 'text/plain'],
     ['/text', 'text/*', 'text/csv'],
     ['/text', 'text/*;q=0.5, text/plain;q=0.9', 'text/plain'],

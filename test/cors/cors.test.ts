@@ -235,6 +235,40 @@ t.test('empty header lists: no Allow-Headers / Expose-Headers at all, any reques
   t.notOk('access-control-expose-headers' in actual.headers)
 })
 
+t.test('Vary: Origin is left off responses no cache may keep (Cache-Control: no-store)', async t => {
+  const app = await build(t)
+  app.get('/cached', { config: { auth: false } }, async (request, reply) => {
+    const value = request.headers['x-cache-control']
+    if (typeof value === 'string') reply.header('cache-control', value)
+    return {}
+  })
+  const token = signToken({ secret: SECRET, sub: 'u', scope: 'authors:read' })
+  const authenticated = await app.inject({ url: '/v1/authors', headers: { authorization: `Bearer ${token}` } })
+  t.equal(authenticated.statusCode, 200)
+  t.equal(authenticated.headers['cache-control'], 'no-store')
+  t.equal(authenticated.headers.vary, undefined, 'an authenticated answer is never stored, so nothing varies for a cache')
+  const refused = await app.inject({ url: '/v1/authors' })
+  t.equal(refused.statusCode, 401)
+  t.equal(refused.headers.vary, 'Origin', 'a 401 without no-store keeps the Vary')
+  const crossOrigin = await app.inject({ url: '/v1/authors', headers: { origin: APP, authorization: `Bearer ${token}` } })
+  t.equal(crossOrigin.headers.vary, 'Origin', 'a request with an Origin gets what @fastify/cors sends')
+  const table: Array<[string | undefined, string | undefined]> = [
+    [undefined, 'Origin'],
+    ['no-store', undefined],
+    ['private, no-store', undefined],
+    ['No-Store , max-age=0', undefined],
+    ['no-cache', 'Origin'],
+    ['max-age=60', 'Origin'],
+    ['no-storage', 'Origin'],
+    ['private="no-store"', 'Origin']
+  ]
+  for (const [cacheControl, vary] of table) {
+    const res = await app.inject({ url: '/cached', headers: cacheControl === undefined ? {} : { 'x-cache-control': cacheControl } })
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers.vary, vary, `Cache-Control ${String(cacheControl)}`)
+  }
+})
+
 t.test('Vary is appended to, never duplicated or overwritten', async t => {
   const app = Fastify()
   app.addHook('onRequest', async (request, reply) => {

@@ -13,10 +13,11 @@ t.test('onRequest hooks of the plugin run only when the gate says so; other hook
     instance.addHook('onSend', async (_request, _reply, payload) => { calls.onSend++; return payload })
   })
   const original = app.addHook
-  await registerBehindGate(app, plugin, {}, (request, reply, done, next) => {
-    if (request.headers['x-pass'] !== undefined) return next()
+  await registerBehindGate(app, plugin, {}, (request, reply, done) => {
+    if (request.headers['x-pass'] !== undefined) return true
     reply.header('x-gated', 'yes')
     done()
+    return false
   })
   t.equal(app.addHook, original, 'addHook is restored once the plugin has registered')
   app.addHook('onRequest', async () => { calls.later++ })
@@ -35,6 +36,6 @@ t.test('a plugin that fails to register leaves addHook restored and the error to
   const app = Fastify()
   const original = app.addHook
   const broken = fp(async () => { throw new Error('cannot register') })
-  await t.rejects(registerBehindGate(app, broken, {}, (_request, _reply, done) => { done() }), /cannot register/)
+  await t.rejects(registerBehindGate(app, broken, {}, (_request, _reply, done) => { done(); return false }), /cannot register/)
   t.equal(app.addHook, original)
 })
