@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
-import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
+import { exposeField, routeConfigOf, stateOf, type RequestState } from '../shared/request-state.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
@@ -77,18 +77,19 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   // answers with a promise. A refusal is thrown (synchronously, or as the promise's rejection).
   // The headers are read once (Fastify's getter runs per read); paths are only built for refusals.
   function check (request: FastifyRequest, reply: FastifyReply, s: Settings): Promise<void> | undefined {
-    stateOf(request).executionContext = fallbackContext
+    const state = stateOf(request)
+    state.executionContext = fallbackContext
     const headers = request.headers
     if (s.httpVersion) checkHttpVersion(request)
     const pending = s.userAgent === null ? undefined : checkUserAgent(request, headers['user-agent'], s.userAgent)
-    if (pending !== undefined) return pending.then(() => checkHeaders(request, headers, reply, s))
-    return checkHeaders(request, headers, reply, s)
+    if (pending !== undefined) return pending.then(() => checkHeaders(request, state, headers, reply, s))
+    return checkHeaders(request, state, headers, reply, s)
   }
 
-  function checkHeaders (request: FastifyRequest, headers: IncomingHttpHeaders, reply: FastifyReply, s: Settings): Promise<void> | undefined {
+  function checkHeaders (request: FastifyRequest, state: RequestState, headers: IncomingHttpHeaders, reply: FastifyReply, s: Settings): Promise<void> | undefined {
     // An unknown path has no media types of its own: its 404 is not negotiated.
     if (!request.is404) {
-      if (s.accept !== null) stateOf(request).negotiatedType = checkAccept(request, headers.accept, s.accept)
+      if (s.accept !== null) state.negotiatedType = checkAccept(request, headers.accept, s.accept)
       if (s.consumes !== null) checkContentType(request, headers, s.consumes)
     }
     // Context items are gathered only when a header is wrong: the usual request allocates none.
