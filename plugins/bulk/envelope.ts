@@ -37,6 +37,24 @@ export function envelopeSchema (maxOperations: number, actions: readonly BulkAct
   }, { additionalProperties: false })
 }
 
+/**
+ * The body as the envelope's U+0000 scan sees it: every operation without its `entity`, which
+ * its own operation's validator scans, so a NUL there fails that operation alone. Paths to
+ * the rest are those of the body.
+ */
+export function outsideEntities (body: unknown): unknown {
+  const operations = (body as { operations?: unknown } | null)?.operations
+  if (!Array.isArray(operations)) return body
+  return {
+    ...(body as object),
+    operations: operations.map((op: unknown) => {
+      if (typeof op !== 'object' || op === null || Array.isArray(op)) return op
+      const { entity: _entity, ...rest } = op as Record<string, unknown>
+      return rest
+    })
+  }
+}
+
 /** The 400 of an envelope that fails its schema; the detail states the maximum when it was passed. */
 export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, maxOperations: number): ProblemError {
   const items: ContextItem[] = contextFromAjv(errors, 'body')

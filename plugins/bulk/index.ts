@@ -12,7 +12,7 @@ import type { ResourceDefinition } from '../resource/define.js'
 import { storeProblem } from '../resource/errors.js'
 import { compileBodyValidator, createBody } from '../resource/write-schemas.js'
 import { pathOf } from '../shared/url.js'
-import { duplicateIds, envelopeProblem, envelopeSchema, type Envelope } from './envelope.js'
+import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
 import { execute, type BulkCall, type BulkTarget } from './execute.js'
 import type { Operation, Outcome } from './outcome.js'
 import { compileValidators, prepare, type Validators } from './prepare.js'
@@ -154,7 +154,7 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
       maxOperations: settings.maxOperations,
       validators: compileValidators(def)
     }
-    const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions))
+    const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions), outsideEntities)
     // The document shows the entity as UPDATE and CREATE_UPDATE send it (a PUT body with its id).
     const entity = createBody(def.fields, def.writable, [], { id: Id({ description: 'Left out on CREATE; required by UPDATE, CREATE_UPDATE and DELETE (which reads nothing else).' }) })
     fastify.patch(def.path, {

@@ -148,7 +148,7 @@ let ajv: Ajv | undefined
  * choices (no coercion, every error, unknown properties refused) and the convention's
  * formats. Compiled once per definition, at registration.
  */
-export function compileBodyValidator (schema: TSchema): ValidateFunction {
+export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown) => unknown): ValidateFunction {
   ajv ??= addConventionFormats(addStandardFormats.default(new Ajv({
     allErrors: true,
     removeAdditional: false,
@@ -158,5 +158,5 @@ export function compileBodyValidator (schema: TSchema): ValidateFunction {
     coerceTypes: false
   })))
   // U+0000 refused like a schema violation: the store cannot hold it (validation/nul.ts).
-  return refusingNul(ajv.compile(schema as object))
+  return refusingNul(ajv.compile(schema as object), nulScope)
 }

@@ -49,11 +49,15 @@ export function nulErrors (data: unknown): ErrorObject[] {
   return errors
 }
 
-/** `validate`, also failing (with its own errors first) when the data holds U+0000 anywhere. */
-export function refusingNul (validate: ValidateFunction): ValidateFunction {
+/**
+ * `validate`, also failing (with its own errors first) when the data holds U+0000 anywhere in
+ * what `scope` keeps of it (the whole data by default; a copy without the parts another
+ * validator scans, with the same paths to the rest).
+ */
+export function refusingNul (validate: ValidateFunction, scope: (data: unknown) => unknown = (data) => data): ValidateFunction {
   const wrapped = ((data: unknown): boolean => {
     const valid = validate(data)
-    const nul = nulErrors(data)
+    const nul = nulErrors(scope(data))
     wrapped.errors = nul.length === 0 ? validate.errors : [...(validate.errors ?? []), ...nul]
     return valid && nul.length === 0
   }) as ValidateFunction

@@ -12,13 +12,17 @@ export function daysInMonth (year: number, month: number): number {
   return month === 2 && isLeapYear(year) ? 29 : MONTH_DAYS[month - 1] ?? 0
 }
 
-/** `YYYY-MM-DD` naming a real calendar day (conventions: "Date and time"). */
+/**
+ * `YYYY-MM-DD` naming a real calendar day of the years 0001–9999 (conventions: "Date and
+ * time"). Year 0000 (1 BC in ISO 8601's proleptic count) is refused: ISO 8601 admits it only
+ * by mutual agreement, and PostgreSQL, the suite's store, has no year 0 and would reject it.
+ */
 export function isDate (s: string): boolean {
   if (s.length !== 10 || s[4] !== '-' || s[7] !== '-') return false
   const year = readDigits(s, 0, 4)
   const month = readDigits(s, 5, 2)
   const day = readDigits(s, 8, 2)
-  return year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
 }
 
 /**

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
-import { duplicateIds, type RawOperation } from '../../plugins/bulk/envelope.js'
+import { duplicateIds, outsideEntities, type RawOperation } from '../../plugins/bulk/envelope.js'
 import { pglite } from '../support/databases.js'
 import { api, build, count, json, leaksNothing, token, type Json } from './helper.js'
 
@@ -134,4 +134,18 @@ t.test('duplicateIds: a problem exactly when an id repeats, one item per repeat'
     return problem !== null && problem.statusCode === 400 && problem.context?.length === repeats &&
       problem.context.every(i => i.code === 'DUPLICATE_ID' && ids.includes(i.value as string))
   })))
+})
+
+t.test('outsideEntities: what the envelope\'s U+0000 scan sees, with the body\'s paths', async t => {
+  const cases: Array<[string, unknown, unknown]> = [
+    ['entities dropped, the rest kept', { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { name: 'a' } }, { operationId: 'x', action: 'DELETE', ifMatch: '"1"', entity: { id: 'b' } }] }, { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE' }, { operationId: 'x', action: 'DELETE', ifMatch: '"1"' }] }],
+    ['operations that are not objects stay as sent', { operations: [1, null, 'op', [{ entity: 'e' }]] }, { operations: [1, null, 'op', [{ entity: 'e' }]] }],
+    ['no operations array: the body as sent', { operations: 'none' }, { operations: 'none' }],
+    ['a body that is not an object', null, null],
+    ['an array body', [{ entity: 'e' }], [{ entity: 'e' }]]
+  ]
+  for (const [name, body, seen] of cases) t.same(outsideEntities(body), seen, name)
+  const body = { operations: [{ action: 'CREATE', entity: { name: 'a' } }] }
+  outsideEntities(body)
+  t.same(body, { operations: [{ action: 'CREATE', entity: { name: 'a' } }] }, 'the body itself is not changed')
 })

@@ -65,6 +65,33 @@ for (const db of databases) {
       t.equal(await count(), before + 1)
     })
 
+    t.test('ISOLATED: a value the store cannot hold (year 0000, U+0000) fails its own operation, never the request', async t => {
+      const before = await count()
+      const res = await call('PATCH', '/v1/documents', {
+        operations: [
+          { action: 'CREATE', entity: { name: 'store-ok', authorId: annId, kind: 'INVOICE' } },
+          { action: 'CREATE', entity: { name: 'year-0', authorId: annId, kind: 'INVOICE', effectiveDate: '0000-06-01' } },
+          { action: 'CREATE', entity: { name: 'year-0-dt', authorId: annId, kind: 'INVOICE', publishedDateTime: '0000-01-01T00:00:00Z' } },
+          { action: 'CREATE', entity: { name: 'nul\u0000name', authorId: annId, kind: 'INVOICE', tags: ['a\u0000'] } },
+          { action: 'DELETE', entity: { id: 'gone\u0000id' } }
+        ]
+      })
+      t.equal(res.status, 200, 'answered per operation')
+      t.equal(res.body.status, 'PARTIAL')
+      t.same(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED', 'FAILED', 'FAILED'])
+      t.match(res.body.operations[1].result.context, [{ code: 'INPUT_INVALID', field: 'operations[1].entity.effectiveDate' }])
+      t.match(res.body.operations[2].result.context, [{ code: 'INPUT_INVALID', field: 'operations[2].entity.publishedDateTime' }])
+      t.match(res.body.operations[3].result.context, [{ code: 'INPUT_INVALID', field: 'operations[3].entity.name' }, { code: 'INPUT_INVALID', field: 'operations[3].entity.tags[0]' }])
+      t.match(res.body.operations[4].result.context, [{ code: 'INPUT_INVALID', field: 'operations[4].entity.id' }])
+      t.equal(await count(), before + 1, 'the good operation is stored')
+      const envelope = await call('PATCH', '/v1/documents', { operations: [{ operationId: 'op\u0000', action: 'DELETE', entity: { id: 'x' } }] })
+      t.equal(envelope.status, 400, 'a NUL in the envelope itself still refuses the request')
+      t.match(envelope.body.context, [{ code: 'INPUT_INVALID', field: 'operations[0].operationId' }])
+      const single = await call('POST', '/v1/documents', { name: 'year-0-single', authorId: annId, kind: 'INVOICE', effectiveDate: '0000-06-01' })
+      t.equal(single.status, 400, 'not a 500 from the store')
+      t.match(single.body.context, [{ code: 'INPUT_INVALID', field: 'effectiveDate', source: 'body' }])
+    })
+
     t.test('request-level refusals: more than 100 operations, duplicate ids', async t => {
       const many = await call('PATCH', '/v1/authors', { operations: Array.from({ length: 101 }, (_, i) => ({ action: 'CREATE', entity: { name: `n${i}`, email: `n${i}@example.com` } })) })
       t.equal(many.status, 400)
