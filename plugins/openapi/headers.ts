@@ -42,21 +42,31 @@ export function cacheableRead (route: RouteOptions): boolean {
   return readOnlyRoute(route) && conditionalHeaders(route, (route.config ?? {}) as DocConfig)['if-none-match'] !== undefined
 }
 
+/** Whether the conventions plugin applies `rule` on a route: not when the route config switches all rules or that one off. */
+function ruleOn (config: DocConfig, rule: string): boolean {
+  const own = config.conventions
+  if (own === false) return false
+  return typeof own !== 'object' || own === null || (own as Record<string, unknown>)[rule] !== false
+}
+
 /**
- * The request headers of the convention, documented on every operation (conventions:
- * Headers). Declared route headers win; read-only methods get no idempotency key.
+ * The request headers of the convention, documented on every operation where its rule
+ * applies (conventions: Headers). Declared route headers win; read-only methods get no
+ * idempotency key.
  */
 export function conventionHeaders (route: RouteOptions, declared: Record<string, unknown> | undefined): Record<string, unknown> {
   const config = (route.config ?? {}) as DocConfig
   const properties: Record<string, unknown> = {}
   const required: string[] = []
   if (config.conventions !== false) {
-    properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d' })
-    required.push('user-agent')
+    if (ruleOn(config, 'userAgent')) {
+      properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d' })
+      required.push('user-agent')
+    }
     properties['x-request-id'] = str('Correlation id; becomes the problem `requestId` and is echoed.', { maxLength: 200 })
-    properties['svc-execution-context'] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
-    properties['svc-service'] = str('Calling service: `id=<uuid>; name=<name>`.')
-    if (!readOnlyRoute(route)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })
+    if (ruleOn(config, 'executionContext')) properties['svc-execution-context'] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
+    if (ruleOn(config, 'serviceHeader')) properties['svc-service'] = str('Calling service: `id=<uuid>; name=<name>`.')
+    if (ruleOn(config, 'idempotencyKey') && !readOnlyRoute(route)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })
   }
   Object.assign(properties, conditionalHeaders(route, config))
   const base = (declared ?? {}) as { properties?: Record<string, unknown>, required?: string[] }
@@ -88,6 +98,7 @@ const RATE_LIMITED = {
 export function responseHeaders (route: RouteOptions, status: number): Record<string, unknown> {
   const config = (route.config ?? {}) as DocConfig
   const headers: Record<string, unknown> = config.conventions === false ? {} : { ...ECHOED }
+  if (!ruleOn(config, 'executionContext')) delete headers['svc-execution-context']
   if (status === 201) Object.assign(headers, { location: str('Path of the created entity.', { format: 'uri-reference', maxLength: 2000 }) }, ETAG)
   if ((status === 200 || status === 304) && cacheableRead(route)) Object.assign(headers, ETAG)
   if (status === 429) Object.assign(headers, RATE_LIMITED)

@@ -33,7 +33,7 @@ export interface WebhookDefinition<S extends TSchema = TSchema> {
   handler: WebhookHandler<S>
   /** Largest body in bytes. Default the plugin's `bodyLimit`. */
   bodyLimit?: number
-  /** More route config (e.g. `rateLimit`); `auth`, `conventions` and `openapi.internal` are always set. */
+  /** More route config (e.g. `rateLimit`); `auth`, `conventions` (no User-Agent, Accept, Content-Type or idempotency-key rule) and `openapi.internal` are always set. */
   config?: FastifyContextConfig
 }
 
@@ -99,10 +99,18 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
         ...(def.schema === undefined ? {} : { body: def.schema }),
         response: { 204: { description: 'The delivery is acknowledged: applied now, or before.', type: 'null' } }
       },
-      // No bearer token and no header rules: the producer proves itself by its secret
-      // (conventions: Authentication 5); the operation is internal in the interface.
-      // 401 (signature), 403 (not HTTPS), 404/400 from the handler and payload: documented.
-      config: { ...def.config, auth: false, conventions: false, problems: [401, 403, 404, ...(def.config?.problems ?? [])], openapi: { ...def.config?.openapi, internal: true } },
+      // No bearer token: the producer proves itself by its secret (conventions:
+      // Authentication 5); the operation is internal in the interface. A producer is no user
+      // agent, gets no body to negotiate, and its media type is checked after its signature;
+      // the other header rules hold, so Svc-Execution-Context selects the data partition here
+      // as on every other route. 401 (signature), 403 (not HTTPS), 404/400: documented.
+      config: {
+        ...def.config,
+        auth: false,
+        conventions: { userAgent: false, accept: false, contentType: false, idempotencyKey: false },
+        problems: [401, 403, 404, ...(def.config?.problems ?? [])],
+        openapi: { ...def.config?.openapi, internal: true }
+      },
       onRequest: async (request) => {
         // Before the body is read. `protocol` is https over TLS, or behind a proxy Fastify trusts.
         if (!allowHttp && request.protocol !== 'https') {

@@ -58,7 +58,7 @@ t.test('the reference service document', async t => {
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
     t.same(hook.security, [])
-    t.same(headerNames(hook), [], 'no convention headers on the webhook')
+    t.same(headerNames(hook), ['x-request-id', 'svc-execution-context', 'svc-service'], 'on the webhook, only the convention headers whose rules apply to a producer')
   })
 
   t.test('responses: problems per status, bodies as components, headers', async t => {

@@ -102,6 +102,10 @@ t.test('conditional requests and response headers', async t => {
   app.get('/v1/plain', { schema: { response: { 200: item } }, config: { collection: false } as never }, async () => ({ id: '1' }))
   app.patch('/v1/things', { schema: { response: { 200: item } }, config: { problems: [412] } }, async () => ({ id: '1' }))
   app.post('/hook', { schema: { response: { 204: { type: 'null', description: 'Done', headers: { 'x-own': { type: 'string' } } } } }, config: { conventions: false } }, async () => null)
+  // Rules switched off one by one: only their headers leave the document.
+  app.post('/some-rules', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: { userAgent: false, executionContext: false } } as never }, async () => null)
+  app.post('/other-rules', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: { serviceHeader: false, idempotencyKey: false } } as never }, async () => null)
+  app.post('/no-rule-off', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: null } as never }, async () => null)
   const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
   const names = (op: Doc): string[] => op.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
   const paths = doc.paths
@@ -138,6 +142,11 @@ t.test('conditional requests and response headers', async t => {
   t.ok(names(bulk).includes('if-match'))
   t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
   t.notOk(bulk.responses['200'].headers.etag)
+
+  t.same(names(paths['/some-rules'].post), ['x-request-id', 'svc-service', 'svc-idempotency-key'], 'no User-Agent or execution context where their rules are off')
+  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['x-request-id'], 'and no echoed execution context')
+  t.same(names(paths['/other-rules'].post), ['user-agent', 'x-request-id', 'svc-execution-context'], 'no Svc-Service or idempotency key where their rules are off')
+  t.same(names(paths['/no-rule-off'].post), ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service', 'svc-idempotency-key'], 'a config of null switches nothing off')
 
   const hook = paths['/hook'].post
   t.same(Object.keys(hook.responses['204'].headers), ['x-own'], 'conventions off: no echoed headers; the route\'s own are kept')

@@ -22,7 +22,7 @@ for (const db of databases) {
     const author = (await json('POST', '/v1/authors', { name: 'Scan', email: 'scan@example.com' })).body
     const doc = (await json('POST', '/v1/documents', { name: 'scanned-doc', authorId: author.id, kind: 'INVOICE' })).body
 
-    async function deliver (payload: unknown, opts: { id?: string, ts?: number, secret?: string, proto?: string, signature?: string } = {}): Promise<{ status: number, body: any }> {
+    async function deliver (payload: unknown, opts: { id?: string, ts?: number, secret?: string, proto?: string, signature?: string, context?: string } = {}): Promise<{ status: number, body: any, headers: Headers }> {
       const raw = typeof payload === 'string' ? payload : JSON.stringify(payload)
       const id = opts.id ?? `msg_${randomUUID()}`
       const ts = opts.ts ?? Math.floor(Date.now() / 1000)
@@ -33,12 +33,13 @@ for (const db of databases) {
           'x-forwarded-proto': opts.proto ?? 'https',
           'webhook-id': id,
           'webhook-timestamp': String(ts),
-          'webhook-signature': opts.signature ?? signStandardWebhook(opts.secret ?? DEV_WEBHOOK_SECRET, id, ts, raw)
+          'webhook-signature': opts.signature ?? signStandardWebhook(opts.secret ?? DEV_WEBHOOK_SECRET, id, ts, raw),
+          ...(opts.context === undefined ? {} : { 'svc-execution-context': opts.context })
         },
         body: raw
       })
       const text = await res.text()
-      return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+      return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
     }
 
     t.test('a signed delivery sets pageCount and fingerprint; a replay is acknowledged, not applied twice', async t => {
@@ -75,6 +76,34 @@ for (const db of databases) {
       t.match(bad.body.context, [{ field: 'pageCount', code: 'INPUT_MIN_VALUE' }])
       const current = (await json('GET', `/v1/documents/${doc.id as string}`)).body
       t.equal(current.pageCount, 7, 'nothing refused changed the document')
+    })
+
+    t.test('Svc-Execution-Context selects the partition the delivery writes to, and is checked and echoed', async t => {
+      const inContext = async (context: string, method: string, path: string, body?: unknown): Promise<{ status: number, body: any }> => {
+        const res = await fetch(base + path, { method, headers: { ...headers(), 'content-type': 'application/json', 'svc-execution-context': context }, body: body === undefined ? undefined : JSON.stringify(body) })
+        const text = await res.text()
+        return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+      }
+      const preAuthor = (await inContext('preprod', 'POST', '/v1/authors', { name: 'Scan pre', email: 'pre@example.com' })).body
+      const preDoc = (await inContext('preprod', 'POST', '/v1/documents', { name: 'scanned-pre', authorId: preAuthor.id, kind: 'INVOICE' })).body
+      const prodBefore = (await json('GET', `/v1/documents/${doc.id as string}`)).body
+
+      const pre = await deliver({ documentId: preDoc.id, pageCount: 11, fingerprint: 'pre' }, { context: 'preprod' })
+      t.equal(pre.status, 204, 'the preprod document is found in preprod')
+      t.equal(pre.headers.get('svc-execution-context'), 'preprod', 'echoed')
+      t.equal((await inContext('preprod', 'GET', `/v1/documents/${preDoc.id as string}`)).body.pageCount, 11)
+      t.equal((await deliver({ documentId: preDoc.id, pageCount: 12, fingerprint: 'p' })).status, 404, 'not visible without the header (prod)')
+
+      const cross = await deliver({ documentId: doc.id, pageCount: 99, fingerprint: 'cross' }, { context: 'preprod' })
+      t.equal(cross.status, 404, 'a prod document is not visible in preprod')
+      t.same((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'and the prod document is untouched')
+
+      for (const bad of ['BAD!', 'nonexistent-ctx']) {
+        const res = await deliver({ documentId: doc.id, pageCount: 99, fingerprint: 'bad' }, { context: bad })
+        t.equal(res.status, 400, `${bad}: refused`)
+        t.match(res.body.context, [{ field: 'Svc-Execution-Context', source: 'header' }])
+      }
+      t.same((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'nothing refused changed the prod document')
     })
 
     t.test('the webhook is internal in the OpenAPI document', async t => {
