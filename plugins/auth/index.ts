@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
@@ -105,7 +106,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   fastify.addHook('onRequest', function authHook (request, reply, done) {
     // A request that matched no route has nothing to protect: the methods plugin answers it
     // (405 or OPTIONS 204 with Allow) or it is a 404.
-    if (request.is404) return done()
+    if (matchedNoRoute(request)) return done()
     const config = routeConfigOf(request).auth
     if (config === false) return done()
     const header = request.headers.authorization

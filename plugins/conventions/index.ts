@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
 import { exposeField, routeConfigOf, stateOf, type RequestState } from '../shared/request-state.js'
+import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
@@ -80,24 +81,23 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     const state = stateOf(request)
     state.executionContext = fallbackContext
     const headers = request.headers
+    // Read first, so that every refusal below echoes an accepted context too; a bad one is
+    // reported with the other header violations, after the refusals that come before them.
+    const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
     if (s.httpVersion) checkHttpVersion(request)
     const pending = s.userAgent === null ? undefined : checkUserAgent(request, headers['user-agent'], s.userAgent)
-    if (pending !== undefined) return pending.then(() => checkHeaders(request, state, headers, reply, s))
-    return checkHeaders(request, state, headers, reply, s)
+    if (pending !== undefined) return pending.then(() => checkHeaders(request, state, headers, s, contextItem))
+    return checkHeaders(request, state, headers, s, contextItem)
   }
 
-  function checkHeaders (request: FastifyRequest, state: RequestState, headers: IncomingHttpHeaders, reply: FastifyReply, s: Settings): Promise<void> | undefined {
-    // An unknown path has no media types of its own: its 404 is not negotiated.
-    if (!request.is404) {
+  function checkHeaders (request: FastifyRequest, state: RequestState, headers: IncomingHttpHeaders, s: Settings, contextItem: ContextItem | null): Promise<void> | undefined {
+    // No route of the path serves it: no media types of its own, so nothing is negotiated.
+    if (!matchedNoRoute(request)) {
       if (s.accept !== null) state.negotiatedType = checkAccept(request, headers.accept, s.accept)
       if (s.consumes !== null) checkContentType(request, headers, s.consumes)
     }
     // Context items are gathered only when a header is wrong: the usual request allocates none.
-    let items: readonly ContextItem[] = NONE
-    if (s.executionContext !== null) {
-      const item = applyExecutionContext(request, headers, reply, s.executionContext)
-      if (item !== null) items = [item]
-    }
+    let items: readonly ContextItem[] = contextItem === null ? NONE : [contextItem]
     if (s.serviceHeader !== null) {
       const found = applyServiceHeader(request, headers, s.serviceHeader.registry)
       if (found instanceof Promise) return found.then((more) => { checkLast(request, headers, s, [...items, ...more]) })

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
-import FindMyWay from 'find-my-way'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import type { FastifyInstance } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 
 export interface MethodsPluginOptions {
@@ -30,33 +31,37 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   const answerOptions = opts.options ?? true
   if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${String(answerOptions)}`)
 
+  // Each method's routes under their own method: a path's methods may come from several
+  // patterns (`POST /things/search` and `GET /things/:id` both serve `/things/search`).
   const router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
-  const byPattern = new Map<string, Set<string>>()
+  const registered = new Set<string>()
+  const knownMethods = new Set<string>()
 
   fastify.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     // A catch-all OPTIONS route (as some CORS plugins add) says nothing about which paths exist.
     if (route.url === '*' || route.url === '/*') return
-    let set = byPattern.get(route.url)
-    if (set === undefined) {
-      set = new Set(['OPTIONS'])
-      byPattern.set(route.url, set)
-      router.on('GET', route.url, () => {}, set)
+    for (const m of methods) {
+      const method = m.toUpperCase()
+      for (const each of method === 'GET' ? ['GET', 'HEAD'] : [method]) {
+        if (registered.has(`${each} ${route.url}`)) continue
+        registered.add(`${each} ${route.url}`)
+        knownMethods.add(each)
+        router.on(each as HTTPMethod, route.url, () => {})
+      }
     }
-    for (const m of methods) set.add(m.toUpperCase())
-    if (set.has('GET')) set.add('HEAD')
   })
 
   function allowedMethods (path: string): string[] | null {
-    const found = router.find('GET', path)
-    if (found === null) return null
-    return [...(found.store as Set<string>)].sort((a, b) => rank(a) - rank(b))
+    const allowed = [...knownMethods].filter((m) => router.find(m as HTTPMethod, path) !== null)
+    if (allowed.length === 0) return null
+    if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS')
+    return allowed.sort((a, b) => rank(a) - rank(b))
   }
   fastify.decorate('allowedMethods', allowedMethods)
 
   fastify.addHook('onRequest', function methodsHook (request, reply, done) {
-    // A catch-all OPTIONS route (@fastify/cors adds one) is no route of the path either.
-    if (!request.is404 && !(request.method === 'OPTIONS' && request.routeOptions.url === '*')) return done()
+    if (!matchedNoRoute(request)) return done()
     const path = pathOf(request.url)
     const allowed = allowedMethods(path)
     if (allowed === null) return done()

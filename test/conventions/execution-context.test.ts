@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { InjectOptions } from 'fastify'
 import { build, headers, type Echo } from './app.js'
 
 const HEADER = 'svc-execution-context'
@@ -18,6 +19,25 @@ t.test('supported values are set on the request and echoed', async t => {
     t.equal(res.json<Echo>().executionContext, value)
     t.equal(res.headers[HEADER], value)
   }
+})
+
+t.test('an accepted context is echoed on every refusal, also those decided before it (403, 406, 415)', async t => {
+  const app = await build(t)
+  const cases: Array<[string, InjectOptions, number]> = [
+    ['no User-Agent', { method: 'GET', url: '/echo', headers: headers({ 'user-agent': undefined, [HEADER]: 'preprod' }) }, 403],
+    ['Accept: text/html', { method: 'GET', url: '/echo', headers: headers({ accept: 'text/html', [HEADER]: 'preprod' }) }, 406],
+    ['a text/plain body', { method: 'POST', url: '/echo', payload: 'x', headers: headers({ 'content-type': 'text/plain', [HEADER]: 'preprod' }) }, 415],
+    ['a bad Svc-Service', { method: 'GET', url: '/echo', headers: headers({ 'svc-service': 'id=nope', [HEADER]: 'preprod' }) }, 400],
+    ['an unknown path', { method: 'GET', url: '/nowhere', headers: headers({ [HEADER]: 'preprod' }) }, 404]
+  ]
+  for (const [name, request, status] of cases) {
+    const res = await app.inject(request)
+    t.equal(res.statusCode, status, name)
+    t.equal(res.headers[HEADER], 'preprod', `${name}: echoed`)
+  }
+  const both = await app.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': undefined, [HEADER]: 'staging' }) })
+  t.equal(both.statusCode, 403, 'a missing User-Agent still comes before a bad context')
+  t.notOk(HEADER in both.headers, 'an unsupported context is not echoed')
 })
 
 t.test('invalid or unsupported values give 400 Invalid Data', async t => {

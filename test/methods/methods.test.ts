@@ -60,6 +60,32 @@ t.test('OPTIONS is answered by the methods plugin before a catch-all OPTIONS rou
   await app.close()
 })
 
+t.test('Allow is what the path serves, from every pattern that matches it (a static route beside a parametric one)', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  app.post('/v1/things/search', async () => ({ results: [] }))
+  app.get('/v1/things/:id', async () => ({ id: 1 }))
+  app.delete('/v1/things/:id', async () => null)
+  app.route({ method: ['PUT', 'PATCH'], url: '/v1/things/:id', handler: async () => null })
+  app.get('/v1/things/:id/parts', async () => ({ results: [] }))
+  t.teardown(() => app.close())
+  const table: Array<[string, string]> = [
+    ['/v1/things/search', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
+    ['/v1/things/42', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'],
+    ['/v1/things/search/parts', 'GET, HEAD, OPTIONS']
+  ]
+  for (const [url, allow] of table) {
+    const res = await app.inject({ method: 'OPTIONS', url })
+    t.equal(res.statusCode, 204, url)
+    t.equal(res.headers.allow, allow, url)
+    t.same(app.allowedMethods(url), allow.split(', '), `allowedMethods(${url})`)
+  }
+  t.equal(app.allowedMethods('/v1/nothing'), null)
+  const wrong = await app.inject({ method: 'POST', url: '/v1/things/42' })
+  t.equal(wrong.statusCode, 405, 'POST is served at /v1/things/search only')
+})
+
 t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => {
   const app = Fastify()
   await app.register(problem)
