@@ -19,6 +19,8 @@ export interface FieldInit {
   filterable?: boolean
   /** Default false. */
   sortable?: boolean
+  /** Default true; false for text whose text order means nothing (see `FieldDescriptor.ordered`). */
+  ordered?: boolean
 }
 
 function isNameChar (code: number, first: boolean): boolean {
@@ -62,13 +64,17 @@ export function createFieldMap (fields: readonly FieldInit[]): FieldMap {
     }
     const sortable = init.sortable ?? false
     if (sortable && init.type === 'string-array') throw new TypeError(`query fields: ${init.path} is an array and cannot be sortable`)
+    const ordered = init.ordered ?? true
+    if (!ordered && init.type !== 'string') throw new TypeError(`query fields: ${init.path}.ordered may be false on a string field only`)
+    if (sortable && !ordered) throw new TypeError(`query fields: ${init.path} has no meaningful order and cannot be sortable`)
     const descriptor: FieldDescriptor = {
       path: init.path,
       type: init.type,
       nullable: init.nullable ?? false,
       sql: init.sql,
       filterable: init.filterable ?? true,
-      sortable
+      sortable,
+      ordered
     }
     map.set(init.path, init.type === 'enum' ? { ...descriptor, enumValues: [...(init.enumValues as readonly string[])] } : descriptor)
   }
@@ -139,6 +145,8 @@ interface SchemaNode {
 interface Shape {
   type: FieldType | 'object'
   nullable: boolean
+  /** False for a string format whose text order means nothing. */
+  unordered?: true
   enumValues?: string[]
   properties?: Record<string, SchemaNode>
   required?: string[]
@@ -158,6 +166,9 @@ const STRING_FORMATS: Record<string, FieldType> = {
   decimal: 'decimal',
   int64: 'int64'
 }
+
+/** The suite's string formats compared as text only: equal or not, never less or greater. */
+const UNORDERED_FORMATS: ReadonlySet<string> = new Set(['duration', 'interval', 'cron'])
 
 /** What a property schema is, or undefined when it is not filterable (numbers, arrays of objects …). */
 function shapeOf (node: SchemaNode): Shape | undefined {
@@ -183,6 +194,7 @@ function shapeOf (node: SchemaNode): Shape | undefined {
     case 'string': {
       if (node.enum !== undefined) return allStrings(node.enum) ? { type: 'enum', nullable, enumValues: node.enum } : undefined
       if (typeof node.const === 'string') return { type: 'enum', nullable, enumValues: [node.const] }
+      if (UNORDERED_FORMATS.has(node.format ?? '')) return { type: 'string', nullable, unordered: true }
       return { type: STRING_FORMATS[node.format ?? ''] ?? 'string', nullable }
     }
     case 'integer':
@@ -228,7 +240,7 @@ export function fieldsFromSchema (schema: object, options: FieldsFromSchemaOptio
   const idField = options.idField ?? 'id'
   const sortable = new Set(options.sortable ?? [])
   const filterable = options.filterable === true || options.filterable === undefined ? true : new Set(options.filterable)
-  const found = new Map<string, { type: FieldType, nullable: boolean, enumValues?: string[] }>()
+  const found = new Map<string, { type: FieldType, nullable: boolean, enumValues?: string[], unordered?: true }>()
 
   function walk (node: Required<Pick<Shape, 'properties' | 'required'>>, prefix: string, depth: number, nullableParent: boolean): void {
     const required = new Set(node.required)
@@ -240,7 +252,7 @@ export function fieldsFromSchema (schema: object, options: FieldsFromSchemaOptio
       if (shape.type === 'object') {
         if (depth < MAX_PATH_DEPTH) walk(shape as Required<Shape>, path + '.', depth + 1, nullable)
       } else {
-        found.set(path, shape.enumValues === undefined ? { type: shape.type, nullable } : { type: shape.type, nullable, enumValues: shape.enumValues })
+        found.set(path, { ...shape, type: shape.type, nullable })
       }
     }
   }
@@ -269,6 +281,7 @@ export function fieldsFromSchema (schema: object, options: FieldsFromSchemaOptio
     }
     const init: FieldInit = { path, type: shape.type, nullable: shape.nullable, sql, filterable: isFilterable, sortable: sortable.has(path) }
     if (shape.enumValues !== undefined) init.enumValues = shape.enumValues
+    if (shape.unordered === true) init.ordered = false
     inits.push(init)
   }
   return createFieldMap(inits)

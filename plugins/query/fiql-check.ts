@@ -13,6 +13,7 @@ import { describeType, expectation, parseScalar } from './values.js'
 
 const TEXT_OPS: ReadonlySet<ComparisonOp> = new Set(['contains', 'startswith', 'endswith', 'like', 'notlike'])
 const ARRAY_OPS: ReadonlySet<ComparisonOp> = new Set(['eq', 'ne', 'in', 'out', 'isnull'])
+const RANGE_OPS: ReadonlySet<ComparisonOp> = new Set(['lt', 'le', 'gt', 'ge'])
 
 export interface FilterParseOptions {
   /** The query parameter the expression came from, for errors (default `filter`). */
@@ -78,6 +79,9 @@ class Checker {
     }
     if (TEXT_OPS.has(op) && field.type !== 'string') {
       this.fail('operator', `The operator ${node.operator} at position ${at} applies to text attributes only; ${node.selector} is ${describeType(field.type)}.`, at, node.operator)
+    }
+    if (!field.ordered && RANGE_OPS.has(op)) {
+      this.fail('operator', `The operator ${node.operator} at position ${at} needs an order, and ${node.selector} has none (its values compare as equal or not); use ==, !=, =in=, =out= or a text operator.`, at, node.operator)
     }
     if (field.type === 'string-array' && !ARRAY_OPS.has(op)) {
       this.fail('operator', `The operator ${node.operator} at position ${at} does not apply to the array attribute ${node.selector}; use ==, !=, =in=, =out= or =isnull=.`, at, node.operator)

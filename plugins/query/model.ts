@@ -37,6 +37,12 @@ export interface FieldDescriptor {
   readonly filterable: boolean
   /** Accepted in `ordering`. */
   readonly sortable: boolean
+  /**
+   * Whether the values have an order the SQL type gives: false for text whose text order
+   * means nothing (an ISO 8601 duration, an interval, a cron schedule: `P1Y` sorts before
+   * `P2D`), where range operators are refused and ordering is not allowed.
+   */
+  readonly ordered: boolean
 }
 
 /** The field map of one resource, keyed by path. */

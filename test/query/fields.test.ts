@@ -18,8 +18,8 @@ t.test('createFieldMap fills defaults and refuses bad descriptors at setup', asy
     { path: 'name', type: 'string', sql: 't."name"' },
     { path: 'kind', type: 'enum', enumValues: values, sql: 't."kind"', nullable: true, filterable: false, sortable: true }
   ])
-  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, sql: 't."name"', filterable: true, sortable: false })
-  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, sql: 't."kind"', filterable: false, sortable: true, enumValues: ['A', 'B'] })
+  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, sql: 't."name"', filterable: true, sortable: false, ordered: true })
+  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, sql: 't."kind"', filterable: false, sortable: true, ordered: true, enumValues: ['A', 'B'] })
   values.push('C')
   t.same(map.get('kind')?.enumValues, ['A', 'B'], 'enum values are copied')
 
@@ -32,7 +32,9 @@ t.test('createFieldMap fills defaults and refuses bad descriptors at setup', asy
     [[{ path: 'a', type: 'enum', enumValues: [], sql: 'x' }], "query fields: a.enumValues must list the enum's values"],
     [[{ path: 'a', type: 'string', sql: ' ' }], 'query fields: a.sql must be a SQL expression, got " "'],
     [[{ path: 'a', type: 'string', sql: undefined as unknown as string }], 'query fields: a.sql must be a SQL expression, got undefined'],
-    [[{ path: 'a', type: 'string-array', sql: 'x', sortable: true }], 'query fields: a is an array and cannot be sortable']
+    [[{ path: 'a', type: 'string-array', sql: 'x', sortable: true }], 'query fields: a is an array and cannot be sortable'],
+    [[{ path: 'a', type: 'int32', sql: 'x', ordered: false }], 'query fields: a.ordered may be false on a string field only'],
+    [[{ path: 'a', type: 'string', sql: 'x', ordered: false, sortable: true }], 'query fields: a has no meaningful order and cannot be sortable']
   ]
   for (const [inits, message] of bad) t.throws(() => createFieldMap(inits), new TypeError(message), message)
 })
@@ -81,11 +83,16 @@ t.test('fieldsFromSchema reads the shapes JSON Schema and TypeBox write', async 
     nothing: Type.Null(),
     maybeRatio: Type.Union([Type.Number(), Type.Null()]),
     wrapped: Type.Union([Type.Unsafe<string | null>({ type: ['string', 'null'] })]),
-    open: Type.Unsafe({ type: 'object', properties: { inner: { type: 'string' } } })
+    open: Type.Unsafe({ type: 'object', properties: { inner: { type: 'string' } } }),
+    // text without a meaningful text order: filterable by equality, never by range or in ordering
+    keep: Type.String({ format: 'duration' }),
+    window: Type.Union([Type.String({ format: 'interval' }), Type.Null()]),
+    schedule: Type.String({ format: 'cron' })
   })
   const map = fieldsFromSchema(schema, { column: (path) => `c(${path})` })
-  const summary = [...map.values()].map((f) => `${f.path}:${f.type}${f.nullable ? '?' : ''}${f.enumValues === undefined ? '' : `[${f.enumValues.join('|')}]`}`)
-  t.same(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?'])
+  const summary = [...map.values()].map((f) => `${f.path}:${f.type}${f.nullable ? '?' : ''}${f.ordered ? '' : '~'}${f.enumValues === undefined ? '' : `[${f.enumValues.join('|')}]`}`)
+  t.same(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?', 'keep:string~', 'window:string?~', 'schedule:string~'])
+  t.throws(() => fieldsFromSchema(schema, { sortable: ['keep'] }), new TypeError('query fields: keep has no meaningful order and cannot be sortable'))
   t.equal(map.get('big')?.sql, 'c(big)')
 })
 

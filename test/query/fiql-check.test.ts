@@ -87,3 +87,18 @@ t.test('parseFilter applies the limits it is given', async (t) => {
   t.throws(() => parseFilter('name==a;name==b', fields, { limits: resolveFiqlLimits({ maxComparisons: 1 }), parameter: 'nameFilter' }),
     { name: 'QueryError', reason: 'limit', parameter: 'nameFilter' })
 })
+
+t.test('a field without a meaningful order (a duration) takes equality and text operators, never a range', async (t) => {
+  const map = createFieldMap([{ path: 'id', type: 'string', sql: 't.id' }, { path: 'keep', type: 'string', sql: 't.keep', ordered: false }])
+  for (const op of ['=lt=', '=le=', '=gt=', '=ge=']) {
+    t.throws(() => parseFilter(`keep${op}P2D`, map), {
+      reason: 'operator',
+      position: 4,
+      value: op,
+      message: `The operator ${op} at position 4 needs an order, and keep has none (its values compare as equal or not); use ==, !=, =in=, =out= or a text operator.`
+    }, op)
+  }
+  t.same(parseFilter('keep==P1Y', map), cmp('keep', 'eq', ['P1Y']))
+  t.same(parseFilter('keep=in=(P1Y,P2D)', map), cmp('keep', 'in', ['P1Y', 'P2D']))
+  t.same(parseFilter('keep=startswith=PT', map), cmp('keep', 'startswith', ['PT']))
+})

@@ -110,7 +110,11 @@ for (const db of databases) {
         [`filter=${encodeURIComponent('pageCount==1')}&nameFilter=${encodeURIComponent('name==x')}`, 'filter'],
         [`filter=${encodeURIComponent('pageCount=lt=abc')}`, 'filter'],
         [`filter=${encodeURIComponent('(pageCount==1')}`, 'filter'],
-        ['status=UNKNOWN', 'status']
+        ['status=UNKNOWN', 'status'],
+        // Durations, intervals and schedules have no order their text gives (P1Y < P2D as text).
+        [`filter=${encodeURIComponent('retentionDuration=lt=P2D')}`, 'filter'],
+        [`filter=${encodeURIComponent('validityInterval=ge=2024-01-01T00:00:00Z/P1D')}`, 'filter'],
+        [`reviewScheduleFilter=${encodeURIComponent('reviewSchedule=gt=0 9 * * 1')}`, 'reviewScheduleFilter']
       ]
       for (const [query, field] of refused) {
         const res = await get(`/v1/documents?${query}`)
