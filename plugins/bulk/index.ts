@@ -86,7 +86,7 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
 function claimOf (def: ResourceDefinition, request: FastifyRequest): IdempotencyClaim | null {
   const key = keyOf(request)
   if (key === null) return null
-  return { ctx: contextOf(request), resource: def.collection, key, method: request.method, target: def.path, fingerprint: fingerprintOf(request.body), instance: def.path, status: 200 }
+  return { ctx: contextOf(request), caller: subOf(request) ?? '', resource: def.collection, key, method: request.method, target: def.path, fingerprint: fingerprintOf(request.body), instance: def.path, status: 200 }
 }
 
 /** The 200 body: one result per operation, in request order (conventions: "Bulk response body"). */

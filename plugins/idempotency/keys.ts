@@ -7,6 +7,11 @@ import { problems } from '../problem/errors.js'
 export interface IdempotencyClaim {
   /** Execution context: keys of `prod` and `preprod` never meet. */
   ctx: string
+  /**
+   * Who sent the key (the token's subject; '' without one): two callers' keys never meet,
+   * so one cannot learn of, or block, another's request by guessing its key.
+   */
+  caller: string
   /** The resource kind the key guards, e.g. `documents`. */
   resource: string
   key: string
@@ -24,9 +29,20 @@ export interface IdempotencyClaim {
 /** The stored outcome of the first request that used a key. */
 export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fingerprint' | 'instance' | 'status'>
 
-/** A stable digest of a parsed body: the same JSON sent again gives the same fingerprint. */
+/** An object's members in code-point order of their names, so equal JSON values serialize alike. */
+function sortedMembers (_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  const sorted: Record<string, unknown> = {}
+  for (const name of Object.keys(value).sort()) sorted[name] = (value as Record<string, unknown>)[name]
+  return sorted
+}
+
+/**
+ * A stable digest of a parsed body: the same JSON value sent again gives the same
+ * fingerprint, whatever the order of its object members (RFC 8259: an object is unordered).
+ */
 export function fingerprintOf (body: unknown): string {
-  return createHash('sha256').update(body === undefined ? '' : JSON.stringify(body)).digest('base64url')
+  return createHash('sha256').update(body === undefined ? '' : JSON.stringify(body, sortedMembers)).digest('base64url')
 }
 
 /**
@@ -50,7 +66,7 @@ export function replayStatus (record: IdempotencyRecord, claim: IdempotencyClaim
 }
 
 /**
- * Persists idempotency keys in one table, scoped by `(ctx, resource, key)`. `claim` runs
+ * Persists idempotency keys in one table, scoped by `(ctx, resource, caller, key)`. `claim` runs
  * on the caller's transaction, so the key is written with the change it guards and
  * disappears with it when that change fails.
  */
@@ -67,14 +83,14 @@ export class IdempotencyKeys {
     const t = quoteIdent(table)
     // A live key blocks the insert; an expired one is taken over, so it can be reused.
     // A concurrent claim of the same key waits on the primary key until the first commits.
-    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, key, method, target, fingerprint, instance, status, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + $9 * interval '1 millisecond')
-      ON CONFLICT (ctx, resource, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
+    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + $10 * interval '1 millisecond')
+      ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
         fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
         created_at = now(), expires_at = EXCLUDED.expires_at
       WHERE k.expires_at <= now()
       RETURNING 1 AS claimed`
-    this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND key = $3`
+    this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
     this.purgeSql = `DELETE FROM ${t} WHERE expires_at <= now()`
   }
 
@@ -97,16 +113,23 @@ export class IdempotencyKeys {
         CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, key)
       );
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${this.table}_expires_at_idx`)} ON ${t} (expires_at)`
+    }, {
+      // Keys are the caller's own. A key stored before this has no caller (''): a retry of it
+      // after the upgrade, by a caller with a token, is a new request.
+      id: `idempotency:${this.table}:v2-caller`,
+      sql: `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS caller text NOT NULL DEFAULT '';
+      ALTER TABLE ${t} DROP CONSTRAINT ${quoteIdent(`${this.table}_pkey`)};
+      ALTER TABLE ${t} ADD CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, caller, key)`
     }]
   }
 
   /** Claims the key on `db` (a transaction): null when it is now this request's, else the first request's record. */
   async claim (db: Queryable, claim: IdempotencyClaim): Promise<IdempotencyRecord | null> {
     const { rows } = await db.query(this.claimSql, [
-      claim.ctx, claim.resource, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl
+      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl
     ])
     if (rows.length > 0) return null
-    const found = await db.query<IdempotencyRecord>(this.readSql, [claim.ctx, claim.resource, claim.key])
+    const found = await db.query<IdempotencyRecord>(this.readSql, [claim.ctx, claim.resource, claim.caller, claim.key])
     // Gone between the two statements (purged the moment it expired): the key is free again.
     /* c8 ignore next */
     if (found.rows.length === 0) return await this.claim(db, claim)

@@ -89,7 +89,7 @@ function preconditionFailed (path: string, detail: string): Error {
  * with the key's claim, so the key is kept exactly when the change is. A key used before
  * answers with the first request's status (or 409) and changes nothing.
  */
-async function guarded (c: Compiled, request: FastifyRequest, claim: Omit<IdempotencyClaim, 'ctx' | 'resource' | 'key' | 'method' | 'target' | 'fingerprint'>, fn: (db: Queryable) => Promise<void>): Promise<number | null> {
+async function guarded (c: Compiled, request: FastifyRequest, claim: Omit<IdempotencyClaim, 'ctx' | 'caller' | 'resource' | 'key' | 'method' | 'target' | 'fingerprint'>, fn: (db: Queryable) => Promise<void>): Promise<number | null> {
   const key = keyOf(request)
   if (key === null) {
     await fn(c.store)
@@ -98,6 +98,7 @@ async function guarded (c: Compiled, request: FastifyRequest, claim: Omit<Idempo
   const full: IdempotencyClaim = {
     ...claim,
     ctx: contextOf(request),
+    caller: subOf(request) ?? '',
     resource: c.def.collection,
     key,
     method: request.method,

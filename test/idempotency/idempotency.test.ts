@@ -3,7 +3,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import idempotency, { IdempotencyKeys, fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
 import { databases, pglite } from '../support/databases.js'
-import { build, client, idemKey, json, unique } from '../resource/helper.js'
+import { build, client, idemKey, json, token, unique } from '../resource/helper.js'
 
 function thrown (fn: () => unknown): unknown {
   try {
@@ -15,7 +15,7 @@ function thrown (fn: () => unknown): unknown {
 }
 
 function claimOf (over: Partial<IdempotencyClaim> = {}): IdempotencyClaim {
-  return { ctx: 'prod', resource: 'documents', key: idemKey(), method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, ...over }
+  return { ctx: 'prod', caller: 'u1', resource: 'documents', key: idemKey(), method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, ...over }
 }
 
 t.test('replayStatus: 2xx for a retried idempotent request, 409 otherwise', async t => {
@@ -36,6 +36,9 @@ t.test('replayStatus: 2xx for a retried idempotent request, 409 otherwise', asyn
 t.test('fingerprintOf: equal JSON, equal fingerprint', async t => {
   t.equal(fingerprintOf({ a: 1 }), fingerprintOf({ a: 1 }))
   t.not(fingerprintOf({ a: 1 }), fingerprintOf({ a: 2 }))
+  t.equal(fingerprintOf({ a: 1, b: { c: [1, { e: 2, d: 3 }], 10: 0, 9: 1 } }), fingerprintOf({ b: { 9: 1, c: [1, { d: 3, e: 2 }], 10: 0 }, a: 1 }), 'the order of object members does not count')
+  t.not(fingerprintOf({ a: [1, 2] }), fingerprintOf({ a: [2, 1] }), 'the order of array items does')
+  t.not(fingerprintOf({ a: { b: 1 } }), fingerprintOf({ a: { b: 1, c: null } }), 'a null member is a member')
   t.equal(fingerprintOf(undefined), fingerprintOf(undefined))
   t.not(fingerprintOf(undefined), fingerprintOf(null))
 })
@@ -67,6 +70,7 @@ for (const db of databases) {
       t.same(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204 })
       t.equal(await keys.claim(store, { ...claim, ctx: 'preprod' }), null, 'keys are scoped by execution context')
       t.equal(await keys.claim(store, { ...claim, resource: 'authors' }), null, 'and by resource')
+      t.equal(await keys.claim(store, { ...claim, caller: 'u2' }), null, 'and by caller')
       await t.rejects(store.transaction(async tx => {
         t.equal(await keys.claim(tx, claimOf({ key: 'rolled-back-key-0000000' })), null)
         throw new Error('the change failed')
@@ -131,6 +135,28 @@ for (const db of databases) {
         const pre = await api.post('/v1/documents', { ...body, name: unique() }, { 'svc-idempotency-key': key, 'svc-execution-context': 'preprod' })
         t.equal(pre.statusCode, 409, 'the author is not in preprod: the key is free there, the reference is not')
         t.equal(json(pre).context[0].code, 'REFERENCE_NOT_FOUND')
+      })
+
+      t.test('a key is the caller\'s own: another caller\'s same key is a new request, and learns nothing', async t => {
+        const key = idemKey()
+        const body = { name: unique(), authorId: a.id, kind: 'INVOICE' }
+        const first = await api.post('/v1/documents', body, { 'svc-idempotency-key': key })
+        t.equal(first.statusCode, 201)
+        const other = client(app, { authorization: `Bearer ${token('user-2')}` })
+        const theirs = await other.post('/v1/documents', { ...body, name: unique() }, { 'svc-idempotency-key': key })
+        t.equal(theirs.statusCode, 201, 'created: not a 409 naming the first caller\'s document')
+        t.not(theirs.headers.location, first.headers.location)
+        const replay = await other.post('/v1/documents', { ...body, name: unique() }, { 'svc-idempotency-key': key })
+        t.equal(replay.statusCode, 409, 'the second caller\'s own replay is still caught')
+        t.equal(json(replay).instance, theirs.headers.location)
+      })
+
+      t.test('the same JSON with its members in another order is the same body', async t => {
+        const key = idemKey()
+        const first = await api.put('/v1/authors/idem-order', { name: 'Ord', email: 'ord@example.com' }, { 'svc-idempotency-key': key })
+        t.equal(first.statusCode, 204)
+        const again = await api.put('/v1/authors/idem-order', '{"email":"ord@example.com","name":"Ord"}', { 'svc-idempotency-key': key })
+        t.equal(again.statusCode, 204, 'a retried PUT: 2xx, not 409 "another body"')
       })
 
       t.test('a failed POST does not keep its key', async t => {
