@@ -7,7 +7,8 @@ export const Config = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   dataDir: Type.String({ minLength: 1 }),
   databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
-  jwtSecret: Type.String({ minLength: 16 }),
+  // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
+  jwtSecret: Type.String({ minLength: 32 }),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/*]+$' })),
   webhookSecretScanner: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]+$' }),
@@ -38,6 +39,37 @@ function trustProxy (value: string | undefined): boolean | string | number {
   if (value === 'true') return true
   if (/^\d+$/.test(value)) return Number(value)
   return value
+}
+
+/** The variable each setting comes from, for messages that name what the user set. */
+const VARIABLES: Record<keyof Config, string> = {
+  host: 'HOST',
+  port: 'PORT',
+  dataDir: 'DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  jwtSecret: 'AUTH_JWT_SECRET',
+  jwksUrl: 'AUTH_JWKS_URL',
+  corsOrigins: 'CORS_ORIGINS',
+  webhookSecretScanner: 'WEBHOOK_SECRET_SCANNER',
+  trustProxy: 'TRUST_PROXY',
+  rateLimitMax: 'RATE_LIMIT_MAX',
+  rateLimitWindow: 'RATE_LIMIT_WINDOW',
+  executionContexts: 'EXECUTION_CONTEXTS',
+  logLevel: 'LOG_LEVEL',
+  cursorSecret: 'CURSOR_SECRET',
+  redisUrl: 'REDIS_URL',
+  production: 'NODE_ENV'
+}
+
+/** Never repeated in a message (logs keep it): secrets, and addresses that may hold a password. */
+const HIDDEN: ReadonlySet<string> = new Set(['AUTH_JWT_SECRET', 'WEBHOOK_SECRET_SCANNER', 'CURSOR_SECRET', 'DATABASE_URL', 'REDIS_URL'])
+
+/** One line per bad setting: the variable, what is wrong, and what was set (a secret only by its length). */
+function describe (key: string, message: string, env: NodeJS.ProcessEnv): string {
+  const name = VARIABLES[key as keyof Config] ?? key
+  const text = env[name] ?? ''
+  const got = HIDDEN.has(name) ? `${text.length} characters, not shown` : JSON.stringify(text)
+  return `${name}: ${message} (got ${got})`
 }
 
 /** Reads and checks the environment; throws one message naming every bad variable. */
@@ -72,7 +104,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? null : env.REDIS_URL,
     production
   }
-  const errors = [...Value.Errors(Config, raw)].map(e => `${e.path.slice(1) || 'config'}: ${e.message} (got ${JSON.stringify(e.value)})`)
+  const errors = [...Value.Errors(Config, raw)].map(e => describe(e.path.split('/')[1] ?? '', e.message, env))
   if (missing.length > 0 || errors.length > 0) throw new Error(`Invalid configuration:\n- ${[...missing, ...errors].join('\n- ')}`)
   return { config: raw as Config, warnings }
 }

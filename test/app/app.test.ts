@@ -97,9 +97,20 @@ t.test('the OpenAPI document of the service', async t => {
 
 t.test('configuration: production needs real secrets; bad values are named', async t => {
   t.throws(() => loadConfig({ NODE_ENV: 'production' }), /AUTH_JWT_SECRET is required[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/)
-  t.throws(() => loadConfig({ PORT: 'eighty' }), /port/)
-  t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /corsOrigins/)
-  t.throws(() => loadConfig({ EXECUTION_CONTEXTS: 'Bad Context' }), /executionContexts/)
+  const bad: Array<[NodeJS.ProcessEnv, RegExp]> = [
+    [{ PORT: 'eighty' }, /^- PORT: Expected integer \(got "eighty"\)$/m],
+    [{ RATE_LIMIT_MAX: 'abc' }, /^- RATE_LIMIT_MAX: Expected integer \(got "abc"\)$/m],
+    [{ CORS_ORIGINS: '*' }, /^- CORS_ORIGINS: .* \(got "\*"\)$/m],
+    [{ EXECUTION_CONTEXTS: 'Bad Context' }, /^- EXECUTION_CONTEXTS: .* \(got "Bad Context"\)$/m],
+    [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: Expected string length greater or equal to 32 \(got 16 characters, not shown\)$/m],
+    [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m]
+  ]
+  for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
+  for (const secret of ['short-secret-xyz', 'hunter2']) {
+    let text = ''
+    try { loadConfig({ AUTH_JWT_SECRET: secret, DATABASE_URL: `mysql://u:${secret}@db/x` }) } catch (err) { text = (err as Error).message }
+    t.notMatch(text, secret, 'a secret is never repeated in the message')
+  }
   const { config, warnings } = loadConfig({ TRUST_PROXY: '2', EXECUTION_CONTEXTS: 'qa, load-test', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
   t.equal(config.trustProxy, 2)
   t.same(config.executionContexts, ['qa', 'load-test'])
