@@ -81,7 +81,7 @@ function sortKey (route: CollectionRoute): Schema {
 }
 
 function simpleHelp (field: FieldDescriptor): string {
-  const text = field.type === 'string' ? '; `*` once as prefix or suffix is a wildcard' : ''
+  const text = field.type === 'string' ? '; `*` once as prefix or suffix is a wildcard (elsewhere a character)' : ''
   const array = field.type === 'string-array' ? ' (items containing the value)' : ''
   return `Simple filter: ${field.path} equals the value${array}${text}; repeat for OR; empty for null or "".`
 }

@@ -10,7 +10,9 @@ import { describeType, expectation, parseScalar } from './values.js'
  * equality; 4 nested `a.b.c`, three levels at most; 5 one `*` as prefix or suffix, on
  * text attributes only; 6 an empty value matches null or "" (for a non-nullable
  * boolean it does not filter); 7 on an array attribute, containment.
- * A `*` is always a wildcard here: a literal star needs the `filter` parameter (`\*`).
+ * A `*` is a wildcard at the start or the end of a value only; anywhere else it is a
+ * character (`reviewSchedule=0 9 * * 1` is an exact value). A value starting and ending
+ * with `*` would be two wildcards and is refused; the `filter` parameter writes any pattern.
  */
 
 /** A value as it arrives: query strings give text, a POST search body may give JSON scalars. */
@@ -45,16 +47,16 @@ function emptyValue (field: FieldDescriptor): Filter[] | null {
   return out
 }
 
-/** Rule 5: `*x` or `x*`. */
-function wildcard (field: FieldDescriptor, name: string, text: string, star: number): Filter {
+/** Rule 5: `*x` or `x*` (a `*` inside `x` is a character). */
+function wildcard (field: FieldDescriptor, name: string, text: string): Filter {
   if (field.type !== 'string') {
     fail('value', name, `The wildcard * works only on text attributes; ${name} is ${describeType(field.type)}.`, text)
   }
   const last = text.length - 1
-  if (text.length === 1 || text.indexOf('*', star + 1) !== -1 || (star !== 0 && star !== last)) {
-    fail('value', name, `The value of ${name} may hold one * only, at its start or its end, with text beside it.`, text)
+  if (text.length === 1 || (text.startsWith('*') && text.endsWith('*'))) {
+    fail('value', name, `The value of ${name} may use * as a wildcard once, at its start or its end, with text beside it; use the filter parameter for other patterns.`, text)
   }
-  const pattern = star === 0 ? ['', text.slice(1)] : [text.slice(0, last), '']
+  const pattern = text.startsWith('*') ? ['', text.slice(1)] : [text.slice(0, last), '']
   return { kind: 'cmp', field: field.path, op: 'eq', values: [{ wildcard: pattern }], ci: false }
 }
 
@@ -76,9 +78,8 @@ function attributeFilter (field: FieldDescriptor, name: string, raw: SimpleValue
     }
     // PostgreSQL text cannot hold U+0000: refused here, or the database would fail the whole query (a 500).
     if (text.includes('\u0000')) fail('value', name, `The value of ${name} has a NUL character (U+0000), which no attribute can hold; remove it.`, text)
-    const star = text.indexOf('*')
-    if (star !== -1) {
-      others.push(wildcard(field, name, text, star))
+    if (text.startsWith('*') || text.endsWith('*')) {
+      others.push(wildcard(field, name, text))
       continue
     }
     const value = parseScalar(field, text)

@@ -35,7 +35,8 @@ for (const db of databases) {
         pageCount: i,
         amount: i % 4 === 0 ? null : `${i}.25`,
         tags: i % 2 === 0 ? ['even', `n${i}`] : ['odd'],
-        metadata: i % 3 === 0 ? null : { source: { system: i % 2 === 0 ? 'erp' : 'crm', region: null } }
+        metadata: i % 3 === 0 ? null : { source: { system: i % 2 === 0 ? 'erp' : 'crm', region: null } },
+        reviewSchedule: i % 5 === 1 ? '0 9 * * 1' : i % 5 === 2 ? '0 9 * * *' : null
       })
       t.equal(res.status, 201)
     }
@@ -93,7 +94,10 @@ for (const db of databases) {
         [`filter=${encodeURIComponent('amount=gt=9.5,kind=out=(INVOICE,CONTRACT)')}`, 15],
         [`metadataFilter=${encodeURIComponent('source.system==erp;source.region=isnull=true')}`, 8],
         [`pageCountFilter=${encodeURIComponent('pageCount=lt=3')}&pageCountFilter=${encodeURIComponent('pageCount=gt=22')}`, 5],
-        [`filter=${encodeURIComponent('name=containsic=DOC-0')}`, 10]
+        [`filter=${encodeURIComponent('name=containsic=DOC-0')}`, 10],
+        // A * inside a simple filter value is a character; only one at the start or end is a wildcard.
+        [`reviewSchedule=${encodeURIComponent('0 9 * * 1')}`, 5],
+        [`reviewSchedule=${encodeURIComponent('0 9 * * *')}`, 10]
       ]
       for (const [query, count] of table) {
         const res = await get(`/v1/documents?limit=100&${query}`)
