@@ -7,10 +7,11 @@ import { Id } from '../../schemas/types.js'
 import type { Store } from '../../store/types.js'
 import type { Preconditions } from '../conditional/index.js'
 import { fingerprintOf, type IdempotencyClaim } from '../idempotency/keys.js'
-import { problems } from '../problem/errors.js'
+import { invalidData, problems } from '../problem/errors.js'
 import type { ResourceDefinition } from '../resource/define.js'
 import { storeProblem } from '../resource/errors.js'
-import { compileBodyValidator, createBody } from '../resource/write-schemas.js'
+import { compileBodyValidator, createBody, NoQuery } from '../resource/write-schemas.js'
+import { contextFromAjv } from '../problem/validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
 import { execute, type BulkCall, type BulkTarget } from './execute.js'
@@ -104,7 +105,9 @@ function responseOf (def: ResourceDefinition, ops: readonly Operation[]): BulkRe
 
 async function handle (e: Endpoint, request: FastifyRequest): Promise<BulkResponseBody> {
   const invalid = request.validationError
-  if (invalid !== undefined && invalid !== null) throw envelopeProblem(invalid.validation, request.body, e.maxOperations)
+  if (invalid !== undefined && invalid !== null) {
+    throw invalid.validationContext === 'body' ? envelopeProblem(invalid.validation, request.body, e.maxOperations) : invalidData(contextFromAjv(invalid.validation, invalid.validationContext))
+  }
   const body = request.body as Envelope
   const duplicates = duplicateIds(body.operations)
   if (duplicates !== null) throw duplicates
@@ -155,6 +158,7 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
       validators: compileValidators(def)
     }
     const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions), outsideEntities)
+    const noQuery: ValidateFunction = compileBodyValidator(NoQuery)
     // The document shows the entity as UPDATE and CREATE_UPDATE send it (a PUT body with its id).
     const entity = createBody(def.fields, def.writable, [], { id: Id({ description: 'Left out on CREATE; required by UPDATE, CREATE_UPDATE and DELETE (which reads nothing else).' }) })
     fastify.patch(def.path, {
@@ -162,11 +166,12 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
         tags: [def.collection],
         summary: `Create, replace or delete ${def.collection} in bulk`,
         description: `At most ${settings.maxOperations} operations; transactionMode ATOMIC (all or nothing) or ISOLATED (default). Answers 200 with one result per operation.`,
+        querystring: NoQuery,
         body: BulkRequest(entity, { maxOperations: settings.maxOperations, actions: settings.actions }),
         response: { 200: BulkResponse }
       },
       // The envelope is checked here; each entity by its own operation, so a bad one fails alone.
-      validatorCompiler: () => envelope,
+      validatorCompiler: ({ httpPart }) => httpPart === 'body' ? envelope : noQuery,
       attachValidation: true,
       config: {
         auth: { scopes: [...def.scopes.write] },

@@ -18,7 +18,7 @@ import { storeProblem, type Operation, type Registry } from './errors.js'
 import { mergePatch } from './merge-patch.js'
 import type { Repository, Write } from './repository.js'
 import type { Representation } from './representation.js'
-import { compileBodyValidator, createBody, fillerOf, patchBody, type Filler } from './write-schemas.js'
+import { compileBodyValidator, createBody, fillerOf, NoQuery, patchBody, type Filler } from './write-schemas.js'
 
 type Row = Record<string, unknown>
 
@@ -248,7 +248,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   const schema = (s: FastifySchema): FastifySchema => ({ tags: [def.collection], ...s })
 
   fastify.post(def.path, {
-    schema: schema({ summary: `Create a ${def.name}`, body: createBody(def.fields, def.writable), response: { 201: entity } }),
+    schema: schema({ querystring: NoQuery, summary: `Create a ${def.name}`, body: createBody(def.fields, def.writable), response: { 201: entity } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409] })
   }, async (request, reply) => {
@@ -257,7 +257,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.get(itemUrl, {
-    schema: schema({ summary: `Get a ${def.name}`, params, response: { 200: entity } }),
+    schema: schema({ querystring: NoQuery, summary: `Get a ${def.name}`, params, response: { 200: entity } }),
     attachValidation: true,
     config: config(def.scopes.read, { problems: [404, 412] })
   }, async (request, reply) => {
@@ -273,7 +273,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.put(itemUrl, {
-    schema: schema({ summary: `Replace or create a ${def.name}`, params, body: createBody(def.fields, def.writable, [], { id: Id() }), response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Replace or create a ${def.name}`, params, body: createBody(def.fields, def.writable, [], { id: Id() }), response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional })
   }, async (request, reply) => {
@@ -284,7 +284,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.patch(itemUrl, {
-    schema: schema({ summary: `Change a ${def.name} (JSON Merge Patch)`, params, body: patchBody(def.fields, def.writable), response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Change a ${def.name} (JSON Merge Patch)`, params, body: patchBody(def.fields, def.writable), response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES } })
   }, async (request, reply) => {
@@ -295,7 +295,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.delete(itemUrl, {
-    schema: schema({ summary: `Delete a ${def.name}`, params, response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Delete a ${def.name}`, params, response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional })
   }, async (request, reply) => {
@@ -310,6 +310,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
     fastify.post(`${p.path}/:${p.idParam}/${def.collection}`, {
       schema: schema({
         summary: `Create a ${def.name} of a ${p.name}`,
+        querystring: NoQuery,
         params: Type.Object({ [p.idParam]: Id() }),
         body: createBody(def.fields, def.writable, [parent.field]),
         response: { 201: entity }

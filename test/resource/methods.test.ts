@@ -353,6 +353,26 @@ for (const db of databases) {
       t.equal((await api.delete(durl, { 'if-match': '*', 'if-none-match': '*' })).statusCode, 204, 'gone: If-None-Match: * holds')
     })
 
+    t.test('query parameters on items and writes are refused, not ignored (filters apply to collection GETs only)', async t => {
+      const a = await author(unique())
+      const table: Array<[string, () => Promise<{ statusCode: number, body: string }>, string[]]> = [
+        ['DELETE', async () => await api.delete(`/v1/authors/${a.id as string}?name=zzz`), ['name']],
+        ['GET', async () => await api.get(`/v1/authors/${a.id as string}?_=1&ordering=name`), ['_', 'ordering']],
+        ['PUT', async () => await api.put(`/v1/authors/${a.id as string}?filter=x`, { name: a.name, email: 'ann@example.com' }), ['filter']],
+        ['PATCH', async () => await api.patch(`/v1/authors/${a.id as string}?limit=1`, { email: 'x@example.com' }), ['limit']],
+        ['POST', async () => await api.post('/v1/authors?ordering=name', { name: unique(), email: 'b@example.com' }), ['ordering']],
+        ['POST child', async () => await api.post(`/v1/authors/${a.id as string}/documents?kind=INVOICE`, { name: unique(), kind: 'INVOICE' }), ['kind']]
+      ]
+      for (const [name, send, fields] of table) {
+        const res = await send()
+        t.equal(res.statusCode, 400, name)
+        t.same(json(res).context.map((c: { field: string, source: string }) => [c.field, c.source]), fields.map(f => [f, 'query']), `${name}: names each parameter`)
+      }
+      const still = await api.get(`/v1/authors/${a.id as string}`)
+      t.equal(still.statusCode, 200, 'nothing was deleted')
+      t.equal(json(still).email, 'ann@example.com', 'nor changed')
+    })
+
     t.test('references: a missing author is 409, an author with documents cannot be deleted', async t => {
       const missing = await api.post('/v1/documents', { name: unique(), authorId: 'no-such-author', kind: 'INVOICE' })
       t.equal(missing.statusCode, 409)

@@ -97,6 +97,10 @@ for (const db of databases) {
       t.equal(many.status, 400)
       t.equal(many.body.title, 'Invalid Data')
       t.match(many.body.detail, /100/)
+      const query = await call('PATCH', '/v1/authors?dryRun=true', { operations: [{ action: 'DELETE', entity: { id: annId } }] })
+      t.equal(query.status, 400, 'a query parameter is refused, not ignored')
+      t.match(query.body.context, [{ field: 'dryRun', source: 'query', code: 'INPUT_INVALID' }])
+      t.equal((await call('GET', `/v1/authors/${annId}`)).status, 200, 'and nothing was deleted')
       const dup = await call('PATCH', '/v1/authors', {
         operations: [
           { action: 'DELETE', entity: { id: annId } },
