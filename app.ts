@@ -51,7 +51,13 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   }
   // Node applies requestTimeout to a request's body only when the HTTP server is created with
   // it; Fastify sets it afterwards, which bounds the headers alone.
-  options.http = { requestTimeout: options.requestTimeout, ...options.http }
+  options.http = {
+    requestTimeout: options.requestTimeout,
+    // A request without Host reaches the conventions plugin, which refuses it with a problem;
+    // Node's own refusal is an empty 400.
+    requireHostHeader: false,
+    ...options.http
+  }
   const app = Fastify(options)
 
   await app.register(problem, { generateRequestId: (request) => request.id, maxRequestIdLength: MAX_REQUEST_ID_LENGTH })

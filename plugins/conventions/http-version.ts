@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { defineProblem } from '../problem/errors.js'
+import { defineProblem, problems } from '../problem/errors.js'
 
 /**
  * A 400, not RFC 9110's 505: the conventions keep 5xx for server faults a client may retry
@@ -9,10 +9,16 @@ export const httpVersionNotSupported = defineProblem(400, 'SVC_ERR_HTTP_VERSION_
 
 /**
  * Conventions: "The service is an HTTP/1.1 API … HTTP/1.0 is unsupported". Versions
- * from 1.1 up (HTTP/2 behind the same server) pass.
+ * from 1.1 up (HTTP/2 behind the same server) pass; an HTTP/1.x request without a Host
+ * header gets a 400 problem (RFC 9112 §3.2), which Node would otherwise answer with an empty
+ * 400 of its own unless the server is created with `requireHostHeader: false`.
  */
-export function checkHttpVersion (request: FastifyRequest): void {
+export function checkHttpVersion (request: FastifyRequest, host: string | undefined): void {
   const { httpVersionMajor: major, httpVersionMinor: minor } = request.raw
-  if (major > 1 || (major === 1 && minor >= 1)) return
+  if (major > 1) return
+  if (major === 1 && minor >= 1) {
+    if (host !== undefined) return
+    throw problems.badRequest('An HTTP/1.1 request must carry a Host header; add one naming this service.')
+  }
   throw httpVersionNotSupported(`This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of HTTP/${major}.${minor}.`)
 }

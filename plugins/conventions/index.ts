@@ -84,7 +84,7 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     // Read first, so that every refusal below echoes an accepted context too; a bad one is
     // reported with the other header violations, after the refusals that come before them.
     const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
-    if (s.httpVersion) checkHttpVersion(request)
+    if (s.httpVersion) checkHttpVersion(request, headers.host)
     const pending = s.userAgent === null ? undefined : checkUserAgent(request, headers['user-agent'], s.userAgent)
     if (pending !== undefined) return pending.then(() => checkHeaders(request, state, headers, s, contextItem))
     return checkHeaders(request, state, headers, s, contextItem)

@@ -107,6 +107,14 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     done()
   })
 
+  // Node answers an Expect other than 100-continue with an empty 417 unless someone listens;
+  // RFC 9110 §10.1.1 lets a server ignore an expectation it does not support, and 417 is not
+  // among the convention's codes: the request is served as if it had no Expect.
+  const server = fastify.server
+  if (server.listenerCount('checkExpectation') === 0) {
+    server.on('checkExpectation', (req, res) => { server.emit('request', req, res) })
+  }
+
   fastify.setNotFoundHandler(async (request) => {
     const path = pathOf(request.url)
     throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })

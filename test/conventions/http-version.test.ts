@@ -2,14 +2,17 @@ import t from 'tap'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import Fastify from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import conventions from '../../plugins/conventions/index.js'
 import { UA, build } from './app.js'
 
 /** Sends one raw request line (Fastify's inject always speaks HTTP/1.1) and reads the whole reply. */
-async function raw (app: FastifyInstance, version: string, path = '/echo'): Promise<{ status: number, body: string }> {
+async function raw (app: FastifyInstance, version: string, path = '/echo', headers = 'Host: localhost\r\n'): Promise<{ status: number, body: string }> {
   const { port } = app.server.address() as AddressInfo
   return await new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => {
-      socket.write(`GET ${path} ${version}\r\nHost: localhost\r\nUser-Agent: ${UA}\r\nConnection: close\r\n\r\n`)
+      socket.write(`GET ${path} ${version}\r\n${headers}User-Agent: ${UA}\r\nConnection: close\r\n\r\n`)
     })
     let data = ''
     socket.setEncoding('utf8')
@@ -50,4 +53,20 @@ t.test('switched off globally, per route, or with every rule', async t => {
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.equal((await raw(app, 'HTTP/1.0', '/old')).status, 200)
   t.equal((await raw(app, 'HTTP/1.0', '/health')).status, 200)
+})
+
+t.test('an HTTP/1.1 request without Host: a 400 problem (the server created with requireHostHeader: false)', async t => {
+  const app = Fastify({ http: { requireHostHeader: false } })
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(conventions)
+  app.get('/echo', async () => ({ ok: true }))
+  app.get('/free', { config: { conventions: { httpVersion: false } } }, async () => ({ ok: true }))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const res = await raw(app, 'HTTP/1.1', '/echo', '')
+  t.equal(res.status, 400)
+  t.match(JSON.parse(res.body), { title: 'Bad Request', status: 400, detail: 'An HTTP/1.1 request must carry a Host header; add one naming this service.' })
+  t.equal((await raw(app, 'HTTP/1.1', '/echo')).status, 200, 'with Host: served')
+  t.equal((await raw(app, 'HTTP/2.0', '/echo', '')).status, 200, 'a later version names its authority otherwise')
+  t.equal((await raw(app, 'HTTP/1.1', '/free', '')).status, 200, 'the rule switched off on the route')
 })

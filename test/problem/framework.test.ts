@@ -114,6 +114,27 @@ t.test('requests Node\'s parser refuses are problems, and the connection is clos
   t.equal((await raw(port, 'GET /items/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status, 200, 'the server still serves')
 })
 
+t.test('an Expect other than 100-continue is served as if absent, not an empty 417', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const res = await raw(port, 'GET /items/a HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n')
+  t.equal(res.status, 200, 'served')
+  const missing = await raw(port, 'GET /nowhere HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-ID: e1\r\nConnection: close\r\n\r\n')
+  t.equal(missing.status, 404, 'and its refusals are the usual problems')
+  t.match(JSON.parse(missing.body), { status: 404, requestId: 'e1' })
+
+  // A listener of the application's own is left to decide alone.
+  const own = Fastify()
+  t.teardown(() => own.close())
+  own.server.on('checkExpectation', (_req, res) => { res.writeHead(417).end() })
+  await own.register(problem)
+  own.get('/a', async () => ({ a: 1 }))
+  await own.listen({ port: 0, host: '127.0.0.1' })
+  t.equal(own.server.listenerCount('checkExpectation'), 1)
+  t.equal((await raw((own.server.address() as { port: number }).port, 'GET /a HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nConnection: close\r\n\r\n')).status, 417)
+})
+
 t.test('the client error handler: timeouts, resets and sockets that cannot be written', async (t) => {
   const written: string[] = []
   let destroyed: unknown = 'no'

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { connect } from 'node:net'
 import { databases } from '../support/databases.js'
 import { headers, leaksNothing, token, unique } from '../resource/helper.js'
 import { startService } from './service.js'
@@ -86,6 +87,28 @@ for (const db of databases) {
       const post = await call('POST', '/v1/documents/x', { a: 1 })
       t.equal(post.status, 405)
       t.match(post.headers.get('allow'), 'PATCH')
+      const unknown = await fetch(`${base}/nowhere`, { method: 'OPTIONS', headers: { 'user-agent': 'svc-tests/1', accept: 'text/html' } })
+      t.equal(unknown.status, 404, 'an unknown path: 404 without a token, nothing negotiated')
+      const search = await fetch(`${base}/v1/authors/search`, { method: 'OPTIONS', headers: { 'user-agent': 'svc-tests/1' } })
+      t.equal(search.headers.get('allow'), 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS', 'the search path is an item path too')
+    })
+
+    t.test('raw HTTP/1.1 edge cases: no Host is a 400 problem; an unknown Expect is ignored', async t => {
+      const { port } = new URL(base)
+      const send = async (bytes: string): Promise<string> => await new Promise((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes))
+        let data = ''
+        socket.setEncoding('utf8')
+        socket.on('data', (chunk: string) => { data += chunk })
+        socket.on('error', reject)
+        socket.on('close', () => { resolve(data) })
+      })
+      const noHost = await send('GET /v1/authors HTTP/1.1\r\nUser-Agent: svc-tests/1\r\nConnection: close\r\n\r\n')
+      t.match(noHost, /^HTTP\/1\.1 400 /)
+      t.match(noHost, /content-type: application\/problem\+json/i)
+      t.match(JSON.parse(noHost.split('\r\n\r\n')[1] as string), { status: 400, detail: /Host header/ })
+      const expect = await send('GET /health HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')
+      t.match(expect, /^HTTP\/1\.1 200 /, 'served, not an empty 417')
     })
 
     t.test('authentication and scopes', async t => {
