@@ -10,7 +10,7 @@ import auth from './plugins/auth/index.js'
 import methods from './plugins/methods/index.js'
 import openapi from './plugins/openapi/index.js'
 import docs from './plugins/docs/index.js'
-import rateLimit from './plugins/rate-limit/index.js'
+import rateLimit, { parseDuration } from './plugins/rate-limit/index.js'
 import webhooks from './plugins/webhooks/index.js'
 import query from './plugins/query/index.js'
 import resources from './plugins/resource/index.js'
@@ -66,7 +66,14 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(cors, { origins: config.corsOrigins })
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)
-  await app.register(auth, { verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret } })
+  // Requests without a valid token count per address too (contract: "per token, or per address
+  // without one"): refused ones by auth itself, before it checks the next token of that address.
+  const window = parseDuration(config.rateLimitWindow)
+  await app.register(auth, {
+    verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret },
+    // A bad window is reported by the rate-limit plugin below.
+    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window }
+  })
   // Per route, after auth: keyed by the token's subject, else the client address.
   await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, ...(config.redisUrl === null ? {} : { redis: config.redisUrl }) })
   await app.register(openapi, {

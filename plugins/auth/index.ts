@@ -7,6 +7,7 @@ import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
+import { RefusalCounter } from './refusals.js'
 
 export interface AuthPluginOptions {
   /**
@@ -23,6 +24,13 @@ export interface AuthPluginOptions {
    * Default 1000.
    */
   cacheSize?: number
+  /**
+   * Stops token guessing: once an address has had `max` requests refused with 401 within
+   * `timeWindow` milliseconds, its further requests with a token not yet verified are answered
+   * 429 (with `Retry-After`) before the token is checked, until the window ends. Counted in
+   * memory, per instance. Default `false` (off).
+   */
+  refusalLimit?: false | { max: number, timeWindow: number }
 }
 
 /** `config.auth` of a route that needs a token: every listed scope is required. */
@@ -66,6 +74,14 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
   if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
+  const refusalLimit = opts.refusalLimit ?? false
+  if (refusalLimit !== false) {
+    const { max, timeWindow } = (refusalLimit ?? {}) as { max?: unknown, timeWindow?: unknown }
+    if (!Number.isSafeInteger(max) || (max as number) < 1 || !Number.isSafeInteger(timeWindow) || (timeWindow as number) < 1) {
+      throw new TypeError(`auth plugin: refusalLimit must be false or { max, timeWindow } of positive integers (requests, milliseconds), got ${JSON.stringify(refusalLimit)}`)
+    }
+  }
+  const refusals = refusalLimit === false ? null : new RefusalCounter(refusalLimit.max, refusalLimit.timeWindow)
   const verify = buildVerifier(opts.verifier, cacheSize)
   // A kept-alive connection nearly always repeats its Authorization header: its last verified
   // principal is reused, while the token is trusted, without parsing, hashing or checking the
@@ -121,17 +137,38 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     verifyAndAdmit(request, reply, header, config, done)
   })
 
+  /** Counts a 401 against the request's address (refusalLimit); other errors pass through. */
+  function counted (request: FastifyRequest, err: unknown): Error {
+    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) refusals.add(request.ip, Date.now())
+    return err as Error
+  }
+
   // Apart from the hook, so the usual request (a remembered principal) allocates no closure context.
   function verifyAndAdmit (request: FastifyRequest, reply: FastifyReply, header: string | undefined, config: AuthRouteConfig | undefined, done: (err?: Error) => void): void {
+    if (refusals !== null) {
+      const wait = refusals.waitFor(request.ip, Date.now())
+      if (wait > 0) {
+        throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${wait} ${wait === 1 ? 'second' : 'seconds'} with a valid token.`, { headers: { 'retry-after': wait } })
+      }
+    }
     const socket = request.raw.socket
     const remember = (principal: Principal | null): void => {
       if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
     }
-    const result = verify(bearerToken(header), request)
-    // Any thenable a custom verifier returns is waited for; a plain value is admitted at once.
-    if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') {
-      remember(result as Principal | null)
-      admit(request, reply, result as Principal | null, config)
+    let result: ReturnType<typeof verify>
+    let settled: boolean
+    try {
+      result = verify(bearerToken(header), request)
+      // Any thenable a custom verifier returns is waited for; a plain value is admitted at once.
+      settled = typeof (result as PromiseLike<unknown> | null)?.then !== 'function'
+      if (settled) {
+        remember(result as Principal | null)
+        admit(request, reply, result as Principal | null, config)
+      }
+    } catch (err) {
+      throw counted(request, err)
+    }
+    if (settled) {
       done()
       return
     }
@@ -140,7 +177,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       try {
         admit(request, reply, principal, config)
       } catch (err) {
-        done(err as Error)
+        done(counted(request, err))
         return
       }
       done()

@@ -79,7 +79,9 @@ function checkRedis (value: unknown): string | Redis | undefined {
  * auth plugin found one, else by the client address (`request.ip`, which honours
  * Fastify's `trustProxy`). Counting runs as a route-level onRequest hook, and Fastify
  * runs those after every instance onRequest hook, so after auth whatever the
- * registration order (and before the body is read). A request auth refuses is not counted.
+ * registration order (and before the body is read). A request auth refuses never gets here:
+ * the auth plugin's `refusalLimit` counts those per address, and stops an address that keeps
+ * sending bad tokens before its next token is checked.
  * Answers with the draft IETF `RateLimit-*` headers, and `Retry-After` on a 429 problem.
  */
 async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginOptions): Promise<void> {

@@ -136,3 +136,18 @@ t.test('rate limit: 429 problem with the throttling values and the rate-limit he
   const health = await fetch(`${base}/health`)
   t.equal(health.status, 200, '/health is never limited')
 })
+
+t.test('rate limit: requests without a valid token count per address, and stop token guessing', async t => {
+  const { base } = await startService(t, undefined, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute' })
+  const statuses: number[] = []
+  for (const authorization of ['Bearer bad.token.here', 'Bearer another.bad.one', 'Basic eDp5']) {
+    statuses.push((await fetch(`${base}/v1/authors`, { headers: { ...headers(), authorization } })).status)
+  }
+  t.same(statuses, [401, 401, 401])
+  const guess = await fetch(`${base}/v1/authors`, { headers: headers() })
+  t.equal(guess.status, 429, 'the address is stopped before its next token is checked, a valid one too')
+  t.ok(Number(guess.headers.get('retry-after')) > 0)
+  const body = await guess.json() as { title: string, detail: string }
+  t.equal(body.title, 'Too Many Requests')
+  t.match(body.detail, /refused authentication/)
+})
