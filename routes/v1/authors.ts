@@ -15,7 +15,7 @@ export const authors = defineResource({
   // Authors accept If-Match but do not require it.
   requireIfMatch: false,
   scopes: { read: ['authors:read'], write: ['authors:write'] },
-  filterable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy'],
+  filterable: ['id', 'name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy'],
   sortable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime'],
   // (ctx, name, id): ordering=name and name filters. The primary key serves the default ordering by id.
   indexes: [['name']]

@@ -54,7 +54,7 @@ export const documents = defineResource({
   scopes: { read: ['documents:read'], write: ['documents:write'] },
   summary: { omit: ['pages'] },
   filterable: [
-    'name', 'description', 'authorId', 'status', 'kind', 'pageCount', 'byteCount', 'amount', 'discountPercentage',
+    'id', 'name', 'description', 'authorId', 'status', 'kind', 'pageCount', 'byteCount', 'amount', 'discountPercentage',
     'tags', 'retentionDuration', 'validityInterval', 'reviewSchedule', 'effectiveDate', 'publishedDateTime',
     'fingerprint', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy',
     'metadata.source.system', 'metadata.source.region'

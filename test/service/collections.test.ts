@@ -127,6 +127,10 @@ for (const db of databases) {
       }
       const authors = await get('/v1/authors?active=false')
       t.same(authors.body.results.map((a: { name: string }) => a.name), ['Bob'])
+      const byId = await get(`/v1/authors?id=${ann.id as string}`)
+      t.same(byId.body.results.map((a: { name: string }) => a.name), ['Ann'], 'the id is a summary scalar too')
+      const byIds = await get(`/v1/authors?filter=${encodeURIComponent(`id=in=(${ann.id as string},${bob.id as string})`)}&ordering=name`)
+      t.same(byIds.body.results.map((a: { name: string }) => a.name), ['Ann', 'Bob'])
     })
 
     t.test('the child collection and search by POST', async t => {
