@@ -2,6 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import Fastify from 'fastify'
 import idempotency, { IdempotencyKeys, fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
+import { Type } from '@sinclair/typebox'
+import problem from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+import conventions from '../../plugins/conventions/index.js'
+import resource from '../../plugins/resource/index.js'
+import bulk from '../../plugins/bulk/index.js'
+import { defineResource } from '../../plugins/resource/define.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, client, idemKey, json, token, unique } from '../resource/helper.js'
 
@@ -13,6 +20,8 @@ function thrown (fn: () => unknown): unknown {
   }
   throw new Error('did not throw')
 }
+
+const notes = defineResource({ name: 'note', collection: 'notes', path: '/v1/notes', idParam: 'noteId', fields: { title: Type.String({ minLength: 1, maxLength: 50 }) } })
 
 function claimOf (over: Partial<IdempotencyClaim> = {}): IdempotencyClaim {
   return { ctx: 'prod', caller: 'u1', resource: 'documents', key: idemKey(), method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, ...over }
@@ -203,3 +212,27 @@ for (const db of databases) {
     })
   })
 }
+
+t.test('without auth every caller is the same one: a key is still remembered (items and bulk)', async t => {
+  const store = await pglite.create(t)
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions)
+  await app.register(resource, { store, resources: [notes] })
+  await app.register(bulk, { store })
+  await app.ready()
+  const send = async (method: 'POST' | 'PATCH', url: string, payload: unknown, key: string): Promise<number> =>
+    (await app.inject({ method, url, payload: payload as Record<string, unknown>, headers: { 'user-agent': 'idem-test/1', 'svc-idempotency-key': key } })).statusCode
+  const key = idemKey()
+  t.equal(await send('POST', '/v1/notes', { title: 'a' }, key), 201)
+  t.equal(await send('POST', '/v1/notes', { title: 'a' }, key), 409, 'the anonymous caller\'s retry is caught')
+  const bulkKey = idemKey()
+  const ops = { operations: [{ action: 'CREATE', entity: { title: 'b' } }] }
+  t.equal(await send('PATCH', '/v1/notes', ops, bulkKey), 200)
+  t.equal(await send('PATCH', '/v1/notes', ops, bulkKey), 409)
+  const query = await app.inject({ method: 'PATCH', url: '/v1/notes?dry=1', payload: ops, headers: { 'user-agent': 'idem-test/1' } })
+  t.equal(query.statusCode, 400, 'bulk takes no query parameters')
+  t.match(JSON.parse(query.body).context, [{ field: 'dry', source: 'query', code: 'INPUT_INVALID' }])
+})
