@@ -76,7 +76,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
   const refusalLimit = opts.refusalLimit ?? false
   if (refusalLimit !== false) {
-    const { max, timeWindow } = (refusalLimit ?? {}) as { max?: unknown, timeWindow?: unknown }
+    const { max, timeWindow } = refusalLimit as { max?: unknown, timeWindow?: unknown }
     if (!Number.isSafeInteger(max) || (max as number) < 1 || !Number.isSafeInteger(timeWindow) || (timeWindow as number) < 1) {
       throw new TypeError(`auth plugin: refusalLimit must be false or { max, timeWindow } of positive integers (requests, milliseconds), got ${JSON.stringify(refusalLimit)}`)
     }
