@@ -68,6 +68,11 @@ export function parseServiceHeader (value: string): ServiceHeaderResult {
       violations.push({ message: `repeats the key "${key}"`, value: part })
       return
     }
+    // Conventions: extra attributes "describe one service only, and carry no versions".
+    if (/version/i.test(key)) {
+      violations.push({ message: `has the key "${key}", but its attributes carry no versions (the header names a service, not a release of it)`, value: part })
+      return
+    }
     seen.add(key)
     if (!ATTRIBUTE_VALUE.test(v)) {
       violations.push({ message: `has an empty value, whitespace or one of " , ; = \\ in the value of "${key}"`, value: part })

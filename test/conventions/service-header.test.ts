@@ -32,6 +32,8 @@ t.test('an invalid header gives 400 with one context item per violation', async 
     [`id=${id}; Team=orders`, [['has the key "Team", which is not camelCase', 'Team=orders']]],
     [`id=${id}; team-name=orders`, [['has the key "team-name", which is not camelCase', 'team-name=orders']]],
     [`id=${id}; id=${other}`, [['repeats the key "id"', `id=${other}`]]],
+    [`id=${id}; version=1.2.3`, [['has the key "version", but its attributes carry no versions (the header names a service, not a release of it)', 'version=1.2.3']]],
+    [`id=${id}; apiVersion=2; team=x`, [['has the key "apiVersion", but its attributes carry no versions (the header names a service, not a release of it)', 'apiVersion=2']]],
     [`id=${id} ;name=orders`, [['has an empty value, whitespace or one of " , ; = \\ in the value of "id"', `id=${id} `]]],
     [`id=${id};;name=orders`, [['must not have an empty attribute between ";" delimiters', '']]],
     [`id=${id};`, [['must not have an empty attribute between ";" delimiters', '']]],
