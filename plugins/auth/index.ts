@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { plural } from '../shared/plural.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
@@ -148,7 +149,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     if (refusals !== null) {
       const wait = refusals.waitFor(request.ip, Date.now())
       if (wait > 0) {
-        throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${wait} ${wait === 1 ? 'second' : 'seconds'} with a valid token.`, { headers: { 'retry-after': wait } })
+        throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${plural(wait, 'second')} with a valid token.`, { headers: { 'retry-after': wait } })
       }
     }
     const socket = request.raw.socket

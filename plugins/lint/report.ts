@@ -1,4 +1,5 @@
 import { RULES, type RuleId, type Violation } from './rules.js'
+import { plural } from '../shared/plural.js'
 
 const METHODS: ReadonlySet<string> = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 
@@ -19,10 +20,6 @@ function groupOf (path: string): { pointer: string, title: string } {
     return { pointer, title: `${method.toUpperCase()} ${unescape(parts[2])}` }
   }
   return { pointer, title: pointer }
-}
-
-function plural (n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
 /** Violations counted by rule, in the order of the rule list. */

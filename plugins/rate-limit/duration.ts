@@ -1,3 +1,5 @@
+import { plural } from '../shared/plural.js'
+
 const SECOND = 1000
 const MINUTE = 60 * SECOND
 const HOUR = 60 * MINUTE
@@ -32,8 +34,4 @@ export function formatDuration (ms: number): string {
     if (ms % size === 0) return plural(ms / size, name)
   }
   return plural(ms, 'millisecond')
-}
-
-export function plural (n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`
 }

@@ -4,7 +4,8 @@ import { Redis } from 'ioredis'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { routeConfigOf, useRequestState } from '../shared/request-state.js'
-import { formatDuration, parseDuration, plural } from './duration.js'
+import { plural } from '../shared/plural.js'
+import { formatDuration, parseDuration } from './duration.js'
 
 /** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
 export interface RateLimitPluginOptions {
