@@ -49,15 +49,54 @@ export function isJsonSuffix (mt: MediaType): boolean {
   return mt.subtype.endsWith('+json')
 }
 
+type BufferParser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => void
+
+// `fatal`: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Fastify's JSON parser (prototype poisoning refused) over the bytes as received: a body that
+ * is not UTF-8 is a 400 (conventions: only UTF-8), where decoding it as a string would have
+ * put U+FFFD in place of its bad bytes and stored that silently.
+ */
+function strictJsonParser (instance: FastifyInstance): BufferParser {
+  const parse = instance.getDefaultJsonParser('error', 'error')
+  return (request, body, done) => {
+    let text: string
+    try {
+      text = utf8.decode(body)
+    } catch {
+      done(problems.malformedJson('The body is not valid UTF-8; send it encoded in UTF-8, the only charset accepted.'))
+      return
+    }
+    parse(request, text, done)
+  }
+}
+
+/**
+ * Makes `application/json` bodies strictly UTF-8 (see `strictJsonParser`), unless the
+ * application has set its own parser for it, which is kept.
+ */
+export function useStrictJsonParser (instance: FastifyInstance): void {
+  try {
+    // Replaces Fastify's default parser; throws when a custom one is there already.
+    instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, strictJsonParser(instance))
+  } catch (err) {
+    // The type and options are fixed, so only FST_ERR_CTP_ALREADY_PRESENT is expected here.
+    /* c8 ignore next */
+    if ((err as { code?: string }).code !== 'FST_ERR_CTP_ALREADY_PRESENT') throw err
+  }
+}
+
 /**
  * Lets `instance` parse `+json` types exactly as its `application/json` (Fastify's own
- * parser, prototype poisoning refused), so routes can accept e.g. `application/merge-patch+json`
- * (RFC 7396). A type that already has a parser keeps it.
+ * parser, prototype poisoning refused, strictly UTF-8), so routes can accept e.g.
+ * `application/merge-patch+json` (RFC 7396). A type that already has a parser keeps it.
  */
 export function addJsonParsers (instance: FastifyInstance, types: readonly MediaType[]): void {
   for (const mt of types) {
     const essence = essenceOf(mt)
     if (!isJsonSuffix(mt) || instance.hasContentTypeParser(essence)) continue
-    instance.addContentTypeParser(essence, { parseAs: 'string' }, instance.getDefaultJsonParser('error', 'error'))
+    instance.addContentTypeParser(essence, { parseAs: 'buffer' }, strictJsonParser(instance))
   }
 }

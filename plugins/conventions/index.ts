@@ -6,7 +6,7 @@ import { invalidData } from '../problem/errors.js'
 import { exposeField, routeConfigOf, stateOf, type RequestState } from '../shared/request-state.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
-import { addJsonParsers, checkContentType } from './content-type.js'
+import { addJsonParsers, checkContentType, useStrictJsonParser } from './content-type.js'
 import { applyExecutionContext } from './execution-context.js'
 import { checkCustomHeaderName, declaredHeaderNames } from './header-names.js'
 import { checkHttpVersion } from './http-version.js'
@@ -55,6 +55,7 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     return config.conventions === undefined ? base : settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
   }
 
+  if (base.consumes !== null) useStrictJsonParser(fastify)
   addJsonParsers(fastify, jsonTypes)
 
   exposeField(fastify, 'executionContext')

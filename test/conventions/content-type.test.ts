@@ -95,6 +95,51 @@ t.test('a parser registered before the plugin is kept', async t => {
   t.same(res.json(), { body: { raw: '{}' } })
 })
 
+t.test('JSON bodies are strictly UTF-8: bad bytes are a 400, never U+FFFD stored in their place', async t => {
+  const app = await build(t)
+  const send = async (url: string, method: 'POST' | 'PATCH', type: string, payload: Buffer): Promise<{ statusCode: number, json: () => any }> =>
+    await app.inject({ method, url, headers: headers({ 'content-type': type }), payload })
+  const bad: Array<[string, Buffer]> = [
+    ['a lone continuation byte', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0x80]), Buffer.from('"}')])],
+    ['Latin-1 é', Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')])],
+    ['a truncated sequence', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xe2, 0x82]), Buffer.from('"}')])],
+    ['an encoded surrogate', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])]
+  ]
+  for (const [name, payload] of bad) {
+    for (const [url, method, type] of [['/echo', 'POST', 'application/json'], ['/merge', 'PATCH', 'application/merge-patch+json']] as const) {
+      const res = await send(url, method, type, payload)
+      t.equal(res.statusCode, 400, `${name} (${type})`)
+      t.match(res.json(), { title: 'Bad Request', detail: 'The body is not valid UTF-8; send it encoded in UTF-8, the only charset accepted.' })
+    }
+  }
+  const text = 'café ü 😀 ∑'
+  const good = await send('/echo', 'POST', 'application/json', Buffer.from(JSON.stringify({ name: text })))
+  t.equal(good.statusCode, 200)
+  t.same(good.json().body, { name: text }, 'valid UTF-8, multi-byte and astral, as sent')
+  const bom = await send('/echo', 'POST', 'application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"x"}')]))
+  t.same(bom.json().body, { name: 'x' }, 'a byte order mark is dropped, as Fastify does')
+  const poisoned = await send('/echo', 'POST', 'application/json', Buffer.from('{"__proto__":{"x":1}}'))
+  t.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused')
+  const empty = await send('/echo', 'POST', 'application/json', Buffer.alloc(0))
+  t.equal(empty.statusCode, 400, 'and an empty JSON body')
+})
+
+t.test('an application/json parser of the application is kept; with the Content-Type rule off, Fastify\'s stays', async t => {
+  const own = Fastify()
+  t.teardown(() => own.close())
+  own.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => { done(null, { raw }) })
+  await own.register(problem)
+  await own.register(conventions)
+  own.post('/p', async request => ({ body: request.body }))
+  const kept = await own.inject({ method: 'POST', url: '/p', headers: { 'user-agent': UA, 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0x80, 0x7d]) })
+  t.same(kept.json(), { body: { raw: '{\ufffd}' } }, 'the application\'s parser decides')
+
+  const off = await build(t, { contentType: false })
+  const lax = await off.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/json' }), payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0x80]), Buffer.from('"}')]) })
+  t.equal(lax.statusCode, 200)
+  t.same(lax.json<Echo>().body, { name: '\ufffd' }, 'Fastify\'s own decoding')
+})
+
 t.test('unknown paths are not checked: their 404 stands', async t => {
   const app = await build(t)
   const res = await app.inject({ method: 'POST', url: '/nowhere', headers: headers({ 'content-type': 'text/plain' }), payload: 'x' })

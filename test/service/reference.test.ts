@@ -109,6 +109,9 @@ for (const db of databases) {
       t.match(JSON.parse(noHost.split('\r\n\r\n')[1] as string), { status: 400, detail: /Host header/ })
       const expect = await send('GET /health HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')
       t.match(expect, /^HTTP\/1\.1 200 /, 'served, not an empty 417')
+      const latin1 = await fetch(`${base}/v1/authors`, { method: 'POST', headers: { ...headers(), 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from('{"name":"Ren'), Buffer.from([0xe9]), Buffer.from('","email":"r@example.com"}')]) })
+      t.equal(latin1.status, 400, 'a body that is not UTF-8 is refused, not stored with U+FFFD')
+      t.match(await latin1.json(), { detail: /not valid UTF-8/ })
     })
 
     t.test('authentication and scopes', async t => {
