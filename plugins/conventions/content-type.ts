@@ -69,8 +69,29 @@ function strictJsonParser (instance: FastifyInstance): BufferParser {
       done(problems.malformedJson('The body is not valid UTF-8; send it encoded in UTF-8, the only charset accepted.'))
       return
     }
-    parse(request, text, done)
+    parse(request, text, (err, value) => {
+      if (err === null) {
+        done(null, value)
+        return
+      }
+      done(refusedMember(err, text))
+    })
   }
+}
+
+/**
+ * Fastify reports valid JSON it refuses for a `__proto__` or `constructor.prototype` member
+ * (prototype poisoning) as invalid JSON; told apart here, on the error path only, so the
+ * client reads what to remove rather than to fix a syntax that is fine.
+ */
+function refusedMember (err: Error, text: string): Error {
+  if ((err as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return err
+  try {
+    JSON.parse(text)
+  } catch {
+    return err
+  }
+  return problems.malformedJson('The body has a "__proto__" or "constructor.prototype" member, which is refused; remove it and retry.')
 }
 
 /**
