@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
-import problem, { problemServerOptions, sentRequestId, MAX_REQUEST_ID_LENGTH } from './plugins/problem/index.js'
+import problem, { problemServerOptions } from './plugins/problem/index.js'
 import validation from './plugins/validation/index.js'
 import conventions from './plugins/conventions/index.js'
 import cors from './plugins/cors/index.js'
@@ -37,16 +36,14 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     // Fastify takes a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string,
     bodyLimit: 1024 * 1024,
-    // Refusals made before any hook runs (Node's parser, the router) are problems too.
+    // Refusals made before any hook runs (Node's parser, the router) are problems too, and the
+    // log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.
     ...problemServerOptions,
     // Identifiers are up to 128 characters (contract); a longer one is then a 400 from its
     // schema, naming the parameter, rather than the router's refusal.
     routerOptions: { maxParamLength: 512 },
     // A body trickled in slowly holds a connection at most this long (Node's default is 300 s).
     requestTimeout: 30_000,
-    // The log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.
-    requestIdHeader: false,
-    genReqId: (req) => sentRequestId(req.headers['x-request-id']) ?? randomUUID(),
     ...opts.fastify
   }
   // Node applies requestTimeout to a request's body only when the HTTP server is created with
@@ -60,7 +57,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   }
   const app = Fastify(options)
 
-  await app.register(problem, { generateRequestId: (request) => request.id, maxRequestIdLength: MAX_REQUEST_ID_LENGTH })
+  await app.register(problem)
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
   await app.register(cors, { origins: config.corsOrigins })
@@ -83,7 +80,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
 
   // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
   // closed with the app; a store handed in by the caller stays the caller's to close.
-  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger: app.log })
+  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout }, logger: app.log })
   if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })

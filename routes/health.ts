@@ -7,12 +7,13 @@ export interface HealthOptions {
   check: () => Promise<void>
 }
 
-const Health = Type.Object({ status: Type.Literal('UP') })
+const Health = Type.Object({ status: Type.Literal('UP') }, { additionalProperties: false })
 
 /** `GET /health`: readiness, with no auth and no header rules (reference-service.md). */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (fastify, opts) => {
   fastify.get('/health', {
-    schema: { hide: true, response: { 200: Health } },
+    // In the document like every route (reference-service.md, Running it: contract).
+    schema: { summary: 'Readiness: UP once the store answers', response: { 200: { ...Health, description: 'The service is ready.' } } },
     config: { auth: false, conventions: false, rateLimit: false }
   }, async () => {
     try {

@@ -10,6 +10,10 @@ export interface PostgresServer {
   pause: (opts?: { mode?: 'smart' | 'fast' | 'immediate' }) => Promise<void>
   /** Starts a paused server again on the same port. */
   resume: () => Promise<void>
+  /** Stops every server process where it stands (SIGSTOP): connections stay open, nothing answers. */
+  freeze: () => void
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw: () => void
 }
 
 export function havePostgres (): boolean

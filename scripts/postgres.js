@@ -2,7 +2,7 @@
 // `postgres` user when run as root, since initdb refuses root), a free loopback port,
 // stopped and removed by stop().
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync } from 'node:fs'
+import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,6 +60,7 @@ export async function startPostgres ({ settings = {} } = {}) {
   const stop = () => {
     if (stopped) return
     stopped = true
+    try { thaw() } catch {}
     try { run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', 'stop']) } catch {}
     rmSync(dir, { recursive: true, force: true })
   }
@@ -77,5 +78,15 @@ export async function startPostgres ({ settings = {} } = {}) {
   })
   const pause = ({ mode = 'fast' } = {}) => ctl(['-D', join(dir, 'data'), '-m', mode, '-w', 'stop'])
   const resume = () => ctl(['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-t', '60', '-o', o, 'start'])
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop, pause, resume }
+  // freeze() stops every process of the server where it stands (SIGSTOP): connections stay open
+  // and nothing answers, as with a server that hangs or a cut-off network; thaw() lets it go on.
+  const processes = () => {
+    const postmaster = readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0].trim()
+    const children = spawnSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+    return [postmaster, ...children].map(Number)
+  }
+  const signalAll = (signal) => { for (const pid of processes()) { try { process.kill(pid, signal) } catch {} } }
+  const freeze = () => signalAll('SIGSTOP')
+  const thaw = () => signalAll('SIGCONT')
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop, pause, resume, freeze, thaw }
 }

@@ -40,7 +40,7 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
     return p
   }
 
-  async function attempt<T> (isolation: IsolationLevel, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async function attempt<T> (isolation: IsolationLevel, timed: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return await driver.transaction(isolation, async (session) => {
       const handle = transactionHandle(session)
       try {
@@ -48,7 +48,7 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
       } finally {
         handle.end()
       }
-    })
+    }, timed)
   }
 
   return {
@@ -58,15 +58,17 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
     async transaction<T> (fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
       const isolation = opts.isolation ?? 'read committed'
       const retries = opts.retries ?? 0
+      const timed = opts.statementTimeout ?? true
       if (typeof isolation !== 'string' || !Object.hasOwn(ISOLATION_SQL, isolation)) {
         throw new TypeError(`store.transaction: isolation must be one of ${Object.keys(ISOLATION_SQL).join(', ')}, got ${JSON.stringify(isolation)}`)
       }
       if (!Number.isInteger(retries) || retries < 0) {
         throw new TypeError(`store.transaction: retries must be a non-negative integer, got ${String(retries)}`)
       }
+      if (typeof timed !== 'boolean') throw new TypeError(`store.transaction: statementTimeout must be a boolean, got ${String(timed)}`)
       const run = async (n: number): Promise<T> => {
         try {
-          return await attempt(isolation, fn)
+          return await attempt(isolation, timed, fn)
         } catch (err) {
           if (!(err instanceof SerializationFailure) || n >= retries) throw err
           logger.warn({ attempt: n + 1, retries, sqlState: err.sqlState }, 'store: transaction not serializable, running it again')

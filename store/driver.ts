@@ -7,8 +7,11 @@ import type { IsolationLevel, Queryable, StoreKind } from './types.js'
  */
 export interface Driver extends Queryable {
   readonly kind: StoreKind
-  /** BEGIN at `isolation`, `fn` on one connection, COMMIT; ROLLBACK and rethrow when `fn` throws. */
-  transaction: <T>(isolation: IsolationLevel, fn: (session: Queryable) => Promise<T>) => Promise<T>
+  /**
+   * BEGIN at `isolation`, `fn` on one connection, COMMIT; ROLLBACK and rethrow when `fn` throws.
+   * `timed` false: the statements wait for the server without the pool's statement timeout.
+   */
+  transaction: <T>(isolation: IsolationLevel, fn: (session: Queryable) => Promise<T>, timed: boolean) => Promise<T>
   close: () => Promise<void>
 }
 

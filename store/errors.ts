@@ -119,6 +119,17 @@ export class Unavailable extends StoreError {
   }
 }
 
+/**
+ * The server did not answer a statement within the pool's `statementTimeoutMillis`: an
+ * Unavailable whose connection was closed. As any Unavailable, the statement may have run.
+ */
+export class StatementTimeout extends Unavailable {
+  constructor (ms: number) {
+    super(`The database did not answer within ${ms} ms.`)
+    this.name = 'StatementTimeout'
+  }
+}
+
 export function isStoreError (err: unknown): err is StoreError {
   return err instanceof StoreError
 }

@@ -5,7 +5,7 @@ import type { PoolOptions, Store, StoreLogger, StoreOptions } from './types.js'
 
 const defaults = {
   dataDir: './data',
-  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, preparedStatements: 100 }
+  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, statementTimeoutMillis: 30_000, preparedStatements: 100 }
 } as const
 
 function noop (): void {}
@@ -48,8 +48,11 @@ function poolOptions (pool: PoolOptions = {}): Required<PoolOptions> {
       throw new TypeError(`createStore: pool.${key} must be a positive integer, got ${String(value)}`)
     }
   }
-  if (!Number.isInteger(out.preparedStatements) || out.preparedStatements < 0) {
-    throw new TypeError(`createStore: pool.preparedStatements must be a non-negative integer, got ${String(out.preparedStatements)}`)
+  for (const key of ['statementTimeoutMillis', 'preparedStatements'] as const) {
+    const value: unknown = out[key]
+    if (!Number.isInteger(value) || (value as number) < 0) {
+      throw new TypeError(`createStore: pool.${key} must be a non-negative integer, got ${String(value)}`)
+    }
   }
   return out
 }
@@ -71,6 +74,7 @@ export {
   SerializationFailure,
   TransactionAborted,
   Unavailable,
+  StatementTimeout,
   isStoreError,
   type StoreErrorInit,
   type ConstraintInit

@@ -24,6 +24,10 @@ const CREATE_TABLE_SQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
  * against one server: each migration is applied exactly once.
  * Returns the ids applied by this call.
  */
+// A migration may rightly take long (an index over a big table), and so may the wait for the
+// lock while another instance applies one: no statement timeout.
+const UNTIMED = { statementTimeout: false } as const
+
 export async function migrate (store: Store, migrations: readonly Migration[], opts: MigrateOptions = {}): Promise<string[]> {
   validate(migrations)
   // Read committed on purpose: the statement after the lock takes a fresh snapshot,
@@ -34,7 +38,7 @@ export async function migrate (store: Store, migrations: readonly Migration[], o
     await tx.exec(CREATE_TABLE_SQL)
     const { rows } = await tx.query<{ id: string }>('SELECT id FROM schema_migrations')
     return new Set(rows.map((r) => r.id))
-  })
+  }, UNTIMED)
   const applied: string[] = []
   for (const m of migrations) {
     if (recorded.has(m.id)) continue
@@ -45,7 +49,7 @@ export async function migrate (store: Store, migrations: readonly Migration[], o
       await run(tx, m)
       await tx.query('INSERT INTO schema_migrations (id) VALUES ($1)', [m.id])
       return true
-    })
+    }, UNTIMED)
     if (ran) {
       applied.push(m.id)
       opts.logger?.info({ migration: m.id }, 'store: migration applied')

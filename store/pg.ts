@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { ISOLATION_SQL, type Driver } from './driver.js'
-import { fromDatabaseError, TransactionAborted, Unavailable } from './errors.js'
+import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8 } from './parsers.js'
 import { StatementNames } from './prepared.js'
 import type { PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
@@ -49,18 +49,19 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
   // pg's callback API throughout, as pool.query uses it: awaiting pool.connect() and
   // client.query() measured about 50 µs more CPU per 20-row page under load, most of it
   // garbage collection (bench/README.md, bench/pg-modes.js).
-  function take (): Promise<Checkout> {
+  const timeout = opts.pool.statementTimeoutMillis
+  function take (timed = true): Promise<Checkout> {
     return new Promise((resolve, reject) => {
       pool.connect((err, client) => {
         // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
         if (err !== undefined || client === undefined) reject(new Unavailable('The database cannot be reached.', { cause: err }))
-        else resolve(new Checkout(client, names))
+        else resolve(new Checkout(client, names, timed ? timeout : 0))
       })
     })
   }
 
-  async function checkout<T> (fn: (c: Checkout) => Promise<T>): Promise<T> {
-    const c = await take()
+  async function checkout<T> (fn: (c: Checkout) => Promise<T>, timed = true): Promise<T> {
+    const c = await take(timed)
     try {
       return await fn(c)
     } finally {
@@ -75,7 +76,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
       return take().then((c) => c.query<R>(sql, params, options).finally(() => { c.release() }))
     },
     exec: async (sql) => { await checkout(async (c) => { await c.exec(sql) }) },
-    async transaction (isolation, fn) {
+    async transaction (isolation, fn, timed) {
       return await checkout(async (c) => {
         await c.exec(`BEGIN ISOLATION LEVEL ${ISOLATION_SQL[isolation]}`)
         let result
@@ -94,7 +95,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
         // A failed statement left the transaction aborted: the server answers COMMIT with ROLLBACK.
         if (commit.command === 'ROLLBACK') throw new TransactionAborted({ sqlState: '25P02' })
         return result
-      })
+      }, timed)
     },
     async close () {
       await pool.end()
@@ -121,10 +122,13 @@ class Checkout implements Queryable {
   /** Set once the connection failed; the client is then destroyed on release. */
   broken: unknown
   readonly #onError = (err: unknown): void => { this.broken ??= err }
+  /** Milliseconds a statement may wait for its answer; 0 for ever. */
+  readonly timeout: number
 
-  constructor (client: pg.PoolClient, names: StatementNames | null) {
+  constructor (client: pg.PoolClient, names: StatementNames | null, timeout: number) {
     this.client = client
     this.names = names
+    this.timeout = timeout
     // pg-pool listens only to idle clients; a checked-out client whose connection
     // drops between statements would emit an unhandled 'error' and crash the process.
     client.on('error', this.#onError)
@@ -146,7 +150,9 @@ class Checkout implements Queryable {
   /** One statement through pg's callback API (see take()); a failure as failure() maps it. */
   #send<T> (statement: string | pg.QueryArrayConfig): Promise<T> {
     return new Promise((resolve, reject) => {
+      const timer = this.timeout > 0 ? setTimeout(() => { reject(this.#timedOut()) }, this.timeout) : undefined
       const done = (failed: Error | null | undefined, res: T): void => {
+        clearTimeout(timer)
         if (failed !== null && failed !== undefined) reject(this.failure(failed))
         else resolve(res)
       }
@@ -168,6 +174,17 @@ class Checkout implements Queryable {
     // pg emits 'error' on the client before it fails the pending query, so a lost
     // connection is known here without reading any message text.
     if (this.broken !== undefined) return new Unavailable('The database connection was lost.', { cause: err })
+    return err
+  }
+
+  /**
+   * No answer in time: the connection is closed now (pg destroys a socket with a statement
+   * outstanding), since its answer, if it ever comes, would be read as the next statement's.
+   */
+  #timedOut (): StatementTimeout {
+    const err = new StatementTimeout(this.timeout)
+    this.broken ??= err
+    this.release()
     return err
   }
 

@@ -56,6 +56,11 @@ export interface TransactionOptions {
    * default 0. `fn` must then be safe to repeat: no side effects outside the database.
    */
   retries?: number
+  /**
+   * Whether the pool's `statementTimeoutMillis` applies to this transaction's statements;
+   * default true. False for work that may rightly take long, such as a migration.
+   */
+  statementTimeout?: boolean
 }
 
 export interface Store extends Queryable {
@@ -83,6 +88,13 @@ export interface PoolOptions {
   /** How long an idle connection stays open. Default 10000 ms. */
   idleTimeoutMillis?: number
   /**
+   * How long a statement may wait for the server's answer. Past it the statement fails with
+   * `Unavailable` and its connection is closed: a server that stopped answering (overloaded,
+   * frozen, cut off) turns into errors a client can retry instead of requests that hang, and a
+   * shutdown is not held up by them. Migrations run without it. 0 waits forever. Default 30000 ms.
+   */
+  statementTimeoutMillis?: number
+  /**
    * How many distinct SQL texts without a name of their own (`QueryOptions.name`) the store
    * prepares on each connection, each from the second time it runs (collection queries: one
    * text per shape of filter and ordering). A prepared text skips parsing and analysis on
@@ -94,7 +106,7 @@ export interface PoolOptions {
 
 export interface StoreOptions {
   /** `postgres://…`: use a PostgreSQL server through a connection pool. When set, `dataDir` is ignored. */
-  databaseUrl?: string
+  databaseUrl?: string | undefined
   /** PGlite data directory, created if missing; `'memory'` keeps the data in memory only. Default `'./data'`. */
   dataDir?: string
   /** Pool settings, for a server only. */

@@ -6,9 +6,10 @@ import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
-import { buildVerifier, type Principal, type VerifierOption } from './verifiers.js'
+import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVerifierOptions, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
 import { RefusalCounter } from './refusals.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export interface AuthPluginOptions {
   /**
@@ -41,6 +42,19 @@ export interface AuthRouteConfig {
 
 interface ConnectionMemo { header: string, principal: Principal, until: number }
 
+const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true }
+const SECRET_KEYS: OptionKeys<SecretVerifierOptions> = { secret: true, issuer: true, audience: true }
+const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true }
+
+/**
+ * A verifier object's keys: those of the JWKS form when it names `jwksUrl`, else those of the
+ * secret form. One naming both is refused by buildVerifier, saying so.
+ */
+function checkVerifierKeys (verifier: unknown): void {
+  if (typeof verifier !== 'object' || verifier === null || ('jwksUrl' in verifier && 'secret' in verifier)) return
+  refuseUnknownOptions('auth', verifier, 'jwksUrl' in verifier ? JWKS_KEYS : SECRET_KEYS, { path: 'verifier.' })
+}
+
 const defaults = {
   required: true,
   cacheSize: 1000
@@ -71,6 +85,8 @@ function grants (principal: Principal, scopes: readonly string[]): boolean {
 }
 
 async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
+  refuseUnknownOptions('auth', opts, OPTION_KEYS)
+  checkVerifierKeys(opts.verifier)
   const required = opts.required ?? defaults.required
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
   if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
@@ -188,4 +204,5 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
 
 export { signToken, type SignTokenOptions } from './sign.js'
 export { principalFromClaims, type Principal, type VerifierFunction, type VerifierOption, type SecretVerifierOptions, type JwksVerifierOptions, type AsymmetricAlgorithm } from './verifiers.js'
-export default fp(authPlugin, { fastify: '5.x', name: 'svc-auth' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(authPlugin, { fastify: '5.x', name: 'svc-auth', dependencies: ['svc-problem'] })

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { isStoreError, Unavailable } from '../../store/errors.js'
+import { isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../store/errors.js'
 import type { Queryable, Store, Tx } from '../../store/types.js'
 import { strongMatch } from '../conditional/entity-tags.js'
 import { replayStatus, type IdempotencyClaim, type IdempotencyKeys } from '../idempotency/keys.js'
@@ -7,6 +7,7 @@ import { problems } from '../problem/errors.js'
 import type { ResourceDefinition } from '../resource/define.js'
 import type { Registry } from '../resource/errors.js'
 import type { Repository, Write } from '../resource/repository.js'
+import { constraintNames } from '../resource/columns.js'
 import { newEtag } from '../resource/routes.js'
 import { notFound, preconditionFailed, preconditionRequired, rolledBack, storeFailure, succeeded, type Operation, type Outcome } from './outcome.js'
 import type { BatchStatements } from './statements.js'
@@ -40,6 +41,12 @@ interface Step {
   kind: Kind
   etag: string
 }
+
+/**
+ * Runs of a bulk transaction after a deadlock or a lost insert race (two requests locking
+ * rows in different orders, or creating one id at once): the later run sees the winner's rows.
+ */
+const SERIALIZATION_RETRIES = 3
 
 /** Ends the transaction without keeping anything; never leaves `execute`. */
 class Rollback extends Error {}
@@ -135,10 +142,23 @@ async function apply (t: BulkTarget, call: BulkCall, tx: Tx, run: readonly Step[
       else await tx.savepoint(async (db) => { await single(t, call, db, s) })
       s.op.outcome = succeeded()
     } catch (err) {
+      // The whole transaction runs again (store retries), not just this operation: a deadlock
+      // victim's other statements are undone too.
+      if (err instanceof SerializationFailure) throw err
+      if (lostInsertRace(t, s, err)) throw new SerializationFailure({ sqlState: '40001', cause: err })
       s.op.outcome = storeFailure(err, t.def, s.op, t.registry)
       if (call.atomic) return
     }
   }
+}
+
+/**
+ * A CREATE_UPDATE that found no row and then could not insert one: a concurrent request
+ * created that id since the prefetch. Run again, the transaction finds the row and updates
+ * it (or answers its precondition), as the operation would have had it come second.
+ */
+function lostInsertRace (t: BulkTarget, s: Step, err: unknown): boolean {
+  return s.op.action === 'CREATE_UPDATE' && s.kind === 'insert' && err instanceof UniqueViolation && err.constraint === constraintNames.primaryKey(t.def.table)
 }
 
 /**
@@ -155,6 +175,8 @@ async function claimKey (keys: IdempotencyKeys, tx: Tx, claim: IdempotencyClaim)
 }
 
 async function run (t: BulkTarget, call: BulkCall, tx: Tx, pending: readonly Operation[]): Promise<void> {
+  // A run again after a serialization failure starts from nothing decided.
+  for (const op of pending) op.outcome = null
   if (call.claim !== null) await claimKey(t.keys, tx, call.claim)
   const ids = pending.filter(op => op.action !== 'CREATE').map(op => op.id as string)
   const current = ids.length === 0 ? new Map<string, string>() : await t.batch.prefetch(tx, call.ctx, ids)
@@ -190,7 +212,7 @@ export async function execute (t: BulkTarget, call: BulkCall, ops: readonly Oper
         // so its idempotency key stays free, as after any request that changed nothing.
         const kept = call.atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
         if (!kept) throw new Rollback()
-      })
+      }, { retries: SERIALIZATION_RETRIES })
     } catch (err) {
       if (!(err instanceof Rollback)) throw err
     }

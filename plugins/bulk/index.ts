@@ -2,17 +2,17 @@ import fp from 'fastify-plugin'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
-import { BULK_ACTIONS, BulkRequest, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValue } from '../../schemas/bulk.js'
-import { Id } from '../../schemas/types.js'
+import { BULK_ACTIONS, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValue } from '../../schemas/bulk.js'
 import type { Store } from '../../store/types.js'
 import type { Preconditions } from '../conditional/index.js'
 import { fingerprintOf, type IdempotencyClaim } from '../idempotency/keys.js'
 import { invalidData, problems } from '../problem/errors.js'
 import type { ResourceDefinition } from '../resource/define.js'
 import { storeProblem } from '../resource/errors.js'
-import { compileBodyValidator, createBody, NoQuery } from '../resource/write-schemas.js'
+import { compileBodyValidator, NoQuery } from '../resource/write-schemas.js'
 import { contextFromAjv } from '../problem/validation-context.js'
 import { pathOf } from '../shared/url.js'
+import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
 import { execute, type BulkCall, type BulkTarget } from './execute.js'
 import type { Operation, Outcome } from './outcome.js'
@@ -68,7 +68,7 @@ function endpointOptions (option: string, value: unknown, maxOperations: number)
 }
 
 // Values other plugins set when they are registered; each has a safe meaning when they are not.
-const contextOf = (r: FastifyRequest): string => r.executionContext || 'prod'
+const contextOf = (r: FastifyRequest): string => r.executionContext
 const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
 const keyOf = (r: FastifyRequest): string | null => r.idempotencyKey ?? null
 
@@ -143,7 +143,9 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   }
   const registry = new Map([...served.values()].map(s => [s.definition.table, s.definition]))
 
-  for (const [collection, { definition: def, repository }] of served) {
+  for (const [collection, { definition, repository, itemPath }] of served) {
+    // Paths in results (GET … and send its ETag) as clients reach the items: under the prefix.
+    const def: ResourceDefinition = { ...definition, itemPath }
     const given = Object.hasOwn(perResource, collection) ? (perResource as Record<string, unknown>)[collection] : undefined
     const settings = endpointOptions(`resources.${collection}`, given === undefined ? {} : given, maxOperations)
     if (settings === false) continue
@@ -159,15 +161,13 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
     }
     const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions), outsideEntities)
     const noQuery: ValidateFunction = compileBodyValidator(NoQuery)
-    // The document shows the entity as UPDATE and CREATE_UPDATE send it (a PUT body with its id).
-    const entity = createBody(def.fields, def.writable, [], { id: Id({ description: 'Left out on CREATE; required by UPDATE, CREATE_UPDATE and DELETE (which reads nothing else).' }) })
     fastify.patch(def.path, {
       schema: {
         tags: [def.collection],
         summary: `Create, replace or delete ${def.collection} in bulk`,
         description: `At most ${settings.maxOperations} operations; transactionMode ATOMIC (all or nothing) or ISOLATED (default). Answers 200 with one result per operation.`,
         querystring: NoQuery,
-        body: BulkRequest(entity, { maxOperations: settings.maxOperations, actions: settings.actions }),
+        body: documentedBody(def, settings.actions, settings.maxOperations),
         response: { 200: BulkResponse }
       },
       // The envelope is checked here; each entity by its own operation, so a bad one fails alone.
@@ -175,7 +175,10 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
       attachValidation: true,
       config: {
         auth: { scopes: [...def.scopes.write] },
-        problems: [409, 412, 503],
+        // No 412: If-Match or If-None-Match: * on a collection, which has no entity tag, can only
+        // fail (checkCollectionPreconditions), so the document offers neither; conditions on
+        // entities travel in operations[].ifMatch.
+        problems: [409, 503],
         conventions: { contentTypes: ['application/json'] }
       } as FastifyContextConfig
     }, async (request) => await handle(endpoint, request))

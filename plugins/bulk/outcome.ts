@@ -6,6 +6,7 @@ import type { EntityTagList } from '../conditional/entity-tags.js'
 import { contextItem, isProblemError } from '../problem/errors.js'
 import type { ResourceDefinition } from '../resource/define.js'
 import { storeProblem, type Registry } from '../resource/errors.js'
+import { withArticle } from '../shared/article.js'
 
 type Row = Record<string, unknown>
 export type BulkItem = Static<typeof BulkContextItem>
@@ -58,7 +59,7 @@ export function notFound (def: ResourceDefinition, op: Operation): Outcome {
 
 /** Conventions, Method rules 13, per operation: a missing required ifMatch (as 428). */
 export function preconditionRequired (def: ResourceDefinition, op: Operation): Outcome {
-  return failed(`${op.action} of a ${def.name} requires ifMatch; GET ${def.itemPath(op.id as string)} and send its ETag in ifMatch.`, [
+  return failed(`${op.action} of ${withArticle(def.name)} requires ifMatch; GET ${def.itemPath(op.id as string)} and send its ETag in ifMatch.`, [
     { code: 'PRECONDITION_REQUIRED', message: 'is required for this action', field: ifMatchField(op) }
   ])
 }

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
+import type { BulkActionValue } from '../../schemas/bulk.js'
 import type { ContextItem } from '../../schemas/problem.js'
 import { Id } from '../../schemas/types.js'
 import { parseEntityTags } from '../conditional/entity-tags.js'
@@ -23,12 +24,23 @@ export interface Validators {
   fill: Filler
 }
 
+/**
+ * The entity each action reads, as its operation is checked (and as the document shows it):
+ * CREATE a POST body (the server assigns the id), UPDATE and CREATE_UPDATE a PUT body with
+ * its `id`, DELETE only `id` (the rest of the entity is not looked at).
+ */
+export function actionEntities (def: ResourceDefinition): Readonly<Record<BulkActionValue, TSchema>> {
+  const put = createBody(def.fields, def.writable, [], { id: Id() }) as unknown as { required: string[] }
+  const replace = { ...put, required: [...put.required, 'id'] } as unknown as TSchema
+  return { CREATE: createBody(def.fields, def.writable), UPDATE: replace, CREATE_UPDATE: replace, DELETE: Type.Object({ id: Id() }) }
+}
+
 export function compileValidators (def: ResourceDefinition): Validators {
-  const replace = createBody(def.fields, def.writable, [], { id: Id() }) as unknown as { required: string[] }
+  const entities = actionEntities(def)
   return {
-    create: compileBodyValidator(createBody(def.fields, def.writable)),
-    replace: compileBodyValidator({ ...replace, required: [...replace.required, 'id'] } as unknown as TSchema),
-    remove: compileBodyValidator(Type.Object({ id: Id() })),
+    create: compileBodyValidator(entities.CREATE),
+    replace: compileBodyValidator(entities.UPDATE),
+    remove: compileBodyValidator(entities.DELETE),
     id: compileBodyValidator(Id()),
     fill: fillerOf(def.fields)
   }

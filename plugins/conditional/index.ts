@@ -4,6 +4,7 @@ import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData, problems } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
 import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
@@ -44,6 +45,8 @@ declare module 'fastify' {
 }
 
 const defaults = { notModified: true }
+const OPTION_KEYS: OptionKeys<ConditionalPluginOptions> = { notModified: true }
+const ROUTE_KEYS: OptionKeys<ConditionalRouteConfig> = { requireIfMatch: true, createWithIfNoneMatch: true }
 
 const NONE: Preconditions = Object.freeze({ ifMatch: null, ifNoneMatch: null })
 const WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
@@ -99,6 +102,7 @@ export function notModified (reply: FastifyReply): FastifyReply {
 }
 
 async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPluginOptions): Promise<void> {
+  refuseUnknownOptions('conditional', opts, OPTION_KEYS)
   const notModifiedOn = opts.notModified ?? defaults.notModified
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
@@ -113,6 +117,8 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
         (c.createWithIfNoneMatch !== undefined && typeof c.createWithIfNoneMatch !== 'boolean')) {
       throw new TypeError(`conditional plugin: config.conditional of ${String(route.method)} ${route.url} must be false or { requireIfMatch?: boolean, createWithIfNoneMatch?: boolean }, got ${JSON.stringify(config)}`)
     }
+    // A misspelt rule (`requireIfMach`) would leave the route unguarded.
+    refuseUnknownOptions('conditional', config, ROUTE_KEYS, { where: `route ${String(route.method)} ${route.url}: `, path: 'config.conditional.' })
   })
 
   // onRequest: a malformed header or a missing required If-Match is refused before the body is read.
@@ -150,4 +156,5 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
 }
 
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
-export default fp(conditionalPlugin, { fastify: '5.x', name: 'svc-conditional' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(conditionalPlugin, { fastify: '5.x', name: 'svc-conditional', dependencies: ['svc-problem'] })

@@ -30,7 +30,8 @@ function item (message: string, value: string): ContextItem {
 
 /**
  * Sets `request.executionContext` (the sent value, else the default) and echoes a sent,
- * accepted value on the response. Returns the violation, or null.
+ * well-formed value on the response ("returned … when it was in the request", the 400 for
+ * an unsupported one too); a malformed one is not sent back. Returns the violation, or null.
  */
 export function applyExecutionContext (request: FastifyRequest, headers: IncomingHttpHeaders, reply: FastifyReply, rule: ExecutionContextRule): ContextItem | null {
   const value = headers[EXECUTION_CONTEXT_HEADER]
@@ -38,11 +39,11 @@ export function applyExecutionContext (request: FastifyRequest, headers: Incomin
   if (!EXECUTION_CONTEXT_PATTERN.test(value)) {
     return item('must be 1 to 100 characters among a-z, 0-9, _ and -', value)
   }
+  reply.header(EXECUTION_CONTEXT_HEADER, value)
   if (!rule.names.has(value) && (rule.predicate === null || !rule.predicate(value, request))) {
     const hint = rule.predicate === null ? `use one of ${[...rule.names].join(', ')}` : 'use a context this service runs'
     return item(`names an execution context this service does not support; ${hint}, or omit the header for ${rule.fallback}`, value)
   }
   request.executionContext = value
-  reply.header(EXECUTION_CONTEXT_HEADER, value)
   return null
 }

@@ -4,8 +4,10 @@ import { defineProblem, problems } from '../problem/errors.js'
 /**
  * A 400, not RFC 9110's 505: the conventions keep 5xx for server faults a client may retry
  * (Errors, rule 8) and 505 is not among their contractual codes; this is the client's to fix.
+ * Titled as every 400 without context is (Common errors: Bad Request); its own code and the
+ * detail say which request was refused.
  */
-export const httpVersionNotSupported = defineProblem(400, 'SVC_ERR_HTTP_VERSION_NOT_SUPPORTED', 'HTTP Version Not Supported')
+export const httpVersionNotSupported = defineProblem(400, 'SVC_ERR_HTTP_VERSION_NOT_SUPPORTED', 'Bad Request')
 
 /**
  * Conventions: "The service is an HTTP/1.1 API … HTTP/1.0 is unsupported". Versions

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData } from '../problem/errors.js'
 import { exposeField, routeConfigOf, stateOf, type RequestState } from '../shared/request-state.js'
+import { publish } from '../shared/published.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType, useStrictJsonParser } from './content-type.js'
@@ -32,6 +33,11 @@ declare module 'fastify' {
   }
 }
 
+/** What the plugin publishes (shared/published.ts): the settings a route's `config.conventions` resolves to. */
+export interface PublishedConventions {
+  routeSettings: (config: ConventionsRouteConfig | false | undefined, route: string) => Settings
+}
+
 async function conventions (fastify: FastifyInstance, opts: ConventionsOptions): Promise<void> {
   const { settings: base, jsonTypes } = resolveOptions(opts)
   const fallbackContext = base.executionContext?.fallback ?? defaults.executionContext
@@ -54,6 +60,9 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     // The route's name is only needed the first time its settings are resolved.
     return config.conventions === undefined ? base : settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
   }
+
+  // The rules a route is held to, for the openapi plugin to document what they send and accept.
+  publish(fastify, 'svc-conventions', { routeSettings: settingsOf } satisfies PublishedConventions)
 
   if (base.consumes !== null) useStrictJsonParser(fastify)
   addJsonParsers(fastify, jsonTypes)
@@ -144,4 +153,5 @@ export { parseServiceHeader, formatServiceHeader } from './service-header.js'
 export { parseIdempotencyKey } from './idempotency-key.js'
 export { checkCustomHeaderName, STANDARD_HEADERS } from './header-names.js'
 export { httpVersionNotSupported } from './http-version.js'
-export default fp(conventions, { fastify: '5.x', name: 'svc-conventions' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(conventions, { fastify: '5.x', name: 'svc-conventions', dependencies: ['svc-problem'] })

@@ -5,6 +5,7 @@ import { EXECUTION_CONTEXT_PATTERN, type ExecutionContextOptions, type Execution
 import { parseConcreteMediaType, type MediaType, type MediaTypes } from './media-type.js'
 import { formatServiceHeader, parseServiceHeader, type ServiceDescription, type ServiceHeaderOptions } from './service-header.js'
 import { userAgentRule, type UserAgentOptions, type UserAgentRule } from './user-agent.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
 export interface ConventionsOptions {
@@ -94,6 +95,14 @@ export const OFF: Settings = {
 /** RFC 5646 language tag, simplified to its syntax of subtags. */
 const LANGUAGE_TAG = /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/
 
+const OPTION_KEYS: OptionKeys<ConventionsOptions> = {
+  httpVersion: true, userAgent: true, accept: true, produces: true, contentType: true, contentTypes: true, jsonTypes: true, executionContext: true, serviceHeader: true, idempotencyKey: true, contentLanguage: true, headerNames: true
+}
+const USER_AGENT_KEYS: OptionKeys<UserAgentOptions> = { strictVersion: true, requireComment: true, validate: true }
+const EXECUTION_CONTEXT_KEYS: OptionKeys<ExecutionContextOptions> = { supported: true, extra: true, default: true }
+const SERVICE_HEADER_KEYS: OptionKeys<ServiceHeaderOptions> = { registry: true, self: true }
+const HEADER_NAMES_KEYS: OptionKeys<{ allow?: readonly string[] }> = { allow: true }
+
 const ROUTE_KEYS = new Set(['httpVersion', 'userAgent', 'accept', 'produces', 'contentType', 'contentTypes', 'executionContext', 'serviceHeader', 'idempotencyKey', 'contentLanguage', 'headerNames'])
 
 function show (value: unknown): string {
@@ -114,11 +123,12 @@ function optionalBoolean (name: string, value: unknown): boolean {
   return value !== false
 }
 
-/** `undefined`/`true` → `{}`, `false` → null, an object → itself. */
-function switchable (name: string, value: unknown): Record<string, unknown> | null {
+/** `undefined`/`true` → `{}`, `false` → null, an object of `keys` → itself. */
+function switchable<T> (name: string, value: unknown, keys: OptionKeys<T>): Record<string, unknown> | null {
   if (value === undefined || value === true) return {}
   if (value === false) return null
   if (!isObject(value)) fail('', name, 'a boolean or an object', value)
+  refuseUnknownOptions('conventions', value, keys, { path: `${name}.` })
   return value
 }
 
@@ -145,7 +155,7 @@ function contentLanguage (where: string, value: unknown): string | null {
 }
 
 function userAgent (value: unknown): UserAgentRule | null {
-  const o = switchable('userAgent', value)
+  const o = switchable('userAgent', value, USER_AGENT_KEYS)
   if (o === null) return null
   optionalBoolean('userAgent.strictVersion', o.strictVersion)
   optionalBoolean('userAgent.requireComment', o.requireComment)
@@ -154,7 +164,7 @@ function userAgent (value: unknown): UserAgentRule | null {
 }
 
 function executionContext (value: unknown): ExecutionContextRule | null {
-  const o = switchable('executionContext', value)
+  const o = switchable('executionContext', value, EXECUTION_CONTEXT_KEYS)
   if (o === null) return null
   const predicate = typeof o.supported === 'function' ? o.supported as ExecutionContextRule['predicate'] : null
   const supported = predicate === null ? names('executionContext.supported', o.supported ?? defaults.executionContexts) : []
@@ -177,14 +187,14 @@ function selfHeader (value: unknown): string | null {
 }
 
 function serviceHeader (value: unknown): { options: ServiceHeaderOptions, self: string | null } | null {
-  const o = switchable('serviceHeader', value)
+  const o = switchable('serviceHeader', value, SERVICE_HEADER_KEYS)
   if (o === null) return null
   optionalFunction('serviceHeader.registry', o.registry)
   return { options: o, self: selfHeader(o.self) }
 }
 
 function headerNames (value: unknown): ReadonlySet<string> | null {
-  const o = switchable('headerNames', value)
+  const o = switchable('headerNames', value, HEADER_NAMES_KEYS)
   if (o === null) return null
   const allow = o.allow ?? []
   if (!Array.isArray(allow) || !allow.every(v => typeof v === 'string')) fail('', 'headerNames.allow', 'an array of header names', allow)
@@ -193,6 +203,7 @@ function headerNames (value: unknown): ReadonlySet<string> | null {
 
 /** Validates the plugin's options (throwing a TypeError that names the option and its value) and resolves them. */
 export function resolveOptions (opts: ConventionsOptions): { settings: Settings, jsonTypes: MediaType[] } {
+  refuseUnknownOptions('conventions', opts, OPTION_KEYS)
   const accept = optionalBoolean('accept', opts.accept)
   const contentType = optionalBoolean('contentType', opts.contentType)
   const produces = mediaTypes('', 'produces', opts.produces ?? defaults.produces)

@@ -5,6 +5,7 @@ import { problems, type ProblemError } from '../problem/errors.js'
 import { pathOf } from '../shared/url.js'
 import { routeConfigOf, useRequestState } from '../shared/request-state.js'
 import { registerBehindGate } from './gate.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export interface CorsPluginOptions {
   /**
@@ -24,6 +25,8 @@ export interface CorsPluginOptions {
   /** Send `Access-Control-Allow-Credentials: true` (cookies, client certificates). Default false. */
   credentials?: boolean
 }
+
+const OPTION_KEYS: OptionKeys<CorsPluginOptions> = { origins: true, methods: true, allowedHeaders: true, exposedHeaders: true, maxAge: true, credentials: true }
 
 export const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
@@ -98,6 +101,7 @@ function short (value: string): string {
 const REFUSED_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
 
 async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): Promise<void> {
+  refuseUnknownOptions('cors', opts, OPTION_KEYS)
   const origins = list<string | RegExp>(opts.origins ?? defaults.origins, 'origins')
   origins.forEach((o, i) => checkOrigin(o, `origins[${i}]`))
   const methods = list<string>(opts.methods ?? defaults.methods, 'methods')
@@ -211,4 +215,5 @@ function libraryOptions (origins: Array<string | RegExp>, isAllowed: (origin: st
   }
 }
 
-export default fp(corsPlugin, { fastify: '5.x', name: 'svc-cors' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(corsPlugin, { fastify: '5.x', name: 'svc-cors', dependencies: ['svc-problem'] })

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export interface DocsPluginOptions {
   /** Path of the API docs page (Swagger UI, its assets, and the document at `<prefix>/json`). Default `/docs`. */
@@ -13,6 +14,7 @@ const defaults = {
   routePrefix: '/docs',
   title: 'API docs'
 }
+const OPTION_KEYS: OptionKeys<DocsPluginOptions> = { routePrefix: true, title: true }
 
 /**
  * The docs routes answer browsers, not API clients: no token (the page is public like
@@ -28,6 +30,7 @@ function publicRoute (route: RouteOptions): void {
  * with its assets from the package itself: the page fetches nothing from elsewhere.
  */
 async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): Promise<void> {
+  refuseUnknownOptions('docs', opts, OPTION_KEYS)
   const routePrefix = opts.routePrefix ?? defaults.routePrefix
   const title = opts.title ?? defaults.title
   if (typeof routePrefix !== 'string' || !/^\/[^?#]*[^/?#]$/.test(routePrefix)) throw new TypeError(`docs plugin: routePrefix must be a path without a trailing slash, got ${String(routePrefix)}`)

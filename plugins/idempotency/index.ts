@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { IdempotencyKeys } from './keys.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
 export interface IdempotencyPluginOptions {
@@ -25,6 +26,7 @@ declare module 'fastify' {
 
 const HOUR = 60 * 60 * 1000
 const defaults = { ttl: 24 * HOUR, table: 'idempotency_keys' }
+const OPTION_KEYS: OptionKeys<IdempotencyPluginOptions> = { store: true, ttl: true, purgeInterval: true, table: true }
 
 function positiveInteger (name: string, value: unknown, allowZero: boolean): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
@@ -34,6 +36,7 @@ function positiveInteger (name: string, value: unknown, allowZero: boolean): num
 }
 
 async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPluginOptions): Promise<void> {
+  refuseUnknownOptions('idempotency', opts, OPTION_KEYS)
   const store = opts.store
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
     throw new TypeError(`idempotency plugin: store must be a Store (createStore), got ${String(store)}`)

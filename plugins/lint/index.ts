@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { lintOpenApi } from './openapi.js'
 import { lintRouteSchema } from './route.js'
 import { RULES, type RuleSwitches, type Violation } from './rules.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export { lintSchema, type SchemaLintOptions } from './schema.js'
 export { lintOpenApi, type OpenApiLintOptions } from './openapi.js'
@@ -20,8 +21,10 @@ export interface LintPluginOptions {
 }
 
 const defaults = { mode: 'error' as const, openapi: true }
+const OPTION_KEYS: OptionKeys<LintPluginOptions> = { mode: true, rules: true, openapi: true }
 
 function validate (opts: LintPluginOptions): void {
+  refuseUnknownOptions('lint', opts, OPTION_KEYS)
   if (opts.mode !== undefined && opts.mode !== 'error' && opts.mode !== 'warn') {
     throw new TypeError(`lint plugin: mode must be 'error' or 'warn', got ${JSON.stringify(opts.mode)}`)
   }
@@ -69,13 +72,22 @@ async function lintPlugin (fastify: FastifyInstance, opts: LintPluginOptions): P
     fastify.log.warn({ violations }, message)
   }
 
+  // Fastify adds a HEAD route for each GET, with the GET's schemas: what it breaks was
+  // reported with the GET (by url, the violations as JSON), so a warning is not logged twice.
+  const reportedGets = new Map<string, string>()
+
   fastify.addHook('onRoute', (route) => {
     const methods = ([] as string[]).concat(route.method)
     if (route.config?.lint === false) {
       for (const method of methods) skipped.add(`${method.toLowerCase()} ${openApiPath(route.url)}`)
       return
     }
-    report(`${methods.join(',')} ${route.url}`, lintRouteSchema(route.url, route.schema, opts.rules))
+    const violations = lintRouteSchema(route.url, route.schema, opts.rules)
+    if (violations.length === 0) return
+    const seen = JSON.stringify(violations)
+    if (methods.includes('GET')) reportedGets.set(route.url, seen)
+    else if (methods.length === 1 && methods[0] === 'HEAD' && reportedGets.get(route.url) === seen) return
+    report(`${methods.join(',')} ${route.url}`, violations)
   })
 
   fastify.addHook('onReady', async () => {

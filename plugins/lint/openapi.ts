@@ -74,7 +74,8 @@ function lintParameters (ctx: Context, parameters: unknown, path: string, webhoo
   })
 }
 
-function lintResponses (ctx: Context, responses: unknown, path: string): void {
+/** `head`: RFC 9110 §9.3.2, a HEAD response has no content, so its problems are documented without a body. */
+function lintResponses (ctx: Context, responses: unknown, path: string, head: boolean): void {
   const statuses = Object.keys(obj(responses))
   if (!statuses.some(s => s.startsWith('4'))) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare at least one 4xx problem response')
   if (!statuses.some(s => s === '500' || s.toUpperCase() === '5XX')) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare the 500 problem response')
@@ -82,7 +83,7 @@ function lintResponses (ctx: Context, responses: unknown, path: string): void {
     const response = deref(ctx, ref)
     const at = `${path}/responses/${pointer(status)}`
     const types = Object.keys(obj(response.content))
-    if (/^[45]/.test(status) && !types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response must have an ${PROBLEM} body`)
+    if (/^[45]/.test(status) && !head && !types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response must have an ${PROBLEM} body`)
     if (status.startsWith('2') && types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response never uses the error object`)
     for (const [name, header] of Object.entries(obj(response.headers))) {
       const headerAt = `${at}/headers/${pointer(name)}`
@@ -112,7 +113,7 @@ function lintOperation (ctx: Context, path: string, item: Obj, method: string, w
   lintParameters(ctx, op.parameters, at, webhook)
   // Webhook consumer endpoints: "Payload: owned by the producer, may break the API standards."
   lintContent(ctx, deref(ctx, op.requestBody).content, `${at}/requestBody`, !webhook)
-  lintResponses(ctx, op.responses, at)
+  lintResponses(ctx, op.responses, at, method === 'head')
 }
 
 /**

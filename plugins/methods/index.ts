@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
-import FindMyWay, { type HTTPMethod } from 'find-my-way'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, HTTPMethods } from 'fastify'
 import { problems } from '../problem/errors.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 
@@ -17,43 +17,40 @@ declare module 'fastify' {
   }
 }
 
+const OPTION_KEYS: OptionKeys<MethodsPluginOptions> = { options: true }
+
 // The order in which `Allow` lists methods (RFC 9110 does not fix one; this reads well).
 const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 const rank = (m: string): number => { const i = ORDER.indexOf(m); return i === -1 ? ORDER.length : i }
 
 /**
+ * Whether a match is a catch-all route's (`*` or `/*`, as a CORS plugin adds for OPTIONS): its
+ * wildcard took the whole path, which says nothing about which paths exist.
+ */
+function catchAll (params: Record<string, string | undefined>, path: string): boolean {
+  const rest = params['*']
+  return rest === path || rest === path.slice(1)
+}
+
+/**
  * Method semantics of the convention: Fastify answers 404 for a known path with a method it
- * lacks (fastify#917), so the routes are mirrored into a second router keyed by path only,
- * and a request that matched no route is looked up there: OPTIONS gets 204 with `Allow`,
- * any other method 405 with `Allow`, and only a truly unknown path stays a 404.
+ * lacks (fastify#917), so a request that matched no route is looked up again in the app's own
+ * router (`findRoute`) under every method it serves: OPTIONS gets 204 with `Allow`, any other
+ * method 405 with `Allow`, and only a truly unknown path stays a 404. The app's router, not a
+ * copy of it, so its options hold alike (`ignoreTrailingSlash`, `caseSensitive`, duplicate
+ * slashes, constraints, HEAD routes or none), whether set in `routerOptions` or at the top.
  */
 async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptions): Promise<void> {
+  refuseUnknownOptions('methods', opts, OPTION_KEYS)
   const answerOptions = opts.options ?? true
   if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${String(answerOptions)}`)
 
-  // Each method's routes under their own method: a path's methods may come from several
-  // patterns (`POST /things/search` and `GET /things/:id` both serve `/things/search`).
-  const router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
-  const registered = new Set<string>()
-  const knownMethods = new Set<string>()
-
-  fastify.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    // A catch-all OPTIONS route (as some CORS plugins add) says nothing about which paths exist.
-    if (route.url === '*' || route.url === '/*') return
-    for (const m of methods) {
-      const method = m.toUpperCase()
-      for (const each of method === 'GET' ? ['GET', 'HEAD'] : [method]) {
-        if (registered.has(`${each} ${route.url}`)) continue
-        registered.add(`${each} ${route.url}`)
-        knownMethods.add(each)
-        router.on(each as HTTPMethod, route.url, () => {})
-      }
-    }
-  })
-
   function allowedMethods (path: string): string[] | null {
-    const allowed = [...knownMethods].filter((m) => router.find(m as HTTPMethod, path) !== null)
+    const allowed: string[] = []
+    for (const method of fastify.supportedMethods) {
+      const found = fastify.findRoute({ method: method as HTTPMethods, url: path })
+      if (found !== null && !catchAll(found.params, path)) allowed.push(method)
+    }
     if (allowed.length === 0) return null
     if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS')
     return allowed.sort((a, b) => rank(a) - rank(b))
@@ -78,4 +75,5 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   })
 }
 
-export default fp(methodsPlugin, { fastify: '5.x', name: 'svc-methods' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(methodsPlugin, { fastify: '5.x', name: 'svc-methods', dependencies: ['svc-problem'] })

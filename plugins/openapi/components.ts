@@ -10,7 +10,7 @@ type Json = Record<string, unknown>
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** JSON with sorted keys: two copies of a schema give the same text. */
-function canonical (value: unknown): string {
+export function canonical (value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (!isObject(value)) return JSON.stringify(value)
   const keys = Object.keys(value).filter(k => value[k] !== undefined).sort()

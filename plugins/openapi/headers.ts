@@ -1,4 +1,4 @@
-import type { RouteOptions } from 'fastify'
+import type { RouteFacts, DocConfig } from './facts.js'
 
 // Every header value has a bound (conventions: Limits); 8 KiB is what servers commonly accept.
 const str = (description: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
@@ -6,44 +6,34 @@ const str = (description: string, extra: Record<string, unknown> = {}): Record<s
 const INT32_MAX = 2147483647
 const seconds = (description: string): Record<string, unknown> => ({ type: 'integer', minimum: 0, maximum: INT32_MAX, description })
 
-interface DocConfig {
-  conventions?: unknown
-  problems?: number[]
-  collection?: unknown
-}
+type Facts = Pick<RouteFacts, 'methods' | 'config'>
 
-function methodsOf (route: RouteOptions): string[] {
-  return (Array.isArray(route.method) ? route.method : [route.method]).map(m => m.toUpperCase())
-}
+// Safe methods (RFC 9110 §9.2.1) change nothing: no idempotency key, and a condition yields a 304.
+const readOnlyRoute = (facts: Facts): boolean => facts.methods.every(m => m === 'GET' || m === 'HEAD' || m === 'OPTIONS')
 
-const readOnlyRoute = (route: RouteOptions): boolean => methodsOf(route).every(m => m === 'GET' || m === 'HEAD')
+const IF_MATCH = { 'if-match': str('Only when the current ETag matches (strong comparison), else 412. A list of quoted entity tags, or `*`.') }
+// One text for items and pages, so one shared component.
+const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the entity, or of the page) does not match (weak comparison): a read answers 304 without a body, a write 412. A list of quoted entity tags, or `*`.') }
 
 /**
  * The conditional request headers a route honours (RFC 9110 §13.1): both on a route that can
- * fail a precondition (412: items, bulk), `If-None-Match` alone on a collection read (its
- * ETag is over the page, so only a 304 can come of it).
+ * fail a precondition (412: items), `If-None-Match` alone on a collection read (its ETag is
+ * over the page, so only a 304 can come of it). A bulk request (a collection has no entity
+ * tag) declares no 412, so it gets neither: its conditions travel in `operations[].ifMatch`.
  */
-function conditionalHeaders (route: RouteOptions, config: DocConfig): Record<string, unknown> {
-  const tags = 'A list of quoted entity tags, or `*`.'
-  if ((config.problems ?? []).includes(412)) {
-    return {
-      'if-match': str(`Only when the current ETag matches (strong comparison), else 412. ${tags}`),
-      'if-none-match': str(`Only when the current ETag does not match (weak comparison): a read answers 304, a write 412. ${tags}`)
-    }
-  }
-  if (config.collection !== undefined && config.collection !== false && readOnlyRoute(route)) {
-    return { 'if-none-match': str(`304 without a body when the page's ETag matches. ${tags}`) }
-  }
+function conditionalHeaders (facts: Facts): Record<string, unknown> {
+  if ((facts.config.problems ?? []).includes(412)) return { ...IF_MATCH, ...IF_NONE_MATCH }
+  if (facts.config.collection !== undefined && facts.config.collection !== false && readOnlyRoute(facts)) return { ...IF_NONE_MATCH }
   return {}
 }
 
 /** A read that honours If-None-Match, so it sends an ETag and may answer 304. */
-export function cacheableRead (route: RouteOptions): boolean {
-  return readOnlyRoute(route) && conditionalHeaders(route, (route.config ?? {}) as DocConfig)['if-none-match'] !== undefined
+export function cacheableRead (facts: Facts): boolean {
+  return readOnlyRoute(facts) && conditionalHeaders(facts)['if-none-match'] !== undefined
 }
 
 /** Whether the conventions plugin applies `rule` on a route: not when the route config switches all rules or that one off. */
-function ruleOn (config: DocConfig, rule: string): boolean {
+export function ruleOn (config: DocConfig, rule: string): boolean {
   const own = config.conventions
   if (own === false) return false
   return typeof own !== 'object' || own === null || (own as Record<string, unknown>)[rule] !== false
@@ -51,24 +41,27 @@ function ruleOn (config: DocConfig, rule: string): boolean {
 
 /**
  * The request headers of the convention, documented on every operation where its rule
- * applies (conventions: Headers). Declared route headers win; read-only methods get no
- * idempotency key.
+ * applies (conventions: Headers), and those the route's own checks read (a webhook's
+ * signature, `config.openapi.headers`), required. Declared route headers win; read-only
+ * methods get no idempotency key.
  */
-export function conventionHeaders (route: RouteOptions, declared: Record<string, unknown> | undefined): Record<string, unknown> {
-  const config = (route.config ?? {}) as DocConfig
+export function conventionHeaders (facts: Pick<RouteFacts, 'methods' | 'config' | 'requestId'>, declared: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { config, requestId } = facts
   const properties: Record<string, unknown> = {}
   const required: string[] = []
-  if (config.conventions !== false) {
-    if (ruleOn(config, 'userAgent')) {
-      properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d' })
-      required.push('user-agent')
-    }
-    properties['x-request-id'] = str('Correlation id; becomes the problem `requestId` and is echoed.', { maxLength: 200 })
-    if (ruleOn(config, 'executionContext')) properties['svc-execution-context'] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
-    if (ruleOn(config, 'serviceHeader')) properties['svc-service'] = str('Calling service: `id=<uuid>; name=<name>`.')
-    if (ruleOn(config, 'idempotencyKey') && !readOnlyRoute(route)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })
+  if (ruleOn(config, 'userAgent')) {
+    properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d' })
+    required.push('user-agent')
   }
-  Object.assign(properties, conditionalHeaders(route, config))
+  // Taken by the problem plugin on every route (conventions: Errors 4); one it cannot use is replaced, never refused.
+  if (requestId !== null) properties[requestId.header] = str(`Correlation id; becomes the problem \`requestId\` and is echoed. One longer than ${requestId.maxLength} characters is not refused but replaced by a generated id, which the problem \`requestId\` then carries.`)
+  if (ruleOn(config, 'executionContext')) properties['svc-execution-context'] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
+  if (ruleOn(config, 'serviceHeader')) properties['svc-service'] = str('Calling service: `id=<uuid>; name=<name>`.')
+  if (ruleOn(config, 'idempotencyKey') && !readOnlyRoute(facts)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })
+  Object.assign(properties, conditionalHeaders(facts))
+  const own = config.openapi?.headers ?? {}
+  Object.assign(properties, own)
+  required.push(...Object.keys(own))
   const base = (declared ?? {}) as { properties?: Record<string, unknown>, required?: string[] }
   return {
     type: 'object',
@@ -77,30 +70,59 @@ export function conventionHeaders (route: RouteOptions, declared: Record<string,
   }
 }
 
-const ECHOED = {
-  'x-request-id': str('The `X-Request-ID` of the request, when it sent one.', { maxLength: 200 }),
-  'svc-execution-context': str('The `Svc-Execution-Context` of the request, when it sent one.', { maxLength: 100 })
-}
 const ETAG = { etag: str('Strong entity tag of the representation; send it in If-Match / If-None-Match.', { maxLength: 1024 }) }
-// draft-ietf-httpapi-ratelimit-headers, as the rate-limit plugin sends them; RFC 9110 §10.2.3.
-const RATE_LIMITED = {
-  'retry-after': seconds('Seconds to wait before retrying.'),
-  'ratelimit-limit': seconds('Requests allowed in the window.'),
-  'ratelimit-remaining': seconds('Requests left in the window.'),
-  'ratelimit-reset': seconds('Seconds until the window resets.')
+// draft-ietf-httpapi-ratelimit-headers, as @fastify/rate-limit sends them (the rate-limit plugin).
+const COUNTED = 'Sent on every answer the rate limit counted, not on a refusal before it (token, User-Agent, Accept, Content-Type).'
+const RATE_LIMIT = {
+  'ratelimit-limit': seconds(`Requests allowed in the window. ${COUNTED}`),
+  'ratelimit-remaining': seconds(`Requests left in the window. ${COUNTED}`),
+  'ratelimit-reset': seconds(`Seconds until the window resets. ${COUNTED}`)
+}
+// RFC 9110 §10.2.3.
+const RETRY_AFTER = { 'retry-after': seconds('Seconds to wait before retrying.') }
+// Conventions, Authentication 6; set by the auth plugin once it accepts the token.
+const CACHE_CONTROL = { 'cache-control': str('`no-store`: the answer is not kept by caches. Sent once the token is accepted, so on every answer but a refusal before it.', { maxLength: 100 }) }
+// RFC 6750 §3: the auth plugin's challenges.
+const CHALLENGE = {
+  'www-authenticate': str('The Bearer challenge (RFC 6750 §3): `Bearer` without a usable Authorization header, `Bearer error="invalid_token"` for a refused token, `Bearer error="insufficient_scope", scope="…"` for a token without a scope the operation needs.', { maxLength: 1000 })
 }
 
 /**
- * The response headers of one status of a route (conventions: Headers; RFC 9110 §10.2):
- * the echoed correlation headers on every answer of a convention route, `Location` and `ETag`
- * on a 201, `ETag` on a 200 or 304 of a conditional read (item or collection), the rate-limit headers on 429.
+ * Whether a refusal with `status` comes before the rate-limit plugin counts the request, so
+ * without its headers. Fastify runs the instance `onRequest` hooks (conventions, CORS, methods,
+ * auth) and then the route's own, and @fastify/rate-limit appends its counting hook after
+ * those: 401 from the auth plugin, 403 (a token's scopes, the User-Agent rule, a route's own
+ * onRequest check such as a webhook's HTTPS rule), 406, and 415 from the Content-Type rule.
+ * A 401 or 415 of the route's own later checks (a webhook's signature) is counted.
  */
-export function responseHeaders (route: RouteOptions, status: number): Record<string, unknown> {
-  const config = (route.config ?? {}) as DocConfig
-  const headers: Record<string, unknown> = config.conventions === false ? {} : { ...ECHOED }
-  if (!ruleOn(config, 'executionContext')) delete headers['svc-execution-context']
+function refusedBeforeCounting (facts: RouteFacts, status: number): boolean {
+  if (status === 401) return facts.authenticated
+  if (status === 415) return facts.conventions !== null && facts.conventions.consumes !== null
+  return status === 403 || status === 406
+}
+
+/**
+ * The response headers of one status of a route (conventions: Headers; RFC 9110 §10.2), as
+ * the plugins send them: the echoed `X-Request-ID` on every answer (problem plugin), the
+ * echoed `Svc-Execution-Context` and `Content-Language` where the conventions plugin's rules
+ * apply; `Cache-Control: no-store` on every answer to an authenticated
+ * request, the challenge on a 401 (and on a 403 of a route with scopes); the `RateLimit-*`
+ * headers on every answer the rate-limit plugin counted, `Retry-After` on a 429; `Location`
+ * and `ETag` on a 201; `ETag` on a 200, 304 or 412 of a conditional read (item or
+ * collection; the item routes send it before they evaluate the conditions).
+ */
+export function responseHeaders (facts: RouteFacts, status: number): Record<string, unknown> {
+  const { config, conventions, requestId } = facts
+  const headers: Record<string, unknown> = {}
+  if (requestId !== null) headers[requestId.header] = str(`The \`${requestId.header}\` of the request, when it sent one of at most ${requestId.maxLength} characters.`, { maxLength: requestId.maxLength })
+  if (ruleOn(config, 'executionContext')) headers['svc-execution-context'] = str('The `Svc-Execution-Context` of the request, when it sent one.', { maxLength: 100 })
+  const language = conventions?.contentLanguage ?? null
+  if (language !== null) headers['content-language'] = str(`\`${language}\`: the language of the response's text (conventions plugin, \`contentLanguage\`).`, { maxLength: 100, examples: [language] })
+  if (facts.authenticated && status !== 401) Object.assign(headers, CACHE_CONTROL)
+  if (facts.authenticated && (status === 401 || (status === 403 && facts.scopes.length > 0))) Object.assign(headers, CHALLENGE)
+  if (facts.rateLimited && !refusedBeforeCounting(facts, status)) Object.assign(headers, RATE_LIMIT)
+  if (status === 429) Object.assign(headers, RETRY_AFTER)
   if (status === 201) Object.assign(headers, { location: str('Path of the created entity.', { format: 'uri-reference', maxLength: 2000 }) }, ETAG)
-  if ((status === 200 || status === 304) && cacheableRead(route)) Object.assign(headers, ETAG)
-  if (status === 429) Object.assign(headers, RATE_LIMITED)
+  if ((status === 200 || status === 304 || status === 412) && cacheableRead(facts)) Object.assign(headers, ETAG)
   return headers
 }

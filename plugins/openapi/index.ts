@@ -1,12 +1,19 @@
 import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { Problem, PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
-import { ProblemError } from '../problem/errors.js'
+import type { FastifyInstance, FastifySchema } from 'fastify'
+import { Problem } from '../../schemas/problem.js'
 import { CursorPaging, OffsetPaging } from '../../schemas/collection.js'
 import { BulkContextItem, BulkOperationResult, BulkResponse } from '../../schemas/bulk.js'
+import { optionsOperation } from './allow.js'
 import { exampleOf, shareComponents } from './components.js'
-import { cacheableRead, conventionHeaders, responseHeaders } from './headers.js'
+import { addPatterns, uniqueOperationIds } from './document.js'
+import { factsOf, unroutedFacts } from './facts.js'
+import { nameOperation } from './naming.js'
+import { shareHeaders } from './shared-headers.js'
+import { describeOperation, type DocumentContext } from './operation.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+
+type Json = Record<string, unknown>
 
 export interface OpenApiPluginOptions {
   info?: { title: string, version: string, description?: string }
@@ -27,8 +34,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Extra problem statuses this route can answer (e.g. 409, 412, 428), for the document. */
     problems?: number[]
-    /** `internal: true` marks the operation `x-internal` (webhook consumers). */
-    openapi?: { internal?: boolean }
+    /**
+     * `internal: true` marks the operation `x-internal` (webhook consumers); `description` is
+     * added to the operation's; `headers` are request headers the route's own checks require
+     * (a webhook's signature), as JSON Schemas by lowercase name, documented only.
+     */
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown> }
   }
 }
 
@@ -62,13 +73,23 @@ const CONVENTION_COMPONENTS: Record<string, unknown> = {
 
 interface ServedDefinition { name: string, entity: unknown, summaryEntity: unknown }
 
+/** The definitions the resource plugin serves, by collection; none without it. */
+function servedDefinitions (fastify: FastifyInstance): Array<[string, ServedDefinition]> {
+  const served = (fastify as unknown as { resources?: ReadonlyMap<string, { definition: ServedDefinition }> }).resources
+  return [...served ?? []].map(([collection, s]) => [collection, s.definition])
+}
+
+/** The served collections and their entities (`authors` → `author`). */
+function servedCollections (fastify: FastifyInstance): ReadonlyMap<string, string> {
+  return new Map(servedDefinitions(fastify).map(([collection, def]) => [collection, def.name]))
+}
+
 const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
 
 /** `Author` and `AuthorSummary` for each resource the resource plugin serves, with an example. */
 function resourceComponents (fastify: FastifyInstance): Record<string, unknown> {
-  const served = (fastify as unknown as { resources?: ReadonlyMap<string, { definition: ServedDefinition }> }).resources
   const out: Record<string, unknown> = {}
-  for (const { definition: def } of served?.values() ?? []) {
+  for (const [, def] of servedDefinitions(fastify)) {
     for (const [name, schema] of [[pascal(def.name), def.entity], [`${pascal(def.name)}Summary`, def.summaryEntity]] as const) {
       const example = exampleOf(JSON.parse(JSON.stringify(schema)))
       out[name] = example === undefined ? schema : { ...schema as object, examples: [example] }
@@ -77,25 +98,15 @@ function resourceComponents (fastify: FastifyInstance): Record<string, unknown> 
   return out
 }
 
-type DocSchema = FastifySchema & Record<string, unknown>
-
-/** Problem statuses a route can give, from what it declares. */
-function statusesOf (route: RouteOptions, schema: DocSchema, common: number[]): number[] {
-  const set = new Set(common)
-  const config = (route.config ?? {}) as { auth?: unknown, problems?: number[] }
-  if (config.auth === false) { set.delete(401); set.delete(403) }
-  if (schema.params !== undefined || route.url.includes(':')) set.add(404)
-  if (schema.body !== undefined) set.add(415)
-  for (const s of config.problems ?? []) set.add(s)
-  return [...set].sort((a, b) => a - b)
-}
-
 /**
  * Builds the document with @fastify/swagger. The convention's parts that no route schema
  * states (problem responses, conventional headers, bearer security, `x-internal`) are
  * added in `transform`, so they shape the document only and cost nothing per request.
  */
+const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true }
+
 async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptions): Promise<void> {
+  refuseUnknownOptions('openapi', opts, OPTION_KEYS)
   const common = opts.commonProblems ?? defaults.commonProblems
   const routePrefix = opts.routePrefix ?? defaults.routePrefix
   const components = opts.components ?? defaults.components
@@ -104,6 +115,9 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   if (routePrefix !== false && (typeof routePrefix !== 'string' || !routePrefix.startsWith('/'))) throw new TypeError(`openapi plugin: routePrefix must be a path or false, got ${String(routePrefix)}`)
 
   fastify.addSchema(Problem)
+
+  // Read when the document is built (at the first request for it): every route is registered by then.
+  const context = (): DocumentContext => ({ commonProblems: common, collections: servedCollections(fastify) })
 
   await fastify.register(swagger, {
     openapi: {
@@ -122,47 +136,57 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
       // Only schemas added with addSchema (which requires an $id) reach this function.
       buildLocalReference: (json) => String(json.$id)
     },
-    transform: ({ schema, url, route }) => {
-      const doc: DocSchema = { ...(schema as DocSchema) }
-      const config = (route.config ?? {}) as { auth?: unknown, openapi?: { internal?: boolean }, conventions?: unknown }
-      const response: Record<string, unknown> = { ...(doc.response as Record<string, unknown> | undefined) }
-      for (const status of statusesOf(route, doc, common)) {
-        if (response[status] !== undefined) continue
-        response[status] = {
-          description: new ProblemError(status, 'SVC_DOC').title,
-          content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } }
-        }
-      }
-      doc.headers = conventionHeaders(route, doc.headers as Record<string, unknown> | undefined)
-      // RFC 9110 §15.4.5: a read with a matching If-None-Match answers 304 without a body.
-      if (cacheableRead(route) && response[200] !== undefined && response[304] === undefined) {
-        response[304] = { type: 'null', description: 'Not Modified' }
-      }
-      for (const [status, r] of Object.entries(response)) {
-        const headers = responseHeaders(route, Number(status))
-        const own = (r as { headers?: Record<string, unknown> }).headers
-        if (Object.keys(headers).length > 0) response[status] = { ...r as object, headers: { ...headers, ...own } }
-      }
-      doc.response = response
-      if (config.auth === false) doc.security = []
-      if (config.openapi?.internal === true) doc['x-internal'] = true
-      return { schema: doc as FastifySchema, url }
-    },
-    transformObject: (built) => shareComponents((built as { openapiObject: Record<string, unknown> }).openapiObject, {
-      ...CONVENTION_COMPONENTS,
-      ...resourceComponents(fastify),
-      ...components
-    }) as ReturnType<SwaggerTransformObject>
+    transform: ({ schema, url, route }) => ({ schema: describeOperation(route, schema as Json, factsOf(fastify, route), context()) as FastifySchema, url }),
+    transformObject: (built) => {
+      const openapiObject = (built as { openapiObject: Json }).openapiObject
+      const doc = shareComponents(openapiObject, {
+        // The problem's context item, as @fastify/swagger wrote it from Problem's nested $id:
+        // the Problem component then refers to it.
+        ContextItem: ((openapiObject.components as Json).schemas as Json).ContextItem,
+        ...CONVENTION_COMPONENTS,
+        ...resourceComponents(fastify),
+        ...components
+      })
+      return finish(fastify, doc, context()) as ReturnType<SwaggerTransformObject>
+    }
   })
 
   if (routePrefix !== false) {
     fastify.get(routePrefix, {
-      schema: { hide: true },
-      config: { auth: false }
+      schema: {
+        summary: 'This OpenAPI document',
+        response: { 200: { type: 'object', additionalProperties: true, description: 'The OpenAPI 3.1 document of every route of this service.' } }
+      },
+      // Public, like the service's address: a client reads it before it has a token. It is
+      // JSON only, so an Accept without JSON is a 406 whatever the common problems are.
+      config: { auth: false, problems: [406] }
     }, async (_request, reply) => {
       return await reply.type('application/json').send(fastify.swagger())
     })
   }
+}
+
+/**
+ * The document once every operation is in it: an OPTIONS operation per path where the
+ * methods plugin answers them, the convention formats' patterns, unique operationIds, and
+ * the repeated headers as components.
+ */
+function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Json {
+  const paths = { ...doc.paths as Record<string, Json> }
+  const allowedMethods = (fastify as { allowedMethods?: (path: string) => string[] | null }).allowedMethods
+  if (allowedMethods !== undefined) {
+    const facts = unroutedFacts(fastify)
+    for (const [path, item] of Object.entries(paths)) {
+      const allowed = allowedMethods(path)
+      if (allowed === null || item.options !== undefined) continue
+      const operationId = nameOperation('OPTIONS', path.replace(/\{([^}]+)\}/g, ':$1'), ctx.collections, false).operationId
+      paths[path] = { ...item, options: optionsOperation(path, operationId, allowed, facts, fastify.hasPlugin('svc-cors')) }
+    }
+  }
+  const patterned = addPatterns(paths) as Json
+  uniqueOperationIds(patterned)
+  const components = doc.components as Json
+  return shareHeaders({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } })
 }
 
 export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })

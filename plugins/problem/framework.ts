@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
 import { problems, type ProblemError } from './errors.js'
-import { sentRequestId } from './request-id.js'
+import { idsAreRequestIds, problemGenReqId, requestIdSettingsOf, sentRequestId } from './request-id.js'
 
 /*
  * Two kinds of refusal never reach a plugin's error handler: those Node's HTTP parser makes
@@ -21,15 +21,18 @@ const ROUTER_PROBLEMS: Record<string, () => ProblemError> = {
 /**
  * Fastify's `frameworkErrors` option: a URL that cannot be decoded or routed becomes a 400
  * problem; anything else the router reports (an async constraint failing) a 500 with nothing
- * internal. No hook has run, so the request id is taken here from `X-Request-ID`.
+ * internal. No hook has run, so the request id is taken here, from the header the problem
+ * plugin reads (its `requestIdHeader`), else `request.id` when that is the convention's.
  */
 export function problemFrameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const known = ROUTER_PROBLEMS[error.code]
   if (known === undefined) request.log.error({ err: error }, 'router error')
   const pe = known?.() ?? problems.internal('An unexpected error occurred; retry later.')
-  const sent = sentRequestId(request.headers['x-request-id'])
-  const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId: sent ?? randomUUID() }
-  if (sent !== undefined) reply.header('x-request-id', sent)
+  const { header, maxLength } = requestIdSettingsOf(request.server)
+  const sent = sentRequestId(request.headers[header], maxLength)
+  const requestId = sent ?? (idsAreRequestIds(request.server) ? request.id : randomUUID())
+  const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId }
+  if (sent !== undefined) reply.header(header, sent)
   // No hook has run to set it either; the problem's text is English (as in the handler below).
   reply.header('content-language', 'en-US')
   reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(body))
@@ -69,8 +72,14 @@ export function problemClientErrorHandler (error: ConnectionError, socket: Socke
   ].join('\r\n'))
 }
 
-/** Both options at once: `Fastify({ ...problemServerOptions, ... })`. */
+/**
+ * The server options at once: `Fastify({ ...problemServerOptions, ... })`. With `genReqId`,
+ * `request.id` (the log's `reqId`) is the convention's requestId, so a log line and the
+ * problem answered carry the same one; it costs each request its id up front (a UUID when
+ * the caller sends none) instead of on first use.
+ */
 export const problemServerOptions = {
   frameworkErrors: problemFrameworkErrors,
-  clientErrorHandler: problemClientErrorHandler
-} satisfies Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'>
+  clientErrorHandler: problemClientErrorHandler,
+  genReqId: problemGenReqId
+} satisfies Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler' | 'genReqId'>

@@ -7,7 +7,8 @@ import { ProblemError, invalidData, isProblemError, problems } from './errors.js
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { stateOf, useRequestState } from '../shared/request-state.js'
-import { MAX_REQUEST_ID_LENGTH, sentRequestId } from './request-id.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
@@ -16,7 +17,17 @@ export interface ProblemPluginOptions {
   generateRequestId?: (request: FastifyRequest) => string
   /** Longest accepted `X-Request-ID`; a longer one is replaced by a generated id. Default 200. */
   maxRequestIdLength?: number
+  /**
+   * Whether the plugin sets the context's not-found handler (404 problems). `false` leaves it
+   * to the application, which has one of its own. Default true.
+   */
+  notFound?: boolean
 }
+
+const OPTION_KEYS: OptionKeys<ProblemPluginOptions> = { requestIdHeader: true, generateRequestId: true, maxRequestIdLength: true, notFound: true }
+
+// RFC 9110 §5.1: a header name is a token.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,9 +37,10 @@ declare module 'fastify' {
 }
 
 const defaults = {
-  requestIdHeader: 'x-request-id',
+  requestIdHeader: DEFAULT_REQUEST_ID_HEADER,
   generateRequestId: (_request: FastifyRequest): string => randomUUID(),
-  maxRequestIdLength: MAX_REQUEST_ID_LENGTH
+  maxRequestIdLength: MAX_REQUEST_ID_LENGTH,
+  notFound: true
 }
 
 /** Fastify's own client-error codes that map to a specific problem. */
@@ -73,11 +85,22 @@ function render (request: FastifyRequest, reply: FastifyReply, pe: ProblemError)
 }
 
 async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptions): Promise<void> {
-  const headerName = (opts.requestIdHeader ?? defaults.requestIdHeader).toLowerCase()
-  const generate = opts.generateRequestId ?? defaults.generateRequestId
+  refuseUnknownOptions('problem', opts, OPTION_KEYS)
+  const header: unknown = opts.requestIdHeader ?? defaults.requestIdHeader
+  if (typeof header !== 'string' || !HEADER_NAME.test(header)) throw new TypeError(`problem plugin: requestIdHeader must be a header name such as "x-request-id", got ${JSON.stringify(header)}`)
+  const headerName = header.toLowerCase()
   const maxLength = opts.maxRequestIdLength ?? defaults.maxRequestIdLength
-  if (typeof generate !== 'function') throw new TypeError('problem plugin: generateRequestId must be a function')
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${String(maxLength)}`)
+  const notFound = opts.notFound ?? defaults.notFound
+  if (typeof notFound !== 'boolean') throw new TypeError(`problem plugin: notFound must be a boolean, got ${JSON.stringify(notFound)}`)
+  const settings = { header: headerName, maxLength }
+  recordRequestIdSettings(fastify, settings)
+  // With problemServerOptions, request.id (the log's reqId) is the requestId already: the
+  // server's generator is replaced by one with this plugin's header and length.
+  const fromServer = idsAreRequestIds(fastify)
+  if (fromServer) fastify.setGenReqId(requestIdGenerator(settings))
+  const generate = opts.generateRequestId ?? (fromServer ? (request: FastifyRequest) => request.id : defaults.generateRequestId)
+  if (typeof generate !== 'function') throw new TypeError('problem plugin: generateRequestId must be a function')
 
   // Generated on first read: most requests never need one (no problem, no log line).
   useRequestState(fastify)
@@ -115,12 +138,14 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     server.on('checkExpectation', (req, res) => { server.emit('request', req, res) })
   }
 
-  fastify.setNotFoundHandler(async (request) => {
-    const path = pathOf(request.url)
-    throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
-  })
+  if (notFound) {
+    setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => {
+      const path = pathOf(request.url)
+      throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
+    }))
+  }
 
-  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+  setHandler('error', () => fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     let pe = toProblemError(error)
     if (pe === undefined) {
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500
@@ -135,7 +160,22 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
       request.log.error({ err: pe.cause ?? pe, requestId: request.requestId }, pe.message)
     }
     return reply.send(render(request, reply, pe))
-  })
+  }))
+}
+
+/**
+ * Sets one of the context's handlers; Fastify's refusal (the application set its own first)
+ * becomes an error that names this plugin and what to do.
+ */
+function setHandler (kind: 'notFound' | 'error', set: () => unknown): void {
+  try {
+    set()
+  } catch (err) {
+    const advice = kind === 'notFound'
+      ? 'register it with { notFound: false } to keep the application\'s not-found handler'
+      : 'it renders every error as a problem, so leave the error handler to it (or register it in a context of its own)'
+    throw new Error(`problem plugin: the context has its own ${kind === 'notFound' ? 'not-found' : 'error'} handler already; ${advice}`, { cause: err })
+  }
 }
 
 /** A 4xx message of a Fastify plugin is meant for the client, but is cut short and kept to one line. */
@@ -147,5 +187,5 @@ function safeDetail (error: FastifyError): string | undefined {
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
-export { sentRequestId, MAX_REQUEST_ID_LENGTH } from './request-id.js'
+export { sentRequestId, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER } from './request-id.js'
 export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })

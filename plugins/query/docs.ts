@@ -1,6 +1,7 @@
 import type { FieldDescriptor } from './model.js'
 import type { CollectionRoute } from './route.js'
 import { MAX_CURSOR_LENGTH } from './cursor.js'
+import { hybridScope } from './hybrid-filter.js'
 import { INT32_MAX, INT32_MIN } from '../../schemas/types.js'
 
 /*
@@ -86,8 +87,21 @@ function simpleHelp (field: FieldDescriptor): string {
   return `Simple filter: ${field.path} equals the value${array}${text}; repeat for OR; empty for null or "".`
 }
 
-function hybridHelp (name: string): string {
-  return `Hybrid filter of ${name.slice(0, -'Filter'.length)}: ${FIQL_HELP} Not together with filter.`
+/**
+ * Which selectors the hybrid filter `name` takes, as hybrid-filter.ts resolves them: the
+ * attribute's own name for a filterable attribute, paths inside it for an object above some.
+ */
+function hybridHelp (name: string, route: CollectionRoute): string {
+  const attribute = name.slice(0, -'Filter'.length)
+  const scope = hybridScope(name, route.fields) as { prefix?: string, selector?: string }
+  let selectors: string
+  if (scope.selector !== undefined) {
+    selectors = `its one selector is ${scope.selector} itself (${name}=${scope.selector}==…)`
+  } else {
+    const inside = [...route.fields.values()].filter(f => f.filterable && f.path.startsWith(`${attribute}.`)).map(f => f.path.slice(attribute.length + 1))
+    selectors = `its selectors are paths inside ${attribute}: ${inside.join(', ')} (${name}=${inside[0] as string}==…)`
+  }
+  return `Hybrid filter of ${attribute}; ${selectors}. ${FIQL_HELP} Not together with filter.`
 }
 
 function pagingHelp (route: CollectionRoute): Record<string, string> {
@@ -136,7 +150,7 @@ export function querystringSchema (route: CollectionRoute, formats: boolean): Sc
       const field = route.fields.get(name) as FieldDescriptor
       properties[name] = repeated(queryValue(field, route, formats), route, simpleHelp(field))
     } else if (kind === 'hybrid') {
-      properties[name] = repeated(fiql(route), route, hybridHelp(name))
+      properties[name] = repeated(fiql(route), route, hybridHelp(name, route))
     }
   }
   return { type: 'object', properties, additionalProperties: true }
@@ -172,7 +186,7 @@ export function searchBodySchema (route: CollectionRoute, formats: boolean): Sch
       const field = route.fields.get(name) as FieldDescriptor
       properties[name] = oneOrMany(bodyValue(field, route, formats), route, simpleHelp(field))
     } else if (kind === 'hybrid') {
-      properties[name] = oneOrMany(fiql(route), route, hybridHelp(name))
+      properties[name] = oneOrMany(fiql(route), route, hybridHelp(name, route))
     }
   }
   return { type: 'object', properties, additionalProperties: false }

@@ -10,6 +10,7 @@ import { buildEnvelope, type CollectionPage } from './envelope.js'
 import { collectionEtag, ifNoneMatch } from './etag.js'
 import { querystringSchema, searchBodySchema } from './docs.js'
 import { exposeField, stateOf } from '../shared/request-state.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
 export interface QueryPluginOptions {
@@ -33,6 +34,8 @@ const defaults = {
   defaultLimit: 20,
   maxLimit: 100
 }
+const OPTION_KEYS: OptionKeys<QueryPluginOptions> = { cursorSecret: true, defaultLimit: true, maxLimit: true, fiql: true }
+const FIQL_KEYS: OptionKeys<FiqlLimits> = { maxLength: true, maxDepth: true, maxListSize: true, maxComparisons: true }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -90,6 +93,7 @@ function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, paylo
 }
 
 async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {
+  refuseUnknownOptions('query', opts, OPTION_KEYS)
   let codec: CursorCodec
   try {
     codec = createCursorCodec({ secret: opts.cursorSecret })
@@ -99,6 +103,7 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
   const maxLimit = opts.maxLimit === undefined ? defaults.maxLimit : checkLimit('query plugin', 'maxLimit', opts.maxLimit)
   const defaultLimit = opts.defaultLimit === undefined ? Math.min(defaults.defaultLimit, maxLimit) : checkLimit('query plugin', 'defaultLimit', opts.defaultLimit)
   if (defaultLimit > maxLimit) throw new TypeError(`query plugin: defaultLimit (${defaultLimit}) must not exceed maxLimit (${maxLimit})`)
+  if (opts.fiql !== undefined) refuseUnknownOptions('query', opts.fiql, FIQL_KEYS, { path: 'fiql.' })
   let limits: Readonly<FiqlLimits>
   try {
     limits = resolveFiqlLimits(opts.fiql)
@@ -151,4 +156,5 @@ export type { CollectionConfig } from './route.js'
 export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPagingBody } from './envelope.js'
 export { buildEnvelope, collectionQueryOf } from './envelope.js'
 export { registerCollection, type CollectionRoutesOptions } from './register.js'
-export default fp(queryPlugin, { fastify: '5.x', name: 'svc-query' })
+// Its refusals are problems: the problem plugin renders them.
+export default fp(queryPlugin, { fastify: '5.x', name: 'svc-query', dependencies: ['svc-problem'] })

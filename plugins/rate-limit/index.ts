@@ -5,7 +5,9 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/errors.js'
 import { routeConfigOf, useRequestState } from '../shared/request-state.js'
 import { plural } from '../shared/plural.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { formatDuration, parseDuration } from './duration.js'
+import { redisStoreOf } from './redis-store.js'
 
 /** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
 export interface RateLimitPluginOptions {
@@ -43,6 +45,7 @@ const defaults = {
 }
 
 const ROUTE_KEYS = new Set(['max', 'timeWindow'])
+const OPTION_KEYS: OptionKeys<RateLimitPluginOptions> = { max: true, timeWindow: true, redis: true, nameSpace: true, skipOnError: true }
 
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -86,6 +89,7 @@ function checkRedis (value: unknown): string | Redis | undefined {
  * Answers with the draft IETF `RateLimit-*` headers, and `Retry-After` on a 429 problem.
  */
 async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginOptions): Promise<void> {
+  refuseUnknownOptions('rate-limit', opts, OPTION_KEYS)
   const max = checkMax('', opts.max ?? defaults.max)
   const timeWindow = checkWindow('', opts.timeWindow ?? defaults.timeWindow)
   const redisOption = checkRedis(opts.redis)
@@ -132,7 +136,8 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
     enableDraftSpec: true,
     skipOnError,
     nameSpace,
-    ...(redis === undefined ? {} : { redis }),
+    // Refusing when Redis cannot count: a 503 saying so, not the raw error (redis-store.ts).
+    ...(redis === undefined ? {} : skipOnError ? { redis } : { store: redisStoreOf(redis, nameSpace) }),
     keyGenerator: (request) => {
       const sub = request.principal?.sub
       return sub === undefined ? `ip:${request.ip}` : `sub:${sub}`
@@ -149,4 +154,5 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
 }
 
 export { parseDuration, formatDuration } from './duration.js'
-export default fp(rateLimitPlugin, { fastify: '5.x', name: 'svc-rate-limit' })
+// Its 429 is a problem: the problem plugin renders it.
+export default fp(rateLimitPlugin, { fastify: '5.x', name: 'svc-rate-limit', dependencies: ['svc-problem'] })

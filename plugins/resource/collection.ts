@@ -12,18 +12,14 @@ import { quoteIdent } from '../../store/quote.js'
 import type { Store } from '../../store/types.js'
 import type { ResourceDefinition } from './define.js'
 import type { Repository } from './repository.js'
+import type { ItemPaths } from './paths.js'
 import { selectList, type Representation } from './representation.js'
-import { Unavailable } from '../../store/errors.js'
+import { unavailableProblem } from '../shared/unavailable.js'
+import { withArticle } from '../shared/article.js'
 
 type Row = Record<string, unknown>
 
 const JSON_TYPE = 'application/json; charset=utf-8'
-
-/** A read that fails because the database is away is a 503; anything else stays a 500. */
-function readProblem (err: unknown): unknown {
-  if (err instanceof Unavailable) return problems.unavailable('The database is unavailable; retry later.', { cause: err, headers: { 'retry-after': 1 } })
-  return err
-}
 
 export interface CollectionContext {
   def: ResourceDefinition
@@ -31,6 +27,8 @@ export interface CollectionContext {
   rep: Representation
   /** The parent's repository, for a child collection (`parent` in the definition); else null. */
   parentRepo: Repository | null
+  /** Item paths under the plugin's route prefix. */
+  itemPath: ItemPaths
 }
 
 /** The filterable and sortable paths of a resource, mapped onto its table's columns. */
@@ -77,7 +75,7 @@ export function registerCollections (fastify: FastifyInstance, cc: CollectionCon
       }
       return await reply.sendCollection(result)
     } catch (err) {
-      throw readProblem(err)
+      throw unavailableProblem(err)
     }
   }
 
@@ -98,7 +96,7 @@ export function registerCollections (fastify: FastifyInstance, cc: CollectionCon
   registerCollection(fastify, {
     url: `${p.path}/:${p.idParam}/${def.collection}`,
     collection: { fields },
-    schema: { tags: [def.collection], summary: `List the ${def.collection} of a ${p.name}`, params: Type.Object({ [p.idParam]: Id() }), response },
+    schema: { tags: [def.collection], summary: `List the ${def.collection} of ${withArticle(p.name)}`, params: Type.Object({ [p.idParam]: Id() }), response },
     config: { ...config, problems: [404] } as Omit<FastifyContextConfig, 'collection'>,
     handler: async function (request, reply) {
       const parentId = (request.params as Record<string, string>)[p.idParam] as string
@@ -107,11 +105,11 @@ export function registerCollections (fastify: FastifyInstance, cc: CollectionCon
       try {
         exists = await parentRepo.etagOf(store, ctx, parentId)
       } catch (err) {
-        throw readProblem(err)
+        throw unavailableProblem(err)
       }
       // Conventions, Common errors 404: a missing parent is named in detail and instance.
       if (exists === null) {
-        const parentPath = p.itemPath(parentId)
+        const parentPath = cc.itemPath(p, parentId)
         throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
       }
       return await page(request, reply, `t.ctx = $1 AND t.${quoteIdent(parent.field)} = $2`, [ctx, parentId])

@@ -263,11 +263,13 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
 
   const derivedSchemas: Record<string, TSchema> = {}
   for (const [k, d] of Object.entries(derived)) derivedSchemas[k] = { ...d.schema, readOnly: true }
+  // A stored read-only field says so (OpenAPI's readOnly), as the server-managed and derived ones do.
+  const fieldProps = Object.fromEntries(fieldNames.map(f => [f, readOnlyFields.includes(f) ? { ...fields[f], readOnly: true } : fields[f]]))
   // Responses list every property (a null is written, never left out), in this order.
   const entityProps = {
     id: standardProperties.id,
     ref: standardProperties.ref(name),
-    ...fields,
+    ...fieldProps,
     ...derivedSchemas,
     createdDateTime: standardProperties.createdDateTime,
     createdBy: Nullable(standardProperties.createdBy),

@@ -1,7 +1,9 @@
 import { ForeignKeyViolation, SerializationFailure, UniqueViolation, Unavailable, isStoreError } from '../../store/errors.js'
 import { ProblemError, problems } from '../problem/errors.js'
+import { unavailableProblem } from '../shared/unavailable.js'
 import { constraintNames } from './columns.js'
 import type { ResourceDefinition } from './define.js'
+import { withArticle } from '../shared/article.js'
 
 /** What the failed statement was doing, to tell the two sides of a foreign key apart. */
 export type Operation = 'write' | 'delete'
@@ -21,12 +23,12 @@ function printable (value: unknown): string | undefined {
 function uniqueProblem (def: ResourceDefinition, err: UniqueViolation, body: Record<string, unknown>): ProblemError {
   const field = def.unique.find(f => constraintNames.unique(def.table, f) === err.constraint)
   if (field === undefined) {
-    return problems.conflict(`A ${def.name} with this id already exists; use another id.`)
+    return problems.conflict(`${withArticle(def.name, true)} with this id already exists; use another id.`)
   }
   const value = printable(body[field])
   const detail = field === 'name'
-    ? `A ${def.name} named '${String(value)}' already exists; choose another name.`
-    : `A ${def.name} with ${field} '${String(value)}' already exists; choose another ${field}.`
+    ? `${withArticle(def.name, true)} named '${String(value)}' already exists; choose another name.`
+    : `${withArticle(def.name, true)} with ${field} '${String(value)}' already exists; choose another ${field}.`
   const item: { code: string, message: string, field: string, source: 'body', value?: string } = {
     code: `UNIQUE_${upperSnake(field)}_VIOLATION`, message: `must be unique among ${def.collection}`, field, source: 'body'
   }
@@ -34,12 +36,12 @@ function uniqueProblem (def: ResourceDefinition, err: UniqueViolation, body: Rec
   return problems.conflict(detail, { context: [item], cause: err })
 }
 
-function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op: Operation, id: string, body: Record<string, unknown>, registry: Registry): ProblemError {
+function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op: Operation, id: string, body: Record<string, unknown>, registry: Registry, itemPath: (id: string) => string): ProblemError {
   if (op === 'delete') {
     // The violated key belongs to the referencing (child) table: name its collection.
     const child = registry.get(err.table ?? '')
     const what = child === undefined ? 'other resources' : child.collection
-    return problems.conflict(`The ${def.name} ${id} cannot be deleted while ${what} refer to it; delete or change them first.`, { instance: def.itemPath(id), cause: err })
+    return problems.conflict(`The ${def.name} ${id} cannot be deleted while ${what} refer to it; delete or change them first.`, { instance: itemPath(id), cause: err })
   }
   const ref = def.references.find(r => constraintNames.foreignKey(def.table, r.field) === err.constraint)
   if (ref === undefined) {
@@ -56,17 +58,16 @@ function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op
  * Maps a store error to the convention's problem (Method rules 7: a change that violates a
  * constraint is 409), naming the conflict from the constraint's name, never from the
  * database's message, so no SQL or value of another row leaks. Anything else is rethrown.
+ * `itemPath` names the item as clients reach it (under the routes' prefix).
  */
-export function storeProblem (err: unknown, def: ResourceDefinition, op: Operation, id: string, body: Record<string, unknown>, registry: Registry): unknown {
+export function storeProblem (err: unknown, def: ResourceDefinition, op: Operation, id: string, body: Record<string, unknown>, registry: Registry, itemPath: (id: string) => string = def.itemPath): unknown {
   if (!isStoreError(err)) return err
   if (err instanceof UniqueViolation) return uniqueProblem(def, err, body)
-  if (err instanceof ForeignKeyViolation) return referenceProblem(def, err, op, id, body, registry)
+  if (err instanceof ForeignKeyViolation) return referenceProblem(def, err, op, id, body, registry, itemPath)
   if (err instanceof SerializationFailure) {
     return problems.conflict(`The ${def.name} was changed by a concurrent request; retry.`, { cause: err })
   }
-  if (err instanceof Unavailable) {
-    return problems.unavailable('The database is unavailable; retry later.', { cause: err, headers: { 'retry-after': 1 } })
-  }
+  if (err instanceof Unavailable) return unavailableProblem(err)
   // A check or not-null violation means input slipped past validation: a fault of ours.
   return problems.internal('The change could not be stored; retry later, and quote the requestId if it persists.', { cause: err })
 }

@@ -9,6 +9,8 @@ import { Repository } from './repository.js'
 import { Representation } from './representation.js'
 import { registerRoutes } from './routes.js'
 import { registerCollections } from './collection.js'
+import { itemPaths } from './paths.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
 export interface ResourcePluginOptions {
@@ -25,7 +27,11 @@ export interface ServedResource {
   definition: ResourceDefinition
   repository: Repository
   representation: Representation
+  /** The path of an item as clients reach it: under the route prefix the plugin was registered with. */
+  itemPath: (id: string) => string
 }
+
+const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,6 +69,7 @@ export function dependencyOrder (resources: readonly ResourceDefinition[]): Reso
  * Tables are created or extended at registration through the store's migrations.
  */
 async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOptions): Promise<void> {
+  refuseUnknownOptions('resource', opts, OPTION_KEYS)
   const { store, resources } = opts
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
     throw new TypeError(`resource plugin: store must be a Store (createStore), got ${String(store)}`)
@@ -79,6 +86,9 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
 
   if (!fastify.hasDecorator('idempotency')) {
     await fastify.register(idempotencyPlugin, { store, ...(opts.idempotencyTtl === undefined ? {} : { ttl: opts.idempotencyTtl }) })
+  } else if (opts.idempotencyTtl !== undefined) {
+    // Ignored, it would leave keys remembered for another time than asked.
+    throw new TypeError('resource plugin: idempotencyTtl applies only when the resource plugin registers the idempotency plugin itself; the idempotency plugin is registered already, so set its ttl option instead')
   }
   if (!fastify.hasRequestDecorator('preconditions')) await fastify.register(conditionalPlugin)
   // Conventions, PATCH: JSON Merge Patch bodies, parsed exactly like application/json.
@@ -90,17 +100,15 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
 
   const registry = new Map(ordered.map(r => [r.table, r]))
   const served = new Map<string, ServedResource>()
+  const itemPath = itemPaths(fastify.prefix)
   for (const def of ordered) {
     const repository = new Repository(def)
     const representation = new Representation(def)
-    served.set(def.collection, { definition: def, repository, representation })
-    registerRoutes(fastify, { def, store, repo: repository, rep: representation, keys: fastify.idempotency, registry })
-    // Collections need the query plugin (paging, filters, ordering); without it only items are served.
-    if (fastify.hasReplyDecorator('sendCollection')) {
-      // Dependency order serves a parent before its children.
-      const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection) as ServedResource).repository
-      registerCollections(fastify, { def, store, rep: representation, parentRepo })
-    }
+    served.set(def.collection, { definition: def, repository, representation, itemPath: (id) => itemPath(def, id) })
+    registerRoutes(fastify, { def, store, repo: repository, rep: representation, keys: fastify.idempotency, registry, itemPath })
+    // Dependency order serves a parent before its children.
+    const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection) as ServedResource).repository
+    registerCollections(fastify, { def, store, rep: representation, parentRepo, itemPath })
   }
   fastify.decorate('resources', served)
 }
@@ -111,4 +119,11 @@ export { Representation, selectList } from './representation.js'
 export { mergePatch } from './merge-patch.js'
 export { newEtag } from './routes.js'
 export { columnOf, constraintNames, tableDdl, type Column, type FieldKind } from './columns.js'
-export default fp(resourcePlugin, { fastify: '5.x', name: 'svc-resource' })
+/*
+ * What the routes rely on, checked by Fastify at registration (a missing one fails the boot,
+ * named): problem bodies (problem), the strict body validation and the schema builders'
+ * formats and keywords (validation), the execution context and idempotency key of each
+ * request (conventions: without it a list reads no partition and keys are ignored), and
+ * paging, filters and ordering of the collections (query).
+ */
+export default fp(resourcePlugin, { fastify: '5.x', name: 'svc-resource', dependencies: ['svc-problem', 'svc-validation', 'svc-conventions', 'svc-query'] })

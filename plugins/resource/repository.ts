@@ -42,6 +42,7 @@ export class Repository {
   private readonly columns: readonly Column[]
   private readonly writable: readonly Column[]
   private readonly getSql: string
+  private readonly getLockedSql: string
   private readonly insertSql: string
   private readonly insertOnlySql: string
   private readonly etagSql: string
@@ -57,6 +58,7 @@ export class Repository {
     this.columns = def.columns
     this.writable = def.columns.filter(c => def.writable.includes(c.field))
     this.getSql = `SELECT ${this.select} FROM ${this.T} WHERE ctx = $1 AND id = $2`
+    this.getLockedSql = `${this.getSql} FOR UPDATE`
     this.etagSql = `SELECT etag FROM ${this.T} WHERE ctx = $1 AND id = $2`
     const insert = `INSERT INTO ${this.T} (${[...INSERT_HEAD, ...this.columns.map(c => c.ident)].join(', ')})
       VALUES ($1, $2, $3, now(), $4, now(), $4, ${this.columns.map((_, i) => `$${i + 5}`).join(', ')})`
@@ -102,6 +104,12 @@ export class Repository {
   /** The entity row (API values, without ref and derived fields), or null. One round trip. */
   async get (db: Queryable, ctx: string, id: string): Promise<Row | null> {
     const { rows } = await db.query(this.getSql, [ctx, id], this.named('get'))
+    return rows[0] ?? null
+  }
+
+  /** As get, and locks the row until the transaction `db` ends: no one else changes it meanwhile. */
+  async getLocked (db: Queryable, ctx: string, id: string): Promise<Row | null> {
+    const { rows } = await db.query(this.getLockedSql, [ctx, id], this.named('get_locked'))
     return rows[0] ?? null
   }
 

@@ -18,7 +18,9 @@ import { storeProblem, type Operation, type Registry } from './errors.js'
 import { mergePatch } from './merge-patch.js'
 import type { Repository, Write } from './repository.js'
 import type { Representation } from './representation.js'
+import type { ItemPaths } from './paths.js'
 import { compileBodyValidator, createBody, fillerOf, NoQuery, patchBody, type Filler } from './write-schemas.js'
+import { withArticle } from '../shared/article.js'
 
 type Row = Record<string, unknown>
 
@@ -30,6 +32,8 @@ export interface ResourceContext {
   rep: Representation
   keys: IdempotencyKeys
   registry: Registry
+  /** Item paths under the plugin's route prefix. */
+  itemPath: ItemPaths
 }
 
 interface Compiled extends ResourceContext {
@@ -41,18 +45,17 @@ interface Compiled extends ResourceContext {
 }
 
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json']
-/** How often a PATCH without If-Match reads again after losing a race, before giving up with 409. */
-const PATCH_ATTEMPTS = 5
 
 /** A new strong entity tag: opaque, random, quoted as the ETag header carries it. */
 export function newEtag (): string {
   return `"${randomBytes(12).toString('base64url')}"`
 }
 
-// Values other plugins set when they are registered; each has a safe meaning when they are not.
-const contextOf = (r: FastifyRequest): string => r.executionContext || 'prod'
+// The conventions plugin (a declared dependency) sets the execution context and the key of
+// every request; the auth plugin, when registered, the principal (none: no createdBy).
+const contextOf = (r: FastifyRequest): string => r.executionContext
 const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
-const keyOf = (r: FastifyRequest): string | null => r.idempotencyKey ?? null
+const keyOf = (r: FastifyRequest): string | null => r.idempotencyKey
 
 // The conditional plugin (registered by the resource plugin) parses them for every route of it.
 const preconditionsOf = (r: FastifyRequest): Preconditions => r.preconditions as Preconditions
@@ -117,7 +120,7 @@ async function mapped<T> (c: Compiled, op: Operation, id: string, body: Row, fn:
   try {
     return await fn()
   } catch (err) {
-    throw storeProblem(err, c.def, op, id, body, c.registry)
+    throw storeProblem(err, c.def, op, id, body, c.registry, (itemId) => c.itemPath(c.def, itemId))
   }
 }
 
@@ -126,10 +129,10 @@ async function create (c: Compiled, request: FastifyRequest, reply: FastifyReply
   const w: Write = { ctx: contextOf(request), id, etag: newEtag(), by: subOf(request), values: c.fillAll(values) }
   let row: Row | undefined
   await mapped(c, 'write', id, values, async () => {
-    await guarded(c, request, { instance: c.def.itemPath(id), status: 201 }, async (db) => { row = await c.repo.insert(db, w) })
+    await guarded(c, request, { instance: c.itemPath(c.def, id), status: 201 }, async (db) => { row = await c.repo.insert(db, w) })
   })
   const entity = c.rep.toEntity(row as Row)
-  reply.code(201).header('location', c.def.itemPath(id)).header('etag', entity.etag as string)
+  reply.code(201).header('location', c.itemPath(c.def, id)).header('etag', entity.etag as string)
   return entity
 }
 
@@ -162,13 +165,15 @@ async function replace (c: Compiled, request: FastifyRequest, id: string, path: 
 }
 
 /**
- * One read-merge-write of a PATCH: true when stored; false when another request changed the
- * row between the read and the compare-and-set, so the caller reads again.
+ * The read-merge-write of a PATCH, in a transaction `tx`: the row is read locked, so no other
+ * write lands between the read the patch is merged into and the write of the result. A client
+ * without If-Match (or with *) asked for no precondition, so it never gets a 412 for losing a
+ * race: concurrent patches apply one after the other.
  */
-async function patchOnce (c: Compiled, request: FastifyRequest, db: Queryable, id: string, path: string, body: Row, merged: Row, attempt: number): Promise<boolean> {
+async function patchLocked (c: Compiled, request: FastifyRequest, tx: Queryable, id: string, path: string, body: Row, merged: Row): Promise<void> {
   const pre = preconditionsOf(request)
   const ctx = contextOf(request)
-  const row = await c.repo.get(db, ctx, id)
+  const row = await c.repo.getLocked(tx, ctx, id)
   if (row === null) throw problems.notFound(`No ${c.def.name} has the id ${id}; PATCH only changes an existing one (PUT creates).`, { instance: path })
   const etag = row.etag as string
   if (pre.ifMatch !== null && !strongMatch(pre.ifMatch, etag)) {
@@ -181,25 +186,19 @@ async function patchOnce (c: Compiled, request: FastifyRequest, db: Queryable, i
   if (!c.validateMerged(merged)) {
     throw invalidData(contextFromAjv(c.validateMerged.errors as ErrorObject[], 'body'), `The ${c.def.name} would be invalid after this patch; see context for each value.`)
   }
-  const w: Write = { ctx, id, etag: newEtag(), by: subOf(request), values: merged }
-  // Compare-and-set against the version the patch was merged into.
-  if (await c.repo.update(db, w, { match: [etag] }, 'writable')) return true
-  // A client's own ETag is stale now; without one (or with *), merge into the new version.
-  if ((pre.ifMatch !== null && pre.ifMatch !== '*') || attempt >= PATCH_ATTEMPTS) {
-    throw preconditionFailed(path, `${path} was changed by another request while this one applied; GET it again and retry with its ETag.`)
-  }
-  return false
+  await c.repo.update(tx, { ctx, id, etag: newEtag(), by: subOf(request), values: merged }, {}, 'writable')
 }
 
 async function patch (c: Compiled, request: FastifyRequest, id: string, path: string): Promise<void> {
   const patchDoc = bodyOf(request)
   // The merged entity, also what a unique violation names (the patch alone may lack the value).
   const merged: Row = {}
+  const apply = async (tx: Queryable): Promise<void> => { await patchLocked(c, request, tx, id, path, patchDoc, merged) }
   await mapped(c, 'write', id, merged, async () => {
     await guarded(c, request, { instance: path, status: 204 }, async (db) => {
-      let attempt = 0
-      let stored = false
-      while (!stored) stored = await patchOnce(c, request, db, id, path, patchDoc, merged, ++attempt)
+      // With a key, `db` is the transaction that claims it; without one, the patch needs its own.
+      if (db === c.store) await c.store.transaction(apply)
+      else await apply(db)
     })
   })
 }
@@ -248,7 +247,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   const schema = (s: FastifySchema): FastifySchema => ({ tags: [def.collection], ...s })
 
   fastify.post(def.path, {
-    schema: schema({ querystring: NoQuery, summary: `Create a ${def.name}`, body: createBody(def.fields, def.writable), response: { 201: entity } }),
+    schema: schema({ querystring: NoQuery, summary: `Create ${withArticle(def.name)}`, body: createBody(def.fields, def.writable), response: { 201: entity } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409] })
   }, async (request, reply) => {
@@ -257,13 +256,13 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.get(itemUrl, {
-    schema: schema({ querystring: NoQuery, summary: `Get a ${def.name}`, params, response: { 200: entity } }),
+    schema: schema({ querystring: NoQuery, summary: `Get ${withArticle(def.name)}`, params, response: { 200: entity } }),
     attachValidation: true,
     config: config(def.scopes.read, { problems: [404, 412] })
   }, async (request, reply) => {
     refuseInvalid(c, request)
     const id = idOf(request)
-    const path = def.itemPath(id)
+    const path = c.itemPath(def, id)
     const row = await mapped(c, 'write', id, {}, async () => await c.repo.get(c.store, contextOf(request), id))
     if (row === null) throw problems.notFound(`No ${def.name} has the id ${id}; check the id.`, { instance: path })
     const etag = row.etag as string
@@ -273,34 +272,34 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
   })
 
   fastify.put(itemUrl, {
-    schema: schema({ querystring: NoQuery, summary: `Replace or create a ${def.name}`, params, body: createBody(def.fields, def.writable, [], { id: Id() }), response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Replace or create ${withArticle(def.name)}`, params, body: createBody(def.fields, def.writable, [], { id: Id() }), response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional })
   }, async (request, reply) => {
     refuseInvalid(c, request)
     const id = idOf(request)
-    await replace(c, request, id, def.itemPath(id))
+    await replace(c, request, id, c.itemPath(def, id))
     return await reply.code(204).send()
   })
 
   fastify.patch(itemUrl, {
-    schema: schema({ querystring: NoQuery, summary: `Change a ${def.name} (JSON Merge Patch)`, params, body: patchBody(def.fields, def.writable), response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Change ${withArticle(def.name)} (JSON Merge Patch)`, params, body: patchBody(def.fields, def.writable), response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES } })
   }, async (request, reply) => {
     refuseInvalid(c, request)
     const id = idOf(request)
-    await patch(c, request, id, def.itemPath(id))
+    await patch(c, request, id, c.itemPath(def, id))
     return await reply.code(204).send()
   })
 
   fastify.delete(itemUrl, {
-    schema: schema({ querystring: NoQuery, summary: `Delete a ${def.name}`, params, response: { 204: NO_CONTENT } }),
+    schema: schema({ querystring: NoQuery, summary: `Delete ${withArticle(def.name)}`, params, response: { 204: NO_CONTENT } }),
     attachValidation: true,
     config: config(def.scopes.write, { problems: [409, 412, 428], conditional })
   }, async (request, reply) => {
     refuseInvalid(c, request)
-    await remove(c, request, idOf(request), def.itemPath(idOf(request)))
+    await remove(c, request, idOf(request), c.itemPath(def, idOf(request)))
     return await reply.code(204).send()
   })
 
@@ -309,7 +308,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
     const p = parent.resource
     fastify.post(`${p.path}/:${p.idParam}/${def.collection}`, {
       schema: schema({
-        summary: `Create a ${def.name} of a ${p.name}`,
+        summary: `Create ${withArticle(def.name)} of ${withArticle(p.name)}`,
         querystring: NoQuery,
         params: Type.Object({ [p.idParam]: Id() }),
         body: createBody(def.fields, def.writable, [parent.field]),
@@ -331,7 +330,7 @@ export function registerRoutes (fastify: FastifyInstance, ctx: ResourceContext):
         // Conventions, Common errors 404: a missing parent is named in detail and instance.
         const cause = (err as { cause?: unknown }).cause
         if (cause instanceof ForeignKeyViolation && cause.constraint === constraintNames.foreignKey(def.table, parent.field)) {
-          const parentPath = p.itemPath(parentId)
+          const parentPath = c.itemPath(p, parentId)
           throw problems.notFound(`No ${p.name} exists at ${parentPath}; create the ${p.name} before adding ${def.collection} to it.`, { instance: parentPath })
         }
         throw err

@@ -68,9 +68,12 @@ export function createBody (fields: Readonly<Record<string, TSchema>>, writable:
 }
 
 /**
- * A field as a JSON Merge Patch may send it (RFC 7396): `null` (remove), or a value; an
- * object may be partial, each member again patchable; an array replaces the whole array,
- * so it keeps its item schema. Defaults are dropped: an omitted member means "unchanged".
+ * A field as a JSON Merge Patch may send it (RFC 7396): a value, where an object may be
+ * partial, each member again patchable, and an array replaces the whole array, so it keeps
+ * its item schema. `null` removes the field, which the write then fills with its default or
+ * null: only a field a write may leave out (`isOmittable`) may be sent as null; a required
+ * one would be missing after the merge, refused with INPUT_NULL. Defaults are dropped: an
+ * omitted member means "unchanged".
  */
 export function patchable (schema: TSchema | Json): Json {
   const { base } = unwrapNullable(schema as TSchema)
@@ -84,6 +87,7 @@ export function patchable (schema: TSchema | Json): Json {
     delete out.required
     out.additionalProperties ??= false
   }
+  if (!isOmittable(schema as TSchema)) return out
   if (typeof out.type === 'string') {
     out.type = [out.type, 'null']
     if (Array.isArray(out.enum)) out.enum = [...(out.enum as unknown[]), null]

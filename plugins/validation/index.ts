@@ -4,12 +4,22 @@ import { Ajv, type Options as AjvOptions } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
 import { addConventionFormats, conventionFormats } from '../../schemas/formats.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
 
 export interface ValidationPluginOptions {
-  /** Extra Ajv options merged over the suite's choices (for both instances). */
+  /** Extra Ajv options merged over the suite's choices (for both instances), e.g. `{ keywords: ['x-internal'] }`. */
   ajv?: AjvOptions
+  /**
+   * Ajv plugins applied to both instances, as Fastify's `ajv.plugins` takes them: a plugin, or
+   * `[plugin, options]`. The plugin replaces the server's validator compiler, so the server's
+   * own `ajv` option does not reach it: keywords and formats of yours are added here.
+   */
+  plugins?: readonly AjvPluginEntry[]
 }
+
+const OPTION_KEYS: OptionKeys<ValidationPluginOptions> = { ajv: true, plugins: true }
 
 /**
  * Bodies are validated strictly: no type coercion, unknown properties rejected (never
@@ -23,22 +33,38 @@ const common: AjvOptions = {
   removeAdditional: false,
   useDefaults: true,
   verbose: true,
+  // A keyword or format Ajv does not know fails the route's registration: ignored, it would
+  // let through what the schema meant to refuse. Ajv's other strict checks stay off (TypeBox
+  // unions and optional members trip them without being wrong).
   strict: false,
+  strictSchema: true,
   addUsedSchema: false
 }
 
-function makeAjv (coerce: AjvOptions['coerceTypes'], extra: AjvOptions | undefined): Ajv {
-  const ajv = new Ajv({ ...common, coerceTypes: coerce, ...extra })
+function makeAjv (coerce: AjvOptions['coerceTypes'], opts: ValidationPluginOptions): Ajv {
+  const ajv = new Ajv({ ...common, coerceTypes: coerce, ...opts.ajv })
   addStandardFormats.default(ajv)
+  addAjvPlugins(ajv, opts.plugins)
   return addConventionFormats(ajv)
 }
 
+/** Compiles with `ajv`; a schema Ajv refuses (an unknown keyword) fails the boot with how to teach it. */
+function compile (ajv: Ajv, schema: object): ReturnType<Ajv['compile']> {
+  try {
+    return ajv.compile(schema)
+  } catch (err) {
+    throw new Error(`validation plugin: ${(err as Error).message}; add your keywords and formats with validation({ plugins: [...] }) or { ajv: { keywords: [...] } } (the server's own ajv option does not reach this plugin)`, { cause: err })
+  }
+}
+
 async function validationPlugin (fastify: FastifyInstance, opts: ValidationPluginOptions): Promise<void> {
+  refuseUnknownOptions('validation', opts, OPTION_KEYS)
   if (opts.ajv !== undefined && (typeof opts.ajv !== 'object' || opts.ajv === null)) {
     throw new TypeError('validation plugin: ajv must be an object of Ajv options')
   }
-  const strict = makeAjv(false, opts.ajv)
-  const coercing = makeAjv('array', opts.ajv)
+  checkAjvPlugins(opts.plugins)
+  const strict = makeAjv(false, opts)
+  const coercing = makeAjv('array', opts)
   let sharedAdded = false
 
   // Schemas added with fastify.addSchema() are shared components ($ref targets).
@@ -61,10 +87,11 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
 
   fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
     addShared()
-    if (httpPart !== 'body') return coercing.compile(schema as object)
+    if (httpPart !== 'body') return compile(coercing, schema as object)
     // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
-    return refusingNul(strict.compile(schema as object))
+    return refusingNul(compile(strict, schema as object))
   })
 }
 
+export type { AjvPlugin, AjvPluginEntry } from './ajv-plugins.js'
 export default fp(validationPlugin, { fastify: '5.x', name: 'svc-validation' })

@@ -4,6 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { WebhookDeliveries } from './deliveries.js'
 import { exposeField } from '../shared/request-state.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
 export interface WebhooksPluginOptions {
@@ -55,7 +56,10 @@ declare module 'fastify' {
   }
 }
 
+const OPTION_KEYS: OptionKeys<WebhooksPluginOptions> = { store: true, table: true, allowHttp: true, bodyLimit: true }
+
 async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOptions): Promise<void> {
+  refuseUnknownOptions('webhooks', opts, OPTION_KEYS)
   const store = opts.store
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
     throw new TypeError(`webhooks plugin: store must be a Store (createStore), got ${String(store)}`)
@@ -82,5 +86,6 @@ export { webhookPath, WEBHOOK_PREFIX } from './paths.js'
 export { standardWebhooks, signStandardWebhook, type StandardWebhooksOptions } from './standard.js'
 export { sharedToken, type SharedTokenOptions } from './token.js'
 export { WebhookDeliveries } from './deliveries.js'
-export type { WebhookVerifier, VerifiedDelivery } from './verifier.js'
-export default fp(webhooksPlugin, { fastify: '5.x', name: 'svc-webhooks' })
+export type { WebhookVerifier, VerifiedDelivery, VerifierDocumentation } from './verifier.js'
+// Its refusals are problems: the problem plugin renders them.
+export default fp(webhooksPlugin, { fastify: '5.x', name: 'svc-webhooks', dependencies: ['svc-problem'] })

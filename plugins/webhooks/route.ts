@@ -2,6 +2,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { Tx } from '../../store/types.js'
 import { problems } from '../problem/errors.js'
+import { unavailableProblem } from '../shared/unavailable.js'
 import { parseMediaType } from '../conventions/media-type.js'
 import { webhookPath } from './paths.js'
 import type { WebhookDelivery } from './index.js'
@@ -66,6 +67,18 @@ function isJson (header: string | undefined): boolean {
 }
 
 /**
+ * What the interface document says of the endpoint beyond its schema: the verifier's
+ * headers and checks, and the transport rule the route's onRequest hook applies.
+ */
+function documentation (verifier: WebhookVerifier, allowHttp: boolean): { description: string, headers?: Record<string, unknown> } {
+  const transport = allowHttp
+    ? 'Plain HTTP is accepted too (the webhooks plugin\'s allowHttp, for local development).'
+    : 'HTTPS only: a delivery that did not arrive over TLS, directly or through a proxy the server trusts (Fastify\'s trustProxy) that sends X-Forwarded-Proto: https, gives 403.'
+  const own = verifier.documentation
+  return own === undefined ? { description: transport } : { description: `${own.description} ${transport}`, headers: own.headers }
+}
+
+/**
  * Adds a webhook consumer endpoint (conventions: Webhook consumer endpoints) in a
  * context of its own, where the body is kept as the bytes received: verified first,
  * then parsed as JSON, checked against `schema`, and applied once per delivery id.
@@ -108,8 +121,8 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
         ...def.config,
         auth: false,
         conventions: { userAgent: false, accept: false, contentType: false, idempotencyKey: false },
-        problems: [401, 403, 404, ...(def.config?.problems ?? [])],
-        openapi: { ...def.config?.openapi, internal: true }
+        problems: [401, 403, 404, 503, ...(def.config?.problems ?? [])],
+        openapi: { ...def.config?.openapi, internal: true, ...documentation(def.verifier, allowHttp) }
       },
       onRequest: async (request) => {
         // Before the body is read. `protocol` is https over TLS, or behind a proxy Fastify trusts.
@@ -132,15 +145,20 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
       },
       handler: async (request, reply) => {
         const delivery = request.webhook as WebhookDelivery
-        await store.transaction(async (tx) => {
-          // First statement of the transaction: a replay, here or on another instance,
-          // waits for this one and then finds the id, so the effect happens once.
-          if (delivery.id !== null && !await deliveries.record(tx, producer, delivery.id)) {
-            request.log.info({ producer, deliveryId: delivery.id }, 'webhook: delivery applied before; acknowledged again')
-            return
-          }
-          await def.handler(request.body as Static<S>, tx, request)
-        })
+        try {
+          await store.transaction(async (tx) => {
+            // First statement of the transaction: a replay, here or on another instance,
+            // waits for this one and then finds the id, so the effect happens once.
+            if (delivery.id !== null && !await deliveries.record(tx, producer, delivery.id)) {
+              request.log.info({ producer, deliveryId: delivery.id }, 'webhook: delivery applied before; acknowledged again')
+              return
+            }
+            await def.handler(request.body as Static<S>, tx, request)
+          })
+        } catch (err) {
+          // A store that cannot serve now is a 503 the producer retries, as on every route.
+          throw unavailableProblem(err)
+        }
         return await reply.code(204).send()
       }
     })

@@ -77,7 +77,7 @@ export function standardWebhooks (opts: StandardWebhooksOptions): WebhookVerifie
     throw new TypeError(`standardWebhooks: tolerance must be a positive integer of seconds, got ${String(tolerance)}`)
   }
 
-  return (rawBody, request) => {
+  const verify: WebhookVerifier = (rawBody, request) => {
     const id = headerValue(request, 'webhook-id')
     const timestamp = headerValue(request, 'webhook-timestamp')
     const signature = headerValue(request, 'webhook-signature')
@@ -108,4 +108,13 @@ export function standardWebhooks (opts: StandardWebhooksOptions): WebhookVerifie
     }
     throw problems.unauthorized('No signature in webhook-signature matches the delivery; sign <webhook-id>.<webhook-timestamp>.<raw body> with the endpoint\'s secret.')
   }
+  verify.documentation = {
+    headers: {
+      'webhook-id': { type: 'string', minLength: 1, maxLength: 8192, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204.' },
+      'webhook-timestamp': { type: 'string', pattern: TIMESTAMP.source, maxLength: 15, description: `When the producer sent this attempt, in Unix seconds; more than ${tolerance} seconds from the server's clock gives 401.` },
+      'webhook-signature': { type: 'string', minLength: 1, maxLength: 8192, description: 'Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>` with the endpoint\'s secret; none matching gives 401.' }
+    },
+    description: 'Signed with Standard Webhooks (https://www.standardwebhooks.com): the webhook-id, webhook-timestamp and webhook-signature headers are required, and a missing or bad signature, or a timestamp too far from the server\'s clock, gives 401.'
+  }
+  return verify
 }

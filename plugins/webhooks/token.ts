@@ -1,5 +1,5 @@
 import { problems } from '../problem/errors.js'
-import { digestOf, headerValue, matchesDigest, type WebhookVerifier } from './verifier.js'
+import { digestOf, headerValue, matchesDigest, type VerifierDocumentation, type WebhookVerifier } from './verifier.js'
 
 /** Options of the shared-token verifier: the producer sends a secret token with each delivery. */
 export interface SharedTokenOptions {
@@ -54,7 +54,7 @@ export function sharedToken (opts: SharedTokenOptions): WebhookVerifier {
   // RFC 9110 §11.6.1: a 401 carries a challenge; only the Bearer form has a scheme to name.
   const challenge = bearer ? { headers: { 'www-authenticate': 'Bearer' } } : {}
 
-  return (_rawBody, request) => {
+  const verify: WebhookVerifier = (_rawBody, request) => {
     const value = headerValue(request, header)
     if (value === undefined) {
       throw problems.unauthorized(`The delivery has no ${header} header; the producer must send the endpoint's token${bearer ? ' as Bearer <token>' : ''}.`, challenge)
@@ -72,4 +72,18 @@ export function sharedToken (opts: SharedTokenOptions): WebhookVerifier {
     }
     return { id }
   }
+  verify.documentation = documentation(header, idHeader)
+  return verify
+}
+
+/**
+ * The headers the verifier reads. OpenAPI ignores a header parameter named Authorization
+ * (§4.8.12.1), so a Bearer token is told of in the description only.
+ */
+function documentation (header: string, idHeader: string | false): VerifierDocumentation {
+  const headers: VerifierDocumentation['headers'] = {}
+  if (header !== 'authorization') headers[header] = { type: 'string', minLength: MIN_TOKEN_LENGTH, maxLength: 8192, description: 'The endpoint\'s token; another gives 401.' }
+  if (idHeader !== false) headers[idHeader] = { type: 'string', minLength: 1, maxLength: 8192, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204; 400 without it.' }
+  const sent = header === 'authorization' ? 'Authorization: Bearer <token>' : `the ${header} header`
+  return { headers, description: `Authenticated by the endpoint's token in ${sent}; a missing or wrong token gives 401.` }
 }

@@ -7,12 +7,23 @@ export interface VerifiedDelivery {
   id: string | null
 }
 
+/** What the interface document says of a verifier (the openapi plugin shows it on the webhook's operation). */
+export interface VerifierDocumentation {
+  /** The request headers it reads, each required: JSON Schemas by lowercase name. */
+  headers: Record<string, Record<string, unknown>>
+  /** How a delivery is authenticated, and what a refusal is. */
+  description: string
+}
+
 /**
  * Checks that a delivery comes from the producer, over the exact bytes received.
  * Returns what it learned, `null` to refuse it with a generic 401, or throws a
  * `ProblemError` (a 401 whose detail says what is wrong, never a secret).
+ * `documentation` describes it in the interface document (the suite's verifiers have one).
  */
-export type WebhookVerifier = (rawBody: Buffer, request: FastifyRequest) => VerifiedDelivery | null | Promise<VerifiedDelivery | null>
+export type WebhookVerifier = ((rawBody: Buffer, request: FastifyRequest) => VerifiedDelivery | null | Promise<VerifiedDelivery | null>) & {
+  documentation?: VerifierDocumentation
+}
 
 /**
  * A header's value, or undefined when absent or empty. Node joins a repeated header into

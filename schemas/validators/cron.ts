@@ -1,6 +1,6 @@
 import { readDigits } from './chars.js'
 
-interface CronField {
+export interface CronField {
   min: number
   max: number
   /** Names standing for `min`, `min + 1`, … (upper case, as in the enum rule). */
@@ -10,7 +10,8 @@ interface CronField {
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC']
 const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT']
 
-const FIELDS: readonly CronField[] = [
+/** The five fields in order; their bounds and names also give the documented pattern (schemas/patterns.ts). */
+export const CRON_FIELDS: readonly CronField[] = [
   { min: 0, max: 59 }, // minute
   { min: 0, max: 23 }, // hour
   { min: 1, max: 31 }, // day of month
@@ -55,6 +56,6 @@ function isItem (item: string, field: CronField): boolean {
  */
 export function isCron (s: string): boolean {
   const fields = s.split(' ')
-  if (fields.length !== FIELDS.length) return false
-  return fields.every((text, i) => text.split(',').every(item => isItem(item, FIELDS[i] as CronField)))
+  if (fields.length !== CRON_FIELDS.length) return false
+  return fields.every((text, i) => text.split(',').every(item => isItem(item, CRON_FIELDS[i] as CronField)))
 }

@@ -82,7 +82,8 @@ t.test('HTTP/1.0 is refused with a problem', async t => {
   })
   t.match(raw, /^HTTP\/1\.1 400 /, 'a client error, never a 5xx')
   t.match(raw, /application\/problem\+json/)
-  t.match(raw, /"title":"HTTP Version Not Supported"/)
+  t.match(raw, /"title":"Bad Request"/, 'the title of its status (conventions: Common errors)')
+  t.match(raw, /HTTP\/1\.0/, 'the detail names the version')
 })
 
 t.test('the OpenAPI document of the service', async t => {
@@ -103,7 +104,9 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ CORS_ORIGINS: '*' }, /^- CORS_ORIGINS: .* \(got "\*"\)$/m],
     [{ EXECUTION_CONTEXTS: 'Bad Context' }, /^- EXECUTION_CONTEXTS: .* \(got "Bad Context"\)$/m],
     [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: Expected string length greater or equal to 32 \(got 16 characters, not shown\)$/m],
-    [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m]
+    [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m],
+    [{ DATABASE_STATEMENT_TIMEOUT: '-5' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer to be greater or equal to 0 \(got "-5"\)$/m],
+    [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
   for (const secret of ['short-secret-xyz', 'hunter2']) {
@@ -116,6 +119,8 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.same(config.executionContexts, ['qa', 'load-test'])
   t.equal(config.jwksUrl, 'https://idp.example.com/jwks.json')
   t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')
+  t.equal(config.databaseStatementTimeout, 30_000, 'a statement waits 30 s by default')
+  t.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT: '0' }).config.databaseStatementTimeout, 0)
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).config.trustProxy, true)
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
 })

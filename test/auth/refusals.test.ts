@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import Fastify, { type InjectOptions } from 'fastify'
 import auth from '../../plugins/auth/index.js'
+import problem from '../../plugins/problem/index.js'
 import { RefusalCounter } from '../../plugins/auth/refusals.js'
 import { SECRET, bodyOf, build, hs256 } from './helper.js'
 
@@ -60,7 +61,7 @@ t.test('refusalLimit: a custom async verifier is counted too, and the window end
 t.test('refusalLimit is checked at registration; off by default', async t => {
   const bad: unknown[] = [{ max: 0, timeWindow: 1000 }, { max: 1 }, { max: 1, timeWindow: 1.5 }, true, 'yes']
   for (const refusalLimit of bad) {
-    await t.rejects(async () => { await Fastify().register(auth, { verifier: { secret: SECRET }, refusalLimit } as never).ready() }, { name: 'TypeError', message: /refusalLimit must be false or \{ max, timeWindow \}/ }, JSON.stringify(refusalLimit))
+    await t.rejects(async () => { await Fastify().register(problem).register(auth, { verifier: { secret: SECRET }, refusalLimit } as never).ready() }, { name: 'TypeError', message: /refusalLimit must be false or \{ max, timeWindow \}/ }, JSON.stringify(refusalLimit))
   }
   const app = await build(t, { verifier: { secret: SECRET } })
   for (let i = 0; i < 20; i++) await app.inject({ url: '/v1/authors', headers: { authorization: 'Bearer bad' } })

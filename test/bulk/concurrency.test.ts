@@ -1,5 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
+import type { Store } from '../../store/types.js'
 import { databases } from '../support/databases.js'
 import { build, count, headers, listen, unique, type Json } from './helper.js'
 
@@ -81,5 +82,52 @@ for (const db of databases) {
       })))
       t.same(answers.map(a => a.body.status), Array(N).fill('SUCCEEDED'), JSON.stringify(answers.find(a => a.body.status !== 'SUCCEEDED')?.body))
     })
+
+    t.test('CREATE_UPDATE of an id another transaction creates meanwhile: runs again and updates it', async t => {
+      const id = `race-${unique()}`
+      let created!: () => void
+      const inserted = new Promise<void>((resolve) => { created = resolve })
+      let answer: Promise<{ status: number, body: Json }> | undefined
+      await store.transaction(async (tx) => {
+        await tx.query('INSERT INTO authors (ctx, id, name, email, active, etag, "createdDateTime", "modifiedDateTime") VALUES ($1, $2, $3, $4, true, $5, now(), now())', ['prod', id, 'First', 'first@example.com', 'e1'])
+        created()
+        // The bulk's prefetch does not see the uncommitted row; its insert waits for this commit.
+        answer = call(base(0), '/v1/authors', { operations: [{ action: 'CREATE_UPDATE', entity: { id, name: 'Second', email: 'second@example.com' } }] })
+        if (store.kind === 'pg') await waitForLockWait(store)
+      })
+      await inserted
+      const { status, body } = await (answer as Promise<{ status: number, body: Json }>)
+      t.equal(status, 200)
+      t.equal(body.operations[0].result.status, 'SUCCEEDED', JSON.stringify(body))
+      const { rows } = await store.query<{ name: string }>('SELECT name FROM authors WHERE ctx = $1 AND id = $2', ['prod', id])
+      t.same(rows, [{ name: 'Second' }], 'updated, as if it had come second')
+    })
+
+    t.test('a bulk chosen as a deadlock victim runs again and succeeds', { skip: store.kind === 'pg' ? false : 'one PGlite connection cannot deadlock' }, async t => {
+      const [lo, hi] = (await Promise.all([0, 1].map(i => post(base(0), '/v1/authors', { name: `D${i}-${unique()}`, email: 'd@example.com' })))).map(a => a.id as string).sort()
+      let answer: Promise<{ status: number, body: Json }> | undefined
+      await store.transaction(async (tx) => {
+        // This side waits longest before checking for a deadlock, so the bulk is the victim.
+        await tx.query("SET LOCAL deadlock_timeout = '10s'")
+        await tx.query('SELECT 1 FROM authors WHERE ctx = $1 AND id = $2 FOR UPDATE', ['prod', hi])
+        // The bulk's prefetch locks in id order: it takes lo, then waits for hi.
+        answer = call(base(0), '/v1/authors', { operations: [lo, hi].map(id => ({ action: 'UPDATE', entity: { id, name: `V-${id}`, email: 'v@example.com' } })) })
+        await waitForLockWait(store)
+        await tx.query('SELECT 1 FROM authors WHERE ctx = $1 AND id = $2 FOR UPDATE', ['prod', lo])
+      })
+      const { status, body } = await (answer as Promise<{ status: number, body: Json }>)
+      t.equal(status, 200, JSON.stringify(body))
+      t.same(body.operations.map((o: Json) => o.result.status), ['SUCCEEDED', 'SUCCEEDED'])
+    })
   })
+}
+
+/** Resolves once some session waits for a row lock (a PostgreSQL server only). */
+async function waitForLockWait (store: Store): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const { rows } = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+    if ((rows[0]?.n ?? 0) > 0) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('no session came to wait for a lock')
 }

@@ -5,13 +5,14 @@ import conventions from '../../plugins/conventions/index.js'
 import auth from '../../plugins/auth/index.js'
 import methods from '../../plugins/methods/index.js'
 import openapi from '../../plugins/openapi/index.js'
+import query from '../../plugins/query/index.js'
 import resource from '../../plugins/resource/index.js'
 import bulk, { type BulkPluginOptions } from '../../plugins/bulk/index.js'
 import type { ResourceDefinition } from '../../plugins/resource/define.js'
 import type { Store } from '../../store/types.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
-import { SECRET, headers, type Json, type Teardown } from '../resource/helper.js'
+import { CURSOR_SECRET, SECRET, headers, type Json, type Teardown } from '../resource/helper.js'
 
 export { SECRET, headers, json, unique, idemKey, leaksNothing, listen, token, type Json } from '../resource/helper.js'
 
@@ -29,6 +30,7 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(methods)
   await app.register(auth, { verifier: { secret: SECRET } })
   await app.register(openapi)
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: opts.definitions ?? [authors, documents] })
   const { definitions: _d, ...bulkOptions } = opts
   await app.register(bulk, { store, ...bulkOptions })

@@ -3,15 +3,19 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
+import conventions from '../../plugins/conventions/index.js'
+import query from '../../plugins/query/index.js'
 import resource from '../../plugins/resource/index.js'
 import bulk from '../../plugins/bulk/index.js'
 import { defineResource } from '../../plugins/resource/define.js'
 import type { Store } from '../../store/types.js'
 import { pglite } from '../support/databases.js'
 import { api, build, json, type Json } from './helper.js'
+import { CURSOR_SECRET } from '../resource/helper.js'
 
-// The plugin's options, its OpenAPI description, and the plugin alone (no conventions, no
-// auth): execution context `prod`, no createdBy, the idempotency key not read.
+// The plugin's options, its OpenAPI description, and the plugin with only what the resource
+// plugin needs (no auth, the idempotency-key rule off): execution context `prod`, no
+// createdBy, the idempotency key not read.
 
 t.test('options', async t => {
   const store = await pglite.create(t)
@@ -20,7 +24,12 @@ t.test('options', async t => {
     const app = Fastify()
     t.teardown(() => app.close())
     await app.register(problem)
-    if (withResources) await app.register(resource, { store, resources: [(await import('../../routes/v1/authors.js')).authors] })
+    if (withResources) {
+      await app.register(validation)
+      await app.register(conventions)
+      await app.register(query, { cursorSecret: CURSOR_SECRET })
+      await app.register(resource, { store, resources: [(await import('../../routes/v1/authors.js')).authors] })
+    }
     try {
       await app.register(bulk, opts as { store: Store })
       await app.ready()
@@ -91,21 +100,29 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   const body = op.requestBody.content['application/json'].schema
   t.same(Object.keys(body.properties).sort(), ['operations', 'transactionMode'])
   t.equal(body.properties.operations.maxItems, 100)
-  const item = body.properties.operations.items
-  t.same(item.properties.action.enum, ['CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE'])
-  const entity = item.properties.entity
-  t.ok(entity.properties.id, 'the entity carries its id')
-  t.ok(entity.properties.name && entity.properties.authorId && entity.properties.pages, 'and the writable fields')
-  t.notOk(entity.properties.fingerprint, 'not the read-only ones')
-  t.equal(entity.additionalProperties, false)
+  // One shape per action, told apart by `action`, each with the entity that action reads.
+  const shapes: Json[] = body.properties.operations.items.anyOf
+  const actionsOf = (shape: Json): string[] => shape.properties.action.enum
+  t.same(shapes.flatMap(actionsOf).sort(), ['CREATE', 'CREATE_UPDATE', 'DELETE', 'UPDATE'])
+  const shapeOf = (action: string): Json => shapes.find(s => actionsOf(s).includes(action)) as Json
+  const update = shapeOf('UPDATE').properties.entity
+  t.ok(update.properties.id, 'an UPDATE entity carries its id')
+  t.ok(update.properties.name && update.properties.authorId && update.properties.pages, 'and the writable fields')
+  t.notOk(update.properties.fingerprint, 'not the read-only ones')
+  t.equal(update.additionalProperties, false)
+  t.notOk(shapeOf('CREATE').properties.entity.properties.id, 'a CREATE entity has no id: the server assigns it')
+  t.same(shapeOf('DELETE').properties.entity.required, ['id'], 'DELETE reads the id alone')
+  t.ok(shapeOf('UPDATE').required.includes('ifMatch'), 'documents use ETags: UPDATE needs ifMatch')
   const ok = op.responses['200'].content['application/json'].schema
   t.same(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
   t.same(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
-  for (const s of ['400', '401', '403', '409', '412', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
-  t.equal(op.security, undefined, 'the document-wide bearer security applies')
+  for (const s of ['400', '401', '403', '409', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
+  t.notOk(op.responses['412'], 'no 412: a collection has no entity tag to match')
+  t.same(op.security, [{ bearerAuth: ['documents:write'] }], 'bearer security with the write scope')
   const authors = doc.paths['/v1/authors'].patch.requestBody.content['application/json'].schema
   t.equal(authors.properties.operations.maxItems, 50)
-  t.same(authors.properties.operations.items.properties.action.enum, ['CREATE', 'DELETE'])
+  const authorActions = (authors.properties.operations.items.anyOf ?? [authors.properties.operations.items]).flatMap((s: Json) => s.properties.action.enum)
+  t.same(authorActions.sort(), ['CREATE', 'DELETE'])
 })
 
 t.test('the plugin alone', async t => {
@@ -115,6 +132,8 @@ t.test('the plugin alone', async t => {
   t.teardown(() => app.close())
   await app.register(problem)
   await app.register(validation)
+  await app.register(conventions, { userAgent: false, idempotencyKey: false })
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: [notes] })
   await app.register(bulk, { store })
   await app.ready()
@@ -126,7 +145,7 @@ t.test('the plugin alone', async t => {
   const key = { 'svc-idempotency-key': `key-${crypto.randomUUID()}` }
   const created = await send({ transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { title: 'a' } }, { action: 'CREATE', entity: { title: 'b' } }] }, key)
   t.equal(created.status, 'SUCCEEDED')
-  t.equal((await send({ operations: [{ action: 'CREATE', entity: { title: 'c' } }] }, key)).status, 'SUCCEEDED', 'without the conventions plugin no key is read')
+  t.equal((await send({ operations: [{ action: 'CREATE', entity: { title: 'c' } }] }, key)).status, 'SUCCEEDED', 'with the conventions plugin\'s key rule off no key is read')
   const id = created.operations[0].entityId
   const note = json(await app.inject({ url: `/notes/${id as string}` }))
   t.match(note, { title: 'a', createdBy: null, modifiedBy: null })

@@ -115,12 +115,27 @@ t.test('evaluateRead', async t => {
 })
 
 t.test('options and route configs are checked at registration', async t => {
-  const bad = Fastify()
-  await t.rejects(async () => { await bad.register(conditional, { notModified: 'yes' as unknown as boolean }); await bad.ready() }, { name: 'TypeError', message: /notModified must be a boolean, got yes/ })
-  const configs: unknown[] = [true, null, { requireIfMatch: 'yes' }, { createWithIfNoneMatch: 1 }]
-  for (const config of configs) {
+  const options: Array<[unknown, RegExp]> = [
+    [{ notModified: 'yes' }, /notModified must be a boolean, got yes/],
+    [{ notModifed: false }, /^conditional plugin: unknown option notModifed \(did you mean notModified\?\); the options are notModified$/]
+  ]
+  for (const [opts, message] of options) {
+    const bad = Fastify()
+    await bad.register(problem)
+    await t.rejects(async () => { await bad.register(conditional, opts as never); await bad.ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
+  }
+  const configs: Array<[unknown, RegExp]> = [
+    [true, /config\.conditional of PUT \/x must be false or/],
+    [null, /config\.conditional of PUT \/x must be false or/],
+    [{ requireIfMatch: 'yes' }, /config\.conditional of PUT \/x must be false or/],
+    [{ createWithIfNoneMatch: 1 }, /config\.conditional of PUT \/x must be false or/],
+    // Misspelt, the rule would be ignored and the route take writes without If-Match.
+    [{ requireIfMach: true }, /^conditional plugin: route PUT \/x: unknown option config\.conditional\.requireIfMach \(did you mean config\.conditional\.requireIfMatch\?\); config\.conditional takes requireIfMatch, createWithIfNoneMatch$/]
+  ]
+  for (const [config, message] of configs) {
     const app = Fastify()
+    await app.register(problem)
     await app.register(conditional)
-    t.throws(() => app.put('/x', { config: { conditional: config as false } }, async () => ({})), { name: 'TypeError', message: /config\.conditional of PUT \/x must be false or/ }, JSON.stringify(config))
+    t.throws(() => app.put('/x', { config: { conditional: config as false } }, async () => ({})), { name: 'TypeError', message }, JSON.stringify(config))
   }
 })

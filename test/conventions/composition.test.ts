@@ -2,7 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import conventions from '../../plugins/conventions/index.js'
 import { problems } from '../../plugins/problem/index.js'
-import { UA, build, headers } from './app.js'
+import { build, headers } from './app.js'
 
 const withSchema = {
   schema: {
@@ -65,13 +65,8 @@ t.test('refusals carry the X-Request-ID and precede later onRequest hooks such a
   t.equal((await app.inject({ method: 'GET', url: '/secured', headers: headers() })).statusCode, 401)
 })
 
-t.test('works without the problem plugin: the statuses stand', async t => {
+t.test('without the problem plugin the boot fails, naming it: the refusals would not be problems', async t => {
   const app = Fastify()
   t.teardown(() => app.close())
-  await app.register(conventions)
-  app.get('/x', async () => ({ ok: true }))
-  t.equal((await app.inject({ method: 'GET', url: '/x', headers: { 'user-agent': undefined } })).statusCode, 403)
-  t.equal((await app.inject({ method: 'GET', url: '/x', headers: { 'user-agent': UA, accept: 'text/html' } })).statusCode, 406)
-  t.equal((await app.inject({ method: 'GET', url: '/x', headers: { 'user-agent': UA, 'svc-execution-context': 'nope' } })).statusCode, 400)
-  t.same((await app.inject({ method: 'GET', url: '/x', headers: { 'user-agent': UA } })).json(), { ok: true })
+  await t.rejects(async () => { await app.register(conventions) }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /svc-problem.*svc-conventions/ })
 })

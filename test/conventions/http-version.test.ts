@@ -32,7 +32,7 @@ t.test('HTTP/1.0 and older are refused with a 400 problem, never a 5xx', async t
     const res = await raw(app, version)
     t.equal(res.status, 400, version)
     t.match(JSON.parse(res.body), {
-      title: 'HTTP Version Not Supported',
+      title: 'Bad Request',
       status: 400,
       detail: `This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of ${version}.`
     })

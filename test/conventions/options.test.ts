@@ -1,12 +1,14 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import conventions, { type ConventionsOptions } from '../../plugins/conventions/index.js'
+import problem from '../../plugins/problem/index.js'
 import { build, headers } from './app.js'
 
 const id = '0b7c4f3e-2a1d-4e5f-8a9b-0c1d2e3f4a5b'
 const mediaRule = 'must be a non-empty array of media types such as "application/json", without wildcards'
 const namesRule = 'must be an array of names of 1 to 100 characters among a-z, 0-9, _ and -'
 const selfRule = 'must be a service { id: UUID, name?: [a-z0-9-]{1,60}, attributes?: { camelCaseKey: value } }'
+const optionNames = 'httpVersion, userAgent, accept, produces, contentType, contentTypes, jsonTypes, executionContext, serviceHeader, idempotencyKey, contentLanguage, headerNames'
 
 t.test('invalid options throw a TypeError at registration naming the option and its value', async t => {
   const cases: Array<[unknown, string]> = [
@@ -47,10 +49,19 @@ t.test('invalid options throw a TypeError at registration naming the option and 
     [{ contentLanguage: true }, 'contentLanguage must be false or a language tag such as "en-US", got true'],
     [{ headerNames: 'x' }, 'headerNames must be a boolean or an object, got "x"'],
     [{ headerNames: { allow: 'x' } }, 'headerNames.allow must be an array of header names, got "x"'],
-    [{ headerNames: { allow: [1] } }, 'headerNames.allow must be an array of header names, got [1]']
+    [{ headerNames: { allow: [1] } }, 'headerNames.allow must be an array of header names, got [1]'],
+    // A misspelt option would leave its rule at the default: the opposite of what was asked.
+    [{ userAgnt: false }, `unknown option userAgnt (did you mean userAgent?); the options are ${optionNames}`],
+    [{ contenttypes: ['application/json'] }, `unknown option contenttypes (did you mean contentTypes?); the options are ${optionNames}`],
+    [{ somethingElse: true }, `unknown option somethingElse; the options are ${optionNames}`],
+    [{ userAgent: { strictVersoin: true } }, 'unknown option userAgent.strictVersoin (did you mean userAgent.strictVersion?); userAgent takes strictVersion, requireComment, validate'],
+    [{ executionContext: { defaults: 'prod' } }, 'unknown option executionContext.defaults (did you mean executionContext.default?); executionContext takes supported, extra, default'],
+    [{ serviceHeader: { slef: {} } }, 'unknown option serviceHeader.slef (did you mean serviceHeader.self?); serviceHeader takes registry, self'],
+    [{ headerNames: { allowed: [] } }, 'unknown option headerNames.allowed (did you mean headerNames.allow?); headerNames takes allow']
   ]
   for (const [opts, message] of cases) {
     const app = Fastify()
+    await app.register(problem)
     await t.rejects(async () => { await app.register(conventions, opts as ConventionsOptions) }, new TypeError(`conventions plugin: ${message}`), message)
     await app.close()
   }
@@ -104,6 +115,7 @@ t.test('a route config switched off globally stays off, and is still validated',
 t.test('routes declared before the plugin are resolved on their first request', async t => {
   const app = Fastify()
   t.teardown(() => app.close())
+  await app.register(problem)
   const config = { conventions: { userAgent: false as const } }
   app.get('/early', { config }, async request => ({ executionContext: request.executionContext }))
   app.get('/plain', async () => ({}))

@@ -151,12 +151,14 @@ t.test('the gate in front of @fastify/cors answers as the library would, and lea
   }
   // No origins configured: the library adds no Vary either (nothing varies by Origin).
   const none = Fastify()
+  await none.register(problem)
   await none.register(cors, { origins: [] })
   none.get('/open', async () => ({ ok: true }))
   t.equal((await none.inject({ url: '/open' })).headers.vary, undefined)
   t.equal((await none.inject({ url: '/open', headers: { origin: APP } })).headers.vary, undefined)
   // The gate is in place for the plugin's registration only: hooks added afterwards are the caller's own.
   const later = Fastify()
+  await later.register(problem)
   await later.register(cors, { origins: [APP] })
   let ran = 0
   later.addHook('onRequest', async () => { ran++ })
@@ -320,14 +322,19 @@ t.test('option validation at registration (TypeError naming the option and value
     ['maxAge above 7200', { maxAge: 7201 }, /maxAge must be an integer of seconds from 0 to 7200, got 7201/],
     ['negative maxAge', { maxAge: -1 }, /maxAge .* got -1/],
     ['fractional maxAge', { maxAge: 1.5 }, /maxAge .* got 1.5/],
-    ['credentials not boolean', { credentials: 'true' }, /credentials must be a boolean, got "true"/]
+    ['credentials not boolean', { credentials: 'true' }, /credentials must be a boolean, got "true"/],
+    // @fastify/cors's spelling: ignored, it would leave every preflight refused.
+    ['@fastify/cors\'s origin', { origin: [APP] }, /^cors plugin: unknown option origin \(did you mean origins\?\); the options are origins, methods, allowedHeaders, exposedHeaders, maxAge, credentials$/],
+    ['another library option', { preflightContinue: true }, /^cors plugin: unknown option preflightContinue; the options are/]
   ]
   for (const [name, opts, message] of cases) {
     const app = Fastify()
+    await app.register(problem)
     await t.rejects(async () => { await app.register(cors, opts as CorsPluginOptions); await app.ready() }, { name: 'TypeError', message }, name)
     await app.close()
   }
   const app = Fastify()
+  await app.register(problem)
   await t.resolves(async () => { await app.register(cors, { origins: [APP, /^https:\/\/x\.example\.com$/], maxAge: 0 }); await app.ready() }, 'valid options boot')
   await app.close()
 })

@@ -6,11 +6,12 @@ import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import conventions from '../../plugins/conventions/index.js'
+import queryPlugin from '../../plugins/query/index.js'
 import resource from '../../plugins/resource/index.js'
 import bulk from '../../plugins/bulk/index.js'
 import { defineResource } from '../../plugins/resource/define.js'
 import { databases, pglite } from '../support/databases.js'
-import { build, client, idemKey, json, token, unique } from '../resource/helper.js'
+import { CURSOR_SECRET, build, client, idemKey, json, token, unique } from '../resource/helper.js'
 
 function thrown (fn: () => unknown): unknown {
   try {
@@ -59,7 +60,8 @@ t.test('option validation names the option', async t => {
     [{ store, ttl: 0 }, /ttl must be a positive integer/],
     [{ store, ttl: 1.5 }, /ttl must be/],
     [{ store, purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
-    [{ store, table: 'Bad-Name' }, /table must be a lowercase SQL name/]
+    [{ store, table: 'Bad-Name' }, /table must be a lowercase SQL name/],
+    [{ store, ttL: 5 }, /^idempotency plugin: unknown option ttL \(did you mean ttl\?\); the options are store, ttl, purgeInterval, table$/]
   ]
   for (const [opts, message] of cases) {
     const app = Fastify()
@@ -220,6 +222,7 @@ t.test('without auth every caller is the same one: a key is still remembered (it
   await app.register(problem)
   await app.register(validation)
   await app.register(conventions)
+  await app.register(queryPlugin, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: [notes] })
   await app.register(bulk, { store })
   await app.ready()

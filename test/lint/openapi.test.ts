@@ -28,3 +28,13 @@ t.test('anything that is not a document has nothing to lint', async t => {
   t.same(lintOpenApi({ paths: [] }), [])
   t.same(lintOpenApi({ paths: { '/a': { $ref: 'https://example.com/a.json' } } }), [])
 })
+
+t.test('a HEAD answer has no content, its problems included (RFC 9110 §9.3.2)', async t => {
+  const doc = cleanDocument()
+  const get = doc.paths['/v1/authors'].get
+  const bodiless = Object.fromEntries(Object.entries(get.responses as Record<string, { description: string }>).map(([s, r]) => [s, { description: r.description }]))
+  doc.paths['/v1/authors'].head = { ...get, responses: bodiless }
+  t.same(lintOpenApi(doc), [], 'HEAD: no body asked for')
+  doc.paths['/v1/authors'].get = { ...get, responses: bodiless }
+  t.ok(lintOpenApi(doc).some(v => v.rule === 'problem-response' && v.path.startsWith('#/paths/~1v1~1authors/get/')), 'GET: a problem needs its body')
+})

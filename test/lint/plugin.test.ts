@@ -82,11 +82,26 @@ t.test('warn mode logs instead of throwing', async t => {
   app.get('/v1/a', { schema: { querystring: Type.Object({ page_size: Type.Integer({ minimum: 1, maximum: 5 }) }) } }, handler)
   app.get('/v1/b', handler)
   await app.ready()
-  t.equal(lines.length, 2, 'GET and its HEAD route')
+  t.equal(lines.length, 1, 'once: the HEAD route Fastify adds has the GET\'s schemas')
   const entry = JSON.parse(lines[0] as string) as { level: number, msg: string, violations: Array<{ rule: string }> }
   t.equal(entry.level, 40)
   t.match(entry.msg, /GET \/v1\/a breaks the conventions/)
   t.same(entry.violations.map(v => v.rule), ['property-camel-case'])
+  await app.close()
+})
+
+t.test('warn mode: a HEAD route of its own is reported for what it breaks besides its GET', async t => {
+  const lines: string[] = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(line) } } } })
+  await app.register(lint, { mode: 'warn' })
+  const query = (name: string): { querystring: ReturnType<typeof Type.Object> } => ({ querystring: Type.Object({ [name]: Type.Integer({ minimum: 1, maximum: 5 }) }) })
+  app.head('/v1/a', { schema: query('page_size') }, handler)
+  app.get('/v1/a', { schema: query('page_size') }, handler)
+  app.get('/v1/b', { schema: query('page_size'), exposeHeadRoute: false }, handler)
+  app.head('/v1/b', { schema: query('max_size') }, handler)
+  await app.ready()
+  const messages = lines.map(line => (JSON.parse(line) as { msg: string }).msg.split(' breaks')[0])
+  t.same(messages, ['svc-lint: HEAD /v1/a', 'svc-lint: GET /v1/a', 'svc-lint: GET /v1/b', 'svc-lint: HEAD /v1/b'])
   await app.close()
 })
 

@@ -94,7 +94,7 @@ t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => 
   const res = await app.inject({ method: 'OPTIONS', url: '/a' })
   t.equal(res.statusCode, 405)
   await app.close()
-  await t.rejects(async () => { await Fastify().register(methods, { options: 'yes' } as never).ready() }, TypeError)
+  await t.rejects(async () => { await Fastify().register(problem).register(methods, { options: 'yes' } as never).ready() }, TypeError)
 })
 
 t.test('HEAD mirrors GET without a body; .json suffixes select nothing', async t => {
@@ -108,4 +108,46 @@ t.test('HEAD mirrors GET without a body; .json suffixes select nothing', async t
   t.equal(json.statusCode, 404, 'no format selection by extension')
   const idWithDot = await app.inject({ url: '/v1/authors/abc.json' })
   t.same(JSON.parse(idWithDot.body), { id: 'abc.json' }, 'a dotted segment is an identifier, not a format')
+})
+
+t.test('the app\'s router options hold for 405 and OPTIONS as for routing (routerOptions or the top-level ones)', async t => {
+  // [server options, method, url, status, Allow]: what Fastify routes, the plugin finds alike.
+  const table: Array<[Record<string, unknown>, string, string, number, string | undefined]> = [
+    [{ routerOptions: { ignoreTrailingSlash: true } }, 'DELETE', '/health/', 405, 'GET, HEAD, OPTIONS'],
+    [{ routerOptions: { ignoreTrailingSlash: true } }, 'OPTIONS', '/health/', 204, 'GET, HEAD, OPTIONS'],
+    [{ ignoreTrailingSlash: true }, 'DELETE', '/health/', 405, 'GET, HEAD, OPTIONS'],
+    [{}, 'DELETE', '/health/', 404, undefined],
+    [{ routerOptions: { caseSensitive: false } }, 'DELETE', '/ITEMS', 405, 'GET, HEAD, POST, OPTIONS'],
+    [{ caseSensitive: false }, 'OPTIONS', '/Items/42', 204, 'GET, HEAD, PUT, OPTIONS'],
+    [{}, 'DELETE', '/ITEMS', 404, undefined],
+    [{ routerOptions: { ignoreDuplicateSlashes: true } }, 'DELETE', '//items//42', 405, 'GET, HEAD, PUT, OPTIONS'],
+    [{ routerOptions: { ignoreTrailingSlash: true, caseSensitive: false } }, 'PATCH', '/Items/42/', 405, 'GET, HEAD, PUT, OPTIONS'],
+    // Without HEAD routes, HEAD is not allowed either.
+    [{ exposeHeadRoutes: false }, 'DELETE', '/items', 405, 'GET, POST, OPTIONS']
+  ]
+  for (const [server, method, url, status, allow] of table) {
+    const app = Fastify(server)
+    await app.register(problem)
+    await app.register(methods)
+    app.get('/items', async () => ({ results: [] }))
+    app.post('/items', async () => ({}))
+    app.route({ method: ['GET', 'PUT'], url: '/items/:id', handler: async () => ({}) })
+    app.get('/health', async () => ({}))
+    const res = await app.inject({ method: method as 'GET', url })
+    const name = `${JSON.stringify(server)} ${method} ${url}`
+    t.equal(res.statusCode, status, name)
+    t.equal(res.headers.allow, allow, name)
+    await app.close()
+  }
+})
+
+t.test('routes registered before the plugin, or in another context of the app, count too', async t => {
+  const app = Fastify()
+  app.get('/early', async () => ({}))
+  await app.register(async (child) => { child.put('/sibling', async () => ({})) })
+  await app.register(problem)
+  await app.register(methods)
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ method: 'DELETE', url: '/early' })).headers.allow, 'GET, HEAD, OPTIONS')
+  t.equal((await app.inject({ method: 'GET', url: '/sibling' })).headers.allow, 'PUT, OPTIONS')
 })

@@ -1,5 +1,7 @@
 import t from 'tap'
 import { exampleOf, shareComponents } from '../../plugins/openapi/components.js'
+import { addPatterns, uniqueOperationIds } from '../../plugins/openapi/document.js'
+import { shareHeaders } from '../../plugins/openapi/shared-headers.js'
 
 t.test('exampleOf makes a value from what a schema states', async t => {
   const cases: Array<[string, unknown, unknown]> = [
@@ -48,4 +50,64 @@ t.test('shareComponents replaces copies by $refs', async t => {
   t.same(out.components.schemas.Thing, { ...thing, examples: [{ id: '1' }] }, 'the component keeps its examples, not its $id')
   t.notOk(out.components.schemas.Same, 'one shape, one component: the first name')
   t.equal(doc.paths['/x'].get.responses['200'].content['application/json'].schema.items.type, 'object', 'the input is not changed')
+})
+
+t.test('shareHeaders: a header object used more than once becomes a component', async t => {
+  const lang = (v: string): Record<string, unknown> => ({ schema: { type: 'string', examples: [v] }, description: 'Language.' })
+  const param = { in: 'header', name: 'user-agent', required: true, schema: { type: 'string' } }
+  const query = { in: 'query', name: 'limit', schema: { type: 'integer' } }
+  const doc = {
+    openapi: '3.1.0',
+    paths: {
+      '/a': {
+        get: { parameters: [param, query], responses: { 200: { description: 'OK', headers: { 'content-language': lang('en-US') } }, 400: { description: 'Bad' } } },
+        post: { responses: { 200: { description: 'OK', headers: { 'content-language': lang('de-DE'), 'x-once': { schema: { type: 'string' } } } } } }
+      },
+      '/b': {
+        get: { parameters: [param, query], responses: { 200: { description: 'OK', headers: { 'content-language': lang('en-US') } } } },
+        put: { responses: { 204: { description: 'OK', headers: { 'content-language': lang('de-DE') } } } }
+      }
+    },
+    components: { schemas: {} }
+  }
+  const out = shareHeaders(doc) as Record<string, any>
+  t.same(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2'], 'one component per shape; a second shape of a header is numbered')
+  t.same(out.paths['/a'].post.responses['200'].headers, { 'content-language': { $ref: '#/components/headers/ContentLanguage2' }, 'x-once': { schema: { type: 'string' } } }, 'a header used once stays in place')
+  t.same(out.components.parameters, { UserAgent: param })
+  t.same(out.paths['/b'].get.parameters, [{ $ref: '#/components/parameters/UserAgent' }, query], 'only headers are shared')
+  t.same(doc.paths['/a'].get.parameters[0], param, 'the input is not changed')
+})
+
+t.test('addPatterns: a pattern beside each convention format; data and other schemas alone', async t => {
+  const schema = {
+    type: 'object',
+    properties: {
+      at: { type: ['string', 'null'], format: 'date-time' },
+      examples: { type: 'string', format: 'date' },
+      schedule: { type: 'string', format: 'cron', description: 'When.' },
+      bare: { type: 'string', format: 'cron' },
+      own: { type: 'string', format: 'date', pattern: '^2024' },
+      email: { type: 'string', format: 'email' },
+      count: { type: 'integer', format: 'int32' }
+    },
+    examples: [{ at: { type: 'string', format: 'date' } }],
+    enum: [{ type: 'string', format: 'date' }]
+  }
+  const out = addPatterns(schema) as Record<string, any>
+  const p = out.properties
+  t.match(p.at.pattern, /^\^/, 'a nullable date-time')
+  t.ok(p.examples.pattern, 'a property named examples is a schema')
+  t.match(p.schedule.description, /^When\. The pattern does not check that each range runs upward/)
+  t.match(p.bare.description, /^The pattern does not check/)
+  t.equal(p.own.pattern, '^2024', 'a schema\'s own pattern is kept')
+  t.notOk(p.email.pattern, 'a standard format has none')
+  t.notOk(p.count.pattern, 'nor a non-string')
+  t.same(out.examples, schema.examples, 'examples are data')
+  t.same(out.enum, schema.enum)
+})
+
+t.test('uniqueOperationIds numbers a repeated one', async t => {
+  const paths = { '/a': { get: { operationId: 'x' }, post: { operationId: 'y' } }, '/b': { get: { operationId: 'x' }, put: {} } }
+  uniqueOperationIds(paths)
+  t.same(paths, { '/a': { get: { operationId: 'x' }, post: { operationId: 'y' } }, '/b': { get: { operationId: 'x2' }, put: {} } })
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { documentValidator, referenceApp, type Doc } from './support.js'
+import { documentValidator, inlineHeaders, referenceApp, type Doc } from './support.js'
 
 // The reference service's OpenAPI document as a whole: valid OpenAPI 3.1, shared schemas as
 // components, every operation with its conventional parameters, problems and headers.
@@ -11,10 +11,12 @@ t.test('the reference service document', async t => {
   const app = await referenceApp(t)
   const res = await app.inject({ url: '/openapi.json', headers: { 'user-agent': 'doc-tests/1' } })
   t.equal(res.statusCode, 200)
-  const doc = JSON.parse(res.body) as Doc
+  const raw = JSON.parse(res.body) as Doc
+  // Shared header objects written in place, to read them per operation.
+  const doc = inlineHeaders(raw)
 
   t.test('is valid OpenAPI 3.1', async t => {
-    const parsed = await SwaggerParser.validate(structuredClone(doc) as never) as Doc
+    const parsed = await SwaggerParser.validate(structuredClone(raw) as never) as Doc
     t.equal(parsed.openapi, '3.1.0')
   })
 
@@ -32,11 +34,70 @@ t.test('the reference service document', async t => {
       'post /v1/documents', 'get /v1/documents', 'head /v1/documents', 'patch /v1/documents', 'post /v1/documents/search',
       'get /v1/documents/{documentId}', 'head /v1/documents/{documentId}', 'put /v1/documents/{documentId}', 'patch /v1/documents/{documentId}', 'delete /v1/documents/{documentId}',
       'post /v1/authors/{authorId}/documents', 'get /v1/authors/{authorId}/documents', 'head /v1/authors/{authorId}/documents', 'post /v1/authors/{authorId}/documents/search',
-      'post /_webhooks/scanner/document-scanned'
+      'post /_webhooks/scanner/document-scanned',
+      'get /health', 'head /health', 'get /openapi.json', 'head /openapi.json'
     ]
     const listed = ops.map(o => `${o.method} ${o.path}`)
     for (const e of expected) t.ok(listed.includes(e), e)
-    t.notOk(doc.paths['/openapi.json'], 'the document does not describe itself')
+    // reference-service.md, Running it: "the OpenAPI 3.1 document of every route"; neither needs a token.
+    for (const path of ['/health', '/openapi.json']) {
+      t.same(doc.paths[path].get.security, [], `${path}: no token`)
+      t.notOk(doc.paths[path].get['x-internal'], `${path}: not internal`)
+    }
+    t.ok(doc.paths['/health'].get.responses['200'].content['application/json'].schema.properties.status)
+    t.same(headerNames(doc.paths['/health'].get), ['x-request-id'], 'no header rule on /health; its correlation id is still taken')
+    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('user-agent'), '/openapi.json keeps the User-Agent rule')
+  })
+
+  t.test('operationIds: stable, from the method and the resource names, unique', async t => {
+    const ids = Object.entries(doc.paths as Doc).flatMap(([path, item]) => Object.entries(item as Doc).map(([method, op]) => [`${method} ${path}`, (op as Doc).operationId]))
+    const byOp = Object.fromEntries(ids)
+    t.same(new Set(ids.map(([, id]) => id)).size, ids.length, 'each operationId once')
+    t.ok(ids.every(([, id]) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id)), 'camelCase identifiers')
+    const wanted: Record<string, string> = {
+      'get /v1/authors': 'listAuthors',
+      'head /v1/authors': 'headAuthors',
+      'post /v1/authors': 'createAuthor',
+      'patch /v1/authors': 'bulkAuthors',
+      'post /v1/authors/search': 'searchAuthors',
+      'get /v1/authors/{authorId}': 'getAuthor',
+      'put /v1/authors/{authorId}': 'replaceAuthor',
+      'patch /v1/authors/{authorId}': 'updateAuthor',
+      'delete /v1/authors/{authorId}': 'deleteAuthor',
+      'options /v1/authors/{authorId}': 'optionsAuthor',
+      'get /v1/authors/{authorId}/documents': 'listAuthorDocuments',
+      'post /v1/authors/{authorId}/documents': 'createAuthorDocument',
+      'post /v1/authors/{authorId}/documents/search': 'searchAuthorDocuments',
+      'post /v1/documents': 'createDocument',
+      'post /_webhooks/scanner/document-scanned': 'receiveScannerDocumentScanned',
+      'options /_webhooks/scanner/document-scanned': 'optionsScannerDocumentScanned',
+      'get /health': 'getHealth',
+      'get /openapi.json': 'getOpenapiJson'
+    }
+    for (const [op, id] of Object.entries(wanted)) t.equal(byOp[op], id, op)
+  })
+
+  t.test('hybrid filters name the selectors they take (reference-service.md, Collections)', async t => {
+    const query = (name: string): string => doc.paths['/v1/documents'].get.parameters.find((p: Doc) => p.name === name).description
+    t.match(query('metadataFilter'), /its selectors are paths inside metadata: source\.system, source\.region \(metadataFilter=source\.system==…\)/)
+    t.match(query('metadata.sourceFilter'), /paths inside metadata\.source: system, region/)
+    t.match(query('pageCountFilter'), /its one selector is pageCount itself \(pageCountFilter=pageCount==…\)/)
+    t.match(query('metadata.source.systemFilter'), /its one selector is metadata\.source\.system itself/)
+    const search = doc.paths['/v1/documents/search'].post.requestBody.content['application/json'].schema.properties
+    t.match(search.metadataFilter.description, /paths inside metadata/, 'the search body says so too')
+  })
+
+  t.test('descriptions and summaries say what each answer is', async t => {
+    const described = (path: string, method: string, status: string): string => doc.paths[path][method].responses[status].description
+    t.equal(described('/v1/authors/{authorId}', 'get', '200'), 'The author.')
+    t.equal(described('/v1/authors', 'get', '200'), 'A page of the authors.')
+    t.equal(described('/v1/authors/{authorId}/documents', 'get', '200'), 'A page of the documents of the author.')
+    t.equal(described('/v1/documents/search', 'post', '200'), 'A page of the documents that match the search.')
+    t.equal(described('/v1/documents', 'post', '201'), 'The created document, at the path in Location.')
+    t.equal(described('/v1/documents', 'patch', '200'), 'One result per operation, in the order of the request.')
+    t.equal(described('/v1/documents/{documentId}', 'head', '200'), 'The headers a GET answers with 200, without a body.')
+    const defaults = ops.flatMap(({ path, method, op }) => Object.entries(op.responses as Doc).filter(([, r]) => r.description === 'Default Response').map(([s]) => `${method} ${path} ${s}`))
+    t.same(defaults, [], 'no "Default Response"')
   })
 
   t.test('request headers and bearer security', async t => {
@@ -45,8 +106,13 @@ t.test('the reference service document', async t => {
       const names = headerNames(op)
       for (const h of ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service']) t.ok(names.includes(h), `${method} ${path}: ${h}`)
       t.equal(names.includes('svc-idempotency-key'), method !== 'get' && method !== 'head', `${method} ${path}: idempotency key on writes only`)
-      t.equal(op.security, undefined, `${method} ${path}: the document's bearer security applies`)
+      // reference-service.md, Authentication and scopes.
+      const resource = path.includes('documents') ? 'documents' : 'authors'
+      const read = method === 'get' || method === 'head' || path.endsWith('/search')
+      t.same(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
     }
+    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').description, /longer than 200 characters is not refused but replaced/)
+    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').schema.maxLength, 8192, 'no maxLength that would mean a 400')
     const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('if-'))
     for (const path of ['/v1/documents/{documentId}', '/v1/authors/{authorId}']) {
       for (const method of ['get', 'head', 'put', 'patch', 'delete']) t.same(conditional(path, method), ['if-match', 'if-none-match'], `${method} ${path}`)
@@ -58,14 +124,20 @@ t.test('the reference service document', async t => {
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
     t.same(hook.security, [])
-    t.same(headerNames(hook), ['x-request-id', 'svc-execution-context', 'svc-service'], 'on the webhook, only the convention headers whose rules apply to a producer')
+    t.same(headerNames(hook), ['x-request-id', 'svc-execution-context', 'svc-service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
+    t.ok(hook.parameters.filter((p: Doc) => p.name.startsWith('webhook-')).every((p: Doc) => p.required === true), 'the signature headers are required')
+    t.match(hook.description, /Standard Webhooks/)
+    t.match(hook.description, /HTTPS only/)
+    t.match(hook.description, /X-Forwarded-Proto: https/)
+    for (const path of ['/v1/documents', '/v1/authors']) t.same(conditional(path, 'patch'), [], `patch ${path}: a collection has no entity tag, so no conditions`)
   })
 
   t.test('responses: problems per status, bodies as components, headers', async t => {
     const problem = { $ref: '#/components/schemas/Problem' }
     for (const { path, method, op } of api) {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
-        if (Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
+        if (method === 'head') t.notOk(r.content, `${method} ${path} ${status}: HEAD has no body`)
+        else if (Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
         t.ok(r.headers['x-request-id'], `${method} ${path} ${status}: X-Request-ID`)
         t.ok(r.headers['svc-execution-context'], `${method} ${path} ${status}: Svc-Execution-Context`)
       }
@@ -82,11 +154,11 @@ t.test('the reference service document', async t => {
     const item = '/v1/documents/{documentId}'
     const statuses: Array<[string, string, string[]]> = [
       [item, 'get', ['200', '304', '404', '412']],
-      [item, 'put', ['204', '404', '409', '412', '415', '428']],
-      [item, 'patch', ['204', '404', '409', '412', '415', '428']],
+      [item, 'put', ['204', '404', '409', '412', '413', '415', '428']],
+      [item, 'patch', ['204', '404', '409', '412', '413', '415', '428']],
       [item, 'delete', ['204', '409', '412', '428']],
-      ['/v1/documents', 'post', ['201', '409', '415']],
-      ['/v1/documents', 'patch', ['200', '409', '412', '415', '503']],
+      ['/v1/documents', 'post', ['201', '409', '413', '415']],
+      ['/v1/documents', 'patch', ['200', '409', '413', '415', '503']],
       ['/v1/authors/{authorId}/documents', 'get', ['200', '304', '404']],
       ['/v1/authors/{authorId}/documents', 'post', ['201', '404', '409', '415']]
     ]
@@ -114,10 +186,47 @@ t.test('the reference service document', async t => {
     t.ok(doc.paths[item].get.responses['200'].headers.etag, 'item GET: ETag')
     t.ok(doc.paths['/v1/documents'].get.responses['200'].headers.etag, 'collection GET: ETag')
     t.ok(doc.paths[item].get.responses['304'].headers.etag, '304: ETag')
+    t.ok(doc.paths[item].get.responses['412'].headers.etag, 'a GET whose If-Match fails still sends the ETag')
+    t.notOk(doc.paths[item].put.responses['412'].headers.etag, 'a write that fails its condition does not')
+
+    // The headers the plugins send on every answer they apply to (conventions: Headers).
+    for (const { path, method, op } of api) {
+      for (const [status, r] of Object.entries(op.responses as Doc)) {
+        const at = `${method} ${path} ${status}`
+        t.match(r.headers['content-language']?.description, /^`en-US`/, `${at}: Content-Language`)
+        t.equal(r.headers['cache-control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
+        t.equal(r.headers['www-authenticate'] !== undefined, status === '401' || status === '403', `${at}: the Bearer challenge on 401, and on 403 of a scope`)
+        t.equal(r.headers['ratelimit-limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
+        t.equal(r.headers['retry-after'] !== undefined, status === '429', `${at}: Retry-After on 429`)
+      }
+    }
+    // A body up to the server's bodyLimit, in the media types the route accepts.
+    for (const { path, method, op } of api) {
+      t.equal(op.responses['413'] !== undefined, op.requestBody !== undefined, `${method} ${path}: 413 where a body is accepted`)
+    }
+    t.same(Object.keys(doc.paths[item].patch.requestBody.content), ['application/merge-patch+json', 'application/json'], 'a merge patch in either media type')
+    t.same(Object.keys(doc.paths['/v1/documents'].post.requestBody.content), ['application/json'])
   })
 
   t.test('components: each shape once, with valid examples', async t => {
     const schemas = doc.components.schemas as Doc
+    t.same(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')
+    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'CacheControl', 'ContentLanguage', 'Etag', 'Location', 'RatelimitLimit', 'RatelimitRemaining', 'RatelimitReset', 'RetryAfter', 'SvcCorsError', 'SvcExecutionContext', 'WwwAuthenticate', 'XRequestId'], 'each response header once')
+    t.same(Object.keys(raw.components.parameters).sort(), ['IfMatch', 'IfNoneMatch', 'SvcExecutionContext', 'SvcIdempotencyKey', 'SvcService', 'UserAgent', 'XRequestId'], 'each request header once')
+    // The convention's formats with a pattern a standard validator checks (schemas/patterns.ts).
+    const props = schemas.Document.properties as Doc
+    for (const f of ['publishedDateTime', 'effectiveDate', 'amount', 'discountPercentage', 'byteCount', 'retentionDuration', 'reviewSchedule', 'validityInterval', 'createdDateTime']) {
+      t.type(props[f].pattern, 'string', `Document.${f}: a pattern beside its format`)
+    }
+    t.equal(props.amount.pattern, '^(?!-0(?:\\.0+)?$)-?(?:0|[1-9]\\d{0,14})(?:\\.\\d{1,4})?$', 'from the builder\'s digits')
+    t.match(props.reviewSchedule.description, /The pattern does not check that each range runs upward/)
+    t.match(props.validityInterval.description, /The pattern does not check that the start comes before the end/)
+    // reference-service.md, Resources: the read-only fields.
+    for (const name of ['Author', 'Document', 'DocumentSummary']) {
+      const readOnly = Object.entries(schemas[name].properties as Doc).filter(([, p]) => p.readOnly === true).map(([k]) => k)
+      const wanted = ['ref', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag', ...(name === 'Author' ? [] : ['fingerprint', 'authorRef'])]
+      t.same(readOnly.sort(), wanted.sort(), `${name}: read-only fields`)
+    }
     t.same(Object.keys(schemas).sort(), ['Author', 'BulkContextItem', 'BulkOperationResult', 'BulkResponse', 'ContextItem', 'CursorPaging', 'Document', 'DocumentSummary', 'OffsetPaging', 'Problem'])
     const responses = JSON.stringify(Object.values(doc.paths as Doc).flatMap(item => Object.values(item as Doc).map(op => op.responses)))
     t.notOk(responses.includes('Official name, unique among documents.'), 'no inline copy of the document entity in any response')

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import openapi from '../../plugins/openapi/index.js'
+import { inlineHeaders } from './support.js'
 
 async function build (opts = {}): Promise<FastifyInstance> {
   const app = Fastify()
@@ -23,11 +24,13 @@ async function build (opts = {}): Promise<FastifyInstance> {
 
 type Doc = Record<string, any>
 
+const documentOf = (body: string): Doc => inlineHeaders(JSON.parse(body) as Doc)
+
 t.test('every operation documents its problem responses, the conventional headers and bearer security', async t => {
   const app = await build({ info: { title: 'T', version: '2.0.0' } })
   const res = await app.inject({ url: '/openapi.json' })
   t.equal(res.statusCode, 200)
-  const doc = JSON.parse(res.body) as Doc
+  const doc = documentOf(res.body)
   t.equal(doc.openapi, '3.1.0')
   t.same(doc.info, { title: 'T', version: '2.0.0' })
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
@@ -56,7 +59,10 @@ t.test('every operation documents its problem responses, the conventional header
   const both = doc.paths['/v1/both/{id}']
   t.equal(both.get.responses['404'].description, 'Gone for good', 'a route\'s own response schema is kept')
   t.ok(both.delete.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'a route with several methods: writes get the key')
-  t.notOk(doc.paths['/openapi.json'], 'the document does not describe itself')
+  const self = doc.paths['/openapi.json'].get
+  t.same(self.security, [], 'the document describes itself, readable without a token')
+  t.same(Object.keys(self.responses).sort(), ['200', '400', '403', '406', '429', '500'], 'no 401; the User-Agent rule\'s 403')
+  t.equal(self.responses['200'].description, 'The OpenAPI 3.1 document of every route of this service.')
   await app.close()
 })
 
@@ -66,9 +72,9 @@ t.test('route declared headers are merged; commonProblems and routePrefix option
   await app.register(validation)
   await app.register(openapi, { commonProblems: [500], routePrefix: '/docs/openapi.json' })
   app.put('/x', { schema: { headers: Type.Object({ 'if-match': Type.String() }) } }, async () => ({}))
-  const doc = JSON.parse((await app.inject({ url: '/docs/openapi.json' })).body) as Doc
+  const doc = documentOf((await app.inject({ url: '/docs/openapi.json' })).body)
   const put = doc.paths['/x'].put
-  t.same(Object.keys(put.responses).sort(), ['500'], 'only the declared and the common statuses')
+  t.same(Object.keys(put.responses).sort(), ['200', '500'], 'only the common statuses, and the 200 of a route without a success schema')
   t.ok(put.parameters.some((p: Doc) => p.name === 'if-match' && p.required === true), 'declared header kept and required')
   t.ok(put.parameters.some((p: Doc) => p.name === 'user-agent'))
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404)
@@ -106,7 +112,7 @@ t.test('conditional requests and response headers', async t => {
   app.post('/some-rules', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: { userAgent: false, executionContext: false } } as never }, async () => null)
   app.post('/other-rules', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: { serviceHeader: false, idempotencyKey: false } } as never }, async () => null)
   app.post('/no-rule-off', { schema: { response: { 204: Type.Null({ description: 'No Content' }) } }, config: { conventions: null } as never }, async () => null)
-  const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
+  const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
   const names = (op: Doc): string[] => op.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
   const paths = doc.paths
 
@@ -121,7 +127,7 @@ t.test('conditional requests and response headers', async t => {
   const post = paths['/v1/things'].post
   t.same(Object.keys(post.responses['201'].headers).sort(), ['etag', 'location', 'svc-execution-context', 'x-request-id'])
   t.notOk(names(post).includes('if-match'), 'no conditions where none are evaluated')
-  t.same(Object.keys(post.responses['429'].headers).sort(), ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'svc-execution-context', 'x-request-id'])
+  t.same(Object.keys(post.responses['429'].headers).sort(), ['retry-after', 'svc-execution-context', 'x-request-id'], 'RateLimit-* only where the rate-limit plugin counts')
   t.same(Object.keys(post.responses['400'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'problems echo the correlation headers')
 
   const put = paths['/v1/things/{id}'].put
@@ -149,8 +155,9 @@ t.test('conditional requests and response headers', async t => {
   t.same(names(paths['/no-rule-off'].post), ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service', 'svc-idempotency-key'], 'a config of null switches nothing off')
 
   const hook = paths['/hook'].post
-  t.same(Object.keys(hook.responses['204'].headers), ['x-own'], 'conventions off: no echoed headers; the route\'s own are kept')
-  t.notOk(hook.responses['400'].headers, 'no headers to document on a problem of a route without conventions')
+  t.same(Object.keys(hook.responses['204'].headers), ['x-request-id', 'x-own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
+  t.same(Object.keys(hook.responses['400'].headers), ['x-request-id'], 'and nothing else on a problem of a route without conventions')
+  t.same(names(hook), ['x-request-id'], 'its correlation id is still taken')
   await app.close()
 })
 
@@ -168,7 +175,7 @@ t.test('shared schemas become components with $refs; resources give entities wit
   app.get('/things', { schema: { response: { 200: Type.Object({ results: Type.Array(Thing) }) } } }, async () => ({ results: [] }))
   app.get('/widgets/:id', { schema: { response: { 200: widget.entity } } }, async () => ({ id: 'w', note: null }))
   app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.summaryEntity) }) } } }, async () => ({ results: [] }))
-  const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
+  const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
   const schemas = doc.components.schemas
   const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
   t.same(body('/things/{id}'), { $ref: '#/components/schemas/Thing' })
@@ -185,4 +192,6 @@ t.test('shared schemas become components with $refs; resources give entities wit
 
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
+  await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
+    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components$/)
 })

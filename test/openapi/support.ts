@@ -44,3 +44,28 @@ export function documentValidator (doc: Doc): (schema: unknown) => ValidateFunct
     return fn
   }
 }
+
+/**
+ * The document with its shared request and response headers (`components.parameters`,
+ * `components.headers`) written where they are referred to, for tests that read them per
+ * operation; schemas keep their `$ref`s.
+ */
+export function inlineHeaders (doc: Doc): Doc {
+  const out = structuredClone(doc)
+  const follow = (value: Doc): Doc => {
+    const ref = value.$ref as string | undefined
+    if (ref === undefined) return value
+    const [, , kind, name] = ref.split('/')
+    return out.components[kind as string][name as string]
+  }
+  for (const item of Object.values(out.paths as Doc)) {
+    for (const op of Object.values(item as Doc)) {
+      if (typeof op !== 'object' || op === null || op.responses === undefined) continue
+      if (Array.isArray(op.parameters)) op.parameters = op.parameters.map(follow)
+      for (const r of Object.values(op.responses as Doc)) {
+        if (r.headers !== undefined) r.headers = Object.fromEntries(Object.entries(r.headers as Doc).map(([k, h]) => [k, follow(h)]))
+      }
+    }
+  }
+  return out
+}

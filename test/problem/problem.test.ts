@@ -200,9 +200,18 @@ t.test('defineProblem and ProblemError carry headers, instance, type, context an
 })
 
 t.test('options are checked at registration', async t => {
-  for (const opts of [{ generateRequestId: 'x' }, { maxRequestIdLength: 0 }]) {
+  const table: Array<[unknown, RegExp]> = [
+    [{ generateRequestId: 'x' }, /^problem plugin: generateRequestId must be a function$/],
+    [{ maxRequestIdLength: 0 }, /^problem plugin: maxRequestIdLength must be a positive integer, got 0$/],
+    [{ requestIdHeader: 42 }, /^problem plugin: requestIdHeader must be a header name such as "x-request-id", got 42$/],
+    [{ requestIdHeader: 'x request id' }, /requestIdHeader must be a header name .* got "x request id"$/],
+    [{ notFound: 'no' }, /^problem plugin: notFound must be a boolean, got "no"$/],
+    [{ requestIdHeadr: 'x-trace' }, /^problem plugin: unknown option requestIdHeadr \(did you mean requestIdHeader\?\); the options are requestIdHeader, generateRequestId, maxRequestIdLength, notFound$/],
+    ['x-request-id', /^problem plugin: the options must be an object, got "x-request-id"$/]
+  ]
+  for (const [opts, message] of table) {
     const app = Fastify()
-    await t.rejects(async () => { await app.register(problem, opts as never).ready() }, TypeError)
+    await t.rejects(async () => { await app.register(problem, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
   }
 })
 

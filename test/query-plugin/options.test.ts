@@ -7,6 +7,7 @@ import { fields, SECRET } from './helper.js'
 
 async function register (opts: Partial<QueryPluginOptions>): Promise<FastifyInstance> {
   const app = Fastify()
+  await app.register(problem)
   await app.register(query, opts as QueryPluginOptions)
   await app.ready()
   return app
@@ -21,7 +22,10 @@ t.test('plugin options are checked at registration, naming the option and its va
     [{ cursorSecret: SECRET, defaultLimit: 1.5 }, /^query plugin: defaultLimit must be an integer from 1 to 2147483647, got 1.5$/],
     [{ cursorSecret: SECRET, defaultLimit: '20' as unknown as number }, /defaultLimit must be an integer/],
     [{ cursorSecret: SECRET, defaultLimit: 50, maxLimit: 10 }, /^query plugin: defaultLimit \(50\) must not exceed maxLimit \(10\)$/],
-    [{ cursorSecret: SECRET, fiql: { maxDepth: 0 } }, /^query plugin: fiql: FIQL limits: maxDepth must be a positive integer up to 100, got 0$/]
+    [{ cursorSecret: SECRET, fiql: { maxDepth: 0 } }, /^query plugin: fiql: FIQL limits: maxDepth must be a positive integer up to 100, got 0$/],
+    // Misspelt, a limit would be ignored and the default kept.
+    [{ cursorSecret: SECRET, maxLimt: 5 } as never, /^query plugin: unknown option maxLimt \(did you mean maxLimit\?\); the options are cursorSecret, defaultLimit, maxLimit, fiql$/],
+    [{ cursorSecret: SECRET, fiql: { maxLen: 10 } } as never, /^query plugin: unknown option fiql\.maxLen; fiql takes maxLength, maxDepth, maxListSize, maxComparisons$/]
   ]
   for (const [opts, message] of table) {
     await t.rejects(register(opts), message, JSON.stringify(opts))

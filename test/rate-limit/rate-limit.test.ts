@@ -119,11 +119,13 @@ t.test('options are checked at registration', async t => {
     [{ redis: 'http://:hunter2@cache' }, /got a string of 21 characters$/],
     [{ redis: {} as never }, /redis must be .* got \{\}/],
     [{ nameSpace: '' }, /nameSpace must be a non-empty string, got ""/],
-    [{ skipOnError: 'yes' as unknown as boolean }, /skipOnError must be a boolean, got "yes"/]
+    [{ skipOnError: 'yes' as unknown as boolean }, /skipOnError must be a boolean, got "yes"/],
+    [{ timewindow: 1000 } as never, /^rate-limit plugin: unknown option timewindow \(did you mean timeWindow\?\); the options are max, timeWindow, redis, nameSpace, skipOnError$/]
   ]
   for (const [opts, message] of cases) {
     const app = Fastify()
     t.teardown(() => app.close())
+    await app.register(problem)
     await t.rejects(async () => { await app.register(rateLimit, opts); await app.ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
   }
 })

@@ -36,12 +36,18 @@ t.test('Redis: the limit holds across instances', { skip: skipRedis }, async t =
   })
 })
 
-t.test('Redis unreachable: 500 by default, requests let through with skipOnError', async t => {
+t.test('Redis unreachable: a 503 saying so by default, requests let through with skipOnError', async t => {
   const url = `redis://127.0.0.1:${await freePort()}`
-  const closed = await build(t, { redis: url })
-  const res = await closed.inject({ url: '/things' })
-  t.equal(res.statusCode, 500)
-  t.equal(bodyOf(res).title, 'Internal Server Error')
+  const closed = await build(t, { redis: url }, {
+    routes: (app) => { app.get('/own', { config: { rateLimit: { max: 5 } } }, async () => ({ own: true })) }
+  })
+  for (const path of ['/things', '/own']) {
+    const res = await closed.inject({ url: path })
+    t.equal(res.statusCode, 503, `${path}: the limit cannot be checked, which a client may retry`)
+    t.equal(res.headers['retry-after'], '1')
+    t.match(bodyOf(res), { title: 'Service Unavailable', status: 503, detail: 'The rate limit cannot be checked now; retry later.' })
+    t.notMatch(res.body, /ECONNREFUSED|127\.0\.0\.1|redis/i, 'nothing of the connection')
+  }
   const open = await build(t, { redis: url, skipOnError: true })
   t.equal((await open.inject({ url: '/things' })).statusCode, 200)
 })

@@ -2,8 +2,9 @@ import t from 'tap'
 import { databases } from '../support/databases.js'
 import { SECRET, headers } from './helper.js'
 import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
-import { Unavailable } from '../../store/errors.js'
+import { DEV_WEBHOOK_SECRET, loadConfig } from '../../config.js'
+import { signStandardWebhook } from '../../plugins/webhooks/index.js'
+import { StatementTimeout, Unavailable } from '../../store/errors.js'
 
 const pglite = databases[0]
 
@@ -42,4 +43,36 @@ t.test('/health answers 503 while the store is not ready', async t => {
   const res = await app.inject({ url: '/health' })
   t.equal(res.statusCode, 503)
   t.equal(JSON.parse(res.body).title, 'Service Unavailable')
+})
+
+t.test('a database that does not answer in time: 503 with CONNECTION_TIMEOUT, on reads, writes and webhook deliveries', async t => {
+  const store = await pglite!.create(t)
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', TRUST_PROXY: 'true' })
+  const app = await buildApp(config, { store })
+  t.teardown(() => app.close())
+  const realQuery = store.query.bind(store)
+  const realTransaction = store.transaction.bind(store)
+  t.teardown(() => { store.query = realQuery; store.transaction = realTransaction })
+  store.query = async () => { throw new StatementTimeout(30_000) }
+  store.transaction = async () => { throw new StatementTimeout(30_000) }
+
+  const body = JSON.stringify({ documentId: 'd-1', pageCount: 3, fingerprint: 'f' })
+  const id = 'msg-timeout-1'
+  const now = Math.floor(Date.now() / 1000)
+  const answers = {
+    read: await app.inject({ url: '/v1/documents', headers: headers() }),
+    write: await app.inject({ method: 'POST', url: '/v1/authors', headers: { ...headers(), 'content-type': 'application/json' }, payload: { name: 'A', email: 'a@example.com' } }),
+    webhook: await app.inject({
+      method: 'POST',
+      url: '/_webhooks/scanner/document-scanned',
+      headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': signStandardWebhook(DEV_WEBHOOK_SECRET, id, now, body) },
+      payload: body
+    })
+  }
+  for (const [what, res] of Object.entries(answers)) {
+    t.equal(res.statusCode, 503, what)
+    t.equal(res.headers['retry-after'], '1', what)
+    t.match(JSON.parse(res.body), { title: 'Service Unavailable', status: 503, context: [{ code: 'CONNECTION_TIMEOUT' }] }, what)
+    t.notMatch(res.body, /30000|30 000|ms\b/, `${what}: nothing of the store's message`)
+  }
 })

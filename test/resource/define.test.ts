@@ -8,9 +8,11 @@ import { mergePatch } from '../../plugins/resource/merge-patch.js'
 import { compileBodyValidator, createBody, fillerOf, patchBody, patchable, writeForm } from '../../plugins/resource/write-schemas.js'
 import { storeProblem, upperSnake } from '../../plugins/resource/errors.js'
 import resource, { dependencyOrder } from '../../plugins/resource/index.js'
+import idempotency from '../../plugins/idempotency/index.js'
 import { CheckViolation, ForeignKeyViolation, SerializationFailure, UniqueViolation, Unavailable } from '../../store/errors.js'
 import { CronSchedule, DateOnly, DateTime, Decimal, Int32, Int64, Nullable, UpperSnakeEnum } from '../../schemas/types.js'
 import { pglite } from '../support/databases.js'
+import { prerequisites } from './helper.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
 
@@ -126,7 +128,7 @@ t.test('DDL: deterministic constraint names, ctx in every key, idempotent statem
   t.match(documents.migration.id, /^resource:documents:[0-9a-f]{12}$/)
 })
 
-t.test('write schemas: required unless omittable; nested members too; PATCH all optional and nullable', async t => {
+t.test('write schemas: required unless omittable; nested members too; PATCH all optional, nullable where omittable', async t => {
   const fields = {
     name: Type.String(),
     count: Type.Integer({ default: 0 }),
@@ -142,14 +144,20 @@ t.test('write schemas: required unless omittable; nested members too; PATCH all 
   t.same(post.properties.list.items.required, ['x'])
   const patch = patchBody(fields, Object.keys(fields)) as unknown as Record<string, any>
   t.same(patch.required, [])
-  t.same(patch.properties.name.type, ['string', 'null'])
+  t.same(patch.properties.name.type, 'string', 'null would remove a required field: not offered')
+  t.same(patch.properties.count.type, ['integer', 'null'], 'null resets a field with a default')
   t.notOk('default' in patch.properties.count, 'an omitted member means unchanged: no default')
+  t.same(patch.properties.note.type, ['string', 'null'])
   t.same(patch.properties.meta.type, ['object', 'null'])
   t.notOk('required' in patch.properties.meta)
-  t.same(patch.properties.meta.properties.a.type, ['string', 'null'])
+  t.same(patch.properties.meta.properties.a.type, 'string', 'a required nested member is not nullable either')
+  t.same(patch.properties.meta.properties.b.type, ['string', 'null'])
+  t.same(patch.properties.meta.properties.c.type, ['integer', 'null'])
+  t.same(patch.properties.list.type, ['array', 'null'])
   t.same(patch.properties.list.items.required, ['x'], 'an array is replaced whole: its items are complete')
-  t.same(patchable(UpperSnakeEnum(['A'])), { type: ['string', 'null'], enum: ['A', null] })
-  t.same(patchable(Type.Union([Type.String(), Type.Integer()])), { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] })
+  t.same(patchable(UpperSnakeEnum(['A'], { default: 'A' })), { type: ['string', 'null'], enum: ['A', null] })
+  t.same(patchable(UpperSnakeEnum(['A'])), { type: 'string', enum: ['A'] })
+  t.same(patchable(Type.Union([Type.String(), Type.Integer()], { default: 'x' })), { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] })
   t.same(writeForm(Type.Array(Type.Array(Type.String()))), { type: 'array', items: { type: 'array', items: { type: 'string' } } })
 
   const fill = fillerOf(fields)
@@ -245,10 +253,14 @@ t.test('resource plugin: options are checked at registration', async t => {
     ['not definitions', { store, resources: [{}] }, /resources must be a non-empty array/],
     ['twice', { store, resources: [authors, authors] }, /distinct tables, got authors twice/],
     ['missing reference', { store, resources: [documents] }, /must include authors, which documents\.authorId references/],
-    ['cycle', { store, resources: [cyclic] }, /in a cycle, got one through notes/]
+    ['cycle', { store, resources: [cyclic] }, /in a cycle, got one through notes/],
+    ['unknown option', { store, resources: [authors], idempotencyTTL: 1000 }, /^resource plugin: unknown option idempotencyTTL \(did you mean idempotencyTtl\?\); the options are store, resources, idempotencyTtl$/],
+    // Ignored, keys would be remembered for another time than asked.
+    ['idempotencyTtl beside a registered idempotency plugin', { store, resources: [authors], idempotencyTtl: 1000, registered: true }, /idempotencyTtl applies only when the resource plugin registers the idempotency plugin itself/]
   ]
-  for (const [name, opts, message] of table) {
-    const app = Fastify()
+  for (const [name, { registered, ...opts }, message] of table) {
+    const app = await prerequisites(Fastify())
+    if (registered === true) await app.register(idempotency, { store })
     await t.rejects(async () => { await app.register(resource, opts as never); await app.ready() }, { name: 'TypeError', message }, name)
   }
   t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])

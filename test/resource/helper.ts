@@ -6,6 +6,7 @@ import conventions from '../../plugins/conventions/index.js'
 import auth from '../../plugins/auth/index.js'
 import methods from '../../plugins/methods/index.js'
 import openapi from '../../plugins/openapi/index.js'
+import query from '../../plugins/query/index.js'
 import { signToken } from '../../plugins/auth/sign.js'
 import resource, { type ResourcePluginOptions } from '../../plugins/resource/index.js'
 import type { ResourceDefinition } from '../../plugins/resource/define.js'
@@ -14,6 +15,7 @@ import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
 
 export const SECRET = 'a-test-secret-that-is-long-enough-for-hs256'
+export const CURSOR_SECRET = 'a-cursor-secret-of-enough-bytes'
 export const SCOPES = ['authors:read', 'authors:write', 'documents:read', 'documents:write']
 
 export function token (sub = 'user-1', scope: string[] = SCOPES): string {
@@ -32,6 +34,18 @@ export interface BuildOptions extends Partial<Omit<ResourcePluginOptions, 'store
   contexts?: string[]
 }
 
+/**
+ * The plugins the resource plugin declares as its dependencies, without auth: no User-Agent
+ * rule (inject sends none of the convention's form), everything else as configured by default.
+ */
+export async function prerequisites (app: FastifyInstance): Promise<FastifyInstance> {
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions, { userAgent: false })
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
+  return app
+}
+
 /** The suite's plugins in the order the reference service registers them, over `store`. */
 export async function build (t: Teardown, store: Store, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify()
@@ -41,6 +55,7 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(methods)
   await app.register(auth, { verifier: { secret: SECRET } })
   await app.register(openapi)
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
   const resources: ResourceDefinition[] = [...(opts.resources ?? [authors, documents])]
   await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }) })
   t.teardown(() => app.close())

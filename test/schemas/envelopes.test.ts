@@ -1,8 +1,10 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { Type, type Static } from '@sinclair/typebox'
 import { auditProperties, standardProperties } from '../../schemas/standard.js'
 import { Collection, CursorCollection, CursorPaging, OffsetCollection, OffsetPaging } from '../../schemas/collection.js'
-import { BULK_ACTIONS, BulkAction, BulkOperationResult, BulkRequest, BulkResponse, TransactionMode } from '../../schemas/bulk.js'
+import { BULK_ACTIONS, BulkAction, BulkOperation, BulkOperationResult, BulkRequest, BulkRequestOf, BulkResponse, ENTITY_TAGS_PATTERN, TransactionMode } from '../../schemas/bulk.js'
+import { parseEntityTags } from '../../plugins/conditional/entity-tags.js'
 import { assertType, makeAjv, type Equal } from './helper.js'
 
 const ajv = makeAjv()
@@ -135,4 +137,27 @@ t.test('bulk response: exactly the convention fields, not extensible', async t =
   t.same(errors(BulkOperationResult, { action: 'CREATE', result: { status: 'FAILED', extra: 1 } }).sort(), [' required', '/result additionalProperties'])
   assertType<Equal<Static<typeof BulkResponse>['status'], 'SUCCEEDED' | 'FAILED' | 'PARTIAL'>>()
   assertType<Equal<Static<typeof BulkOperationResult>['result']['status'], 'SUCCEEDED' | 'FAILED'>>()
+})
+
+t.test('bulk operation shapes: actions, a required ifMatch, a union of shapes in BulkRequestOf', async t => {
+  const remove = BulkOperation(Type.Object({ id: Type.String() }), { actions: ['DELETE'], ifMatchRequired: true, description: 'DELETE: by id.' })
+  const create = BulkOperation(Entity, { actions: ['CREATE'] })
+  const body = BulkRequestOf(Type.Union([create, remove]), { maxOperations: 3 })
+  t.same(errors(body, { operations: [{ action: 'DELETE', ifMatch: '"1"', entity: { id: '1' } }, { action: 'CREATE', entity: { name: 'a' } }] }), [])
+  t.ok(errors(body, { operations: [{ action: 'DELETE', entity: { id: '1' } }] }).includes('/operations/0 required'), 'ifMatch required by that shape')
+  t.ok(errors(body, { operations: [{ action: 'DELETE', ifMatch: null, entity: { id: '1' } }] }).length > 0, 'and not null')
+  t.ok(errors(body, { operations: [{ action: 'CREATE', entity: { id: '1' } }] }).length > 0, 'each action with its own entity')
+  t.equal(remove.description, 'DELETE: by id.')
+  t.equal(BulkOperation(Entity).properties.action.enum.length, 4, 'all four actions by default')
+  t.throws(() => BulkOperation(Entity, { actions: [] as never }), { name: 'TypeError', message: /^BulkOperation: actions must be a non-empty subset/ })
+  t.throws(() => BulkRequestOf(create, { maxOperations: 0 }), { name: 'TypeError', message: /^BulkRequest: maxOperations must be a positive integer/ })
+})
+
+t.test('ifMatch: the pattern takes what the If-Match parser takes', async t => {
+  const pattern = new RegExp(ENTITY_TAGS_PATTERN, 'u')
+  const chars = fc.string({ unit: fc.constantFrom('"', 'W', '/', ',', ' ', '\t', '*', 'a', 'é', '\u0100', '\\'), maxLength: 16 })
+  const tag = fc.tuple(fc.boolean(), fc.string({ unit: fc.constantFrom('a', 'Z', '0', '!', '#', '~', 'é', ' '), maxLength: 4 })).map(([weak, s]) => `${weak ? 'W/' : ''}"${s}"`)
+  const list = fc.tuple(fc.array(tag, { minLength: 1, maxLength: 3 }), fc.constantFrom(',', ', ', ' ,', ',,', ' , , ')).map(([tags, sep]) => tags.join(sep))
+  const padded = fc.tuple(fc.constantFrom('', ' ', '\t', ', '), fc.oneof(list, chars, fc.constant('*')), fc.constantFrom('', ' ', ',', '\t')).map(([a, s, b]) => a + s + b)
+  fc.assert(fc.property(padded, s => pattern.test(s) === (parseEntityTags(s) !== null)), { numRuns: 3000 })
 })

@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import { nulErrors } from '../../plugins/validation/nul.js'
+import type { Ajv } from 'ajv'
+import { DateOnly, DateTime, Decimal, Duration, Int32, Int64 } from '../../schemas/types.js'
 
 t.test('bodies are strict, query and headers are coerced, shared schemas resolve', async t => {
   const app = Fastify()
@@ -73,4 +75,68 @@ t.test('the U+0000 scan: any depth, bounded findings, RFC 6901 pointers', async 
   t.equal(nulErrors(Array(100).fill('\u0000')).length, 20, 'stops after 20 findings')
   t.same(nulErrors({ 'a/b': { '~': '\u0000' } }).map((e) => e.instancePath), ['/a~1b/~0'])
   t.same(nulErrors([1, null, true, 'ok', {}]), [])
+})
+
+// A keyword Ajv does not know would be ignored, and what the schema meant to refuse let
+// through: the route's registration fails instead, saying how to teach it to the plugin.
+const evenKeyword = (ajv: Ajv): Ajv => ajv.addKeyword({ keyword: 'even', type: 'number', validate: (_schema: unknown, data: number) => data % 2 === 0 })
+const evenBody = { type: 'object', properties: { n: { type: 'number', even: true } } }
+
+t.test('an unknown keyword fails the boot; plugins and keywords are given to the plugin', async t => {
+  // The server's own ajv option does not reach the plugin's compiler: the keyword is unknown to it.
+  const server = Fastify({ ajv: { plugins: [evenKeyword] } })
+  t.teardown(() => server.close())
+  await server.register(problem)
+  await server.register(validation)
+  server.post('/e', { schema: { body: evenBody } }, async (request) => request.body)
+  await t.rejects(async () => { await server.ready() }, /validation plugin: strict mode: unknown keyword: "even"; add your keywords and formats with validation\({ plugins: \[\.\.\.\] }\)/)
+
+  for (const plugins of [[evenKeyword], [[evenKeyword, { unused: true }] as const]]) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(problem)
+    await app.register(validation, { plugins })
+    app.post('/e', { schema: { body: evenBody, querystring: { type: 'object', properties: { n: { type: 'number', even: true } } } } }, async (request) => request.body)
+    const odd = await app.inject({ method: 'POST', url: '/e', payload: { n: 3 } })
+    t.equal(odd.statusCode, 400, 'the keyword applies to bodies')
+    t.match(JSON.parse(odd.body).context, [{ field: 'n', source: 'body' }])
+    t.equal((await app.inject({ method: 'POST', url: '/e?n=3', payload: { n: 2 } })).statusCode, 400, 'and to the query string')
+    t.equal((await app.inject({ method: 'POST', url: '/e?n=4', payload: { n: 2 } })).statusCode, 200)
+  }
+
+  const annotated = Fastify()
+  t.teardown(() => annotated.close())
+  await annotated.register(problem)
+  await annotated.register(validation, { ajv: { keywords: ['x-internal'] } })
+  annotated.post('/a', { schema: { body: { type: 'object', 'x-internal': true } } }, async () => ({}))
+  await t.resolves(async () => { await annotated.ready() }, 'a keyword named in ajv.keywords is an annotation')
+})
+
+t.test('the schema builders\' own keywords and formats compile under the strict keyword check', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(validation)
+  app.post('/b', {
+    schema: {
+      body: Type.Object({ amount: Decimal({ minimum: '0', maximum: '10', maxFractionDigits: 2 }), at: DateTime(), on: DateOnly(), every: Duration(), count: Int32({ minimum: 0, maximum: 5 }), big: Int64() }),
+      querystring: Type.Object({ limit: Type.Optional(Int32({ minimum: 1, maximum: 5 })) })
+    }
+  }, async () => ({}))
+  await app.ready()
+  const bad = await app.inject({ method: 'POST', url: '/b', payload: { amount: '10.001', at: 'x', on: 'x', every: 'x', count: 6, big: 'x' } })
+  t.same(JSON.parse(bad.body).context.map((c: { field: string }) => c.field).sort(), ['amount', 'at', 'big', 'count', 'every', 'on'])
+})
+
+t.test('plugin options are checked at registration', async t => {
+  const table: Array<[unknown, RegExp]> = [
+    [{ ajvv: {} }, /^validation plugin: unknown option ajvv \(did you mean ajv\?\); the options are ajv, plugins$/],
+    [{ plugins: evenKeyword }, /^validation plugin: plugins must be an array of Ajv plugins, got a function$/],
+    [{ plugins: 'ajv-keywords' }, /^validation plugin: plugins must be an array of Ajv plugins, got "ajv-keywords"$/],
+    [{ plugins: ['ajv-keywords'] }, /^validation plugin: plugins\[0\] must be an Ajv plugin or \[plugin, options\], got "ajv-keywords"$/],
+    [{ plugins: [[evenKeyword]] }, /plugins\[0\] must be an Ajv plugin or \[plugin, options\]/]
+  ]
+  for (const [opts, message] of table) {
+    await t.rejects(async () => { await Fastify().register(validation, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
+  }
 })

@@ -91,11 +91,13 @@ t.test('plugin options are checked at registration', async t => {
     [{ store, table: 'Deliveries' }, /table must be a lowercase SQL name of at most 58 characters, got Deliveries/],
     [{ store, table: 'd'.repeat(59) }, /table must be/],
     [{ store, allowHttp: 'yes' }, /allowHttp must be a boolean, got yes/],
-    [{ store, bodyLimit: 0 }, /bodyLimit must be a positive integer of bytes, got 0/]
+    [{ store, bodyLimit: 0 }, /bodyLimit must be a positive integer of bytes, got 0/],
+    [{ store, allowHTTP: true }, /^webhooks plugin: unknown option allowHTTP \(did you mean allowHttp\?\); the options are store, table, allowHttp, bodyLimit$/]
   ]
   for (const [opts, message] of cases) {
     const app = Fastify()
     t.teardown(() => app.close())
+    await app.register(problem)
     await t.rejects(async () => { await app.register(webhooks, opts as unknown as WebhooksPluginOptions); await app.ready() }, { name: 'TypeError', message }, JSON.stringify(Object.keys(opts)))
   }
 })
@@ -105,6 +107,7 @@ t.test('the deliveries table: created by migrate, under the name given, once', a
   for (let i = 0; i < 2; i++) {
     const app = Fastify()
     t.teardown(() => app.close())
+    await app.register(problem)
     await app.register(webhooks, { store, table: 'scanner_deliveries' })
     await app.ready()
   }

@@ -1,0 +1,73 @@
+import type { RouteOptions } from 'fastify'
+import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
+import { essenceOf } from '../conventions/media-type.js'
+import { ProblemError } from '../problem/errors.js'
+import type { RouteFacts } from './facts.js'
+import { cacheableRead, conventionHeaders, responseHeaders } from './headers.js'
+import { nameOperation, successDescription } from './naming.js'
+import { statusesOf } from './statuses.js'
+
+type Json = Record<string, unknown>
+
+/** What every operation shares: the common problems and the served collections (`authors` → `author`). */
+export interface DocumentContext {
+  commonProblems: readonly number[]
+  collections: ReadonlyMap<string, string>
+}
+
+// @fastify/swagger takes a response's description from this key, and leaves it out of the body schema.
+const DESCRIPTION = 'x-response-description'
+
+/** A problem response of `status`. */
+function problemResponse (status: number): Json {
+  return { description: new ProblemError(status, 'SVC_DOC').title, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } }
+}
+
+/** The description a response shows: its own, else @fastify/swagger's fallback. */
+function descriptionOf (response: Json): string | undefined {
+  const own = response[DESCRIPTION] ?? response.description
+  return typeof own === 'string' ? own : undefined
+}
+
+/**
+ * A route's schema as the document shows it (`transform` of @fastify/swagger): the
+ * convention's parts no route schema states are added here, so they shape the document
+ * only and cost nothing per request. The route's own schema is not changed.
+ */
+export function describeOperation (route: RouteOptions, schema: Json, facts: RouteFacts, ctx: DocumentContext): Json {
+  const doc: Json = { ...schema }
+  const { config, methods } = facts
+  const method = methods.length === 1 ? methods[0] as string : null
+  const response: Record<string, Json> = { ...(doc.response as Record<string, Json> | undefined) }
+  // A route without a success schema answers something: @fastify/swagger's own default, a 200.
+  if (!Object.keys(response).some(s => s.startsWith('2'))) response[200] = {}
+  for (const status of statusesOf(route, doc, ctx.commonProblems, facts)) response[status] ??= problemResponse(status)
+  doc.headers = conventionHeaders(facts, doc.headers as Json | undefined)
+  // RFC 9110 §15.4.5: a read with a matching If-None-Match answers 304 without a body.
+  if (cacheableRead(facts) && response[200] !== undefined) response[304] ??= { type: 'null', description: 'Not Modified' }
+
+  const name = method === null ? null : nameOperation(method, route.url, ctx.collections, config.collection !== undefined && config.collection !== false)
+  for (const [status, r] of Object.entries(response)) {
+    const code = Number(status)
+    let out: Json = r
+    if (name !== null && code >= 200 && code < 300 && descriptionOf(r) === undefined) out = { ...out, [DESCRIPTION]: successDescription(method as string, code, name, ctx.collections) }
+    // RFC 9110 §9.3.2: HEAD answers as GET would, without content.
+    if (method === 'HEAD' && out.type !== 'null') out = { type: 'null', description: descriptionOf(out) as string, ...(out.headers === undefined ? {} : { headers: out.headers }) }
+    const headers = responseHeaders(facts, code)
+    if (Object.keys(headers).length > 0) out = { ...out, headers: { ...headers, ...out.headers as Json | undefined } }
+    response[status] = out
+  }
+  doc.response = response
+
+  if (name !== null && doc.operationId === undefined) doc.operationId = name.operationId
+  // The media types the conventions plugin accepts on this route (415 for any other).
+  const consumes = facts.conventions?.consumes
+  if (doc.body !== undefined && doc.consumes === undefined && consumes !== null && consumes !== undefined) doc.consumes = consumes.map(essenceOf)
+  // Scopes are listed with the scheme (OpenAPI 3.1 §4.8.30: any scheme may list roles).
+  if (config.auth === false) doc.security = []
+  else if (facts.scopes.length > 0) doc.security = [{ bearerAuth: facts.scopes }]
+  const own = config.openapi
+  if (own?.description !== undefined) doc.description = [doc.description, own.description].filter(d => d !== undefined).join('\n\n')
+  if (own?.internal === true) doc['x-internal'] = true
+  return doc
+}

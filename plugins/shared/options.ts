@@ -1,0 +1,71 @@
+/*
+ * A misspelt option (`userAgnt: false`, @fastify/cors's `origin` for `origins`) would otherwise
+ * be ignored and the plugin run with its default: the opposite of what was asked. Every
+ * exported plugin calls this first, so a key it does not know fails the boot, naming it.
+ */
+
+/** Keys Fastify's `register(plugin, opts)` reads itself; they reach the plugin with its options. */
+const REGISTER_KEYS: ReadonlySet<string> = new Set(['prefix', 'logLevel', 'logSerializers'])
+
+/** Every option key of `T`, listed once: a key added to the type and not here is a compile error. */
+export type OptionKeys<T> = { readonly [K in keyof Required<T>]: true }
+
+/** Optimal string alignment distance: edits, with a swap of two neighbours as one. */
+function distance (a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i])
+  for (let j = 1; j <= b.length; j++) (rows[0] as number[])[j] = j
+  for (let i = 1; i <= a.length; i++) {
+    const row = rows[i] as number[]
+    const above = rows[i - 1] as number[]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      row[j] = d
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number
+}
+
+/** The known key nearest to `key`, when it is near enough to be the one meant (a third of its letters at most). */
+export function closestKey (key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return bestDistance <= Math.max(1, Math.floor(Math.max(key.length, 3) / 3)) ? best : undefined
+}
+
+/** Where the options checked sit: a nested object (`path: 'verifier.'`), a route (`where: 'route GET /x: '`). */
+export interface OptionsPlace {
+  /** Prefix of the message, e.g. `route PUT /x: `. */
+  where?: string
+  /** The keys' path, e.g. `config.conditional.`; empty for the plugin's own options. */
+  path?: string
+}
+
+/**
+ * Throws a TypeError when `opts` is not an object, or has a key outside `known` (and, for the
+ * plugin's own options, Fastify's register keys), naming the plugin, the key, the closest
+ * known key and all of them: `conventions plugin: unknown option userAgnt (did you mean
+ * userAgent?); the options are httpVersion, userAgent, …`.
+ */
+export function refuseUnknownOptions (plugin: string, opts: unknown, known: Readonly<Record<string, true>>, place: OptionsPlace = {}): void {
+  const { where = '', path = '' } = place
+  const name = path === '' ? 'the options' : path.slice(0, -1)
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    throw new TypeError(`${plugin} plugin: ${where}${name} must be an object, got ${JSON.stringify(opts) ?? String(opts)}`)
+  }
+  const keys = Object.keys(known)
+  for (const key of Object.keys(opts)) {
+    if (Object.hasOwn(known, key) || (path === '' && REGISTER_KEYS.has(key))) continue
+    const near = closestKey(key, keys)
+    const list = path === '' ? `the options are ${keys.join(', ')}` : `${name} takes ${keys.join(', ')}`
+    throw new TypeError(`${plugin} plugin: ${where}unknown option ${path}${key}${near === undefined ? '' : ` (did you mean ${path}${near}?)`}; ${list}`)
+  }
+}

@@ -1,0 +1,118 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import problem from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+import conventions, { type ConventionsOptions } from '../../plugins/conventions/index.js'
+import methods from '../../plugins/methods/index.js'
+import auth from '../../plugins/auth/index.js'
+import rateLimit from '../../plugins/rate-limit/index.js'
+import openapi from '../../plugins/openapi/index.js'
+import { SECRET } from '../resource/helper.js'
+import { inlineHeaders, type Doc } from './support.js'
+
+// The document follows what the plugins registered on the app do, with their settings: the
+// headers they send, the statuses they answer, the media types and scopes they check.
+
+async function documentOf (app: FastifyInstance): Promise<{ raw: Doc, doc: Doc }> {
+  await app.ready()
+  const raw = app.swagger() as Doc
+  return { raw, doc: inlineHeaders(raw) }
+}
+
+const names = (headers: Doc | undefined): string[] => Object.keys(headers ?? {})
+
+t.test('with the conventions, methods, auth and rate-limit plugins', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions, { contentLanguage: 'fr-FR', contentTypes: ['application/json', 'application/vnd.svc-thing+json'] } satisfies ConventionsOptions)
+  await app.register(methods)
+  await app.register(auth, { verifier: { secret: SECRET } })
+  await app.register(rateLimit)
+  await app.register(openapi)
+  const thing = Type.Object({ id: Type.String({ maxLength: 10 }) })
+  app.get('/v1/things/:thingId', {
+    schema: { response: { 200: { ...thing, headers: { 'svc-thing-version': { type: 'string', maxLength: 10 } } } } },
+    config: { auth: { scopes: ['things:read'] }, problems: [412] }
+  }, async () => ({ id: '1' }))
+  app.post('/v1/things', { schema: { body: thing }, config: { auth: { scopes: [] } } }, async () => ({}))
+  app.get('/public', { config: { auth: false, rateLimit: false, conventions: { accept: false, userAgent: false, contentLanguage: false } } }, async () => ({}))
+  app.get('/german', { config: { conventions: { contentLanguage: 'de-DE' } } }, async () => ({}))
+  app.get('/own-options', async () => ({}))
+  app.options('/own-options', { schema: { summary: 'Its own' } }, async () => null)
+  app.route({ method: ['GET', 'POST'], url: '/multi', handler: async () => ({}) })
+  app.post('/_webhooks/producer/event', { config: { auth: false, openapi: { internal: true } } }, async () => null)
+  const { raw, doc } = await documentOf(app)
+  t.teardown(() => app.close())
+
+  const get = doc.paths['/v1/things/{thingId}'].get
+  t.same(get.security, [{ bearerAuth: ['things:read'] }], 'the scopes with the scheme')
+  t.equal(doc.paths['/v1/things'].post.security, undefined, 'no scopes: the document\'s bearer security')
+  t.same(get.responses['200'].headers['content-language'].schema.examples, ['fr-FR'], 'the plugin\'s contentLanguage')
+  t.same(doc.paths['/german'].get.responses['200'].headers['content-language'].schema.examples, ['de-DE'], 'a route\'s own')
+  t.ok(raw.components.headers.ContentLanguage2, 'a second shape of one header is a second component')
+  t.same(names(get.responses['200'].headers), ['x-request-id', 'svc-execution-context', 'content-language', 'cache-control', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'etag', 'svc-thing-version'])
+  t.same(names(get.responses['401'].headers), ['x-request-id', 'svc-execution-context', 'content-language', 'www-authenticate'], 'refused before counting, without a token accepted')
+  t.ok(get.responses['403'].headers['www-authenticate'], 'insufficient_scope on a route with scopes')
+  t.notOk(doc.paths['/v1/things'].post.responses['403'].headers['www-authenticate'], 'none without scopes')
+  t.notOk(doc.paths['/v1/things'].post.responses['415'].headers['ratelimit-limit'], 'the Content-Type rule refuses before counting')
+  t.ok(doc.paths['/v1/things'].post.responses['413'].headers['ratelimit-limit'], 'a body too large is counted')
+  t.same(Object.keys(doc.paths['/v1/things'].post.requestBody.content), ['application/json', 'application/vnd.svc-thing+json'], 'the media types the route accepts')
+
+  const head = doc.paths['/v1/things/{thingId}'].head
+  t.notOk(head.responses['200'].content, 'HEAD: no body')
+  t.ok(head.responses['200'].headers['svc-thing-version'], 'HEAD keeps the route\'s own headers')
+  t.notOk(head.responses['404'].content, 'nor on a problem')
+
+  const pub = doc.paths['/public'].get
+  t.same(Object.keys(pub.responses), ['200', '400', '500'], 'no token, no User-Agent or Accept rule, not counted: no 401, 403, 406, 429')
+  t.same(names(pub.responses['200'].headers), ['x-request-id', 'svc-execution-context'])
+
+  const options = doc.paths['/v1/things/{thingId}'].options
+  t.match(options.description, /^Answers 204 with Allow: GET, HEAD, OPTIONS\. Any other method answers 405/)
+  t.notMatch(options.description, /CORS/, 'no CORS plugin, no preflight')
+  t.same(names(options.responses['204'].headers), ['x-request-id', 'svc-execution-context', 'content-language', 'allow'])
+  t.notOk(options.responses['403'].headers['svc-cors-error'])
+  t.same(options.security, [])
+  t.equal(doc.paths['/own-options'].options.summary, 'Its own', 'a route of its own is kept')
+  t.equal(doc.paths['/_webhooks/producer/event'].options['x-internal'], true, 'every operation of a webhook path is internal')
+  t.notOk(doc.paths['/multi'].get.operationId, 'a route of several methods: one operation each, no one name')
+})
+
+t.test('without the conventions plugin: no Content-Language; without the problem plugin: no correlation id', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  await app.register(openapi)
+  app.get('/x', async () => ({}))
+  const { doc } = await documentOf(app)
+  t.teardown(() => app.close())
+  t.same(names(doc.paths['/x'].options.responses['204'].headers), ['x-request-id', 'svc-execution-context', 'allow'])
+  t.same(names(doc.paths['/x'].get.responses['200'].headers), ['x-request-id', 'svc-execution-context'])
+  t.equal(doc.paths['/x'].get.responses['200'].description, 'OK', 'a route without a success schema answers a 200 still')
+
+  const bare = Fastify()
+  await bare.register(openapi)
+  bare.get('/x', async () => ({}))
+  const { doc: plain } = await documentOf(bare)
+  t.teardown(() => bare.close())
+  t.notOk(plain.paths['/x'].get.parameters?.some((p: Doc) => p.name === 'x-request-id'), 'nobody takes the id')
+  t.notOk(plain.paths['/x'].get.responses['200'].headers?.['x-request-id'], 'nor echoes it')
+  t.notOk(plain.paths['/x'].options, 'no OPTIONS operation without the methods plugin')
+})
+
+t.test('a route\'s own documentation: config.openapi description and headers', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(openapi)
+  const signed = { 'svc-signature': { type: 'string', maxLength: 100, description: 'Signature.' } }
+  app.post('/signed', { schema: { description: 'Takes a signed body.' }, config: { openapi: { description: 'Signed by the producer.', headers: signed } } }, async () => null)
+  app.post('/plain', { config: { openapi: { description: 'Only this.' } } }, async () => null)
+  const { doc } = await documentOf(app)
+  t.teardown(() => app.close())
+  const op = doc.paths['/signed'].post
+  t.equal(op.description, 'Takes a signed body.\n\nSigned by the producer.')
+  t.same(op.parameters.find((p: Doc) => p.name === 'svc-signature'), { schema: { type: 'string', maxLength: 100 }, in: 'header', name: 'svc-signature', required: true, description: 'Signature.' })
+  t.equal(doc.paths['/plain'].post.description, 'Only this.')
+})

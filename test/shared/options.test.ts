@@ -1,0 +1,58 @@
+import t from 'tap'
+import Fastify, { type FastifyPluginAsync } from 'fastify'
+import problem from '../../plugins/problem/index.js'
+import methods from '../../plugins/methods/index.js'
+import lint from '../../plugins/lint/index.js'
+import openapi from '../../plugins/openapi/index.js'
+import docs from '../../plugins/docs/index.js'
+import { closestKey, refuseUnknownOptions } from '../../plugins/shared/options.js'
+
+// Every plugin refuses an option key it does not know, naming the key, the one probably meant
+// and all it knows (each plugin's own test has its cases; these are the plugins with no other
+// option table, and the helper itself).
+
+t.test('closestKey: the known key a slip of the keyboard away, or none', async t => {
+  const known = ['origins', 'methods', 'maxAge', 'credentials', 'userAgent', 'ajv']
+  const table: Array<[string, string | undefined]> = [
+    ['origin', 'origins'],
+    ['Origins', 'origins'],
+    ['mehtods', 'methods'],
+    ['maxage', 'maxAge'],
+    ['credential', 'credentials'],
+    ['userAgnt', 'userAgent'],
+    ['ajvv', 'ajv'],
+    ['aj', 'ajv'],
+    ['preflight', undefined],
+    ['x', undefined]
+  ]
+  for (const [key, expected] of table) t.equal(closestKey(key, known), expected, key)
+})
+
+t.test('refuseUnknownOptions: objects of known keys, and Fastify\'s register keys, pass', async t => {
+  const known = { a: true, bee: true } as const
+  t.doesNotThrow(() => { refuseUnknownOptions('x', { a: 1, prefix: '/p', logLevel: 'info', logSerializers: {} }, known) })
+  t.throws(() => { refuseUnknownOptions('x', { toString: 1 }, known) }, /unknown option toString/, 'only own keys are known')
+  t.throws(() => { refuseUnknownOptions('x', { prefix: '/p' }, known, { path: 'nested.' }) }, /^x plugin: unknown option nested\.prefix; nested takes a, bee$/, 'register keys are the plugin\'s own only')
+  t.throws(() => { refuseUnknownOptions('x', null, known) }, /^x plugin: the options must be an object, got null$/)
+  t.throws(() => { refuseUnknownOptions('x', [], known, { where: 'route GET /: ', path: 'config.x.' }) }, /^x plugin: route GET \/: config\.x must be an object, got \[\]$/)
+  t.throws(() => { refuseUnknownOptions('x', undefined, known) }, /got undefined$/)
+})
+
+t.test('the plugins without an option table of their own refuse unknown keys', async t => {
+  const table: Array<[string, FastifyPluginAsync<never>, unknown, RegExp]> = [
+    ['methods', methods as never, { option: false }, /^methods plugin: unknown option option \(did you mean options\?\); the options are options$/],
+    ['lint', lint as never, { rule: {} }, /^lint plugin: unknown option rule \(did you mean rules\?\); the options are mode, rules, openapi$/],
+    ['docs', docs as never, { routPrefix: '/d' }, /^docs plugin: unknown option routPrefix \(did you mean routePrefix\?\); the options are routePrefix, title$/]
+  ]
+  for (const [name, plugin, opts, message] of table) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(problem)
+    if (name === 'docs') await app.register(openapi)
+    await t.rejects(async () => { await app.register(plugin, opts as never) }, { name: 'TypeError', message }, name)
+  }
+  const prefixed = Fastify()
+  t.teardown(() => prefixed.close())
+  await prefixed.register(problem)
+  await t.resolves(async () => { await prefixed.register(methods, { prefix: '/api', options: true } as never) }, 'register keys reach the plugin too, and pass')
+})

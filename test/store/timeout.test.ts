@@ -1,0 +1,80 @@
+import t from 'tap'
+import { createStore, migrate, Unavailable } from '../../store/index.js'
+import { havePostgres, startPostgres } from '../../scripts/postgres.js'
+
+// A PostgreSQL server that stops answering (frozen with SIGSTOP: connections stay open, nothing
+// comes back) must turn into errors within the statement timeout, not requests that hang, and
+// must not hold up closing the store. Its own throwaway server, since freezing stops everything.
+
+const SKIP = havePostgres() ? false : 'needs the PostgreSQL server binaries'
+
+async function elapsed<T> (work: Promise<T>): Promise<{ ms: number, result: PromiseSettledResult<T> }> {
+  const started = Date.now()
+  const [result] = await Promise.allSettled([work])
+  return { ms: Date.now() - started, result: result as PromiseSettledResult<T> }
+}
+
+t.test('statement timeout against a server that stops answering', { skip: SKIP }, async t => {
+  const server = await startPostgres()
+  t.teardown(() => { server.stop() })
+  const store = createStore({ databaseUrl: server.url, pool: { max: 3, statementTimeoutMillis: 300, connectionTimeoutMillis: 800 } })
+  // Warm the pool: these connections are open when the server freezes.
+  await Promise.all([1, 2, 3].map(async () => await store.query('SELECT pg_sleep(0.05)')))
+
+  t.test('a slow statement fails with Unavailable after the timeout; the next one gets a sound connection', async t => {
+    const { ms, result } = await elapsed(store.query('SELECT pg_sleep(5)'))
+    t.equal(result.status, 'rejected')
+    const err = (result as PromiseRejectedResult).reason
+    t.type(err, Unavailable)
+    t.match(err.message, 'did not answer within 300 ms')
+    t.ok(ms >= 290 && ms < 2000, `failed after ${ms} ms`)
+    const { rows } = await store.query<{ n: number }>('SELECT 1 AS n')
+    t.same(rows, [{ n: 1 }], 'the late answer of the dropped connection is read by no one')
+  })
+
+  t.test('a transaction without the timeout (migrations) waits as long as it takes', async t => {
+    const { result } = await elapsed(store.transaction(async tx => await tx.query('SELECT pg_sleep(0.6)'), { statementTimeout: false }))
+    t.equal(result.status, 'fulfilled')
+    const applied = await migrate(store, [{ id: 'slow-one', sql: 'SELECT pg_sleep(0.6); CREATE TABLE slow_one (id int)' }])
+    t.same(applied, ['slow-one'])
+  })
+
+  t.test('a timed transaction fails with Unavailable and leaves nothing', async t => {
+    await store.query('CREATE TABLE IF NOT EXISTS kept (id int)')
+    const { result } = await elapsed(store.transaction(async tx => {
+      await tx.query('INSERT INTO kept VALUES (1)')
+      await tx.query('SELECT pg_sleep(5)')
+    }))
+    t.type((result as PromiseRejectedResult).reason, Unavailable)
+    const { rows } = await store.query('SELECT * FROM kept')
+    t.same(rows, [])
+  })
+
+  t.test('a frozen server: statements fail in time, and close() does not wait for it', async t => {
+    await Promise.all([1, 2, 3].map(async () => await store.query('SELECT 1')))
+    const other = createStore({ databaseUrl: server.url, pool: { max: 2, statementTimeoutMillis: 300, connectionTimeoutMillis: 800 } })
+    await Promise.all([1, 2].map(async () => await other.query('SELECT pg_sleep(0.05)')))
+    server.freeze()
+    t.teardown(() => { server.thaw() })
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(async () => await elapsed(store.query('SELECT 1'))))
+    for (const { ms, result } of answers) {
+      t.equal(result.status, 'rejected')
+      t.type((result as PromiseRejectedResult).reason, Unavailable)
+      // Within the statement timeout on an open connection, or the connection timeout for a new one.
+      t.ok(ms < 3000, `answered after ${ms} ms`)
+    }
+    await store.query('SELECT 1').catch(() => {})
+    const closing = await elapsed(store.close())
+    t.equal(closing.result.status, 'fulfilled')
+    t.ok(closing.ms < 3000, `closed after ${closing.ms} ms`)
+    // Idle connections to the frozen server: their goodbye is not waited for.
+    const idleClosing = await elapsed(other.close())
+    t.equal(idleClosing.result.status, 'fulfilled')
+    t.ok(idleClosing.ms < 3000, `closed after ${idleClosing.ms} ms`)
+  })
+
+  t.test('invalid timeouts are refused, naming the option', async t => {
+    t.throws(() => createStore({ databaseUrl: server.url, pool: { statementTimeoutMillis: -1 } }), /pool.statementTimeoutMillis must be a non-negative integer, got -1/)
+    await t.rejects(store.transaction(async () => {}, { statementTimeout: 'no' as never }), /statementTimeout must be a boolean, got no/)
+  })
+})
