@@ -41,8 +41,13 @@ const common: AjvOptions = {
   addUsedSchema: false
 }
 
+// The OpenAPI Schema Object's own annotations, which route schemas written for
+// @fastify/swagger carry (`example` above all): known, so strict schemas still compile.
+const OPENAPI_ANNOTATIONS = ['example', 'xml', 'externalDocs']
+
 function makeAjv (coerce: AjvOptions['coerceTypes'], opts: ValidationPluginOptions): Ajv {
-  const ajv = new Ajv({ ...common, coerceTypes: coerce, ...opts.ajv })
+  const keywords = [...new Set([...OPENAPI_ANNOTATIONS, ...(opts.ajv?.keywords ?? [])])]
+  const ajv = new Ajv({ ...common, coerceTypes: coerce, ...opts.ajv, keywords })
   addStandardFormats.default(ajv)
   addAjvPlugins(ajv, opts.plugins)
   return addConventionFormats(ajv)

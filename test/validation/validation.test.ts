@@ -110,6 +110,17 @@ t.test('an unknown keyword fails the boot; plugins and keywords are given to the
   await annotated.register(validation, { ajv: { keywords: ['x-internal'] } })
   annotated.post('/a', { schema: { body: { type: 'object', 'x-internal': true } } }, async () => ({}))
   await t.resolves(async () => { await annotated.ready() }, 'a keyword named in ajv.keywords is an annotation')
+
+  // OpenAPI's own annotations, as route schemas written for @fastify/swagger carry them; also
+  // when the application names one of them itself.
+  for (const ajv of [undefined, { keywords: ['example'] }]) {
+    const swaggerStyle = Fastify()
+    t.teardown(() => swaggerStyle.close())
+    await swaggerStyle.register(problem)
+    await swaggerStyle.register(validation, ajv === undefined ? {} : { ajv })
+    swaggerStyle.post('/s', { schema: { body: { type: 'object', properties: { a: { type: 'string', example: 'hi', xml: { name: 'a' } } }, example: { a: 'hi' }, externalDocs: { url: 'https://example.com' } } } }, async () => ({}))
+    t.equal((await swaggerStyle.inject({ method: 'POST', url: '/s', payload: { a: 1 } })).statusCode, 400, 'compiled, and still validating')
+  }
 })
 
 t.test('the schema builders\' own keywords and formats compile under the strict keyword check', async t => {
