@@ -6,8 +6,9 @@
 // process now and then settles into a state where some object literals in Node's stream code go
 // through the runtime (tens of thousands of extra instructions per request, bare Fastify included),
 // so each server runs in INSTR_PROCESSES fresh processes and the lowest count is the figure.
-// Four servers decompose the suite's cost: bare Fastify; bare + the two headers every answer of
-// the suite's route carries; the suite's shape without its checks (servers/shape.js); the suite.
+// Five servers decompose the suite's cost: bare Fastify; bare + the two headers every answer of
+// the suite's route carries; the floor, every rule of the route done by hand in one hook
+// (servers/floor.js); the suite's shape without its checks (servers/shape.js); the suite.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,6 +27,7 @@ const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/jso
 const servers = [
   ['bare Fastify', 'bare.js'],
   ['bare + the two headers', 'bare-headers.js'],
+  ['the floor: the route\'s rules by hand, one hook', 'floor.js'],
   ['the suite\'s shape, no checks', 'shape.js'],
   ['full suite (conventions core)', 'suite.js']
 ]
