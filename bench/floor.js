@@ -6,16 +6,13 @@
 // lean. Every server runs in BENCH_PROCESSES fresh process sets; within a set, BENCH_ROUNDS × 5
 // rounds of BENCH_DURATION / 5 seconds each, every server once per round, in an order reversed
 // every other round; each ratio is the median of its rounds' ratios against bare's.
-import { signToken } from '../dist/index.js'
 import { startServer, load, measure, median, fmt, pinned } from './lib/harness.js'
+import { PING_SECRET as SECRET, pingHeaders as headers } from './lib/ping.js'
 
-const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const processes = Number(process.env.BENCH_PROCESSES ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const token = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: '1h' })
-const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}` }
 
 export const floorServers = [
   ['bare Fastify', 'bare.js'],

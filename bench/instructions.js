@@ -14,15 +14,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { signToken } from '../dist/index.js'
 import { fmt, startServer } from './lib/harness.js'
+import { PING_SECRET as SECRET, pingHeaders as headers } from './lib/ping.js'
 
-const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const WARMUP = Number(process.env.INSTR_WARMUP ?? 40_000)
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 10_000)
 const PROCESSES = Number(process.env.INSTR_PROCESSES ?? 3)
-const token = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: '1h' })
-const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}` }
 
 const servers = [
   ['bare Fastify', 'bare.js'],

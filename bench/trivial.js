@@ -6,16 +6,13 @@
 // spread over BENCH_PROCESSES fresh pairs of server processes: how V8 happens to compile a
 // process's hot paths moves its CPU per request by up to 10 %, for bare Fastify as for the
 // suite, and one process pair would carry that luck into every pair it serves.
-import { signToken } from '../dist/index.js'
 import { startServer, load, measure, median, fmt, pinned } from './lib/harness.js'
+import { PING_SECRET as SECRET, pingHeaders as headers } from './lib/ping.js'
 
-const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const duration = Number(process.env.BENCH_DURATION ?? 10)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const processes = Number(process.env.BENCH_PROCESSES ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const token = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: '1h' })
-const headers = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}` }
 
 export async function runTrivial () {
   return await pinned(measureTrivial)
