@@ -1,8 +1,7 @@
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import Fastify from 'fastify'
-import { problem, validation, conventions, cors, methods, auth, openapi, signToken } from '../../index.js'
+import * as suite from '../../index.js'
 
 // bench/servers/floor.js claims to apply, by hand, every rule the suite applies to the trivial
 // route's request. It answers the cases below as the suite does (the same status, and the two
@@ -10,30 +9,16 @@ import { problem, validation, conventions, cors, methods, auth, openapi, signTok
 // that does less.
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
-// bench/lib/harness.js is plain JavaScript without types: a computed specifier keeps it `any`.
+// bench/lib/harness.js and bench/servers/suite-app.js are plain JavaScript without types: computed
+// specifiers keep them `any`.
 const harness = await import(new URL('../../bench/lib/harness.js', import.meta.url).href)
-
-async function suiteApp (): Promise<ReturnType<typeof Fastify>> {
-  // As bench/servers/suite.js builds it, from the sources.
-  const app = Fastify({ logger: false })
-  await app.register(problem)
-  await app.register(validation)
-  await app.register(conventions)
-  await app.register(cors, { origins: ['https://app.example.com'] })
-  await app.register(methods)
-  await app.register(auth, { verifier: { secret: SECRET } })
-  await app.register(openapi)
-  app.get('/ping', {
-    config: { auth: { scopes: ['ping:read'] } },
-    schema: { response: { 200: { type: 'object', properties: { hello: { type: 'string' } } } } }
-  }, async () => ({ hello: 'world' }))
-  return app
-}
+// The app bench/servers/suite.js serves, built here from the sources.
+const { buildSuite } = await import(new URL('../../bench/servers/suite-app.js', import.meta.url).href)
 
 t.test('the floor server answers the trivial route\'s requests as the suite does', async (t) => {
-  const token = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: '1h' })
-  const otherScope = signToken({ secret: SECRET, sub: 'bench', scope: 'other:read', expiresIn: '1h' })
-  const expired = signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: -60 })
+  const token = suite.signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: '1h' })
+  const otherScope = suite.signToken({ secret: SECRET, sub: 'bench', scope: 'other:read', expiresIn: '1h' })
+  const expired = suite.signToken({ secret: SECRET, sub: 'bench', scope: 'ping:read', expiresIn: -60 })
   const base = { 'user-agent': 'bench/1 (autocannon)', accept: 'application/json', authorization: `Bearer ${token}` }
   const cases: Array<[string, Record<string, string | undefined>]> = [
     ['accepted', base],
@@ -50,10 +35,10 @@ t.test('the floor server answers the trivial route\'s requests as the suite does
     ['Svc-Idempotency-Key on a GET', { ...base, 'svc-idempotency-key': '0123456789abcdef01234' }]
   ]
 
-  const app = await suiteApp()
+  const app = await buildSuite(suite, SECRET)
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const suitePort = (app.server.address() as { port: number }).port
+  const suitePort: number = app.server.address().port
   const floor = await harness.startServer(fileURLToPath(new URL('../../bench/servers/floor.js', import.meta.url)), { BENCH_SECRET: SECRET })
   t.teardown(() => floor.stop())
 
