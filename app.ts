@@ -1,22 +1,10 @@
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
-import problem, { problemServerOptions } from './plugins/problem/index.js'
-import validation from './plugins/validation/index.js'
-import conventions from './plugins/conventions/index.js'
-import cors from './plugins/cors/index.js'
-import auth from './plugins/auth/index.js'
-import methods from './plugins/methods/index.js'
-import openapi from './plugins/openapi/index.js'
-import docs from './plugins/docs/index.js'
-import rateLimit, { parseDuration } from './plugins/rate-limit/index.js'
-import webhooks from './plugins/webhooks/index.js'
-import query from './plugins/query/index.js'
-import resources from './plugins/resource/index.js'
-import bulk from './plugins/bulk/index.js'
-import lint from './plugins/lint/index.js'
-import { createStore } from './store/index.js'
-import type { Store } from './store/types.js'
+import {
+  auth, bulk, cors, conventions, createStore, docs, lint, methods, openapi, parseDuration, problem, problemServerOptions,
+  query, rateLimit, resource, validation, webhooks, type Store
+} from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
@@ -88,8 +76,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // After query, whose onRoute completes the collection schemas, and before the resources:
   // every route is linted with its final schema as it is added, the document at ready.
   await app.register(lint, { mode: 'error' })
-  await app.register(resources, { store, resources: [authors, documents] })
-  await app.register(bulk, { store, maxOperations: 100 })
+  await app.register(resource, { store, resources: [authors, documents] })
+  await app.register(bulk, { maxOperations: 100 })
   await app.register(webhooks, { store })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app

@@ -22,6 +22,7 @@ export type { AuthPluginOptions, AuthRouteConfig } from './plugins/auth/index.js
 export * from './plugins/auth/index.js'
 
 export { default as openapi } from './plugins/openapi/index.js'
+export { default as docs } from './plugins/docs/index.js'
 export type { OpenApiPluginOptions } from './plugins/openapi/index.js'
 
 export * from './schemas/index.js'
@@ -39,10 +40,10 @@ export * from './store/index.js'
 
 export { default as query } from './plugins/query/index.js'
 export * from './plugins/query/index.js'
-export { fieldsFromSchema, createFieldMap, defaultColumn } from './plugins/query/fields.js'
+export { fieldsFromSchema, createFieldMap, defaultColumn } from './model/fields.js'
 export { parseFiql } from './plugins/query/fiql.js'
-export { finishPage } from './plugins/query/paging.js'
-export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from './plugins/query/model.js'
+export { finishPage } from './model/paging.js'
+export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from './model/query.js'
 export { compileSql, selectStatement, countStatement } from './store/sql-query.js'
 export { queryMemory } from './store/memory-query.js'
 

@@ -32,7 +32,7 @@ export const books = defineResource({
   sortable: ['title', 'pageCount', 'createdDateTime'],
   indexes: [['format', '-pageCount']] // serves format=EBOOK&ordering=-pageCount
 })
-export type Book = Static<typeof books.entity>
+export type Book = Static<typeof books.api.entity>
 
 export interface BuildOptions {
   fastify?: FastifyServerOptions

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { problems } from '../plugins/problem/errors.js'
+import { problems } from '../index.js'
 
 export interface HealthOptions {
   /** Resolves when the store answers; a rejection makes the check fail with 503. */

@@ -1,11 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { problems } from '../plugins/problem/errors.js'
-import { newEtag } from '../plugins/resource/routes.js'
-import { registerWebhook, standardWebhooks } from '../plugins/webhooks/index.js'
-import { Id, Int32 } from '../schemas/types.js'
-import { quoteIdent } from '../store/quote.js'
-import { documents } from './v1/documents.js'
+import { Id, Int32, problems, registerWebhook, standardWebhooks, type ServedResource } from '../index.js'
 
 /** The scanner's payload (reference-service.md, Webhooks); the producer owns it, so extra fields pass. */
 export const DocumentScanned = Type.Object({
@@ -14,26 +9,26 @@ export const DocumentScanned = Type.Object({
   fingerprint: Type.String({ minLength: 1, maxLength: 255 })
 })
 
-const T = quoteIdent(documents.table)
-const SCANNED_SQL = `UPDATE ${T} SET "pageCount" = $3, fingerprint = $4, etag = $5, "modifiedDateTime" = now(), "modifiedBy" = $6
-  WHERE ctx = $1 AND id = $2 RETURNING 1 AS ok`
-
 /**
  * `POST /_webhooks/scanner/document-scanned`: Standard Webhooks signatures, HTTPS only,
- * deduplicated by `webhook-id` in the same transaction as the update it makes.
+ * deduplicated by `webhook-id` in the same transaction as the change it makes, which goes
+ * through the documents' write path like any other.
  */
 export function registerScannerWebhook (fastify: FastifyInstance, secret: string): void {
+  const documents = fastify.resources.get('documents') as ServedResource
   registerWebhook(fastify, {
     producer: 'scanner',
     event: 'document-scanned',
     verifier: standardWebhooks({ secrets: [secret] }),
     schema: DocumentScanned,
     handler: async (event, tx, request) => {
-      const { rows } = await tx.query(SCANNED_SQL, [request.executionContext, event.documentId, event.pageCount, event.fingerprint, newEtag(), 'scanner'], { name: 'svc_webhook_document_scanned' })
-      if (rows.length === 0) {
+      const call = { ctx: request.executionContext, by: 'scanner', atomic: true }
+      const [result] = await documents.writer.run(tx, call, [{
+        action: 'set', id: event.documentId, values: { pageCount: event.pageCount, fingerprint: event.fingerprint }, ifMatch: null, ifNoneMatch: null
+      }])
+      if (result?.failure != null) {
         // Thrown inside the transaction: the delivery id is not recorded, so a retry may succeed later.
-        const path = documents.itemPath(event.documentId)
-        throw problems.notFound(`No document has the id ${event.documentId}; the scan cannot be recorded.`, { instance: path })
+        throw problems.notFound(`No document has the id ${event.documentId}; the scan cannot be recorded.`, { instance: documents.itemPath(event.documentId) })
       }
     }
   })

@@ -1,7 +1,7 @@
-import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, KeyValue, Operand, OrderingTerm, Page, Scalar } from '../plugins/query/model.js'
-import { isWildcard } from '../plugins/query/model.js'
-import { readPath } from '../plugins/query/fields.js'
-import { finishPage, sortKeyOf } from '../plugins/query/paging.js'
+import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, KeyValue, Operand, OrderingTerm, Page, Scalar } from '../model/query.js'
+import { isWildcard } from '../model/query.js'
+import { readPath } from '../model/fields.js'
+import { finishPage, sortKeyOf } from '../model/paging.js'
 
 /*
  * Evaluates a collection query over plain API-shaped objects, with the semantics of

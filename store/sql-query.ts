@@ -1,5 +1,5 @@
-import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../plugins/query/model.js'
-import { isWildcard } from '../plugins/query/model.js'
+import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../model/query.js'
+import { isWildcard } from '../model/query.js'
 
 /*
  * Compiles a collection query to PostgreSQL (PGlite or a server). Every value is a

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { BulkOperation, BulkRequestOf, type BulkActionValue } from '../../schemas/bulk.js'
-import type { ResourceDefinition } from '../resource/define.js'
+import type { ResourceDefinition } from '../resource/index.js'
 import { actionEntities } from './prepare.js'
 
 /** What an action does (conventions: Bulk request body; Method rules 8, 10, 13), for the document. */
@@ -27,7 +27,7 @@ export function documentedBody (def: ResourceDefinition, actions: readonly BulkA
   const shapes: Shape[] = []
   for (const action of actions) {
     // Method rules 13, per operation: as the item routes, UPDATE and DELETE need the ETag.
-    const ifMatchRequired = def.requireIfMatch && (action === 'UPDATE' || action === 'DELETE')
+    const ifMatchRequired = def.api.requireIfMatch && (action === 'UPDATE' || action === 'DELETE')
     const same = shapes.find(s => s.entity === entities[action] && s.ifMatchRequired === ifMatchRequired)
     if (same !== undefined) same.actions.push(action)
     else shapes.push({ entity: entities[action], ifMatchRequired, actions: [action] })
@@ -35,7 +35,7 @@ export function documentedBody (def: ResourceDefinition, actions: readonly BulkA
   const operations = shapes.map(s => BulkOperation(s.entity, {
     actions: s.actions,
     ifMatchRequired: s.ifMatchRequired,
-    description: s.actions.map(a => help(a, def.requireIfMatch)).join(' ')
+    description: s.actions.map(a => help(a, def.api.requireIfMatch)).join(' ')
   }))
   return BulkRequestOf(operations.length === 1 ? operations[0] as TSchema : Type.Union(operations), { maxOperations })
 }

@@ -3,21 +3,15 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import type { Static } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
 import { BULK_ACTIONS, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValue } from '../../schemas/bulk.js'
-import type { Store } from '../../store/types.js'
 import type { Preconditions } from '../conditional/index.js'
-import { fingerprintOf, type IdempotencyClaim } from '../idempotency/keys.js'
-import { invalidData, problems } from '../problem/errors.js'
-import type { ResourceDefinition } from '../resource/define.js'
-import { storeProblem } from '../resource/errors.js'
-import { compileBodyValidator, NoQuery } from '../resource/write-schemas.js'
-import { contextFromAjv } from '../problem/validation-context.js'
+import { contextFromAjv, invalidData, problems } from '../problem/index.js'
+import { claimed, claimOf, compileBodyValidator, NoQuery, storeProblem, type ResourceDefinition, type ServedResource, type WriteAction, type WriteCall, type WriteOp } from '../resource/index.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { pathOf } from '../shared/url.js'
 import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
-import { execute, type BulkCall, type BulkTarget } from './execute.js'
-import type { Operation, Outcome } from './outcome.js'
+import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
 import { compileValidators, prepare, type Validators } from './prepare.js'
-import { BatchStatements } from './statements.js'
 
 /** Per-collection settings of a bulk endpoint. */
 export interface BulkEndpointOptions {
@@ -29,8 +23,6 @@ export interface BulkEndpointOptions {
 
 /** Options of the `bulk` plugin: `PATCH <collection path>` for every served resource. */
 export interface BulkPluginOptions {
-  /** The store the resource plugin serves the resources from. Required. */
-  store: Store
   /** Most operations in one request, for every endpoint without its own. Default 100. */
   maxOperations?: number
   /** By collection name: `false` serves no bulk endpoint for it, an object overrides the defaults. Default `{}`. */
@@ -38,10 +30,14 @@ export interface BulkPluginOptions {
 }
 
 const defaults = { maxOperations: DEFAULT_MAX_OPERATIONS, resources: {} }
+const OPTION_KEYS: OptionKeys<BulkPluginOptions> = { maxOperations: true, resources: true }
 
 type BulkResponseBody = Static<typeof BulkResponse>
 
-interface Endpoint extends BulkTarget {
+interface Endpoint {
+  served: ServedResource
+  /** The definition, its item paths under the route prefix (as clients reach them). */
+  def: ResourceDefinition
   maxOperations: number
   validators: Validators
 }
@@ -67,11 +63,6 @@ function endpointOptions (option: string, value: unknown, maxOperations: number)
   return { maxOperations: positiveInteger(`${option}.maxOperations`, o.maxOperations ?? maxOperations), actions }
 }
 
-// Values other plugins set when they are registered; each has a safe meaning when they are not.
-const contextOf = (r: FastifyRequest): string => r.executionContext
-const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
-const keyOf = (r: FastifyRequest): string | null => r.idempotencyKey ?? null
-
 /**
  * RFC 9110 §13.1.1/§13.1.2 on the collection itself: it always has a current representation
  * but no entity tag that names a state, so If-Match holds only as `*` and If-None-Match: *
@@ -84,10 +75,50 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
   }
 }
 
-function claimOf (def: ResourceDefinition, request: FastifyRequest): IdempotencyClaim | null {
-  const key = keyOf(request)
-  if (key === null) return null
-  return { ctx: contextOf(request), caller: subOf(request) ?? '', resource: def.collection, key, method: request.method, target: def.path, fingerprint: fingerprintOf(request.body), instance: def.path, status: 200 }
+/** The write path's action for a bulk action (conventions: Bulk request body; Method rules 8, 10). */
+const WRITE_ACTIONS: Readonly<Record<BulkActionValue, WriteAction>> = { CREATE: 'create', UPDATE: 'update', CREATE_UPDATE: 'put', DELETE: 'delete' }
+
+/** Ends the transaction without keeping anything; never leaves `execute`. */
+class Rollback extends Error {}
+
+const isFailed = (op: Operation): boolean => op.outcome?.status === 'FAILED'
+
+/**
+ * Runs the prepared operations through the resource's write path in ONE transaction, with the
+ * request's key (conventions: "Bulk endpoint"). ATOMIC commits only when every operation
+ * succeeded. ISOLATED commits the operations that succeeded, each isolated by a savepoint;
+ * one transaction rather than one per operation costs one BEGIN/COMMIT and one connection,
+ * and a system failure half-way (answered with a 5xx) then leaves nothing stored instead of
+ * successes nobody was told about. Sets every operation's outcome; throws only on a system
+ * failure (or the 409 of a key used before).
+ */
+async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Operation[], atomic: boolean): Promise<void> {
+  const { def } = e
+  const { writer, registry } = e.served
+  const pending = ops.filter(op => op.outcome === null)
+  // ATOMIC with an invalid operation: nothing to try.
+  if (pending.length > 0 && !(atomic && pending.length < ops.length)) {
+    const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic }
+    const writes: WriteOp[] = pending.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
+    const claim = claimOf(request, def.collection, def.path, 200, def.path)
+    try {
+      await claimed(e.served.store, e.served.keys, claim, async (tx) => {
+        const results = await writer.run(tx, call, writes)
+        pending.forEach((op, i) => { op.outcome = outcomeOf(def, op, results[i] as NonNullable<typeof results[number]>, registry) })
+        // ATOMIC keeps all or nothing. ISOLATED without any success keeps nothing either,
+        // so its idempotency key stays free, as after any request that changed nothing.
+        const kept = atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
+        if (!kept) throw new Rollback()
+      }, 'The Svc-Idempotency-Key was already used for this bulk request; a bulk PATCH is not idempotent, so it is not run again. Send a new key to run it again.')
+    } catch (err) {
+      if (!(err instanceof Rollback)) throw err
+    }
+  }
+  if (!atomic) return
+  const failures = ops.filter(isFailed).map(op => op.index)
+  if (failures.length === 0) return
+  // An ATOMIC run stops at its first failure: the operations after it were never decided.
+  for (const op of ops) if (!isFailed(op)) op.outcome = rolledBack(failures)
 }
 
 /** The 200 body: one result per operation, in request order (conventions: "Bulk response body"). */
@@ -112,28 +143,25 @@ async function handle (e: Endpoint, request: FastifyRequest): Promise<BulkRespon
   const duplicates = duplicateIds(body.operations)
   if (duplicates !== null) throw duplicates
   checkCollectionPreconditions(request, pathOf(request.url))
-  const ops = body.operations.map((raw, i) => prepare(e.def, e.validators, raw, i))
-  const call: BulkCall = { ctx: contextOf(request), by: subOf(request), atomic: body.transactionMode === 'ATOMIC', claim: claimOf(e.def, request) }
+  const { def } = e
+  const ops = body.operations.map((raw, i) => prepare(def, e.validators, raw, i))
   try {
-    await execute(e, call, ops)
+    await execute(e, request, ops, body.transactionMode === 'ATOMIC')
   } catch (err) {
     // Unreachable database: 503; anything else unexpected: 500 (conventions: Bulk errors).
-    throw storeProblem(err, e.def, 'write', '', {}, e.registry)
+    throw storeProblem(err, def, 'write', '', {}, e.served.registry)
   }
-  return responseOf(e.def, ops)
+  return responseOf(def, ops)
 }
 
 /**
  * Serves the convention's bulk endpoint, `PATCH <collection>`, for every resource of the
- * resource plugin (register it after that one): CREATE, UPDATE (full replacement of an
+ * resource plugin (register it after that one), through each resource's write path: CREATE, UPDATE (full replacement of an
  * existing entity), CREATE_UPDATE (as PUT) and DELETE, ATOMIC or ISOLATED, with the same
  * validation, constraints, ETags, audit fields and execution contexts as the item routes.
  */
 async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): Promise<void> {
-  const store = opts.store
-  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
-    throw new TypeError(`bulk plugin: store must be a Store (createStore), got ${String(store)}`)
-  }
+  refuseUnknownOptions('bulk', opts, OPTION_KEYS)
   const maxOperations = positiveInteger('maxOperations', opts.maxOperations ?? defaults.maxOperations)
   const perResource: unknown = opts.resources === undefined ? defaults.resources : opts.resources
   if (typeof perResource !== 'object' || perResource === null || Array.isArray(perResource)) fail('resources', perResource, 'an object by collection name')
@@ -141,24 +169,14 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   for (const name of Object.keys(perResource)) {
     if (!served.has(name)) fail(`resources.${name}`, name, `a served collection (${[...served.keys()].join(', ')})`)
   }
-  const registry = new Map([...served.values()].map(s => [s.definition.table, s.definition]))
 
-  for (const [collection, { definition, repository, itemPath }] of served) {
+  for (const [collection, resource] of served) {
     // Paths in results (GET … and send its ETag) as clients reach the items: under the prefix.
-    const def: ResourceDefinition = { ...definition, itemPath }
+    const def: ResourceDefinition = { ...resource.definition, itemPath: resource.itemPath }
     const given = Object.hasOwn(perResource, collection) ? (perResource as Record<string, unknown>)[collection] : undefined
     const settings = endpointOptions(`resources.${collection}`, given === undefined ? {} : given, maxOperations)
     if (settings === false) continue
-    const endpoint: Endpoint = {
-      def,
-      store,
-      repo: repository,
-      batch: new BatchStatements(def),
-      keys: fastify.idempotency,
-      registry,
-      maxOperations: settings.maxOperations,
-      validators: compileValidators(def)
-    }
+    const endpoint: Endpoint = { served: resource, def, maxOperations: settings.maxOperations, validators: compileValidators(def) }
     const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions), outsideEntities)
     const noQuery: ValidateFunction = compileBodyValidator(NoQuery)
     fastify.patch(def.path, {
@@ -174,7 +192,7 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
       validatorCompiler: ({ httpPart }) => httpPart === 'body' ? envelope : noQuery,
       attachValidation: true,
       config: {
-        auth: { scopes: [...def.scopes.write] },
+        auth: { scopes: [...def.api.scopes.write] },
         // No 412: If-Match or If-None-Match: * on a collection, which has no entity tag, can only
         // fail (checkCollectionPreconditions), so the document offers neither; conditions on
         // entities travel in operations[].ifMatch.
@@ -185,5 +203,4 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   }
 }
 
-export { BatchStatements, type BatchRow } from './statements.js'
 export default fp(bulkPlugin, { fastify: '5.x', name: 'svc-bulk', dependencies: ['svc-resource'] })

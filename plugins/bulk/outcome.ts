@@ -2,10 +2,9 @@ import type { Static } from '@sinclair/typebox'
 import type { BulkActionValue, BulkContextItem } from '../../schemas/bulk.js'
 import type { ContextItem } from '../../schemas/problem.js'
 import type { StoreError } from '../../store/errors.js'
-import type { EntityTagList } from '../conditional/entity-tags.js'
-import { contextItem, isProblemError } from '../problem/errors.js'
-import type { ResourceDefinition } from '../resource/define.js'
-import { storeProblem, type Registry } from '../resource/errors.js'
+import type { EntityTagList } from '../conditional/index.js'
+import { contextItem, type ProblemError } from '../problem/index.js'
+import { storeProblem, type Failure, type Registry, type ResourceDefinition, type WriteResult } from '../resource/index.js'
 import { withArticle } from '../shared/article.js'
 
 type Row = Record<string, unknown>
@@ -24,12 +23,12 @@ export interface Operation {
   /** The request's operationId, else the zero-based index as a string. */
   operationId: string
   action: BulkActionValue
-  /** The entity the operation names (a new UUID for CREATE, set when it is attempted), or null. */
+  /** The entity the operation names (a new UUID for CREATE), or null when the entity gives no valid id. */
   id: string | null
   ifMatch: EntityTagList | null
   /** `ifMatch` as sent, for context items. */
   ifMatchText: string | null
-  /** The stored fields of a write, defaults and nulls filled. */
+  /** The entity's fields as sent, without its id. */
   values: Row
   outcome: Outcome | null
 }
@@ -88,23 +87,39 @@ export function rolledBack (failures: readonly number[]): Outcome {
 // Conflicts the resource layer reports without a field: the entity itself is named.
 const BY_STORE_CODE: Record<string, { code: string, message: string }> = {
   STORE_UNIQUE_VIOLATION: { code: 'ENTITY_EXISTS', message: 'is already the id of another entity' },
-  STORE_FOREIGN_KEY_VIOLATION: { code: 'ENTITY_REFERENCED', message: 'is still referred to by other entities' },
-  STORE_SERIALIZATION_FAILURE: { code: 'CONCURRENT_UPDATE', message: 'was changed by a concurrent request; retry' }
+  STORE_FOREIGN_KEY_VIOLATION: { code: 'ENTITY_REFERENCED', message: 'is still referred to by other entities' }
 }
 
 /**
- * A statement of one operation failed: a constraint (Method rules 7: unique, reference,
- * children blocking a delete) fails that operation with the single-item routes' detail and
- * context, fields placed under `operations[i].entity`. A system failure (unavailable
- * database, anything unexpected) is thrown: it is a 5xx, never a failed operation.
+ * A statement of one operation broke a constraint (Method rules 7: unique, reference,
+ * children blocking a delete): that operation fails with the single-item routes' detail and
+ * context, fields placed under `operations[i].entity`. (A system failure never gets here: the
+ * write path throws it, and it is a 5xx, never a failed operation.)
  */
-export function storeFailure (err: unknown, def: ResourceDefinition, op: Operation, registry: Registry): Outcome {
-  const problem = storeProblem(err, def, op.action === 'DELETE' ? 'delete' : 'write', op.id as string, op.values, registry)
-  if (!isProblemError(problem) || problem.statusCode >= 500) throw problem
+export function storeFailure (err: unknown, def: ResourceDefinition, op: Operation, values: Row, registry: Registry): Outcome {
+  const problem = storeProblem(err, def, op.action === 'DELETE' ? 'delete' : 'write', op.id as string, values, registry) as ProblemError
   const detail = problem.detail as string
   if (problem.context !== undefined) {
     return failed(detail, problem.context.map(i => ({ ...i, field: `${entityField(op)}.${i.field as string}` })))
   }
   const generic = BY_STORE_CODE[(err as StoreError).code] as { code: string, message: string }
   return failed(detail, [{ ...generic, field: `${entityField(op)}.id`, value: op.id as string }])
+}
+
+/** The outcome of an operation the resource's write path ran (`result`), in the bulk response's words. */
+export function outcomeOf (def: ResourceDefinition, op: Operation, result: WriteResult, registry: Registry): Outcome {
+  const failure: Failure | null = result.failure
+  if (failure === null) {
+    // As DELETE on an item: deleting what does not exist succeeds (Method rules 10).
+    return op.action === 'DELETE' && result.row === null ? succeeded(`No ${def.name} had this id; there was nothing to delete.`) : succeeded()
+  }
+  switch (failure.kind) {
+    case 'not-found': return notFound(def, op)
+    case 'precondition-failed': return preconditionFailed(def, op, failure.exists)
+    case 'precondition-required': return preconditionRequired(def, op)
+    case 'conflict': return storeFailure(failure.error, def, op, result.values, registry)
+    // A bulk operation is never a patch: every entity is checked whole before it is written.
+    /* c8 ignore next 2 */
+    case 'invalid': return failed('The entity is invalid; see context for each value.', failure.items)
+  }
 }

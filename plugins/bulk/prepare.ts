@@ -1,12 +1,12 @@
+import { randomUUID } from 'node:crypto'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import type { BulkActionValue } from '../../schemas/bulk.js'
 import type { ContextItem } from '../../schemas/problem.js'
 import { Id } from '../../schemas/types.js'
-import { parseEntityTags } from '../conditional/entity-tags.js'
-import { contextFromAjv } from '../problem/validation-context.js'
-import type { ResourceDefinition } from '../resource/define.js'
-import { compileBodyValidator, createBody, fillerOf, type Filler } from '../resource/write-schemas.js'
+import { parseEntityTags } from '../conditional/index.js'
+import { contextFromAjv } from '../problem/index.js'
+import { compileBodyValidator, type ResourceDefinition } from '../resource/index.js'
 import type { RawOperation } from './envelope.js'
 import { failed, preconditionRequired, type Operation } from './outcome.js'
 
@@ -21,7 +21,6 @@ export interface Validators {
   /** DELETE: only `id` is read; the rest of the entity is not looked at. */
   remove: ValidateFunction
   id: ValidateFunction
-  fill: Filler
 }
 
 /**
@@ -30,9 +29,9 @@ export interface Validators {
  * its `id`, DELETE only `id` (the rest of the entity is not looked at).
  */
 export function actionEntities (def: ResourceDefinition): Readonly<Record<BulkActionValue, TSchema>> {
-  const put = createBody(def.fields, def.writable, [], { id: Id() }) as unknown as { required: string[] }
-  const replace = { ...put, required: [...put.required, 'id'] } as unknown as TSchema
-  return { CREATE: createBody(def.fields, def.writable), UPDATE: replace, CREATE_UPDATE: replace, DELETE: Type.Object({ id: Id() }) }
+  const { create, replace: put } = def.api.bodies
+  const replace = { ...put, required: [...(put.required ?? []), 'id'] } as unknown as TSchema
+  return { CREATE: create, UPDATE: replace, CREATE_UPDATE: replace, DELETE: Type.Object({ id: Id() }) }
 }
 
 export function compileValidators (def: ResourceDefinition): Validators {
@@ -41,8 +40,7 @@ export function compileValidators (def: ResourceDefinition): Validators {
     create: compileBodyValidator(entities.CREATE),
     replace: compileBodyValidator(entities.UPDATE),
     remove: compileBodyValidator(entities.DELETE),
-    id: compileBodyValidator(Id()),
-    fill: fillerOf(def.fields)
+    id: compileBodyValidator(Id())
   }
 }
 
@@ -53,7 +51,7 @@ function entityItems (def: ResourceDefinition, errors: readonly ErrorObject[], p
     if (item.message !== 'is not allowed here') continue
     const field = (item.field as string).slice(prefix.length + 1)
     if (field === 'id') item.message = 'is assigned by the server on CREATE; leave it out, or use CREATE_UPDATE to create an entity with this id'
-    else if (def.readOnly.has(field)) item.message = 'is read-only; leave it out of the entity'
+    else if (def.api.readOnly.has(field)) item.message = 'is read-only; leave it out of the entity'
   }
   return items
 }
@@ -61,7 +59,8 @@ function entityItems (def: ResourceDefinition, errors: readonly ErrorObject[], p
 /**
  * Checks one operation without the database: its ifMatch, its entity against the schema
  * of its action, and a required ifMatch. A failure decides its outcome here; otherwise the
- * operation leaves with its id and its values filled as a POST or PUT would store them.
+ * operation leaves with its id (a new one for CREATE) and the entity's values, for the
+ * resource's write path.
  */
 export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperation, index: number): Operation {
   const op: Operation = {
@@ -97,13 +96,14 @@ export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperati
     return op
   }
   // Method rules 13 as on the item routes: checked before anything is read.
-  if (def.requireIfMatch && op.ifMatch === null && (op.action === 'UPDATE' || op.action === 'DELETE')) {
+  if (def.api.requireIfMatch && op.ifMatch === null && (op.action === 'UPDATE' || op.action === 'DELETE')) {
     op.outcome = preconditionRequired(def, op)
     return op
   }
+  if (op.action === 'CREATE') op.id = randomUUID()
   if (op.action !== 'DELETE') {
     const { id: _id, ...values } = entity as Row
-    op.values = v.fill(values)
+    op.values = values
   }
   return op
 }

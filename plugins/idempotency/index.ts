@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
-import { IdempotencyKeys } from './keys.js'
+import { IdempotencyKeys } from '../../store/idempotency-keys.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
@@ -65,5 +65,6 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
   }
 }
 
-export { IdempotencyKeys, fingerprintOf, replayStatus, type IdempotencyClaim, type IdempotencyRecord } from './keys.js'
+export { fingerprintOf, replayStatus } from './keys.js'
+export { IdempotencyKeys, type IdempotencyClaim, type IdempotencyRecord } from '../../store/idempotency-keys.js'
 export default fp(idempotencyPlugin, { fastify: '5.x', name: 'svc-idempotency' })

@@ -71,7 +71,7 @@ const CONVENTION_COMPONENTS: Record<string, unknown> = {
   BulkContextItem
 }
 
-interface ServedDefinition { name: string, entity: unknown, summaryEntity: unknown }
+interface ServedDefinition { name: string, api: { entity: unknown, summary: unknown } }
 
 /** The definitions the resource plugin serves, by collection; none without it. */
 function servedDefinitions (fastify: FastifyInstance): Array<[string, ServedDefinition]> {
@@ -90,7 +90,7 @@ const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.sli
 function resourceComponents (fastify: FastifyInstance): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [, def] of servedDefinitions(fastify)) {
-    for (const [name, schema] of [[pascal(def.name), def.entity], [`${pascal(def.name)}Summary`, def.summaryEntity]] as const) {
+    for (const [name, schema] of [[pascal(def.name), def.api.entity], [`${pascal(def.name)}Summary`, def.api.summary]] as const) {
       const example = exampleOf(JSON.parse(JSON.stringify(schema)))
       out[name] = example === undefined ? schema : { ...schema as object, examples: [example] }
     }

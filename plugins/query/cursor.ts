@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto'
 import { hmacSha256 } from './hmac.js'
-import type { Filter, Keyset, OrderingTerm } from './model.js'
+import type { Filter, Keyset, OrderingTerm } from '../../model/query.js'
 import { QueryError } from './errors.js'
 import { orderingKey } from './ordering.js'
 

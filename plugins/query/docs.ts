@@ -1,4 +1,4 @@
-import type { FieldDescriptor } from './model.js'
+import type { FieldDescriptor } from '../../model/query.js'
 import type { CollectionRoute } from './route.js'
 import { MAX_CURSOR_LENGTH } from './cursor.js'
 import { hybridScope } from './hybrid-filter.js'

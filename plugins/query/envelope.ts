@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { CollectionQuery, Keyset, Page } from './model.js'
+import type { CollectionQuery, Keyset, Page } from '../../model/query.js'
 import { stateOf } from '../shared/request-state.js'
 import { collectionPath } from './route.js'
 import { linkBase, pageUrl } from './links.js'

@@ -1,7 +1,7 @@
-import type { ComparisonOp, Comparison, FieldDescriptor, FieldMap, Filter, Operand } from './model.js'
+import type { ComparisonOp, Comparison, FieldDescriptor, FieldMap, Filter, Operand } from '../../model/query.js'
 import { QueryError } from './errors.js'
 import { FIQL_OPERATORS, DEFAULT_FIQL_LIMITS, parseFiql, type FiqlComparison, type FiqlLimits, type FiqlNode } from './fiql.js'
-import { MAX_PATH_DEPTH, pathDepth } from './fields.js'
+import { MAX_PATH_DEPTH, pathDepth } from '../../model/fields.js'
 import { describeType, expectation, parseScalar } from './values.js'
 
 /*

@@ -1,5 +1,5 @@
-import type { Comparison, Filter, Operand } from './model.js'
-import { isWildcard } from './model.js'
+import type { Comparison, Filter, Operand } from '../../model/query.js'
+import { isWildcard } from '../../model/query.js'
 import { FIQL_OPERATORS } from './fiql.js'
 
 /*

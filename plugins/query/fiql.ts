@@ -1,4 +1,4 @@
-import type { ComparisonOp } from './model.js'
+import type { ComparisonOp } from '../../model/query.js'
 import { QueryError } from './errors.js'
 
 /*

@@ -1,5 +1,5 @@
-import type { FieldMap, Filter } from './model.js'
-import { junction } from './model.js'
+import type { FieldMap, Filter } from '../../model/query.js'
+import { junction } from '../../model/query.js'
 import { QueryError } from './errors.js'
 import { DEFAULT_FIQL_LIMITS, type FiqlLimits } from './fiql.js'
 import { parseFilter, type FilterParseOptions } from './fiql-check.js'

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import type { CollectionQuery } from './model.js'
+import type { CollectionQuery } from '../../model/query.js'
 import { createCursorCodec, type CursorCodec } from './cursor.js'
 import { resolveFiqlLimits, type FiqlLimits } from './fiql.js'
 import { checkLimit, resolveRoute, SEARCH_SUFFIX, type CollectionConfig, type CollectionRoute } from './route.js'

@@ -1,4 +1,4 @@
-import type { FieldMap, OrderingTerm } from './model.js'
+import type { FieldMap, OrderingTerm } from '../../model/query.js'
 import { QueryError } from './errors.js'
 
 /*

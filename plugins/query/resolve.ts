@@ -1,5 +1,5 @@
 import type { ContextItem } from '../../schemas/problem.js'
-import type { CollectionQuery, Filter, OrderingTerm, Paging } from './model.js'
+import type { CollectionQuery, Filter, OrderingTerm, Paging } from '../../model/query.js'
 import type { CollectionRoute } from './route.js'
 import type { RequestParams, Source } from './read.js'
 import { invalidData, type ProblemError } from '../problem/errors.js'

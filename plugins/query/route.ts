@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { FieldMap, OrderingTerm } from './model.js'
+import type { FieldMap, OrderingTerm } from '../../model/query.js'
 import type { FiqlLimits } from './fiql.js'
 import { orderingResolver, type OrderingResolver } from './ordering.js'
 import { INT32_MAX } from '../../schemas/types.js'

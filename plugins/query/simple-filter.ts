@@ -1,7 +1,7 @@
-import type { Comparison, FieldDescriptor, FieldMap, Filter, Scalar } from './model.js'
-import { junction } from './model.js'
+import type { Comparison, FieldDescriptor, FieldMap, Filter, Scalar } from '../../model/query.js'
+import { junction } from '../../model/query.js'
 import { QueryError } from './errors.js'
-import { MAX_PATH_DEPTH, pathDepth } from './fields.js'
+import { MAX_PATH_DEPTH, pathDepth } from '../../model/fields.js'
 import { describeType, expectation, parseScalar } from './values.js'
 
 /*

@@ -1,4 +1,4 @@
-import type { FieldDescriptor, FieldType, Scalar } from './model.js'
+import type { FieldDescriptor, FieldType, Scalar } from '../../model/query.js'
 
 /*
  * Text → typed value, by the field's type (conventions: "Serialization rules by type").

@@ -1,16 +1,18 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
+import { ResourceTable } from '../../store/table/index.js'
 import type { Store } from '../../store/types.js'
 import conditionalPlugin from '../conditional/index.js'
-import idempotencyPlugin from '../idempotency/index.js'
-import type { ResourceDefinition } from './define.js'
-import { Repository } from './repository.js'
-import { Representation } from './representation.js'
-import { registerRoutes } from './routes.js'
-import { registerCollections } from './collection.js'
-import { itemPaths } from './paths.js'
+import idempotencyPlugin, { type IdempotencyKeys } from '../idempotency/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import type { ResourceDefinition } from './define.js'
+import { itemPaths } from './paths.js'
+import { Representation } from './representation.js'
+import { registerCollectionRoutes } from './routes/collections.js'
+import { registerItemRoutes } from './routes/items.js'
+import type { Served } from './routes/served.js'
+import { Writer } from './write/writer.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
 export interface ResourcePluginOptions {
@@ -22,11 +24,20 @@ export interface ResourcePluginOptions {
   idempotencyTtl?: number
 }
 
-/** A served resource, for plugins that build on the same tables (collections, bulk, webhooks). */
+/** A served resource, for plugins that build on the same tables (bulk, jobs, webhooks). */
 export interface ServedResource {
   definition: ResourceDefinition
-  repository: Repository
+  /** Every statement of the resource's table. */
+  table: ResourceTable
+  /** The one write path of the resource's entities. */
+  writer: Writer
   representation: Representation
+  /** The store the table lives in. */
+  store: Store
+  /** The idempotency keys the writes claim. */
+  keys: IdempotencyKeys
+  /** Every served definition by table, to name the children that block a delete. */
+  registry: ReadonlyMap<string, ResourceDefinition>
   /** The path of an item as clients reach it: under the route prefix the plugin was registered with. */
   itemPath: (id: string) => string
 }
@@ -42,20 +53,20 @@ declare module 'fastify' {
 
 /** Definitions in an order where every referenced table comes before the tables that reference it. */
 export function dependencyOrder (resources: readonly ResourceDefinition[]): ResourceDefinition[] {
-  const byTable = new Map(resources.map(r => [r.table, r]))
+  const byTable = new Map(resources.map(r => [r.storage.table, r]))
   const out: ResourceDefinition[] = []
   const state = new Map<string, 'visiting' | 'done'>()
   const visit = (r: ResourceDefinition, from: string): void => {
-    const s = state.get(r.table)
+    const s = state.get(r.storage.table)
     if (s === 'done') return
     if (s === 'visiting') throw new TypeError(`resource plugin: resources must not reference each other in a cycle, got one through ${r.collection}`)
-    state.set(r.table, 'visiting')
+    state.set(r.storage.table, 'visiting')
     for (const ref of r.references) {
-      const target = byTable.get(ref.resource.table)
+      const target = byTable.get(ref.resource.storage.table)
       if (target === undefined) throw new TypeError(`resource plugin: resources must include ${ref.resource.collection}, which ${r.collection}.${ref.field} references (from ${from})`)
       visit(target, r.collection)
     }
-    state.set(r.table, 'done')
+    state.set(r.storage.table, 'done')
     out.push(r)
   }
   for (const r of resources) visit(r, 'resources')
@@ -74,13 +85,13 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
     throw new TypeError(`resource plugin: store must be a Store (createStore), got ${String(store)}`)
   }
-  if (!Array.isArray(resources) || resources.length === 0 || resources.some(r => typeof r?.table !== 'string' || typeof r.migration !== 'object')) {
+  if (!Array.isArray(resources) || resources.length === 0 || resources.some(r => typeof r?.storage?.table !== 'string' || typeof r.storage.migration !== 'object')) {
     throw new TypeError(`resource plugin: resources must be a non-empty array of defineResource() results, got ${String(resources)}`)
   }
   const tables = new Set<string>()
   for (const r of resources) {
-    if (tables.has(r.table)) throw new TypeError(`resource plugin: resources must have distinct tables, got ${r.table} twice`)
-    tables.add(r.table)
+    if (tables.has(r.storage.table)) throw new TypeError(`resource plugin: resources must have distinct tables, got ${r.storage.table} twice`)
+    tables.add(r.storage.table)
   }
   const ordered = dependencyOrder(resources)
 
@@ -96,29 +107,33 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     fastify.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
   }
 
-  await migrate(store, ordered.map(r => r.migration))
+  await migrate(store, ordered.map(r => r.storage.migration))
 
-  const registry = new Map(ordered.map(r => [r.table, r]))
-  const served = new Map<string, ServedResource>()
+  const registry = new Map(ordered.map(r => [r.storage.table, r]))
   const itemPath = itemPaths(fastify.prefix)
+  const keys = fastify.idempotency
+  const served = new Map<string, ServedResource>()
+  const routes = new Map<string, Served>()
   for (const def of ordered) {
-    const repository = new Repository(def)
-    const representation = new Representation(def)
-    served.set(def.collection, { definition: def, repository, representation, itemPath: (id) => itemPath(def, id) })
-    registerRoutes(fastify, { def, store, repo: repository, rep: representation, keys: fastify.idempotency, registry, itemPath })
+    const table = new ResourceTable(def.storage.spec)
+    const s: Served = { def, store, table, writer: new Writer(def, table), rep: new Representation(def), keys, registry, itemPath }
+    routes.set(def.collection, s)
+    served.set(def.collection, { definition: def, table, writer: s.writer, representation: s.rep, store, keys, registry, itemPath: (id) => itemPath(def, id) })
+    registerItemRoutes(fastify, s)
     // Dependency order serves a parent before its children.
-    const parentRepo = def.parent === null ? null : (served.get(def.parent.resource.collection) as ServedResource).repository
-    registerCollections(fastify, { def, store, rep: representation, parentRepo, itemPath })
+    registerCollectionRoutes(fastify, s, def.parent === null ? null : routes.get(def.parent.resource.collection) ?? null)
   }
   fastify.decorate('resources', served)
 }
 
-export { defineResource, SERVER_MANAGED, type ResourceDefinition, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type ServerProperties } from './define.js'
-export { Repository, type Condition, type Write } from './repository.js'
-export { Representation, selectList } from './representation.js'
+export { defineResource, SERVER_MANAGED, type ResourceDefinition, type ResourceApi, type ResourceStorage, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions, type ServerProperties } from './define.js'
+export { Writer, newEtag } from './write/writer.js'
+export { claimed, claimOf, WRITE_RETRIES } from './write/claims.js'
+export type { WriteAction, WriteOp, WriteResult, WriteCall, Failure } from './write/operations.js'
+export { Representation } from './representation.js'
+export { storeProblem, upperSnake, type Registry, type Operation } from './problems.js'
 export { mergePatch } from './merge-patch.js'
-export { newEtag } from './routes.js'
-export { columnOf, constraintNames, tableDdl, type Column, type FieldKind } from './columns.js'
+export { createBody, patchBody, compileBodyValidator, fillerOf, NoQuery } from './write-schemas.js'
 /*
  * What the routes rely on, checked by Fastify at registration (a missing one fails the boot,
  * named): problem bodies (problem), the strict body validation and the schema builders'

@@ -2,7 +2,7 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import { addConventionFormats } from '../../schemas/formats.js'
-import { unwrapNullable } from './columns.js'
+import { unwrapNullable } from '../../store/table/index.js'
 import { refusingNul } from '../validation/nul.js'
 
 type Json = Record<string, unknown>

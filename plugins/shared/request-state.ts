@@ -2,7 +2,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import type { Principal } from '../auth/verifiers.js'
 import type { Preconditions } from '../conditional/index.js'
 import type { CallingService } from '../conventions/service-header.js'
-import type { CollectionQuery } from '../query/model.js'
+import type { CollectionQuery } from '../../model/query.js'
 import type { CollectionState } from '../query/state.js'
 import type { WebhookDelivery } from '../webhooks/index.js'
 

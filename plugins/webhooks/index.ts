@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
-import { WebhookDeliveries } from './deliveries.js'
+import { WebhookDeliveries } from '../../store/webhook-deliveries.js'
 import { exposeField } from '../shared/request-state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
@@ -85,7 +85,7 @@ export { registerWebhook, type WebhookDefinition, type WebhookHandler, type Webh
 export { webhookPath, WEBHOOK_PREFIX } from './paths.js'
 export { standardWebhooks, signStandardWebhook, type StandardWebhooksOptions } from './standard.js'
 export { sharedToken, type SharedTokenOptions } from './token.js'
-export { WebhookDeliveries } from './deliveries.js'
+export { WebhookDeliveries } from '../../store/webhook-deliveries.js'
 export type { WebhookVerifier, VerifiedDelivery, VerifierDocumentation } from './verifier.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(webhooksPlugin, { fastify: '5.x', name: 'svc-webhooks', dependencies: ['svc-problem'] })

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { defineResource } from '../../plugins/resource/define.js'
+import { defineResource } from '../../index.js'
 
 /** Authors of the reference service (reference-service.md, Resources: Author). */
 export const authors = defineResource({
@@ -21,4 +21,4 @@ export const authors = defineResource({
   indexes: [['name']]
 })
 
-export type Author = Static<typeof authors.entity>
+export type Author = Static<typeof authors.api.entity>

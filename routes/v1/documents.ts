@@ -78,4 +78,4 @@ export const documents = defineResource({
   ]
 })
 
-export type Document = Static<typeof documents.entity>
+export type Document = Static<typeof documents.api.entity>

@@ -33,7 +33,7 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(query, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: opts.definitions ?? [authors, documents] })
   const { definitions: _d, ...bulkOptions } = opts
-  await app.register(bulk, { store, ...bulkOptions })
+  await app.register(bulk, bulkOptions)
   t.teardown(() => app.close())
   await app.ready()
   return app

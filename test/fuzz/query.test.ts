@@ -1,9 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { POOLS, filterArbitrary, orderingArbitrary, pooledValues } from '../query/arbitraries.js'
-import { fieldMapOf } from '../../plugins/resource/collection.js'
 import { printFiql } from '../../plugins/query/fiql-print.js'
-import type { FieldMap } from '../../plugins/query/model.js'
+import type { FieldMap } from '../../model/query.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
 import { Tally, afterwards, good, judge, send, startFuzzService, type Reply, report } from './support.js'
@@ -15,8 +14,8 @@ import { Tally, afterwards, good, judge, send, startFuzzService, type Reply, rep
  * maps, mutated, mis-encoded, repeated and oversized, reach the SQL compiler and the store.
  */
 
-const docFields = fieldMapOf(documents)
-const authorFields = fieldMapOf(authors)
+const docFields = documents.storage.fields
+const authorFields = authors.storage.fields
 
 const only = (fields: FieldMap, keep: (path: string) => boolean): FieldMap => new Map([...fields].filter(([path]) => keep(path)))
 

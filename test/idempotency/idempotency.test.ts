@@ -224,7 +224,7 @@ t.test('without auth every caller is the same one: a key is still remembered (it
   await app.register(conventions)
   await app.register(queryPlugin, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: [notes] })
-  await app.register(bulk, { store })
+  await app.register(bulk)
   await app.ready()
   const send = async (method: 'POST' | 'PATCH', url: string, payload: unknown, key: string): Promise<number> =>
     (await app.inject({ method, url, payload: payload as Record<string, unknown>, headers: { 'user-agent': 'idem-test/1', 'svc-idempotency-key': key } })).statusCode

@@ -4,7 +4,7 @@ import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import openapi from '../../plugins/openapi/index.js'
 import query, { registerCollection } from '../../plugins/query/index.js'
-import { createFieldMap } from '../../plugins/query/fields.js'
+import { createFieldMap } from '../../model/fields.js'
 import { lintOpenApi } from '../../plugins/lint/openapi.js'
 import { build, fields, get, PATH, search, SECRET } from './helper.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build, docs, faults, get, PATH, type Doc } from './helper.js'
-import { createFieldMap } from '../../plugins/query/fields.js'
+import { createFieldMap } from '../../model/fields.js'
 
 const ids = (body: { results: Doc[] }): string[] => body.results.map((d) => d.id)
 const where = (test: (d: Doc) => boolean): string[] => docs.filter(test).map((d) => d.id)

@@ -2,7 +2,7 @@ import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import query, { type QueryPluginOptions } from '../../plugins/query/index.js'
-import { createFieldMap } from '../../plugins/query/fields.js'
+import { createFieldMap } from '../../model/fields.js'
 import { fields, SECRET } from './helper.js'
 
 async function register (opts: Partial<QueryPluginOptions>): Promise<FastifyInstance> {

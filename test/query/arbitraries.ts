@@ -1,6 +1,6 @@
 import fc from 'fast-check'
-import type { Comparison, ComparisonOp, FieldDescriptor, FieldMap, FieldType, Filter, Operand, OrderingTerm, Scalar } from '../../plugins/query/model.js'
-import { junction } from '../../plugins/query/model.js'
+import type { Comparison, ComparisonOp, FieldDescriptor, FieldMap, FieldType, Filter, Operand, OrderingTerm, Scalar } from '../../model/query.js'
+import { junction } from '../../model/query.js'
 
 /** Values of each field type; text also supplies the literal segments of wildcard patterns. */
 export type ValueArbitraries = { [K in Exclude<FieldType, 'string-array'>]: fc.Arbitrary<Scalar> } & { text: fc.Arbitrary<string>, enumValues?: never }

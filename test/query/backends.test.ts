@@ -9,7 +9,7 @@ import { orderingResolver } from '../../plugins/query/ordering.js'
 import { createCursorCodec, queryFingerprint } from '../../plugins/query/cursor.js'
 import { printFiql } from '../../plugins/query/fiql-print.js'
 import { queryMemory } from '../../store/memory-query.js'
-import type { Keyset, OrderingTerm, Page } from '../../plugins/query/model.js'
+import type { Keyset, OrderingTerm, Page } from '../../model/query.js'
 
 /*
  * The SQL back end (on PGlite) and the in-memory evaluator must return the same items

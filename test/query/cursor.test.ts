@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
 import { createCursorCodec, queryFingerprint } from '../../plugins/query/cursor.js'
-import type { Keyset } from '../../plugins/query/model.js'
+import type { Keyset } from '../../model/query.js'
 
 const secret = 'a server secret of enough length!'
 const codec = createCursorCodec({ secret })

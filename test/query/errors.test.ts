@@ -1,6 +1,6 @@
 import t from 'tap'
 import { QueryError, isQueryError, toContextItem } from '../../plugins/query/errors.js'
-import { isWildcard, junction, type Filter } from '../../plugins/query/model.js'
+import { isWildcard, junction, type Filter } from '../../model/query.js'
 
 t.test('a QueryError becomes one context item naming the parameter', async (t) => {
   const err = new QueryError('syntax', 'nameFilter', 'Expected a value at position 6, found the end of the expression.', 6, 'x')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
-import { createFieldMap, defaultColumn, fieldsFromSchema, pathDepth, readPath } from '../../plugins/query/fields.js'
-import type { FieldInit } from '../../plugins/query/fields.js'
+import { createFieldMap, defaultColumn, fieldsFromSchema, pathDepth, readPath } from '../../model/fields.js'
+import type { FieldInit } from '../../model/fields.js'
 import { DocumentSchema, SORTABLE, fields } from './fixtures.js'
 
 t.test('pathDepth', async (t) => {

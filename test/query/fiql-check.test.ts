@@ -2,7 +2,7 @@ import t from 'tap'
 import { fields } from './fixtures.js'
 import { checkFiql, parseFilter } from '../../plugins/query/fiql-check.js'
 import { parseFiql, resolveFiqlLimits } from '../../plugins/query/fiql.js'
-import { createFieldMap } from '../../plugins/query/fields.js'
+import { createFieldMap } from '../../model/fields.js'
 
 const cmp = (field: string, op: string, values: unknown[], ci = false): object => ({ kind: 'cmp', field, op, values, ci })
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { createFieldMap, defaultColumn } from '../../plugins/query/fields.js'
-import type { FieldType } from '../../plugins/query/model.js'
+import { createFieldMap, defaultColumn } from '../../model/fields.js'
+import type { FieldType } from '../../model/query.js'
 
 /** A document-like resource covering every field type, nullable and not, nested and not. */
 export const STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED']

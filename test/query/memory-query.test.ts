@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { fields } from './fixtures.js'
 import { compareCodePoints, compareDecimals, compareValues, compilePredicate, keyComparator, queryMemory } from '../../store/memory-query.js'
 import { parseFilter } from '../../plugins/query/fiql-check.js'
-import type { CollectionQuery, Filter } from '../../plugins/query/model.js'
+import type { CollectionQuery, Filter } from '../../model/query.js'
 
 t.test('compareCodePoints is the order of UTF-8 bytes (PostgreSQL COLLATE "C")', async (t) => {
   const text = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'Z', '\uFFFD', '\uE000', '😀', '\u{10FFFF}', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 6 })

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { fields } from './fixtures.js'
 import { orderingKey, orderingResolver } from '../../plugins/query/ordering.js'
-import { createFieldMap } from '../../plugins/query/fields.js'
-import type { OrderingTerm } from '../../plugins/query/model.js'
+import { createFieldMap } from '../../model/fields.js'
+import type { OrderingTerm } from '../../model/query.js'
 
 t.test('ordering values become terms ending with the id', async (t) => {
   const resolve = orderingResolver(fields)

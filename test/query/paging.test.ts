@@ -1,6 +1,6 @@
 import t from 'tap'
-import { finishPage, sortKeyOf } from '../../plugins/query/paging.js'
-import type { OrderingTerm, Paging } from '../../plugins/query/model.js'
+import { finishPage, sortKeyOf } from '../../model/paging.js'
+import type { OrderingTerm, Paging } from '../../model/query.js'
 
 const ordering: OrderingTerm[] = [{ field: 'n', direction: 'asc' }, { field: 'id', direction: 'asc' }]
 const rows = (...ids: number[]): Array<{ id: string, n: number }> => ids.map((i) => ({ id: `i${i}`, n: i }))

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { Filter, OrderingTerm, Page, Paging } from '../../plugins/query/model.js'
-import { finishPage } from '../../plugins/query/paging.js'
+import type { Filter, OrderingTerm, Page, Paging } from '../../model/query.js'
+import { finishPage } from '../../model/paging.js'
 import { compileSql, countStatement, selectStatement } from '../../store/sql-query.js'
 import { readTemplate, templateFile } from '../../store/pglite-template.js'
 import { fields } from './fixtures.js'

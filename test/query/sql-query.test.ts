@@ -2,7 +2,7 @@ import t from 'tap'
 import { fields } from './fixtures.js'
 import { parseFilter } from '../../plugins/query/fiql-check.js'
 import { compileSql, countStatement, likePattern, selectStatement } from '../../store/sql-query.js'
-import type { CollectionQuery, OrderingTerm } from '../../plugins/query/model.js'
+import type { CollectionQuery, OrderingTerm } from '../../model/query.js'
 
 const byId: OrderingTerm[] = [{ field: 'id', direction: 'asc' }]
 const first = { kind: 'cursor' as const, limit: 10 }

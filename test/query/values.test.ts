@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { describeType, expectation, isDateText, isDateTimeText, isDecimalText, parseScalar } from '../../plugins/query/values.js'
-import type { FieldDescriptor, FieldType } from '../../plugins/query/model.js'
+import type { FieldDescriptor, FieldType } from '../../model/query.js'
 
 function field (type: FieldType, enumValues?: string[]): FieldDescriptor {
   return { path: 'x', type, nullable: false, sql: 't."x"', filterable: true, sortable: false, ordered: true, ...(enumValues === undefined ? {} : { enumValues }) }

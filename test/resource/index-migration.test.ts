@@ -2,10 +2,9 @@ import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { databases } from '../support/databases.js'
 import { defineResource, type ResourceDefinition } from '../../plugins/resource/define.js'
-import { collationDdl } from '../../plugins/resource/columns.js'
-import { fieldMapOf } from '../../plugins/resource/collection.js'
+import { collationDdl } from '../../store/table/index.js'
 import { parseFilter } from '../../plugins/query/fiql-check.js'
-import type { OrderingTerm } from '../../plugins/query/model.js'
+import type { OrderingTerm } from '../../model/query.js'
 import { compileSql, selectStatement } from '../../store/sql-query.js'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
@@ -42,12 +41,12 @@ async function planOf (store: Store, text: string, params: unknown[]): Promise<{
   return { types: nodes.map(n => n['Node Type']), index: scan?.['Index Name'], cond: scan?.['Index Cond'] }
 }
 
-/** The page statement registerCollections (plugins/resource/collection.ts) runs. */
+/** The page statement of a collection (store/table/statements.ts). */
 function statementOf (def: ResourceDefinition, ordering: OrderingTerm[], fiql: string | null): { text: string, params: unknown[] } {
-  const fields = fieldMapOf(def)
+  const fields = def.storage.fields
   const filter = fiql === null ? null : parseFilter(fiql, fields)
   const sql = compileSql({ filter, ordering, paging: { kind: 'cursor', limit: 20 } }, fields, { paramStart: 2 })
-  return selectStatement(sql, { select: 't.*', from: `"${def.table}" t`, where: 't.ctx = $1', params: ['prod'] })
+  return selectStatement(sql, { select: 't.*', from: `"${def.storage.table}" t`, where: 't.ctx = $1', params: ['prod'] })
 }
 
 for (const db of databases) {
@@ -56,7 +55,7 @@ for (const db of databases) {
 
     t.test('tables made before get their text columns in "C" once, rows and keys intact', async t => {
       // The tables as the migration made them before the collation step.
-      const before = (def: ResourceDefinition): string => (def.migration.sql as string).replace(collationDdl(def.table), 'SELECT 1')
+      const before = (def: ResourceDefinition): string => (def.storage.migration.sql as string).replace(collationDdl(def.storage.table), 'SELECT 1')
       await store.exec(before(authors))
       await store.exec(before(documents))
       t.equal((await collations(store, 'documents')).id, '"default"', 'made in the database\'s collation')
@@ -66,7 +65,7 @@ for (const db of databases) {
         SELECT 'prod', 'd' || i, '"e"', now(), now(), 'doc ' || i, 'a1', 'DRAFT', 'INVOICE', i, '{}', '[]' FROM generate_series(1, 50) AS i`)
       const oldKey = await fileOf(store, 'documents_pkey')
 
-      t.same(await migrate(store, [authors.migration, documents.migration]), [authors.migration.id, documents.migration.id])
+      t.same(await migrate(store, [authors.storage.migration, documents.storage.migration]), [authors.storage.migration.id, documents.storage.migration.id])
       for (const table of ['authors', 'documents']) {
         const all = await collations(store, table)
         t.same(Object.entries(all).filter(([, c]) => c !== '"C"'), [], `every text column of ${table} is in "C"`)
@@ -97,7 +96,7 @@ for (const db of databases) {
         sortable: ['metadata.source.system', 'metadata.score'],
         indexes: [['metadata.source.system'], ['-metadata.score']]
       })
-      await migrate(store, [notes.migration])
+      await migrate(store, [notes.storage.migration])
       await store.exec(`INSERT INTO notes (ctx, id, etag, "createdDateTime", "modifiedDateTime", name, metadata)
         SELECT 'prod', 'n' || i, '"e"', now(), now(), 'note ' || i,
           CASE WHEN i % 10 = 0 THEN NULL ELSE jsonb_build_object('source', jsonb_build_object('system', 'sys' || (i % 7)), 'score', i % 50) END

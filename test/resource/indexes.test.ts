@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { defineResource, type ResourceOptions } from '../../plugins/resource/define.js'
-import { collationDdl, constraintNames, tableDdl } from '../../plugins/resource/columns.js'
+import { collationDdl, constraintNames, tableDdl } from '../../store/table/index.js'
 import { Int32, Nullable, UpperSnakeEnum } from '../../schemas/types.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
@@ -28,7 +28,7 @@ const base: ResourceOptions<typeof fields> = {
   idParam: 'noteId',
   fields,
   references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }],
-  filterable: ['name', 'kind', 'pageCount', 'tags', 'authorId', 'authorRef', 'createdDateTime', 'metadata.source.system'],
+  filterable: ['name', 'kind', 'pageCount', 'tags', 'authorId', 'createdDateTime', 'metadata.source.system'],
   sortable: ['name', 'pageCount', 'createdDateTime', 'metadata.score']
 }
 
@@ -43,16 +43,18 @@ t.test('indexes that cannot work are refused at definition time, naming the opti
     ['the id', [['-id']], /indexes must be fields other than the id, which ends every index, got "id"$/],
     ['a field no query uses', [['pageCount'], ['metadata.score', 'kind'], ['nope']], /indexes must be filterable or sortable fields \(name, kind, .*metadata\.score\), with a leading - for descending, got "nope"$/],
     ['an array', [['kind', 'tags']], /indexes must be fields that are not arrays \(a btree index does not serve array operators\), got "tags"$/],
-    ['a computed field', [['authorRef']], /^defineResource: indexes must name stored fields of the collection items: fieldsFromSchema: column\(\) gives no SQL for "authorRef"/],
     ['the same index twice', [['name'], { fields: ['name'] }], /indexes must be distinct indexes, got "notes_by_name"$/]
   ]
   for (const [name, indexes, message] of table) {
     t.throws(() => defineResource({ ...base, indexes } as never), { name: 'TypeError', message }, name)
   }
+  t.throws(() => defineResource({ ...base, filterable: [...(base.filterable ?? []), 'authorRef'], indexes: [['authorRef']] }), {
+    name: 'TypeError', message: /^defineResource: indexes must name stored fields of the collection items: fieldsFromSchema: column\(\) gives no SQL for "authorRef"/
+  }, 'a computed field')
   const omitted = { ...base, summary: { omit: ['metadata'] as Array<'metadata'> }, indexes: [['metadata.source.system']] }
   t.throws(() => defineResource(omitted), { name: 'TypeError', message: /indexes must name stored fields of the collection items: fieldsFromSchema: filterable lists "metadata\.source\.system"/ },
     'a field left out of collection items serves no collection query')
-  t.same(defineResource(base).indexes, [], 'none by default')
+  t.same(defineResource(base).storage.spec.indexes, [], 'none by default')
 })
 
 t.test('each key gets the SQL the query compiler orders and compares by', async t => {
@@ -60,7 +62,7 @@ t.test('each key gets the SQL the query compiler orders and compares by', async 
     ...base,
     indexes: [['kind', '-pageCount'], { fields: ['metadata.source.system'] }, ['-metadata.score', 'createdDateTime'], ['name']]
   })
-  t.same(notes.indexes, [
+  t.same(notes.storage.spec.indexes, [
     {
       name: 'notes_by_kind_pageCount_desc',
       keys: [{ path: 'kind', sql: '"kind"', descending: false }, { path: 'pageCount', sql: '"pageCount"', descending: true }]
@@ -79,23 +81,23 @@ t.test('each key gets the SQL the query compiler orders and compares by', async 
     },
     { name: 'notes_by_name', keys: [{ path: 'name', sql: '"name"', descending: false }] }
   ])
-  const ddl = notes.migration.sql as string
+  const ddl = notes.storage.migration.sql as string
   t.match(ddl, 'CREATE INDEX IF NOT EXISTS "notes_by_kind_pageCount_desc" ON "notes" (ctx, "kind", "pageCount" DESC, id)')
   t.match(ddl, 'CREATE INDEX IF NOT EXISTS "notes_by_metadata_source_system" ON "notes" (ctx, ("notes"."metadata"->\'source\'->>\'system\') COLLATE "C", id)')
   t.match(ddl, 'ON "notes" (ctx, (("notes"."metadata"->>\'score\')::integer) DESC, "createdDateTime", id)')
   t.match(ddl, 'CREATE INDEX IF NOT EXISTS "notes_authorId_idx" ON "notes" (ctx, "authorId")', 'no declared index leads with authorId: the foreign key gets its own')
   t.ok(ddl.indexOf(collationDdl('notes')) < ddl.indexOf('CREATE INDEX'), 'text columns are in "C" before any index is built on them')
-  t.not(notes.migration.id, defineResource(base).migration.id, 'declaring an index changes the migration id, so the DDL runs again')
-  t.equal(defineResource({ ...base, indexes: [['kind', '-pageCount']] }).migration.id, defineResource({ ...base, indexes: [{ fields: ['kind', '-pageCount'] }] }).migration.id,
+  t.not(notes.storage.migration.id, defineResource(base).storage.migration.id, 'declaring an index changes the migration id, so the DDL runs again')
+  t.equal(defineResource({ ...base, indexes: [['kind', '-pageCount']] }).storage.migration.id, defineResource({ ...base, indexes: [{ fields: ['kind', '-pageCount'] }] }).storage.migration.id,
     'the two spellings are one index')
 })
 
 t.test('an index leading with a reference serves its foreign key', async t => {
   const notes = defineResource({ ...base, indexes: [['authorId']] })
-  const ddl = notes.migration.sql as string
+  const ddl = notes.storage.migration.sql as string
   t.match(ddl, 'CREATE INDEX IF NOT EXISTS "notes_by_authorId" ON "notes" (ctx, "authorId", id)')
   t.notMatch(ddl, 'notes_authorId_idx')
-  t.match(defineResource({ ...base, indexes: [['name', 'authorId']] }).migration.sql as string, 'notes_authorId_idx', 'only an index that leads with it')
+  t.match(defineResource({ ...base, indexes: [['name', 'authorId']] }).storage.migration.sql as string, 'notes_authorId_idx', 'only an index that leads with it')
 })
 
 t.test('index names are deterministic and fit PostgreSQL\'s 63 bytes', async t => {
@@ -121,10 +123,10 @@ t.test('the collation step only touches text columns not yet in "C"', async t =>
 })
 
 t.test('the reference resources declare their query indexes', async t => {
-  t.same(documents.indexes.map(i => i.name), [
+  t.same(documents.storage.spec.indexes.map(i => i.name), [
     'documents_by_authorId', 'documents_by_name', 'documents_by_pageCount', 'documents_by_status',
     'documents_by_createdDateTime_desc', 'documents_by_kind_pageCount_desc'
   ])
-  t.notMatch(documents.migration.sql as string, 'documents_authorId_idx', 'documents_by_authorId serves the foreign key')
-  t.same(authors.indexes.map(i => i.name), ['authors_by_name'])
+  t.notMatch(documents.storage.migration.sql as string, 'documents_authorId_idx', 'documents_by_authorId serves the foreign key')
+  t.same(authors.storage.spec.indexes.map(i => i.name), ['authors_by_name'])
 })

@@ -1,9 +1,7 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import resource from '../../plugins/resource/index.js'
-import { defineResource } from '../../plugins/resource/define.js'
-import { Repository } from '../../plugins/resource/repository.js'
+import resource, { defineResource, type ServedResource } from '../../plugins/resource/index.js'
 import { Nullable } from '../../schemas/types.js'
 import type { Store } from '../../store/types.js'
 import { pglite } from '../support/databases.js'
@@ -56,14 +54,17 @@ t.test('standalone', async t => {
     t.equal(JSON.parse((await app.inject({ url })).body).score, 2)
   })
 
-  t.test('a server-side change of a read-only field goes through the repository', async t => {
-    const repo = app.resources.get('notes')?.repository as Repository
+  t.test('a server-side change of a read-only field goes through the write path', async t => {
+    const { writer, store } = app.resources.get('notes') as ServedResource
     const current = JSON.parse((await app.inject({ url })).body)
-    const ok = await repo.update(real, { ctx: 'prod', id: note.id, etag: '"scanned"', by: 'scanner', values: { title: current.title, score: current.score, hash: 'abc' } }, { match: [current.etag] }, 'stored')
-    t.equal(ok, true)
+    const set = async (etag: string): Promise<unknown> => (await store.transaction(async (tx) => await writer.run(tx, { ctx: 'prod', by: 'scanner', atomic: true }, [
+      { action: 'set', id: note.id, values: { hash: 'abc' }, ifMatch: [{ weak: false, tag: etag }], ifNoneMatch: null }
+    ])))[0]
+    t.match(await set(current.etag), { failure: null, row: { hash: 'abc', modifiedBy: 'scanner' } })
     const after = JSON.parse((await app.inject({ url })).body)
-    t.match(after, { hash: 'abc', etag: '"scanned"', modifiedBy: 'scanner' })
-    t.equal(await repo.update(real, { ctx: 'prod', id: note.id, etag: '"x"', by: null, values: after }, { match: ['"stale"'] }, 'stored'), false)
+    t.match(after, { title: current.title, score: current.score, hash: 'abc', modifiedBy: 'scanner' })
+    t.not(after.etag, current.etag, 'a new ETag')
+    t.match(await set('"stale"'), { failure: { kind: 'precondition-failed', header: 'If-Match', exists: true }, row: null })
     const put = await app.inject({ method: 'PUT', url, payload: { title: 'again' } })
     t.equal(put.statusCode, 204)
     t.match(JSON.parse((await app.inject({ url })).body), { title: 'again', score: 0.5, hash: 'abc' }, 'PUT keeps the read-only field')

@@ -1,4 +1,4 @@
-import type { KeyValue, OrderingTerm, Page, Paging } from './model.js'
+import type { KeyValue, OrderingTerm, Page, Paging } from './query.js'
 import { readPath } from './fields.js'
 
 /*

@@ -1,5 +1,5 @@
-import { quoteIdent } from '../../store/quote.js'
-import type { Migration, Queryable } from '../../store/types.js'
+import { quoteIdent } from './quote.js'
+import type { Migration, Queryable } from './types.js'
 
 /**
  * The ids of applied deliveries, per producer. Recorded in the transaction of the

@@ -1,4 +1,4 @@
-import type { FieldDescriptor, FieldMap, FieldType } from './model.js'
+import type { FieldDescriptor, FieldMap, FieldType } from './query.js'
 
 /** Nested names use periods, at most three levels (conventions: "Simple filtering" 4, "Limits"). */
 export const MAX_PATH_DEPTH = 3

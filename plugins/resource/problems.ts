@@ -1,7 +1,7 @@
 import { ForeignKeyViolation, SerializationFailure, UniqueViolation, Unavailable, isStoreError } from '../../store/errors.js'
-import { ProblemError, problems } from '../problem/errors.js'
+import { ProblemError, problems } from '../problem/index.js'
 import { unavailableProblem } from '../shared/unavailable.js'
-import { constraintNames } from './columns.js'
+import { constraintNames } from '../../store/table/index.js'
 import type { ResourceDefinition } from './define.js'
 import { withArticle } from '../shared/article.js'
 
@@ -21,7 +21,7 @@ function printable (value: unknown): string | undefined {
 }
 
 function uniqueProblem (def: ResourceDefinition, err: UniqueViolation, body: Record<string, unknown>): ProblemError {
-  const field = def.unique.find(f => constraintNames.unique(def.table, f) === err.constraint)
+  const field = def.storage.spec.unique.find(f => constraintNames.unique(def.storage.table, f) === err.constraint)
   if (field === undefined) {
     return problems.conflict(`${withArticle(def.name, true)} with this id already exists; use another id.`)
   }
@@ -43,7 +43,7 @@ function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op
     const what = child === undefined ? 'other resources' : child.collection
     return problems.conflict(`The ${def.name} ${id} cannot be deleted while ${what} refer to it; delete or change them first.`, { instance: itemPath(id), cause: err })
   }
-  const ref = def.references.find(r => constraintNames.foreignKey(def.table, r.field) === err.constraint)
+  const ref = def.references.find(r => constraintNames.foreignKey(def.storage.table, r.field) === err.constraint)
   if (ref === undefined) {
     return problems.conflict(`The ${def.name} refers to something that does not exist; correct the references.`)
   }

@@ -1,0 +1,182 @@
+import { OptionalKind, type TProperties, type TSchema } from '@sinclair/typebox'
+import { SERVER_FIELDS } from '../../../store/table/index.js'
+import { isOmittable } from '../write-schemas.js'
+import type { ResourceDefinition } from './types.js'
+
+/** A field computed from the stored ones on the way out (e.g. `authorRef` from `authorId`). */
+export interface DerivedField<S extends TSchema = TSchema> {
+  schema: S
+  value: (entity: Record<string, unknown>) => unknown
+}
+
+/** `field` holds the id of a `resource` (a foreign key: a missing target is 409). */
+export interface ReferenceOptions {
+  field: string
+  resource: ResourceDefinition
+  /** Adds the read-only `<entity>Ref` property (`svc:<entity>::<id>`) under this name, e.g. `authorRef`. */
+  ref?: string
+}
+
+/** A child collection: `POST <parent path>/:<parent idParam>/<collection>` takes `field` from the path. */
+export interface ParentOptions {
+  resource: ResourceDefinition
+  field: string
+}
+
+/** A query index of the table, `(ctx, <fields…>, id)`. */
+export interface IndexOptions {
+  /** Filterable or sortable paths (nested ones too), in index order; `-path` for descending. */
+  fields: readonly string[]
+}
+
+export interface ResourceOptions<P extends TProperties, D extends TProperties = Record<never, never>> {
+  /** Singular, lowercase `[a-z0-9]{1,20}`: the entity part of `ref` (`svc:<name>::<id>`). */
+  name: string
+  /** Plural: the table and the collection segment (`/v1/<collection>`). */
+  collection: string
+  /** Path of the collection, e.g. `/v1/documents`; items live at `<path>/:<idParam>`. */
+  path: string
+  /** Name of the item path parameter, e.g. `documentId`. */
+  idParam: string
+  /** The entity's own fields (the server adds id, ref, etag and the audit fields). */
+  fields: P
+  /** Fields clients never write (besides the server-managed ones), e.g. `fingerprint`. */
+  readOnly?: ReadonlyArray<keyof P & string>
+  /** Fields unique within an execution context (a duplicate is 409). */
+  unique?: ReadonlyArray<keyof P & string>
+  references?: readonly ReferenceOptions[]
+  parent?: ParentOptions
+  /** PUT, PATCH and DELETE need `If-Match` (428 without it). Default false. */
+  requireIfMatch?: boolean
+  /** Token scopes for reading (GET, HEAD) and writing (POST, PUT, PATCH, DELETE). Default none. */
+  scopes?: { read?: readonly string[], write?: readonly string[] }
+  /** Fields (dotted paths) collection endpoints may filter on. */
+  filterable?: readonly string[]
+  /** Fields (dotted paths) collection endpoints may sort on. */
+  sortable?: readonly string[]
+  /**
+   * Indexes of the table for collection queries, each `(ctx, <fields…>, id)`: a list of
+   * filterable or sortable paths, or `{ fields }`; `-path` sorts the key descending. Lead
+   * with the fields filtered by equality, then the ordering's fields in its directions:
+   * `['kind', '-pageCount']` serves `kind=INVOICE&ordering=-pageCount`, every page of it
+   * (the id tiebreaker ascends, so a descending ordering needs its `-`). The primary key
+   * already serves the default ordering by id. Default none.
+   */
+  indexes?: ReadonlyArray<readonly string[] | IndexOptions>
+  /** Fields left out of collection items (conventions: items are summaries). */
+  summary?: { omit: ReadonlyArray<keyof P & string> }
+  /** Read-only fields computed from the stored ones. */
+  derived?: { [K in keyof D]: DerivedField<D[K]> }
+  /** Table name. Default the collection. */
+  table?: string
+}
+
+/** The options of a definition once checked: every list present, every name known. */
+export interface CheckedOptions {
+  name: string
+  collection: string
+  path: string
+  idParam: string
+  table: string
+  fields: TProperties
+  fieldNames: readonly string[]
+  /** `readOnly` and the fields whose schema says `readOnly: true`. */
+  readOnly: readonly string[]
+  unique: readonly string[]
+  /** `references`, with the parent's field when it is not listed. */
+  references: readonly ReferenceOptions[]
+  parent: ParentOptions | null
+  requireIfMatch: boolean
+  scopes: { read: readonly string[], write: readonly string[] }
+  filterable: readonly string[]
+  sortable: readonly string[]
+  summaryOmit: readonly string[]
+  derived: Readonly<Record<string, DerivedField>>
+  indexes: unknown
+}
+
+/** Names the API adds to every entity besides the stored server fields: `ref`. */
+export const SERVER_MANAGED: readonly string[] = ['id', 'ref', ...SERVER_FIELDS.filter(f => f !== 'id')]
+
+const ENTITY = /^[a-z0-9]{1,20}$/
+const SQL_NAME = /^[a-z_][a-z0-9_]{0,40}$/
+const PROPERTY = /^[a-z][A-Za-z0-9]*$/
+const PATH = /^(\/[A-Za-z0-9._~-]+)+$/
+
+export function fail (option: string, value: unknown, rule: string): never {
+  throw new TypeError(`defineResource: ${option} must be ${rule}, got ${JSON.stringify(value)}`)
+}
+
+function names (list: readonly unknown[] | undefined, option: string): string[] {
+  if (list === undefined) return []
+  if (!Array.isArray(list) || list.some(x => typeof x !== 'string')) fail(option, list, 'an array of field names')
+  return [...list] as string[]
+}
+
+/** Checks a definition's options; throws a TypeError naming the option that cannot work. */
+export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): CheckedOptions {
+  const { name, collection, path, idParam, fields } = opts
+  if (typeof name !== 'string' || !ENTITY.test(name)) fail('name', name, 'a lowercase entity name of 1 to 20 characters among a-z and 0-9 (conventions: URN-like references)')
+  if (typeof collection !== 'string' || !SQL_NAME.test(collection)) fail('collection', collection, 'a lowercase plural name among a-z, 0-9 and _')
+  const table = opts.table ?? collection
+  if (typeof table !== 'string' || !SQL_NAME.test(table)) fail('table', table, 'a lowercase SQL name of at most 41 characters')
+  if (typeof path !== 'string' || !PATH.test(path)) fail('path', path, 'an absolute path such as /v1/documents')
+  if (typeof idParam !== 'string' || !PROPERTY.test(idParam)) fail('idParam', idParam, 'a camelCase parameter name such as documentId')
+  if (typeof fields !== 'object' || fields === null || Object.keys(fields).length === 0) fail('fields', fields, 'an object of TypeBox schemas')
+
+  const fieldNames = Object.keys(fields)
+  for (const f of fieldNames) {
+    if (!PROPERTY.test(f)) fail(`fields.${f}`, f, 'a camelCase property name')
+    if (SERVER_MANAGED.includes(f)) fail(`fields.${f}`, f, 'a field the server does not manage itself (id, ref, etag and the audit fields are added)')
+  }
+  const known = (option: string, list: string[]): string[] => {
+    for (const f of list) if (!fieldNames.includes(f)) fail(option, f, `one of the fields (${fieldNames.join(', ')})`)
+    return list
+  }
+  const readOnly = known('readOnly', names(opts.readOnly, 'readOnly'))
+  for (const f of fieldNames) {
+    if ((fields[f] as { readOnly?: boolean }).readOnly === true && !readOnly.includes(f)) readOnly.push(f)
+  }
+  const unique = known('unique', names(opts.unique, 'unique'))
+  const summaryOmit = known('summary.omit', names(opts.summary?.omit, 'summary.omit'))
+  const references = [...(opts.references ?? [])]
+  const parent = opts.parent ?? null
+  if (parent !== null && !references.some(r => r.field === parent.field)) {
+    references.push({ field: parent.field, resource: parent.resource })
+  }
+  for (const r of references) {
+    known('references.field', [r.field])
+    if (typeof r.resource !== 'object' || r.resource === null || typeof r.resource.storage?.table !== 'string') fail(`references (${r.field}).resource`, r.resource, 'a ResourceDefinition')
+    if (r.ref !== undefined && !PROPERTY.test(r.ref)) fail('references.ref', r.ref, 'a camelCase property name such as authorRef')
+  }
+
+  for (const f of fieldNames) {
+    const s = fields[f] as TSchema & { [OptionalKind]?: string }
+    // The API always returns every field (null, never left out), so one that may be absent needs a value to return.
+    if ((s[OptionalKind] === 'Optional' || readOnly.includes(f)) && !isOmittable(s)) {
+      fail(`fields.${f}`, f, 'given a default or made Nullable when it is optional or read-only, so the API always has a value to return')
+    }
+  }
+  const derived = { ...(opts.derived as Record<string, DerivedField> | undefined) }
+
+  return {
+    name,
+    collection,
+    path,
+    idParam,
+    table,
+    fields,
+    fieldNames,
+    readOnly,
+    unique,
+    references,
+    parent,
+    requireIfMatch: opts.requireIfMatch ?? false,
+    scopes: { read: [...(opts.scopes?.read ?? [])], write: [...(opts.scopes?.write ?? [])] },
+    filterable: [...(opts.filterable ?? [])],
+    sortable: [...(opts.sortable ?? [])],
+    summaryOmit,
+    derived,
+    indexes: opts.indexes
+  }
+}

@@ -1,0 +1,84 @@
+import { defaultColumn, fieldsFromSchema } from '../../../model/fields.js'
+import type { FieldMap } from '../../../model/query.js'
+import { quoteIdent } from '../../../store/quote.js'
+import { columnOf, constraintNames, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
+import { fail, type CheckedOptions, type IndexOptions } from './options.js'
+import type { ResourceApi, ResourceStorage } from './types.js'
+
+/** The paths of one `indexes` entry, checked: strings, at least one, each once. */
+function indexPaths (entry: unknown): Array<{ path: string, descending: boolean }> {
+  const list = Array.isArray(entry) ? entry : (entry as IndexOptions | null)?.fields
+  if (!Array.isArray(list) || list.length === 0 || list.some(f => typeof f !== 'string')) {
+    fail('indexes', entry, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+  }
+  const keys = (list as string[]).map(f => f.startsWith('-') ? { path: f.slice(1), descending: true } : { path: f, descending: false })
+  const paths = keys.map(k => k.path)
+  if (new Set(paths).size !== paths.length) fail('indexes', entry, 'indexes naming each field once')
+  return keys
+}
+
+/**
+ * Resolves `indexes` against the collection items: every key must be a filterable or
+ * sortable, stored, non-array path, and gets the SQL the query compiler uses for it
+ * (`indexKey`).
+ */
+function resolveIndexes (o: CheckedOptions, api: ResourceApi): TableIndex[] {
+  const entries = o.indexes
+  if (entries === undefined) return []
+  if (!Array.isArray(entries)) fail('indexes', entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+  const queried = [...o.filterable, ...o.sortable]
+  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames])
+  const resolved = entries.map(indexPaths)
+  const paths = [...new Set(resolved.flat().map(k => k.path))]
+  for (const path of paths) {
+    if (path === 'id') fail('indexes', path, 'fields other than the id, which ends every index')
+    if (!queried.includes(path)) fail('indexes', path, `filterable or sortable fields (${queried.join(', ')}), with a leading - for descending`)
+  }
+  const T = quoteIdent(o.table)
+  let fields: FieldMap
+  try {
+    fields = fieldsFromSchema(api.summary, {
+      filterable: paths,
+      column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type, T) : undefined
+    })
+  } catch (err) {
+    throw new TypeError(`defineResource: indexes must name stored fields of the collection items: ${(err as Error).message}`)
+  }
+  const names = new Set<string>()
+  return resolved.map(entry => {
+    const keys = entry.map(({ path, descending }): IndexKey => {
+      const field = fields.get(path) as NonNullable<ReturnType<FieldMap['get']>>
+      if (field.type === 'string-array') fail('indexes', path, 'fields that are not arrays (a btree index does not serve array operators)')
+      return indexKey(field, descending)
+    })
+    const name = constraintNames.queryIndex(o.table, keys)
+    if (names.has(name)) fail('indexes', name, 'distinct indexes')
+    names.add(name)
+    return { name, keys }
+  })
+}
+
+/** The filterable and sortable paths of the collection items, mapped onto the table's columns (alias `t`). */
+function fieldMapOf (o: CheckedOptions, api: ResourceApi): FieldMap {
+  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames])
+  return fieldsFromSchema(api.summary, {
+    filterable: [...o.filterable],
+    sortable: [...o.sortable],
+    // `ref` and derived fields are computed, not stored: they have no column to filter on.
+    column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type) : undefined
+  })
+}
+
+/** The storage face of a resource: its table, how each field is stored, its indexes and migration. */
+export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage {
+  const spec: TableSpec = {
+    table: o.table,
+    columns: o.fieldNames.map(f => columnOf(f, o.fields[f] as Parameters<typeof columnOf>[1])),
+    writable: api.writable,
+    unique: o.unique,
+    references: o.references.map(r => ({ field: r.field, table: r.resource.storage.table })),
+    indexes: resolveIndexes(o, api),
+    summaryOmit: o.summaryOmit
+  }
+  return { table: o.table, spec, fields: fieldMapOf(o, api), migration: tableMigration(spec) }
+}

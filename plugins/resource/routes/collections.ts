@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { finishPage } from '../../../model/paging.js'
+import { Collection } from '../../../schemas/collection.js'
+import { Id } from '../../../schemas/types.js'
+import type { PageScope } from '../../../store/table/index.js'
+import { problems } from '../../problem/index.js'
+import { collectionQueryOf, registerCollection } from '../../query/index.js'
+import { unavailableProblem } from '../../shared/unavailable.js'
+import { withArticle } from '../../shared/article.js'
+import type { Served } from './served.js'
+
+/**
+ * `GET <collection>` and `POST <collection>/search` (and the same under the parent for a child
+ * collection) through the query plugin: the request's collection query is read from the
+ * resource's table, scoped by execution context (and parent), the summary's fields only.
+ */
+export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, parentServed: Served | null): void {
+  const { def, store, table, rep } = s
+  const fields = def.storage.fields
+  const response = { 200: Collection(def.api.summary) }
+  const config = { auth: { scopes: [...def.api.scopes.read] } } as Omit<FastifyContextConfig, 'collection'>
+
+  async function page (request: FastifyRequest, reply: FastifyReply, scope: PageScope): Promise<FastifyReply> {
+    const q = collectionQueryOf(request)
+    const totalCount = q.paging.kind === 'offset' && q.paging.totalCount
+    let read
+    try {
+      read = await table.page(store, q, fields, scope, { totalCount })
+    } catch (err) {
+      throw unavailableProblem(err)
+    }
+    const result = finishPage(read.rows.map(r => rep.toEntity(r)), q.paging, q.ordering)
+    return await reply.sendCollection(read.totalCount === undefined ? result : { ...result, totalCount: read.totalCount })
+  }
+
+  registerCollection(fastify, {
+    url: def.path,
+    collection: { fields },
+    schema: { tags: [def.collection], summary: `List ${def.collection}`, response },
+    config,
+    handler: async function (request, reply) {
+      return await page(request, reply, { ctx: request.executionContext })
+    }
+  })
+
+  const parent = def.parent
+  if (parent === null || parentServed === null) return
+  const p = parent.resource
+  registerCollection(fastify, {
+    url: `${p.path}/:${p.idParam}/${def.collection}`,
+    collection: { fields },
+    schema: { tags: [def.collection], summary: `List the ${def.collection} of ${withArticle(p.name)}`, params: Type.Object({ [p.idParam]: Id() }), response },
+    config: { ...config, problems: [404] } as Omit<FastifyContextConfig, 'collection'>,
+    handler: async function (request, reply) {
+      const parentId = (request.params as Record<string, string>)[p.idParam] as string
+      const ctx = request.executionContext
+      let exists: string | null
+      try {
+        exists = await parentServed.table.etagOf(store, ctx, parentId)
+      } catch (err) {
+        throw unavailableProblem(err)
+      }
+      // Conventions, Common errors 404: a missing parent is named in detail and instance.
+      if (exists === null) {
+        const parentPath = s.itemPath(p, parentId)
+        throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
+      }
+      return await page(request, reply, { ctx, parent: { field: parent.field, id: parentId } })
+    }
+  })
+}

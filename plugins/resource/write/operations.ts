@@ -1,0 +1,67 @@
+import type { ContextItem } from '../../../schemas/problem.js'
+import type { EntityTagList } from '../../conditional/index.js'
+
+type Row = Record<string, unknown>
+
+/**
+ * What a write does to one entity, whoever asks (an item route, a bulk operation, a job, a
+ * webhook):
+ * - `create`: a new entity with this id; fails when the id exists (a PUT with
+ *   `If-None-Match: *`, or a new server id);
+ * - `put`: replaces the entity, or creates it with this id (PUT, bulk CREATE_UPDATE);
+ * - `update`: replaces an existing entity (bulk UPDATE);
+ * - `patch`: applies a JSON Merge Patch to an existing entity (PATCH);
+ * - `delete`: deletes it; nothing to do when it does not exist (DELETE);
+ * - `set`: the server sets stored fields of an existing entity, read-only ones included
+ *   (a webhook recording what a producer reports).
+ */
+export type WriteAction = 'create' | 'put' | 'update' | 'patch' | 'delete' | 'set'
+
+export interface WriteOp {
+  action: WriteAction
+  id: string
+  /**
+   * `create`, `put`, `update`: the entity's writable fields as sent (defaults are filled by
+   * the write path); `patch`: the merge patch; `set`: the fields to set; `delete`: unused.
+   */
+  values: Row
+  /** Strong comparison with the current ETag (RFC 9110 §13.1.1); null when not sent. */
+  ifMatch: EntityTagList | null
+  /** Weak comparison with the current ETag (RFC 9110 §13.1.2); `*`: must not exist. */
+  ifNoneMatch: EntityTagList | null
+}
+
+/** Why an operation was not applied; each caller words it for its own channel. */
+export type Failure =
+  /** `update`, `patch`, `set` of an entity that does not exist. */
+  | { kind: 'not-found' }
+  /** A precondition does not hold; `exists` says whether the entity does. */
+  | { kind: 'precondition-failed', header: 'If-Match' | 'If-None-Match', exists: boolean }
+  /** The entity requires `If-Match` (`requireIfMatch`) and exists. */
+  | { kind: 'precondition-required' }
+  /** The entity would break its schema after a patch. */
+  | { kind: 'invalid', items: ContextItem[] }
+  /** The database refused the change (a unique value, a reference, children): the store's error. */
+  | { kind: 'conflict', error: unknown }
+
+export interface WriteResult {
+  op: WriteOp
+  /** The stored values the write used (defaults filled, a patch merged): what a conflict names. */
+  values: Row
+  /** The entity's row after the write (as it was, for a delete); null when nothing was written. */
+  row: Row | null
+  failure: Failure | null
+}
+
+/** Who writes, where, and how failures end a run of several operations. */
+export interface WriteCall {
+  /** Execution context: every statement is scoped by it. */
+  ctx: string
+  /** The token's `sub`, written to createdBy / modifiedBy; null without one. */
+  by: string | null
+  /**
+   * All or nothing: the run stops at the first failure, and the caller rolls back. Otherwise
+   * each operation is isolated by a savepoint, so one failure undoes only its own statement.
+   */
+  atomic: boolean
+}

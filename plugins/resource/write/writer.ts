@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto'
+import type { TSchema } from '@sinclair/typebox'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
+import { constraintNames, type ResourceTable, type RowWrite } from '../../../store/table/index.js'
+import type { Tx } from '../../../store/types.js'
+import { contextFromAjv } from '../../problem/index.js'
+import type { ResourceDefinition } from '../define.js'
+import { mergePatch } from '../merge-patch.js'
+import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
+import { decide, type StepKind } from './decide.js'
+import type { WriteCall, WriteOp, WriteResult } from './operations.js'
+
+type Row = Record<string, unknown>
+
+/** A new strong entity tag: opaque, random, quoted as the ETag header carries it. */
+export function newEtag (): string {
+  return `"${randomBytes(12).toString('base64url')}"`
+}
+
+/** An operation on its way to the database. */
+interface Step {
+  result: WriteResult
+  kind: StepKind
+  /** For an update: the fields it sets (undefined: the writable ones). */
+  fields: readonly string[] | undefined
+  write: RowWrite
+}
+
+/** Consecutive steps of one kind, so request order is kept (a delete may free a name a later create takes). */
+function runsOf (steps: readonly Step[]): Step[][] {
+  const runs: Step[][] = []
+  for (const s of steps) {
+    const last = runs.at(-1)
+    const head = last?.[0]
+    if (head !== undefined && head.kind === s.kind && head.fields === s.fields) (last as Step[]).push(s)
+    else runs.push([s])
+  }
+  return runs
+}
+
+/**
+ * The one write path of a resource: every change of its entities (item routes, bulk
+ * operations, jobs, webhooks) runs these steps, so a rule added here holds for all of them:
+ * 1. the current rows the operations name are read and locked;
+ * 2. each operation is decided on them: existence and preconditions (`decide`), a patch
+ *    merged and checked against the entity's schema, defaults filled;
+ * 3. the writes go to the table, consecutive ones of a kind in one statement;
+ * 4. each result carries its row as stored, for the representation.
+ * It runs inside the caller's transaction, which the caller commits or rolls back.
+ */
+export class Writer {
+  readonly def: ResourceDefinition
+  readonly table: ResourceTable
+  private readonly fillAll: Filler
+  private readonly fillWritable: Filler
+  /** Checks a merged PATCH result like a PUT body. */
+  private readonly validateMerged: ValidateFunction
+
+  constructor (def: ResourceDefinition, table: ResourceTable) {
+    this.def = def
+    this.table = table
+    this.fillAll = fillerOf(def.fields)
+    this.fillWritable = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])))
+    this.validateMerged = compileBodyValidator(def.api.bodies.create)
+  }
+
+  /** Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on a system failure. */
+  async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
+    const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null }))
+    // A new entity with a server-made id cannot exist yet: nothing to read for it.
+    const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
+    const patching = ops.some(op => op.action === 'patch')
+    const current = named.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, named, patching)
+    const steps: Step[] = []
+    for (const result of results) {
+      const step = this.prepare(result, current.get(result.op.id))
+      if (step !== null) steps.push(step)
+    }
+    // Every operation is decided before any is applied, so each failure gets its own reason.
+    if (call.atomic && results.some(r => r.failure !== null)) return results
+    for (const run of runsOf(steps)) {
+      await this.apply(tx, call, run)
+      if (call.atomic && run.some(s => s.result.failure !== null)) return results
+    }
+    return results
+  }
+
+  /** Decides one operation; the step to apply, or null when its outcome is known already. */
+  private prepare (result: WriteResult, row: Row | undefined): Step | null {
+    const { op } = result
+    const decision = decide(op, row?.etag as string | undefined, this.def.api.requireIfMatch)
+    if ('failure' in decision) {
+      result.failure = decision.failure
+      return null
+    }
+    if ('nothing' in decision) return null
+    let fields: readonly string[] | undefined
+    if (op.action === 'patch') {
+      const merged = this.fillWritable(mergePatch(this.writableOf(row as Row), op.values) as Row)
+      result.values = merged
+      if (!this.validateMerged(merged)) {
+        result.failure = { kind: 'invalid', items: contextFromAjv(this.validateMerged.errors as ErrorObject[], 'body') }
+        return null
+      }
+    } else if (op.action === 'set') {
+      fields = Object.keys(op.values)
+    } else if (op.action !== 'delete') {
+      result.values = this.fillAll({ ...op.values })
+    }
+    return { result, kind: decision.step, fields, write: { id: op.id, etag: newEtag(), values: result.values } }
+  }
+
+  /** The writable fields of a stored row, as a merge patch's target. */
+  private writableOf (row: Row): Row {
+    const out: Row = {}
+    for (const f of this.def.api.writable) out[f] = row[f]
+    return out
+  }
+
+  private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
+    const head = run[0] as Step
+    const scope = { ctx: call.ctx, by: call.by }
+    const writes = run.map(s => s.write)
+    const rows = head.kind === 'insert'
+      ? await this.table.insert(tx, scope, writes)
+      : head.kind === 'update'
+        ? await this.table.update(tx, scope, writes, head.fields)
+        : await this.table.delete(tx, call.ctx, writes.map(w => w.id))
+    const byId = new Map(rows.map(r => [r.id as string, r]))
+    for (const s of run) s.result.row = byId.get(s.write.id) ?? null
+  }
+
+  /**
+   * Applies a run: a run of several steps in one statement first, inside a savepoint; if that
+   * breaks a constraint, the savepoint undoes it and the steps run one by one to find which
+   * fail. Not atomic, each gets its own savepoint, so a failure undoes only its own statement
+   * (without one, PostgreSQL aborts the whole transaction at the first error); atomic, it
+   * stops at the first failure, since everything is rolled back then anyway.
+   */
+  private async apply (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
+    if (run.length > 1) {
+      try {
+        await tx.savepoint(async (db) => { await this.batch(db, call, run) })
+        return
+      } catch (err) {
+        // An unreachable database is no constraint to find: no point in trying each step.
+        if (!isStoreError(err) || err instanceof Unavailable) throw err
+      }
+    }
+    for (const s of run) {
+      try {
+        if (call.atomic) await this.batch(tx, call, [s])
+        else await tx.savepoint(async (db) => { await this.batch(db, call, [s]) })
+      } catch (err) {
+        // The whole transaction runs again (store retries), not just this operation: a deadlock
+        // victim's other statements are undone too.
+        if (err instanceof SerializationFailure) throw err
+        if (this.lostInsertRace(s, err)) throw new SerializationFailure({ sqlState: '40001', cause: err })
+        if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
+        s.result.failure = { kind: 'conflict', error: err }
+        if (call.atomic) return
+      }
+    }
+  }
+
+  /**
+   * An insert of a named id that found no row and then could not insert one: a concurrent
+   * request created that id since the read. Run again, the transaction finds the row and
+   * decides on it, as the operation would have had it come second.
+   */
+  private lostInsertRace (s: Step, err: unknown): boolean {
+    return s.kind === 'insert' && err instanceof UniqueViolation && err.constraint === constraintNames.primaryKey(this.def.storage.table)
+  }
+}

@@ -1,0 +1,106 @@
+import { quoteIdent } from './quote.js'
+import type { Migration, Queryable } from './types.js'
+
+/** What a request claims with its `Svc-Idempotency-Key` (conventions: Headers, Svc-Idempotency-Key). */
+export interface IdempotencyClaim {
+  /** Execution context: keys of `prod` and `preprod` never meet. */
+  ctx: string
+  /**
+   * Who sent the key (the token's subject; '' without one): two callers' keys never meet,
+   * so one cannot learn of, or block, another's request by guessing its key.
+   */
+  caller: string
+  /** The resource kind the key guards, e.g. `documents`. */
+  resource: string
+  key: string
+  method: string
+  /** The path the request changed, e.g. `/v1/documents/42`. */
+  target: string
+  /** Digest of the request body (see `fingerprintOf`), so a reused key with another body is told apart. */
+  fingerprint: string
+  /** The resource the request created or changed, named in the 409 of a repeated POST. */
+  instance: string
+  /** The success status the first request answered. */
+  status: number
+}
+
+/** The stored outcome of the first request that used a key. */
+export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fingerprint' | 'instance' | 'status'>
+
+/**
+ * Persists idempotency keys in one table, scoped by `(ctx, resource, caller, key)`. `claim` runs
+ * on the caller's transaction, so the key is written with the change it guards and
+ * disappears with it when that change fails.
+ */
+export class IdempotencyKeys {
+  readonly table: string
+  readonly ttl: number
+  private readonly claimSql: string
+  private readonly readSql: string
+  private readonly purgeSql: string
+
+  constructor (table: string, ttl: number) {
+    this.table = table
+    this.ttl = ttl
+    const t = quoteIdent(table)
+    // A live key blocks the insert; an expired one is taken over, so it can be reused.
+    // A concurrent claim of the same key waits on the primary key until the first commits.
+    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + $10 * interval '1 millisecond')
+      ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
+        fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
+        created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE k.expires_at <= now()
+      RETURNING 1 AS claimed`
+    this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
+    this.purgeSql = `DELETE FROM ${t} WHERE expires_at <= now()`
+  }
+
+  /** The table, created through the store's migrations. */
+  migrations (): Migration[] {
+    const t = quoteIdent(this.table)
+    return [{
+      id: `idempotency:${this.table}:v1`,
+      sql: `CREATE TABLE IF NOT EXISTS ${t} (
+        ctx text NOT NULL,
+        resource text NOT NULL,
+        key text NOT NULL,
+        method text NOT NULL,
+        target text NOT NULL,
+        fingerprint text NOT NULL,
+        instance text NOT NULL,
+        status integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, key)
+      );
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${this.table}_expires_at_idx`)} ON ${t} (expires_at)`
+    }, {
+      // Keys are the caller's own. A key stored before this has no caller (''): a retry of it
+      // after the upgrade, by a caller with a token, is a new request.
+      id: `idempotency:${this.table}:v2-caller`,
+      sql: `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS caller text NOT NULL DEFAULT '';
+      ALTER TABLE ${t} DROP CONSTRAINT ${quoteIdent(`${this.table}_pkey`)};
+      ALTER TABLE ${t} ADD CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, caller, key)`
+    }]
+  }
+
+  /** Claims the key on `db` (a transaction): null when it is now this request's, else the first request's record. */
+  async claim (db: Queryable, claim: IdempotencyClaim): Promise<IdempotencyRecord | null> {
+    const { rows } = await db.query(this.claimSql, [
+      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl
+    ])
+    if (rows.length > 0) return null
+    const found = await db.query<IdempotencyRecord>(this.readSql, [claim.ctx, claim.resource, claim.caller, claim.key])
+    // Gone between the two statements (purged the moment it expired): the key is free again.
+    /* c8 ignore next */
+    if (found.rows.length === 0) return await this.claim(db, claim)
+    return found.rows[0] as IdempotencyRecord
+  }
+
+  /** Deletes expired keys; returns how many. */
+  async purge (db: Queryable): Promise<number> {
+    const { rowCount } = await db.query(this.purgeSql)
+    return rowCount
+  }
+}
