@@ -41,7 +41,7 @@ export async function startDatabase (t: Teardown): Promise<PostgresServer> {
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const SOURCES = ['server.ts', 'app.ts', 'config.ts', 'plugins', 'routes', 'schemas', 'store']
+const SOURCES = ['server.ts', 'app.ts', 'config.ts', 'index.ts', 'model', 'plugins', 'routes', 'schemas', 'store']
 const DAY = 24 * 60 * 60 * 1000
 let build: Promise<string> | undefined
 
