@@ -39,10 +39,6 @@ export * from './store/index.js'
 
 export { default as query } from './plugins/query/index.js'
 export * from './plugins/query/index.js'
-export { fieldsFromSchema, createFieldMap, defaultColumn } from './plugins/query/fields.js'
-export { parseFiql } from './plugins/query/fiql.js'
-export { finishPage } from './plugins/query/paging.js'
-export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from './plugins/query/model.js'
 export { compileSql, selectStatement, countStatement } from './store/sql-query.js'
 export { queryMemory } from './store/memory-query.js'
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { quoteIdent } from '../../store/quote.js'
 import type { Migration, Queryable } from '../../store/types.js'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 
 /** What a request claims with its `Svc-Idempotency-Key` (conventions: Headers, Svc-Idempotency-Key). */
 export interface IdempotencyClaim {
