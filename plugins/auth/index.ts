@@ -103,7 +103,8 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   // token again. Only with the built-in verifiers' cache on: a custom verifier decides itself.
   const perConnection = cacheSize > 0 && typeof opts.verifier !== 'function' ? new WeakMap<object, ConnectionMemo>() : null
 
-  fastify.decorateRequest('principal', null)
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const auth: unknown = route.config?.auth

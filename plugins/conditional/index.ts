@@ -105,7 +105,8 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   const notModifiedOn = opts.notModified ?? defaults.notModified
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
-  fastify.decorateRequest('preconditions', null)
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
 
   fastify.addHook('onRoute', (route) => {
     const config: unknown = route.config?.conditional

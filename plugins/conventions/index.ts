@@ -64,10 +64,13 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   if (base.consumes !== null) useStrictJsonParser(fastify)
   addJsonParsers(fastify, jsonTypes)
 
-  fastify.decorateRequest('executionContext', '')
-  fastify.decorateRequest('callingService', null)
-  fastify.decorateRequest('idempotencyKey', null)
-  fastify.decorateRequest('negotiatedType', null)
+  // Guarded: a context registered below another one with its own options inherits them.
+  if (!fastify.hasRequestDecorator('executionContext')) {
+    fastify.decorateRequest('executionContext', '')
+    fastify.decorateRequest('callingService', null)
+    fastify.decorateRequest('idempotencyKey', null)
+    fastify.decorateRequest('negotiatedType', null)
+  }
 
   // Registration-time checks: a bad route config or header name stops the boot, naming the route.
   fastify.addHook('onRoute', function (routeOptions) {

@@ -107,6 +107,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
 
   // Generated on first read, so it is there whenever it is read: also in an error raised by
   // a hook that runs before this plugin's own, and in a log line of any hook.
+  // Guarded: a context registered below another one inherits it.
   if (!fastify.hasRequestDecorator(kRequestId)) fastify.decorateRequest(kRequestId, null)
   fastify.decorateRequest('requestId', {
     getter (this: FastifyRequest): string {

@@ -109,8 +109,11 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
   // The suite's validation plugin knows the convention's formats; Fastify's default Ajv refuses them.
   const formats = fastify.hasPlugin('svc-validation')
 
-  fastify.decorateRequest('collectionQuery', null)
-  fastify.decorateRequest(kCollection, null)
+  // Guarded: a context registered below another one with its own options inherits them.
+  if (!fastify.hasRequestDecorator('collectionQuery')) {
+    fastify.decorateRequest('collectionQuery', null)
+    fastify.decorateRequest(kCollection, null)
+  }
   fastify.decorateReply('sendCollection', function <T>(this: FastifyReply, page: CollectionPage<T>): FastifyReply {
     return this.send(buildEnvelope(this.request, page))
   })

@@ -77,7 +77,8 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
 
   fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })
-  fastify.decorateRequest('webhook', null)
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('webhook')) fastify.decorateRequest('webhook', null)
 }
 
 export { registerWebhook, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'
