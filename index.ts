@@ -40,10 +40,6 @@ export * from './store/index.js'
 
 export { default as query } from './plugins/query/index.js'
 export * from './plugins/query/index.js'
-export { fieldsFromSchema, createFieldMap, defaultColumn } from './model/fields.js'
-export { parseFiql } from './plugins/query/fiql.js'
-export { finishPage } from './model/paging.js'
-export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from './model/query.js'
 export { compileSql, selectStatement, countStatement } from './store/sql-query.js'
 export { queryMemory } from './store/memory-query.js'
 

@@ -4,8 +4,7 @@
 import { realpathSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { lintOpenApi } from '../plugins/lint/openapi.js'
-import { formatJson, formatReport } from '../plugins/lint/report.js'
+import { formatJson, formatReport, lintOpenApi } from '../index.js'
 
 export interface LintIo {
   out: (line: string) => void

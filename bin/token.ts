@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
 import { loadConfig } from '../config.js'
-import { signToken } from '../plugins/auth/index.js'
+import { signToken } from '../index.js'
 
 /**
  * `npm run token -- [--sub ID] [--scope "a b"] [--expires-in 1h]`: prints a bearer token signed

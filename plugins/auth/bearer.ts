@@ -1,4 +1,4 @@
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 
 /** RFC 6750 §3: the challenge of a 401 when no usable bearer credentials were sent. */
 export const CHALLENGE = { 'www-authenticate': 'Bearer' } as const

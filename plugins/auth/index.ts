@@ -1,10 +1,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
-import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVerifierOptions, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
@@ -78,10 +77,9 @@ declare module 'fastify' {
   }
 }
 
-/** Whether the principal has every scope listed (a loop: this runs on every request). */
+/** Whether the principal has every scope listed. */
 function grants (principal: Principal, scopes: readonly string[]): boolean {
-  for (let i = 0; i < scopes.length; i++) if (!principal.scopes.includes(scopes[i] as string)) return false
-  return true
+  return scopes.every((scope) => principal.scopes.includes(scope))
 }
 
 async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
@@ -105,7 +103,8 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   // token again. Only with the built-in verifiers' cache on: a custom verifier decides itself.
   const perConnection = cacheSize > 0 && typeof opts.verifier !== 'function' ? new WeakMap<object, ConnectionMemo>() : null
 
-  exposeField(fastify, 'principal')
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('principal')) fastify.decorateRequest('principal', null)
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const auth: unknown = route.config?.auth
@@ -119,7 +118,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     if (principal === null) {
       throw problems.unauthorized('The access token was not accepted; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
     }
-    stateOf(request).principal = principal
+    request.principal = principal
     // Convention, Authentication 6: set now, so the 403 below and any later error keep it too.
     reply.header('cache-control', 'no-store')
     if (config === undefined || grants(principal, config.scopes)) return
@@ -134,72 +133,42 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     })
   }
 
-  // onRequest: after the CORS preflight gate, before body parsing and validation (design: request
-  // travel). Callback style: a connection's remembered principal is admitted without a promise.
-  fastify.addHook('onRequest', function authHook (request, reply, done) {
-    // A request that matched no route has nothing to protect: the methods plugin answers it
-    // (405 or OPTIONS 204 with Allow) or it is a 404.
-    if (matchedNoRoute(request)) return done()
-    const config = routeConfigOf(request).auth
-    if (config === false) return done()
-    const header = request.headers.authorization
-    if (header === undefined && config === undefined && !required) return done()
-
-    const memo = perConnection?.get(request.raw.socket)
-    if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
-      admit(request, reply, memo.principal, config)
-      done()
-      return
-    }
-    verifyAndAdmit(request, reply, header, config, done)
-  })
-
   /** Counts a 401 against the request's address (refusalLimit); other errors pass through. */
-  function counted (request: FastifyRequest, err: unknown): Error {
+  function counted (request: FastifyRequest, err: unknown): unknown {
     if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) refusals.add(request.ip, Date.now())
-    return err as Error
+    return err
   }
 
-  // Apart from the hook, so the usual request (a remembered principal) allocates no closure context.
-  function verifyAndAdmit (request: FastifyRequest, reply: FastifyReply, header: string | undefined, config: AuthRouteConfig | undefined, done: (err?: Error) => void): void {
+  // onRequest: after the CORS preflight hook, before body parsing and validation (design: request travel).
+  fastify.addHook('onRequest', async function authHook (request, reply) {
+    // A request that matched no route has nothing to protect: the methods plugin answers it
+    // (405 or OPTIONS 204 with Allow) or it is a 404.
+    if (matchedNoRoute(request)) return
+    const config = request.routeOptions.config.auth
+    if (config === false) return
+    const header = request.headers.authorization
+    if (header === undefined && config === undefined && !required) return
+
+    const socket = request.raw.socket
+    const memo = perConnection?.get(socket)
+    if (memo !== undefined && memo.header === header && memo.until > Date.now()) {
+      admit(request, reply, memo.principal, config)
+      return
+    }
     if (refusals !== null) {
       const wait = refusals.waitFor(request.ip, Date.now())
       if (wait > 0) {
         throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${plural(wait, 'second')} with a valid token.`, { headers: { 'retry-after': wait } })
       }
     }
-    const socket = request.raw.socket
-    const remember = (principal: Principal | null): void => {
-      if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
-    }
-    let result: ReturnType<typeof verify>
-    let settled: boolean
     try {
-      result = verify(bearerToken(header), request)
-      // Any thenable a custom verifier returns is waited for; a plain value is admitted at once.
-      settled = typeof (result as PromiseLike<unknown> | null)?.then !== 'function'
-      if (settled) {
-        remember(result as Principal | null)
-        admit(request, reply, result as Principal | null, config)
-      }
+      const principal = await verify(bearerToken(header), request)
+      if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
+      admit(request, reply, principal, config)
     } catch (err) {
       throw counted(request, err)
     }
-    if (settled) {
-      done()
-      return
-    }
-    ;(result as PromiseLike<Principal | null>).then((principal) => {
-      remember(principal)
-      try {
-        admit(request, reply, principal, config)
-      } catch (err) {
-        done(counted(request, err))
-        return
-      }
-      done()
-    }, done)
-  }
+  })
 }
 
 export { signToken, type SignTokenOptions } from './sign.js'

@@ -1,6 +1,6 @@
 import { TokenError } from 'fast-jwt'
-import type { ProblemError } from '../problem/errors.js'
-import { problems } from '../problem/errors.js'
+import type { ProblemError } from '../problem/index.js'
+import { problems } from '../problem/index.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 
 const codes = TokenError.codes

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { createVerifier, TokenError, type Algorithm, type VerifierOptions } from 'fast-jwt'
 import buildGetJwks from 'get-jwks'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { tokenProblem } from './token-errors.js'
 import { PrincipalCache } from './cache.js'

@@ -3,8 +3,8 @@ import type { ErrorObject } from 'ajv'
 import type { ContextItem } from '../../schemas/problem.js'
 import { TransactionMode, type BulkActionValue } from '../../schemas/bulk.js'
 import { Nullable, UpperSnakeEnum } from '../../schemas/types.js'
-import { invalidData, type ProblemError } from '../problem/errors.js'
-import { contextFromAjv } from '../problem/validation-context.js'
+import { invalidData, type ProblemError } from '../problem/index.js'
+import { contextFromAjv } from '../problem/index.js'
 
 /** One operation of a bulk request as sent; its `entity` is checked per operation. */
 export interface RawOperation {

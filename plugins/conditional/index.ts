@@ -1,9 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
-import { invalidData, problems } from '../problem/errors.js'
+import { invalidData, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
-import { exposeField, routeConfigOf, stateOf } from '../shared/request-state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
 
@@ -106,7 +105,8 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   const notModifiedOn = opts.notModified ?? defaults.notModified
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
-  exposeField(fastify, 'preconditions')
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
 
   fastify.addHook('onRoute', (route) => {
     const config: unknown = route.config?.conditional
@@ -123,10 +123,10 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
 
   // onRequest: a malformed header or a missing required If-Match is refused before the body is read.
   fastify.addHook('onRequest', async (request) => {
-    const config = routeConfigOf(request).conditional
+    const config = request.routeOptions.config.conditional
     if (config === false) return
     const pre = parsePreconditions(request)
-    stateOf(request).preconditions = pre
+    request.preconditions = pre
     if (config?.requireIfMatch === true && pre.ifMatch === null && WRITES.has(request.method)) {
       const creating = request.method === 'PUT' && pre.ifNoneMatch === '*' && config.createWithIfNoneMatch !== false
       if (creating) return

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { shown } from './shown.js'
 import { essenceOf, isUtf8, parseMediaType, splitOutsideQuotes, type MediaType, type MediaTypes } from './media-type.js'
 import { Memo } from './memo.js'

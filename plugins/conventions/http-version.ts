@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { defineProblem, problems } from '../problem/errors.js'
+import { defineProblem, problems } from '../problem/index.js'
 
 /**
  * A 400, not RFC 9110's 505: the conventions keep 5xx for server faults a client may retry

@@ -1,9 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
-import { invalidData } from '../problem/errors.js'
-import { exposeField, routeConfigOf, stateOf, type RequestState } from '../shared/request-state.js'
+import { invalidData } from '../problem/index.js'
 import { publish } from '../shared/published.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
@@ -13,7 +11,7 @@ import { checkCustomHeaderName, declaredHeaderNames } from './header-names.js'
 import { checkHttpVersion } from './http-version.js'
 import { applyIdempotencyKey } from './idempotency-key.js'
 import { OFF, defaults, resolveOptions, resolveRoute, type ConventionsOptions, type ConventionsRouteConfig, type Settings } from './options.js'
-import { NONE, SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
+import { SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
 import { checkUserAgent } from './user-agent.js'
 
 declare module 'fastify' {
@@ -56,9 +54,8 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   }
 
   function settingsFor (request: FastifyRequest): Settings {
-    const config = routeConfigOf(request)
-    // The route's name is only needed the first time its settings are resolved.
-    return config.conventions === undefined ? base : settingsOf(config.conventions, `${request.method} ${String(config.url)}`)
+    const config = request.routeOptions.config.conventions
+    return config === undefined ? base : settingsOf(config, `${request.method} ${String(request.routeOptions.url)}`)
   }
 
   // The rules a route is held to, for the openapi plugin to document what they send and accept.
@@ -67,10 +64,13 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
   if (base.consumes !== null) useStrictJsonParser(fastify)
   addJsonParsers(fastify, jsonTypes)
 
-  exposeField(fastify, 'executionContext')
-  exposeField(fastify, 'callingService')
-  exposeField(fastify, 'idempotencyKey')
-  exposeField(fastify, 'negotiatedType')
+  // Guarded: a context registered below another one with its own options inherits them.
+  if (!fastify.hasRequestDecorator('executionContext')) {
+    fastify.decorateRequest('executionContext', '')
+    fastify.decorateRequest('callingService', null)
+    fastify.decorateRequest('idempotencyKey', null)
+    fastify.decorateRequest('negotiatedType', null)
+  }
 
   // Registration-time checks: a bad route config or header name stops the boot, naming the route.
   fastify.addHook('onRoute', function (routeOptions) {
@@ -84,74 +84,49 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     }
   })
 
-  // The checks in order; synchronous unless a user-agent validator or a service registry
-  // answers with a promise. A refusal is thrown (synchronously, or as the promise's rejection).
-  // The headers are read once (Fastify's getter runs per read); paths are only built for refusals.
-  function check (request: FastifyRequest, reply: FastifyReply, s: Settings): Promise<void> | undefined {
-    const state = stateOf(request)
-    state.executionContext = fallbackContext
-    const headers = request.headers
-    // Read first, so that every refusal below echoes an accepted context too; a bad one is
-    // reported with the other header violations, after the refusals that come before them.
-    const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
-    if (s.httpVersion) checkHttpVersion(request, headers.host)
-    const pending = s.userAgent === null ? undefined : checkUserAgent(request, headers['user-agent'], s.userAgent)
-    if (pending !== undefined) return pending.then(() => checkHeaders(request, state, headers, s, contextItem))
-    return checkHeaders(request, state, headers, s, contextItem)
-  }
-
-  function checkHeaders (request: FastifyRequest, state: RequestState, headers: IncomingHttpHeaders, s: Settings, contextItem: ContextItem | null): Promise<void> | undefined {
-    // No route of the path serves it: no media types of its own, so nothing is negotiated.
-    if (!matchedNoRoute(request)) {
-      if (s.accept !== null) state.negotiatedType = checkAccept(request, headers.accept, s.accept)
-      if (s.consumes !== null) checkContentType(request, headers, s.consumes)
-    }
-    // Context items are gathered only when a header is wrong: the usual request allocates none.
-    let items: readonly ContextItem[] = contextItem === null ? NONE : [contextItem]
-    if (s.serviceHeader !== null) {
-      const found = applyServiceHeader(request, headers, s.serviceHeader.registry)
-      if (found instanceof Promise) return found.then((more) => { checkLast(request, headers, s, [...items, ...more]) })
-      if (found.length > 0) items = [...items, ...found]
-    }
-    checkLast(request, headers, s, items)
-    return undefined
-  }
-
-  function checkLast (request: FastifyRequest, headers: IncomingHttpHeaders, s: Settings, items: readonly ContextItem[]): void {
-    if (s.idempotencyKey) {
-      const item = applyIdempotencyKey(request, headers)
-      if (item !== null) items = [...items, item]
-    }
-    if (items.length > 0) throw invalidData(items)
-  }
-
-  // onRequest, so every refusal precedes body parsing, validation and authentication.
-  // Callback style: the usual request waits for nothing, so it costs no promise.
-  fastify.addHook('onRequest', function conventionsHook (request, reply, done) {
+  // onRequest, so every refusal precedes body parsing, validation and authentication. The
+  // checks run in the convention's order; the first refusal thrown wins, and the header
+  // violations of 400 (Svc-Execution-Context, Svc-Service, Svc-Idempotency-Key) are reported
+  // together, after the refusals that come before them.
+  fastify.addHook('onRequest', async function conventionsHook (request, reply) {
     const s = settingsFor(request)
-    // The response headers are set before any check, so refusals carry them too; a handler
-    // that sets its own value replaces them. Set here rather than in an onSend hook, which
-    // would cost every response a pass through Fastify's onSend runner.
+    // Set before any check, so refusals carry them too; a handler that sets its own value
+    // replaces them.
     if (s.contentLanguage !== null) reply.header('content-language', s.contentLanguage)
     if (s.selfHeader !== null) reply.header(SERVICE_HEADER, s.selfHeader)
-    const pending = check(request, reply, s)
-    if (pending === undefined) done()
-    else pending.then(() => { done() }, done)
+    request.executionContext = fallbackContext
+    const headers = request.headers
+    // Read first, so that every refusal below echoes an accepted context too.
+    const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
+    if (s.httpVersion) checkHttpVersion(request, headers.host)
+    if (s.userAgent !== null) await checkUserAgent(request, headers['user-agent'], s.userAgent)
+    // No route of the path serves it: no media types of its own, so nothing is negotiated.
+    if (!matchedNoRoute(request)) {
+      if (s.accept !== null) request.negotiatedType = checkAccept(request, headers.accept, s.accept)
+      if (s.consumes !== null) checkContentType(request, headers, s.consumes)
+    }
+    const items: ContextItem[] = contextItem === null ? [] : [contextItem]
+    if (s.serviceHeader !== null) items.push(...await applyServiceHeader(request, headers, s.serviceHeader.registry))
+    if (s.idempotencyKey) {
+      const item = applyIdempotencyKey(request, headers)
+      if (item !== null) items.push(item)
+    }
+    if (items.length > 0) throw invalidData(items)
   })
 }
 
-export type { ConventionsOptions, ConventionsRouteConfig } from './options.js'
+export type { ConventionsOptions, ConventionsRouteConfig, Settings as ConventionSettings } from './options.js'
 export type { UserAgentOptions, UserAgent } from './user-agent.js'
 export type { ExecutionContextOptions } from './execution-context.js'
 export type { ServiceHeaderOptions, ServiceDescription, CallingService, ServiceHeaderResult } from './service-header.js'
 export type { MediaRange } from './accept.js'
 export type { MediaType } from './media-type.js'
 export { parseAccept, negotiate, qualityOf } from './accept.js'
-export { parseMediaType } from './media-type.js'
+export { parseMediaType, essenceOf } from './media-type.js'
 export { parseUserAgent, isValidUserAgent } from './user-agent.js'
 export { parseServiceHeader, formatServiceHeader } from './service-header.js'
 export { parseIdempotencyKey } from './idempotency-key.js'
-export { checkCustomHeaderName, STANDARD_HEADERS } from './header-names.js'
+export { checkCustomHeaderName, declaredHeaderNames, STANDARD_HEADERS } from './header-names.js'
 export { httpVersionNotSupported } from './http-version.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(conventions, { fastify: '5.x', name: 'svc-conventions', dependencies: ['svc-problem'] })

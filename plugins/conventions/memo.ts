@@ -1,15 +1,14 @@
 /**
  * A small bounded memo for pure checks of header values: clients repeat the same
  * User-Agent and Accept on every request, so each distinct value is parsed once.
- * When full it starts over, which keeps it bounded against random values. The check is
- * given once, so a hit allocates nothing (no closure per call).
+ * When full it starts over, which keeps it bounded against random values.
  */
 export class Memo<V> {
   readonly #map = new Map<string, V>()
   readonly #compute: (key: string) => V
   readonly #max: number
-  // The last value asked for: a header string arrives new with every request, and comparing
-  // it with the last one costs less than hashing it for the map.
+  // The last value asked for, answered without a map lookup: a client sends the same
+  // value on every request, and it stays answered when the map starts over.
   #lastKey: string | undefined = undefined
   #lastValue: V | undefined = undefined
 

@@ -106,27 +106,19 @@ function item (message: string, value: string): ContextItem {
   return { code: 'INPUT_INVALID', message, field: 'Svc-Service', source: 'header', value }
 }
 
-/** No context items: shared, so a request without problems allocates no array. */
-export const NONE: readonly ContextItem[] = Object.freeze([])
-
 /**
  * Reads `Svc-Service` into `request.callingService`; returns one context item per
  * violation (conventions: "An invalid format should give 400", registry failures too).
  */
-export function applyServiceHeader (request: FastifyRequest, headers: IncomingHttpHeaders, registry: ServiceHeaderOptions['registry']): readonly ContextItem[] | Promise<readonly ContextItem[]> {
+export async function applyServiceHeader (request: FastifyRequest, headers: IncomingHttpHeaders, registry: ServiceHeaderOptions['registry']): Promise<ContextItem[]> {
   const value = headers[SERVICE_HEADER]
-  if (typeof value !== 'string') return NONE
+  if (typeof value !== 'string') return []
   const parsed = parseServiceHeader(value)
   if (!parsed.ok) return parsed.violations.map(v => item(v.message, v.value))
   const service = parsed.service
-  if (registry === undefined) {
-    request.callingService = service
-    return NONE
+  if (registry !== undefined && !await registry(service.id, request)) {
+    return [item('must have the id of a registered service; check the id this service was given', service.id)]
   }
-  // Only a registry lookup makes this asynchronous.
-  return Promise.resolve(registry(service.id, request)).then((known) => {
-    if (!known) return [item('must have the id of a registered service; check the id this service was given', service.id)]
-    request.callingService = service
-    return NONE
-  })
+  request.callingService = service
+  return []
 }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { Memo } from './memo.js'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { shown } from './shown.js'
 import { pathOf } from '../shared/url.js'
 
@@ -127,18 +127,14 @@ export function userAgentRule (options: UserAgentOptions): UserAgentRule {
 
 /**
  * Conventions: Headers, User-Agent — absent or invalid gives 403, and the detail names the
- * path and the rule. `value` is the request's header. Synchronous unless a custom
- * `validate` answers with a promise.
+ * path and the rule. `value` is the request's header.
  */
-export function checkUserAgent (request: FastifyRequest, value: string | undefined, rule: UserAgentRule): void | Promise<void> {
+export async function checkUserAgent (request: FastifyRequest, value: string | undefined, rule: UserAgentRule): Promise<void> {
   const opts = rule.options
-  if (rule.valid === null) {
-    const verdict = (opts.validate as NonNullable<UserAgentOptions['validate']>)(value, request)
-    if (verdict instanceof Promise) return verdict.then((ok) => { if (!ok) refuse(request, value, opts) })
-    if (!verdict) refuse(request, value, opts)
-    return
-  }
-  if (value === undefined || !rule.valid.get(value)) refuse(request, value, opts)
+  const valid = rule.valid === null
+    ? await (opts.validate as NonNullable<UserAgentOptions['validate']>)(value, request)
+    : value !== undefined && rule.valid.get(value)
+  if (!valid) refuse(request, value, opts)
 }
 
 function refuse (request: FastifyRequest, value: string | undefined, opts: UserAgentOptions): never {

@@ -1,10 +1,8 @@
 import fp from 'fastify-plugin'
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { problems, type ProblemError } from '../problem/errors.js'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { problems, type ProblemError } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
-import { routeConfigOf, useRequestState } from '../shared/request-state.js'
-import { registerBehindGate } from './gate.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export interface CorsPluginOptions {
@@ -93,6 +91,15 @@ function appendVary (reply: FastifyReply, field: string): void {
   }
 }
 
+/** Takes `field` out of the response's `Vary`, leaving the other fields as they were written. */
+function dropVary (reply: FastifyReply, field: string): void {
+  const current = reply.getHeader('vary')
+  if (current === undefined) return
+  const kept = String(current).split(',').filter((f) => f.trim().toLowerCase() !== field.toLowerCase())
+  if (kept.every((f) => f.trim() === '')) reply.removeHeader('vary')
+  else reply.header('vary', kept.join(','))
+}
+
 /** Request values named in a detail are cut short. */
 function short (value: string): string {
   return value.length > 100 ? `${value.slice(0, 100)}…` : value
@@ -114,7 +121,6 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   const credentials = opts.credentials ?? defaults.credentials
   if (typeof credentials !== 'boolean') fail('credentials', 'must be a boolean', credentials)
 
-  useRequestState(fastify)
   const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
   const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)
   const allowedMethods = new Set(methods)
@@ -133,10 +139,13 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   if (credentials) preflightHeaders['access-control-allow-credentials'] = 'true'
   if (allowedHeaders.length > 0) preflightHeaders['access-control-allow-headers'] = allowedHeaders.join(', ')
 
-  // The preflight gate. @fastify/cors never refuses a preflight with 403 and never checks the
-  // requested method and headers, so preflights are answered or refused here, before auth (a
-  // preflight carries no Authorization header) and before the library sees them.
-  function answerPreflight (request: FastifyRequest, reply: FastifyReply, origin: string, requestedMethod: string): void {
+  // Preflights are answered or refused here, before auth (a preflight carries no Authorization
+  // header) and before @fastify/cors, which never refuses a preflight with 403 and never checks
+  // the requested method and headers. Registered before the library, so its hook runs first.
+  fastify.addHook('onRequest', async function corsPreflight (request, reply) {
+    const origin = request.headers.origin
+    const requestedMethod = request.headers['access-control-request-method']
+    if (request.method !== 'OPTIONS' || origin === undefined || requestedMethod === undefined) return
     if (origins.length > 0) appendVary(reply, 'Origin')
     const path = pathOf(request.url)
     const refuse = (reason: string, detail: string): ProblemError => problems.forbidden(`The CORS preflight for ${path} was refused: ${detail}.`, {
@@ -149,42 +158,28 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     const requestedHeaders = (request.headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '')
     const badHeader = requestedHeaders.find((h) => !allowedHeaderSet.has(h.toLowerCase()))
     if (badHeader !== undefined) throw refuse('bad header', `the header ${short(badHeader)} is not allowed`)
-    // Answered: the hook chain stops here, without done().
-    reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
-  }
-
-  // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
-  // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response.
-  // Its own preflight handling is off; its catch-all OPTIONS route is treated by the methods
-  // plugin as no route.
-  //
-  // Its request hook is registered behind one gate, so the plugin costs a request one hook: the
-  // gate answers preflights itself, and most requests carry no Origin (same-origin calls, other
-  // services, probes), for which the library would only add `Vary: Origin` after reading the
-  // route options twice and copying its options. Only requests with an Origin reach the library.
-  await registerBehindGate(fastify, fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders), (request, reply, done) => {
-    const headers = request.headers
-    const origin = headers.origin
-    if (origin === undefined) {
-      done()
-      return false
-    }
-    const requestedMethod = headers['access-control-request-method']
-    if (request.method !== 'OPTIONS' || requestedMethod === undefined) return true
-    answerPreflight(request, reply, origin, requestedMethod)
-    return false
+    // Answered: the hooks after this one (the library's, auth) do not run.
+    return reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
   })
 
-  // A response to a request without Origin still varies by Origin (a cross-origin request to
-  // the same URL gets Access-Control-* headers): `Vary: Origin` keeps a shared cache from
-  // serving it to another origin (Fetch, §3.2.5). Decided as the response leaves, because only
-  // then is it known whether a cache may keep it at all: one with `Cache-Control: no-store`
-  // (every authenticated response) is never stored, so the header would change nothing there.
-  // As the library: a route with `config.cors: false` gets no Vary either.
+  // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
+  // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response
+  // of a route it serves (not `config.cors: false`). Its own preflight handling is off; its
+  // catch-all OPTIONS route is treated by the methods plugin as no route.
+  await fastify.register(fastifyCors, libraryOptions(origins, isAllowed, credentials, exposedHeaders))
+
+  // A response to a request without Origin varies by Origin too (a cross-origin request to the
+  // same URL gets Access-Control-* headers): `Vary: Origin` keeps a shared cache from serving it
+  // to another origin (Fetch, §3.2.5). But one with `Cache-Control: no-store` (every
+  // authenticated response) is never stored, so there the header would change nothing and is
+  // left off. Only known as the response leaves, so decided here, after the library (which adds
+  // it as the request arrives) and any handler that set Vary itself.
   if (origins.length > 0) {
-    fastify.addHook('onSend', function varyOnOrigin (request, reply, payload, done) {
-      if (request.headers.origin === undefined && !noStore(reply) && (routeConfigOf(request) as { cors?: unknown }).cors !== false) appendVary(reply, 'Origin')
-      done(null, payload)
+    fastify.addHook('onSend', async function varyOnOrigin (request, reply, payload) {
+      if (request.headers.origin !== undefined || (request.routeOptions.config as { cors?: unknown }).cors === false) return payload
+      if (noStore(reply)) dropVary(reply, 'Origin')
+      else appendVary(reply, 'Origin')
+      return payload
     })
   }
 }
@@ -201,14 +196,13 @@ function noStore (reply: FastifyReply): boolean {
 /** @fastify/cors's options: it answers actual requests only, for the origins allowed here. */
 function libraryOptions (origins: Array<string | RegExp>, isAllowed: (origin: string) => boolean, credentials: boolean, exposedHeaders: string[]): FastifyCorsOptions {
   return {
-    // Decided here: an allowed origin is echoed; a same-origin request (no Origin) or another
-    // origin gets no CORS headers at all (only `Vary: Origin`), so most responses skip that work.
+    // An allowed origin is echoed; a same-origin request (no Origin) or another origin gets no
+    // CORS headers at all (only `Vary: Origin`).
     origin: origins.length > 0
       ? (origin: string | undefined, cb: (err: Error | null, allow: string | false) => void) => { cb(null, origin !== undefined && isAllowed(origin) ? origin : false) }
       : false,
     credentials,
-    // @fastify/cors writes any value it is given, even an empty or undefined one; joined once
-    // here rather than on every response.
+    // @fastify/cors writes any value it is given, even an empty or undefined one.
     ...(exposedHeaders.length > 0 ? { exposedHeaders: exposedHeaders.join(', ') } : {}),
     preflight: false,
     hideOptionsRoute: true

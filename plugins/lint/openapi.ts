@@ -1,5 +1,5 @@
-import { checkCustomHeaderName } from '../conventions/header-names.js'
-import { WEBHOOK_PREFIX } from '../webhooks/paths.js'
+import { checkCustomHeaderName } from '../conventions/index.js'
+import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import { checkMediaType } from './media-types.js'
 import { checkName } from './names.js'
 import { Collector, CONVENTION_SCHEMAS, pointer, type RuleSwitches, type Violation } from './rules.js'

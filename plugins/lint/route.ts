@@ -1,5 +1,5 @@
-import { checkCustomHeaderName, declaredHeaderNames } from '../conventions/header-names.js'
-import { WEBHOOK_PREFIX } from '../webhooks/paths.js'
+import { checkCustomHeaderName, declaredHeaderNames } from '../conventions/index.js'
+import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import { checkName } from './names.js'
 import { Collector, pointer, type RuleSwitches, type Violation } from './rules.js'
 import { lintSchema } from './schema.js'

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
@@ -57,17 +57,14 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   }
   fastify.decorate('allowedMethods', allowedMethods)
 
-  fastify.addHook('onRequest', function methodsHook (request, reply, done) {
-    if (!matchedNoRoute(request)) return done()
+  fastify.addHook('onRequest', async function methodsHook (request, reply) {
+    if (!matchedNoRoute(request)) return
     const path = pathOf(request.url)
     const allowed = allowedMethods(path)
-    if (allowed === null) return done()
+    if (allowed === null) return
     const allow = allowed.join(', ')
-    if (request.method === 'OPTIONS' && answerOptions) {
-      // Answered: the hook chain stops here, without done().
-      reply.code(204).header('allow', allow).send()
-      return
-    }
+    // Answered: the hooks after this one do not run.
+    if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allow).send()
     throw problems.methodNotAllowed(`The method ${request.method} is not supported at ${path}; use one of ${allow}.`, {
       headers: { allow },
       instance: path

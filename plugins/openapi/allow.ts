@@ -1,6 +1,6 @@
 import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
-import { ProblemError } from '../problem/errors.js'
-import { WEBHOOK_PREFIX } from '../webhooks/paths.js'
+import { ProblemError } from '../problem/index.js'
+import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import type { RouteFacts } from './facts.js'
 import { conventionHeaders, responseHeaders } from './headers.js'
 

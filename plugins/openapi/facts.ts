@@ -1,7 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import type { PublishedConventions } from '../conventions/index.js'
-import type { Settings } from '../conventions/options.js'
-import { requestIdSettingsOf } from '../problem/request-id.js'
+import type { ConventionSettings as Settings, PublishedConventions } from '../conventions/index.js'
+import { requestIdSettingsOf } from '../problem/index.js'
 import { publishedBy } from '../shared/published.js'
 
 /** The route config keys the document reads. */

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http'
-import { WEBHOOK_PREFIX } from '../webhooks/paths.js'
+import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 
 /*
  * Stable names of operations, derived from the method and the path as the convention shapes

@@ -6,7 +6,6 @@ import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schema
 import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
-import { stateOf, useRequestState } from '../shared/request-state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, sentRequestId } from './request-id.js'
 
@@ -29,10 +28,14 @@ const OPTION_KEYS: OptionKeys<ProblemPluginOptions> = { requestIdHeader: true, g
 // RFC 9110 §5.1: a header name is a token.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
+// Where a request keeps its id once sent or generated; null until then.
+const kRequestId = Symbol('svc-problem.requestId')
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The convention's `requestId`: the `X-Request-ID` value, else a generated UUID. */
     requestId: string
+    [kRequestId]: string | null
   }
 }
 
@@ -102,32 +105,30 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   const generate = opts.generateRequestId ?? (fromServer ? (request: FastifyRequest) => request.id : defaults.generateRequestId)
   if (typeof generate !== 'function') throw new TypeError('problem plugin: generateRequestId must be a function')
 
-  // Generated on first read: most requests never need one (no problem, no log line).
-  useRequestState(fastify)
+  // Generated on first read, so it is there whenever it is read: also in an error raised by
+  // a hook that runs before this plugin's own, and in a log line of any hook.
+  // Guarded: a context registered below another one inherits it.
+  if (!fastify.hasRequestDecorator(kRequestId)) fastify.decorateRequest(kRequestId, null)
   fastify.decorateRequest('requestId', {
     getter (this: FastifyRequest): string {
-      const state = stateOf(this)
-      let id = state.requestId
+      let id = this[kRequestId]
       if (id === null) {
         id = generate(this)
-        state.requestId = id
+        this[kRequestId] = id
       }
       return id
     },
     setter (this: FastifyRequest, value: string): void {
-      stateOf(this).requestId = value
+      this[kRequestId] = value
     }
   })
 
-  // Callback-style hooks throughout the suite: a hook with nothing to wait for costs no
-  // promise and no microtask turn (a throw is still Fastify's error path).
-  fastify.addHook('onRequest', function requestIdHook (request, reply, done) {
+  fastify.addHook('onRequest', async function requestIdHook (request, reply) {
     const sent = sentRequestId(request.headers[headerName], maxLength)
     if (sent !== undefined) {
       request.requestId = sent
       reply.header(headerName, sent)
     }
-    done()
   })
 
   // Node answers an Expect other than 100-continue with an empty 417 unless someone listens;
@@ -187,5 +188,6 @@ function safeDetail (error: FastifyError): string | undefined {
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
-export { sentRequestId, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER } from './request-id.js'
+export { sentRequestId, requestIdSettingsOf, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER, type RequestIdSettings } from './request-id.js'
+export { unavailableProblem } from './unavailable.js'
 export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })

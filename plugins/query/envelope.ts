@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify'
 import type { CollectionQuery, Keyset, Page } from '../../model/query.js'
-import { stateOf } from '../shared/request-state.js'
 import { collectionPath } from './route.js'
 import { linkBase, pageUrl } from './links.js'
 import { fingerprintOf } from './resolve.js'
+import { kCollection } from './state.js'
 import { pathOf } from '../shared/url.js'
 
 /*
@@ -41,10 +41,10 @@ export interface CollectionEnvelope<T> {
 
 /** The envelope of `page` for the collection request being answered. */
 export function buildEnvelope<T> (request: FastifyRequest, page: CollectionPage<T>): CollectionEnvelope<T> {
-  const state = stateOf(request).collection
+  const state = request[kCollection]
   const path = pathOf(request.url)
-  // null on other routes, and when the query plugin is not registered at all.
-  if (state === null) throw new TypeError(`buildEnvelope: ${request.method} ${path} is not a collection route; give it config.collection`)
+  // null on other routes; undefined when the query plugin is not registered at all.
+  if (state == null) throw new TypeError(`buildEnvelope: ${request.method} ${path} is not a collection route; give it config.collection`)
   const { query, links, fingerprint, spelling } = state.resolved
   const base = linkBase(request, state.search ? collectionPath(path) : path)
   const paging = query.paging

@@ -9,7 +9,7 @@ import { resolveQuery } from './resolve.js'
 import { buildEnvelope, type CollectionPage } from './envelope.js'
 import { collectionEtag, ifNoneMatch } from './etag.js'
 import { querystringSchema, searchBodySchema } from './docs.js'
-import { exposeField, stateOf } from '../shared/request-state.js'
+import { kCollection, type CollectionState } from './state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
@@ -48,6 +48,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The query of a collection request (filter, ordering, paging); null on other routes. */
     collectionQuery: CollectionQuery | null
+    /** What `reply.sendCollection` needs to write the envelope; null on other routes. */
+    [kCollection]: CollectionState | null
   }
   interface FastifyReply {
     /** Sends a page in the collection envelope, with its links (status 200, also when empty). */
@@ -62,9 +64,8 @@ function hooksOf<H> (value: H | H[] | undefined): H[] {
 /** Fills the request with its query, or throws the 400 that lists every violation. */
 function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: CursorCodec, params: RequestParams, search: boolean): void {
   const resolved = resolveQuery(params, route, codec, () => route.scope(request))
-  const state = stateOf(request)
-  state.collectionQuery = resolved.query
-  state.collection = { route, resolved, codec, search }
+  request.collectionQuery = resolved.query
+  request[kCollection] = { route, resolved, codec, search }
 }
 
 /**
@@ -72,24 +73,18 @@ function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: Cur
  * when `If-None-Match` matches it (conventions: "ETags with collections"; RFC 9110
  * §13.1.2, §15.4.5). A route that sets its own ETag keeps it and answers for it.
  */
-function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
-  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) {
-    done(null, payload)
-    return
-  }
+async function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload
   // Encoded once, for the hash and for the socket alike.
   const body = typeof payload === 'string' ? Buffer.from(payload) : payload
   const etag = collectionEtag(body)
   reply.header('etag', etag)
-  if (!ifNoneMatch(request.headers['if-none-match'], etag)) {
-    done(null, body)
-    return
-  }
+  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return body
   reply.removeHeader('content-type')
   reply.removeHeader('content-length')
   reply.code(304)
   // GET: no body. HEAD keeps its payload, which Fastify only measures (RFC 9110 §8.6).
-  done(null, request.method === 'HEAD' ? body : null)
+  return request.method === 'HEAD' ? body : null
 }
 
 async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {
@@ -114,7 +109,11 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
   // The suite's validation plugin knows the convention's formats; Fastify's default Ajv refuses them.
   const formats = fastify.hasPlugin('svc-validation')
 
-  exposeField(fastify, 'collectionQuery')
+  // Guarded: a context registered below another one with its own options inherits them.
+  if (!fastify.hasRequestDecorator('collectionQuery')) {
+    fastify.decorateRequest('collectionQuery', null)
+    fastify.decorateRequest(kCollection, null)
+  }
   fastify.decorateReply('sendCollection', function <T>(this: FastifyReply, page: CollectionPage<T>): FastifyReply {
     return this.send(buildEnvelope(this.request, page))
   })
@@ -132,18 +131,15 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
     const route = resolveRoute(config, options.url, where, { defaultLimit, maxLimit, limits })
     // New arrays and a new schema object: the HEAD route Fastify adds for a GET copies the original options.
     if (search) {
-      options.preValidation = [...hooksOf(options.preValidation), function collectionSearch (request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+      options.preValidation = [...hooksOf(options.preValidation), async function collectionSearch (request: FastifyRequest) {
         const params = readSearchBody(request.body, route)
         params.faults.unshift(...readSearchQueryString(request.url, route))
         applyQuery(request, route, codec, params, true)
-        done()
       }]
       options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route, formats) }
     } else {
-      // Callback style: parsing waits for nothing (a throw is the 400).
-      options.preValidation = [...hooksOf(options.preValidation), function collectionQuery (request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+      options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {
         applyQuery(request, route, codec, readQueryString(request.url, route), false)
-        done()
       }]
       // First of the route's onSend hooks: on the HEAD route Fastify adds, its last hook drops the payload.
       if (route.etag) options.onSend = [collectionEtagHook, ...hooksOf(options.onSend)]
@@ -156,5 +152,9 @@ export type { CollectionConfig } from './route.js'
 export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPagingBody } from './envelope.js'
 export { buildEnvelope, collectionQueryOf } from './envelope.js'
 export { registerCollection, type CollectionRoutesOptions } from './register.js'
+export { fieldsFromSchema, createFieldMap, defaultColumn } from '../../model/fields.js'
+export { parseFiql } from './fiql.js'
+export { finishPage } from '../../model/paging.js'
+export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from '../../model/query.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(queryPlugin, { fastify: '5.x', name: 'svc-query', dependencies: ['svc-problem'] })

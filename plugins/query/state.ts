@@ -2,7 +2,10 @@ import type { CursorCodec } from './cursor.js'
 import type { CollectionRoute } from './route.js'
 import type { ResolvedQuery } from './resolve.js'
 
-/** What the envelope of a collection request needs (the request state's `collection`); not public. */
+/** The request decoration holding a collection request's state; not public. */
+export const kCollection = Symbol('svc-query.collection')
+
+/** What the envelope of a collection request needs (`request[kCollection]`); not public. */
 export interface CollectionState {
   readonly route: CollectionRoute
   readonly resolved: ResolvedQuery

@@ -2,8 +2,7 @@ import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import { Redis } from 'ioredis'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
-import { problems } from '../problem/errors.js'
-import { routeConfigOf, useRequestState } from '../shared/request-state.js'
+import { problems } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { formatDuration, parseDuration } from './duration.js'
@@ -109,7 +108,6 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
     redis = redisOption
   }
 
-  useRequestState(fastify)
   // A route's own limit, checked at registration and given to the library in milliseconds.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config: unknown = route.config?.rateLimit
@@ -124,7 +122,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
   })
 
   function windowOf (request: FastifyRequest): number {
-    const own = routeConfigOf(request).rateLimit
+    const own = request.routeOptions.config.rateLimit
     return own === undefined ? timeWindow : (own as { timeWindow: number }).timeWindow
   }
 

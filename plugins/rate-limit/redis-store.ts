@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import type { FastifyRateLimitOptions, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 
 /** What @fastify/rate-limit asks of a store (its `store` option): a count per key, and a store per route. */
 interface CountingStore {

@@ -1,6 +1,6 @@
 import { ForeignKeyViolation, SerializationFailure, UniqueViolation, Unavailable, isStoreError } from '../../store/errors.js'
 import { ProblemError, problems } from '../problem/index.js'
-import { unavailableProblem } from '../shared/unavailable.js'
+import { unavailableProblem } from '../problem/index.js'
 import { constraintNames } from '../../store/table/index.js'
 import type { ResourceDefinition } from './define.js'
 import { withArticle } from '../shared/article.js'

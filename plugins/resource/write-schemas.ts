@@ -3,7 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import { addConventionFormats } from '../../schemas/formats.js'
 import { unwrapNullable } from '../../store/table/index.js'
-import { refusingNul } from '../validation/nul.js'
+import { refusingNul } from '../validation/index.js'
 
 type Json = Record<string, unknown>
 

@@ -99,4 +99,5 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
 }
 
 export type { AjvPlugin, AjvPluginEntry } from './ajv-plugins.js'
+export { refusingNul } from './nul.js'
 export default fp(validationPlugin, { fastify: '5.x', name: 'svc-validation' })

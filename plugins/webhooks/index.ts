@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { WebhookDeliveries } from '../../store/webhook-deliveries.js'
-import { exposeField } from '../shared/request-state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
@@ -78,7 +77,8 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
 
   fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })
-  exposeField(fastify, 'webhook')
+  // Guarded: a context registered below another one with its own options inherits it.
+  if (!fastify.hasRequestDecorator('webhook')) fastify.decorateRequest('webhook', null)
 }
 
 export { registerWebhook, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'

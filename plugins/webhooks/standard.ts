@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { headerValue, type WebhookVerifier } from './verifier.js'
 
 /** Options of the Standard Webhooks verifier (https://www.standardwebhooks.com). */

@@ -1,4 +1,4 @@
-import { problems } from '../problem/errors.js'
+import { problems } from '../problem/index.js'
 import { digestOf, headerValue, matchesDigest, type VerifierDocumentation, type WebhookVerifier } from './verifier.js'
 
 /** Options of the shared-token verifier: the producer sends a secret token with each delivery. */

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  CronSchedule, DateOnly, DateTime, Decimal, Duration, Id, Int32, Int64, Interval, Nullable, Percentage, UpperSnakeEnum
-} from '../../schemas/types.js'
-import { defineResource } from '../../plugins/resource/define.js'
+  CronSchedule, DateOnly, DateTime, Decimal, Duration, Id, Int32, Int64, Interval, Nullable, Percentage, UpperSnakeEnum, defineResource
+} from '../../index.js'
 import { authors } from './authors.js'
 
 /** One page of a document. */

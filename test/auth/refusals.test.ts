@@ -67,3 +67,22 @@ t.test('refusalLimit is checked at registration; off by default', async t => {
   for (let i = 0; i < 20; i++) await app.inject({ url: '/v1/authors', headers: { authorization: 'Bearer bad' } })
   t.equal((await app.inject({ url: '/v1/authors', headers: { authorization: `Bearer ${hs256({ sub: 'u', scope: 'authors:read' })}` } })).statusCode, 200)
 })
+
+t.test('refusalLimit: a 401 an async verifier rejects with (as the JWKS verifier does for a bad token) is counted as a null answer is', async t => {
+  const { problems } = await import('../../plugins/problem/index.js')
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(auth, {
+    verifier: async (token) => {
+      if (token === 'good') return { sub: 'u', scopes: [], claims: {} }
+      throw problems.unauthorized('The access token has expired; obtain a new token and retry.')
+    },
+    refusalLimit: { max: 2, timeWindow: 60_000 }
+  })
+  app.get('/me', async (request) => ({ sub: request.principal?.sub }))
+  const get = async (token: string): Promise<number> => (await app.inject({ url: '/me', headers: { authorization: `Bearer ${token}` } })).statusCode
+  t.equal(await get('expired'), 401)
+  t.equal(await get('expired'), 401)
+  t.equal(await get('good'), 429)
+})

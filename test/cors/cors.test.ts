@@ -274,6 +274,35 @@ t.test('Vary: Origin is left off responses no cache may keep (Cache-Control: no-
   }
 })
 
+t.test('no-store responses to requests without Origin keep the Vary fields of others, without Origin', async t => {
+  const app = Fastify()
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers['x-early-vary'] !== undefined) reply.header('vary', 'Accept')
+  })
+  await app.register(problem)
+  await app.register(cors, { origins: [APP] })
+  app.get('/x', async (request, reply) => {
+    reply.header('cache-control', 'no-store')
+    const vary = request.headers['x-vary']
+    if (vary === 'none') reply.removeHeader('vary')
+    else if (typeof vary === 'string') reply.header('vary', vary)
+    return {}
+  })
+  t.teardown(() => app.close())
+  const table: Array<[Record<string, string>, string | undefined]> = [
+    [{}, undefined],
+    [{ 'x-vary': 'none' }, undefined],
+    [{ 'x-vary': 'Accept' }, 'Accept'],
+    [{ 'x-vary': 'Accept,Accept-Language' }, 'Accept,Accept-Language'],
+    [{ 'x-early-vary': '1' }, 'Accept']
+  ]
+  for (const [headers, vary] of table) {
+    const res = await app.inject({ url: '/x', headers })
+    t.equal(res.headers.vary, vary, JSON.stringify(headers))
+  }
+  t.equal((await app.inject({ url: '/x', headers: { origin: APP } })).headers.vary, 'Origin', 'with an Origin, the library\'s Vary stays')
+})
+
 t.test('Vary is appended to, never duplicated or overwritten', async t => {
   const app = Fastify()
   app.addHook('onRequest', async (request, reply) => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { SECRET, listen } from '../resource/helper.js'
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
-import type { Store } from '../../store/types.js'
+import type { Store } from '../../index.js'
 
 /**
  * The reference service (app.ts) listening on a loopback port, over the test's store (or

@@ -6,7 +6,7 @@ import { Id } from '../../../schemas/types.js'
 import type { PageScope } from '../../../store/table/index.js'
 import { problems } from '../../problem/index.js'
 import { collectionQueryOf, registerCollection } from '../../query/index.js'
-import { unavailableProblem } from '../../shared/unavailable.js'
+import { unavailableProblem } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import type { Served } from './served.js'
 

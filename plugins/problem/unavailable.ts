@@ -1,5 +1,5 @@
 import { StatementTimeout, Unavailable } from '../../store/errors.js'
-import { problems } from '../problem/errors.js'
+import { problems } from './errors.js'
 
 /**
  * The problem for a store that cannot serve now (stopped, unreachable, or not answering in
