@@ -20,10 +20,9 @@ import os from 'node:os'
 import autocannon from 'autocannon'
 import { createSigner } from 'fast-jwt'
 import pg from 'pg'
-import { admin } from './lib/admin.js'
+import { benchDatabase } from './lib/admin.js'
 import { startServer, fmt } from './lib/harness.js'
 import { seed, authorIds } from './seed.js'
-import { startPostgres } from '../scripts/postgres.js'
 
 const DURATION = Number(process.env.SOAK_DURATION ?? 60)
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 100)
@@ -256,21 +255,13 @@ export function audit (workload, effects) {
 export async function runSoak () {
   const started = Date.now()
   const load = os.loadavg()
-  const serverUrl = process.env.SOAK_DATABASE_URL
-  const pgServer = serverUrl === undefined ? await startPostgres() : null
-  let url = pgServer?.url
-  const database = `svc_soak_${process.pid}`
-  if (serverUrl !== undefined) {
-    await admin(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, `CREATE DATABASE ${database}`)
-    const u = new URL(serverUrl)
-    u.pathname = `/${database}`
-    url = u.toString()
-  }
+  const database = await benchDatabase(`svc_soak_${process.pid}`, process.env.SOAK_DATABASE_URL)
+  const url = database.url
   let service = null
   const db = new pg.Client({ connectionString: url })
   try {
     // The service migrates the schema as it starts; its clock of RSS starts here too.
-    service = await startServer(new URL('./servers/service.js', import.meta.url).pathname, {
+    service = await startServer('service.js', {
       DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, WEBHOOK_SECRET_SCANNER: WEBHOOK_SECRET, TRUST_PROXY: '127.0.0.1', BENCH_FROM_SOURCE: FROM_SOURCE ? '1' : '0'
     })
     await seed({ url, count: DOCUMENTS, batch: 10_000, log })
@@ -315,8 +306,7 @@ export async function runSoak () {
   } finally {
     await db.end().catch(() => {})
     if (service !== null) await service.stop()
-    if (pgServer !== null) pgServer.stop()
-    else await admin(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await database.close()
   }
 }
 

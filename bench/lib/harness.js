@@ -1,16 +1,29 @@
-// Shared pieces of the benchmarks: start a server in a child process, load it with
-// autocannon from this process, and read the server's CPU time and peak RSS over IPC.
+// What every case shares: its settings, servers started in child processes (reporting their
+// CPU time and peak RSS over IPC), load from autocannon in this process, and the paired rounds.
 import { execFileSync, spawn } from 'node:child_process'
 import os from 'node:os'
 import autocannon from 'autocannon'
 
+const setting = (name, fallback) => Number(process.env[name] ?? fallback)
+
+export const settings = {
+  /** Paired rounds per case: every case of a group runs once per round. */
+  rounds: setting('BENCH_ROUNDS', 10),
+  /** Seconds of load per case and round. */
+  duration: setting('BENCH_DURATION', 2),
+  /** Fresh sets of server processes the rounds are spread over. */
+  processes: setting('BENCH_PROCESSES', 5),
+  /** Seconds of load per case on each fresh set of processes before its rounds. */
+  warmup: setting('BENCH_WARMUP', 2),
+  connections: setting('BENCH_CONNECTIONS', 50)
+}
+
 /*
- * For the trivial route (no database), client and server on different cores, fixed: the server
- * on the last CPU, the load generator on the others. Left to the scheduler, both wandered over
- * the two cores and two identical servers differed by up to 10 % in CPU per request. Cases with
- * PostgreSQL are not pinned: its backends then crowd whichever core the pinning leaves, which
- * distorts the comparison more than it steadies it. BENCH_PIN=0, a single CPU or no `taskset`
- * leaves all placement to the scheduler.
+ * For the trivial route (no database), client and server on different cores, fixed: servers
+ * on the last CPU, the load generator on the others. Left to the scheduler, both wander over
+ * the cores and two identical servers differ by up to 10 % in CPU per request. Cases with
+ * PostgreSQL are not pinned: its backends would crowd whichever core the pinning leaves.
+ * BENCH_PIN=0, a single CPU or no `taskset` leaves all placement to the scheduler.
  */
 const cpus = os.availableParallelism()
 export const pinning = process.env.BENCH_PIN === '0' || cpus < 2 || !hasTaskset()
@@ -42,19 +55,20 @@ export async function pinned (fn) {
   }
 }
 
-/** `wrapper`: a command (and its arguments) the server's `node` runs under, e.g. valgrind. */
-export function startServer (script, env = {}, { wrapper = [] } = {}) {
+/** Starts `script` (a file of bench/servers/) in a child process; resolves once it listens. */
+export function startServer (script, env = {}) {
+  const file = new URL(`../servers/${script}`, import.meta.url).pathname
   return new Promise((resolve, reject) => {
-    const options = { env: { ...process.env, ...env }, stdio: ['ignore', wrapper.length > 0 ? 'ignore' : 'inherit', 'inherit', 'ipc'] }
     // As fork() would: this process's Node flags (a TypeScript loader, say) go to the child too.
-    const command = [...(pinnedNow ? ['taskset', '-c', pinning.server] : []), ...wrapper, process.execPath, ...process.execArgv, script]
-    const child = spawn(command[0], command.slice(1), options)
+    const command = [...(pinnedNow ? ['taskset', '-c', pinning.server] : []), process.execPath, ...process.execArgv, file]
+    const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const pending = new Map()
     let seq = 0
     child.on('message', (msg) => {
       if (msg.type === 'listening') {
         resolve({
           port: msg.port,
+          base: `http://127.0.0.1:${msg.port}`,
           child,
           stats: () => new Promise((resolve) => { const id = ++seq; pending.set(id, resolve); child.send({ type: 'stats', id }) }),
           stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM') })
@@ -81,32 +95,72 @@ export function serveStats (port) {
       process.send({ type: 'stats', id: msg.id, cpuMicros: cpu.user + cpu.system, peakRss })
     }
   })
-  // A clean exit, so --cpu-prof and friends can write their output.
   process.once('SIGTERM', () => process.exit(0))
   // The benchmark died without stopping us: do not linger.
   process.once('disconnect', () => process.exit(0))
   process.send({ type: 'listening', port })
 }
 
-export async function load ({ url, connections = 50, duration = 10, headers = {}, method = 'GET', body, requests, rate }) {
-  // `rate`: requests per second over all connections (autocannon's overallRate); unset, as fast as served.
-  const result = await autocannon({ url, connections, duration, headers, method, body, requests, overallRate: rate, pipelining: 1 })
+/** Loads `server` for `duration` seconds; adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
+export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration }) {
+  const before = await server.stats()
+  const result = await autocannon({ url: server.base + path, connections: settings.connections, duration, headers, method, body, requests, pipelining: 1 })
+  const after = await server.stats()
+  const errors = result.errors + result.timeouts
+  if (result.non2xx > 0 || errors > 0) throw new Error(`${method} ${path}: ${result.non2xx} non-2xx answers and ${errors} errors`)
+  const count = result.requests.total
   return {
-    requests: result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts
+    cpu: count > 0 ? (after.cpuMicros - before.cpuMicros) / count : NaN,
+    rss: after.peakRss / 1048576
   }
 }
 
-/** Runs `fn` against a server and adds its CPU microseconds per request and peak RSS. */
-export async function measure (server, fn) {
-  const before = await server.stats()
-  const r = await fn()
-  const after = await server.stats()
-  return { ...r, cpuPerReqMicros: r.requests > 0 ? (after.cpuMicros - before.cpuMicros) / r.requests : NaN, peakRssMb: after.peakRss / 1048576 }
+/**
+ * The method of every throughput case. Identical server processes differ by several percent
+ * on a small machine, and its noise comes in bursts; so each case is loaded in short rounds,
+ * every case of the group once per round in an order reversed every other round, and a ratio
+ * is the median of the rounds' ratios: a burst moves one round, not the verdict. The rounds
+ * are spread over fresh sets of server processes (each set warmed up first), as how V8
+ * compiles one process's hot paths moves its CPU per request and one set would carry that
+ * luck into every round.
+ *
+ * `start()` starts one set of servers and returns them by name; `cases` maps a case's name to
+ * `{ server, ...load options }`. Returns every case's rounds.
+ */
+export async function pairedRounds ({ start, cases, log = () => {} }) {
+  const names = Object.keys(cases)
+  const results = Object.fromEntries(names.map((name) => [name, []]))
+  const sets = Math.max(1, Math.min(settings.processes, settings.rounds))
+  for (let set = 0; set < sets; set++) {
+    const servers = await start()
+    try {
+      const run = (name, duration) => load(servers[cases[name].server], { ...cases[name], duration })
+      if (settings.warmup > 0) for (const name of names) await run(name, settings.warmup)
+      // This set's share of the rounds; the order alternates over the whole run.
+      for (let round = Math.round(set * settings.rounds / sets); round < Math.round((set + 1) * settings.rounds / sets); round++) {
+        const order = round % 2 === 0 ? names : [...names].reverse()
+        for (const name of order) results[name].push(await run(name))
+        log(`  round ${round + 1} (processes ${set + 1}): ${names.map((name) => `${name} ${fmt(results[name][round].rps)}`).join(', ')} req/s`)
+      }
+    } finally {
+      for (const server of Object.values(servers)) await server.stop()
+    }
+  }
+  return results
+}
+
+/** Each round's throughput ratio of case `of` to case `to`. */
+export function ratios (results, of, to) {
+  return results[of].map((r, i) => r.rps / results[to][i].rps)
+}
+
+/** A case's figures over its rounds: medians, and the server's peak RSS. */
+export function summary (rounds) {
+  const of = (key) => median(rounds.map((r) => r[key]))
+  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), cpu: of('cpu'), rss: Math.max(...rounds.map((r) => r.rss)) }
 }
 
 /** The median of `xs` (the mean of the middle two for an even count). */

@@ -1,12 +1,11 @@
 import { request } from 'node:http'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import * as suite from '../../index.js'
 
 // bench/servers/floor.js claims to apply, by hand, every rule the suite applies to the trivial
-// route's request. It answers the cases below as the suite does (the same status, and the two
-// headers the convention asks for), or bench/floor.js would compare the suite with a server
-// that does less.
+// route's request. It answers the cases below as the suite does (the same status, and the
+// headers the convention asks for), or bench/trivial.js would hold the suite to a server that
+// does less.
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 // bench/lib/harness.js and bench/servers/suite-app.js are plain JavaScript without types: computed
@@ -39,7 +38,7 @@ t.test('the floor server answers the trivial route\'s requests as the suite does
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   const suitePort: number = app.server.address().port
-  const floor = await harness.startServer(fileURLToPath(new URL('../../bench/servers/floor.js', import.meta.url)), { BENCH_SECRET: SECRET })
+  const floor = await harness.startServer('floor.js', { BENCH_SECRET: SECRET })
   t.teardown(() => floor.stop())
 
   for (const [name, sent] of cases) {
