@@ -37,4 +37,3 @@ export function replayStatus (record: IdempotencyRecord, claim: IdempotencyClaim
   }
   return record.status
 }
-
