@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import {
-  auth, bulk, cors, conventions, createStore, docs, lint, methods, openapi, parseDuration, problem, problemServerOptions,
+  auth, bulk, cors, conventions, createStore, docs, jobs, lint, methods, openapi, parseDuration, problem, problemServerOptions,
   query, rateLimit, resource, validation, webhooks, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
@@ -77,7 +77,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // every route is linted with its final schema as it is added, the document at ready.
   await app.register(lint, { mode: 'error' })
   await app.register(resource, { store, resources: [authors, documents] })
-  await app.register(bulk, { maxOperations: 100 })
+  // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
+  await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })
+  await app.register(bulk, { maxOperations: 100, maxAsyncOperations: 10_000 })
   await app.register(webhooks, { store })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app

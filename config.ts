@@ -9,6 +9,7 @@ export const Config = Type.Object({
   databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
   databaseStatementTimeout: Type.Integer({ minimum: 0 }),
+  jobLeaseMillis: Type.Integer({ minimum: 1 }),
   // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
   jwtSecret: Type.String({ minLength: 32 }),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
@@ -50,6 +51,7 @@ const VARIABLES: Record<keyof Config, string> = {
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
   databaseStatementTimeout: 'DATABASE_STATEMENT_TIMEOUT',
+  jobLeaseMillis: 'JOB_LEASE_MILLIS',
   jwtSecret: 'AUTH_JWT_SECRET',
   jwksUrl: 'AUTH_JWKS_URL',
   corsOrigins: 'CORS_ORIGINS',
@@ -93,6 +95,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? null : env.DATABASE_URL,
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
+    // How long an instance holds a background job without renewing its lease: a job whose instance died is taken up again after it.
+    jobLeaseMillis: env.JOB_LEASE_MILLIS === undefined || env.JOB_LEASE_MILLIS === '' ? 30_000 : Number(env.JOB_LEASE_MILLIS),
     jwtSecret: env.AUTH_JWKS_URL !== undefined && env.AUTH_JWKS_URL !== '' && (env.AUTH_JWT_SECRET ?? '') === ''
       ? DEV_JWT_SECRET
       : secret('AUTH_JWT_SECRET', DEV_JWT_SECRET),

@@ -49,6 +49,9 @@ export * from './plugins/webhooks/index.js'
 export { default as rateLimit } from './plugins/rate-limit/index.js'
 export * from './plugins/rate-limit/index.js'
 
+export { default as jobs } from './plugins/jobs/index.js'
+export * from './plugins/jobs/index.js'
+
 export { default as bulk } from './plugins/bulk/index.js'
 export * from './plugins/bulk/index.js'
 

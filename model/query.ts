@@ -165,3 +165,10 @@ export function junction (kind: 'and' | 'or', parts: readonly Filter[]): Filter 
   if (children.length === 1) return children[0] as Filter
   return { kind, children }
 }
+
+/** Whether the filter compares `path` anywhere (a soft-deleted entity is listed only when asked for by its deletion). */
+export function filtersOn (filter: Filter | null, path: string): boolean {
+  if (filter === null) return false
+  if (filter.kind === 'cmp') return filter.field === path
+  return filter.children.some((child) => filtersOn(child, path))
+}

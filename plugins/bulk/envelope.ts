@@ -55,8 +55,18 @@ export function outsideEntities (body: unknown): unknown {
   }
 }
 
+/**
+ * The 400 of a request with more operations than its mode allows (conventions: Bulk
+ * endpoint, "detail stating the maximum"); `asyncMax` names the larger limit of an
+ * asynchronous request when the endpoint offers one and this request is not one.
+ */
+export function tooMany (n: number, max: number, asyncMax: number | null, items: ContextItem[] = [{ code: 'INPUT_MAX_VALUE', message: `must hold at most ${max} operations`, field: 'operations', source: 'body', value: String(n) }]): ProblemError {
+  const more = asyncMax === null || asyncMax <= max ? '' : `, or send it with Prefer: respond-async, which takes up to ${asyncMax} operations as a job`
+  return invalidData(items, `A bulk request on this endpoint holds at most ${max} operations, and this one has ${n}; split it into several requests${more}.`)
+}
+
 /** The 400 of an envelope that fails its schema; the detail states the maximum when it was passed. */
-export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, maxOperations: number): ProblemError {
+export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, maxOperations: number, asyncMax: number | null = null): ProblemError {
   const items: ContextItem[] = contextFromAjv(errors, 'body')
   for (const item of items) {
     // The body itself is not an object: there is no field to name.
@@ -65,10 +75,9 @@ export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, 
       item.message = 'must be a JSON object with an operations array'
     }
   }
-  const tooMany = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
-  if (!tooMany) return invalidData(items)
-  const n = ((body as Envelope).operations).length
-  return invalidData(items, `A bulk request on this endpoint holds at most ${maxOperations} operations, and this one has ${n}; split it into several requests.`)
+  const over = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
+  if (!over) return invalidData(items)
+  return tooMany(((body as Envelope).operations).length, maxOperations, asyncMax, items)
 }
 
 function list (indexes: readonly number[]): string {

@@ -1,22 +1,27 @@
+import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
-import type { Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ValidateFunction } from 'ajv'
 import { BULK_ACTIONS, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValue } from '../../schemas/bulk.js'
 import type { Preconditions } from '../conditional/index.js'
+import { Job, type JobRow } from '../jobs/index.js'
 import { contextFromAjv, invalidData, problems } from '../problem/index.js'
-import { claimed, claimOf, compileBodyValidator, NoQuery, storeProblem, type ResourceDefinition, type ServedResource, type WriteAction, type WriteCall, type WriteOp } from '../resource/index.js'
+import { claimed, claimOf, compileBodyValidator, NoQuery, storeProblem, type ResourceDefinition, type WriteCall } from '../resource/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { pathOf } from '../shared/url.js'
 import { documentedBody } from './document.js'
-import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
-import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
-import { compileValidators, prepare, type Validators } from './prepare.js'
+import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, tooMany, type Envelope } from './envelope.js'
+import { applyInTx, hopeless, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
+import type { Operation } from './outcome.js'
+import { compileValidators } from './prepare.js'
 
 /** Per-collection settings of a bulk endpoint. */
 export interface BulkEndpointOptions {
   /** Most operations in one request (conventions: Limits, "the endpoint states its own maximum"). Default the plugin's `maxOperations`. */
   maxOperations?: number
+  /** Most operations in one request accepted as a job (`Prefer: respond-async`). Default the plugin's `maxAsyncOperations`. */
+  maxAsyncOperations?: number
   /** The actions this endpoint supports: a subset of CREATE, UPDATE, CREATE_UPDATE, DELETE. Default all four. */
   actions?: readonly BulkActionValue[]
 }
@@ -25,22 +30,28 @@ export interface BulkEndpointOptions {
 export interface BulkPluginOptions {
   /** Most operations in one request, for every endpoint without its own. Default 100. */
   maxOperations?: number
+  /**
+   * Most operations in a request sent with `Prefer: respond-async`, which is then accepted as a
+   * job (202, its status monitor in `Link`) when the jobs plugin is registered before this one.
+   * Default 10 000.
+   */
+  maxAsyncOperations?: number
+  /**
+   * Largest body of a bulk request, in bytes. Default the server's `bodyLimit`, or 32 MiB when
+   * asynchronous requests are served, since their operations are many (10 000 entities).
+   */
+  bodyLimit?: number
   /** By collection name: `false` serves no bulk endpoint for it, an object overrides the defaults. Default `{}`. */
   resources?: Readonly<Record<string, false | BulkEndpointOptions>>
 }
 
-const defaults = { maxOperations: DEFAULT_MAX_OPERATIONS, resources: {} }
-const OPTION_KEYS: OptionKeys<BulkPluginOptions> = { maxOperations: true, resources: true }
+const defaults = { maxOperations: DEFAULT_MAX_OPERATIONS, maxAsyncOperations: 10_000, asyncBodyLimit: 32 * 1024 * 1024, resources: {} }
+const OPTION_KEYS: OptionKeys<BulkPluginOptions> = { maxOperations: true, maxAsyncOperations: true, bodyLimit: true, resources: true }
 
-type BulkResponseBody = Static<typeof BulkResponse>
+const anyHeaders = (): boolean => true
 
-interface Endpoint {
-  served: ServedResource
-  /** The definition, its item paths under the route prefix (as clients reach them). */
-  def: ResourceDefinition
-  maxOperations: number
-  validators: Validators
-}
+/** The kind of the jobs that run asynchronous bulk requests. */
+export const BULK_JOB = 'BULK'
 
 function fail (option: string, value: unknown, rule: string): never {
   throw new TypeError(`bulk plugin: ${option} must be ${rule}, got ${JSON.stringify(value) ?? String(value)}`)
@@ -51,16 +62,16 @@ function positiveInteger (option: string, value: unknown): number {
   return value
 }
 
-function endpointOptions (option: string, value: unknown, maxOperations: number): Required<BulkEndpointOptions> | false {
+function endpointOptions (option: string, value: unknown, maxOperations: number, maxAsyncOperations: number): Required<BulkEndpointOptions> | false {
   if (value === false) return false
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(option, value, 'false or { maxOperations?, actions? }')
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(option, value, 'false or { maxOperations?, maxAsyncOperations?, actions? }')
   const o = value as BulkEndpointOptions
   const actions: unknown = o.actions ?? BULK_ACTIONS
   if (!Array.isArray(actions) || actions.length === 0 || new Set(actions).size !== actions.length ||
     actions.some(a => !(BULK_ACTIONS as readonly unknown[]).includes(a))) {
     fail(`${option}.actions`, actions, `a non-empty subset of ${BULK_ACTIONS.join(', ')} without repeats`)
   }
-  return { maxOperations: positiveInteger(`${option}.maxOperations`, o.maxOperations ?? maxOperations), actions }
+  return { maxOperations: positiveInteger(`${option}.maxOperations`, o.maxOperations ?? maxOperations), maxAsyncOperations: positiveInteger(`${option}.maxAsyncOperations`, o.maxAsyncOperations ?? maxAsyncOperations), actions }
 }
 
 /**
@@ -75,83 +86,75 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
   }
 }
 
-/** The write path's action for a bulk action (conventions: Bulk request body; Method rules 8, 10). */
-const WRITE_ACTIONS: Readonly<Record<BulkActionValue, WriteAction>> = { CREATE: 'create', UPDATE: 'update', CREATE_UPDATE: 'put', DELETE: 'delete' }
-
-/** Ends the transaction without keeping anything; never leaves `execute`. */
-class Rollback extends Error {}
-
-const isFailed = (op: Operation): boolean => op.outcome?.status === 'FAILED'
-
 /**
- * Runs the prepared operations through the resource's write path in ONE transaction, with the
- * request's key (conventions: "Bulk endpoint"). ATOMIC commits only when every operation
- * succeeded. ISOLATED commits the operations that succeeded, each isolated by a savepoint;
- * one transaction rather than one per operation costs one BEGIN/COMMIT and one connection,
- * and a system failure half-way (answered with a 5xx) then leaves nothing stored instead of
- * successes nobody was told about. Sets every operation's outcome; throws only on a system
- * failure (or the 409 of a key used before).
+ * Runs the operations through the resource's write path in ONE transaction, with the request's
+ * key (conventions: "Bulk endpoint"). ATOMIC commits only when every operation succeeded.
+ * ISOLATED commits the operations that succeeded, each isolated by a savepoint; one
+ * transaction rather than one per operation costs one BEGIN/COMMIT and one connection, and a
+ * system failure half-way (answered with a 5xx) then leaves nothing stored instead of
+ * successes nobody was told about. A transaction that keeps nothing rolls back, so its key
+ * stays free, as after any request that changed nothing.
  */
 async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Operation[], atomic: boolean): Promise<void> {
-  const { def } = e
-  const { writer, registry } = e.served
-  const pending = ops.filter(op => op.outcome === null)
-  // ATOMIC with an invalid operation: nothing to try.
-  if (pending.length > 0 && !(atomic && pending.length < ops.length)) {
+  if (!hopeless(ops, atomic)) {
+    const { def } = e
     const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic }
-    const writes: WriteOp[] = pending.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
-    const claim = claimOf(request, def.collection, def.path, 200, def.path)
+    const pending = ops.filter(op => op.outcome === null)
     try {
-      await claimed(e.served.store, e.served.keys, claim, async (tx) => {
-        const results = await writer.run(tx, call, writes)
-        pending.forEach((op, i) => { op.outcome = outcomeOf(def, op, results[i] as NonNullable<typeof results[number]>, registry) })
-        // ATOMIC keeps all or nothing. ISOLATED without any success keeps nothing either,
-        // so its idempotency key stays free, as after any request that changed nothing.
-        const kept = atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
-        if (!kept) throw new Rollback()
-      }, 'The Svc-Idempotency-Key was already used for this bulk request; a bulk PATCH is not idempotent, so it is not run again. Send a new key to run it again.')
+      await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {
+        if (!await applyInTx(e, tx, call, pending)) throw new Rollback()
+      }, () => 'The Svc-Idempotency-Key was already used for this bulk request; a bulk PATCH is not idempotent, so it is not run again. Send a new key to run it again.')
     } catch (err) {
       if (!(err instanceof Rollback)) throw err
     }
   }
-  if (!atomic) return
-  const failures = ops.filter(isFailed).map(op => op.index)
-  if (failures.length === 0) return
-  // An ATOMIC run stops at its first failure: the operations after it were never decided.
-  for (const op of ops) if (!isFailed(op)) op.outcome = rolledBack(failures)
+  if (atomic) settleAtomic(ops)
 }
 
-/** The 200 body: one result per operation, in request order (conventions: "Bulk response body"). */
-function responseOf (def: ResourceDefinition, ops: readonly Operation[]): BulkResponseBody {
-  let ok = 0
-  const operations = ops.map((op) => {
-    const result = op.outcome as Outcome
-    if (result.status === 'SUCCEEDED') ok++
-    // A CREATE that did not happen has no entity to name.
-    const id = op.action === 'CREATE' && result.status === 'FAILED' ? null : op.id
-    return { operationId: op.operationId, action: op.action, entityId: id, entityRef: id === null ? null : def.ref(id), result }
-  })
-  return { status: ok === ops.length ? 'SUCCEEDED' : ok === 0 ? 'FAILED' : 'PARTIAL', operations }
+/**
+ * Accepts the request as a job (reference contract: "Asynchronous bulk"): the job is written in
+ * the transaction that claims the request's key, so it exists exactly when the 202 is sent.
+ * A key used before is a 409 naming that job, as for a POST.
+ */
+async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRequest, reply: FastifyReply, body: Envelope): Promise<FastifyReply> {
+  const { def } = e
+  const id = randomUUID()
+  const instance = fastify.jobs.monitorPath(id) ?? def.path
+  const outcome = await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, instance, 202, def.path), async (tx) => await fastify.jobs.enqueue(tx, {
+    ctx: request.executionContext,
+    id,
+    kind: BULK_JOB,
+    collection: def.collection,
+    subject: request.principal?.sub ?? '',
+    input: { transactionMode: body.transactionMode ?? 'ISOLATED', operations: body.operations },
+    operationCount: body.operations.length,
+    requestId: request.requestId
+  }), (first) => `The Svc-Idempotency-Key was already used to start ${first.instance}; GET it instead of sending the bulk request again.`)
+  fastify.jobs.wake()
+  return reply.accepted((outcome as { value: JobRow }).value)
 }
 
-async function handle (e: Endpoint, request: FastifyRequest): Promise<BulkResponseBody> {
+async function handle (fastify: FastifyInstance, e: Endpoint, request: FastifyRequest, reply: FastifyReply): Promise<BulkResponseBody | FastifyReply> {
   const invalid = request.validationError
+  const async = e.maxAsyncOperations !== null && request.respondAsync
+  const max = async ? e.maxAsyncOperations as number : e.maxOperations
   if (invalid !== undefined && invalid !== null) {
-    throw invalid.validationContext === 'body' ? envelopeProblem(invalid.validation, request.body, e.maxOperations) : invalidData(contextFromAjv(invalid.validation, invalid.validationContext))
+    throw invalid.validationContext === 'body' ? envelopeProblem(invalid.validation, request.body, max, e.maxAsyncOperations) : invalidData(contextFromAjv(invalid.validation, invalid.validationContext))
   }
   const body = request.body as Envelope
+  if (body.operations.length > max) throw tooMany(body.operations.length, max, async ? null : e.maxAsyncOperations)
   const duplicates = duplicateIds(body.operations)
   if (duplicates !== null) throw duplicates
   checkCollectionPreconditions(request, pathOf(request.url))
-  const { def } = e
-  const ops = body.operations.map((raw, i) => prepare(def, e.validators, raw, i))
+  if (async) return await accept(fastify, e, request, reply, body)
+  const ops = prepared(e, body.operations)
   try {
     await execute(e, request, ops, body.transactionMode === 'ATOMIC')
   } catch (err) {
     // Unreachable database: 503; anything else unexpected: 500 (conventions: Bulk errors).
-    throw storeProblem(err, def, 'write', '', {}, e.served.registry)
+    throw storeProblem(err, e.def, 'write', '', {}, e.served.registry)
   }
-  return responseOf(def, ops)
+  return responseOf(e.def, ops)
 }
 
 /**
@@ -163,6 +166,11 @@ async function handle (e: Endpoint, request: FastifyRequest): Promise<BulkRespon
 async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): Promise<void> {
   refuseUnknownOptions('bulk', opts, OPTION_KEYS)
   const maxOperations = positiveInteger('maxOperations', opts.maxOperations ?? defaults.maxOperations)
+  const maxAsyncOperations = positiveInteger('maxAsyncOperations', opts.maxAsyncOperations ?? defaults.maxAsyncOperations)
+  // Asynchronous requests need somewhere to run: the jobs plugin, registered before.
+  const jobs = fastify.hasDecorator('jobs')
+  const bodyLimit = positiveInteger('bodyLimit', opts.bodyLimit ?? (jobs ? Math.max(defaults.asyncBodyLimit, fastify.initialConfig.bodyLimit ?? 0) : fastify.initialConfig.bodyLimit ?? defaults.asyncBodyLimit))
+  const endpoints = new Map<string, Endpoint>()
   const perResource: unknown = opts.resources === undefined ? defaults.resources : opts.resources
   if (typeof perResource !== 'object' || perResource === null || Array.isArray(perResource)) fail('resources', perResource, 'an object by collection name')
   const served = fastify.resources
@@ -174,22 +182,28 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
     // Paths in results (GET … and send its ETag) as clients reach the items: under the prefix.
     const def: ResourceDefinition = { ...resource.definition, itemPath: resource.itemPath }
     const given = Object.hasOwn(perResource, collection) ? (perResource as Record<string, unknown>)[collection] : undefined
-    const settings = endpointOptions(`resources.${collection}`, given === undefined ? {} : given, maxOperations)
+    const settings = endpointOptions(`resources.${collection}`, given === undefined ? {} : given, maxOperations, maxAsyncOperations)
     if (settings === false) continue
-    const endpoint: Endpoint = { served: resource, def, maxOperations: settings.maxOperations, validators: compileValidators(def) }
-    const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(settings.maxOperations, settings.actions), outsideEntities)
+    const endpoint: Endpoint = { served: resource, def, maxOperations: settings.maxOperations, maxAsyncOperations: jobs ? settings.maxAsyncOperations : null, validators: compileValidators(def) }
+    endpoints.set(collection, endpoint)
+    const largest = Math.max(settings.maxOperations, endpoint.maxAsyncOperations ?? 0)
+    const envelope: ValidateFunction = compileBodyValidator(envelopeSchema(largest, settings.actions), outsideEntities)
     const noQuery: ValidateFunction = compileBodyValidator(NoQuery)
     fastify.patch(def.path, {
+      bodyLimit,
       schema: {
         tags: [def.collection],
         summary: `Create, replace or delete ${def.collection} in bulk`,
-        description: `At most ${settings.maxOperations} operations; transactionMode ATOMIC (all or nothing) or ISOLATED (default). Answers 200 with one result per operation.`,
+        description: `At most ${settings.maxOperations} operations; transactionMode ATOMIC (all or nothing) or ISOLATED (default). Answers 200 with one result per operation.` +
+          (endpoint.maxAsyncOperations === null ? '' : ` With Prefer: respond-async, up to ${endpoint.maxAsyncOperations} operations are accepted as a job: 202, its status monitor in Link (rel="monitor"), Preference-Applied: respond-async, and the job, whose result is the same bulk response once it SUCCEEDED.`),
         querystring: NoQuery,
-        body: documentedBody(def, settings.actions, settings.maxOperations),
-        response: { 200: BulkResponse }
+        ...(endpoint.maxAsyncOperations === null ? {} : { headers: Type.Object({ prefer: Type.Optional(Type.String({ maxLength: 200, description: '`respond-async`: accept the request as a job (202) instead of answering when it is done.' })) }) }),
+        body: documentedBody(def, settings.actions, largest),
+        response: endpoint.maxAsyncOperations === null ? { 200: BulkResponse } : { 200: BulkResponse, 202: Job }
       },
       // The envelope is checked here; each entity by its own operation, so a bad one fails alone.
-      validatorCompiler: ({ httpPart }) => httpPart === 'body' ? envelope : noQuery,
+      // The Prefer header is documented only: any value but respond-async is ignored (RFC 7240 §2).
+      validatorCompiler: ({ httpPart }) => httpPart === 'body' ? envelope : httpPart === 'headers' ? anyHeaders : noQuery,
       attachValidation: true,
       config: {
         auth: { scopes: [...def.api.scopes.write] },
@@ -199,8 +213,9 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
         problems: [409, 503],
         conventions: { contentTypes: ['application/json'] }
       } as FastifyContextConfig
-    }, async (request) => await handle(endpoint, request))
+    }, async (request, reply) => await handle(fastify, endpoint, request, reply))
   }
+  if (jobs) fastify.jobs.define(BULK_JOB, async (run) => await runBulkJob(endpoints.get(run.job.collection) as Endpoint, run))
 }
 
 export default fp(bulkPlugin, { fastify: '5.x', name: 'svc-bulk', dependencies: ['svc-resource'] })

@@ -56,6 +56,14 @@ export function notFound (def: ResourceDefinition, op: Operation): Outcome {
   ])
 }
 
+/** The entity is soft-deleted (as 409): it must be restored before it changes. */
+export function deleted (def: ResourceDefinition, op: Operation): Outcome {
+  const id = op.id as string
+  return failed(`The ${def.name} ${id} is deleted; restore it (POST ${def.itemPath(id)}/restore) before changing it.`, [
+    { code: 'ENTITY_DELETED', message: `must name ${withArticle(def.name)} that is not deleted`, field: `${entityField(op)}.id`, value: id }
+  ])
+}
+
 /** Conventions, Method rules 13, per operation: a missing required ifMatch (as 428). */
 export function preconditionRequired (def: ResourceDefinition, op: Operation): Outcome {
   return failed(`${op.action} of ${withArticle(def.name)} requires ifMatch; GET ${def.itemPath(op.id as string)} and send its ETag in ifMatch.`, [
@@ -118,8 +126,11 @@ export function outcomeOf (def: ResourceDefinition, op: Operation, result: Write
     case 'precondition-failed': return preconditionFailed(def, op, failure.exists)
     case 'precondition-required': return preconditionRequired(def, op)
     case 'conflict': return storeFailure(failure.error, def, op, result.values, registry)
-    // A bulk operation is never a patch: every entity is checked whole before it is written.
-    /* c8 ignore next 2 */
-    case 'invalid': return failed('The entity is invalid; see context for each value.', failure.items)
+    case 'deleted': return deleted(def, op)
+    // A bulk operation is never a patch nor a transition: every entity is checked whole before it is written.
+    /* c8 ignore next 3 */
+    case 'invalid':
+    case 'invalid-transition':
+      throw new TypeError(`bulk: the write path answered ${failure.kind} to a ${op.action}`)
   }
 }

@@ -12,6 +12,7 @@ export const RULES = {
   'string-max-length': 'Serialization rules by type, String: maxLength',
   'date-time-name': 'Serialization rules by type, Date and time: names end in DateTime or Date',
   'response-root-array': 'Collection response envelope and Versioning: no bare array at a response root',
+  'nesting-depth': 'Method rules 1 and Limits: at most three levels of nested objects in a response, and in filter and ordering paths',
   'collection-envelope': 'Collection response envelope: results with paging',
   'problem-response': 'Errors, Rules 1-2: 4xx/5xx answer application/problem+json, never a 2xx',
   'header-name': 'Headers, Custom headers: Svc- names',

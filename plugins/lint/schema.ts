@@ -95,6 +95,48 @@ function checkResponseRoot (schema: Schema, path: string, out: Collector): void 
   }
 }
 
+/** Conventions, Method rules 1 and Limits: "about three levels of nested objects". */
+export const MAX_NESTING = 3
+
+/** Levels of nested objects in `schema` (an object is one, arrays add none); a `$ref` is not followed. */
+function depthOf (schema: unknown, seen: Set<unknown> = new Set()): number {
+  if (!isSchema(schema) || seen.has(schema)) return 0
+  seen.add(schema)
+  const children: unknown[] = [
+    ...(isSchema(schema.properties) ? Object.values(schema.properties) : []),
+    schema.items, schema.additionalProperties, ...branchesOf(schema)
+  ]
+  const below = Math.max(0, ...children.map(c => depthOf(c, seen)))
+  seen.delete(schema)
+  return shapeOf(schema).types.has('object') || isSchema(schema.properties) ? 1 + below : below
+}
+
+/** The convention's envelopes around a list: a collection's `results` (with `paging`), a bulk response's `operations` (with `status`). */
+const ENVELOPES: ReadonlyArray<[string, string]> = [['results', 'paging'], ['operations', 'status']]
+
+/**
+ * A response nested deeper than three levels of objects. The items of a collection or of a
+ * bulk response are counted from their own root: the envelope around them is the
+ * convention's, not the resource's.
+ */
+function checkNesting (schema: Schema, path: string, out: Collector): void {
+  const properties = isSchema(schema.properties) ? schema.properties : {}
+  const list = ENVELOPES.find(([items, beside]) => isSchema(properties[items]) && beside in properties)?.[0]
+  const roots: Array<[unknown, string]> = list === undefined
+    ? [[schema, path]]
+    : Object.entries(properties).map(([k, v]): [unknown, string] => k === list ? [(v as Schema).items, `${path}/properties/${pointer(k)}/items`] : [v, `${path}/properties/${pointer(k)}`])
+  for (const [root, at] of roots) {
+    const depth = depthOf(root)
+    if (depth > MAX_NESTING) out.add('nesting-depth', at, `a response holds at most ${MAX_NESTING} levels of nested objects, and this one has ${depth}: flatten it, or serve the deeper part as a resource of its own`)
+  }
+}
+
+/** A filter or ordering path (`a.b.c`) deeper than three levels. */
+export function checkPathDepth (name: string, path: string, out: Collector): void {
+  const levels = name.replace(/^-/, '').split('.').length
+  if (levels > MAX_NESTING) out.add('nesting-depth', path, `${name}: filter and ordering paths have at most ${MAX_NESTING} levels (a.b.c), this one has ${levels}`)
+}
+
 /**
  * Collection endpoints, Sorting: the values of `ordering` are field names (`-name`), so the
  * enum rule does not apply below a property or parameter of that name.
@@ -122,7 +164,15 @@ function walk (schema: unknown, path: string, name: string | undefined, out: Col
 export function lintSchema (schema: unknown, opts: SchemaLintOptions = {}): Violation[] {
   const out = new Collector(opts.rules)
   const path = opts.path ?? '#'
-  if (opts.root === 'response' && isSchema(schema)) checkResponseRoot(schema, path, out)
+  if (opts.root === 'response' && isSchema(schema)) {
+    checkResponseRoot(schema, path, out)
+    checkNesting(schema, path, out)
+  }
+  if (opts.name !== undefined && isSchema(schema)) {
+    checkPathDepth(opts.name, path, out)
+    // `ordering` lists the paths it takes as its values.
+    if (FIELD_NAME_ENUMS.has(opts.name)) for (const v of enumValues(isSchema(schema.items) ? schema.items : schema)) if (typeof v === 'string') checkPathDepth(v, path, out)
+  }
   walk(schema, path, undefined, out, opts.name !== undefined && FIELD_NAME_ENUMS.has(opts.name))
   return out.violations
 }

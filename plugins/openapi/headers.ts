@@ -78,6 +78,10 @@ const RATE_LIMIT = {
   'ratelimit-remaining': seconds(`Requests left in the window. ${COUNTED}`),
   'ratelimit-reset': seconds(`Seconds until the window resets. ${COUNTED}`)
 }
+const ACCEPTED = {
+  link: str('`<path of the job>; rel="monitor"`: where the job shows how the work goes (GET it until it has ended).', { maxLength: 2000 }),
+  'preference-applied': str('`respond-async`, when the request asked for it with `Prefer`.', { maxLength: 100 })
+}
 // RFC 9110 §10.2.3.
 const RETRY_AFTER = { 'retry-after': seconds('Seconds to wait before retrying.') }
 // Conventions, Authentication 6; set by the auth plugin once it accepts the token.
@@ -124,5 +128,8 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   if (status === 429) Object.assign(headers, RETRY_AFTER)
   if (status === 201) Object.assign(headers, { location: str('Path of the created entity.', { format: 'uri-reference', maxLength: 2000 }) }, ETAG)
   if ((status === 200 || status === 304 || status === 412) && cacheableRead(facts)) Object.assign(headers, ETAG)
+  // reply.accepted of the jobs plugin (conventions: 202; RFC 8288, RFC 7240 §3).
+  if (status === 202) Object.assign(headers, ACCEPTED)
+  Object.assign(headers, config.openapi?.responseHeaders?.[String(status)])
   return headers
 }

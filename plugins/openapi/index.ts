@@ -39,7 +39,11 @@ declare module 'fastify' {
      * added to the operation's; `headers` are request headers the route's own checks require
      * (a webhook's signature), as JSON Schemas by lowercase name, documented only.
      */
-    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown> }
+    /**
+     * `internal` marks a webhook consumer, `headers` adds request headers (required) the route's own checks read,
+     * `responseHeaders` the headers the route sends besides the plugins' ones, by status.
+     */
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>> }
   }
 }
 

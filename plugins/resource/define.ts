@@ -30,5 +30,5 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
   }
 }
 
-export { SERVER_MANAGED, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions } from './definition/options.js'
+export { RESTORE, SERVER_MANAGED, type Action, type ActionOptions, type SubCollection, type SubCollectionOptions, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions } from './definition/options.js'
 export type { ResourceDefinition, ResourceApi, ResourceStorage, ServerProperties } from './definition/types.js'

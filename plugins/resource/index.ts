@@ -10,7 +10,9 @@ import type { ResourceDefinition } from './define.js'
 import { itemPaths } from './paths.js'
 import { Representation } from './representation.js'
 import { registerCollectionRoutes } from './routes/collections.js'
+import { registerActionRoutes } from './routes/actions.js'
 import { registerItemRoutes } from './routes/items.js'
+import { registerSubCollectionRoutes } from './routes/sub-collections.js'
 import type { Served } from './routes/served.js'
 import { Writer } from './write/writer.js'
 
@@ -120,6 +122,8 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     routes.set(def.collection, s)
     served.set(def.collection, { definition: def, table, writer: s.writer, representation: s.rep, store, keys, registry, itemPath: (id) => itemPath(def, id) })
     registerItemRoutes(fastify, s)
+    registerActionRoutes(fastify, s)
+    registerSubCollectionRoutes(fastify, s)
     // Dependency order serves a parent before its children.
     registerCollectionRoutes(fastify, s, def.parent === null ? null : routes.get(def.parent.resource.collection) ?? null)
   }

@@ -50,6 +50,13 @@ export const documents = defineResource({
   references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }],
   parent: { resource: authors, field: 'authorId' },
   requireIfMatch: true,
+  // Reference contract, "Documents: lifecycle, soft delete, pages, content".
+  softDelete: true,
+  actions: {
+    publish: { from: ['DRAFT'], to: 'PUBLISHED', set: { publishedDateTime: 'now' }, summary: 'Publishes a draft' },
+    archive: { from: ['DRAFT', 'PUBLISHED'], to: 'ARCHIVED', summary: 'Archives a draft or a published document' }
+  },
+  subCollections: { pages: { key: 'number' } },
   scopes: { read: ['documents:read'], write: ['documents:write'] },
   summary: { omit: ['pages'] },
   filterable: [

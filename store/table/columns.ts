@@ -52,8 +52,17 @@ export const SERVER_COLUMNS: readonly Column[] = [
   column('modifiedBy', 'string', true)
 ]
 
+/** The columns of a soft-deletable resource (`TableSpec.softDelete`): null until the entity is deleted. */
+export const DELETED_COLUMNS: readonly Column[] = [
+  column('deletedDateTime', 'date-time', true),
+  column('deletedBy', 'string', true)
+]
+
 /** The names of `SERVER_COLUMNS`. */
 export const SERVER_FIELDS: readonly string[] = SERVER_COLUMNS.map(c => c.field)
+
+/** The names of `DELETED_COLUMNS`. */
+export const DELETED_FIELDS: readonly string[] = DELETED_COLUMNS.map(c => c.field)
 
 type Json = Record<string, unknown>
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FieldDescriptor } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
 import type { Migration } from '../types.js'
-import { SERVER_COLUMNS, type Column } from './columns.js'
+import { DELETED_COLUMNS, SERVER_COLUMNS, type Column } from './columns.js'
 
 /** One key of a query index: a field path (top-level column or nested JSON path) and its direction. */
 export interface IndexKey {
@@ -45,6 +45,11 @@ export interface TableSpec {
   indexes: readonly TableIndex[]
   /** Fields a page of the collection leaves out (its items are summaries). */
   summaryOmit: readonly string[]
+  /**
+   * A deletion marks the row (`DELETED_COLUMNS`) instead of removing it; unique fields are
+   * unique among the rows not deleted, and pages leave deleted rows out unless asked.
+   */
+  softDelete: boolean
 }
 
 /** A SQL string literal of a trusted value written in a definition (enum values), never of input. */
@@ -110,12 +115,15 @@ const columnDef = (c: Column): string => `${c.ident} ${c.sqlType}${c.nullable ? 
  * indexes appear. An index taken out of the definition is left in place: drop it with a
  * migration of your own.
  */
-export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'references'> & { indexes?: readonly TableIndex[] }): string {
+export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'references'> & { indexes?: readonly TableIndex[], softDelete?: boolean }): string {
   const t = spec.table
   const T = quoteIdent(t)
-  const defs: string[] = ['ctx text NOT NULL', ...SERVER_COLUMNS.map(columnDef), ...spec.columns.map(columnDef)]
+  const soft = spec.softDelete === true
+  const own = soft ? [...spec.columns, ...DELETED_COLUMNS] : spec.columns
+  const defs: string[] = ['ctx text NOT NULL', ...SERVER_COLUMNS.map(columnDef), ...own.map(columnDef)]
   defs.push(`CONSTRAINT ${quoteIdent(constraintNames.primaryKey(t))} PRIMARY KEY (ctx, id)`)
-  for (const f of spec.unique) defs.push(`CONSTRAINT ${quoteIdent(constraintNames.unique(t, f))} UNIQUE (ctx, ${quoteIdent(f)})`)
+  // Among the rows not deleted only, for a soft-deletable table: a partial unique index below.
+  if (!soft) for (const f of spec.unique) defs.push(`CONSTRAINT ${quoteIdent(constraintNames.unique(t, f))} UNIQUE (ctx, ${quoteIdent(f)})`)
   for (const r of spec.references) {
     defs.push(`CONSTRAINT ${quoteIdent(constraintNames.foreignKey(t, r.field))} FOREIGN KEY (ctx, ${quoteIdent(r.field)}) REFERENCES ${quoteIdent(r.table)} (ctx, id)`)
   }
@@ -125,9 +133,15 @@ export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' |
   }
   const statements = [`CREATE TABLE IF NOT EXISTS ${T} (\n  ${defs.join(',\n  ')}\n)`]
   // Fields added to a definition later arrive as nullable columns on existing tables.
-  for (const c of spec.columns) statements.push(`ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS ${c.ident} ${c.sqlType}`)
+  for (const c of own) statements.push(`ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS ${c.ident} ${c.sqlType}`)
   // Before any index is made, so that none is built twice.
   statements.push(collationDdl(t))
+  for (const f of soft ? spec.unique : []) {
+    const name = constraintNames.unique(t, f)
+    // A table made before it was soft-deletable has the constraint: the partial index replaces it.
+    statements.push(`ALTER TABLE ${T} DROP CONSTRAINT IF EXISTS ${quoteIdent(name)}`)
+    statements.push(`CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${T} (ctx, ${quoteIdent(f)}) WHERE "deletedDateTime" IS NULL`)
+  }
   // The referencing side of a foreign key is not indexed by PostgreSQL: deleting a parent would
   // scan. A declared index leading with the field serves that lookup already.
   const leading = new Set((spec.indexes ?? []).map(i => (i.keys[0] as IndexKey).path))

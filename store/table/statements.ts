@@ -2,7 +2,7 @@ import type { CollectionQuery, FieldMap } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
 import { compileSql, countStatement, selectStatement } from '../sql-query.js'
 import type { Queryable } from '../types.js'
-import { rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
+import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -24,6 +24,8 @@ export interface WriteScope {
 export interface PageScope {
   ctx: string
   parent?: { field: string, id: string }
+  /** Of a soft-deletable table, the deleted rows too (the query filters on their deletion). Default false. */
+  withDeleted?: boolean
 }
 
 export interface PageOptions {
@@ -61,7 +63,7 @@ export class ResourceTable {
   constructor (spec: TableSpec) {
     this.spec = spec
     this.T = quoteIdent(spec.table)
-    this.all = [...SERVER_COLUMNS, ...spec.columns]
+    this.all = [...SERVER_COLUMNS, ...spec.columns, ...(spec.softDelete ? DELETED_COLUMNS : [])]
     this.decode = rowDecoder(this.all)
     this.selectAll = this.all.map(c => c.ident).join(', ')
     this.selectSummary = this.all.filter(c => !spec.summaryOmit.includes(c.field)).map(c => `t.${c.ident}`).join(', ')
@@ -127,7 +129,7 @@ export class ResourceTable {
    * reads every column, else only `id` and `etag`.
    */
   async current (db: Queryable, ctx: string, ids: readonly string[], full = false): Promise<Map<string, Row>> {
-    const select = full ? this.selectAll : 'id, etag'
+    const select = full ? this.selectAll : this.spec.softDelete ? 'id, etag, "deletedDateTime"' : 'id, etag'
     const rows = await this.rows(db, full ? 'lock_full' : 'lock', () => `SELECT ${select} FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`, [ctx, ids])
     return new Map(rows.map(r => [r.id as string, r]))
   }
@@ -158,6 +160,23 @@ export class ResourceTable {
     }, [scope.ctx, scope.by, this.record(columns, rows)])
   }
 
+  /** Marks rows of a soft-deletable table deleted, by `scope.by` now, with new ETags; returns them as stored. */
+  async markDeleted (db: Queryable, scope: WriteScope, rows: readonly RowWrite[]): Promise<Row[]> {
+    return await this.rows(db, 'mark_deleted', () => `UPDATE ${this.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = $2
+      FROM jsonb_to_recordset($3::jsonb) AS x(id text, etag text)
+      WHERE t.ctx = $1 AND t.id = x.id
+      RETURNING ${this.all.map(c => `t.${c.ident}`).join(', ')}`, [scope.ctx, scope.by, this.record([], rows)])
+  }
+
+  /** Brings deleted rows back (not deleted any more), as a change by `scope.by`; returns them as stored. */
+  async restore (db: Queryable, scope: WriteScope, rows: readonly RowWrite[]): Promise<Row[]> {
+    return await this.rows(db, 'restore', () => `UPDATE ${this.T} AS t SET etag = x.etag, "deletedDateTime" = NULL, "deletedBy" = NULL,
+        "modifiedDateTime" = now(), "modifiedBy" = $2
+      FROM jsonb_to_recordset($3::jsonb) AS x(id text, etag text)
+      WHERE t.ctx = $1 AND t.id = x.id
+      RETURNING ${this.all.map(c => `t.${c.ident}`).join(', ')}`, [scope.ctx, scope.by, this.record([], rows)])
+  }
+
   /** Deletes the rows of `ids` and returns them as they were. */
   async delete (db: Queryable, ctx: string, ids: readonly string[]): Promise<Row[]> {
     return await this.rows(db, 'delete', () => `DELETE FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[]) RETURNING ${this.selectAll}`, [ctx, ids])
@@ -175,6 +194,7 @@ export class ResourceTable {
       params.push(scope.parent.id)
       where += ` AND t.${quoteIdent(scope.parent.field)} = $2`
     }
+    if (this.spec.softDelete && scope.withDeleted !== true) where += ' AND t."deletedDateTime" IS NULL'
     const sql = compileSql(query, fields, { paramStart: params.length + 1 })
     const from = `${this.T} t`
     const statement = selectStatement(sql, { select: this.selectSummary, from, where, params })

@@ -110,5 +110,5 @@ export function idemKey (): string {
 
 /** A problem body never shows SQL, constraint names, stack frames or driver words. */
 export function leaksNothing (body: string): boolean {
-  return !/SELECT|INSERT|UPDATE |DELETE FROM|_pkey|_fkey|_key\b|constraint|SQLSTATE|\n\s+at |node_modules|violates/i.test(body)
+  return !/\bSELECT\b[^]*\bFROM\b|INSERT INTO|\bUPDATE\s+"?\w+"?\s+SET\b|DELETE FROM|_pkey|_fkey|_key\b|constraint|SQLSTATE|\n\s+at |node_modules|violates/i.test(body)
 }

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { standardProperties } from '../../../schemas/standard.js'
-import { Id, Nullable } from '../../../schemas/types.js'
+import { DateTime, Id, Nullable } from '../../../schemas/types.js'
 import { createBody, isNullable, patchBody } from '../write-schemas.js'
 import { fail, SERVER_MANAGED, type CheckedOptions, type DerivedField } from './options.js'
 import type { ResourceApi } from './types.js'
@@ -53,6 +53,12 @@ export function apiOf (o: CheckedOptions): ResourceApi {
     createdBy: Nullable(standardProperties.createdBy),
     modifiedDateTime: standardProperties.modifiedDateTime,
     modifiedBy: Nullable(standardProperties.modifiedBy),
+    ...(o.softDelete
+      ? {
+          deletedDateTime: Nullable(DateTime({ readOnly: true, description: 'When the entity was deleted; null when it is not.' })),
+          deletedBy: Nullable(standardProperties.deletedBy)
+        }
+      : {}),
     etag: standardProperties.etag
   }
   const summaryProps = Object.fromEntries(Object.entries(entityProps).filter(([k]) => !o.summaryOmit.includes(k)))
@@ -65,8 +71,12 @@ export function apiOf (o: CheckedOptions): ResourceApi {
     derived,
     requireIfMatch: o.requireIfMatch,
     scopes: o.scopes,
-    filterable: o.filterable,
-    sortable: o.sortable,
+    // A soft-deleted entity is listed when a query asks for it by its deletion.
+    filterable: o.softDelete && !o.filterable.includes('deletedDateTime') ? [...o.filterable, 'deletedDateTime'] : o.filterable,
+    sortable: o.softDelete && !o.sortable.includes('deletedDateTime') ? [...o.sortable, 'deletedDateTime'] : o.sortable,
+    softDelete: o.softDelete,
+    actions: o.actions,
+    subCollections: o.subCollections,
     bodies: {
       create: createBody(o.fields, writable),
       replace: createBody(o.fields, writable, [], { id: Id() }),

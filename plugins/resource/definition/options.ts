@@ -1,5 +1,5 @@
 import { OptionalKind, type TProperties, type TSchema } from '@sinclair/typebox'
-import { SERVER_FIELDS } from '../../../store/table/index.js'
+import { DELETED_FIELDS, SERVER_FIELDS, unwrapNullable } from '../../../store/table/index.js'
 import { isOmittable } from '../write-schemas.js'
 import type { ResourceDefinition } from './types.js'
 
@@ -21,6 +21,29 @@ export interface ReferenceOptions {
 export interface ParentOptions {
   resource: ResourceDefinition
   field: string
+}
+
+/**
+ * A state transition served as `POST <item>/<name>` (conventions: Method rules 4, "POST for a
+ * non-RESTful action returns 200"): allowed from the states `from` of `field`, it sets `to`.
+ */
+export interface ActionOptions {
+  /** The enum field holding the state. Default `status`. */
+  field?: string
+  /** The states the action may start from. */
+  from: readonly string[]
+  /** The state it leads to. */
+  to: string
+  /** Other fields the transition sets: a value, or `'now'` for the time of the change (a date-time field). */
+  set?: Readonly<Record<string, unknown>>
+  /** What the action does, for the OpenAPI document. Default `Moves the <entity> to <to>`. */
+  summary?: string
+}
+
+/** An array field served as a collection of its own: `GET <item>/<field>` paged, `PUT <item>/<field>` replacing all of it. */
+export interface SubCollectionOptions {
+  /** The item property that identifies an item (unique in the array) and orders the collection. */
+  key: string
 }
 
 /** A query index of the table, `(ctx, <fields…>, id)`. */
@@ -69,6 +92,37 @@ export interface ResourceOptions<P extends TProperties, D extends TProperties = 
   derived?: { [K in keyof D]: DerivedField<D[K]> }
   /** Table name. Default the collection. */
   table?: string
+  /**
+   * DELETE marks the entity deleted (`deletedDateTime`, `deletedBy`) instead of removing it
+   * (conventions: "Deletion may be a soft delete"): GET still answers it, writes on it are
+   * 409, collections leave it out unless they filter on `deletedDateTime`, unique fields are
+   * unique among the entities not deleted, and `POST <item>/restore` brings it back. Default false.
+   */
+  softDelete?: boolean
+  /** State transitions, by action name (`publish`, `archive`: lowercase). */
+  actions?: Readonly<Record<string, ActionOptions>>
+  /** Array fields served as sub-collections, by field name. */
+  subCollections?: { readonly [K in keyof P]?: SubCollectionOptions }
+}
+
+/** A checked action. */
+export interface Action {
+  name: string
+  field: string
+  from: readonly string[]
+  to: string
+  set: Readonly<Record<string, unknown>>
+  summary: string
+}
+
+/** A checked sub-collection: its field and the item key. */
+export interface SubCollection {
+  field: string
+  key: string
+  /** The schema of one item. */
+  item: TSchema
+  /** Most items the array holds. */
+  maxItems: number | undefined
 }
 
 /** The options of a definition once checked: every list present, every name known. */
@@ -93,10 +147,13 @@ export interface CheckedOptions {
   summaryOmit: readonly string[]
   derived: Readonly<Record<string, DerivedField>>
   indexes: unknown
+  softDelete: boolean
+  actions: readonly Action[]
+  subCollections: readonly SubCollection[]
 }
 
 /** Names the API adds to every entity besides the stored server fields: `ref`. */
-export const SERVER_MANAGED: readonly string[] = ['id', 'ref', ...SERVER_FIELDS.filter(f => f !== 'id')]
+export const SERVER_MANAGED: readonly string[] = ['id', 'ref', ...SERVER_FIELDS.filter(f => f !== 'id'), ...DELETED_FIELDS]
 
 const ENTITY = /^[a-z0-9]{1,20}$/
 const SQL_NAME = /^[a-z_][a-z0-9_]{0,40}$/
@@ -158,6 +215,10 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
     }
   }
   const derived = { ...(opts.derived as Record<string, DerivedField> | undefined) }
+  const softDelete = opts.softDelete ?? false
+  if (typeof softDelete !== 'boolean') fail('softDelete', softDelete, 'a boolean')
+  const actions = checkActions(opts.actions, fields, fieldNames, softDelete)
+  const subCollections = checkSubCollections(opts.subCollections, fields, fieldNames)
 
   return {
     name,
@@ -177,6 +238,62 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
     sortable: [...(opts.sortable ?? [])],
     summaryOmit,
     derived,
-    indexes: opts.indexes
+    indexes: opts.indexes,
+    softDelete,
+    actions,
+    subCollections
   }
+}
+
+const ACTION = /^[a-z][a-z0-9-]{0,30}$/
+
+/** The enum values of a field's schema (nullable or not), or null when it is no enum. */
+function enumOf (schema: TSchema): readonly string[] | null {
+  const { base } = unwrapNullable(schema)
+  return Array.isArray(base.enum) ? base.enum as string[] : null
+}
+
+function checkActions (given: unknown, fields: TProperties, fieldNames: readonly string[], softDelete: boolean): Action[] {
+  if (given === undefined) return softDelete ? [RESTORE] : []
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) fail('actions', given, 'an object of actions by name')
+  const out: Action[] = []
+  for (const [name, a] of Object.entries(given as Record<string, ActionOptions>)) {
+    const where = `actions.${name}`
+    if (!ACTION.test(name)) fail('actions', name, 'action names in lowercase letters, digits and -')
+    if (name === RESTORE.name) fail(where, name, 'another name: restore is the action of a soft-deletable resource')
+    if (typeof a !== 'object' || a === null) fail(where, a, '{ from, to, field?, set?, summary? }')
+    const field = a.field ?? 'status'
+    if (!fieldNames.includes(field)) fail(`${where}.field`, field, `one of the fields (${fieldNames.join(', ')})`)
+    const states = enumOf(fields[field] as TSchema)
+    if (states === null) fail(`${where}.field`, field, 'an enum field, whose values are the states')
+    if (!Array.isArray(a.from) || a.from.length === 0 || a.from.some(s => !states.includes(s))) fail(`${where}.from`, a.from, `a non-empty list of states of ${field} (${states.join(', ')})`)
+    if (!states.includes(a.to)) fail(`${where}.to`, a.to, `a state of ${field} (${states.join(', ')})`)
+    const set = a.set ?? {}
+    for (const f of Object.keys(set)) {
+      if (!fieldNames.includes(f) || f === field) fail(`${where}.set`, f, `fields other than ${field}`)
+      if (set[f] === 'now' && unwrapNullable(fields[f] as TSchema).base.format !== 'date-time') fail(`${where}.set.${f}`, set[f], 'a value, or \'now\' on a date-time field')
+    }
+    out.push({ name, field, from: [...a.from], to: a.to, set, summary: a.summary ?? `Moves the entity to ${a.to}` })
+  }
+  return softDelete ? [...out, RESTORE] : out
+}
+
+/** The action of a soft-deletable resource: a deleted entity is not deleted any more. */
+export const RESTORE: Action = { name: 'restore', field: 'deletedDateTime', from: [], to: '', set: {}, summary: 'Brings a deleted entity back' }
+
+function checkSubCollections (given: unknown, fields: TProperties, fieldNames: readonly string[]): SubCollection[] {
+  if (given === undefined) return []
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) fail('subCollections', given, 'an object of { key } by array field')
+  return Object.entries(given as Record<string, SubCollectionOptions>).map(([field, o]) => {
+    const where = `subCollections.${field}`
+    if (!fieldNames.includes(field)) fail('subCollections', field, `array fields (${fieldNames.join(', ')})`)
+    const { base } = unwrapNullable(fields[field] as TSchema)
+    const item = base.items as TSchema | undefined
+    const props = (item as { properties?: Record<string, TSchema> } | undefined)?.properties
+    if (base.type !== 'array' || props === undefined) fail('subCollections', field, 'array fields of objects')
+    if (typeof o !== 'object' || o === null || typeof o.key !== 'string' || !Object.hasOwn(props, o.key)) fail(`${where}.key`, o?.key, `a property of its items (${Object.keys(props).join(', ')})`)
+    const keyType = unwrapNullable(props[o.key] as TSchema)
+    if (keyType.nullable || !['string', 'integer'].includes(keyType.base.type as string)) fail(`${where}.key`, o.key, 'a string or integer property that cannot be null')
+    return { field, key: o.key, item: item as TSchema, maxItems: base.maxItems as number | undefined }
+  })
 }

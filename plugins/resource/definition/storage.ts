@@ -1,7 +1,7 @@
 import { defaultColumn, fieldsFromSchema } from '../../../model/fields.js'
 import type { FieldMap } from '../../../model/query.js'
 import { quoteIdent } from '../../../store/quote.js'
-import { columnOf, constraintNames, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
+import { columnOf, constraintNames, DELETED_FIELDS, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
 import { fail, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
 
@@ -26,8 +26,8 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi): TableIndex[] {
   const entries = o.indexes
   if (entries === undefined) return []
   if (!Array.isArray(entries)) fail('indexes', entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
-  const queried = [...o.filterable, ...o.sortable]
-  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames])
+  const queried = [...api.filterable, ...api.sortable]
+  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
   const resolved = entries.map(indexPaths)
   const paths = [...new Set(resolved.flat().map(k => k.path))]
   for (const path of paths) {
@@ -60,10 +60,10 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi): TableIndex[] {
 
 /** The filterable and sortable paths of the collection items, mapped onto the table's columns (alias `t`). */
 function fieldMapOf (o: CheckedOptions, api: ResourceApi): FieldMap {
-  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames])
+  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
   return fieldsFromSchema(api.summary, {
-    filterable: [...o.filterable],
-    sortable: [...o.sortable],
+    filterable: [...api.filterable],
+    sortable: [...api.sortable],
     // `ref` and derived fields are computed, not stored: they have no column to filter on.
     column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type) : undefined
   })
@@ -78,7 +78,8 @@ export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage
     unique: o.unique,
     references: o.references.map(r => ({ field: r.field, table: r.resource.storage.table })),
     indexes: resolveIndexes(o, api),
-    summaryOmit: o.summaryOmit
+    summaryOmit: o.summaryOmit,
+    softDelete: o.softDelete
   }
   return { table: o.table, spec, fields: fieldMapOf(o, api), migration: tableMigration(spec) }
 }

@@ -3,7 +3,7 @@ import type { FieldMap } from '../../../model/query.js'
 import type { TableSpec } from '../../../store/table/index.js'
 import type { Migration } from '../../../store/types.js'
 import type { TNullable } from '../../../schemas/types.js'
-import type { DerivedField, ParentOptions, ReferenceOptions } from './options.js'
+import type { Action, DerivedField, ParentOptions, ReferenceOptions, SubCollection } from './options.js'
 
 /** The properties the server manages on every entity. */
 export interface ServerProperties extends TProperties {
@@ -32,6 +32,12 @@ export interface ResourceApi<E extends TObject = TObject> {
   readonly scopes: { read: readonly string[], write: readonly string[] }
   readonly filterable: readonly string[]
   readonly sortable: readonly string[]
+  /** DELETE marks the entity deleted; `restore` is among the actions. */
+  readonly softDelete: boolean
+  /** State transitions, each `POST <item>/<name>`. */
+  readonly actions: readonly Action[]
+  /** Array fields served as collections of their own. */
+  readonly subCollections: readonly SubCollection[]
   /** Request bodies: POST, PUT (with an optional `id` equal to the path's), PATCH (JSON Merge Patch). */
   readonly bodies: { create: TObject, replace: TObject, patch: TObject }
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { finishPage } from '../../../model/paging.js'
+import { filtersOn } from '../../../model/query.js'
 import { Collection } from '../../../schemas/collection.js'
 import { Id } from '../../../schemas/types.js'
 import type { PageScope } from '../../../store/table/index.js'
@@ -26,7 +27,8 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     const totalCount = q.paging.kind === 'offset' && q.paging.totalCount
     let read
     try {
-      read = await table.page(store, q, fields, scope, { totalCount })
+      // A soft-deleted entity is listed when the query asks for it by its deletion (reference contract: Soft delete).
+      read = await table.page(store, q, fields, { ...scope, withDeleted: filtersOn(q.filter, 'deletedDateTime') }, { totalCount })
     } catch (err) {
       throw unavailableProblem(err)
     }

@@ -2,101 +2,19 @@ import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import { Id } from '../../../schemas/types.js'
-import type { ContextItem } from '../../../schemas/problem.js'
 import { ForeignKeyViolation } from '../../../store/errors.js'
 import { constraintNames } from '../../../store/table/index.js'
-import { evaluateRead, notModified, type Preconditions } from '../../conditional/index.js'
-import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
+import { evaluateRead, notModified } from '../../conditional/index.js'
+import { invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem } from '../problems.js'
 import { NoQuery } from '../write-schemas.js'
-import { claimed, claimOf } from '../write/claims.js'
-import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
 import type { Served } from './served.js'
+import { itemOp, newEtagHeader, preconditionsOf, refuseInvalid, writeItem } from './writes.js'
 
 type Row = Record<string, unknown>
 
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json']
-
-// The conventions plugin (a declared dependency) sets the execution context and the key of
-// every request; the auth plugin, when registered, the principal (none: no createdBy).
-const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
-// The conditional plugin (registered by the resource plugin) parses them for every route of it.
-const preconditionsOf = (r: FastifyRequest): Preconditions => r.preconditions as Preconditions
-
-/** The 400 of a route's validation, with read-only fields named as such. */
-function validationProblem (s: Served, err: NonNullable<FastifyRequest['validationError']>): Error {
-  const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext as string)
-  for (const item of items) {
-    if (item.source === 'body' && item.field !== undefined && s.def.api.readOnly.has(item.field) && item.message === 'is not allowed here') {
-      item.message = 'is read-only; leave it out of the request body'
-    }
-  }
-  return invalidData(items)
-}
-
-function refuseInvalid (s: Served, request: FastifyRequest): void {
-  if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request.validationError)
-}
-
-/** A write's failure as the item routes answer it (the bulk endpoint words the same failures for its operations). */
-function failureProblem (s: Served, method: string, path: string, id: string, result: WriteResult, failure: Failure): unknown {
-  const { name } = s.def
-  switch (failure.kind) {
-    case 'not-found':
-      return problems.notFound(`No ${name} has the id ${id}; PATCH only changes an existing one (PUT creates).`, { instance: path })
-    case 'invalid':
-      return invalidData(failure.items, `The ${name} would be invalid after this patch; see context for each value.`)
-    case 'conflict':
-      return storeProblem(failure.error, s.def, result.op.action === 'delete' ? 'delete' : 'write', id, result.values, s.registry, (itemId) => s.itemPath(s.def, itemId))
-    case 'precondition-required':
-      // The conditional plugin refuses these first; a write path rule all the same.
-      return problems.preconditionRequired(`${method} ${path} requires the If-Match header; GET the resource and send its ETag in If-Match.`, { instance: path })
-    case 'precondition-failed':
-      return problems.preconditionFailed(preconditionDetail(method, path, result.op, failure), { instance: path })
-  }
-}
-
-function preconditionDetail (method: string, path: string, op: WriteOp, failure: Extract<Failure, { kind: 'precondition-failed' }>): string {
-  if (method === 'DELETE') return `The conditions of If-Match / If-None-Match do not hold for ${path}; GET it again and retry with its ETag.`
-  // With If-Match as well, no state can satisfy both.
-  if (op.action === 'create') return `${path} already exists, and If-None-Match: * only creates; send If-Match with its ETag to replace it.`
-  if (failure.header === 'If-Match') {
-    return method === 'PATCH'
-      ? `If-Match does not match the current ETag of ${path}; GET it again, reapply your change and retry with its ETag.`
-      : `If-Match does not match the current ETag of ${path}, or it does not exist; GET it again and retry with its ETag.`
-  }
-  return method === 'PATCH'
-    ? `If-None-Match matches the current ETag of ${path}; it was not changed.`
-    : `If-None-Match matches the current ETag of ${path}; it was not replaced.`
-}
-
-/**
- * Runs one item write through the resource's write path, in a transaction with its key's
- * claim: the entity as stored, or null when the key answers for an earlier request (or a
- * DELETE found nothing). A failure is thrown as its problem; the transaction rolls back.
- */
-async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number): Promise<Row | null> {
-  const claim = claimOf(request, s.def.collection, path, status)
-  const call = { ctx: request.executionContext, by: subOf(request), atomic: true }
-  let outcome: Awaited<ReturnType<typeof claimed<WriteResult>>>
-  try {
-    outcome = await claimed(s.store, s.keys, claim, async (tx) => {
-      const [result] = await s.writer.run(tx, call, [op]) as [WriteResult]
-      if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
-      return result
-    })
-  } catch (err) {
-    throw storeProblem(err, s.def, op.action === 'delete' ? 'delete' : 'write', op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
-  }
-  return 'value' in outcome ? outcome.value.row : null
-}
-
-/** A write of `request`'s item with the request's preconditions. */
-function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row): WriteOp {
-  const pre = preconditionsOf(request)
-  return { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
-}
 
 function config (scopes: readonly string[], extra: Record<string, unknown>): FastifyContextConfig {
   return { auth: { scopes: [...scopes] }, ...extra } as FastifyContextConfig
@@ -157,7 +75,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   fastify.put(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Replace or create ${withArticle(def.name)}`, params, body: bodies.replace, response: { 204: NO_CONTENT } }),
     attachValidation: true,
-    config: config(scopes.write, { problems: [409, 412, 428], conditional })
+    config: config(scopes.write, { problems: [409, 412, 428], conditional, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
     const id = idOf(request)
@@ -175,7 +93,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   fastify.patch(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Change ${withArticle(def.name)} (JSON Merge Patch)`, params, body: bodies.patch, response: { 204: NO_CONTENT } }),
     attachValidation: true,
-    config: config(scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES } })
+    config: config(scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
     const id = idOf(request)

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Store, Tx } from '../../../store/types.js'
-import { fingerprintOf, replayStatus, type IdempotencyClaim, type IdempotencyKeys } from '../../idempotency/index.js'
+import { fingerprintOf, replayStatus, type IdempotencyClaim, type IdempotencyKeys, type IdempotencyRecord } from '../../idempotency/index.js'
 import { problems } from '../../problem/index.js'
 import { pathOf } from '../../shared/url.js'
 
@@ -32,10 +32,10 @@ export function claimOf (request: FastifyRequest, resource: string, instance: st
  * the change is. An idempotent request whose key was used before gets the first request's
  * status back (`replay`) and changes nothing; a non-idempotent one, or another request under
  * the same key, a 409 (conventions: Svc-Idempotency-Key). With `refuseReuse` (the detail of
- * that 409), a request that is not idempotent at all (a bulk PATCH, conventions: "Bulk
+ * that 409, from the first request's record), a request that is not idempotent at all (a bulk PATCH, conventions: "Bulk
  * endpoint") is never run twice under one key, whatever it was.
  */
-export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim | null, fn: (tx: Tx) => Promise<T>, refuseReuse?: string): Promise<{ value: T } | { replay: number }> {
+export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim | null, fn: (tx: Tx) => Promise<T>, refuseReuse?: (first: IdempotencyRecord) => string): Promise<{ value: T } | { replay: number }> {
   return await store.transaction(async (tx) => {
     if (claim !== null) {
       const record = await keys.claim(tx, claim)
@@ -43,7 +43,7 @@ export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: Id
         // Another method, path or body: the idempotency plugin's own 409 says which.
         const status = replayStatus(record, claim)
         if (refuseReuse === undefined) return { replay: status }
-        throw problems.conflict(refuseReuse, { instance: claim.target })
+        throw problems.conflict(refuseReuse(record), { instance: record.instance })
       }
     }
     return { value: await fn(tx) }

@@ -1,42 +1,78 @@
 import { strongMatch, weakMatch } from '../../conditional/index.js'
+import type { Action } from '../definition/options.js'
 import type { Failure, WriteOp } from './operations.js'
 
+type Row = Record<string, unknown>
+
 /** What the database must do for an operation. */
-export type StepKind = 'insert' | 'update' | 'delete'
+export type StepKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'restore'
 
 /** An operation decided: a step to apply, a failure, or nothing to do (deleting what is not there). */
 export type Decision = { step: StepKind } | { failure: Failure } | { nothing: true }
 
+/** What of a resource's definition the decisions depend on. */
+export interface Rules {
+  requireIfMatch: boolean
+  softDelete: boolean
+  actions: ReadonlyMap<string, Action>
+}
+
 /**
- * Decides an operation from the current ETag of its entity (`etag`, read and locked by the
- * write path; undefined when the entity does not exist): existence and preconditions
- * (RFC 9110 §13.1.1, §13.1.2; conventions: Method rules 8 to 10 and 13), the same for
- * every channel.
+ * Decides an operation from the current row of its entity (read and locked by the write path;
+ * undefined when the entity does not exist): existence, preconditions (RFC 9110 §13.1.1,
+ * §13.1.2; conventions: Method rules 8 to 10 and 13), soft deletion and state transitions,
+ * the same for every channel.
  */
-export function decide (op: WriteOp, etag: string | undefined, requireIfMatch: boolean): Decision {
-  if (etag === undefined) {
+export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decision {
+  if (row === undefined) {
     switch (op.action) {
-      case 'update':
-      case 'patch':
-      case 'set':
-        return { failure: { kind: 'not-found' } }
+      case 'create':
+      case 'put':
+        // An ETag cannot match what does not exist.
+        return op.ifMatch !== null ? { failure: { kind: 'precondition-failed', header: 'If-Match', exists: false } } : { step: 'insert' }
       // Deleting what does not exist succeeds (Method rules 10: a repeated delete is 204).
       case 'delete':
         return { nothing: true }
+      default:
+        return { failure: { kind: 'not-found' } }
     }
-    // create, put: an ETag cannot match what does not exist.
-    if (op.ifMatch !== null) return { failure: { kind: 'precondition-failed', header: 'If-Match', exists: false } }
-    return { step: 'insert' }
   }
   if (op.action === 'create') return { failure: { kind: 'precondition-failed', header: 'If-None-Match', exists: true } }
+  const etag = row.etag as string
   if (op.ifMatch === null) {
-    // Method rules 13: a write of an existing entity that needs its ETag.
-    if (requireIfMatch && op.action !== 'set') return { failure: { kind: 'precondition-required' } }
+    // Method rules 13: a client's write of an existing entity that needs its ETag.
+    if (rules.requireIfMatch && op.action !== 'set' && op.action !== 'transition') return { failure: { kind: 'precondition-required' } }
   } else if (!strongMatch(op.ifMatch, etag)) {
     return { failure: { kind: 'precondition-failed', header: 'If-Match', exists: true } }
   }
   if (op.ifNoneMatch !== null && weakMatch(op.ifNoneMatch, etag)) {
     return { failure: { kind: 'precondition-failed', header: 'If-None-Match', exists: true } }
   }
-  return { step: op.action === 'delete' ? 'delete' : 'update' }
+  const deleted = rules.softDelete && row.deletedDateTime !== null && row.deletedDateTime !== undefined
+  switch (op.action) {
+    case 'delete':
+      if (!rules.softDelete) return { step: 'delete' }
+      // Deleting it again changes nothing (reference contract: soft delete).
+      return deleted ? { nothing: true } : { step: 'mark-deleted' }
+    case 'set':
+      return { step: 'update' }
+    case 'transition':
+      return transition(op, row, rules, deleted)
+    default:
+      // put, update, patch, change: a deleted entity is restored first.
+      return deleted ? { failure: { kind: 'deleted' } } : { step: 'update' }
+  }
+}
+
+function transition (op: WriteOp, row: Row, rules: Rules, deleted: boolean): Decision {
+  const action = rules.actions.get(op.transition ?? '') as Action
+  if (action.name === 'restore') {
+    return deleted ? { step: 'restore' } : { failure: { kind: 'invalid-transition', action: action.name, current: null, allowed: [] } }
+  }
+  if (deleted) return { failure: { kind: 'deleted' } }
+  const current = row[action.field] as string | null
+  if (current === null || !action.from.includes(current)) {
+    return { failure: { kind: 'invalid-transition', action: action.name, current, allowed: action.from } }
+  }
+  return { step: 'update' }
 }

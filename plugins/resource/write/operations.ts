@@ -11,20 +11,26 @@ type Row = Record<string, unknown>
  * - `put`: replaces the entity, or creates it with this id (PUT, bulk CREATE_UPDATE);
  * - `update`: replaces an existing entity (bulk UPDATE);
  * - `patch`: applies a JSON Merge Patch to an existing entity (PATCH);
- * - `delete`: deletes it; nothing to do when it does not exist (DELETE);
+ * - `change`: replaces the given writable fields of an existing entity (PUT on a sub-collection);
+ * - `transition`: moves an existing entity along one of its actions (POST `<item>/<action>`);
+ * - `delete`: deletes it, or marks it deleted when soft-deletable; nothing to do when it does
+ *   not exist (DELETE);
  * - `set`: the server sets stored fields of an existing entity, read-only ones included
  *   (a webhook recording what a producer reports).
  */
-export type WriteAction = 'create' | 'put' | 'update' | 'patch' | 'delete' | 'set'
+export type WriteAction = 'create' | 'put' | 'update' | 'patch' | 'change' | 'transition' | 'delete' | 'set'
 
 export interface WriteOp {
   action: WriteAction
   id: string
   /**
    * `create`, `put`, `update`: the entity's writable fields as sent (defaults are filled by
-   * the write path); `patch`: the merge patch; `set`: the fields to set; `delete`: unused.
+   * the write path); `patch`: the merge patch; `change`, `set`: the fields to set;
+   * `transition`, `delete`: unused.
    */
   values: Row
+  /** The action's name, for a `transition`. */
+  transition?: string
   /** Strong comparison with the current ETag (RFC 9110 §13.1.1); null when not sent. */
   ifMatch: EntityTagList | null
   /** Weak comparison with the current ETag (RFC 9110 §13.1.2); `*`: must not exist. */
@@ -41,6 +47,10 @@ export type Failure =
   | { kind: 'precondition-required' }
   /** The entity would break its schema after a patch. */
   | { kind: 'invalid', items: ContextItem[] }
+  /** The entity is soft-deleted: it must be restored before it changes. */
+  | { kind: 'deleted' }
+  /** The action does not apply from the entity's current state (`current` null for restore: it is not deleted). */
+  | { kind: 'invalid-transition', action: string, current: string | null, allowed: readonly string[] }
   /** The database refused the change (a unique value, a reference, children): the store's error. */
   | { kind: 'conflict', error: unknown }
 

@@ -8,7 +8,7 @@ import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
 import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
-import { decide, type StepKind } from './decide.js'
+import { decide, type Rules, type StepKind } from './decide.js'
 import type { WriteCall, WriteOp, WriteResult } from './operations.js'
 
 type Row = Record<string, unknown>
@@ -33,7 +33,7 @@ function runsOf (steps: readonly Step[]): Step[][] {
   for (const s of steps) {
     const last = runs.at(-1)
     const head = last?.[0]
-    if (head !== undefined && head.kind === s.kind && head.fields === s.fields) (last as Step[]).push(s)
+    if (head !== undefined && head.kind === s.kind && head.fields?.join() === s.fields?.join()) (last as Step[]).push(s)
     else runs.push([s])
   }
   return runs
@@ -56,10 +56,15 @@ export class Writer {
   private readonly fillWritable: Filler
   /** Checks a merged PATCH result like a PUT body. */
   private readonly validateMerged: ValidateFunction
+  private readonly rules: Rules
+  /** The time a change is made at, for the `'now'` values of transitions; a clock of the caller's in tests. */
+  private readonly now: () => Date
 
-  constructor (def: ResourceDefinition, table: ResourceTable) {
+  constructor (def: ResourceDefinition, table: ResourceTable, now: () => Date = () => new Date()) {
     this.def = def
     this.table = table
+    this.now = now
+    this.rules = { requireIfMatch: def.api.requireIfMatch, softDelete: def.api.softDelete, actions: new Map(def.api.actions.map(a => [a.name, a])) }
     this.fillAll = fillerOf(def.fields)
     this.fillWritable = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])))
     this.validateMerged = compileBodyValidator(def.api.bodies.create)
@@ -70,8 +75,9 @@ export class Writer {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null }))
     // A new entity with a server-made id cannot exist yet: nothing to read for it.
     const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
-    const patching = ops.some(op => op.action === 'patch')
-    const current = named.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, named, patching)
+    // A patch merges into the stored fields, and a transition reads the state it starts from.
+    const full = ops.some(op => op.action === 'patch' || op.action === 'transition')
+    const current = named.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, named, full)
     const steps: Step[] = []
     for (const result of results) {
       const step = this.prepare(result, current.get(result.op.id))
@@ -89,7 +95,7 @@ export class Writer {
   /** Decides one operation; the step to apply, or null when its outcome is known already. */
   private prepare (result: WriteResult, row: Row | undefined): Step | null {
     const { op } = result
-    const decision = decide(op, row?.etag as string | undefined, this.def.api.requireIfMatch)
+    const decision = decide(op, row, this.rules)
     if ('failure' in decision) {
       result.failure = decision.failure
       return null
@@ -105,6 +111,19 @@ export class Writer {
       }
     } else if (op.action === 'set') {
       fields = Object.keys(op.values)
+    } else if (op.action === 'change') {
+      fields = Object.keys(op.values)
+      // The fields as a write stores them: defaults and nulls filled, nested ones too.
+      result.values = this.fillAll({ ...op.values })
+    } else if (op.action === 'transition' && decision.step === 'update') {
+      const action = this.rules.actions.get(op.transition as string) as NonNullable<ReturnType<Rules['actions']['get']>>
+      const at = this.now().toISOString()
+      result.values = { [action.field]: action.to }
+      for (const [f, v] of Object.entries(action.set)) result.values[f] = v === 'now' ? at : v
+      fields = Object.keys(result.values)
+    } else if (op.action === 'transition') {
+      // Restoring: what a unique value taken meanwhile is named by.
+      result.values = { ...row }
     } else if (op.action !== 'delete') {
       result.values = this.fillAll({ ...op.values })
     }
@@ -122,11 +141,14 @@ export class Writer {
     const head = run[0] as Step
     const scope = { ctx: call.ctx, by: call.by }
     const writes = run.map(s => s.write)
-    const rows = head.kind === 'insert'
-      ? await this.table.insert(tx, scope, writes)
-      : head.kind === 'update'
-        ? await this.table.update(tx, scope, writes, head.fields)
-        : await this.table.delete(tx, call.ctx, writes.map(w => w.id))
+    let rows: Row[]
+    switch (head.kind) {
+      case 'insert': rows = await this.table.insert(tx, scope, writes); break
+      case 'update': rows = await this.table.update(tx, scope, writes, head.fields); break
+      case 'delete': rows = await this.table.delete(tx, call.ctx, writes.map(w => w.id)); break
+      case 'mark-deleted': rows = await this.table.markDeleted(tx, scope, writes); break
+      case 'restore': rows = await this.table.restore(tx, scope, writes); break
+    }
     const byId = new Map(rows.map(r => [r.id as string, r]))
     for (const s of run) s.result.row = byId.get(s.write.id) ?? null
   }

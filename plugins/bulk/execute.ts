@@ -1,0 +1,145 @@
+import type { Static } from '@sinclair/typebox'
+import type { BulkResponse, BulkActionValue } from '../../schemas/bulk.js'
+import type { Tx } from '../../store/types.js'
+import type { JobRun } from '../jobs/index.js'
+import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp } from '../resource/index.js'
+import type { RawOperation } from './envelope.js'
+import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
+import { prepare, type Validators } from './prepare.js'
+
+export type BulkResponseBody = Static<typeof BulkResponse>
+
+/** One bulk endpoint: the resource it writes to, its definition as clients reach it (item paths under the prefix), its checks. */
+export interface Endpoint {
+  served: ServedResource
+  def: ResourceDefinition
+  maxOperations: number
+  /** Most operations of a request accepted as a job; null without the jobs plugin. */
+  maxAsyncOperations: number | null
+  validators: Validators
+}
+
+/** The write path's action for a bulk action (conventions: Bulk request body; Method rules 8, 10). */
+const WRITE_ACTIONS: Readonly<Record<BulkActionValue, WriteAction>> = { CREATE: 'create', UPDATE: 'update', CREATE_UPDATE: 'put', DELETE: 'delete' }
+
+/** Ends a transaction without keeping anything. */
+export class Rollback extends Error {}
+
+const isFailed = (op: Operation): boolean => op.outcome?.status === 'FAILED'
+
+/** The operations of a request, each checked on its own (a bad one fails alone). */
+export function prepared (e: Endpoint, operations: readonly RawOperation[]): Operation[] {
+  return operations.map((raw, i) => prepare(e.def, e.validators, raw, i))
+}
+
+/**
+ * Runs `ops` (checked, not yet decided) through the resource's write path in the transaction
+ * `tx` and sets their outcomes (afresh: a transaction run again decides again). Returns
+ * whether the transaction keeps its work: ATOMIC only when every operation succeeded,
+ * ISOLATED when one did.
+ */
+export async function applyInTx (e: Endpoint, tx: Tx, call: WriteCall, ops: readonly Operation[]): Promise<boolean> {
+  const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
+  const results = await e.served.writer.run(tx, call, writes)
+  ops.forEach((op, i) => { op.outcome = outcomeOf(e.def, op, results[i] as NonNullable<typeof results[number]>, e.served.registry) })
+  return call.atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
+}
+
+/** ATOMIC: the operations not applied because others failed. */
+export function settleAtomic (ops: readonly Operation[]): void {
+  const failures = ops.filter(isFailed).map(op => op.index)
+  if (failures.length === 0) return
+  for (const op of ops) if (!isFailed(op)) op.outcome = rolledBack(failures)
+}
+
+/** ATOMIC with an operation refused by its checks: nothing to try. */
+export function hopeless (ops: readonly Operation[], atomic: boolean): boolean {
+  const pending = ops.filter(op => op.outcome === null)
+  return pending.length === 0 || (atomic && pending.length < ops.length)
+}
+
+/** The 200 body: one result per operation, in request order (conventions: "Bulk response body"). */
+export function responseOf (def: ResourceDefinition, ops: readonly Operation[]): BulkResponseBody {
+  let ok = 0
+  const operations = ops.map((op) => {
+    const result = op.outcome as Outcome
+    if (result.status === 'SUCCEEDED') ok++
+    // A CREATE that did not happen has no entity to name.
+    const id = op.action === 'CREATE' && result.status === 'FAILED' ? null : op.id
+    return { operationId: op.operationId, action: op.action, entityId: id, entityRef: id === null ? null : def.ref(id), result }
+  })
+  return { status: ok === ops.length ? 'SUCCEEDED' : ok === 0 ? 'FAILED' : 'PARTIAL', operations }
+}
+
+/** What an asynchronous bulk job keeps as its input. */
+export interface BulkJobInput {
+  transactionMode?: 'ATOMIC' | 'ISOLATED'
+  operations: RawOperation[]
+}
+
+/** What an ISOLATED job records of an operation it applied: the entity's id (a CREATE makes one) and the outcome. */
+interface Step {
+  id: string | null
+  outcome: Outcome | null
+}
+
+/** Operations of an ISOLATED job applied in one transaction: each with its outcome recorded beside its work. */
+const CHUNK = 100
+
+/**
+ * A bulk request accepted for asynchronous processing, run as a job (reference contract:
+ * "Asynchronous bulk"). ATOMIC: every operation in one transaction, whose outcome is recorded
+ * in that transaction, or, when it rolls back, in one of its own: a job taken up again after a
+ * crash finds either and never applies anything twice. ISOLATED: the operations in chunks, each
+ * chunk's outcomes recorded in the chunk's transaction, so a job taken up again goes on after
+ * the last chunk that committed.
+ */
+export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: BulkResponseBody, completedCount: number }> {
+  const input = run.job.input as BulkJobInput
+  const atomic = input.transactionMode === 'ATOMIC'
+  const call: WriteCall = { ctx: run.job.ctx, by: run.job.subject === '' ? null : run.job.subject, atomic }
+  const ops = prepared(e, input.operations)
+  const done = await run.steps()
+  if (atomic) {
+    const recorded = done.get(0)
+    if (recorded !== undefined) return { result: recorded as BulkResponseBody, completedCount: ops.length }
+    let kept = false
+    if (!hopeless(ops, true)) {
+      const pending = ops.filter(op => op.outcome === null)
+      try {
+        await run.transaction(async (tx) => {
+          kept = await applyInTx(e, tx, call, pending)
+          if (!kept) throw new Rollback()
+          await run.record(tx, [{ step: 0, outcome: responseOf(e.def, ops) }])
+        })
+      } catch (err) {
+        if (!(err instanceof Rollback)) throw err
+      }
+    }
+    if (!kept) {
+      settleAtomic(ops)
+      await run.transaction(async (tx) => { await run.record(tx, [{ step: 0, outcome: responseOf(e.def, ops) }]) })
+    }
+    return { result: responseOf(e.def, ops), completedCount: ops.length }
+  }
+  for (const op of ops) {
+    const step = done.get(op.index) as Step | undefined
+    if (step === undefined) continue
+    // A CREATE's id was made by the run that applied it.
+    op.id = step.id
+    op.outcome = step.outcome
+  }
+  let completed = done.size
+  const left = ops.filter(op => !done.has(op.index))
+  for (let i = 0; i < left.length; i += CHUNK) {
+    const chunk = left.slice(i, i + CHUNK)
+    const pending = chunk.filter(op => op.outcome === null)
+    await run.transaction(async (tx) => {
+      if (pending.length > 0) await applyInTx(e, tx, call, pending)
+      await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })))
+      await run.progress(tx, completed + chunk.length)
+    })
+    completed += chunk.length
+  }
+  return { result: responseOf(e.def, ops), completedCount: ops.length }
+}

@@ -1,0 +1,241 @@
+import fp from 'fastify-plugin'
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Id } from '../../schemas/types.js'
+import { JOB_COLUMNS, JobTable, type JobRow, type NewJob } from '../../store/jobs.js'
+import { migrate } from '../../store/migrate.js'
+import type { Store, Queryable } from '../../store/types.js'
+import { problems, unavailableProblem } from '../problem/index.js'
+import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { preferences } from './prefer.js'
+import { Runner, type JobHandler } from './runner.js'
+import { Job, JobCollection, type JobBody } from './schema.js'
+
+/** Options of the `jobs` plugin: durable background work on the store, and its status monitor. */
+export interface JobsPluginOptions {
+  /** The store holding the jobs, the same one their work writes to. Required. */
+  store: Store
+  /** Path of the status monitor collection; a job is at `<path>/<jobId>`. `false` serves no monitor routes. Default `/jobs`. */
+  path?: string | false
+  /**
+   * The token scopes that let a caller see the jobs of each collection, by collection name
+   * (the read scopes of the resources they work on). Default: the read scopes of the
+   * resources the resource plugin serves, when it is registered before.
+   */
+  readScopes?: Readonly<Record<string, readonly string[]>>
+  /** Whether this instance runs jobs; `false` only accepts and shows them. Default true. */
+  worker?: boolean
+  /** How long an instance holds a job without renewing it, in ms: after it, another instance takes the job up. Default 30 000. */
+  leaseMillis?: number
+  /** How often an idle instance looks for work, in ms. Default 1000. */
+  pollMillis?: number
+  /** Jobs one instance runs at once. Default 1. */
+  concurrency?: number
+  /** Claims of a job whose database stays unavailable before it ends FAILED. Default 5. */
+  maxAttempts?: number
+  /** Table name (its steps are in `<table>_steps`). Default `jobs`. */
+  table?: string
+}
+
+/** What other plugins and handlers use: define kinds of work, enqueue jobs. */
+export interface Jobs {
+  readonly table: JobTable
+  /** The path of a job's status monitor, or null without monitor routes. */
+  monitorPath: (id: string) => string | null
+  /** Runs jobs of `kind` with `handler` (register it before the app is ready). */
+  define: (kind: string, handler: JobHandler) => void
+  /**
+   * Writes a new PENDING job in `db`, the transaction that accepts the work (so a job exists
+   * exactly when its acceptance commits); any instance then runs it. Call `wake()` after the
+   * transaction commits to start it here at once.
+   */
+  enqueue: (db: Queryable, job: NewJob) => Promise<JobRow>
+  /** Looks for work now on this instance. */
+  wake: () => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jobs: Jobs
+  }
+  interface FastifyRequest {
+    /** The request says `Prefer: respond-async` (RFC 7240): it accepts a 202 and a job to follow. */
+    respondAsync: boolean
+  }
+  interface FastifyReply {
+    /**
+     * Answers 202 Accepted with the job (conventions: "POST accepted for asynchronous
+     * processing returns 202"): its status monitor in `Link: <…>; rel="monitor"` (the
+     * convention keeps `Location` for 201 and 3xx), `Preference-Applied: respond-async` when
+     * the request asked for it, and the job as the body.
+     */
+    accepted: (job: JobRow) => FastifyReply
+  }
+}
+
+const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 1000, concurrency: 1, maxAttempts: 5, table: 'jobs' }
+const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true }
+const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
+
+function positiveInteger (name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`jobs plugin: ${name} must be a positive integer, got ${String(value)}`)
+  return value
+}
+
+/** A job as its monitor shows it. */
+export function jobBody (job: JobRow): JobBody {
+  return {
+    id: job.id,
+    ref: `svc:job::${job.id}`,
+    kind: job.kind,
+    collection: job.collection,
+    status: job.status,
+    operationCount: job.operationCount,
+    completedCount: job.completedCount,
+    createdDateTime: job.createdDateTime,
+    createdBy: job.subject === '' ? null : job.subject,
+    modifiedDateTime: job.modifiedDateTime,
+    completedDateTime: job.completedDateTime,
+    result: job.result as JobBody['result'],
+    problem: job.problem as JobBody['problem']
+  }
+}
+
+async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): Promise<void> {
+  refuseUnknownOptions('jobs', opts, OPTION_KEYS)
+  const { store } = opts
+  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
+    throw new TypeError(`jobs plugin: store must be a Store (createStore), got ${String(store)}`)
+  }
+  const path = opts.path ?? defaults.path
+  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) throw new TypeError(`jobs plugin: path must be an absolute path such as /v1/jobs, or false, got ${String(path)}`)
+  const worker = opts.worker ?? defaults.worker
+  if (typeof worker !== 'boolean') throw new TypeError(`jobs plugin: worker must be a boolean, got ${String(worker)}`)
+  const leaseMillis = positiveInteger('leaseMillis', opts.leaseMillis ?? defaults.leaseMillis)
+  const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
+  const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
+  const maxAttempts = positiveInteger('maxAttempts', opts.maxAttempts ?? defaults.maxAttempts)
+  const tableName = opts.table ?? defaults.table
+  if (typeof tableName !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(tableName)) throw new TypeError(`jobs plugin: table must be a lowercase SQL name of at most 41 characters, got ${String(tableName)}`)
+  const given = opts.readScopes
+  if (given !== undefined && (typeof given !== 'object' || given === null || Object.values(given).some(s => !Array.isArray(s) || s.some(x => typeof x !== 'string')))) {
+    throw new TypeError(`jobs plugin: readScopes must be an object of scope lists by collection, got ${JSON.stringify(given)}`)
+  }
+
+  const table = new JobTable(tableName)
+  await migrate(store, table.migrations())
+  const handlers = new Map<string, JobHandler>()
+  const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, log: fastify.log })
+  const prefix = fastify.prefix.endsWith('/') ? fastify.prefix.slice(0, -1) : fastify.prefix
+  const monitorPath = (id: string): string | null => path === false ? null : `${prefix}${path}/${encodeURIComponent(id)}`
+
+  fastify.decorate('jobs', {
+    table,
+    monitorPath,
+    define (kind, handler) {
+      if (typeof kind !== 'string' || !KIND.test(kind)) throw new TypeError(`jobs.define: kind must be UPPER_SNAKE_CASE, got ${JSON.stringify(kind)}`)
+      if (typeof handler !== 'function') throw new TypeError(`jobs.define: the handler of ${kind} must be an async function`)
+      if (handlers.has(kind)) throw new TypeError(`jobs.define: ${kind} has a handler already`)
+      handlers.set(kind, handler)
+    },
+    enqueue: async (db, job) => await table.insert(db, job),
+    wake: () => { if (worker) runner.wake() }
+  } satisfies Jobs)
+
+  if (!fastify.hasRequestDecorator('respondAsync')) fastify.decorateRequest('respondAsync', false)
+  fastify.decorateReply('accepted', function (this: FastifyReply, job: JobRow): FastifyReply {
+    const link = monitorPath(job.id)
+    if (link !== null) this.header('link', `<${link}>; rel="monitor"`)
+    if (this.request.respondAsync) this.header('preference-applied', 'respond-async')
+    return this.code(202).send(jobBody(job))
+  })
+
+  fastify.addHook('onRequest', async (request) => {
+    const prefer = request.headers.prefer
+    if (prefer !== undefined) request.respondAsync = preferences(prefer).has('respond-async')
+  })
+
+  if (worker) {
+    fastify.addHook('onReady', async () => { runner.start() })
+    // Before the store closes (registered earlier, its hook runs later): jobs in flight end or are given back.
+    fastify.addHook('onClose', async () => { await runner.stop() })
+  }
+
+  if (path !== false) registerMonitor(fastify, path, table, store, given)
+}
+
+/** The read scopes of each collection: given, or those of the resources served by the resource plugin. */
+function readScopesOf (fastify: FastifyInstance, given: Readonly<Record<string, readonly string[]>> | undefined): Readonly<Record<string, readonly string[]>> {
+  if (given !== undefined) return given
+  const served = (fastify as unknown as { resources?: ReadonlyMap<string, { definition: { api: { scopes: { read: readonly string[] } } } }> }).resources
+  return Object.fromEntries([...served ?? []].map(([collection, s]) => [collection, s.definition.api.scopes.read]))
+}
+
+/**
+ * `GET <path>/:jobId` and `GET <path>`: a job is visible only to the token subject that created
+ * it, in the execution context it was created in (404 for anyone else), and only with the read
+ * scopes of its collection (403); the list holds the caller's jobs of the collections whose
+ * read scopes the token has (403 when it has none of them), newest first.
+ */
+function registerMonitor (fastify: FastifyInstance, path: string, table: JobTable, store: Store, given: Readonly<Record<string, readonly string[]>> | undefined): void {
+  const subjectOf = (r: FastifyRequest): string => r.principal?.sub ?? ''
+  const granted = (r: FastifyRequest, scopes: readonly string[]): boolean => scopes.every(s => r.principal?.scopes.includes(s) === true)
+  let scopes: Readonly<Record<string, readonly string[]>> | undefined
+  const scopesOf = (): Readonly<Record<string, readonly string[]>> => (scopes ??= readScopesOf(fastify, given))
+
+  fastify.get(`${path}/:jobId`, {
+    schema: { tags: ['jobs'], summary: 'Get a job', params: Type.Object({ jobId: Id() }), response: { 200: Job } },
+    config: { auth: { scopes: [] }, problems: [403, 404] }
+  }, async (request) => {
+    const id = (request.params as { jobId: string }).jobId
+    const instance = `${path}/${encodeURIComponent(id)}`
+    let job: JobRow | null
+    try {
+      job = await table.get(store, request.executionContext, subjectOf(request), id)
+    } catch (err) {
+      throw unavailableProblem(err)
+    }
+    if (job === null) throw problems.notFound(`No job of yours has the id ${id}; check the id (a job is visible to its creator only).`, { instance })
+    const needed = scopesOf()[job.collection] ?? []
+    if (!granted(request, needed)) {
+      throw problems.forbidden(`The access token does not grant ${needed.join(', ')}, which reading a job on ${job.collection} requires.`, { instance })
+    }
+    return jobBody(job)
+  })
+
+  const fields = createFieldMap([
+    { path: 'id', type: 'string', sql: JOB_COLUMNS.id, filterable: false },
+    { path: 'status', type: 'enum', enumValues: ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED'], sql: JOB_COLUMNS.status },
+    { path: 'createdDateTime', type: 'date-time', sql: JOB_COLUMNS.createdDateTime, filterable: false, sortable: true }
+  ])
+  registerCollection(fastify, {
+    url: path,
+    collection: { fields, offset: false, defaultOrdering: [{ field: 'createdDateTime', direction: 'desc' }] },
+    search: false,
+    schema: { tags: ['jobs'], summary: 'List your jobs', response: { 200: JobCollection } },
+    config: { auth: { scopes: [] }, problems: [403] },
+    handler: async function (request, reply) {
+      const all = scopesOf()
+      const collections = Object.keys(all).filter(c => granted(request, all[c] as readonly string[]))
+      if (collections.length === 0) {
+        throw problems.forbidden(`The access token grants none of the scopes that reading jobs requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
+      }
+      const q = collectionQueryOf(request)
+      let rows: JobRow[]
+      try {
+        rows = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
+      } catch (err) {
+        throw unavailableProblem(err)
+      }
+      return await reply.sendCollection(finishPage(rows.map(jobBody), q.paging, q.ordering))
+    }
+  })
+}
+
+export { preferences } from './prefer.js'
+export { Job, JobCollection, type JobBody } from './schema.js'
+export type { JobHandler, JobRun } from './runner.js'
+export { JobTable, type JobRow, type NewJob, type JobStatus } from '../../store/jobs.js'
+// The monitor routes answer collections through the query plugin; refusals are problems.
+export default fp(jobsPlugin, { fastify: '5.x', name: 'svc-jobs', dependencies: ['svc-problem', 'svc-query'] })

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto'
+import { Unavailable } from '../../store/errors.js'
+import type { JobRow, JobTable, Lease } from '../../store/jobs.js'
+import type { Store, Tx } from '../../store/types.js'
+import { isProblemError, problems, type ProblemError } from '../problem/index.js'
+
+/** What a handler gets to run its job: transactions under the job's lease, and its recorded steps. */
+export interface JobRun {
+  readonly job: JobRow
+  /**
+   * Runs `fn` in a transaction that holds the job: if this instance lost it meanwhile (it
+   * stalled past its lease and another instance took the job up), nothing of `fn` commits
+   * and the run ends. Every unit of the job's work belongs in one of these.
+   */
+  transaction: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>
+  /** The steps recorded by earlier runs of this job (it is being taken up again), by step number. */
+  steps: () => Promise<Map<number, unknown>>
+  /** Records steps' outcomes in `tx`, the transaction of their work. */
+  record: (tx: Tx, steps: ReadonlyArray<{ step: number, outcome: unknown }>) => Promise<void>
+  /** Sets how many operations are done, in `tx`. */
+  progress: (tx: Tx, completedCount: number) => Promise<void>
+}
+
+/**
+ * A job's work. It returns the job's result (the job is then SUCCEEDED) or throws: a problem
+ * (`problems.*`) ends the job FAILED with that problem; an unavailable database gives the job
+ * back to be tried again later; anything else ends it FAILED with a 500 problem naming nothing
+ * of the fault.
+ */
+export type JobHandler = (run: JobRun) => Promise<{ result: unknown, completedCount: number }>
+
+/** Runs of a job's transaction after a serialization failure. */
+const TRANSACTION_RETRIES = 3
+
+/** Thrown out of a run whose job another instance took over. */
+class LeaseLost extends Error {}
+
+export interface RunnerOptions {
+  store: Store
+  table: JobTable
+  handlers: ReadonlyMap<string, JobHandler>
+  leaseMillis: number
+  pollMillis: number
+  concurrency: number
+  maxAttempts: number
+  log: { warn: (obj: object, msg: string) => void, error: (obj: object, msg: string) => void }
+}
+
+/**
+ * Claims and runs jobs on this instance: it looks for work every `pollMillis` while idle
+ * (and at once when `wake` is called: this instance accepted a job), runs at most
+ * `concurrency` at a time, and renews each job's lease while it runs.
+ */
+export class Runner {
+  /** This instance, as a lease owner. */
+  readonly owner = `instance-${randomUUID()}`
+  private readonly o: RunnerOptions
+  private running = 0
+  private readonly inFlight = new Set<Promise<void>>()
+  private timer: NodeJS.Timeout | null = null
+  private stopped = true
+  private looking: Promise<void> | null = null
+
+  constructor (o: RunnerOptions) {
+    this.o = o
+  }
+
+  start (): void {
+    this.stopped = false
+    this.schedule(0)
+  }
+
+  /** Looks for work now (a job was accepted here). */
+  wake (): void {
+    if (!this.stopped) this.schedule(0)
+  }
+
+  /** Stops claiming; lets the jobs in flight end, or gives them back at the lease's next renewal. */
+  async stop (): Promise<void> {
+    this.stopped = true
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
+    await this.looking
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private schedule (millis: number): void {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.looking ??= this.look().finally(() => { this.looking = null })
+    }, millis)
+    this.timer.unref()
+  }
+
+  private lease (): Lease {
+    return { owner: this.owner, millis: this.o.leaseMillis }
+  }
+
+  /** Claims jobs while there is room and work; then sleeps until the next poll. */
+  private async look (): Promise<void> {
+    try {
+      while (!this.stopped && this.running < this.o.concurrency) {
+        const job = await this.o.table.claim(this.o.store, [...this.o.handlers.keys()], this.lease())
+        if (job === null) break
+        this.running++
+        const p = this.run(job).finally(() => {
+          this.running--
+          this.inFlight.delete(p)
+          this.wake()
+        })
+        this.inFlight.add(p)
+      }
+    } catch (err) {
+      this.o.log.warn({ err }, 'jobs: could not look for work; trying again later')
+    }
+    if (!this.stopped) this.schedule(this.o.pollMillis)
+  }
+
+  private async run (job: JobRow): Promise<void> {
+    const { store, table } = this.o
+    const owner = this.owner
+    let lost = false
+    const renew = setInterval(() => {
+      table.renew(store, job.ctx, job.id, this.lease()).then((held) => { if (!held) lost = true }, () => {})
+    }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
+    renew.unref()
+    const run: JobRun = {
+      job,
+      // Run again after a deadlock or a lost race, as a request's write is: `fn` decides afresh.
+      transaction: async (fn) => await store.transaction(async (tx) => {
+        if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner)) throw new LeaseLost()
+        return await fn(tx)
+      }, { retries: TRANSACTION_RETRIES }),
+      steps: async () => await table.stepsOf(store, job.ctx, job.id),
+      record: async (tx, steps) => { await table.recordSteps(tx, job.ctx, job.id, steps) },
+      progress: async (tx, n) => { await table.progress(tx, job.ctx, job.id, n) }
+    }
+    try {
+      const handler = this.o.handlers.get(job.kind) as JobHandler
+      const { result, completedCount } = await handler(run)
+      await run.transaction(async (tx) => { await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }) })
+    } catch (err) {
+      await this.failed(job, err)
+    } finally {
+      clearInterval(renew)
+    }
+  }
+
+  /** A run that threw: given back, to be tried again, or the job ends FAILED. */
+  private async failed (job: JobRow, err: unknown): Promise<void> {
+    const { store, table } = this.o
+    try {
+      if (err instanceof LeaseLost) {
+        // Stopping: give the job back so another instance takes it up without waiting for the lease.
+        if (this.stopped) await table.release(store, job.ctx, job.id, this.owner)
+        return
+      }
+      if (err instanceof Unavailable && job.attempts < this.o.maxAttempts) {
+        this.o.log.warn({ err, job: job.id }, 'jobs: the database is unavailable; the job will be tried again')
+        await table.release(store, job.ctx, job.id, this.owner)
+        return
+      }
+      const problem = problemOf(err, job)
+      if (!isProblemError(err)) this.o.log.error({ err, job: job.id }, 'jobs: the job failed')
+      await store.transaction(async (tx) => {
+        if (await table.hold(tx, job.ctx, job.id, this.owner)) await table.finish(tx, job.ctx, job.id, { status: 'FAILED', problem })
+      })
+    } catch (again) {
+      // The lease runs out and the job is taken up again.
+      this.o.log.warn({ err: again, job: job.id }, 'jobs: could not record the end of the job; it will be taken up again')
+    }
+  }
+}
+
+/** The problem body a FAILED job shows: the handler's own problem, else a 500 naming nothing of the fault. */
+function problemOf (err: unknown, job: JobRow): Record<string, unknown> {
+  const problem: ProblemError = isProblemError(err)
+    ? err
+    : err instanceof Unavailable
+      ? problems.unavailable('The database stayed unavailable for every attempt; send the request again.')
+      : problems.internal('The job could not be completed; send the request again, and quote the requestId if it persists.')
+  const body: Record<string, unknown> = { title: problem.title, status: problem.statusCode }
+  if (problem.detail !== undefined) body.detail = problem.detail
+  if (problem.instance !== undefined) body.instance = problem.instance
+  body.requestId = job.requestId ?? job.id
+  if (problem.context !== undefined) body.context = problem.context
+  return body
+}

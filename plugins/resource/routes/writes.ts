@@ -1,0 +1,116 @@
+import type { FastifyRequest } from 'fastify'
+import type { ContextItem } from '../../../schemas/problem.js'
+import type { Preconditions } from '../../conditional/index.js'
+import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
+import { withArticle } from '../../shared/article.js'
+import { storeProblem } from '../problems.js'
+import { claimed, claimOf } from '../write/claims.js'
+import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
+import type { Served } from './served.js'
+
+type Row = Record<string, unknown>
+
+/** For the document (openapi plugin): a write that answers with the entity's new ETag. */
+export function newEtagHeader (status: number): Record<string, Record<string, unknown>> {
+  return { [status]: { etag: { type: 'string', maxLength: 1024, description: 'The new ETag of the entity: send it in If-Match to change it again.' } } }
+}
+
+// The conventions plugin (a declared dependency) sets the execution context and the key of
+// every request; the auth plugin, when registered, the principal (none: no createdBy).
+const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
+// The conditional plugin (registered by the resource plugin) parses them for every route of it.
+export const preconditionsOf = (r: FastifyRequest): Preconditions => r.preconditions as Preconditions
+
+/** The 400 of a route's validation, with read-only fields named as such. */
+function validationProblem (s: Served, err: NonNullable<FastifyRequest['validationError']>): Error {
+  const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext as string)
+  for (const item of items) {
+    if (item.source === 'body' && item.field !== undefined && s.def.api.readOnly.has(item.field) && item.message === 'is not allowed here') {
+      item.message = 'is read-only; leave it out of the request body'
+    }
+  }
+  return invalidData(items)
+}
+
+export function refuseInvalid (s: Served, request: FastifyRequest): void {
+  if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request.validationError)
+}
+
+/** A write's failure as the item routes answer it (the bulk endpoint words the same failures for its operations). */
+export function failureProblem (s: Served, method: string, path: string, id: string, result: WriteResult, failure: Failure): unknown {
+  const { name } = s.def
+  switch (failure.kind) {
+    case 'not-found':
+      return problems.notFound(method === 'PATCH'
+        ? `No ${name} has the id ${id}; PATCH only changes an existing one (PUT creates).`
+        : `No ${name} has the id ${id}; check the id.`, { instance: path })
+    case 'deleted':
+      return problems.conflict(`The ${name} ${id} is deleted; restore it first (POST ${s.itemPath(s.def, id)}/restore), then change it.`, {
+        instance: path,
+        context: [{ code: 'ENTITY_DELETED', message: `must be ${withArticle(name)} that is not deleted` }]
+      })
+    case 'invalid-transition': {
+      const detail = failure.current === null
+        ? `The ${name} ${id} is not deleted, so there is nothing to ${failure.action}; only a deleted ${name} can be restored.`
+        : `The ${name} ${id} is ${failure.current}, and ${failure.action} applies to ${failure.allowed.length === 1 ? 'one that is' : 'one that is one of'} ${failure.allowed.join(', ')}.`
+      return problems.conflict(detail, {
+        instance: path,
+        context: [{
+          code: 'INVALID_STATE_TRANSITION',
+          message: failure.current === null ? `${failure.action} applies to a deleted ${name} only` : `${failure.action} applies from ${failure.allowed.join(', ')} only`,
+          ...(failure.current === null ? {} : { value: failure.current })
+        }]
+      })
+    }
+    case 'invalid':
+      return invalidData(failure.items, `The ${name} would be invalid after this patch; see context for each value.`)
+    case 'conflict':
+      return storeProblem(failure.error, s.def, result.op.action === 'delete' ? 'delete' : 'write', id, result.values, s.registry, (itemId) => s.itemPath(s.def, itemId))
+    case 'precondition-required':
+      // The conditional plugin refuses these first; a write path rule all the same.
+      return problems.preconditionRequired(`${method} ${path} requires the If-Match header; GET the resource and send its ETag in If-Match.`, { instance: path })
+    case 'precondition-failed':
+      return problems.preconditionFailed(preconditionDetail(method, path, result.op, failure), { instance: path })
+  }
+}
+
+function preconditionDetail (method: string, path: string, op: WriteOp, failure: Extract<Failure, { kind: 'precondition-failed' }>): string {
+  if (method === 'DELETE') return `The conditions of If-Match / If-None-Match do not hold for ${path}; GET it again and retry with its ETag.`
+  // With If-Match as well, no state can satisfy both.
+  if (op.action === 'create') return `${path} already exists, and If-None-Match: * only creates; send If-Match with its ETag to replace it.`
+  if (failure.header === 'If-Match') {
+    return method === 'PATCH'
+      ? `If-Match does not match the current ETag of ${path}; GET it again, reapply your change and retry with its ETag.`
+      : `If-Match does not match the current ETag of ${path}, or it does not exist; GET it again and retry with its ETag.`
+  }
+  return method === 'PATCH'
+    ? `If-None-Match matches the current ETag of ${path}; it was not changed.`
+    : `If-None-Match matches the current ETag of ${path}; it was not replaced.`
+}
+
+/**
+ * Runs one item write through the resource's write path, in a transaction with its key's
+ * claim: the entity as stored, or null when the key answers for an earlier request (or a
+ * DELETE found nothing). A failure is thrown as its problem; the transaction rolls back.
+ */
+export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number): Promise<Row | null> {
+  const claim = claimOf(request, s.def.collection, path, status)
+  const call = { ctx: request.executionContext, by: subOf(request), atomic: true }
+  let outcome: Awaited<ReturnType<typeof claimed<WriteResult>>>
+  try {
+    outcome = await claimed(s.store, s.keys, claim, async (tx) => {
+      const [result] = await s.writer.run(tx, call, [op]) as [WriteResult]
+      if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
+      return result
+    })
+  } catch (err) {
+    throw storeProblem(err, s.def, op.action === 'delete' ? 'delete' : 'write', op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
+  }
+  return 'value' in outcome ? outcome.value.row : null
+}
+
+/** A write of `request`'s item with the request's preconditions. */
+export function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row): WriteOp {
+  const pre = preconditionsOf(request)
+  return { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
+}

@@ -1,0 +1,223 @@
+import type { CollectionQuery, FieldMap } from '../model/query.js'
+import { quoteIdent } from './quote.js'
+import { compileSql, selectStatement } from './sql-query.js'
+import type { Migration, Queryable } from './types.js'
+
+/** Where a job stands: waiting to be claimed, running on an instance, or ended. */
+export type JobStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED'
+
+/** A job as stored. Dates are ISO 8601 strings in UTC. */
+export interface JobRow {
+  ctx: string
+  id: string
+  /** What runs it: the name a handler was registered under (e.g. `BULK`). */
+  kind: string
+  /** The collection it works on (e.g. `documents`). */
+  collection: string
+  /** The token subject that created it ('' without one): the only one who sees it. */
+  subject: string
+  status: JobStatus
+  /** The handler's input, as accepted. */
+  input: unknown
+  operationCount: number
+  completedCount: number
+  result: unknown
+  problem: unknown
+  /** The requestId of the request that created it. */
+  requestId: string | null
+  /** How many times it was claimed. */
+  attempts: number
+  createdDateTime: string
+  modifiedDateTime: string
+  completedDateTime: string | null
+}
+
+/** What a new job is made of. */
+export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subject' | 'input' | 'operationCount' | 'requestId'>
+
+/** The SQL of the paths a jobs collection filters and orders on (`createFieldMap` inits; alias `t`). */
+export const JOB_COLUMNS = { id: 't.id', status: 't.status', createdDateTime: 't.created_at', collection: 't.collection' } as const
+
+/** A claim on a job: the instance that holds it, until when (a lease it must renew). */
+export interface Lease {
+  owner: string
+  /** Milliseconds from now. */
+  millis: number
+}
+
+/** The select list of a job, its columns qualified by `alias` when given. */
+function columns (alias = ''): string {
+  const a = alias === '' ? '' : `${alias}.`
+  return `${a}ctx, ${a}id, ${a}kind, ${a}collection, ${a}subject, ${a}status, ${a}input, ${a}operation_count AS "operationCount",
+  ${a}completed_count AS "completedCount", ${a}result, ${a}problem, ${a}request_id AS "requestId", ${a}attempts,
+  ${a}created_at AS "createdDateTime", ${a}modified_at AS "modifiedDateTime", ${a}completed_at AS "completedDateTime"`
+}
+const COLUMNS = columns()
+
+function decode (row: Record<string, unknown>): JobRow {
+  for (const key of ['createdDateTime', 'modifiedDateTime', 'completedDateTime']) {
+    const v = row[key]
+    if (v instanceof Date) row[key] = v.toISOString()
+  }
+  return row as unknown as JobRow
+}
+
+/**
+ * The jobs table and every statement on it. A job is a row written in the transaction that
+ * accepts it; any instance claims it with `FOR UPDATE SKIP LOCKED` (two instances never take
+ * the same one) and holds it by a lease it renews while it runs: when its instance dies, the
+ * lease runs out and another instance takes the job up again. A job's steps (`job_steps`)
+ * record each unit of work in the unit's own transaction, so work resumed after a crash skips
+ * what was done and never does it twice.
+ */
+export class JobTable {
+  readonly table: string
+  readonly steps: string
+  private readonly T: string
+  private readonly S: string
+
+  constructor (table = 'jobs') {
+    this.table = table
+    this.steps = `${table}_steps`
+    this.T = quoteIdent(table)
+    this.S = quoteIdent(this.steps)
+  }
+
+  migrations (): Migration[] {
+    const t = this.table
+    return [{
+      id: `jobs:${t}:v1`,
+      sql: `CREATE TABLE IF NOT EXISTS ${this.T} (
+        ctx text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        kind text NOT NULL,
+        collection text NOT NULL,
+        subject text COLLATE "C" NOT NULL,
+        status text NOT NULL CONSTRAINT ${quoteIdent(`${t}_status_check`)} CHECK (status IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+        input jsonb NOT NULL,
+        operation_count integer NOT NULL,
+        completed_count integer NOT NULL DEFAULT 0,
+        result jsonb,
+        problem jsonb,
+        request_id text,
+        attempts integer NOT NULL DEFAULT 0,
+        lease_owner text,
+        lease_until timestamptz,
+        created_at timestamptz(3) NOT NULL DEFAULT now(),
+        modified_at timestamptz(3) NOT NULL DEFAULT now(),
+        completed_at timestamptz(3),
+        CONSTRAINT ${quoteIdent(`${t}_pkey`)} PRIMARY KEY (ctx, id)
+      );
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${t}_open_idx`)} ON ${this.T} (created_at, ctx, id) WHERE status IN ('PENDING', 'RUNNING');
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${t}_subject_idx`)} ON ${this.T} (ctx, subject, created_at DESC, id DESC);
+      CREATE TABLE IF NOT EXISTS ${this.S} (
+        ctx text COLLATE "C" NOT NULL,
+        job_id text COLLATE "C" NOT NULL,
+        step integer NOT NULL,
+        outcome jsonb NOT NULL,
+        CONSTRAINT ${quoteIdent(`${this.steps}_pkey`)} PRIMARY KEY (ctx, job_id, step),
+        CONSTRAINT ${quoteIdent(`${this.steps}_job_fkey`)} FOREIGN KEY (ctx, job_id) REFERENCES ${this.T} (ctx, id) ON DELETE CASCADE
+      )`
+    }]
+  }
+
+  /** Writes a new PENDING job; run it in the transaction that accepts the work. */
+  async insert (db: Queryable, job: NewJob): Promise<JobRow> {
+    const { rows } = await db.query(`INSERT INTO ${this.T} (ctx, id, kind, collection, subject, status, input, operation_count, request_id)
+      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
+    [job.ctx, job.id, job.kind, job.collection, job.subject, JSON.stringify(job.input), job.operationCount, job.requestId])
+    return decode(rows[0] as Record<string, unknown>)
+  }
+
+  /** The job, when `subject` created it in `ctx`; null otherwise. */
+  async get (db: Queryable, ctx: string, subject: string, id: string): Promise<JobRow | null> {
+    const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${this.T} WHERE ctx = $1 AND subject = $2 AND id = $3`, [ctx, subject, id])
+    return rows.length === 0 ? null : decode(rows[0] as Record<string, unknown>)
+  }
+
+  /**
+   * A page of `subject`'s jobs in `ctx` of the listed collections: the rows `query` selects
+   * (store/sql-query.ts), at most `limit + 1`. `fields` maps the query's paths onto this
+   * table (alias `t`): see `JOB_COLUMNS`.
+   */
+  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<JobRow[]> {
+    const sql = compileSql(query, fields, { paramStart: 4 })
+    const statement = selectStatement(sql, {
+      select: columns('t'),
+      from: `${this.T} t`,
+      where: 't.ctx = $1 AND t.subject = $2 AND t.collection = ANY($3::text[])',
+      params: [scope.ctx, scope.subject, scope.collections]
+    })
+    const { rows } = await db.query(statement.text, statement.params)
+    return rows.map(r => decode(r))
+  }
+
+  /**
+   * Claims the oldest job no instance holds (PENDING, or RUNNING with an expired lease) for
+   * `lease.owner`, among `kinds`: RUNNING, a new lease, one more attempt. Null when there is none.
+   */
+  async claim (db: Queryable, kinds: readonly string[], lease: Lease): Promise<JobRow | null> {
+    const { rows } = await db.query(`UPDATE ${this.T} AS j SET status = 'RUNNING', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond',
+        attempts = j.attempts + 1, modified_at = now()
+      FROM (SELECT ctx, id FROM ${this.T}
+        WHERE status IN ('PENDING', 'RUNNING') AND (lease_until IS NULL OR lease_until < now()) AND kind = ANY($3::text[])
+        ORDER BY created_at, ctx, id LIMIT 1 FOR UPDATE SKIP LOCKED) AS next
+      WHERE j.ctx = next.ctx AND j.id = next.id
+      RETURNING ${columns('j')}`,
+    [lease.owner, lease.millis, kinds])
+    return rows.length === 0 ? null : decode(rows[0] as Record<string, unknown>)
+  }
+
+  /**
+   * Locks the job inside the transaction `db` if `owner` still holds it; false when its lease
+   * went to another instance. Every unit of work commits only under the lock of a held job,
+   * so an instance that lost its job (it stalled past the lease) cannot commit work for it.
+   */
+  async hold (db: Queryable, ctx: string, id: string, owner: string): Promise<boolean> {
+    const { rows } = await db.query(`SELECT 1 AS held FROM ${this.T} WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING' FOR UPDATE`, [ctx, id, owner])
+    return rows.length > 0
+  }
+
+  /** Extends `owner`'s lease; false when it no longer holds the job. */
+  async renew (db: Queryable, ctx: string, id: string, lease: Lease): Promise<boolean> {
+    const { rows } = await db.query(`UPDATE ${this.T} SET lease_until = now() + $4 * interval '1 millisecond'
+      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING' RETURNING 1 AS renewed`, [ctx, id, lease.owner, lease.millis])
+    return rows.length > 0
+  }
+
+  /** Gives the job up (its instance stops): another instance may claim it at once. */
+  async release (db: Queryable, ctx: string, id: string, owner: string): Promise<void> {
+    await db.query(`UPDATE ${this.T} SET lease_until = NULL, lease_owner = NULL, modified_at = now()
+      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING'`, [ctx, id, owner])
+  }
+
+  /** Sets how many of its operations are done. */
+  async progress (db: Queryable, ctx: string, id: string, completedCount: number): Promise<void> {
+    await db.query(`UPDATE ${this.T} SET completed_count = $3, modified_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, completedCount])
+  }
+
+  /** Ends the job: SUCCEEDED with its result, or FAILED with a problem body. */
+  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }): Promise<void> {
+    if (end.status === 'SUCCEEDED') {
+      await db.query(`UPDATE ${this.T} SET status = 'SUCCEEDED', result = $3::jsonb, completed_count = $4, lease_owner = NULL, lease_until = NULL,
+        modified_at = now(), completed_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, JSON.stringify(end.result), end.completedCount])
+    } else {
+      await db.query(`UPDATE ${this.T} SET status = 'FAILED', problem = $3::jsonb, lease_owner = NULL, lease_until = NULL,
+        modified_at = now(), completed_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, JSON.stringify(end.problem)])
+    }
+  }
+
+  /** Records the outcome of the job's steps; run it in the transaction of the steps' work. */
+  async recordSteps (db: Queryable, ctx: string, id: string, steps: ReadonlyArray<{ step: number, outcome: unknown }>): Promise<void> {
+    if (steps.length === 0) return
+    await db.query(`INSERT INTO ${this.S} (ctx, job_id, step, outcome)
+      SELECT $1, $2, x.step, x.outcome FROM jsonb_to_recordset($3::jsonb) AS x(step integer, outcome jsonb)`,
+    [ctx, id, JSON.stringify(steps)])
+  }
+
+  /** The outcomes recorded so far, by step. */
+  async stepsOf (db: Queryable, ctx: string, id: string): Promise<Map<number, unknown>> {
+    const { rows } = await db.query<{ step: number, outcome: unknown }>(`SELECT step, outcome FROM ${this.S} WHERE ctx = $1 AND job_id = $2 ORDER BY step`, [ctx, id])
+    return new Map(rows.map(r => [r.step, r.outcome]))
+  }
+}

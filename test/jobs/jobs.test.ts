@@ -1,0 +1,208 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { jobs, preferences, problem, problems, query, Unavailable } from '../../index.js'
+import { databases, pglite } from '../support/databases.js'
+import { build, eventually, headers, json, token } from './helper.js'
+
+const bearer = (sub: string, scope: string): string => token(sub, scope.split(' '))
+
+t.test('Prefer: the preference names, case-insensitive (RFC 7240)', async t => {
+  const table: Array<[string | string[] | undefined, string[]]> = [
+    [undefined, []],
+    ['respond-async', ['respond-async']],
+    ['Respond-Async, wait=10', ['respond-async', 'wait']],
+    ['return=minimal; foo="a;b", respond-async', ['return', 'b"', 'respond-async']],
+    [['wait=5', 'respond-async'], ['wait', 'respond-async']],
+    [' , ;x', []]
+  ]
+  for (const [header, names] of table) {
+    const got = [...preferences(header)]
+    for (const n of names.filter(n => !n.includes('"'))) t.ok(got.includes(n), `${JSON.stringify(header)} has ${n}`)
+    if (names.length === 0) t.same(got, [], `${JSON.stringify(header)} has none`)
+  }
+})
+
+t.test('options that cannot work are refused at registration, naming the option', async t => {
+  const store = await pglite.create(t)
+  const table: Array<[Record<string, unknown>, RegExp]> = [
+    [{ store: null }, /^jobs plugin: store must be a Store/],
+    [{ store, path: 'jobs' }, /^jobs plugin: path must be an absolute path/],
+    [{ store, worker: 'yes' }, /^jobs plugin: worker must be a boolean/],
+    [{ store, leaseMillis: 0 }, /^jobs plugin: leaseMillis must be a positive integer, got 0/],
+    [{ store, pollMillis: 1.5 }, /pollMillis must be a positive integer/],
+    [{ store, concurrency: -1 }, /concurrency must be a positive integer/],
+    [{ store, maxAttempts: '3' }, /maxAttempts must be a positive integer/],
+    [{ store, table: 'Jobs' }, /^jobs plugin: table must be a lowercase SQL name/],
+    [{ store, readScopes: { things: 'things:read' } }, /^jobs plugin: readScopes must be an object of scope lists/],
+    [{ store, leaseMilis: 5 }, /^jobs plugin: unknown option leaseMilis \(did you mean leaseMillis\?\)/]
+  ]
+  for (const [opts, message] of table) {
+    const app = Fastify()
+    await app.register(problem)
+    await app.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
+    await t.rejects(async () => { await app.register(jobs, opts as never); await app.ready() }, { message }, JSON.stringify(Object.keys(opts)))
+    await app.close()
+  }
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
+  await app.register(jobs, { store, worker: false, path: false })
+  t.throws(() => { app.jobs.define('bulk', async () => ({ result: null, completedCount: 0 })) }, /kind must be UPPER_SNAKE_CASE/)
+  t.throws(() => { app.jobs.define('BULK', 'no' as never) }, /handler of BULK must be an async function/)
+  app.jobs.define('BULK', async () => ({ result: null, completedCount: 0 }))
+  t.throws(() => { app.jobs.define('BULK', async () => ({ result: null, completedCount: 0 })) }, /BULK has a handler already/)
+  t.equal(app.jobs.monitorPath('x'), null, 'no monitor routes: no monitor path')
+  await app.close()
+})
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    let ran = 0
+    const app = await build(t, store, { leaseMillis: 60_000 }, {
+      ECHO: async (run) => {
+        ran++
+        const steps = await run.steps()
+        await run.transaction(async (tx) => {
+          await run.record(tx, [{ step: steps.size, outcome: { ran } }])
+          await run.progress(tx, 1)
+        })
+        return { result: { echo: run.job.input, steps: steps.size + 1 }, completedCount: 1 }
+      },
+      REFUSE: async () => { throw problems.conflict('The thing cannot be done now.', { instance: '/things/1', context: [{ code: 'THING_BUSY', message: 'is busy' }] }) },
+      CRASH: async () => { throw new Error('secret internal detail at /var/db.sql') },
+      AWAY: async () => { throw new Unavailable('down') }
+    }, (app) => {
+      app.post('/things', { config: { auth: { scopes: [] } } }, async (request, reply) => {
+        const kind = (request.body as { kind?: string } | undefined)?.kind ?? 'ECHO'
+        const job = await store.transaction(async (tx) => await app.jobs.enqueue(tx, {
+          ctx: request.executionContext, id: crypto.randomUUID(), kind, collection: 'things', subject: request.principal?.sub ?? '', input: request.body, operationCount: 1, requestId: request.requestId
+        }))
+        app.jobs.wake()
+        return reply.accepted(job)
+      })
+    })
+    const h = (extra: Record<string, string> = {}, sub = 'user-1', scope = 'things:read'): Record<string, string> =>
+      ({ ...headers({ 'content-type': 'application/json', ...extra }, sub), authorization: `Bearer ${bearer(sub, scope)}` })
+    const start = async (body: Record<string, unknown>, extra: Record<string, string> = {}, sub = 'user-1') => await app.inject({ method: 'POST', url: '/things', headers: h(extra, sub), payload: body })
+    const ended = async (id: string, sub = 'user-1', extra: Record<string, string> = {}): Promise<Record<string, any>> => await eventually(async () => {
+      const job = json(await app.inject({ url: `/jobs/${id}`, headers: h(extra, sub) }))
+      return job.status === 'SUCCEEDED' || job.status === 'FAILED' ? job : null
+    })
+
+    t.test('accepted: 202, the monitor in Link, Preference-Applied when asked, the job; it runs on this instance', async t => {
+      const res = await start({ n: 1 }, { prefer: 'respond-async', 'x-request-id': 'req-accept-1' })
+      t.equal(res.statusCode, 202)
+      const job = json(res)
+      t.equal(res.headers.link, `</jobs/${job.id as string}>; rel="monitor"`)
+      t.equal(res.headers['preference-applied'], 'respond-async')
+      t.notOk(res.headers.location, 'Location is for 201 and 3xx')
+      t.match(job, { ref: `svc:job::${job.id as string}`, kind: 'ECHO', collection: 'things', status: 'PENDING', operationCount: 1, completedCount: 0, createdBy: 'user-1', completedDateTime: null, result: null, problem: null })
+      const done = await ended(job.id)
+      t.match(done, { status: 'SUCCEEDED', completedCount: 1, result: { echo: { n: 1 }, steps: 1 }, problem: null })
+      t.ok(Date.parse(done.completedDateTime) >= Date.parse(done.createdDateTime))
+      const plain = await start({ n: 2 })
+      t.notOk(plain.headers['preference-applied'], 'no preference, none applied')
+    })
+
+    t.test('a problem thrown by the handler ends the job FAILED with it; any other fault with a 500 naming nothing', async t => {
+      const refused = await ended(json(await start({ kind: 'REFUSE' }, { 'x-request-id': 'req-refuse' })).id)
+      t.match(refused, { status: 'FAILED', result: null, problem: { title: 'Conflict', status: 409, detail: 'The thing cannot be done now.', instance: '/things/1', requestId: 'req-refuse', context: [{ code: 'THING_BUSY' }] } })
+      const crashed = await ended(json(await start({ kind: 'CRASH' })).id)
+      t.match(crashed, { status: 'FAILED', problem: { title: 'Internal Server Error', status: 500 } })
+      t.notMatch(JSON.stringify(crashed), /secret|var\/db/, 'the fault is logged, never shown')
+    })
+
+    t.test('an unavailable database gives the job back to be tried again, up to maxAttempts', async t => {
+      const away = await ended(json(await start({ kind: 'AWAY' })).id)
+      t.match(away, { status: 'FAILED', problem: { status: 503, title: 'Service Unavailable' } })
+      const { rows } = await store.query<{ attempts: number }>('SELECT attempts FROM jobs WHERE id = $1', [away.id])
+      t.equal(rows[0]?.attempts, 5, 'claimed maxAttempts times')
+    })
+
+    t.test('a job whose instance died is taken up again after its lease, and its recorded steps are kept', async t => {
+      // A RUNNING job of a dead instance: its lease has run out, one step of its work committed.
+      const id = crypto.randomUUID()
+      await store.transaction(async (tx) => {
+        await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'ECHO', collection: 'things', subject: 'user-1', input: { resumed: true }, operationCount: 1, requestId: null })
+        await tx.query("UPDATE jobs SET status = 'RUNNING', lease_owner = 'dead', lease_until = now() - interval '1 second', attempts = 1 WHERE id = $1", [id])
+        await tx.query('INSERT INTO jobs_steps (ctx, job_id, step, outcome) VALUES ($1, $2, 0, $3::jsonb)', ['prod', id, '{"before": true}'])
+      })
+      app.jobs.wake()
+      const done = await ended(id)
+      t.match(done, { status: 'SUCCEEDED', result: { echo: { resumed: true }, steps: 2 } }, 'the handler saw the step done before')
+      const { rows } = await store.query<{ attempts: number, lease_owner: string | null }>('SELECT attempts, lease_owner FROM jobs WHERE id = $1', [id])
+      t.same(rows[0], { attempts: 2, lease_owner: null })
+    })
+
+    t.test('a job held by a live instance is not taken, and work of a lost lease does not commit', async t => {
+      const id = crypto.randomUUID()
+      await store.transaction(async (tx) => {
+        await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'ECHO', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null })
+        await tx.query("UPDATE jobs SET status = 'RUNNING', lease_owner = 'alive', lease_until = now() + interval '1 hour' WHERE id = $1", [id])
+      })
+      app.jobs.wake()
+      const claimed = await app.jobs.table.claim(store, ['ECHO'], { owner: 'other', millis: 1000 })
+      t.not(claimed?.id, id, 'not claimable while its lease runs')
+      t.equal(await app.jobs.table.hold(store, 'prod', id, 'other'), false, 'another owner cannot hold it')
+      t.equal(await app.jobs.table.renew(store, 'prod', id, { owner: 'other', millis: 1000 }), false, 'nor renew it')
+      const { rows } = await store.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1', [id])
+      t.equal(rows[0]?.status, 'RUNNING')
+      await store.query("UPDATE jobs SET status = 'FAILED' WHERE id = $1", [id])
+    })
+
+    t.test('the monitor: a job is its creator\'s, in its execution context, with its collection\'s read scope', async t => {
+      const job = json(await start({ n: 3 }))
+      await ended(job.id)
+      const other = await app.inject({ url: `/jobs/${job.id as string}`, headers: h({}, 'user-2') })
+      t.equal(other.statusCode, 404, 'another subject')
+      t.match(json(other), { title: 'Not Found', instance: `/jobs/${job.id as string}` })
+      t.equal((await app.inject({ url: `/jobs/${job.id as string}`, headers: h({ 'svc-execution-context': 'preprod' }) })).statusCode, 404, 'another execution context')
+      const noScope = await app.inject({ url: `/jobs/${job.id as string}`, headers: { ...h(), authorization: `Bearer ${bearer('user-1', 'others:read')}` } })
+      t.equal(noScope.statusCode, 403, 'without things:read')
+      t.match(json(noScope).detail, 'things:read')
+      t.equal((await app.inject({ url: '/jobs/not%20an%20id', headers: h() })).statusCode, 400, 'an id that is none')
+    })
+
+    t.test('the list: the caller\'s jobs, newest first, by status, cursor paging; 403 without any read scope', async t => {
+      const sub = `lister-${db.kind}`
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) ids.push(json(await start({ i }, {}, sub)).id)
+      for (const id of ids) await ended(id, sub)
+      await ended(json(await start({ kind: 'REFUSE' }, {}, sub)).id, sub)
+      const first = json(await app.inject({ url: '/jobs?limit=2', headers: h({}, sub) }))
+      t.equal(first.results.length, 2)
+      t.equal(first.results[0].status, 'FAILED', 'newest first')
+      const next = json(await app.inject({ url: first.paging.next.url.replace(/^http:\/\/[^/]+/, ''), headers: h({}, sub) }))
+      t.same(next.results.map((j: any) => j.id), [ids[1], ids[0]])
+      t.equal(next.paging.next, null)
+      const succeeded = json(await app.inject({ url: '/jobs?status=SUCCEEDED', headers: h({}, sub) }))
+      t.same(succeeded.results.map((j: any) => j.id).sort(), [...ids].sort())
+      t.same(json(await app.inject({ url: '/jobs', headers: h({}, sub, 'others:read') })).results, [], 'none of the collections it may read')
+      const none = await app.inject({ url: '/jobs', headers: h({}, sub, 'nothing:read') })
+      t.equal(none.statusCode, 403)
+      t.match(json(none).detail, /things:read or others:read/)
+      t.equal((await app.inject({ url: '/jobs?offset=0', headers: h({}, sub) })).statusCode, 400, 'cursor paging only')
+    })
+
+    t.test('stopping gives a running job back at once', async t => {
+      let release: () => void = () => {}
+      const started = new Promise<void>((resolve) => { release = resolve })
+      const slow = await build(t, store, { leaseMillis: 60_000, path: false }, {
+        SLOW: async (run) => {
+          release()
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          await run.transaction(async () => {})
+          return { result: {}, completedCount: 0 }
+        }
+      })
+      const id = crypto.randomUUID()
+      await store.transaction(async (tx) => { await slow.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'SLOW', collection: 'things', subject: '', input: {}, operationCount: 0, requestId: null }) })
+      slow.jobs.wake()
+      await started
+      await slow.close()
+      const { rows } = await store.query<{ status: string, lease_owner: string | null }>('SELECT status, lease_owner FROM jobs WHERE id = $1', [id])
+      t.same(rows[0], { status: 'RUNNING', lease_owner: null }, 'RUNNING, held by no one: the next instance takes it at once')
+    })
+  })
+}
