@@ -10,7 +10,6 @@ import { compileBodyValidator, type ResourceDefinition } from '../resource/index
 import type { RawOperation } from './envelope.js'
 import { failed, preconditionRequired, type Operation } from './outcome.js'
 
-
 /** The per-operation checks of one resource, compiled once at registration. */
 export interface Validators {
   /** CREATE: a POST body (the server assigns the id). */
