@@ -19,7 +19,8 @@ export const Config = Type.Object({
   rateLimitWindow: Type.String({ minLength: 1 }),
   executionContexts: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,100}$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
-  cursorSecret: Type.String({ minLength: 16 }),
+  // Comma-separated: the first key signs cursors, every one verifies them (rotation).
+  cursorSecret: Type.Array(Type.String({ minLength: 16 }), { minItems: 1 }),
   redisUrl: Type.Union([Type.String({ pattern: '^rediss?://' }), Type.Null()]),
   production: Type.Boolean()
 })
@@ -104,7 +105,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',
     executionContexts: list(env.EXECUTION_CONTEXTS),
     logLevel: env.LOG_LEVEL ?? 'info',
-    cursorSecret: secret('CURSOR_SECRET', DEV_CURSOR_SECRET),
+    cursorSecret: list(secret('CURSOR_SECRET', DEV_CURSOR_SECRET)),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? null : env.REDIS_URL,
     production
   }
