@@ -43,7 +43,7 @@ interface ConnectionMemo { header: string, principal: Principal, until: number }
 
 const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true }
 const SECRET_KEYS: OptionKeys<SecretVerifierOptions> = { secret: true, issuer: true, audience: true }
-const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true }
+const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true, cooldown: true }
 
 /**
  * A verifier object's keys: those of the JWKS form when it names `jwksUrl`, else those of the

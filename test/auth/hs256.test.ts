@@ -198,7 +198,7 @@ t.test('option and route config validation at registration', async t => {
     ['unknown option', { verifier: { secret: SECRET }, requird: false }, /^auth plugin: unknown option requird \(did you mean required\?\); the options are verifier, required, cacheSize, refusalLimit$/],
     ['unknown secret verifier key', { verifier: { secret: SECRET, issur: 'x' } }, /^auth plugin: unknown option verifier.issur \(did you mean verifier.issuer\?\); verifier takes secret, issuer, audience$/],
     ['misspelt secret', { verifier: { secrett: SECRET } }, /unknown option verifier.secrett \(did you mean verifier.secret\?\)/],
-    ['unknown JWKS verifier key', { verifier: { jwksUrl: 'https://idp.example.com/jwks', ttl: 5 } }, /unknown option verifier.ttl; verifier takes jwksUrl, issuer, audience, algorithms, keyTtl, timeout$/]
+    ['unknown JWKS verifier key', { verifier: { jwksUrl: 'https://idp.example.com/jwks', ttl: 5 } }, /unknown option verifier.ttl; verifier takes jwksUrl, issuer, audience, algorithms, keyTtl, timeout, cooldown$/]
   ]
   for (const [name, opts, message] of cases) {
     const app = Fastify()
