@@ -68,7 +68,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
 
   // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
   // closed with the app; a store handed in by the caller stays the caller's to close.
-  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout }, logger: app.log })
+  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
   if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })

@@ -9,6 +9,8 @@ export const Config = Type.Object({
   databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
   databaseStatementTimeout: Type.Integer({ minimum: 0 }),
+  // DATABASE_URL names PgBouncer in transaction mode: no prepared statements, no start-up parameters.
+  databasePgbouncer: Type.Boolean(),
   // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
   jwtSecret: Type.String({ minLength: 32 }),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
@@ -37,6 +39,12 @@ function list (value: string | undefined): string[] {
   return (value ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
 }
 
+/** `true` or `false` (unset: false); anything else is left as it is, for the check to name. */
+function flag (value: string | undefined): unknown {
+  if (value === undefined || value === '' || value === 'false') return false
+  return value === 'true' ? true : value
+}
+
 function trustProxy (value: string | undefined): boolean | string | number {
   if (value === undefined || value === '' || value === 'false') return false
   if (value === 'true') return true
@@ -51,6 +59,7 @@ const VARIABLES: Record<keyof Config, string> = {
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
   databaseStatementTimeout: 'DATABASE_STATEMENT_TIMEOUT',
+  databasePgbouncer: 'DATABASE_PGBOUNCER',
   jwtSecret: 'AUTH_JWT_SECRET',
   jwksUrl: 'AUTH_JWKS_URL',
   corsOrigins: 'CORS_ORIGINS',
@@ -94,6 +103,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? null : env.DATABASE_URL,
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
+    databasePgbouncer: flag(env.DATABASE_PGBOUNCER),
     jwtSecret: env.AUTH_JWKS_URL !== undefined && env.AUTH_JWKS_URL !== '' && (env.AUTH_JWT_SECRET ?? '') === ''
       ? DEV_JWT_SECRET
       : secret('AUTH_JWT_SECRET', DEV_JWT_SECRET),

@@ -108,11 +108,14 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ DATABASE_STATEMENT_TIMEOUT: '-5' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer to be greater or equal to 0 \(got "-5"\)$/m],
     [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
     [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: Expected string length greater or equal to 16 \(got 33 characters, not shown\)$/m],
+    [{ DATABASE_PGBOUNCER: 'yes' }, /^- DATABASE_PGBOUNCER: Expected boolean \(got "yes"\)$/m],
     [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length greater or equal to 1 \(got 3 characters, not shown\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
   t.same(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
   t.same(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
+  t.equal(loadConfig({ DATABASE_PGBOUNCER: 'true' }).config.databasePgbouncer, true)
+  t.equal(loadConfig({}).config.databasePgbouncer, false)
   t.throws(() => loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }), /^(?![\s\S]*AUTH_JWT_SECRET)[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/, 'with a JWKS, no HS256 secret is needed; the others still are')
   for (const secret of ['short-secret-xyz', 'hunter2']) {
     let text = ''
