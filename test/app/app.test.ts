@@ -109,7 +109,7 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
     [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: Expected string length greater or equal to 16 \(got 33 characters, not shown\)$/m],
     [{ DATABASE_PGBOUNCER: 'yes' }, /^- DATABASE_PGBOUNCER: Expected boolean \(got "yes"\)$/m],
-    [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length greater or equal to 1 \(got 3 characters, not shown\)$/m]
+    [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length to be greater or equal to 1 \(got 3 characters, not shown\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
   t.same(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
