@@ -19,6 +19,9 @@ export interface AppOptions {
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
 export async function buildApp (config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
+  // Checked before anything opens.
+  const retention = parseDuration(config.webhookDeliveryRetention)
+  if (retention === null || retention < 1) throw new Error(`Invalid configuration:\n- WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" (got ${JSON.stringify(config.webhookDeliveryRetention)})`)
   const options: FastifyHttpOptions<Server> = {
     logger: { level: config.logLevel },
     // Fastify takes a hop count too; its types only list the other forms.
@@ -78,7 +81,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(lint, { mode: 'error' })
   await app.register(resource, { store, resources: [authors, documents] })
   await app.register(bulk, { maxOperations: 100 })
-  await app.register(webhooks, { store })
+  await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app
 }

@@ -116,6 +116,8 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.same(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
   t.equal(loadConfig({ DATABASE_PGBOUNCER: 'true' }).config.databasePgbouncer, true)
   t.equal(loadConfig({}).config.databasePgbouncer, false)
+  const { config: badRetention } = loadConfig({ WEBHOOK_DELIVERY_RETENTION: 'a while', DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
+  await t.rejects(buildApp(badRetention), /WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" \(got "a while"\)/)
   t.throws(() => loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }), /^(?![\s\S]*AUTH_JWT_SECRET)[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/, 'with a JWKS, no HS256 secret is needed; the others still are')
   for (const secret of ['short-secret-xyz', 'hunter2']) {
     let text = ''
