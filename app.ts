@@ -1,9 +1,10 @@
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, lint, methods, openapi, parseDuration, problem, problemServerOptions,
-  query, rateLimit, resource, validation, webhooks, type Store
+  auth, bulk, cors, conventions, createStore, docs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
@@ -57,10 +58,14 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Requests without a valid token count per address too (contract: "per token, or per address
   // without one"): refused ones by auth itself, before it checks the next token of that address.
   const window = parseDuration(config.rateLimitWindow)
+  // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
+  // closed with the app; a store handed in by the caller stays the caller's to close.
+  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
+  if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
   await app.register(auth, {
     verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret },
     // A bad window is reported by the rate-limit plugin below.
-    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window }
+    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window, ...await sharedRefusals(app, config, store) }
   })
   // Per route, after auth: keyed by the token's subject, else the client address.
   await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, ...(config.redisUrl === null ? {} : { redis: config.redisUrl }) })
@@ -68,11 +73,6 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     info: { title: 'Reference resource service', version: '1.0.0', description: 'Authors and documents, built only from the svc-conventions plugins.' }
   })
   await app.register(docs)
-
-  // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
-  // closed with the app; a store handed in by the caller stays the caller's to close.
-  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
-  if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
@@ -84,4 +84,27 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app
+}
+
+/**
+ * Where the token-guessing throttle counts, so that N instances allow the guesses of one: Redis
+ * when REDIS_URL is set, else the PostgreSQL server's table; in memory on PGlite, which one
+ * process alone can open.
+ */
+async function sharedRefusals (app: FastifyInstance, config: Config, store: Store): Promise<{ shared?: SharedRefusalCounts }> {
+  if (config.redisUrl !== null) {
+    const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    app.addHook('onClose', async () => { redis.disconnect() })
+    return { shared: redisRefusalCounts(redis) }
+  }
+  if (store.kind !== 'pg') return {}
+  const counts = new RefusalCounts(store)
+  await migrate(store, counts.migrations())
+  // Windows that are over, deleted now and then, by one instance at a time.
+  const timer = setInterval(() => {
+    counts.purge().catch((err: unknown) => { app.log.warn({ err }, 'auth: purging old refusal counts failed; trying again later') })
+  }, 60_000)
+  timer.unref()
+  app.addHook('onClose', async () => { clearInterval(timer) })
+  return { shared: counts }
 }

@@ -96,3 +96,5 @@ export type {
   TransactionOptions,
   Tx
 } from './types.js'
+export { RefusalCounts } from './refusal-counts.js'
+export { Purge, type RetentionRule, type PurgeResult } from './purge.js'
