@@ -1,10 +1,11 @@
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
   auth, bulk, cors, conventions, createStore, docs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
-  query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
+  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
@@ -50,6 +51,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   const app = Fastify(options)
 
   await app.register(problem)
+  await registerOverload(app, config)
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
   await app.register(cors, { origins: config.corsOrigins })
@@ -107,4 +109,24 @@ async function sharedRefusals (app: FastifyInstance, config: Config, store: Stor
   timer.unref()
   app.addHook('onClose', async () => { clearInterval(timer) })
   return { shared: counts }
+}
+
+/**
+ * Overload: past a threshold (event-loop delay or utilization, heap, RSS), every request is
+ * answered at once with a 503 problem and Retry-After (@fastify/under-pressure), so that a
+ * balancer or client goes elsewhere or waits, instead of everyone getting slow answers.
+ */
+async function registerOverload (app: FastifyInstance, config: Config): Promise<void> {
+  const retryAfter = config.overloadRetryAfter
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.overloadMaxEventLoopDelay,
+    maxEventLoopUtilization: config.overloadMaxEventLoopUtilization,
+    maxHeapUsedBytes: config.overloadMaxHeapUsedBytes,
+    maxRssBytes: config.overloadMaxRssBytes,
+    retryAfter,
+    // Thrown, so the problem plugin renders it like every other refusal.
+    pressureHandler: async () => {
+      throw problems.unavailable(`The service is overloaded; retry after ${retryAfter} seconds.`, { headers: { 'retry-after': retryAfter } })
+    }
+  })
 }

@@ -26,6 +26,14 @@ export const Config = Type.Object({
   // Comma-separated: the first key signs cursors, every one verifies them (rotation).
   cursorSecret: Type.Array(Type.String({ minLength: 16 }), { minItems: 1 }),
   redisUrl: Type.Union([Type.String({ pattern: '^rediss?://' }), Type.Null()]),
+  // Overload thresholds (0: not checked); past one, requests get a 503 with Retry-After.
+  overloadMaxEventLoopDelay: Type.Integer({ minimum: 0 }),
+  overloadMaxEventLoopUtilization: Type.Number({ minimum: 0, maximum: 1 }),
+  overloadMaxHeapUsedBytes: Type.Integer({ minimum: 0 }),
+  overloadMaxRssBytes: Type.Integer({ minimum: 0 }),
+  overloadRetryAfter: Type.Integer({ minimum: 1 }),
+  // OpenTelemetry: traces go to this OTLP/HTTP address when set; none otherwise.
+  otelEndpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   production: Type.Boolean()
 })
 export type Config = Static<typeof Config>
@@ -39,6 +47,12 @@ export interface ConfigResult { config: Config, warnings: string[] }
 
 function list (value: string | undefined): string[] {
   return (value ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
+}
+
+/** A number, or `fallback` when unset; text that is no number stays text, for the check to name. */
+function number (value: string | undefined, fallback: number): unknown {
+  if (value === undefined || value === '') return fallback
+  return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value
 }
 
 /** `true` or `false` (unset: false); anything else is left as it is, for the check to name. */
@@ -74,6 +88,12 @@ const VARIABLES: Record<keyof Config, string> = {
   logLevel: 'LOG_LEVEL',
   cursorSecret: 'CURSOR_SECRET',
   redisUrl: 'REDIS_URL',
+  overloadMaxEventLoopDelay: 'OVERLOAD_MAX_EVENT_LOOP_DELAY',
+  overloadMaxEventLoopUtilization: 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION',
+  overloadMaxHeapUsedBytes: 'OVERLOAD_MAX_HEAP_USED_BYTES',
+  overloadMaxRssBytes: 'OVERLOAD_MAX_RSS_BYTES',
+  overloadRetryAfter: 'OVERLOAD_RETRY_AFTER',
+  otelEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   production: 'NODE_ENV'
 }
 
@@ -121,6 +141,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     logLevel: env.LOG_LEVEL ?? 'info',
     cursorSecret: list(secret('CURSOR_SECRET', DEV_CURSOR_SECRET)),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? null : env.REDIS_URL,
+    // Shedding load is on by default in production only, where a slow answer for everyone is worse.
+    overloadMaxEventLoopDelay: number(env.OVERLOAD_MAX_EVENT_LOOP_DELAY, production ? 1000 : 0),
+    overloadMaxEventLoopUtilization: number(env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, production ? 0.98 : 0),
+    overloadMaxHeapUsedBytes: number(env.OVERLOAD_MAX_HEAP_USED_BYTES, 0),
+    overloadMaxRssBytes: number(env.OVERLOAD_MAX_RSS_BYTES, 0),
+    overloadRetryAfter: number(env.OVERLOAD_RETRY_AFTER, 10),
+    otelEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT === '' ? null : env.OTEL_EXPORTER_OTLP_ENDPOINT,
     production
   }
   const errors = [...Value.Errors(Config, raw)].map(e => describe(e.path.split('/')[1] ?? '', e.message, env))
