@@ -8,6 +8,7 @@ import {
   problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
+import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
 import { documents } from './routes/v1/documents.js'
@@ -17,6 +18,8 @@ export interface AppOptions {
   fastify?: FastifyHttpOptions<Server>
   /** A store to use instead of the one the configuration names; the caller closes it. */
   store?: Store
+  /** Tracing options beside the configuration's OTLP endpoint (tests pass an in-memory exporter). */
+  tracing?: TracingOptions
 }
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
@@ -49,11 +52,19 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     ...options.http
   }
   const app = Fastify(options)
+  // Tracing, when configured, wraps every hook and handler registered after it.
+  const tracingOptions = opts.tracing ?? (config.otelEndpoint === null ? null : { endpoint: config.otelEndpoint })
+  if (tracingOptions !== null) {
+    const tracing = startTracing(tracingOptions)
+    await app.register(tracing.plugin)
+    app.addHook('onClose', async () => { await tracing.shutdown() })
+  }
 
   await app.register(problem)
   await registerOverload(app, config)
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
+  if (tracingOptions !== null) traceAttributes(app)
   await app.register(cors, { origins: config.corsOrigins })
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)
