@@ -34,6 +34,8 @@ export interface AuthPluginOptions {
    * and counts of their own, an address gets N times the guesses. Default `false` (off).
    */
   refusalLimit?: false | { max: number, timeWindow: number, shared?: SharedRefusalCounts }
+  /** The clock of refusal windows, in milliseconds since the epoch. Default `Date.now`; tests pass one they move. */
+  now?: () => number
 }
 
 /** Where the refusals of an address are counted: in memory (a number now) or shared (later). */
@@ -49,7 +51,7 @@ export interface AuthRouteConfig {
 
 interface ConnectionMemo { header: string, principal: Principal, until: number }
 
-const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true }
+const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true, now: true }
 const SECRET_KEYS: OptionKeys<SecretVerifierOptions> = { secret: true, issuer: true, audience: true }
 const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true, cooldown: true }
 
@@ -97,6 +99,8 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
   if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
+  const now = opts.now ?? Date.now
+  if (typeof now !== 'function') throw new TypeError(`auth plugin: now must be a function returning milliseconds, got ${String(now)}`)
   const refusalLimit = opts.refusalLimit ?? false
   if (refusalLimit !== false) {
     const { max, timeWindow, shared } = refusalLimit as { max?: unknown, timeWindow?: unknown, shared?: unknown }
@@ -146,7 +150,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
 
   /** Counts a 401 against the request's address (refusalLimit); other errors pass through. */
   async function counted (request: FastifyRequest, err: unknown): Promise<unknown> {
-    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, Date.now())
+    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, now())
     return err
   }
 
@@ -167,7 +171,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       return
     }
     if (refusals !== null) {
-      const pending = refusals.waitFor(request.ip, Date.now())
+      const pending = refusals.waitFor(request.ip, now())
       const wait = typeof pending === 'number' ? pending : await pending
       if (wait > 0) {
         throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${plural(wait, 'second')} with a valid token.`, { headers: { 'retry-after': wait } })

@@ -155,7 +155,7 @@ for (const db of databases) {
       await app.ready()
       t.teardown(() => app.close())
       await store.exec('DROP TABLE idem_dropped')
-      for (let i = 0; i < 50 && warnings.length === 0; i++) await sleep(10)
+      for (let i = 0; i < 500 && warnings.length === 0; i++) await sleep(10)
       t.match(warnings[0], { msg: /purging expired keys failed/ })
     })
 
