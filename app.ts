@@ -1,11 +1,14 @@
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import underPressure from '@fastify/under-pressure'
+import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, jobs, lint, methods, openapi, parseDuration, problem, problemServerOptions,
-  query, rateLimit, resource, validation, webhooks, type Store
+  auth, bulk, cors, conventions, createStore, docs, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
+import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
 import { documents } from './routes/v1/documents.js'
@@ -15,10 +18,15 @@ export interface AppOptions {
   fastify?: FastifyHttpOptions<Server>
   /** A store to use instead of the one the configuration names; the caller closes it. */
   store?: Store
+  /** Tracing options beside the configuration's OTLP endpoint (tests pass an in-memory exporter). */
+  tracing?: TracingOptions
 }
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
 export async function buildApp (config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
+  // Checked before anything opens.
+  const retention = parseDuration(config.webhookDeliveryRetention)
+  if (retention === null || retention < 1) throw new Error(`Invalid configuration:\n- WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" (got ${JSON.stringify(config.webhookDeliveryRetention)})`)
   const options: FastifyHttpOptions<Server> = {
     logger: { level: config.logLevel },
     // Fastify takes a hop count too; its types only list the other forms.
@@ -44,20 +52,33 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     ...options.http
   }
   const app = Fastify(options)
+  // Tracing, when configured, wraps every hook and handler registered after it.
+  const tracingOptions = opts.tracing ?? (config.otelEndpoint === null ? null : { endpoint: config.otelEndpoint })
+  if (tracingOptions !== null) {
+    const tracing = startTracing(tracingOptions)
+    await app.register(tracing.plugin)
+    app.addHook('onClose', async () => { await tracing.shutdown() })
+  }
 
   await app.register(problem)
+  await registerOverload(app, config)
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
+  if (tracingOptions !== null) traceAttributes(app)
   await app.register(cors, { origins: config.corsOrigins })
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)
   // Requests without a valid token count per address too (contract: "per token, or per address
   // without one"): refused ones by auth itself, before it checks the next token of that address.
   const window = parseDuration(config.rateLimitWindow)
+  // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
+  // closed with the app; a store handed in by the caller stays the caller's to close.
+  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
+  if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
   await app.register(auth, {
     verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret },
     // A bad window is reported by the rate-limit plugin below.
-    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window }
+    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window, ...await sharedRefusals(app, config, store) }
   })
   // Per route, after auth: keyed by the token's subject, else the client address.
   await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, ...(config.redisUrl === null ? {} : { redis: config.redisUrl }) })
@@ -65,11 +86,6 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     info: { title: 'Reference resource service', version: '1.0.0', description: 'Authors and documents, built only from the svc-conventions plugins.' }
   })
   await app.register(docs)
-
-  // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
-  // closed with the app; a store handed in by the caller stays the caller's to close.
-  const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout }, logger: app.log })
-  if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
@@ -80,7 +96,50 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
   await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })
   await app.register(bulk, { maxOperations: 100, maxAsyncOperations: 10_000 })
-  await app.register(webhooks, { store })
+  await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app
+}
+
+/**
+ * Where the token-guessing throttle counts, so that N instances allow the guesses of one: Redis
+ * when REDIS_URL is set, else the PostgreSQL server's table; in memory on PGlite, which one
+ * process alone can open.
+ */
+async function sharedRefusals (app: FastifyInstance, config: Config, store: Store): Promise<{ shared?: SharedRefusalCounts }> {
+  if (config.redisUrl !== null) {
+    const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    app.addHook('onClose', async () => { redis.disconnect() })
+    return { shared: redisRefusalCounts(redis) }
+  }
+  if (store.kind !== 'pg') return {}
+  const counts = new RefusalCounts(store)
+  await migrate(store, counts.migrations())
+  // Windows that are over, deleted now and then, by one instance at a time.
+  const timer = setInterval(() => {
+    counts.purge().catch((err: unknown) => { app.log.warn({ err }, 'auth: purging old refusal counts failed; trying again later') })
+  }, 60_000)
+  timer.unref()
+  app.addHook('onClose', async () => { clearInterval(timer) })
+  return { shared: counts }
+}
+
+/**
+ * Overload: past a threshold (event-loop delay or utilization, heap, RSS), every request is
+ * answered at once with a 503 problem and Retry-After (@fastify/under-pressure), so that a
+ * balancer or client goes elsewhere or waits, instead of everyone getting slow answers.
+ */
+async function registerOverload (app: FastifyInstance, config: Config): Promise<void> {
+  const retryAfter = config.overloadRetryAfter
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.overloadMaxEventLoopDelay,
+    maxEventLoopUtilization: config.overloadMaxEventLoopUtilization,
+    maxHeapUsedBytes: config.overloadMaxHeapUsedBytes,
+    maxRssBytes: config.overloadMaxRssBytes,
+    retryAfter,
+    // Thrown, so the problem plugin renders it like every other refusal.
+    pressureHandler: async () => {
+      throw problems.unavailable(`The service is overloaded; retry after ${retryAfter} seconds.`, { headers: { 'retry-after': retryAfter } })
+    }
+  })
 }

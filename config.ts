@@ -10,18 +10,31 @@ export const Config = Type.Object({
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
   databaseStatementTimeout: Type.Integer({ minimum: 0 }),
   jobLeaseMillis: Type.Integer({ minimum: 1 }),
+  // DATABASE_URL names PgBouncer in transaction mode: no prepared statements, no start-up parameters.
+  databasePgbouncer: Type.Boolean(),
   // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
   jwtSecret: Type.String({ minLength: 32 }),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/*]+$' })),
   webhookSecretScanner: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]+$' }),
+  // How long received delivery ids are kept (a duration such as `7 days`), checked by app.ts.
+  webhookDeliveryRetention: Type.String({ minLength: 1 }),
   trustProxy: Type.Union([Type.Boolean(), Type.String(), Type.Integer({ minimum: 1 })]),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindow: Type.String({ minLength: 1 }),
   executionContexts: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,100}$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
-  cursorSecret: Type.String({ minLength: 16 }),
+  // Comma-separated: the first key signs cursors, every one verifies them (rotation).
+  cursorSecret: Type.Array(Type.String({ minLength: 16 }), { minItems: 1 }),
   redisUrl: Type.Union([Type.String({ pattern: '^rediss?://' }), Type.Null()]),
+  // Overload thresholds (0: not checked); past one, requests get a 503 with Retry-After.
+  overloadMaxEventLoopDelay: Type.Integer({ minimum: 0 }),
+  overloadMaxEventLoopUtilization: Type.Number({ minimum: 0, maximum: 1 }),
+  overloadMaxHeapUsedBytes: Type.Integer({ minimum: 0 }),
+  overloadMaxRssBytes: Type.Integer({ minimum: 0 }),
+  overloadRetryAfter: Type.Integer({ minimum: 1 }),
+  // OpenTelemetry: traces go to this OTLP/HTTP address when set; none otherwise.
+  otelEndpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   production: Type.Boolean()
 })
 export type Config = Static<typeof Config>
@@ -35,6 +48,18 @@ export interface ConfigResult { config: Config, warnings: string[] }
 
 function list (value: string | undefined): string[] {
   return (value ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
+}
+
+/** A number, or `fallback` when unset; text that is no number stays text, for the check to name. */
+function number (value: string | undefined, fallback: number): unknown {
+  if (value === undefined || value === '') return fallback
+  return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value
+}
+
+/** `true` or `false` (unset: false); anything else is left as it is, for the check to name. */
+function flag (value: string | undefined): unknown {
+  if (value === undefined || value === '' || value === 'false') return false
+  return value === 'true' ? true : value
 }
 
 function trustProxy (value: string | undefined): boolean | string | number {
@@ -52,10 +77,12 @@ const VARIABLES: Record<keyof Config, string> = {
   databaseUrl: 'DATABASE_URL',
   databaseStatementTimeout: 'DATABASE_STATEMENT_TIMEOUT',
   jobLeaseMillis: 'JOB_LEASE_MILLIS',
+  databasePgbouncer: 'DATABASE_PGBOUNCER',
   jwtSecret: 'AUTH_JWT_SECRET',
   jwksUrl: 'AUTH_JWKS_URL',
   corsOrigins: 'CORS_ORIGINS',
   webhookSecretScanner: 'WEBHOOK_SECRET_SCANNER',
+  webhookDeliveryRetention: 'WEBHOOK_DELIVERY_RETENTION',
   trustProxy: 'TRUST_PROXY',
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindow: 'RATE_LIMIT_WINDOW',
@@ -63,6 +90,12 @@ const VARIABLES: Record<keyof Config, string> = {
   logLevel: 'LOG_LEVEL',
   cursorSecret: 'CURSOR_SECRET',
   redisUrl: 'REDIS_URL',
+  overloadMaxEventLoopDelay: 'OVERLOAD_MAX_EVENT_LOOP_DELAY',
+  overloadMaxEventLoopUtilization: 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION',
+  overloadMaxHeapUsedBytes: 'OVERLOAD_MAX_HEAP_USED_BYTES',
+  overloadMaxRssBytes: 'OVERLOAD_MAX_RSS_BYTES',
+  overloadRetryAfter: 'OVERLOAD_RETRY_AFTER',
+  otelEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   production: 'NODE_ENV'
 }
 
@@ -97,19 +130,28 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
     // How long an instance holds a background job without renewing its lease: a job whose instance died is taken up again after it.
     jobLeaseMillis: env.JOB_LEASE_MILLIS === undefined || env.JOB_LEASE_MILLIS === '' ? 30_000 : Number(env.JOB_LEASE_MILLIS),
+    databasePgbouncer: flag(env.DATABASE_PGBOUNCER),
     jwtSecret: env.AUTH_JWKS_URL !== undefined && env.AUTH_JWKS_URL !== '' && (env.AUTH_JWT_SECRET ?? '') === ''
       ? DEV_JWT_SECRET
       : secret('AUTH_JWT_SECRET', DEV_JWT_SECRET),
     jwksUrl: env.AUTH_JWKS_URL === undefined || env.AUTH_JWKS_URL === '' ? null : env.AUTH_JWKS_URL,
     corsOrigins: list(env.CORS_ORIGINS),
     webhookSecretScanner: secret('WEBHOOK_SECRET_SCANNER', DEV_WEBHOOK_SECRET),
+    webhookDeliveryRetention: env.WEBHOOK_DELIVERY_RETENTION === undefined || env.WEBHOOK_DELIVERY_RETENTION === '' ? '7 days' : env.WEBHOOK_DELIVERY_RETENTION,
     trustProxy: trustProxy(env.TRUST_PROXY),
     rateLimitMax: env.RATE_LIMIT_MAX === undefined || env.RATE_LIMIT_MAX === '' ? 1000 : Number(env.RATE_LIMIT_MAX),
     rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',
     executionContexts: list(env.EXECUTION_CONTEXTS),
     logLevel: env.LOG_LEVEL ?? 'info',
-    cursorSecret: secret('CURSOR_SECRET', DEV_CURSOR_SECRET),
+    cursorSecret: list(secret('CURSOR_SECRET', DEV_CURSOR_SECRET)),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? null : env.REDIS_URL,
+    // Shedding load is on by default in production only, where a slow answer for everyone is worse.
+    overloadMaxEventLoopDelay: number(env.OVERLOAD_MAX_EVENT_LOOP_DELAY, production ? 1000 : 0),
+    overloadMaxEventLoopUtilization: number(env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, production ? 0.98 : 0),
+    overloadMaxHeapUsedBytes: number(env.OVERLOAD_MAX_HEAP_USED_BYTES, 0),
+    overloadMaxRssBytes: number(env.OVERLOAD_MAX_RSS_BYTES, 0),
+    overloadRetryAfter: number(env.OVERLOAD_RETRY_AFTER, 10),
+    otelEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT === '' ? null : env.OTEL_EXPORTER_OTLP_ENDPOINT,
     production
   }
   const errors = [...Value.Errors(Config, raw)].map(e => describe(e.path.split('/')[1] ?? '', e.message, env))

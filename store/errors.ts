@@ -124,8 +124,9 @@ export class Unavailable extends StoreError {
  * Unavailable whose connection was closed. As any Unavailable, the statement may have run.
  */
 export class StatementTimeout extends Unavailable {
-  constructor (ms: number) {
-    super(`The database did not answer within ${ms} ms.`)
+  /** `ms` null: the server cancelled the statement itself (its statement_timeout, SQLSTATE 57014). */
+  constructor (ms: number | null, init: StoreErrorInit = {}) {
+    super(ms === null ? 'The database cancelled a statement that ran longer than the statement timeout.' : `The database did not answer within ${ms} ms.`, init)
     this.name = 'StatementTimeout'
   }
 }
@@ -178,6 +179,8 @@ export function fromDatabaseError (err: unknown): StoreError | undefined {
     case '40001':
     case '40P01': return new SerializationFailure({ sqlState, cause: err })
     case '25P02': return new TransactionAborted({ sqlState, cause: err })
+    // The server's own statement_timeout (or a cancel request): the statement ran too long.
+    case '57014': return new StatementTimeout(null, { sqlState, cause: err })
   }
   const cls = sqlState.slice(0, 2)
   if (cls === '23') return new ConstraintViolation(`Constraint ${name(init.constraint)} on table ${name(init.table)} would be violated.`, undefined, init)

@@ -1,5 +1,6 @@
+import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
-import type { Migration, Queryable } from './types.js'
+import type { Migration, Queryable, Store } from './types.js'
 
 /** What a request claims with its `Svc-Idempotency-Key` (conventions: Headers, Svc-Idempotency-Key). */
 export interface IdempotencyClaim {
@@ -27,6 +28,16 @@ export interface IdempotencyClaim {
 /** The stored outcome of the first request that used a key. */
 export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fingerprint' | 'instance' | 'status'>
 
+export interface IdempotencyKeysOptions {
+  /**
+   * The clock keys are claimed, expired and purged by; default the database's (`now()`), the
+   * same for every instance. Tests pass one they move.
+   */
+  now?: () => Date
+  /** Expired keys deleted per statement by `purge`. Default 1000. */
+  purgeBatchSize?: number
+}
+
 /**
  * Persists idempotency keys in one table, scoped by `(ctx, resource, caller, key)`. `claim` runs
  * on the caller's transaction, so the key is written with the change it guards and
@@ -35,25 +46,29 @@ export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fi
 export class IdempotencyKeys {
   readonly table: string
   readonly ttl: number
+  private readonly now: (() => Date) | null
   private readonly claimSql: string
   private readonly readSql: string
-  private readonly purgeSql: string
+  private readonly purger: Purge
 
-  constructor (table: string, ttl: number) {
+  constructor (table: string, ttl: number, options: IdempotencyKeysOptions = {}) {
     this.table = table
     this.ttl = ttl
+    this.now = options.now ?? null
     const t = quoteIdent(table)
     // A live key blocks the insert; an expired one is taken over, so it can be reused.
     // A concurrent claim of the same key waits on the primary key until the first commits.
-    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + $10 * interval '1 millisecond')
+    // $11: the clock, null for the database's.
+    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), coalesce($11::timestamptz, now()) + $10 * interval '1 millisecond')
       ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
         fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
-        created_at = now(), expires_at = EXCLUDED.expires_at
-      WHERE k.expires_at <= now()
+        created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+      WHERE k.expires_at <= coalesce($11::timestamptz, now())
       RETURNING 1 AS claimed`
     this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
-    this.purgeSql = `DELETE FROM ${t} WHERE expires_at <= now()`
+    // The retention rule of the table: a key goes once it has expired.
+    this.purger = new Purge({ table, column: 'expires_at', retention: 0, ...(options.purgeBatchSize === undefined ? {} : { batchSize: options.purgeBatchSize }) })
   }
 
   /** The table, created through the store's migrations. */
@@ -88,7 +103,7 @@ export class IdempotencyKeys {
   /** Claims the key on `db` (a transaction): null when it is now this request's, else the first request's record. */
   async claim (db: Queryable, claim: IdempotencyClaim): Promise<IdempotencyRecord | null> {
     const { rows } = await db.query(this.claimSql, [
-      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl
+      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null
     ])
     if (rows.length > 0) return null
     const found = await db.query<IdempotencyRecord>(this.readSql, [claim.ctx, claim.resource, claim.caller, claim.key])
@@ -98,9 +113,11 @@ export class IdempotencyKeys {
     return found.rows[0] as IdempotencyRecord
   }
 
-  /** Deletes expired keys; returns how many. */
-  async purge (db: Queryable): Promise<number> {
-    const { rowCount } = await db.query(this.purgeSql)
-    return rowCount
+  /**
+   * Deletes expired keys in batches, unless another instance is purging them now (store/purge.ts);
+   * says how many it deleted.
+   */
+  async purge (store: Store): Promise<PurgeResult> {
+    return await this.purger.run(store, this.now?.() ?? null)
   }
 }

@@ -5,7 +5,7 @@ import type { PoolOptions, Store, StoreLogger, StoreOptions } from './types.js'
 
 const defaults = {
   dataDir: './data',
-  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, statementTimeoutMillis: 30_000, preparedStatements: 100 }
+  pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, statementTimeoutMillis: 30_000, preparedStatements: 100, pgbouncer: false }
 } as const
 
 function noop (): void {}
@@ -18,7 +18,7 @@ const SEARCH_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
  * Opens the store: a PostgreSQL server when `databaseUrl` is set (reference service,
  * `DATABASE_URL`), else embedded PGlite in `dataDir` (`DATA_DIR`; `'memory'` keeps it
  * in memory). Returns at once; PGlite starts in the background, and `ready()` tells
- * when the database answers. Every session runs with `TimeZone=UTC`.
+ * when the database answers. Every statement runs with `TimeZone=UTC` and the pool's statement timeout.
  * Throws a TypeError naming the option for an invalid one.
  */
 export function createStore (opts: StoreOptions = {}): Store {
@@ -31,7 +31,10 @@ export function createStore (opts: StoreOptions = {}): Store {
     if (typeof databaseUrl !== 'string' || !/^postgres(ql)?:\/\//.test(databaseUrl)) {
       throw new TypeError(`createStore: databaseUrl must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redact(databaseUrl))}`)
     }
-    return buildStore(createPgDriver({ databaseUrl, pool: poolOptions(opts.pool), searchPath, logger }), logger)
+    const pool = poolOptions(opts.pool)
+    // A session of its own is what PgBouncer's transaction mode does not give.
+    if (pool.pgbouncer && searchPath !== undefined) throw new TypeError('createStore: searchPath cannot be used with pool.pgbouncer (each transaction may run on another server connection); set the search_path of the database or role instead')
+    return buildStore(createPgDriver({ databaseUrl, pool, searchPath, logger }), logger)
   }
   const dataDir = opts.dataDir ?? defaults.dataDir
   if (typeof dataDir !== 'string' || dataDir.length === 0) {
@@ -48,6 +51,7 @@ function poolOptions (pool: PoolOptions = {}): Required<PoolOptions> {
       throw new TypeError(`createStore: pool.${key} must be a positive integer, got ${String(value)}`)
     }
   }
+  if (typeof out.pgbouncer !== 'boolean') throw new TypeError(`createStore: pool.pgbouncer must be a boolean, got ${String(out.pgbouncer)}`)
   for (const key of ['statementTimeoutMillis', 'preparedStatements'] as const) {
     const value: unknown = out[key]
     if (!Number.isInteger(value) || (value as number) < 0) {
@@ -92,3 +96,5 @@ export type {
   TransactionOptions,
   Tx
 } from './types.js'
+export { RefusalCounts } from './refusal-counts.js'
+export { Purge, type RetentionRule, type PurgeResult } from './purge.js'

@@ -3,7 +3,7 @@ import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8 } from './parsers.js'
 import { StatementNames } from './prepared.js'
-import type { PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
+import type { IsolationLevel, PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
 export interface PgDriverOptions {
   databaseUrl: string
@@ -28,34 +28,52 @@ types.setTypeParser(OID.dateArray, (text: string) => parseTextArray(text))
  * connection is sound; one that failed is destroyed.
  */
 export function createPgDriver (opts: PgDriverOptions): Driver {
-  // Session settings at connection start: every pooled connection gets them.
+  const timeout = opts.pool.statementTimeoutMillis
+  const pgbouncer = opts.pool.pgbouncer
+  // Session settings at connection start: every pooled connection gets them. Through PgBouncer
+  // a transaction may run on any server connection, and it refuses start-up parameters: each
+  // transaction sets them itself instead (beginSql), and the SQL outside transactions does not
+  // depend on the time zone.
   const options = ['-c TimeZone=UTC']
+  if (timeout > 0) options.push(`-c statement_timeout=${timeout}`)
   if (opts.searchPath !== undefined) options.push(`-c search_path=${opts.searchPath}`)
   const pool = new pg.Pool({
     connectionString: opts.databaseUrl,
     max: opts.pool.max,
     connectionTimeoutMillis: opts.pool.connectionTimeoutMillis,
     idleTimeoutMillis: opts.pool.idleTimeoutMillis,
-    options: options.join(' '),
+    ...(pgbouncer ? {} : { options: options.join(' ') }),
     types
   })
   // Without a listener, a server closing an idle connection would crash the process.
   pool.on('error', (err) => {
     opts.logger.error({ err }, 'store: an idle database connection failed and was dropped')
   })
-  // Statements that repeat without a name of their own (collection queries) are prepared too.
-  const names = opts.pool.preparedStatements > 0 ? new StatementNames(opts.pool.preparedStatements) : null
+  // Statements that repeat without a name of their own (collection queries) are prepared too;
+  // none through PgBouncer, whose next transaction may run on a connection that lacks them.
+  const names = pgbouncer ? null : opts.pool.preparedStatements > 0 ? new StatementNames(opts.pool.preparedStatements) : null
+  const named = !pgbouncer
+  // The server cancels a statement at `timeout`; the store waits a little longer for that
+  // answer, and only a server that does not answer at all meets this one.
+  const clientTimeout = timeout === 0 ? 0 : timeout + Math.max(1000, Math.ceil(timeout / 10))
+  // One round trip: BEGIN and the transaction's settings in one simple-protocol script.
+  const beginSql = (isolation: IsolationLevel, timed: boolean): string => {
+    const sql = [`BEGIN ISOLATION LEVEL ${ISOLATION_SQL[isolation]}`]
+    // An untimed transaction (a migration) lifts the connection's limit, or a role's default.
+    if (!timed || pgbouncer) sql.push(`SET LOCAL statement_timeout = ${timed ? timeout : 0}`)
+    if (pgbouncer) sql.push("SET LOCAL TimeZone = 'UTC'")
+    return sql.join('; ')
+  }
 
   // pg's callback API throughout, as pool.query uses it: awaiting pool.connect() and
   // client.query() measured about 50 µs more CPU per 20-row page under load, most of it
   // garbage collection (bench/README.md, bench/pg-modes.js).
-  const timeout = opts.pool.statementTimeoutMillis
   function take (timed = true): Promise<Checkout> {
     return new Promise((resolve, reject) => {
       pool.connect((err, client) => {
         // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
         if (err !== undefined || client === undefined) reject(new Unavailable('The database cannot be reached.', { cause: err }))
-        else resolve(new Checkout(client, names, timed ? timeout : 0))
+        else resolve(new Checkout(client, names, named, timed ? clientTimeout : 0))
       })
     })
   }
@@ -78,7 +96,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
     exec: async (sql) => { await checkout(async (c) => { await c.exec(sql) }) },
     async transaction (isolation, fn, timed) {
       return await checkout(async (c) => {
-        await c.exec(`BEGIN ISOLATION LEVEL ${ISOLATION_SQL[isolation]}`)
+        await c.exec(beginSql(isolation, timed))
         let result
         try {
           result = await fn(c)
@@ -108,9 +126,9 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
  * statement); rows as arrays, made into objects by rowsOf (pg's own are dictionary-mode).
  * Named by the caller (a fixed text) or else by `names` once the text repeats (prepared.ts).
  */
-function statementConfig (sql: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined, names: StatementNames | null): pg.QueryArrayConfig {
+function statementConfig (sql: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined, names: StatementNames | null, named: boolean): pg.QueryArrayConfig {
   const config: pg.QueryArrayConfig & { queryMode: string } = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended', rowMode: 'array' }
-  const name = options?.name ?? names?.nameOf(sql)
+  const name = named ? options?.name ?? names?.nameOf(sql) : undefined
   if (name !== undefined) config.name = name
   return config
 }
@@ -119,15 +137,18 @@ function statementConfig (sql: string, params: readonly unknown[] | undefined, o
 class Checkout implements Queryable {
   readonly client: pg.PoolClient
   readonly names: StatementNames | null
+  /** Whether statements may be named (prepared) at all. */
+  readonly named: boolean
   /** Set once the connection failed; the client is then destroyed on release. */
   broken: unknown
   readonly #onError = (err: unknown): void => { this.broken ??= err }
   /** Milliseconds a statement may wait for its answer; 0 for ever. */
   readonly timeout: number
 
-  constructor (client: pg.PoolClient, names: StatementNames | null, timeout: number) {
+  constructor (client: pg.PoolClient, names: StatementNames | null, named: boolean, timeout: number) {
     this.client = client
     this.names = names
+    this.named = named
     this.timeout = timeout
     // pg-pool listens only to idle clients; a checked-out client whose connection
     // drops between statements would emit an unhandled 'error' and crash the process.
@@ -135,7 +156,7 @@ class Checkout implements Queryable {
   }
 
   query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-    return this.#send<pg.QueryArrayResult>(statementConfig(sql, params, options, this.names)).then((res) => ({ rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }))
+    return this.#send<pg.QueryArrayResult>(statementConfig(sql, params, options, this.names, this.named)).then((res) => ({ rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }))
   }
 
   async exec (sql: string): Promise<void> {
@@ -169,7 +190,8 @@ class Checkout implements Queryable {
   /** What to throw for a failed statement. */
   private failure (err: unknown): unknown {
     const mapped = fromDatabaseError(err)
-    if (mapped instanceof Unavailable) this.broken ??= err
+    // A statement the server cancelled leaves a sound connection.
+    if (mapped instanceof Unavailable && !(mapped instanceof StatementTimeout)) this.broken ??= err
     if (mapped !== undefined) return mapped
     // pg emits 'error' on the client before it fails the pending query, so a lost
     // connection is known here without reading any message text.

@@ -88,12 +88,23 @@ export interface PoolOptions {
   /** How long an idle connection stays open. Default 10000 ms. */
   idleTimeoutMillis?: number
   /**
-   * How long a statement may wait for the server's answer. Past it the statement fails with
-   * `Unavailable` and its connection is closed: a server that stopped answering (overloaded,
-   * frozen, cut off) turns into errors a client can retry instead of requests that hang, and a
-   * shutdown is not held up by them. Migrations run without it. 0 waits forever. Default 30000 ms.
+   * How long a statement may run. The server cancels it then (its `statement_timeout`, set for
+   * every statement), so work nobody waits for any more stops using the database; the statement
+   * fails with `StatementTimeout` (an `Unavailable`). Should the server not answer at all
+   * (overloaded, frozen, cut off), the store stops waiting a little later and closes the
+   * connection: errors a client can retry instead of requests that hang, and a shutdown is not
+   * held up by them. Migrations run without it. 0 waits forever. Default 30000 ms.
    */
   statementTimeoutMillis?: number
+  /**
+   * The server is reached through PgBouncer in transaction-pooling mode (or another pooler that
+   * hands each transaction any server connection): no named prepared statements (neither the
+   * store's nor `QueryOptions.name`), no start-up parameters; each transaction sets its own
+   * `statement_timeout` and `TimeZone` (`SET LOCAL`). A statement outside a transaction is then
+   * bounded on the server only by the role's or database's own `statement_timeout` (docs/operations.md).
+   * `searchPath` cannot be used. Default false.
+   */
+  pgbouncer?: boolean
   /**
    * How many distinct SQL texts without a name of their own (`QueryOptions.name`) the store
    * prepares on each connection, each from the second time it runs (collection queries: one

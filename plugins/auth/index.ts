@@ -7,7 +7,7 @@ import { pathOf } from '../shared/url.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVerifierOptions, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
-import { RefusalCounter } from './refusals.js'
+import { RefusalCounter, type SharedRefusalCounts } from './refusals.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export interface AuthPluginOptions {
@@ -29,9 +29,19 @@ export interface AuthPluginOptions {
    * Stops token guessing: once an address has had `max` requests refused with 401 within
    * `timeWindow` milliseconds, its further requests with a token not yet verified are answered
    * 429 (with `Retry-After`) before the token is checked, until the window ends. Counted in
-   * memory, per instance. Default `false` (off).
+   * memory, per instance, unless `shared` keeps the counts where every instance sees them
+   * (`redisRefusalCounts(redis)`, or a `RefusalCounts` table of the store): with N instances
+   * and counts of their own, an address gets N times the guesses. Default `false` (off).
    */
-  refusalLimit?: false | { max: number, timeWindow: number }
+  refusalLimit?: false | { max: number, timeWindow: number, shared?: SharedRefusalCounts }
+  /** The clock of refusal windows, in milliseconds since the epoch. Default `Date.now`; tests pass one they move. */
+  now?: () => number
+}
+
+/** Where the refusals of an address are counted: in memory (a number now) or shared (later). */
+interface Limiter {
+  waitFor: (key: string, now: number) => number | Promise<number>
+  add: (key: string, now: number) => void | Promise<void>
 }
 
 /** `config.auth` of a route that needs a token: every listed scope is required. */
@@ -41,9 +51,9 @@ export interface AuthRouteConfig {
 
 interface ConnectionMemo { header: string, principal: Principal, until: number }
 
-const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true }
+const OPTION_KEYS: OptionKeys<AuthPluginOptions> = { verifier: true, required: true, cacheSize: true, refusalLimit: true, now: true }
 const SECRET_KEYS: OptionKeys<SecretVerifierOptions> = { secret: true, issuer: true, audience: true }
-const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true }
+const JWKS_KEYS: OptionKeys<JwksVerifierOptions> = { jwksUrl: true, issuer: true, audience: true, algorithms: true, keyTtl: true, timeout: true, cooldown: true }
 
 /**
  * A verifier object's keys: those of the JWKS form when it names `jwksUrl`, else those of the
@@ -89,14 +99,19 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
   if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
   if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
+  const now = opts.now ?? Date.now
+  if (typeof now !== 'function') throw new TypeError(`auth plugin: now must be a function returning milliseconds, got ${String(now)}`)
   const refusalLimit = opts.refusalLimit ?? false
   if (refusalLimit !== false) {
-    const { max, timeWindow } = refusalLimit as { max?: unknown, timeWindow?: unknown }
+    const { max, timeWindow, shared } = refusalLimit as { max?: unknown, timeWindow?: unknown, shared?: unknown }
     if (!Number.isSafeInteger(max) || (max as number) < 1 || !Number.isSafeInteger(timeWindow) || (timeWindow as number) < 1) {
       throw new TypeError(`auth plugin: refusalLimit must be false or { max, timeWindow } of positive integers (requests, milliseconds), got ${JSON.stringify(refusalLimit)}`)
     }
+    if (shared !== undefined && (typeof (shared as SharedRefusalCounts | null)?.add !== 'function' || typeof (shared as SharedRefusalCounts).read !== 'function')) {
+      throw new TypeError('auth plugin: refusalLimit.shared must have add and read functions (redisRefusalCounts, or a RefusalCounts of the store)')
+    }
   }
-  const refusals = refusalLimit === false ? null : new RefusalCounter(refusalLimit.max, refusalLimit.timeWindow)
+  const refusals: Limiter | null = refusalLimit === false ? null : limiterOf(refusalLimit, fastify)
   const verify = buildVerifier(opts.verifier, cacheSize)
   // A kept-alive connection nearly always repeats its Authorization header: its last verified
   // principal is reused, while the token is trusted, without parsing, hashing or checking the
@@ -134,8 +149,8 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   }
 
   /** Counts a 401 against the request's address (refusalLimit); other errors pass through. */
-  function counted (request: FastifyRequest, err: unknown): unknown {
-    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) refusals.add(request.ip, Date.now())
+  async function counted (request: FastifyRequest, err: unknown): Promise<unknown> {
+    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, now())
     return err
   }
 
@@ -156,7 +171,8 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       return
     }
     if (refusals !== null) {
-      const wait = refusals.waitFor(request.ip, Date.now())
+      const pending = refusals.waitFor(request.ip, now())
+      const wait = typeof pending === 'number' ? pending : await pending
       if (wait > 0) {
         throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${plural(wait, 'second')} with a valid token.`, { headers: { 'retry-after': wait } })
       }
@@ -166,12 +182,42 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       if (principal !== null && perConnection !== null) perConnection.set(socket, { header: header as string, principal, until: trustedUntil(principal, Date.now()) })
       admit(request, reply, principal, config)
     } catch (err) {
-      throw counted(request, err)
+      throw await counted(request, err)
     }
   })
 }
 
+/** The limiter of `refusalLimit`: in memory, or on the shared counts, whose failures are answered or logged. */
+function limiterOf (limit: { max: number, timeWindow: number, shared?: SharedRefusalCounts }, fastify: FastifyInstance): Limiter {
+  const { max, timeWindow, shared } = limit
+  if (shared === undefined) {
+    const counter = new RefusalCounter(max, timeWindow)
+    return { waitFor: (key, now) => counter.waitFor(key, now), add: (key, now) => { counter.add(key, now) } }
+  }
+  return {
+    async waitFor (key, now) {
+      let read
+      try {
+        read = await shared.read(key, now)
+      } catch (err) {
+        // Not known whether this address may try: refused for now, as the rate limit does.
+        throw problems.unavailable('Authentication cannot be checked now; retry later.', { cause: err, headers: { 'retry-after': 1 } })
+      }
+      return read.count < max ? 0 : Math.max(1, Math.ceil(read.resetInMs / 1000))
+    },
+    async add (key, now) {
+      try {
+        await shared.add(key, timeWindow, now)
+      } catch (err) {
+        // The refusal itself is answered all the same.
+        fastify.log.warn({ err }, 'auth: a refusal could not be counted')
+      }
+    }
+  }
+}
+
 export { signToken, type SignTokenOptions } from './sign.js'
+export { redisRefusalCounts, type SharedRefusalCounts, type RedisScripts } from './refusals.js'
 export { principalFromClaims, type Principal, type VerifierFunction, type VerifierOption, type SecretVerifierOptions, type JwksVerifierOptions, type AsymmetricAlgorithm } from './verifiers.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(authPlugin, { fastify: '5.x', name: 'svc-auth', dependencies: ['svc-problem'] })

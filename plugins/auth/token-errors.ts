@@ -46,8 +46,10 @@ export function tokenProblem (err: unknown, algorithms: readonly string[]): Prob
   const tokenError = err instanceof TokenError ? err : new TokenError(codes.verifyError, String(err))
   if (tokenError.code === codes.keyFetchingError) {
     const cause: unknown = tokenError.originalError
-    // get-jwks: the JWKS was fetched but has no key with the token's kid (rotated away, or forged).
-    if ((cause as { code?: unknown } | undefined)?.code === 'JWK_NOT_FOUND') {
+    // jose: the JWKS was fetched but has no key for the token's kid and alg (rotated away, or
+    // forged), or more than one and the token names none.
+    const code = (cause as { code?: unknown } | undefined)?.code
+    if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') {
       return problems.invalidToken('The access token is signed with a key the identity provider does not publish; obtain a new token and retry.', { headers: INVALID_TOKEN_CHALLENGE })
     }
     return problems.unavailable('The signing keys of the identity provider could not be fetched, so the access token cannot be checked now; retry later.', { cause })

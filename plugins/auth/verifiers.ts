@@ -1,6 +1,7 @@
+import { KeyObject } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { createVerifier, TokenError, type Algorithm, type VerifierOptions } from 'fast-jwt'
-import buildGetJwks from 'get-jwks'
+import { createRemoteJWKSet } from 'jose'
 import { problems } from '../problem/index.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { tokenProblem } from './token-errors.js'
@@ -40,10 +41,16 @@ export interface JwksVerifierOptions extends ClaimChecks {
   jwksUrl: string
   /** The allow-list of token algorithms. Default `['RS256', 'ES256']`; HS* and `none` are refused. */
   algorithms?: AsymmetricAlgorithm[]
-  /** How long a fetched key is reused before the JWKS is asked again, in ms. Default 60 000. */
+  /** How long a fetched JWKS is used before it is fetched again, in ms. Default 60 000. */
   keyTtl?: number
-  /** Longest wait for the JWKS, in ms; longer is a 503. Default 5 000. */
+  /** Longest wait for the JWKS, in ms: the request is then aborted, and the token answered 503. Default 5 000. */
   timeout?: number
+  /**
+   * After a fetch, how long a token naming a key id the JWKS lacks is refused (401) without
+   * fetching it again, in ms: a flood of made-up key ids costs the identity provider one
+   * request per cooldown, and a key rotated in is found at most this late. Default 30 000.
+   */
+  cooldown?: number
 }
 
 export type VerifierOption = VerifierFunction | SecretVerifierOptions | JwksVerifierOptions
@@ -53,7 +60,8 @@ const ASYMMETRIC: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS38
 const defaults = {
   algorithms: ['RS256', 'ES256'] as AsymmetricAlgorithm[],
   keyTtl: 60_000,
-  timeout: 5_000
+  timeout: 5_000,
+  cooldown: 30_000
 }
 
 /** RFC 7518 §3.2: an HS256 key is at least as long as the hash output. */
@@ -122,14 +130,15 @@ function secretVerifier (o: SecretVerifierOptions): VerifierFunction {
   }
 }
 
-function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`the JWKS did not answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
+/**
+ * The JWKS is jose's remote key set (`createRemoteJWKSet`) rather than get-jwks: it keeps the
+ * whole set, so a token naming a key id the set lacks is refused from memory until the
+ * cooldown has passed since the last fetch (get-jwks fetched again for every such token, which
+ * made a flood of made-up key ids a flood of requests to the identity provider); concurrent
+ * lookups share one fetch; and its timeout aborts the request (an AbortSignal) instead of only
+ * ceasing to wait for it. fast-jwt still verifies the token, so the checks and their messages
+ * stay those of the secret verifier.
+ */
 function jwksVerifier (o: JwksVerifierOptions): VerifierFunction {
   const url = typeof o.jwksUrl === 'string' && URL.canParse(o.jwksUrl) ? new URL(o.jwksUrl) : undefined
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
@@ -141,17 +150,25 @@ function jwksVerifier (o: JwksVerifierOptions): VerifierFunction {
   }
   const timeout = positiveInteger(o.timeout ?? defaults.timeout, 'verifier.timeout')
   const keyTtl = positiveInteger(o.keyTtl ?? defaults.keyTtl, 'verifier.keyTtl')
+  const cooldown = positiveInteger(o.cooldown ?? defaults.cooldown, 'verifier.cooldown')
 
   // The JWKS address is fixed here: a token's own iss or jku never chooses where keys come from.
-  const domain = url.origin + '/'
-  const jwks = buildGetJwks({ jwksPath: url.pathname + url.search, ttl: keyTtl })
+  const jwks = createRemoteJWKSet(url, { timeoutDuration: timeout, cacheMaxAge: keyTtl, cooldownDuration: cooldown })
+  // fast-jwt takes a PEM; one per key of the set (jose returns the same key object for the same JWK).
+  const pems = new WeakMap<object, string>()
 
   async function key ({ header }: { header: Record<string, unknown> }): Promise<string> {
     // Refused before any fetch: an HS256 token "signed" with a public key, or alg none (RFC 8725 §2.1).
     if (!algorithms.includes(header.alg as AsymmetricAlgorithm)) {
       throw new TokenError(TokenError.codes.invalidAlgorithm, 'The token algorithm is not allowed.')
     }
-    return await withTimeout(jwks.getPublicKey({ domain, alg: header.alg as string, kid: header.kid as string }), timeout)
+    const found = await jwks({ alg: header.alg as string, ...(typeof header.kid === 'string' ? { kid: header.kid } : {}) })
+    let pem = pems.get(found)
+    if (pem === undefined) {
+      pem = KeyObject.from(found).export({ type: 'spki', format: 'pem' }) as string
+      pems.set(found, pem)
+    }
+    return pem
   }
   const verify = createVerifier({ key, algorithms: [...algorithms], ...claimOptions(o) })
 

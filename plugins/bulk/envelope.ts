@@ -11,7 +11,8 @@ export interface RawOperation {
   operationId?: string | null
   action: BulkActionValue
   ifMatch?: string | null
-  entity?: unknown
+  /** A JSON object; what it holds is checked per operation. */
+  entity: Record<string, unknown>
 }
 
 /** A bulk request body whose envelope is valid. */
@@ -22,8 +23,10 @@ export interface Envelope {
 
 /**
  * What must hold for the request to be processed at all (conventions: "Bulk request body",
- * "Bulk errors"): the same limits as `BulkRequest`, but `entity` left open, so that a bad
- * entity fails its own operation in the 200 response instead of the whole request.
+ * "Bulk errors"; reference service, Bulk): the same limits as `BulkRequest`, every operation
+ * with an `action` and an `entity` object, but what the entity holds left open, so that an
+ * entity breaking the entity's rules fails its own operation in the 200 response while a body
+ * without the bulk request's shape is a 400 that applies nothing.
  */
 export function envelopeSchema (maxOperations: number, actions: readonly BulkActionValue[]): TObject {
   return Type.Object({
@@ -32,7 +35,7 @@ export function envelopeSchema (maxOperations: number, actions: readonly BulkAct
       operationId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
       action: UpperSnakeEnum(actions),
       ifMatch: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
-      entity: Type.Optional(Type.Unknown())
+      entity: Type.Object({})
     }, { additionalProperties: false }), { minItems: 1, maxItems: maxOperations })
   }, { additionalProperties: false })
 }
@@ -91,7 +94,7 @@ function list (indexes: readonly number[]): string {
 export function duplicateIds (operations: readonly RawOperation[]): ProblemError | null {
   const seen = new Map<string, number[]>()
   operations.forEach((op, i) => {
-    const id = (op.entity as { id?: unknown } | null | undefined)?.id
+    const id = op.entity.id
     if (typeof id !== 'string') return
     const at = seen.get(id)
     if (at === undefined) seen.set(id, [i])

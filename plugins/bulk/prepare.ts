@@ -10,8 +10,6 @@ import { compileBodyValidator, type ResourceDefinition } from '../resource/index
 import type { RawOperation } from './envelope.js'
 import { failed, preconditionRequired, type Operation } from './outcome.js'
 
-type Row = Record<string, unknown>
-
 /** The per-operation checks of one resource, compiled once at registration. */
 export interface Validators {
   /** CREATE: a POST body (the server assigns the id). */
@@ -81,15 +79,12 @@ export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperati
       items.push({ code: 'INPUT_INVALID', message: 'must be * or a comma-separated list of entity tags such as "abc", as the ETag header gives them', field: `operations[${index}].ifMatch`, value: op.ifMatchText })
     }
   }
-  const entity = raw.entity as Row | null | undefined
-  if (entity == null) {
-    items.push({ code: 'INPUT_NULL', message: 'is required', field: prefix })
-  } else {
-    const validate = raw.action === 'CREATE' ? v.create : raw.action === 'DELETE' ? v.remove : v.replace
-    if (!validate(entity)) items.push(...entityItems(def, validate.errors as ErrorObject[], prefix))
-    // The id is echoed in the result whenever it is a valid one, also when the rest is not.
-    if (raw.action !== 'CREATE' && v.id(entity.id)) op.id = entity.id as string
-  }
+  // An object: the envelope's check saw to it.
+  const entity = raw.entity
+  const validate = raw.action === 'CREATE' ? v.create : raw.action === 'DELETE' ? v.remove : v.replace
+  if (!validate(entity)) items.push(...entityItems(def, validate.errors as ErrorObject[], prefix))
+  // The id is echoed in the result whenever it is a valid one, also when the rest is not.
+  if (raw.action !== 'CREATE' && v.id(entity.id)) op.id = entity.id as string
   if (items.length > 0) {
     const n = items.length
     op.outcome = failed(`The operation has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`, items)
@@ -102,7 +97,7 @@ export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperati
   }
   if (op.action === 'CREATE') op.id = randomUUID()
   if (op.action !== 'DELETE') {
-    const { id: _id, ...values } = entity as Row
+    const { id: _id, ...values } = entity
     op.values = values
   }
   return op

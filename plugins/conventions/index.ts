@@ -9,6 +9,7 @@ import { addJsonParsers, checkContentType, useStrictJsonParser } from './content
 import { applyExecutionContext } from './execution-context.js'
 import { checkCustomHeaderName, declaredHeaderNames } from './header-names.js'
 import { checkHttpVersion } from './http-version.js'
+import { checkRepeatedHeaders } from './repeated-headers.js'
 import { applyIdempotencyKey } from './idempotency-key.js'
 import { OFF, defaults, resolveOptions, resolveRoute, type ConventionsOptions, type ConventionsRouteConfig, type Settings } from './options.js'
 import { SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
@@ -98,7 +99,10 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     const headers = request.headers
     // Read first, so that every refusal below echoes an accepted context too.
     const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
-    if (s.httpVersion) checkHttpVersion(request, headers.host)
+    if (s.httpVersion) {
+      checkHttpVersion(request, headers.host)
+      checkRepeatedHeaders(request)
+    }
     if (s.userAgent !== null) await checkUserAgent(request, headers['user-agent'], s.userAgent)
     // No route of the path serves it: no media types of its own, so nothing is negotiated.
     if (!matchedNoRoute(request)) {

@@ -9,7 +9,7 @@ import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
 export interface ConventionsOptions {
-  /** Refuse HTTP/1.0 (and older) with a 400 problem. Default `true`. */
+  /** Refuse HTTP/1.0 (and older), an HTTP/1.1 request without Host, and a one-value header (Host, Authorization, Content-Type…) sent twice, each with a 400 problem. Default `true`. */
   httpVersion?: boolean
   /** Require a valid User-Agent, else 403. Default `true` (lenient version, comment optional). */
   userAgent?: boolean | UserAgentOptions

@@ -15,6 +15,8 @@ export interface IdempotencyPluginOptions {
   purgeInterval?: number
   /** Table name. Default `idempotency_keys`. */
   table?: string
+  /** The clock keys expire by: default the database's, the same for every instance. Tests pass one they move. */
+  now?: () => Date
 }
 
 declare module 'fastify' {
@@ -26,7 +28,7 @@ declare module 'fastify' {
 
 const HOUR = 60 * 60 * 1000
 const defaults = { ttl: 24 * HOUR, table: 'idempotency_keys' }
-const OPTION_KEYS: OptionKeys<IdempotencyPluginOptions> = { store: true, ttl: true, purgeInterval: true, table: true }
+const OPTION_KEYS: OptionKeys<IdempotencyPluginOptions> = { store: true, ttl: true, purgeInterval: true, table: true, now: true }
 
 function positiveInteger (name: string, value: unknown, allowZero: boolean): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
@@ -48,15 +50,19 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
     throw new TypeError(`idempotency plugin: table must be a lowercase SQL name of at most 41 characters, got ${String(table)}`)
   }
 
-  const keys = new IdempotencyKeys(table, ttl)
+  const now = opts.now
+  if (now !== undefined && typeof now !== 'function') throw new TypeError(`idempotency plugin: now must be a function returning a Date, got ${String(now)}`)
+
+  const keys = new IdempotencyKeys(table, ttl, now === undefined ? {} : { now })
   await migrate(store, keys.migrations())
   fastify.decorate('idempotency', keys)
 
-  // Expired rows go now and then on a timer, never on a request's path.
+  // Expired rows go now and then on a timer, never on a request's path; in batches, and by one
+  // instance at a time (store/purge.ts).
   if (purgeInterval > 0) {
     const timer = setInterval(() => {
       keys.purge(store).then(
-        (n) => { if (n > 0) fastify.log.debug({ purged: n }, 'idempotency: expired keys deleted') },
+        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'idempotency: expired keys deleted') },
         (err: unknown) => { fastify.log.warn({ err }, 'idempotency: purging expired keys failed; trying again later') }
       )
     }, purgeInterval)

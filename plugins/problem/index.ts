@@ -7,6 +7,7 @@ import { ProblemError, invalidData, isProblemError, problems } from './errors.js
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
@@ -138,10 +139,16 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (server.listenerCount('checkExpectation') === 0) {
     server.on('checkExpectation', (req, res) => { server.emit('request', req, res) })
   }
+  // Node hands a CONNECT request to 'connect' listeners and, without one, destroys the socket:
+  // the client gets no answer at all. It is served like any other request instead (a 405
+  // with Allow from the methods plugin, or a 404 or 400 problem), then the connection closes.
+  if (server.listenerCount('connect') === 0) server.on('connect', answerTunnelRequest(server))
 
   if (notFound) {
     setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => {
       const path = pathOf(request.url)
+      // An authority (CONNECT host:port) or `*` where the method wants none: no path to look up.
+      if (!path.startsWith('/')) throw problems.badRequest('The request target is not a path; send the request to a path of this service.')
       throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
     }))
   }
@@ -159,6 +166,13 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
       }
     } else if (pe.statusCode >= 500) {
       request.log.error({ err: pe.cause ?? pe, requestId: request.requestId }, pe.message)
+    }
+    // Answered before the whole body arrived: a 413 closes the connection (the rest of the body
+    // is not worth reading), and any close lingers so that the client, still sending, reads
+    // this answer instead of a reset.
+    if (!request.raw.complete) {
+      if (pe.statusCode === 413) reply.header('connection', 'close')
+      lingerOnClose(request.raw.socket)
     }
     return reply.send(render(request, reply, pe))
   }))

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { CollectionQuery } from '../../model/query.js'
-import { createCursorCodec, type CursorCodec } from './cursor.js'
+import { createCursorCodec, type CursorCodec, type CursorSecret } from './cursor.js'
 import { resolveFiqlLimits, type FiqlLimits } from './fiql.js'
 import { checkLimit, resolveRoute, SEARCH_SUFFIX, type CollectionConfig, type CollectionRoute } from './route.js'
 import { readQueryString, readSearchBody, readSearchQueryString, type RequestParams } from './read.js'
@@ -15,10 +15,12 @@ import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
 export interface QueryPluginOptions {
   /**
-   * HMAC-SHA256 key sealing cursors, at least 16 bytes (32 random bytes recommended).
-   * Required. Rotating it voids every cursor issued: clients start from the first page.
+   * HMAC-SHA256 key sealing cursors, at least 16 bytes (32 random bytes recommended), or a list
+   * of keys: the first signs, every one verifies, so that a new key can be put first while
+   * cursors signed with the old one still work. Required. A key taken out voids the cursors it
+   * signed: their clients start from the first page.
    */
-  cursorSecret: string | Uint8Array
+  cursorSecret: CursorSecret | readonly CursorSecret[]
   /** Page size when a request gives no `limit`. Default 20. */
   defaultLimit?: number
   /** Largest page size; a larger `limit` gets this one and `paging.limit` says so. Default 100. */
@@ -148,6 +150,7 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
   })
 }
 
+export type { CursorSecret } from './cursor.js'
 export type { CollectionConfig } from './route.js'
 export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPagingBody } from './envelope.js'
 export { buildEnvelope, collectionQueryOf } from './envelope.js'

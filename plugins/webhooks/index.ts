@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
-import { WebhookDeliveries } from '../../store/webhook-deliveries.js'
+import { DEFAULT_DELIVERY_RETENTION, WebhookDeliveries } from '../../store/webhook-deliveries.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
@@ -18,6 +18,15 @@ export interface WebhooksPluginOptions {
   allowHttp?: boolean
   /** Largest body, in bytes, of a webhook route that sets none. Default 1 MiB. */
   bodyLimit?: number
+  /**
+   * Milliseconds a delivery id is remembered, so that a repeated delivery is acknowledged and not
+   * applied twice; longer than the producer goes on retrying. Default 7 days.
+   */
+  retention?: number
+  /** How often ids past the retention are deleted, in milliseconds; 0 never. Default the retention, at most 1 h. */
+  purgeInterval?: number
+  /** The clock ids are received and purged by: default the database's. Tests pass one they move. */
+  now?: () => Date
 }
 
 /** What `registerWebhook` needs from the plugin. */
@@ -55,7 +64,8 @@ declare module 'fastify' {
   }
 }
 
-const OPTION_KEYS: OptionKeys<WebhooksPluginOptions> = { store: true, table: true, allowHttp: true, bodyLimit: true }
+const OPTION_KEYS: OptionKeys<WebhooksPluginOptions> = { store: true, table: true, allowHttp: true, bodyLimit: true, retention: true, purgeInterval: true, now: true }
+const HOUR = 60 * 60 * 1000
 
 async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOptions): Promise<void> {
   refuseUnknownOptions('webhooks', opts, OPTION_KEYS)
@@ -72,8 +82,26 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   const bodyLimit = opts.bodyLimit ?? defaults.bodyLimit
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`webhooks plugin: bodyLimit must be a positive integer of bytes, got ${String(bodyLimit)}`)
 
-  const deliveries = new WebhookDeliveries(table)
+  const retention = opts.retention ?? DEFAULT_DELIVERY_RETENTION
+  if (!Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`webhooks plugin: retention must be a positive integer of milliseconds, got ${String(retention)}`)
+  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
+  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  const now = opts.now
+  if (now !== undefined && typeof now !== 'function') throw new TypeError(`webhooks plugin: now must be a function returning a Date, got ${String(now)}`)
+
+  const deliveries = new WebhookDeliveries(table, { retention, ...(now === undefined ? {} : { now }) })
   await migrate(store, deliveries.migrations())
+  // Old ids go now and then on a timer, in batches, by one instance at a time (store/purge.ts).
+  if (purgeInterval > 0) {
+    const timer = setInterval(() => {
+      deliveries.purge(store).then(
+        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'webhooks: old delivery ids deleted') },
+        (err: unknown) => { fastify.log.warn({ err }, 'webhooks: purging old delivery ids failed; trying again later') }
+      )
+    }, purgeInterval)
+    timer.unref()
+    fastify.addHook('onClose', async () => { clearInterval(timer) })
+  }
   if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
 
   fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })

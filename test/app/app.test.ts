@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
+import { DEV_CURSOR_SECRET, loadConfig } from '../../config.js'
 import { tokenCommand } from '../../bin/token.js'
 
 const UA = { 'user-agent': 'app-test/1 (tap)' }
@@ -106,9 +106,19 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: Expected string length greater or equal to 32 \(got 16 characters, not shown\)$/m],
     [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m],
     [{ DATABASE_STATEMENT_TIMEOUT: '-5' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer to be greater or equal to 0 \(got "-5"\)$/m],
-    [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m]
+    [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
+    [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: Expected string length greater or equal to 16 \(got 33 characters, not shown\)$/m],
+    [{ DATABASE_PGBOUNCER: 'yes' }, /^- DATABASE_PGBOUNCER: Expected boolean \(got "yes"\)$/m],
+    [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length to be greater or equal to 1 \(got 3 characters, not shown\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
+  t.same(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
+  t.same(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
+  t.equal(loadConfig({ DATABASE_PGBOUNCER: 'true' }).config.databasePgbouncer, true)
+  t.equal(loadConfig({}).config.databasePgbouncer, false)
+  const { config: badRetention } = loadConfig({ WEBHOOK_DELIVERY_RETENTION: 'a while', DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
+  await t.rejects(buildApp(badRetention), /WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" \(got "a while"\)/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }), /^(?![\s\S]*AUTH_JWT_SECRET)[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/, 'with a JWKS, no HS256 secret is needed; the others still are')
   for (const secret of ['short-secret-xyz', 'hunter2']) {
     let text = ''
     try { loadConfig({ AUTH_JWT_SECRET: secret, DATABASE_URL: `mysql://u:${secret}@db/x` }) } catch (err) { text = (err as Error).message }

@@ -41,3 +41,20 @@ t.test('server.ts refuses to start with an invalid configuration', async t => {
   t.equal(code, 1)
   t.match(err, /Invalid configuration[\s\S]*port/)
 })
+
+t.test('in production, a missing secret stops the start before anything listens, naming each', async t => {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', PORT: '0', DATA_DIR: 'memory', AUTH_JWT_SECRET: 'a-production-secret-that-is-long-enough' }
+  delete env.CURSOR_SECRET
+  delete env.WEBHOOK_SECRET_SCANNER
+  const child = spawn(process.execPath, [...process.execArgv, serverTs], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (chunk) => { out += String(chunk) })
+  child.stderr.on('data', (chunk) => { err += String(chunk) })
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 1)
+  t.match(err, /WEBHOOK_SECRET_SCANNER is required when NODE_ENV=production/)
+  t.match(err, /CURSOR_SECRET is required when NODE_ENV=production/)
+  t.notMatch(err, /AUTH_JWT_SECRET/, 'the one given is not named')
+  t.notMatch(out, /listening/i, 'nothing listened')
+})

@@ -45,11 +45,13 @@ t.test('one connection: the same token, another token, a bad one, and expiry', a
   t.equal((await get(port, agent, '/v1/authors')).status, 401, 'no header after a good one is refused')
   t.equal((await get(port, agent, '/v1/authors', reader)).status, 200, 'the good token again')
 
-  // exp has one-second granularity: a token valid for about a second, then refused on the same connection.
-  const brief = `Bearer ${hs256({ sub: 'brief', scope: 'authors:read', exp: Math.floor(Date.now() / 1000) + 1 })}`
+  // exp has one-second granularity: a token valid for a few seconds (a margin for a slow machine
+  // before the first request), then refused on the same connection once they have passed.
+  const exp = Math.floor(Date.now() / 1000) + 3
+  const brief = `Bearer ${hs256({ sub: 'brief', scope: 'authors:read', exp })}`
   const before = await get(port, agent, '/v1/authors', brief)
   t.equal(before.status, 200)
-  await sleep(2100)
+  await sleep(exp * 1000 - Date.now() + 1100)
   const after = await get(port, agent, '/v1/authors', brief)
   t.equal(after.socket, before.socket, 'still the same connection')
   t.equal(after.status, 401, 'an expired token is refused although the connection verified it before')

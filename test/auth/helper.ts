@@ -74,14 +74,19 @@ export interface JwksServer {
   hits: number
   /** When true, requests are accepted but never answered. */
   hang: boolean
+  /** Requests left unanswered whose client gave up and closed the connection. */
+  abandoned: number
   close: () => Promise<void>
 }
 
 /** A JWKS served over HTTP on 127.0.0.1 at /auth/jwks.json. */
 export async function jwksServer (t: Test, keys: JsonWebKey[]): Promise<JwksServer> {
-  const state: JwksServer = { url: '', keys, hits: 0, hang: false, close }
+  const state: JwksServer = { url: '', keys, hits: 0, hang: false, abandoned: 0, close }
   const server: Server = createServer((req, res) => {
-    if (state.hang) return
+    if (state.hang) {
+      res.on('close', () => { if (!res.writableEnded) state.abandoned++ })
+      return
+    }
     state.hits++
     if (req.url !== '/auth/jwks.json') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{}')

@@ -195,10 +195,10 @@ t.test('option and route config validation at registration', async t => {
     ['negative cacheSize', { verifier: { secret: SECRET }, cacheSize: -1 }, /cacheSize must be a non-negative integer, got -1/],
     ['fractional cacheSize', { verifier: { secret: SECRET }, cacheSize: 1.5 }, /cacheSize must be a non-negative integer, got 1.5/],
     // Misspelt, an option would be ignored: a route meant to be open would still need a token, or the reverse.
-    ['unknown option', { verifier: { secret: SECRET }, requird: false }, /^auth plugin: unknown option requird \(did you mean required\?\); the options are verifier, required, cacheSize, refusalLimit$/],
+    ['unknown option', { verifier: { secret: SECRET }, requird: false }, /^auth plugin: unknown option requird \(did you mean required\?\); the options are verifier, required, cacheSize, refusalLimit, now$/],
     ['unknown secret verifier key', { verifier: { secret: SECRET, issur: 'x' } }, /^auth plugin: unknown option verifier.issur \(did you mean verifier.issuer\?\); verifier takes secret, issuer, audience$/],
     ['misspelt secret', { verifier: { secrett: SECRET } }, /unknown option verifier.secrett \(did you mean verifier.secret\?\)/],
-    ['unknown JWKS verifier key', { verifier: { jwksUrl: 'https://idp.example.com/jwks', ttl: 5 } }, /unknown option verifier.ttl; verifier takes jwksUrl, issuer, audience, algorithms, keyTtl, timeout$/]
+    ['unknown JWKS verifier key', { verifier: { jwksUrl: 'https://idp.example.com/jwks', ttl: 5 } }, /unknown option verifier.ttl; verifier takes jwksUrl, issuer, audience, algorithms, keyTtl, timeout, cooldown$/]
   ]
   for (const [name, opts, message] of cases) {
     const app = Fastify()

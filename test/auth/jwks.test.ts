@@ -1,5 +1,7 @@
 import t from 'tap'
+import { generateKeyPairSync } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { createSigner } from 'fast-jwt'
 import Fastify from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import auth from '../../plugins/auth/index.js'
@@ -7,6 +9,7 @@ import { build, bodyOf, forge, jwksServer, keyPair } from './helper.js'
 
 const rsa = keyPair('rsa', 'rsa-1')
 const ec = keyPair('ec', 'ec-1')
+const { publicKey: rsaPublic, privateKey: rsaPrivate } = generateKeyPairSync('rsa', { modulusLength: 2048 })
 const now = (): number => Math.floor(Date.now() / 1000)
 const bearer = (token: string): { authorization: string } => ({ authorization: `Bearer ${token}` })
 
@@ -58,9 +61,9 @@ t.test('algorithms option narrows the allow-list', async t => {
   t.match(bodyOf(res).detail, /use a token signed with ES256\./)
 })
 
-t.test('key rotation: an unknown kid is 401 until the JWKS publishes it', async t => {
+t.test('key rotation: an unknown kid is 401 until the JWKS publishes it and the cooldown has passed', async t => {
   const jwks = await jwksServer(t, [rsa.jwk])
-  const app = await build(t, { verifier: { jwksUrl: jwks.url } })
+  const app = await build(t, { verifier: { jwksUrl: jwks.url, cooldown: 50 } })
   const next = keyPair('rsa', 'rsa-2')
   const token = next.sign({ sub: 'u' })
   t.equal((await app.inject({ url: '/me', headers: bearer(rsa.sign({ sub: 'u' })) })).statusCode, 200, 'old key works')
@@ -70,6 +73,8 @@ t.test('key rotation: an unknown kid is 401 until the JWKS publishes it', async 
   t.match(bodyOf(before).detail, /signed with a key the identity provider does not publish/)
   t.equal(before.headers['www-authenticate'], 'Bearer error="invalid_token"')
   jwks.keys = [rsa.jwk, next.jwk]
+  // At least the cooldown: a slower machine only waits longer.
+  await sleep(60)
   const after = await app.inject({ url: '/me', headers: bearer(token) })
   t.equal(after.statusCode, 200, 'the new kid is fetched and the refusal was not cached')
   t.equal(bodyOf(after).principal.sub, 'u')
@@ -99,7 +104,7 @@ t.test('a JWKS answering with an error, or not at all, is a 503 too', async t =>
   t.equal(res.statusCode, 503, 'timeout')
   t.ok(Date.now() - started < 2000, 'answers within about the timeout')
 })
-
+// keyTtl 1 ms: the key set is never fresh, so every signature check fetches the JWKS once.
 t.test('the verifier cache avoids a second signature check of the same token', async t => {
   // keyTtl 1 ms: get-jwks keeps no key, so every signature check fetches the JWKS once.
   const jwks = await jwksServer(t, [rsa.jwk])
@@ -132,6 +137,7 @@ t.test('JWKS option validation at registration', async t => {
     ['algorithms not a list', { jwksUrl: 'https://idp.example.com/jwks', algorithms: 'RS256' }, /verifier.algorithms/],
     ['zero timeout', { jwksUrl: 'https://idp.example.com/jwks', timeout: 0 }, /verifier.timeout must be a positive integer of milliseconds, got 0/],
     ['fractional keyTtl', { jwksUrl: 'https://idp.example.com/jwks', keyTtl: 0.5 }, /verifier.keyTtl must be a positive integer of milliseconds, got 0.5/],
+    ['negative cooldown', { jwksUrl: 'https://idp.example.com/jwks', cooldown: -1 }, /verifier.cooldown must be a positive integer of milliseconds, got -1/],
     ['bad issuer', { jwksUrl: 'https://idp.example.com/jwks', issuer: [1] }, /verifier.issuer/]
   ]
   for (const [name, verifier, message] of cases) {
@@ -140,4 +146,17 @@ t.test('JWKS option validation at registration', async t => {
     await t.rejects(async () => { await app.register(auth, { verifier: verifier as never }); await app.ready() }, { name: 'TypeError', message }, name)
     await app.close()
   }
+})
+
+t.test('a token without kid: the one key of its algorithm, else 401', async t => {
+  const claims = { sub: 'u', exp: now() + 60 }
+  const signer = createSigner({ key: rsaPrivate.export({ format: 'pem', type: 'pkcs8' }) as string, algorithm: 'RS256' })
+  const single = await jwksServer(t, [{ ...rsaPublic.export({ format: 'jwk' }), alg: 'RS256', use: 'sig' }, ec.jwk])
+  const one = await build(t, { verifier: { jwksUrl: single.url } })
+  t.equal((await one.inject({ url: '/me', headers: bearer(signer(claims)) })).statusCode, 200, 'one RSA key: it is the one')
+  const several = await jwksServer(t, [{ ...rsaPublic.export({ format: 'jwk' }), alg: 'RS256', use: 'sig' }, rsa.jwk])
+  const two = await build(t, { verifier: { jwksUrl: several.url } })
+  const res = await two.inject({ url: '/me', headers: bearer(signer(claims)) })
+  t.equal(res.statusCode, 401, 'two RSA keys and no kid: which one is not said')
+  t.match(bodyOf(res).detail, /signed with a key the identity provider does not publish/)
 })

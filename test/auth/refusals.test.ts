@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import Fastify, { type InjectOptions } from 'fastify'
 import auth from '../../plugins/auth/index.js'
@@ -48,14 +47,24 @@ t.test('refusalLimit: a custom async verifier is counted too, and the window end
   const app = Fastify()
   t.teardown(() => app.close())
   await app.register((await import('../../plugins/problem/index.js')).default)
-  await app.register(auth, { verifier: async (token) => token === 'good' ? { sub: 'u', scopes: [], claims: {} } : null, refusalLimit: { max: 2, timeWindow: 100 } })
+  let at = 0
+  await app.register(auth, { verifier: async (token) => token === 'good' ? { sub: 'u', scopes: [], claims: {} } : null, refusalLimit: { max: 2, timeWindow: 100 }, now: () => at })
   app.get('/me', async (request) => ({ sub: request.principal?.sub }))
   const get = async (token: string): Promise<number> => (await app.inject({ url: '/me', headers: { authorization: `Bearer ${token}` } })).statusCode
   t.equal(await get('bad'), 401)
   t.equal(await get('bad'), 401)
   t.equal(await get('good'), 429)
-  await sleep(150)
+  at = 99
+  t.equal(await get('good'), 429, 'until the window ends')
+  at = 100
   t.equal(await get('good'), 200, 'a new window')
+})
+
+t.test('now must be a clock', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register((await import('../../plugins/problem/index.js')).default)
+  await t.rejects(async () => { await app.register(auth, { verifier: { secret: SECRET }, now: 5 as never }); await app.ready() }, /auth plugin: now must be a function returning milliseconds, got 5/)
 })
 
 t.test('refusalLimit is checked at registration; off by default', async t => {

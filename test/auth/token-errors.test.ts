@@ -33,3 +33,11 @@ t.test('tokenProblem: a key fetch failure is 503 with the cause kept for the log
   const noCause = tokenProblem(new TokenError(TokenError.codes.keyFetchingError, 'Cannot fetch key.'), ['RS256'])
   t.equal(noCause.statusCode, 503)
 })
+
+t.test('tokenProblem: a key set without the token\'s key (or with several, the token naming none) is 401', async t => {
+  for (const code of ['ERR_JWKS_NO_MATCHING_KEY', 'ERR_JWKS_MULTIPLE_MATCHING_KEYS']) {
+    const pe = tokenProblem(new TokenError(TokenError.codes.keyFetchingError, 'Cannot fetch key.', { originalError: Object.assign(new Error('no key'), { code }) }), ['RS256'])
+    t.equal(pe.statusCode, 401, code)
+    t.match(pe.detail, /signed with a key the identity provider does not publish/, code)
+  }
+})

@@ -70,3 +70,24 @@ t.test('an HTTP/1.1 request without Host: a 400 problem (the server created with
   t.equal((await raw(app, 'HTTP/2.0', '/echo', '')).status, 200, 'a later version names its authority otherwise')
   t.equal((await raw(app, 'HTTP/1.1', '/free', '')).status, 200, 'the rule switched off on the route')
 })
+
+t.test('a one-value header sent twice: a 400 problem naming it (RFC 9112 §3.2 for Host)', async t => {
+  const app = await build(t, {}, app => {
+    app.get('/free', { config: { conventions: { httpVersion: false } } }, async () => ({ ok: true }))
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const cases: Array<[string, string]> = [
+    ['Host: localhost\r\nHost: evil.example\r\n', 'host'],
+    ['host: localhost\r\nHOST: localhost\r\n', 'host'],
+    ['Host: localhost\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n', 'authorization'],
+    ['Host: localhost\r\nContent-Type: application/json\r\nContent-type: text/plain\r\n', 'content-type'],
+    ['Host: localhost\r\nUser-Agent: other/2\r\n', 'user-agent']
+  ]
+  for (const [headers, name] of cases) {
+    const res = await raw(app, 'HTTP/1.1', '/echo', headers)
+    t.equal(res.status, 400, name)
+    t.match(JSON.parse(res.body), { title: 'Bad Request', status: 400, detail: `The request carries the ${name} header more than once; send it once, with one value.` }, name)
+  }
+  t.equal((await raw(app, 'HTTP/1.1', '/echo', 'Host: localhost\r\nAccept: application/json\r\nAccept: */*\r\nX-Other: 1\r\nx-other: 2\r\n')).status, 200, 'list headers and others may repeat')
+  t.equal((await raw(app, 'HTTP/1.1', '/free', 'Host: a\r\nHost: b\r\n')).status, 200, 'the rule switched off on the route')
+})

@@ -8,7 +8,7 @@ import t from 'tap'
 //   alone;
 // - arrows point one way: store/ and model/ import nothing from plugins/, model/ nothing
 //   from store/, and no folder imports one that imports it back;
-// - the reference service (routes/, app.ts, server.ts, bin/), the examples, the benchmark and
+// - the reference service (routes/, app.ts, server.ts, tracing.ts, bin/), the examples, the benchmark and
 //   the service's own tests use the suite through its public entry only.
 
 const root = join(import.meta.dirname, '..', '..')
@@ -68,7 +68,7 @@ t.test('store/ and model/ import nothing from plugins/, model/ nothing from stor
 
 t.test('the reference service, examples, benchmark and service tests use the public entry', async t => {
   const internal = (e: Edge): boolean => ['plugins', 'store', 'model', 'schemas', 'dist'].includes(top(e.target)) && !['dist/index.js', 'dist/app.js', 'dist/config.js'].includes(e.target)
-  t.same(edges('routes', 'app.ts', 'server.ts', 'bin', 'examples', 'bench', 'test/service').filter(internal), [])
+  t.same(edges('routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service').filter(internal), [])
   t.ok(edges('routes').length > 3, 'the files were read')
 })
 

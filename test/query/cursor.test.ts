@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import t from 'tap'
 import { createCursorCodec, queryFingerprint } from '../../plugins/query/cursor.js'
 import type { Keyset } from '../../model/query.js'
@@ -124,4 +124,29 @@ t.test('fingerprintOf: by spelling, per route and scope, the same fingerprint as
   t.equal(fingerprintOf(other, '/v1/documents', ordering, null, spelling), queryFingerprint('/v1/documents', ordering, null), 'another route keeps its own')
   for (let i = 0; i < 600; i++) fingerprintOf(route, '/v1/documents', ordering, null, `spelling ${i}`)
   t.ok(route.fingerprints.size <= 512, `at most 512 remembered, ${route.fingerprints.size} now`)
+})
+
+t.test('a list of secrets: the first signs, every one verifies (rotation)', async (t) => {
+  const oldKey = 'the secret used until the rotation'
+  const newKey = 'the secret used from the rotation on'
+  const keyset: Keyset = { direction: 'next', values: ['2024-01-01T00:00:00.000Z', 'id-7'] }
+  const before = createCursorCodec({ secret: oldKey })
+  const rotated = createCursorCodec({ secret: [newKey, oldKey] })
+  const after = createCursorCodec({ secret: [newKey] })
+  const issuedBefore = before.encode(keyset, fingerprint)
+  t.same(rotated.decode(issuedBefore, fingerprint), keyset, 'a cursor signed with the old key still works during the rotation')
+  const issuedDuring = rotated.encode(keyset, fingerprint)
+  t.same(after.decode(issuedDuring, fingerprint), keyset, 'new cursors are signed with the first key')
+  t.throws(() => before.decode(issuedDuring, fingerprint), { name: 'QueryError', reason: 'cursor-invalid' }, 'and not with the old one')
+  t.throws(() => after.decode(issuedBefore, fingerprint), { name: 'QueryError', reason: 'cursor-invalid' }, 'a key taken out voids the cursors it signed')
+  t.equal(createCursorCodec({ secret: [Buffer.from(newKey)] }).encode(keyset, fingerprint), after.encode(keyset, fingerprint), 'bytes and text alike')
+  t.throws(() => createCursorCodec({ secret: [] }), new TypeError('cursor: secret must name at least one key, got an empty list'))
+  t.throws(() => createCursorCodec({ secret: [newKey, 'short'] }), new TypeError('cursor: secret[1] must be a string or bytes of at least 16 bytes, got 5 bytes'))
+})
+
+t.test('the MAC is the standard HMAC-SHA256 of version and payload', async (t) => {
+  const keyset: Keyset = { direction: 'previous', values: [1, 'x'] }
+  const bytes = Buffer.from(codec.encode(keyset, fingerprint), 'base64url')
+  const signed = Buffer.concat([bytes.subarray(0, 1), bytes.subarray(33)])
+  t.same(bytes.subarray(1, 33), createHmac('sha256', secret).update(signed).digest())
 })

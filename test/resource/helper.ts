@@ -9,6 +9,7 @@ import openapi from '../../plugins/openapi/index.js'
 import query from '../../plugins/query/index.js'
 import { signToken } from '../../plugins/auth/sign.js'
 import resource, { type ResourcePluginOptions } from '../../plugins/resource/index.js'
+import idempotency from '../../plugins/idempotency/index.js'
 import type { ResourceDefinition } from '../../plugins/resource/define.js'
 import type { Store } from '../../store/types.js'
 import { authors } from '../../routes/v1/authors.js'
@@ -32,6 +33,8 @@ export interface Teardown { teardown: (fn: () => unknown) => void }
 export interface BuildOptions extends Partial<Omit<ResourcePluginOptions, 'store'>> {
   /** Extra execution contexts besides prod and preprod. */
   contexts?: string[]
+  /** The clock idempotency keys expire by (the idempotency plugin's `now`); default the database's. */
+  idempotencyNow?: () => Date
 }
 
 /**
@@ -57,7 +60,12 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(openapi)
   await app.register(query, { cursorSecret: CURSOR_SECRET })
   const resources: ResourceDefinition[] = [...(opts.resources ?? [authors, documents])]
-  await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }) })
+  if (opts.idempotencyNow !== undefined) {
+    await app.register(idempotency, { store, now: opts.idempotencyNow, purgeInterval: 0, ...(opts.idempotencyTtl === undefined ? {} : { ttl: opts.idempotencyTtl }) })
+    await app.register(resource, { store, resources })
+  } else {
+    await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }) })
+  }
   t.teardown(() => app.close())
   await app.ready()
   return app

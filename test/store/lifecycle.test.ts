@@ -207,7 +207,8 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
     await admin.connect()
     t.teardown(() => admin.end())
     await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid])
-    for (let i = 0; i < 50 && errors.length === 0; i++) await sleep(20)
+    // A generous bound: a loaded machine takes longer to hear of it, never less.
+    for (let i = 0; i < 500 && errors.length === 0; i++) await sleep(20)
     t.equal(errors.length, 1, 'logged once')
     t.ok((errors[0] as { err?: unknown }).err instanceof Error)
     const again = await store.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')

@@ -117,3 +117,53 @@ t.test('PGlite on disk: the ids survive a restart', async t => {
   t.equal((await deliver(after, { counter: 'disk' }, 'msg_disk_2')).statusCode, 204)
   t.equal(await countOf(second, 'disk'), 2)
 })
+
+t.test('delivery ids are kept for the retention, then purged on a timer (the table does not grow for ever)', async t => {
+  const store = await databases[0]?.create(t) as Store
+  let at = Date.parse('2030-01-01T00:00:00.000Z')
+  const now = (): Date => new Date(at)
+  const app = await build(t, {
+    store,
+    plugin: { retention: 60_000, purgeInterval: 20, now },
+    routes: (app) => registerWebhook(app, {
+      producer: 'scanner',
+      event: 'document-scanned',
+      verifier: standardWebhooks({ secrets: SECRET }),
+      handler: async (payload: any, tx) => { await bump(tx, payload.counter) }
+    })
+  })
+  await counters(store)
+  t.equal((await deliver(app, { counter: 'kept' }, 'msg_old')).statusCode, 204)
+  at += 30_000
+  t.equal((await deliver(app, { counter: 'kept' }, 'msg_new')).statusCode, 204)
+  at += 30_000
+  // msg_old is 60 s old now: past the retention; msg_new is not. However slow the machine, the
+  // timer comes round: only the bound on waiting is generous.
+  for (let i = 0; i < 500 && (await recorded(store, 'msg_old')).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal((await recorded(store, 'msg_old')).length, 0, 'an id past the retention is purged')
+  t.equal((await recorded(store, 'msg_new')).length, 1, 'a younger one is kept')
+  t.equal((await deliver(app, { counter: 'kept' }, 'msg_new')).statusCode, 204)
+  t.equal(await countOf(store, 'kept'), 2, 'and a repeat of it is still not applied again')
+})
+
+t.test('retention options are checked, naming the option', async t => {
+  const store = await databases[0]?.create(t) as Store
+  for (const [plugin, message] of [
+    [{ retention: 0 }, /webhooks plugin: retention must be a positive integer of milliseconds, got 0/],
+    [{ purgeInterval: -1 }, /webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got -1/],
+    [{ now: 'today' }, /webhooks plugin: now must be a function returning a Date, got today/]
+  ] as const) {
+    await t.rejects(build(t, { store, plugin: plugin as never }), { name: 'TypeError', message }, JSON.stringify(plugin))
+  }
+  const noTimer = await build(t, { store, plugin: { purgeInterval: 0, table: 'webhook_deliveries_manual' } })
+  t.equal(noTimer.webhooks.deliveries.retention, 7 * 24 * 60 * 60 * 1000, 'default retention 7 days')
+})
+
+t.test('a failing purge of delivery ids is logged, not thrown', async t => {
+  const store = await databases[0]?.create(t) as Store
+  const warnings: Array<{ msg: string }> = []
+  await build(t, { store, plugin: { purgeInterval: 10, table: 'webhook_deliveries_dropped' }, fastify: { logger: { level: 'warn', stream: { write: (line: string) => { warnings.push(JSON.parse(line)) } } } } })
+  await store.exec('DROP TABLE webhook_deliveries_dropped')
+  for (let i = 0; i < 500 && warnings.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.match(warnings[0], { msg: /purging old delivery ids failed/ })
+})

@@ -1,0 +1,30 @@
+import type { FastifyRequest } from 'fastify'
+import { problems } from '../problem/index.js'
+
+/*
+ * Node keeps the first of repeated headers that may appear once and drops the others without
+ * a word (IncomingMessage.headers), so `Host: a` then `Host: b` would be served as host a, and
+ * the paging URLs built from it. RFC 9112 §3.2: a request with more than one Host is a 400; the
+ * same holds here for the other one-value headers the service reads, where two values leave
+ * unclear which one the sender meant (RFC 9110 §5.3).
+ */
+const SINGLE = new Set(['host', 'authorization', 'content-type', 'content-length', 'user-agent', 'if-modified-since', 'if-unmodified-since', 'proxy-authorization'])
+const LENGTHS = new Set([...SINGLE].map((name) => name.length))
+
+/** Throws a 400 naming the first one-value header the request repeats. */
+export function checkRepeatedHeaders (request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders
+  let seen: Set<string> | undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    // Most names are told apart by their length alone, without making a lower-case copy.
+    if (!LENGTHS.has(name.length)) continue
+    const lower = name.toLowerCase()
+    if (!SINGLE.has(lower)) continue
+    seen ??= new Set()
+    if (seen.has(lower)) {
+      throw problems.badRequest(`The request carries the ${lower} header more than once; send it once, with one value.`)
+    }
+    seen.add(lower)
+  }
+}

@@ -1,0 +1,35 @@
+import t from 'tap'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { headers } from '../resource/helper.js'
+
+// Overload (issue 24): past a configured threshold every request gets a 503 problem with
+// Retry-After at once. The threshold is forced here: any heap is more than one byte.
+
+t.test('past a threshold: 503 problem with Retry-After instead of a slow answer', async (t) => {
+  const { config } = loadConfig({ DATA_DIR: 'memory', LOG_LEVEL: 'silent', AUTH_JWT_SECRET: 'a-test-secret-that-is-long-enough-for-hs256', OVERLOAD_MAX_HEAP_USED_BYTES: '1', OVERLOAD_RETRY_AFTER: '7' })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  // The plugin samples memory now and then: wait for its first sample (a bound, not a race).
+  let res = await app.inject({ url: '/v1/authors', headers: headers({ 'x-request-id': 'overload-1' }) })
+  for (let i = 0; i < 200 && res.statusCode !== 503; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    res = await app.inject({ url: '/v1/authors', headers: headers({ 'x-request-id': 'overload-1' }) })
+  }
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '7')
+  t.match(res.headers['content-type'], /^application\/problem\+json/)
+  t.match(JSON.parse(res.body), { title: 'Service Unavailable', status: 503, detail: 'The service is overloaded; retry after 7 seconds.', requestId: 'overload-1' })
+})
+
+t.test('thresholds: off by default, on in production, each variable checked', async (t) => {
+  const dev = loadConfig({}).config
+  t.same([dev.overloadMaxEventLoopDelay, dev.overloadMaxEventLoopUtilization, dev.overloadMaxHeapUsedBytes, dev.overloadMaxRssBytes, dev.overloadRetryAfter], [0, 0, 0, 0, 10])
+  const prod = loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'a-production-secret-that-is-long-enough', CURSOR_SECRET: 'a-production-cursor-secret', WEBHOOK_SECRET_SCANNER: 'whsec_cHJvZHVjdGlvbg==' }).config
+  t.same([prod.overloadMaxEventLoopDelay, prod.overloadMaxEventLoopUtilization], [1000, 0.98])
+  t.equal(loadConfig({ OVERLOAD_MAX_RSS_BYTES: '1000000000' }).config.overloadMaxRssBytes, 1e9)
+  t.throws(() => loadConfig({ OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '1.5' }), /OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: Expected number to be less or equal to 1 \(got "1.5"\)/)
+  t.throws(() => loadConfig({ OVERLOAD_MAX_EVENT_LOOP_DELAY: 'soon' }), /OVERLOAD_MAX_EVENT_LOOP_DELAY: Expected integer \(got "soon"\)/)
+  t.throws(() => loadConfig({ OVERLOAD_RETRY_AFTER: '0' }), /OVERLOAD_RETRY_AFTER: Expected integer to be greater or equal to 1/)
+})

@@ -1,0 +1,99 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { token } from '../resource/helper.js'
+import { Tally, afterwards, good, judge, raw, report, send, startFuzzService } from './support.js'
+
+/*
+ * What an outside probe found (issue 24), kept fixed: methods Fastify does not route and
+ * CONNECT get an answer of the convention, never a silent close; repeated and conflicting
+ * headers are a 400 problem; a bulk body without the bulk shape is a 400 that applies nothing.
+ */
+
+const line = (extra: string[]): string => ['host: 127.0.0.1', `authorization: Bearer ${token()}`, 'user-agent: probe-fuzz/1 (tap)', 'accept: application/json', ...extra, 'connection: close'].join('\r\n')
+
+t.test('the probe\'s findings stay fixed', async (t) => {
+  const { base, port, errors } = await startFuzzService(t)
+  const author = JSON.parse((await send(base, 'POST', '/v1/authors', good({ 'content-type': 'application/json' }), JSON.stringify({ name: 'Probe', email: 'probe@example.com' }))).text)
+  const paths = ['/v1/authors', `/v1/authors/${author.id as string}`, '/v1/documents/search', '/health', '/openapi.json', '/v1/nowhere', '/_webhooks/scanner/document-scanned']
+
+  t.test('any method on any path: an answer, a problem for a refusal, never a silent close', async (t) => {
+    const tally = new Tally()
+    const method = fc.oneof(
+      fc.constantFrom('CONNECT', 'TRACE', 'PROPFIND', 'LOCK', 'PURGE', 'SEARCH', 'MKCOL', 'LINK', 'QUERY', 'GET', 'PATCH', 'OPTIONS'),
+      fc.stringMatching(/^[A-Z]{3,10}$/)
+    )
+    await fc.assert(fc.asyncProperty(method, fc.constantFrom(...paths, 'example.com:443', '*'), fc.boolean(), async (m, path, withBody) => {
+      const body = withBody ? '{}' : ''
+      const head = `${m} ${path} HTTP/1.1\r\n${line(withBody ? ['content-type: application/json', `content-length: ${body.length}`] : [])}\r\n\r\n`
+      const answer = await raw(port, [head + body])
+      if (answer.reply === undefined) throw new Error(`no answer to ${m} ${path}: ${JSON.stringify(answer.raw)}`)
+      judge({ method: m }, answer.reply, tally)
+      if (m === 'CONNECT' && path.startsWith('/v1/authors')) {
+        if (answer.reply.status !== 405 || answer.reply.headers.allow === undefined) throw new Error(`CONNECT ${path}: ${answer.reply.status}`)
+      }
+    }), { numRuns: 300 })
+    report(t, 'methods', tally)
+    t.ok((tally.statuses.get(405) ?? 0) > 0, 'methods a path does not serve get 405 with Allow')
+  })
+
+  t.test('repeated and conflicting headers: a 400 problem, or the answer the request would get without them', async (t) => {
+    const tally = new Tally()
+    const repeated = fc.constantFrom(
+      ['host: 127.0.0.1', 'host: evil.example'],
+      [`authorization: Bearer ${token()}`, 'authorization: Bearer forged'],
+      ['content-type: application/json', 'content-type: text/plain'],
+      ['user-agent: other/2'],
+      ['content-length: 2', 'content-length: 3'],
+      ['content-length: 2', 'transfer-encoding: chunked'],
+      ['transfer-encoding: chunked', 'transfer-encoding: gzip'],
+      ['svc-execution-context: prod', 'svc-execution-context: preprod'],
+      ['x-request-id: a', 'x-request-id: b'],
+      ['if-match: "a"', 'if-match: "b"']
+    )
+    await fc.assert(fc.asyncProperty(repeated, fc.constantFrom('GET /v1/authors', `PATCH /v1/authors/${author.id as string}`, 'POST /v1/documents/search'), async (lines, request) => {
+      const [method] = request.split(' ') as [string]
+      const extra = method === 'GET' ? lines : [...lines.filter((l) => !l.startsWith('content-type') || lines.some((x) => x.startsWith('content-type: text'))), ...(lines.some((l) => l.startsWith('content-type')) ? [] : ['content-type: application/json'])]
+      const framed = extra.some((l) => l.startsWith('content-length') || l.startsWith('transfer-encoding')) ? extra : [...extra, ...(method === 'GET' ? [] : ['content-length: 2'])]
+      const head = `${request} HTTP/1.1\r\n${['user-agent: probe-fuzz/1 (tap)', 'accept: application/json', ...(lines[0]?.startsWith('host') === true ? [] : ['host: 127.0.0.1']), ...(lines[0]?.startsWith('authorization') === true ? [] : [`authorization: Bearer ${token()}`]), ...framed, 'connection: close'].join('\r\n')}\r\n\r\n`
+      const answer = await raw(port, [head + (method === 'GET' ? '' : '{}')])
+      if (answer.reply === undefined) throw new Error(`no answer: ${JSON.stringify(head)}`)
+      judge({ method }, answer.reply, tally)
+      const single = /^(host|authorization|content-type|user-agent|content-length|transfer-encoding):/
+      if (lines.length > 1 && lines.every((l) => single.test(l)) && answer.reply.status !== 400) throw new Error(`expected 400 for ${JSON.stringify(lines)}, got ${answer.reply.status}`)
+    }), { numRuns: 150 })
+    report(t, 'repeated headers', tally)
+    const twoHosts = await raw(port, [`GET /v1/authors HTTP/1.1\r\n${line(['host: evil.example'])}\r\n\r\n`])
+    t.equal(twoHosts.reply?.status, 400, 'two Host headers: 400')
+    t.match(JSON.parse(twoHosts.reply?.text ?? '{}'), { detail: /host header more than once/ })
+  })
+
+  t.test('bulk bodies: without the bulk shape a 400 that applies nothing; with it, per-operation results', async (t) => {
+    const tally = new Tally()
+    const count = async (): Promise<number> => JSON.parse((await send(base, 'GET', '/v1/authors?offset=0&limit=1&totalCount=true', good())).text).paging.totalCount as number
+    const entity = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ name: fc.string({ maxLength: 8 }), email: fc.constantFrom('a@example.com', 'bad') }, { requiredKeys: [] }) },
+      { weight: 1, arbitrary: fc.constantFrom(null, 'text', 7, [], true) }
+    )
+    const operation = fc.record({
+      action: fc.constantFrom('CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE', 'UPSERT', 'create'),
+      entity
+    }, { requiredKeys: [] })
+    await fc.assert(fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 6 }), fc.constantFrom(undefined, 'ATOMIC', 'ISOLATED', 'atomic'), async (operations, transactionMode) => {
+      const before = await count()
+      const reply = await send(base, 'PATCH', '/v1/authors', good({ 'content-type': 'application/json' }), JSON.stringify({ ...(transactionMode === undefined ? {} : { transactionMode }), operations }))
+      judge({ method: 'PATCH' }, reply, tally)
+      const shaped = (transactionMode === undefined || transactionMode === 'ATOMIC' || transactionMode === 'ISOLATED') && operations.every((op) =>
+        ['CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE'].includes(op.action as string) && typeof op.entity === 'object' && op.entity !== null && !Array.isArray(op.entity))
+      if (!shaped) {
+        if (reply.status !== 400) throw new Error(`a body without the bulk shape got ${reply.status}`)
+        if (await count() !== before) throw new Error('a refused bulk body changed something')
+      } else if (reply.status !== 200) {
+        throw new Error(`a bulk body of the right shape got ${reply.status}: ${reply.text.slice(0, 300)}`)
+      }
+    }), { numRuns: 120 })
+    report(t, 'bulk shapes', tally)
+    t.ok((tally.statuses.get(400) ?? 0) > 0 && (tally.statuses.get(200) ?? 0) > 0, 'both kinds reached')
+  })
+
+  afterwards(t, base, errors)
+})
