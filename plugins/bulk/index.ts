@@ -12,6 +12,7 @@ import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, type Envelope } from './envelope.js'
 import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
 import { compileValidators, prepare, type Validators } from './prepare.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Per-collection settings of a bulk endpoint. */
 export interface BulkEndpointOptions {
@@ -203,4 +204,4 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   }
 }
 
-export default fp(bulkPlugin, { fastify: '5.x', name: 'svc-bulk', dependencies: ['svc-resource'] })
+export default fp(needs('bulk', ['resource'], bulkPlugin), { fastify: '5.x', name: 'svc-bulk' })
