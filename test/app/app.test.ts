@@ -106,9 +106,20 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: Expected string length greater or equal to 32 \(got 16 characters, not shown\)$/m],
     [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m],
     [{ DATABASE_STATEMENT_TIMEOUT: '-5' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer to be greater or equal to 0 \(got "-5"\)$/m],
-    [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m]
+    [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
+    // A variable with a fixed set of values lists them; one of several forms names the forms.
+    [{ LOG_LEVEL: 'verbose' }, /^- LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent \(got "verbose"\)$/m],
+    [{ DATABASE_URL: 'mysql://db/x' }, /^- DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL \(got 12 characters, not shown\)$/m],
+    [{ AUTH_JWKS_URL: 'ftp://idp/jwks' }, /^- AUTH_JWKS_URL: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/idp\/jwks"\)$/m],
+    [{ REDIS_URL: 'http://cache' }, /^- REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL \(got 12 characters, not shown\)$/m],
+    [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "0"\)$/m],
+    [{ CORS_ORIGINS: 'https://a.example/path, *' }, /^- CORS_ORIGINS: expected comma-separated origins of a scheme and a host, such as https:\/\/app\.example\.com \(got "https:\/\/a\.example\/path, \*"\)$/m],
+    [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
+  let two = ''
+  try { loadConfig({ CORS_ORIGINS: 'x, y' }) } catch (err) { two = (err as Error).message }
+  t.equal(two.split('\n').filter((line) => line.startsWith('- CORS_ORIGINS')).length, 1, 'one line per variable, however many of its items are wrong')
   for (const secret of ['short-secret-xyz', 'hunter2']) {
     let text = ''
     try { loadConfig({ AUTH_JWT_SECRET: secret, DATABASE_URL: `mysql://u:${secret}@db/x` }) } catch (err) { text = (err as Error).message }
