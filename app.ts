@@ -40,6 +40,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     routerOptions: { maxParamLength: 512 },
     // A body trickled in slowly holds a connection at most this long (Node's default is 300 s).
     requestTimeout: 30_000,
+    // The resource plugin waits for the store at registration: PGlite's first start (initdb in
+    // WebAssembly) can outlast Fastify's 10 s on a busy machine.
+    pluginTimeout: 120_000,
     ...opts.fastify
   }
   // Node applies requestTimeout to a request's body only when the HTTP server is created with

@@ -35,6 +35,9 @@ export const Config = Type.Object({
   overloadRetryAfter: Type.Integer({ minimum: 1 }),
   // OpenTelemetry: traces go to this OTLP/HTTP address when set; none otherwise.
   otelEndpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+  // Milliseconds a stop may take to finish requests in flight and close the store; past it the
+  // process exits with 1 anyway.
+  shutdownTimeout: Type.Integer({ minimum: 1 }),
   production: Type.Boolean()
 })
 export type Config = Static<typeof Config>
@@ -96,17 +99,37 @@ const VARIABLES: Record<keyof Config, string> = {
   overloadMaxRssBytes: 'OVERLOAD_MAX_RSS_BYTES',
   overloadRetryAfter: 'OVERLOAD_RETRY_AFTER',
   otelEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  shutdownTimeout: 'SHUTDOWN_TIMEOUT',
   production: 'NODE_ENV'
+}
+
+/** What a variable takes, where the schema's own message would only say "Expected union value". */
+const EXPECTED: Partial<Record<keyof Config, string>> = {
+  databaseUrl: 'expected a postgres:// or postgresql:// URL',
+  jwksUrl: 'expected an http:// or https:// URL',
+  redisUrl: 'expected a redis:// or rediss:// URL',
+  trustProxy: 'expected true, false, a hop count of 1 or more, or comma-separated addresses',
+  corsOrigins: 'expected comma-separated origins of a scheme and a host, such as https://app.example.com',
+  executionContexts: 'expected comma-separated names of lowercase letters, digits, _ and -'
 }
 
 /** Never repeated in a message (logs keep it): secrets, and addresses that may hold a password. */
 const HIDDEN: ReadonlySet<string> = new Set(['AUTH_JWT_SECRET', 'WEBHOOK_SECRET_SCANNER', 'CURSOR_SECRET', 'DATABASE_URL', 'REDIS_URL'])
 
+/** The allowed values of a union of literals (LOG_LEVEL's levels), else undefined. */
+function literals (schema: unknown): string[] | undefined {
+  const members = (schema as { anyOf?: unknown } | undefined)?.anyOf
+  if (!Array.isArray(members) || !members.every((m) => typeof m === 'object' && m !== null && 'const' in m)) return undefined
+  return members.map((m: { const: unknown }) => String(m.const))
+}
+
 /** One line per bad setting: the variable, what is wrong, and what was set (a secret only by its length). */
-function describe (key: string, message: string, env: NodeJS.ProcessEnv): string {
+function describe (key: string, error: { message: string, schema: unknown }, env: NodeJS.ProcessEnv): string {
   const name = VARIABLES[key as keyof Config] ?? key
   const text = env[name] ?? ''
   const got = HIDDEN.has(name) ? `${text.length} characters, not shown` : JSON.stringify(text)
+  const allowed = literals(error.schema)
+  const message = allowed !== undefined ? `expected one of ${allowed.join(', ')}` : EXPECTED[key as keyof Config] ?? error.message
   return `${name}: ${message} (got ${got})`
 }
 
@@ -152,9 +175,17 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     overloadMaxRssBytes: number(env.OVERLOAD_MAX_RSS_BYTES, 0),
     overloadRetryAfter: number(env.OVERLOAD_RETRY_AFTER, 10),
     otelEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT === '' ? null : env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    shutdownTimeout: env.SHUTDOWN_TIMEOUT === undefined || env.SHUTDOWN_TIMEOUT === '' ? 10_000 : Number(env.SHUTDOWN_TIMEOUT),
     production
   }
-  const errors = [...Value.Errors(Config, raw)].map(e => describe(e.path.split('/')[1] ?? '', e.message, env))
+  // One line per variable: an array's items (CORS_ORIGINS) may each fail.
+  const seen = new Set<string>()
+  const errors = [...Value.Errors(Config, raw)].flatMap((e) => {
+    const key = e.path.split('/')[1] ?? ''
+    if (seen.has(key)) return []
+    seen.add(key)
+    return [describe(key, e, env)]
+  })
   if (missing.length > 0 || errors.length > 0) throw new Error(`Invalid configuration:\n- ${[...missing, ...errors].join('\n- ')}`)
   return { config: raw as Config, warnings }
 }

@@ -1,35 +1,93 @@
 #!/usr/bin/env node
-// svc-conventions lint [--format text|json] <openapi.json>: lints an OpenAPI 3.x document
-// against the conventions. Exit codes: 0 clean, 1 violations, 2 usage or input errors.
+// svc-conventions lint [--format text|json] [<file> | <url> | -]: lints an OpenAPI 3.x document,
+// JSON or YAML, against the conventions. Exit codes: 0 clean, 1 violations, 2 usage or input errors.
 import { realpathSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { formatJson, formatReport, lintOpenApi } from '../index.js'
 
 export interface LintIo {
   out: (line: string) => void
   err: (line: string) => void
   readFile: (path: string) => Promise<string>
+  /** Standard input, read to its end. Default: the process's. */
+  readStdin?: () => Promise<string>
+  /** Whether standard input is a terminal (then nothing is piped in). Default: the process's. */
+  stdinIsTty?: boolean
+  /** The body and media type of an http(s) document. Default: fetch, 10 s at most. */
+  fetchText?: (url: string) => Promise<{ text: string, contentType: string }>
 }
 
-const USAGE = 'usage: svc-conventions lint [--format text|json] <openapi.json>'
-const FORMATS = { text: formatReport, json: formatJson }
+export const VERSION = (createRequire(import.meta.url)('svc-conventions/package.json') as { version: string }).version
 
-/** `lint [--format text|json] <file>`, the option before or after the file; undefined when malformed. */
-function parseArgs (argv: readonly string[]): { file: string, format: keyof typeof FORMATS } | undefined {
-  const [command, ...rest] = argv
-  if (command !== 'lint') return undefined
-  let format: keyof typeof FORMATS = 'text'
-  const files: string[] = []
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string
-    const option = arg === '--format' ? rest[++i] : arg.startsWith('--format=') ? arg.slice('--format='.length) : undefined
-    if (option === 'text' || option === 'json') format = option
-    else if (arg.startsWith('--')) return undefined
-    else files.push(arg)
+export const USAGE = 'usage: svc-conventions lint [--format text|json] [<file> | <url> | -]'
+
+export const HELP = `${USAGE}
+       svc-conventions --help | --version
+
+Lints an OpenAPI 3.x document, JSON or YAML, against the HTTP JSON API conventions the
+svc-conventions plugins enforce. The document is read from a file, an http(s) URL, or
+standard input ("-", or no argument with input piped in):
+
+  svc-conventions lint openapi.yaml
+  svc-conventions lint http://127.0.0.1:3000/openapi.json
+  curl -s http://127.0.0.1:3000/openapi.json | svc-conventions lint --format json
+
+  --format text|json   the report: text for people (default), json for tools
+  -h, --help           this text
+  -v, --version        the version of svc-conventions
+
+Exit codes: 0 no violations, 1 violations, 2 a usage or input error.`
+
+const FORMATS = { text: formatReport, json: formatJson }
+type Format = keyof typeof FORMATS
+
+type Parsed = { help: true } | { version: true } | { source: string | undefined, format: Format } | { error: string }
+
+/** The command line, or what is wrong with it. */
+function parse (argv: readonly string[]): Parsed {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        format: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' }
+      },
+      allowPositionals: true,
+      strict: true
+    })
+  } catch (err) {
+    return { error: (err as Error).message }
   }
-  const [file] = files
-  return file === undefined || files.length > 1 ? undefined : { file, format }
+  const { values, positionals } = parsed
+  if (values.help === true) return { help: true }
+  if (values.version === true) return { version: true }
+  const [command, source, ...extra] = positionals
+  if (command !== 'lint') return { error: command === undefined ? 'no command: use lint' : `unknown command ${JSON.stringify(command)}: use lint` }
+  if (extra.length > 0) return { error: 'one document at a time' }
+  const format = values.format ?? 'text'
+  if (format !== 'text' && format !== 'json') return { error: `--format must be text or json, got ${JSON.stringify(format)}` }
+  return { source, format }
+}
+
+async function stdinText (): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+async function fetchDocument (url: string): Promise<{ text: string, contentType: string }> {
+  // The conventions' User-Agent form, so that a service following them answers.
+  const res = await fetch(url, {
+    headers: { 'user-agent': `svc-conventions-lint/${VERSION}`, accept: 'application/json, application/yaml;q=0.9, */*;q=0.1' },
+    signal: AbortSignal.timeout(10_000)
+  })
+  if (!res.ok) throw new Error(`${url} answered ${res.status} ${res.statusText}`)
+  return { text: await res.text(), contentType: res.headers.get('content-type') ?? '' }
 }
 
 const defaultIo: LintIo = {
@@ -38,28 +96,63 @@ const defaultIo: LintIo = {
   readFile: async (path) => await readFile(path, 'utf8')
 }
 
+/** JSON when it says so or looks so (a YAML parser's messages would puzzle a JSON author), else YAML. */
+function isJson (text: string, name: string, contentType: string): boolean {
+  return /\.json$/i.test(name) || /json/i.test(contentType) || /^\s*[{[]/.test(text)
+}
+
 /** Runs the command on `argv` (without node and the script) and resolves to the exit code. */
 export async function lintCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
-  const args = parseArgs(argv)
-  if (args === undefined) {
+  const args = parse(argv)
+  if ('help' in args) {
+    io.out(HELP)
+    return 0
+  }
+  if ('version' in args) {
+    io.out(VERSION)
+    return 0
+  }
+  if ('error' in args) {
+    io.err(`svc-lint: ${args.error}`)
     io.err(USAGE)
     return 2
   }
-  const { file, format } = args
+  const stdin = args.source === '-' || (args.source === undefined && !(io.stdinIsTty ?? process.stdin.isTTY === true))
+  if (args.source === undefined && !stdin) {
+    io.err('svc-lint: no document: name a file or a URL, or pipe one in')
+    io.err(USAGE)
+    return 2
+  }
+  const name = stdin ? 'standard input' : args.source as string
+  let text: string
+  let contentType = ''
+  try {
+    if (stdin) {
+      text = await (io.readStdin ?? stdinText)()
+    } else if (/^https?:\/\//i.test(name)) {
+      ({ text, contentType } = await (io.fetchText ?? fetchDocument)(name))
+    } else {
+      text = await io.readFile(name)
+    }
+  } catch (err) {
+    io.err(`svc-lint: cannot read ${name}: ${(err as Error).message}`)
+    return 2
+  }
+  const json = isJson(text, name, contentType)
   let document: unknown
   try {
-    document = JSON.parse(await io.readFile(file))
+    document = json ? JSON.parse(text) : (await import('yaml')).parse(text)
   } catch (err) {
-    io.err(`svc-lint: cannot read ${file} as JSON: ${(err as Error).message}`)
+    io.err(`svc-lint: cannot parse ${name} as ${json ? 'JSON' : 'YAML'}: ${(err as Error).message}`)
     return 2
   }
   const version = (document as { openapi?: unknown } | null)?.openapi
   if (typeof version !== 'string' || !version.startsWith('3.')) {
-    io.err(`svc-lint: ${file} is not an OpenAPI 3.x document (no "openapi": "3.x" field)`)
+    io.err(`svc-lint: ${name} is not an OpenAPI 3.x document (no "openapi": "3.x" field)`)
     return 2
   }
   const violations = lintOpenApi(document)
-  io.out(FORMATS[format](violations))
+  io.out(FORMATS[args.format](violations))
   return violations.length === 0 ? 0 : 1
 }
 

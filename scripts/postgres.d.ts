@@ -17,4 +17,5 @@ export interface PostgresServer {
 }
 
 export function havePostgres (): boolean
-export function startPostgres (opts?: { settings?: Record<string, string | number> }): Promise<PostgresServer>
+/** `hba`: pg_hba.conf lines that come before initdb's trust lines. */
+export function startPostgres (opts?: { settings?: Record<string, string | number>, hba?: string[] }): Promise<PostgresServer>

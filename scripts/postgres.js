@@ -2,7 +2,7 @@
 // `postgres` user when run as root, since initdb refuses root), a free loopback port,
 // stopped and removed by stop().
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, chownSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,7 +35,9 @@ function freePort () {
   })
 }
 
-export async function startPostgres ({ settings = {} } = {}) {
+// `hba`: pg_hba.conf lines put before initdb's (which trust every local connection), for tests
+// of authentication: the first line that matches a connection decides.
+export async function startPostgres ({ settings = {}, hba = [] } = {}) {
   const bin = bindir()
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'))
   const root = process.getuid?.() === 0
@@ -53,6 +55,10 @@ export async function startPostgres ({ settings = {} } = {}) {
   }
   const port = await freePort()
   run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
+  if (hba.length > 0) {
+    const file = join(dir, 'data', 'pg_hba.conf')
+    writeFileSync(file, `${hba.join('\n')}\n${readFileSync(file, 'utf8')}`)
+  }
   const opts = { listen_addresses: '127.0.0.1', max_connections: 200, fsync: 'off', shared_buffers: '256MB', ...settings }
   const o = [`-p ${port}`, `-k ${dir}`, ...Object.entries(opts).map(([k, v]) => `-c ${k}=${v}`)].join(' ')
   run('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-t', '60', '-o', o, 'start'])

@@ -13,7 +13,7 @@ const RETRY_CAP_MS = 100
  * transaction options, retries after serialization failures, savepoints, and the
  * guard that refuses a transaction handle once its function has returned.
  */
-export function buildStore (driver: Driver, logger: StoreLogger): Store {
+export function buildStore (driver: Driver, logger: StoreLogger, location: string = driver.kind): Store {
   // Work in flight is counted, not kept: a long-lived collection holding every pending
   // statement's promise kept each request waiting on the database reachable from old space,
   // so the young-generation collections copied and promoted all of it (bench/README.md).
@@ -53,6 +53,7 @@ export function buildStore (driver: Driver, logger: StoreLogger): Store {
 
   return {
     kind: driver.kind,
+    location,
     query: (sql, params, options) => track(() => driver.query(sql, params, options)),
     exec: (sql) => track(() => driver.exec(sql)),
     async transaction<T> (fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {

@@ -131,6 +131,40 @@ export class StatementTimeout extends Unavailable {
   }
 }
 
+export interface DataDirInUseInit {
+  dataDir: string
+  lockFile: string
+  /** The process holding the directory, when its lock file names one. */
+  pid?: number | undefined
+  /** The holder's host, when it is not this one. */
+  host?: string | undefined
+}
+
+/**
+ * The embedded database's data directory is held by another process (or another store of
+ * this one): PGlite is one backend per directory, so a second opener would lose writes.
+ */
+export class DataDirInUse extends StoreError {
+  readonly dataDir: string
+  readonly pid: number | undefined
+  readonly lockFile: string
+
+  constructor (init: DataDirInUseInit) {
+    const holder = init.pid === undefined
+      ? 'another process'
+      : init.pid === process.pid && init.host === undefined
+        ? `this process (pid ${init.pid}), by another store`
+        : `process ${init.pid}${init.host === undefined ? '' : ` on host ${init.host}`}`
+    // A process on another host cannot be checked from here: whether it is gone is for a person to say.
+    const gone = init.host === undefined ? '' : ` (if it is gone, delete ${init.lockFile})`
+    super(`The data directory ${init.dataDir} is in use by ${holder}: stop it, or use another data directory${gone}.`, 'STORE_DATA_DIR_IN_USE')
+    this.name = 'DataDirInUse'
+    this.dataDir = init.dataDir
+    this.pid = init.pid
+    this.lockFile = init.lockFile
+  }
+}
+
 export function isStoreError (err: unknown): err is StoreError {
   return err instanceof StoreError
 }

@@ -1,7 +1,9 @@
+import { resolve } from 'node:path'
 import { buildStore } from './base.js'
-import { createPgDriver } from './pg.js'
-import { createPgliteDriver } from './pglite.js'
-import type { PoolOptions, Store, StoreLogger, StoreOptions } from './types.js'
+import { describeTarget, serverTarget } from './connection-errors.js'
+import { lockDataDir } from './data-dir-lock.js'
+import type { Driver } from './driver.js'
+import type { PoolOptions, Store, StoreKind, StoreLogger, StoreOptions } from './types.js'
 
 const defaults = {
   dataDir: './data',
@@ -17,9 +19,10 @@ const SEARCH_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 /**
  * Opens the store: a PostgreSQL server when `databaseUrl` is set (reference service,
  * `DATABASE_URL`), else embedded PGlite in `dataDir` (`DATA_DIR`; `'memory'` keeps it
- * in memory). Returns at once; PGlite starts in the background, and `ready()` tells
- * when the database answers. Every statement runs with `TimeZone=UTC` and the pool's statement timeout.
- * Throws a TypeError naming the option for an invalid one.
+ * in memory). Returns at once; the driver (`pg` or PGlite, each loaded only when used) starts
+ * in the background, and `ready()` tells when the database answers. Every statement runs with
+ * `TimeZone=UTC` and the pool's statement timeout. Throws a TypeError naming the option for an
+ * invalid one, and `DataDirInUse` when another process holds `dataDir`.
  */
 export function createStore (opts: StoreOptions = {}): Store {
   const logger = opts.logger ?? silent
@@ -34,13 +37,57 @@ export function createStore (opts: StoreOptions = {}): Store {
     const pool = poolOptions(opts.pool)
     // A session of its own is what PgBouncer's transaction mode does not give.
     if (pool.pgbouncer && searchPath !== undefined) throw new TypeError('createStore: searchPath cannot be used with pool.pgbouncer (each transaction may run on another server connection); set the search_path of the database or role instead')
-    return buildStore(createPgDriver({ databaseUrl, pool, searchPath, logger }), logger)
+    const target = serverTarget(databaseUrl)
+    const driver = lazyDriver('pg', async () => (await import('./pg.js')).createPgDriver({ databaseUrl, pool, searchPath, logger, target }))
+    return buildStore(driver, logger, storeLocation(opts))
   }
   const dataDir = opts.dataDir ?? defaults.dataDir
   if (typeof dataDir !== 'string' || dataDir.length === 0) {
     throw new TypeError(`createStore: dataDir must be a directory path or 'memory', got ${JSON.stringify(dataDir)}`)
   }
-  return buildStore(createPgliteDriver({ dataDir, searchPath }), logger)
+  if (dataDir === 'memory') {
+    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath })), logger, storeLocation(opts))
+  }
+  const dir = resolve(dataDir)
+  // Taken before anything opens the directory, and given back when the store closes.
+  const lock = lockDataDir(dir)
+  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, lock }), lock.release)
+  return buildStore(driver, logger, storeLocation({ dataDir: dir }))
+}
+
+/**
+ * Where a store opened with `opts` keeps its data, as `store.location` says it, without
+ * opening it: for a start-up message.
+ */
+export function storeLocation (opts: Pick<StoreOptions, 'databaseUrl' | 'dataDir'> = {}): string {
+  if (typeof opts.databaseUrl === 'string') return `PostgreSQL ${describeTarget(serverTarget(opts.databaseUrl))}`
+  const dataDir = opts.dataDir ?? defaults.dataDir
+  return dataDir === 'memory' ? 'PGlite in memory' : `PGlite in ${resolve(dataDir)}`
+}
+
+/**
+ * A driver whose engine module is imported on first need, so that an application using the
+ * other engine, or none, never loads it. Once loaded, calls go straight through.
+ */
+function lazyDriver (kind: StoreKind, load: () => Promise<Driver>, onLoadFailure?: () => void): Driver {
+  let driver: Driver | undefined
+  const loading = load().then((d) => { driver = d; return d })
+  loading.catch(() => { onLoadFailure?.() })
+  return {
+    kind,
+    query: (sql, params, options) => driver !== undefined ? driver.query(sql, params, options) : loading.then((d) => d.query(sql, params, options)),
+    exec: (sql) => driver !== undefined ? driver.exec(sql) : loading.then((d) => d.exec(sql)),
+    transaction: (isolation, fn, timed) => driver !== undefined ? driver.transaction(isolation, fn, timed) : loading.then((d) => d.transaction(isolation, fn, timed)),
+    async close () {
+      let d: Driver
+      try {
+        d = await loading
+      } catch {
+        return
+      }
+      await d.close()
+    }
+  }
 }
 
 function poolOptions (pool: PoolOptions = {}): Required<PoolOptions> {
@@ -68,8 +115,10 @@ function redact (value: unknown): unknown {
 
 export { migrate, type MigrateOptions } from './migrate.js'
 export { quoteIdent } from './quote.js'
+export { LOCK_FILE } from './data-dir-lock.js'
 export {
   StoreError,
+  DataDirInUse,
   ConstraintViolation,
   UniqueViolation,
   ForeignKeyViolation,
@@ -81,6 +130,7 @@ export {
   StatementTimeout,
   isStoreError,
   type StoreErrorInit,
+  type DataDirInUseInit,
   type ConstraintInit
 } from './errors.js'
 export type {

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { connectionFailure, type ServerTarget } from './connection-errors.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8 } from './parsers.js'
@@ -11,6 +12,8 @@ export interface PgDriverOptions {
   /** Already checked to be a plain identifier: it goes into the startup `options`. */
   searchPath?: string
   logger: StoreLogger
+  /** The server the URL names, without its password: for the messages of failed connections. */
+  target: ServerTarget
 }
 
 const types = new pg.TypeOverrides()
@@ -71,8 +74,9 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
   function take (timed = true): Promise<Checkout> {
     return new Promise((resolve, reject) => {
       pool.connect((err, client) => {
-        // Refused, unreachable, bad credentials, unknown database, pool timeout: the service cannot serve.
-        if (err !== undefined || client === undefined) reject(new Unavailable('The database cannot be reached.', { cause: err }))
+        // Refused, unreachable, bad credentials, unknown database, TLS, pool timeout: the service
+        // cannot serve, and the message says which and what to check.
+        if (err !== undefined || client === undefined) reject(connectionFailure(err, opts.target, opts.pool.connectionTimeoutMillis))
         else resolve(new Checkout(client, names, named, timed ? clientTimeout : 0))
       })
     })

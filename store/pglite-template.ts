@@ -1,25 +1,37 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { PGlite } from '@electric-sql/pglite'
 
 /*
- * A fresh in-memory PGlite runs initdb inside WebAssembly, several seconds on a busy machine;
- * started from a snapshot of an empty cluster it takes about a fifth of that. The snapshot is
- * made once per PGlite build and per user, in the OS temp folder, and is only ever a cache:
- * a missing, unreadable or rejected one means a normal start, never an error.
+ * A new PGlite cluster runs initdb inside WebAssembly, several seconds on a busy machine;
+ * started from a snapshot of an empty cluster it takes a fraction of that. The snapshot is made
+ * once per PGlite build and per user, and is only ever a cache: a missing, unreadable or
+ * rejected one means a normal start, never an error. It is kept with the installed packages
+ * (`node_modules/.cache/svc-conventions`, the usual place for a package's cache), so it goes
+ * with them and never lingers in the temp folder.
  */
 
+/** Where snapshots are kept by default: the `.cache` folder of the node_modules holding PGlite. */
+function defaultDir (entry: string): string {
+  let dir = dirname(entry)
+  while (basename(dir) !== 'node_modules') {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('PGlite is not installed under a node_modules folder')
+    dir = parent
+  }
+  return join(dir, '.cache', 'svc-conventions')
+}
+
 /** The snapshot's file: named after the installed PGlite build, so an upgrade never loads an old one. */
-export function templateFile (dir: string = tmpdir()): string {
+export function templateFile (dir?: string): string {
   const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'))
   const pkg = join(dirname(entry), '..', 'package.json')
   const { version } = JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }
   const build = Math.floor(statSync(entry).mtimeMs).toString(36)
   const user = process.getuid?.() ?? 'user'
-  return join(dir, `svc-conventions-pglite-${version}-${build}-${user}.tar`)
+  return join(dir ?? defaultDir(entry), `svc-conventions-pglite-${version}-${build}-${user}.tar`)
 }
 
 /** The cached snapshot, or undefined when there is none (or it cannot be read). */
@@ -37,10 +49,13 @@ export async function saveTemplate (db: PGlite, file: string): Promise<void> {
   const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
   try {
     const dump = await db.dumpDataDir('none')
+    mkdirSync(dirname(file), { recursive: true })
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()))
     renameSync(partial, file)
   } catch {
-    rmSync(partial, { force: true })
+    try {
+      rmSync(partial, { force: true })
+    } catch {}
   }
 }
 

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite'
+import { LOCK_FILE, type DataDirLock } from './data-dir-lock.js'
 import { dropTemplate, readTemplate, saveTemplate, templateFile } from './pglite-template.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, Unavailable } from './errors.js'
@@ -13,10 +14,14 @@ export interface PgliteDriverOptions {
   dataDir: string
   searchPath?: string
   /**
-   * In memory, start from a cached snapshot of an empty cluster, made on the first start, in
-   * this folder (`true`: the OS temp folder), several times faster than initdb. Default true.
+   * A new cluster (in memory, or in a data directory holding nothing yet) starts from a cached
+   * snapshot of an empty one, several times faster than initdb. The snapshot is made by the
+   * first in-memory start, in this folder (`true`: `node_modules/.cache/svc-conventions`).
+   * Default true.
    */
   template?: boolean | string
+  /** The data directory's lock, released when the driver closes (or fails to start). */
+  lock?: DataDirLock
 }
 
 /**
@@ -32,7 +37,8 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   const memory = opts.dataDir === 'memory'
   const dataDir = memory ? undefined : resolve(opts.dataDir)
   if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
-  const template = memory && opts.template !== false ? templatePath(typeof opts.template === 'string' ? opts.template : undefined) : undefined
+  const fresh = dataDir === undefined || isEmpty(dataDir)
+  const template = fresh && opts.template !== false ? templatePath(typeof opts.template === 'string' ? opts.template : undefined) : undefined
   const snapshot = template === undefined ? undefined : readTemplate(template)
   // One options object: PGlite 0.5 drops the options of `new PGlite(undefined, options)`.
   const make = (loadDataDir: Blob | undefined): PGlite => new PGlite({
@@ -71,19 +77,22 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   let outside = session(db)
 
   const started = (async () => {
-    let fresh = snapshot === undefined
+    let initdb = snapshot === undefined
     try {
       await db.waitReady
     } catch (err) {
-      // A snapshot this PGlite refuses is dropped, and the cluster made afresh.
+      // A snapshot this PGlite refuses is dropped, and the cluster made afresh (in a data
+      // directory, from nothing again: it held nothing before).
       if (template === undefined || snapshot === undefined) throw err
       dropTemplate(template)
+      if (dataDir !== undefined) emptyDir(dataDir)
       db = make(undefined)
       outside = session(db)
-      fresh = true
+      initdb = true
       await db.waitReady
     }
-    if (template !== undefined && fresh) await saveTemplate(db, template)
+    // Snapshots come from memory only: one dumped from a data directory would carry its lock file.
+    if (template !== undefined && initdb && memory) await saveTemplate(db, template)
     await db.exec(setup.join('; '))
   })()
   // Observed by every operation through open(); never an unhandled rejection.
@@ -123,13 +132,27 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     },
     async close () {
       try {
-        await started
-      } catch {
-        return
+        try {
+          await started
+        } catch {
+          return // never started: nothing to close
+        }
+        await db.close()
+      } finally {
+        opts.lock?.release()
       }
-      await db.close()
     }
   }
+}
+
+/** True when the data directory holds no cluster nor anything else (its lock file aside). */
+function isEmpty (dir: string): boolean {
+  return readdirSync(dir).every((name) => name === LOCK_FILE)
+}
+
+/** Removes what a failed start wrote into a data directory that was empty, keeping the lock. */
+function emptyDir (dir: string): void {
+  for (const name of readdirSync(dir)) if (name !== LOCK_FILE) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
 /** A database error as a typed store error; anything else (a parameter PGlite cannot serialize) as it is. */

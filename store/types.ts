@@ -65,6 +65,11 @@ export interface TransactionOptions {
 
 export interface Store extends Queryable {
   readonly kind: StoreKind
+  /**
+   * Where the data lives, for logs and messages: `PGlite in /srv/data`, `PGlite in memory`, or
+   * `PostgreSQL database "app" on db.internal:5432 as user "svc"` (never a password).
+   */
+  readonly location: string
   /** BEGIN, `fn`, COMMIT; ROLLBACK when `fn` throws (its error is rethrown unchanged). */
   transaction: <T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions) => Promise<T>
   /** Resolves once the database answers a query; rejects with `Unavailable` otherwise. For health checks. */

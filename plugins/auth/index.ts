@@ -9,6 +9,7 @@ import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVer
 import { trustedUntil } from './cache.js'
 import { RefusalCounter, type SharedRefusalCounts } from './refusals.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { needs } from '../shared/dependencies.js'
 
 export interface AuthPluginOptions {
   /**
@@ -220,4 +221,4 @@ export { signToken, type SignTokenOptions } from './sign.js'
 export { redisRefusalCounts, type SharedRefusalCounts, type RedisScripts } from './refusals.js'
 export { principalFromClaims, type Principal, type VerifierFunction, type VerifierOption, type SecretVerifierOptions, type JwksVerifierOptions, type AsymmetricAlgorithm } from './verifiers.js'
 // Its refusals are problems: the problem plugin renders them.
-export default fp(authPlugin, { fastify: '5.x', name: 'svc-auth', dependencies: ['svc-problem'] })
+export default fp(needs('auth', ['problem'], authPlugin), { fastify: '5.x', name: 'svc-auth' })

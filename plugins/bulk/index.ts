@@ -15,6 +15,7 @@ import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, tooMany
 import { applyInTx, hopeless, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
 import type { Operation } from './outcome.js'
 import { compileValidators } from './prepare.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Per-collection settings of a bulk endpoint. */
 export interface BulkEndpointOptions {
@@ -218,4 +219,4 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   if (jobs) fastify.jobs.define(BULK_JOB, async (run) => await runBulkJob(endpoints.get(run.job.collection) as Endpoint, run))
 }
 
-export default fp(bulkPlugin, { fastify: '5.x', name: 'svc-bulk', dependencies: ['svc-resource'] })
+export default fp(needs('bulk', ['resource'], bulkPlugin), { fastify: '5.x', name: 'svc-bulk' })

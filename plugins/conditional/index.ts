@@ -5,6 +5,7 @@ import { invalidData, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
 export interface ConditionalPluginOptions {
@@ -157,4 +158,4 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
 
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
 // Its refusals are problems: the problem plugin renders them.
-export default fp(conditionalPlugin, { fastify: '5.x', name: 'svc-conditional', dependencies: ['svc-problem'] })
+export default fp(needs('conditional', ['problem'], conditionalPlugin), { fastify: '5.x', name: 'svc-conditional' })

@@ -14,6 +14,7 @@ import { applyIdempotencyKey } from './idempotency-key.js'
 import { OFF, defaults, resolveOptions, resolveRoute, type ConventionsOptions, type ConventionsRouteConfig, type Settings } from './options.js'
 import { SERVICE_HEADER, applyServiceHeader, type CallingService } from './service-header.js'
 import { checkUserAgent } from './user-agent.js'
+import { needs } from '../shared/dependencies.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -133,4 +134,4 @@ export { parseIdempotencyKey } from './idempotency-key.js'
 export { checkCustomHeaderName, declaredHeaderNames, STANDARD_HEADERS } from './header-names.js'
 export { httpVersionNotSupported } from './http-version.js'
 // Its refusals are problems: the problem plugin renders them.
-export default fp(conventions, { fastify: '5.x', name: 'svc-conventions', dependencies: ['svc-problem'] })
+export default fp(needs('conventions', ['problem'], conventions), { fastify: '5.x', name: 'svc-conventions' })

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { problems, type ProblemError } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { needs } from '../shared/dependencies.js'
 
 export interface CorsPluginOptions {
   /**
@@ -210,4 +211,4 @@ function libraryOptions (origins: Array<string | RegExp>, isAllowed: (origin: st
 }
 
 // Its refusals are problems: the problem plugin renders them.
-export default fp(corsPlugin, { fastify: '5.x', name: 'svc-cors', dependencies: ['svc-problem'] })
+export default fp(needs('cors', ['problem'], corsPlugin), { fastify: '5.x', name: 'svc-cors' })

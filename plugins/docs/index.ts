@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { needs } from '../shared/dependencies.js'
 
 export interface DocsPluginOptions {
   /** Path of the API docs page (Swagger UI, its assets, and the document at `<prefix>/json`). Default `/docs`. */
@@ -36,6 +36,8 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
   if (typeof routePrefix !== 'string' || !/^\/[^?#]*[^/?#]$/.test(routePrefix)) throw new TypeError(`docs plugin: routePrefix must be a path without a trailing slash, got ${String(routePrefix)}`)
   if (typeof title !== 'string' || title.length === 0) throw new TypeError(`docs plugin: title must be a non-empty string, got ${String(title)}`)
 
+  // Loaded at registration only: importing the suite loads no Swagger UI.
+  const { default: swaggerUi } = await import('@fastify/swagger-ui')
   // A child context: its onRoute hook reaches only the routes Swagger UI adds.
   await fastify.register(async function docsRoutes (child) {
     child.addHook('onRoute', publicRoute)
@@ -49,4 +51,4 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
   })
 }
 
-export default fp(docsPlugin, { fastify: '5.x', name: 'svc-docs', dependencies: ['svc-openapi'] })
+export default fp(needs('docs', ['openapi'], docsPlugin), { fastify: '5.x', name: 'svc-docs' })

@@ -4,6 +4,7 @@ import { problems } from '../problem/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
+import { needs } from '../shared/dependencies.js'
 
 export interface MethodsPluginOptions {
   /** Answer OPTIONS on every known path with 204 and `Allow`. Default true. */
@@ -73,4 +74,4 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
 }
 
 // Its refusals are problems: the problem plugin renders them.
-export default fp(methodsPlugin, { fastify: '5.x', name: 'svc-methods', dependencies: ['svc-problem'] })
+export default fp(needs('methods', ['problem'], methodsPlugin), { fastify: '5.x', name: 'svc-methods' })

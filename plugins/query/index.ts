@@ -11,6 +11,7 @@ import { collectionEtag, ifNoneMatch } from './etag.js'
 import { querystringSchema, searchBodySchema } from './docs.js'
 import { kCollection, type CollectionState } from './state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
 export interface QueryPluginOptions {
@@ -160,4 +161,4 @@ export { parseFiql } from './fiql.js'
 export { finishPage } from '../../model/paging.js'
 export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from '../../model/query.js'
 // Its refusals are problems: the problem plugin renders them.
-export default fp(queryPlugin, { fastify: '5.x', name: 'svc-query', dependencies: ['svc-problem'] })
+export default fp(needs('query', ['problem'], queryPlugin), { fastify: '5.x', name: 'svc-query' })

@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import { Redis } from 'ioredis'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { formatDuration, parseDuration } from './duration.js'
-import { redisStoreOf } from './redis-store.js'
+import { redisStoreOf, type RedisClient } from './redis-store.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
 export interface RateLimitPluginOptions {
@@ -16,10 +16,10 @@ export interface RateLimitPluginOptions {
   timeWindow?: number | string
   /**
    * Shares the counts between instances: a `redis://` or `rediss://` URL (the plugin opens
-   * the client and closes it with the app) or an ioredis client (yours to close).
-   * Default: counted in memory, per instance.
+   * the client with the `ioredis` package, an optional peer to install then, and closes it with
+   * the app) or an ioredis client (yours to close). Default: counted in memory, per instance.
    */
-  redis?: string | Redis
+  redis?: string | RedisClient
   /** Prefix of the keys in Redis. Default `svc-rate-limit:`. */
   nameSpace?: string
   /** When counting fails (Redis unreachable), let requests through rather than answer 500. Default false. */
@@ -69,12 +69,24 @@ function checkWindow (where: string, value: unknown): number {
   return ms
 }
 
-function checkRedis (value: unknown): string | Redis | undefined {
-  if (value === undefined || (isObject(value) && typeof value.defineCommand === 'function')) return value as Redis | undefined
+function checkRedis (value: unknown): string | RedisClient | undefined {
+  if (value === undefined || (isObject(value) && typeof value.defineCommand === 'function')) return value as RedisClient | undefined
   if (typeof value === 'string' && /^rediss?:\/\/./.test(value)) return value
   // A URL may hold a password: never shown.
   const shown = typeof value === 'string' ? `a string of ${value.length} characters` : show(value)
   throw new TypeError(`rate-limit plugin: redis must be a redis:// or rediss:// URL or an ioredis client, got ${shown}`)
+}
+
+/** ioredis, an optional peer dependency: a missing one is a message saying what to install. */
+async function loadIoredis (): Promise<{ Redis: typeof import('ioredis').Redis }> {
+  try {
+    return await import('ioredis')
+  /* c8 ignore start: the tests run with ioredis installed */
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err
+    throw new TypeError('rate-limit plugin: redis as a URL needs the ioredis package: npm install ioredis', { cause: err })
+  }
+  /* c8 ignore stop */
 }
 
 /**
@@ -97,8 +109,10 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
   const skipOnError = opts.skipOnError ?? defaults.skipOnError
   if (typeof skipOnError !== 'boolean') throw new TypeError(`rate-limit plugin: skipOnError must be a boolean, got ${show(skipOnError)}`)
 
-  let redis: Redis | undefined
+  let redis: RedisClient | undefined
   if (typeof redisOption === 'string') {
+    // Loaded here only: an app counting in memory needs no ioredis.
+    const { Redis } = await loadIoredis()
     // Short timeouts: a slow Redis must not hold every request (the library's advice).
     const client = new Redis(redisOption, { connectTimeout: 500, maxRetriesPerRequest: 1 })
     client.on('error', (err: Error) => { fastify.log.warn({ err }, 'rate-limit: Redis connection error') })
@@ -153,4 +167,4 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
 
 export { parseDuration, formatDuration } from './duration.js'
 // Its 429 is a problem: the problem plugin renders it.
-export default fp(rateLimitPlugin, { fastify: '5.x', name: 'svc-rate-limit', dependencies: ['svc-problem'] })
+export default fp(needs('rate-limit', ['problem'], rateLimitPlugin), { fastify: '5.x', name: 'svc-rate-limit' })

@@ -1,55 +1,83 @@
-import { createRequire } from 'node:module'
-import type { FastifyRateLimitOptions, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import type { Redis } from 'ioredis'
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { problems } from '../problem/index.js'
 
-/** What @fastify/rate-limit asks of a store (its `store` option): a count per key, and a store per route. */
-interface CountingStore {
-  incr: (key: string, cb: (err: Error | null, result: { current: number, ttl: number } | null) => void, timeWindow: number, max: number) => void
-  child: (routeOptions: RouteStoreOptions) => CountingStore
-}
-interface RouteStoreOptions { continueExceeding: boolean, exponentialBackoff: boolean, routeInfo: { method: string, url: string } }
-type RedisStoreClass = new (continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => CountingStore
-
-// The library's own Redis store (its Lua script, keys and expiry), which its entry point does not export.
-const LibraryRedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreClass
-
 /**
- * A store that counts with another and turns its failures (Redis down, unreachable, too slow)
- * into a 503 problem saying the limit cannot be checked now, instead of the raw error, which
- * the problem plugin could only call an unexpected 500.
+ * What the plugin asks of a Redis client: ioredis's `defineCommand` (an `ioredis` client fits).
+ * Described here rather than imported, so that ioredis, an optional peer, is needed only by
+ * those who count in Redis.
  */
-class UnavailableAware implements CountingStore {
-  readonly #inner: CountingStore
-
-  constructor (inner: CountingStore) {
-    this.#inner = inner
-  }
-
-  incr (key: string, cb: (err: Error | null, result: { current: number, ttl: number } | null) => void, timeWindow: number, max: number): void {
-    this.#inner.incr(key, (err, result) => {
-      if (err === null) cb(null, result)
-      else cb(problems.unavailable('The rate limit cannot be checked now; retry later.', { cause: err, headers: { 'retry-after': 1 } }), null)
-    }, timeWindow, max)
-  }
-
-  child (routeOptions: RouteStoreOptions): CountingStore {
-    return new UnavailableAware(this.#inner.child(routeOptions))
-  }
+export interface RedisClient {
+  defineCommand: (name: string, definition: { numberOfKeys: number, lua: string }) => void
 }
 
+type Counted = { current: number, ttl: number }
+type IncrCallback = (err: Error | null, result: Counted | null) => void
+type CountCommand = (key: string, windowMs: number, cb: (err: Error | null, result: [number, number] | null) => void) => void
+
+/** What @fastify/rate-limit passes to a store's `child` (its documented store contract). */
+interface RouteStoreOptions { routeInfo: { method: string, url: string } }
+
+const COMMAND = 'svcRateLimit'
+
+// One round trip per request: count, start the window on the first request, and report how
+// much of it is left. A key found without an expiry (written by something else) is given one,
+// so a count never outlives its window.
+const COUNT_LUA = `
+local current = redis.call('INCR', KEYS[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {current, ttl}
+`
+
+/** The client's counting command, defined on it once (ioredis runs it with EVALSHA). */
+function countCommand (redis: RedisClient): CountCommand {
+  const commands = redis as unknown as Record<string, CountCommand | undefined>
+  if (typeof commands[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: COUNT_LUA })
+  const count = commands[COMMAND] as CountCommand
+  return (key, windowMs, cb) => { count.call(redis, key, windowMs, cb) }
+}
+
 /**
- * The `store` option for @fastify/rate-limit: its own Redis store (Lua script, keys, expiry)
- * on `redis`, failing with a 503 when Redis cannot count. For `skipOnError: false`, where
- * such a failure refuses the request.
+ * A store in @fastify/rate-limit's store contract (its `store` option: `incr` and `child`),
+ * counting in Redis. When Redis cannot count (down, unreachable, too slow) it fails with a 503
+ * problem saying the limit cannot be checked now, instead of the raw error, which the problem
+ * plugin could only call an unexpected 500. For `skipOnError: false`; with `skipOnError: true`
+ * the library's own Redis store serves.
  */
-export function redisStoreOf (redis: Redis, nameSpace: string): FastifyRateLimitStoreCtor {
-  class RedisStore extends UnavailableAware {
-    // The library builds its store with its resolved options, where both flags are booleans.
-    constructor (params: FastifyRateLimitOptions & { continueExceeding?: boolean, exponentialBackoff?: boolean }) {
-      super(new LibraryRedisStore(params.continueExceeding === true, params.exponentialBackoff === true, redis, nameSpace))
+class RedisCountingStore {
+  readonly #count: CountCommand
+  readonly #prefix: string
+
+  constructor (count: CountCommand, prefix: string) {
+    this.#count = count
+    this.#prefix = prefix
+  }
+
+  incr (key: string, cb: IncrCallback, timeWindow: number): void {
+    this.#count(this.#prefix + key, timeWindow, (err, result) => {
+      if (err !== null || result === null) cb(problems.unavailable('The rate limit cannot be checked now; retry later.', { cause: err, headers: { 'retry-after': 1 } }), null)
+      else cb(null, { current: Number(result[0]), ttl: Number(result[1]) })
+    })
+  }
+
+  /** A route with a limit of its own counts apart, under its method and path. */
+  child (routeOptions: RouteStoreOptions): RedisCountingStore {
+    return new RedisCountingStore(this.#count, `${this.#prefix}${routeOptions.routeInfo.method}${routeOptions.routeInfo.url}-`)
+  }
+}
+
+/** The `store` option for @fastify/rate-limit: counts on `redis` under `nameSpace`. */
+export function redisStoreOf (redis: RedisClient, nameSpace: string): FastifyRateLimitStoreCtor {
+  const count = countCommand(redis)
+  class RedisStore extends RedisCountingStore {
+    constructor () {
+      super(count, nameSpace)
     }
   }
-  // Its typings leave out the window and maximum the library passes to incr.
+  // The library's typings leave out the window and maximum it passes to incr.
   return RedisStore as unknown as FastifyRateLimitStoreCtor
 }

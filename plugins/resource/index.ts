@@ -15,6 +15,7 @@ import { registerItemRoutes } from './routes/items.js'
 import { registerSubCollectionRoutes } from './routes/sub-collections.js'
 import type { Served } from './routes/served.js'
 import { Writer } from './write/writer.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
 export interface ResourcePluginOptions {
@@ -145,4 +146,4 @@ export { createBody, patchBody, compileBodyValidator, fillerOf, NoQuery } from '
  * request (conventions: without it a list reads no partition and keys are ignored), and
  * paging, filters and ordering of the collections (query).
  */
-export default fp(resourcePlugin, { fastify: '5.x', name: 'svc-resource', dependencies: ['svc-problem', 'svc-validation', 'svc-conventions', 'svc-query'] })
+export default fp(needs('resource', ['problem', 'validation', 'conventions', 'query'], resourcePlugin), { fastify: '5.x', name: 'svc-resource' })

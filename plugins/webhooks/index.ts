@@ -4,6 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { DEFAULT_DELIVERY_RETENTION, WebhookDeliveries } from '../../store/webhook-deliveries.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { needs } from '../shared/dependencies.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
 export interface WebhooksPluginOptions {
@@ -116,4 +117,4 @@ export { sharedToken, type SharedTokenOptions } from './token.js'
 export { WebhookDeliveries } from '../../store/webhook-deliveries.js'
 export type { WebhookVerifier, VerifiedDelivery, VerifierDocumentation } from './verifier.js'
 // Its refusals are problems: the problem plugin renders them.
-export default fp(webhooksPlugin, { fastify: '5.x', name: 'svc-webhooks', dependencies: ['svc-problem'] })
+export default fp(needs('webhooks', ['problem'], webhooksPlugin), { fastify: '5.x', name: 'svc-webhooks' })

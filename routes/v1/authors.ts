@@ -17,7 +17,7 @@ export const authors = defineResource({
   scopes: { read: ['authors:read'], write: ['authors:write'] },
   filterable: ['id', 'name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy'],
   sortable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime'],
-  // (ctx, name, id): ordering=name and name filters. The primary key serves the default ordering by id.
+  // (ctx, name, id): ordering=name and name filters. The default ordering, creation order, gets its own by itself.
   indexes: [['name']]
 })
 

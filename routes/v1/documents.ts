@@ -69,14 +69,14 @@ export const documents = defineResource({
     'name', 'createdDateTime', 'modifiedDateTime', 'pageCount', 'amount', 'status', 'effectiveDate',
     'publishedDateTime', 'metadata.source.system'
   ],
-  // Each (ctx, <fields>, id). The primary key serves the default ordering by id.
+  // Each (ctx, <fields>, id). The default ordering, creation order, gets its own by itself.
   indexes: [
-    // The child collection /v1/authors/{authorId}/documents in id order (and the foreign key).
-    ['authorId'],
+    // The child collection /v1/authors/{authorId}/documents in creation order (and the foreign key).
+    ['authorId', 'createdDateTime'],
     ['name'],
     ['pageCount'],
-    // ordering=status, and one status in id order.
-    ['status'],
+    // One status in creation order.
+    ['status', 'createdDateTime'],
     // Newest first, the usual listing.
     ['-createdDateTime'],
     // One kind, largest first: kind=INVOICE&ordering=-pageCount, with any further filter.

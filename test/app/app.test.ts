@@ -109,7 +109,15 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
     [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: Expected string length greater or equal to 16 \(got 33 characters, not shown\)$/m],
     [{ DATABASE_PGBOUNCER: 'yes' }, /^- DATABASE_PGBOUNCER: Expected boolean \(got "yes"\)$/m],
-    [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length to be greater or equal to 1 \(got 3 characters, not shown\)$/m]
+    [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length to be greater or equal to 1 \(got 3 characters, not shown\)$/m],
+    // A variable with a fixed set of values lists them; one of several forms names the forms.
+    [{ LOG_LEVEL: 'verbose' }, /^- LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent \(got "verbose"\)$/m],
+    [{ DATABASE_URL: 'mysql://db/x' }, /^- DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL \(got 12 characters, not shown\)$/m],
+    [{ AUTH_JWKS_URL: 'ftp://idp/jwks' }, /^- AUTH_JWKS_URL: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/idp\/jwks"\)$/m],
+    [{ REDIS_URL: 'http://cache' }, /^- REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL \(got 12 characters, not shown\)$/m],
+    [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "0"\)$/m],
+    [{ CORS_ORIGINS: 'https://a.example/path, *' }, /^- CORS_ORIGINS: expected comma-separated origins of a scheme and a host, such as https:\/\/app\.example\.com \(got "https:\/\/a\.example\/path, \*"\)$/m],
+    [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
   t.same(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
@@ -119,6 +127,9 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   const { config: badRetention } = loadConfig({ WEBHOOK_DELIVERY_RETENTION: 'a while', DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
   await t.rejects(buildApp(badRetention), /WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" \(got "a while"\)/)
   t.throws(() => loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }), /^(?![\s\S]*AUTH_JWT_SECRET)[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/, 'with a JWKS, no HS256 secret is needed; the others still are')
+  let two = ''
+  try { loadConfig({ CORS_ORIGINS: 'x, y' }) } catch (err) { two = (err as Error).message }
+  t.equal(two.split('\n').filter((line) => line.startsWith('- CORS_ORIGINS')).length, 1, 'one line per variable, however many of its items are wrong')
   for (const secret of ['short-secret-xyz', 'hunter2']) {
     let text = ''
     try { loadConfig({ AUTH_JWT_SECRET: secret, DATABASE_URL: `mysql://u:${secret}@db/x` }) } catch (err) { text = (err as Error).message }

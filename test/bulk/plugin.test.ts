@@ -66,7 +66,7 @@ t.test('options', async t => {
 
   t.test('registered without the resource plugin', async t => {
     const err = await attempt({}, false)
-    t.match((err as Error).message, /svc-resource/)
+    t.match((err as Error).message, /^The bulk plugin needs the resource plugin registered before it/)
   })
 
   t.test('valid options register', async t => {

@@ -68,5 +68,5 @@ t.test('refusals carry the X-Request-ID and precede later onRequest hooks such a
 t.test('without the problem plugin the boot fails, naming it: the refusals would not be problems', async t => {
   const app = Fastify()
   t.teardown(() => app.close())
-  await t.rejects(async () => { await app.register(conventions) }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /svc-problem.*svc-conventions/ })
+  await t.rejects(async () => { await app.register(conventions) }, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /^The conventions plugin needs the problem plugin registered before it/ })
 })

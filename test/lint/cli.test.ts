@@ -2,7 +2,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { lintCommand, type LintIo } from '../../bin/lint.js'
+import { HELP, USAGE, VERSION, lintCommand, type LintIo } from '../../bin/lint.js'
 import { formatReport } from '../../plugins/lint/report.js'
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
@@ -13,6 +13,7 @@ function capture (files: Record<string, string> = {}): LintIo & { stdout: string
   return {
     stdout,
     stderr,
+    stdinIsTty: true,
     out: (line) => { stdout.push(line) },
     err: (line) => { stderr.push(line) },
     readFile: async (path) => {
@@ -28,19 +29,71 @@ t.test('exit codes and output', async t => {
   t.equal(await lintCommand(['lint', 'ok.json'], io), 0)
   t.same(io.stdout, ['svc-lint: no violations'])
   t.equal(await lintCommand(['lint', 'missing.json'], io), 2)
-  t.match(io.stderr.pop(), /cannot read missing\.json as JSON: ENOENT/)
+  t.match(io.stderr.pop(), /^svc-lint: cannot read missing\.json: ENOENT/)
   t.equal(await lintCommand(['lint', 'bad.json'], io), 2)
-  t.match(io.stderr.pop(), /cannot read bad\.json as JSON/)
+  t.match(io.stderr.pop(), /^svc-lint: cannot parse bad\.json as JSON: /)
   t.equal(await lintCommand(['lint', 'v2.json'], io), 2)
   t.match(io.stderr.pop(), /is not an OpenAPI 3\.x document/)
   t.equal(await lintCommand(['lint', 'null.json'], io), 2)
-  const malformed = [[], ['check', 'ok.json'], ['lint'], ['lint', 'a', 'b'], ['lint', '--format', 'xml', 'ok.json'], ['lint', 'ok.json', '--format'], ['lint', '--verbose', 'ok.json']]
-  for (const argv of malformed) {
+  const malformed: Array<[string[], RegExp]> = [
+    [[], /^svc-lint: no command: use lint$/],
+    [['check', 'ok.json'], /^svc-lint: unknown command "check": use lint$/],
+    [['lint'], /^svc-lint: no document: name a file or a URL, or pipe one in$/],
+    [['lint', 'a', 'b'], /^svc-lint: one document at a time$/],
+    [['lint', '--format', 'xml', 'ok.json'], /^svc-lint: --format must be text or json, got "xml"$/],
+    [['lint', 'ok.json', '--format'], /^svc-lint: Option '--format <value>' argument missing$/],
+    [['lint', '--verbose', 'ok.json'], /^svc-lint: Unknown option '--verbose'/]
+  ]
+  for (const [argv, message] of malformed) {
     t.equal(await lintCommand(argv, io), 2, argv.join(' '))
-    t.equal(io.stderr.pop(), 'usage: svc-conventions lint [--format text|json] <openapi.json>')
+    t.equal(io.stderr.pop(), USAGE, argv.join(' '))
+    t.match(io.stderr.pop(), message, argv.join(' '))
   }
   t.equal(await lintCommand(['lint', '--format=json', 'ok.json'], io), 0)
   t.same(JSON.parse(io.stdout.pop() as string), { violations: [], total: 0, rules: {} })
+})
+
+t.test('--help and --version, with or without the command', async t => {
+  for (const argv of [['--help'], ['-h'], ['lint', '--help']]) {
+    const io = capture()
+    t.equal(await lintCommand(argv, io), 0, argv.join(' '))
+    t.same(io.stdout, [HELP])
+    t.match(HELP, /^usage: svc-conventions lint \[--format text\|json\] \[<file> \| <url> \| -\]\n/)
+  }
+  for (const argv of [['--version'], ['-v']]) {
+    const io = capture()
+    t.equal(await lintCommand(argv, io), 0)
+    t.same(io.stdout, [VERSION])
+  }
+  t.match(VERSION, /^\d+\.\d+\.\d+/, 'the package\'s version')
+})
+
+t.test('YAML or JSON, from a file, a URL or standard input', async t => {
+  const yaml = 'openapi: 3.1.0\ninfo: { title: t, version: "1" }\npaths: {}\n'
+  const json = '{"openapi":"3.1.0","paths":{}}'
+  const sources: Array<[string, string[], Partial<LintIo>]> = [
+    ['a YAML file', ['lint', 'openapi.yaml'], {}],
+    ['YAML on standard input, by -', ['lint', '-'], { readStdin: async () => yaml }],
+    ['YAML piped in, no argument', ['lint'], { stdinIsTty: false, readStdin: async () => yaml }],
+    ['JSON piped in', ['lint', '--format', 'json'], { stdinIsTty: false, readStdin: async () => json }],
+    ['a URL answering YAML', ['lint', 'https://api.example.com/openapi.yaml'], { fetchText: async () => ({ text: yaml, contentType: 'application/yaml' }) }],
+    ['a URL answering JSON', ['lint', 'http://127.0.0.1:3000/openapi.json'], { fetchText: async () => ({ text: json, contentType: 'application/json; charset=utf-8' }) }]
+  ]
+  for (const [name, argv, overrides] of sources) {
+    const io = { ...capture({ 'openapi.yaml': yaml }), ...overrides }
+    t.equal(await lintCommand(argv, io), 0, name)
+    t.same(io.stderr, [], name)
+  }
+  const bad: Array<[string, string[], Partial<LintIo>, RegExp]> = [
+    ['YAML that does not parse', ['lint', 'broken.yaml'], {}, /^svc-lint: cannot parse broken\.yaml as YAML: /],
+    ['a URL that fails', ['lint', 'https://api.example.com/openapi.json'], { fetchText: async () => { throw new Error('https://api.example.com/openapi.json answered 404 Not Found') } }, /^svc-lint: cannot read https:\/\/api\.example\.com\/openapi\.json: https:\/\/api\.example\.com\/openapi\.json answered 404 Not Found$/],
+    ['standard input that is not OpenAPI', ['lint', '-'], { readStdin: async () => 'swagger: "2.0"\n' }, /^svc-lint: standard input is not an OpenAPI 3\.x document/]
+  ]
+  for (const [name, argv, overrides, message] of bad) {
+    const io = { ...capture({ 'broken.yaml': 'openapi: [3.1\n  bad: {' }), ...overrides }
+    t.equal(await lintCommand(argv, io), 2, name)
+    t.match(io.stderr.pop(), message, name)
+  }
 })
 
 t.test('a report groups violations by operation, with rule ids and a summary', async t => {
@@ -90,5 +143,30 @@ t.test('the module runs as a command', async t => {
   const clean = await run(process.execPath, [...args, fixture('clean-openapi.json')])
   t.equal(clean.stdout, 'svc-lint: no violations\n')
   await t.rejects(run(process.execPath, [...args, fixture('bad-openapi.json')]), { code: 1, stdout: /svc-lint: 5 violations/ })
-  await t.rejects(run(process.execPath, args), { code: 2, stderr: /usage: svc-conventions lint/ })
+  await t.rejects(run(process.execPath, [...args, '--format']), { code: 2, stderr: /usage: svc-conventions lint/ })
+  const yaml = (await import('yaml')).stringify(JSON.parse(await (await import('node:fs/promises')).readFile(fixture('bad-openapi.json'), 'utf8')))
+  const piped = await new Promise<{ code: number | null, stdout: string }>((resolve) => {
+    const child = execFile(process.execPath, [...args, '-'], (err, stdout) => { resolve({ code: err === null ? 0 : (err as { code: number }).code, stdout }) })
+    child.stdin?.end(yaml)
+  })
+  t.equal(piped.code, 1, 'YAML read from standard input')
+  t.match(piped.stdout, /svc-lint: 5 violations/)
+})
+
+t.test('a URL is fetched with a User-Agent of the conventions\' form', async t => {
+  const { createServer } = await import('node:http')
+  let seen: string | undefined
+  const server = createServer((req, res) => {
+    seen = req.headers['user-agent']
+    if (req.url === '/openapi.json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"openapi":"3.1.0","paths":{}}')
+    else res.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  const io = capture()
+  t.equal(await lintCommand(['lint', `${base}/openapi.json`], { out: io.out, err: io.err, readFile: io.readFile }), 0)
+  t.equal(seen, `svc-conventions-lint/${VERSION}`)
+  t.equal(await lintCommand(['lint', `${base}/nothing.json`], io), 2)
+  t.equal(io.stderr.pop(), `svc-lint: cannot read ${base}/nothing.json: ${base}/nothing.json answered 404 Not Found`)
 })

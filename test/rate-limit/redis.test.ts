@@ -22,6 +22,8 @@ t.test('Redis: the limit holds across instances', { skip: skipRedis }, async t =
     t.teardown(() => client.disconnect())
     const keys = await client.keys(`${nameSpace}*`)
     t.ok(keys.includes(`${nameSpace}sub:alice`), 'kept under the name space, keyed by subject')
+    const ttl = await client.pttl(`${nameSpace}sub:alice`)
+    t.ok(ttl > 0 && ttl <= 60_000, `the count expires with its window (${ttl} ms left)`)
   })
 
   t.test('a client of yours, left open when the apps close', async t => {

@@ -54,7 +54,34 @@ t.test('indexes that cannot work are refused at definition time, naming the opti
   const omitted = { ...base, summary: { omit: ['metadata'] as Array<'metadata'> }, indexes: [['metadata.source.system']] }
   t.throws(() => defineResource(omitted), { name: 'TypeError', message: /indexes must name stored fields of the collection items: fieldsFromSchema: filterable lists "metadata\.source\.system"/ },
     'a field left out of collection items serves no collection query')
-  t.same(defineResource(base).storage.spec.indexes, [], 'none by default')
+  t.same(defineResource({ ...base, defaultOrdering: [] }).storage.spec.indexes, [], 'none declared, and the default ordering by id alone: none')
+})
+
+t.test('the default ordering: creation order, its index, configurable per resource', async t => {
+  const byCreation = { name: 'notes_by_createdDateTime', keys: [{ path: 'createdDateTime', sql: '"createdDateTime"', descending: false }] }
+  const plain = defineResource(base)
+  t.same(plain.storage.defaultOrdering, [{ field: 'createdDateTime', direction: 'asc' }], 'creation order by default')
+  t.same(plain.storage.spec.indexes, [byCreation], 'served by (ctx, createdDateTime, id)')
+  t.match(plain.storage.migration.sql as string, 'CREATE INDEX IF NOT EXISTS "notes_by_createdDateTime" ON "notes" (ctx, "createdDateTime", id)')
+  t.same(defineResource({ ...base, indexes: [['createdDateTime']] }).storage.spec.indexes, [byCreation], 'a declared index that is the same one is not made twice')
+
+  const bare = defineResource({ ...base, sortable: [] })
+  t.same(bare.api.sortable, ['createdDateTime'], 'its fields become sortable, so a client may ask for the same order')
+  t.equal(bare.storage.fields.get('createdDateTime')?.sortable, true)
+
+  const newest = defineResource({ ...base, defaultOrdering: ['-pageCount', 'name'] })
+  t.same(newest.storage.defaultOrdering, [{ field: 'pageCount', direction: 'desc' }, { field: 'name', direction: 'asc' }])
+  t.same(newest.storage.spec.indexes.map(i => i.name), ['notes_by_pageCount_desc_name'])
+  t.same(defineResource({ ...base, defaultOrdering: [] }).storage.defaultOrdering, [], '[]: the id alone')
+
+  const bad: Array<[string, unknown, RegExp]> = [
+    ['not a list', 'name', /^defineResource: defaultOrdering must be an array of field names, got "name"$/],
+    ['the id', ['id'], /^defineResource: defaultOrdering must be fields other than the id, which ends every index, got "id"$/],
+    ['an array field', ['tags'], /^defineResource: defaultOrdering must be fields that are not arrays/],
+    ['a computed field', ['authorRef'], /^defineResource: defaultOrdering must name stored fields of the collection items/],
+    ['a field twice', ['name', '-name'], /^defineResource: defaultOrdering must be indexes naming each field once/]
+  ]
+  for (const [name, defaultOrdering, message] of bad) t.throws(() => defineResource({ ...base, defaultOrdering } as never), { name: 'TypeError', message }, name)
 })
 
 t.test('each key gets the SQL the query compiler orders and compares by', async t => {
@@ -79,7 +106,9 @@ t.test('each key gets the SQL the query compiler orders and compares by', async 
         { path: 'createdDateTime', sql: '"createdDateTime"', descending: false }
       ]
     },
-    { name: 'notes_by_name', keys: [{ path: 'name', sql: '"name"', descending: false }] }
+    { name: 'notes_by_name', keys: [{ path: 'name', sql: '"name"', descending: false }] },
+    // The default ordering's, added by itself.
+    { name: 'notes_by_createdDateTime', keys: [{ path: 'createdDateTime', sql: '"createdDateTime"', descending: false }] }
   ])
   const ddl = notes.storage.migration.sql as string
   t.match(ddl, 'CREATE INDEX IF NOT EXISTS "notes_by_kind_pageCount_desc" ON "notes" (ctx, "kind", "pageCount" DESC, id)')
@@ -124,9 +153,9 @@ t.test('the collation step only touches text columns not yet in "C"', async t =>
 
 t.test('the reference resources declare their query indexes', async t => {
   t.same(documents.storage.spec.indexes.map(i => i.name), [
-    'documents_by_authorId', 'documents_by_name', 'documents_by_pageCount', 'documents_by_status',
-    'documents_by_createdDateTime_desc', 'documents_by_kind_pageCount_desc'
+    'documents_by_authorId_createdDateTime', 'documents_by_name', 'documents_by_pageCount', 'documents_by_status_createdDateTime',
+    'documents_by_createdDateTime_desc', 'documents_by_kind_pageCount_desc', 'documents_by_createdDateTime'
   ])
-  t.notMatch(documents.storage.migration.sql as string, 'documents_authorId_idx', 'documents_by_authorId serves the foreign key')
-  t.same(authors.storage.spec.indexes.map(i => i.name), ['authors_by_name'])
+  t.notMatch(documents.storage.migration.sql as string, 'documents_authorId_idx', 'documents_by_authorId_createdDateTime serves the foreign key')
+  t.same(authors.storage.spec.indexes.map(i => i.name), ['authors_by_name', 'authors_by_createdDateTime'])
 })

@@ -16,9 +16,9 @@ t.test('each missing prerequisite fails the boot, named', async t => {
   const store = await pglite.create(t)
   // (The problem plugin is one too; the others need it first, see test/shared/prerequisites.)
   const plugins = {
-    'svc-validation': async (app: ReturnType<typeof Fastify>) => { await app.register(validation) },
-    'svc-conventions': async (app: ReturnType<typeof Fastify>) => { await app.register(conventions) },
-    'svc-query': async (app: ReturnType<typeof Fastify>) => { await app.register(query, { cursorSecret: CURSOR_SECRET }) }
+    validation: async (app: ReturnType<typeof Fastify>) => { await app.register(validation) },
+    conventions: async (app: ReturnType<typeof Fastify>) => { await app.register(conventions) },
+    query: async (app: ReturnType<typeof Fastify>) => { await app.register(query, { cursorSecret: CURSOR_SECRET }) }
   }
   for (const missing of Object.keys(plugins)) {
     const app = Fastify()
@@ -26,7 +26,7 @@ t.test('each missing prerequisite fails the boot, named', async t => {
     await app.register(problem)
     for (const [name, register] of Object.entries(plugins)) if (name !== missing) await register(app)
     await t.rejects(async () => { await app.register(resource, { store, resources: [authors] }) },
-      { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: `The dependency '${missing}' of plugin 'svc-resource' is not registered` }, missing)
+      { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: `The resource plugin needs the ${missing} plugin registered before it: await app.register(${missing}) first (import { ${missing} } from 'svc-conventions', or the default export of 'svc-conventions/${missing}').` }, missing)
   }
 })
 

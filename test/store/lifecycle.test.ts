@@ -62,7 +62,7 @@ t.test('an unreachable server is Unavailable, for every operation', async (t) =>
   t.equal(store.kind, 'pg')
   const err = await store.query('SELECT 1').catch((e: unknown) => e)
   t.ok(err instanceof Unavailable)
-  t.match(err, { code: 'STORE_UNAVAILABLE', retryable: true, message: 'The database cannot be reached.' })
+  t.match(err, { code: 'STORE_UNAVAILABLE', retryable: true, message: `Nothing accepts connections at 127.0.0.1:${port}: check that the PostgreSQL server is running, and the host and port in DATABASE_URL.` })
   t.match((err as Unavailable).cause, { code: 'ECONNREFUSED' }, 'the socket error is kept as cause')
   await t.rejects(store.ready(), Unavailable)
   await t.rejects(store.exec('SELECT 1'), Unavailable)

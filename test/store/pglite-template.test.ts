@@ -60,7 +60,14 @@ t.test('a snapshot PGlite refuses is dropped and the store starts afresh, saving
 
 t.test('an unwritable snapshot folder only costs the cache', async (t) => {
   const dir = tempDir(t)
-  const missing = await open(t, join(dir, 'no', 'such', 'folder'))
+  writeFileSync(join(dir, 'a-file'), '')
+  const missing = await open(t, join(dir, 'a-file', 'folder'))
   t.same((await missing.query('SELECT 2 AS two')).rows, [{ two: 2 }], 'the store works without its cache')
-  t.same(readdirSync(dir), [], 'nothing written')
+  t.same(readdirSync(dir), ['a-file'], 'nothing written')
+})
+
+t.test('by default the snapshot is kept in node_modules/.cache, never in the temp folder', async (t) => {
+  const file = templateFile()
+  t.match(file, /[/\\]node_modules[/\\]\.cache[/\\]svc-conventions[/\\]svc-conventions-pglite-[^/\\]+\.tar$/)
+  t.notOk(file.startsWith(tmpdir()), 'not in the temp folder')
 })

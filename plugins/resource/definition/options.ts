@@ -78,12 +78,19 @@ export interface ResourceOptions<P extends TProperties, D extends TProperties = 
   /** Fields (dotted paths) collection endpoints may sort on. */
   sortable?: readonly string[]
   /**
+   * The order of a collection when the request gives no `ordering`: field paths, `-path` for
+   * descending; the id ends it, so the order is total. They become sortable too, and the table
+   * gets the index `(ctx, <paths…>, id)` that serves it (and its keyset paging). `[]` orders by
+   * the id alone, which the primary key serves. Default `['createdDateTime']`: creation order.
+   */
+  defaultOrdering?: readonly string[]
+  /**
    * Indexes of the table for collection queries, each `(ctx, <fields…>, id)`: a list of
    * filterable or sortable paths, or `{ fields }`; `-path` sorts the key descending. Lead
    * with the fields filtered by equality, then the ordering's fields in its directions:
    * `['kind', '-pageCount']` serves `kind=INVOICE&ordering=-pageCount`, every page of it
-   * (the id tiebreaker ascends, so a descending ordering needs its `-`). The primary key
-   * already serves the default ordering by id. Default none.
+   * (the id tiebreaker ascends, so a descending ordering needs its `-`). The index of
+   * `defaultOrdering` is added by itself. Default none.
    */
   indexes?: ReadonlyArray<readonly string[] | IndexOptions>
   /** Fields left out of collection items (conventions: items are summaries). */
@@ -143,7 +150,10 @@ export interface CheckedOptions {
   requireIfMatch: boolean
   scopes: { read: readonly string[], write: readonly string[] }
   filterable: readonly string[]
+  /** `sortable`, with the paths of `defaultOrdering`. */
   sortable: readonly string[]
+  /** As given (`-path` for descending), or the default. */
+  defaultOrdering: readonly string[]
   summaryOmit: readonly string[]
   derived: Readonly<Record<string, DerivedField>>
   indexes: unknown
@@ -219,6 +229,13 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
   if (typeof softDelete !== 'boolean') fail('softDelete', softDelete, 'a boolean')
   const actions = checkActions(opts.actions, fields, fieldNames, softDelete)
   const subCollections = checkSubCollections(opts.subCollections, fields, fieldNames)
+  // Creation order: new items come last, whatever their ids (random, so an id order is none).
+  const defaultOrdering = opts.defaultOrdering === undefined ? ['createdDateTime'] : names(opts.defaultOrdering, 'defaultOrdering')
+  const sortable = names(opts.sortable, 'sortable')
+  for (const term of defaultOrdering) {
+    const path = term.startsWith('-') ? term.slice(1) : term
+    if (!sortable.includes(path)) sortable.push(path)
+  }
 
   return {
     name,
@@ -235,7 +252,8 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
     requireIfMatch: opts.requireIfMatch ?? false,
     scopes: { read: [...(opts.scopes?.read ?? [])], write: [...(opts.scopes?.write ?? [])] },
     filterable: [...(opts.filterable ?? [])],
-    sortable: [...(opts.sortable ?? [])],
+    sortable,
+    defaultOrdering,
     summaryOmit,
     derived,
     indexes: opts.indexes,

@@ -1,19 +1,19 @@
 import { defaultColumn, fieldsFromSchema } from '../../../model/fields.js'
-import type { FieldMap } from '../../../model/query.js'
+import type { FieldMap, OrderingTerm } from '../../../model/query.js'
 import { quoteIdent } from '../../../store/quote.js'
 import { columnOf, constraintNames, DELETED_FIELDS, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
 import { fail, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
 
 /** The paths of one `indexes` entry, checked: strings, at least one, each once. */
-function indexPaths (entry: unknown): Array<{ path: string, descending: boolean }> {
+function indexPaths (entry: unknown, option: string): Array<{ path: string, descending: boolean }> {
   const list = Array.isArray(entry) ? entry : (entry as IndexOptions | null)?.fields
   if (!Array.isArray(list) || list.length === 0 || list.some(f => typeof f !== 'string')) {
-    fail('indexes', entry, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+    fail(option, entry, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
   }
   const keys = (list as string[]).map(f => f.startsWith('-') ? { path: f.slice(1), descending: true } : { path: f, descending: false })
   const paths = keys.map(k => k.path)
-  if (new Set(paths).size !== paths.length) fail('indexes', entry, 'indexes naming each field once')
+  if (new Set(paths).size !== paths.length) fail(option, entry, 'indexes naming each field once')
   return keys
 }
 
@@ -22,17 +22,16 @@ function indexPaths (entry: unknown): Array<{ path: string, descending: boolean 
  * sortable, stored, non-array path, and gets the SQL the query compiler uses for it
  * (`indexKey`).
  */
-function resolveIndexes (o: CheckedOptions, api: ResourceApi): TableIndex[] {
-  const entries = o.indexes
+function resolveIndexes (o: CheckedOptions, api: ResourceApi, entries: unknown, option: string): TableIndex[] {
   if (entries === undefined) return []
-  if (!Array.isArray(entries)) fail('indexes', entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
+  if (!Array.isArray(entries)) fail(option, entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
   const queried = [...api.filterable, ...api.sortable]
   const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
-  const resolved = entries.map(indexPaths)
+  const resolved = entries.map((entry: unknown) => indexPaths(entry, option))
   const paths = [...new Set(resolved.flat().map(k => k.path))]
   for (const path of paths) {
-    if (path === 'id') fail('indexes', path, 'fields other than the id, which ends every index')
-    if (!queried.includes(path)) fail('indexes', path, `filterable or sortable fields (${queried.join(', ')}), with a leading - for descending`)
+    if (path === 'id') fail(option, path, 'fields other than the id, which ends every index')
+    if (!queried.includes(path)) fail(option, path, `filterable or sortable fields (${queried.join(', ')}), with a leading - for descending`)
   }
   const T = quoteIdent(o.table)
   let fields: FieldMap
@@ -42,17 +41,17 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi): TableIndex[] {
       column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type, T) : undefined
     })
   } catch (err) {
-    throw new TypeError(`defineResource: indexes must name stored fields of the collection items: ${(err as Error).message}`)
+    throw new TypeError(`defineResource: ${option} must name stored fields of the collection items: ${(err as Error).message}`)
   }
   const names = new Set<string>()
   return resolved.map(entry => {
     const keys = entry.map(({ path, descending }): IndexKey => {
       const field = fields.get(path) as NonNullable<ReturnType<FieldMap['get']>>
-      if (field.type === 'string-array') fail('indexes', path, 'fields that are not arrays (a btree index does not serve array operators)')
+      if (field.type === 'string-array') fail(option, path, 'fields that are not arrays (a btree index does not serve array operators)')
       return indexKey(field, descending)
     })
     const name = constraintNames.queryIndex(o.table, keys)
-    if (names.has(name)) fail('indexes', name, 'distinct indexes')
+    if (names.has(name)) fail(option, name, 'distinct indexes')
     names.add(name)
     return { name, keys }
   })
@@ -69,6 +68,21 @@ function fieldMapOf (o: CheckedOptions, api: ResourceApi): FieldMap {
   })
 }
 
+/**
+ * The declared indexes, and the one serving the default ordering `(ctx, <paths…>, id)` unless
+ * one of them is that one already.
+ */
+function indexesOf (o: CheckedOptions, api: ResourceApi): TableIndex[] {
+  const declared = resolveIndexes(o, api, o.indexes, 'indexes')
+  if (o.defaultOrdering.length === 0) return declared
+  const [ordering] = resolveIndexes(o, api, [o.defaultOrdering], 'defaultOrdering') as [TableIndex]
+  return declared.some(i => i.name === ordering.name) ? declared : [...declared, ordering]
+}
+
+function orderingOf (o: CheckedOptions): OrderingTerm[] {
+  return o.defaultOrdering.map(term => term.startsWith('-') ? { field: term.slice(1), direction: 'desc' } : { field: term, direction: 'asc' })
+}
+
 /** The storage face of a resource: its table, how each field is stored, its indexes and migration. */
 export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage {
   const spec: TableSpec = {
@@ -77,9 +91,9 @@ export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage
     writable: api.writable,
     unique: o.unique,
     references: o.references.map(r => ({ field: r.field, table: r.resource.storage.table })),
-    indexes: resolveIndexes(o, api),
+    indexes: indexesOf(o, api),
     summaryOmit: o.summaryOmit,
     softDelete: o.softDelete
   }
-  return { table: o.table, spec, fields: fieldMapOf(o, api), migration: tableMigration(spec) }
+  return { table: o.table, spec, fields: fieldMapOf(o, api), defaultOrdering: orderingOf(o), migration: tableMigration(spec) }
 }

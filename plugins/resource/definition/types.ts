@@ -1,5 +1,5 @@
 import type { TObject, TProperties, TString } from '@sinclair/typebox'
-import type { FieldMap } from '../../../model/query.js'
+import type { FieldMap, OrderingTerm } from '../../../model/query.js'
 import type { TableSpec } from '../../../store/table/index.js'
 import type { Migration } from '../../../store/types.js'
 import type { TNullable } from '../../../schemas/types.js'
@@ -49,6 +49,8 @@ export interface ResourceStorage {
   readonly spec: TableSpec
   /** The filterable and sortable paths of the collection items, with their SQL (alias `t`). */
   readonly fields: FieldMap
+  /** The collection's order when a request gives none (the id ends it): creation order by default. */
+  readonly defaultOrdering: readonly OrderingTerm[]
   /** Creates or extends the table (store migrations). */
   readonly migration: Migration
 }

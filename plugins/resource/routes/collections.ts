@@ -19,6 +19,7 @@ import type { Served } from './served.js'
 export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, parentServed: Served | null): void {
   const { def, store, table, rep } = s
   const fields = def.storage.fields
+  const defaultOrdering = def.storage.defaultOrdering
   const response = { 200: Collection(def.api.summary) }
   const config = { auth: { scopes: [...def.api.scopes.read] } } as Omit<FastifyContextConfig, 'collection'>
 
@@ -38,7 +39,7 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
 
   registerCollection(fastify, {
     url: def.path,
-    collection: { fields },
+    collection: { fields, defaultOrdering },
     schema: { tags: [def.collection], summary: `List ${def.collection}`, response },
     config,
     handler: async function (request, reply) {
@@ -51,7 +52,7 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   const p = parent.resource
   registerCollection(fastify, {
     url: `${p.path}/:${p.idParam}/${def.collection}`,
-    collection: { fields },
+    collection: { fields, defaultOrdering },
     schema: { tags: [def.collection], summary: `List the ${def.collection} of ${withArticle(p.name)}`, params: Type.Object({ [p.idParam]: Id() }), response },
     config: { ...config, problems: [404] } as Omit<FastifyContextConfig, 'collection'>,
     handler: async function (request, reply) {

@@ -1,0 +1,40 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyPluginOptions } from 'fastify'
+
+/*
+ * A plugin registered before one it relies on fails the boot. Fastify's own check (fastify-plugin's
+ * `dependencies`) says "The dependency 'svc-problem' of plugin 'svc-rate-limit' is not
+ * registered": the internal names, not what to import nor what to do. The suite's plugins check
+ * here instead, when they are registered, and say which plugin to register first and where it
+ * comes from.
+ */
+
+function list (names: readonly string[]): string {
+  return names.length === 1 ? names[0] as string : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`
+}
+
+/**
+ * The error for `plugin` registered without `missing` (plugin folder names, in registration
+ * order; each one a word, the name the public entry exports it under).
+ */
+export function missingDependencies (plugin: string, missing: readonly string[]): Error {
+  const exports = missing
+  const which = missing.length === 1 ? `the ${missing[0] as string} plugin` : `the ${list(missing)} plugins`
+  const register = exports.map((e) => `await app.register(${e})`).join('; ')
+  const from = missing.map((m) => `'svc-conventions/${m}'`)
+  const err = new Error(`The ${plugin} plugin needs ${which} registered before it: ${register} first ` +
+    `(import { ${exports.join(', ')} } from 'svc-conventions', or the default export of ${list(from)}).`)
+  // Fastify's code for the same mistake, for code that checks it.
+  return Object.assign(err, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' })
+}
+
+/**
+ * `fn`, checking first that each of `dependencies` (plugin folder names, in the order they are
+ * to be registered) was registered before `plugin` in this Fastify instance or an ancestor.
+ */
+export function needs<Options extends FastifyPluginOptions> (plugin: string, dependencies: readonly string[], fn: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
+  return async function checked (fastify: FastifyInstance, opts: Options): Promise<void> {
+    const missing = dependencies.filter((d) => !fastify.hasPlugin(`svc-${d}`))
+    if (missing.length > 0) throw missingDependencies(plugin, missing)
+    await fn(fastify, opts)
+  }
+}

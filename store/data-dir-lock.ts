@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import { DataDirInUse } from './errors.js'
+
+/*
+ * PGlite is one PostgreSQL backend inside one process: two processes opening one data
+ * directory each believe they are alone, and one overwrites what the other acknowledged.
+ * A lock file in the directory, created exclusively, names the process that holds it. A lock
+ * whose process is gone (killed, crashed) is taken over; one held by a living process, or by a
+ * process on another host (which cannot be checked from here), refuses the second opener.
+ */
+
+/** The lock file's name, inside the data directory. */
+export const LOCK_FILE = 'svc-conventions.lock'
+
+export interface DataDirLock {
+  readonly file: string
+  /** Removes the lock file if it is still this process's. Safe to call more than once. */
+  release: () => void
+}
+
+interface Holder { pid: number, host: string }
+
+const host = hostname()
+
+function parse (text: string): Holder | undefined {
+  const [pid, holderHost] = text.split('\n')
+  const n = Number(pid)
+  return Number.isSafeInteger(n) && n > 0 && holderHost !== undefined && holderHost !== '' ? { pid: n, host: holderHost } : undefined
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function read (file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+}
+
+/**
+ * Takes the data directory `dir` (an absolute path, created if missing) for this process, or
+ * throws `DataDirInUse` naming the directory and the process that holds it.
+ */
+export function lockDataDir (dir: string): DataDirLock {
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, LOCK_FILE)
+  const mine = `${process.pid}\n${host}\n`
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' })
+      return held(file, mine)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    const text = read(file)
+    if (text === undefined) continue // released meanwhile: try again
+    const holder = parse(text)
+    if (holder !== undefined && (holder.host !== host || holder.pid === process.pid || alive(holder.pid))) {
+      throw new DataDirInUse({ dataDir: dir, pid: holder.pid, host: holder.host === host ? undefined : holder.host, lockFile: file })
+    }
+    // Stale (its process is gone) or unreadable (a crash while writing it): taken over.
+    takeOver(file, text)
+  }
+  /* c8 ignore next: only when other processes take and drop the lock ten times in a row */
+  throw new DataDirInUse({ dataDir: dir, lockFile: file })
+}
+
+/**
+ * Removes the stale lock `file` whose content was `stale`, atomically: the file is renamed
+ * aside first, so of two processes taking over at once only one removes it, and a process
+ * that renamed a fresh lock instead (written by a faster one meanwhile) puts it back.
+ */
+function takeOver (file: string, stale: string): void {
+  const aside = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+  try {
+    renameSync(file, aside)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw err
+  }
+  if (read(aside) !== stale) {
+    try {
+      linkSync(aside, file)
+    } catch {}
+  }
+  unlinkSync(aside)
+}
+
+function held (file: string, mine: string): DataDirLock {
+  let released = false
+  const release = (): void => {
+    if (released) return
+    released = true
+    process.off('exit', release)
+    if (read(file) === mine) unlinkSync(file)
+  }
+  // A process that exits without closing its store (process.exit) leaves no lock behind;
+  // one that is killed does, and the next opener takes that one over.
+  process.on('exit', release)
+  return { file, release }
+}

@@ -1,0 +1,128 @@
+import t, { type Test } from 'tap'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { pathToFileURL } from 'node:url'
+import { createStore, DataDirInUse, LOCK_FILE } from '../../store/index.js'
+import { lockDataDir } from '../../store/data-dir-lock.js'
+import { createPgliteDriver } from '../../store/pglite.js'
+import { templateFile } from '../../store/pglite-template.js'
+
+// A data directory belongs to one store at a time: PGlite is one backend per directory, and a
+// second process opening it would overwrite what the first acknowledged. The lock file names
+// the holder; a dead holder's lock is taken over. test/app/data-dir.test.ts runs two services.
+
+function tempDir (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-data-dir-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+/** The pid of a process that has exited. */
+function deadPid (): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
+  return Number(child.stdout)
+}
+
+t.test('the lock names its holder; a second taker in this process is refused until release', async (t) => {
+  const dir = join(tempDir(t), 'new', 'data')
+  const lock = lockDataDir(dir)
+  t.equal(lock.file, join(dir, LOCK_FILE), 'created with its directory')
+  t.equal(readFileSync(lock.file, 'utf8'), `${process.pid}\n${hostname()}\n`)
+  t.throws(() => lockDataDir(dir), {
+    name: 'DataDirInUse',
+    pid: process.pid,
+    dataDir: dir,
+    message: `The data directory ${dir} is in use by this process (pid ${process.pid}), by another store: stop it, or use another data directory.`
+  })
+  lock.release()
+  t.notOk(existsSync(lock.file), 'released')
+  lock.release()
+  const again = lockDataDir(dir)
+  t.teardown(again.release)
+  t.ok(existsSync(again.file), 'taken again once released')
+})
+
+t.test('a lock of a process that is gone, or unreadable, is taken over', async (t) => {
+  for (const [name, content] of [['a dead process', `${deadPid()}\n${hostname()}\n`], ['an empty file', ''], ['garbage', 'not a lock']] as const) {
+    const dir = tempDir(t)
+    writeFileSync(join(dir, LOCK_FILE), content)
+    const lock = lockDataDir(dir)
+    t.equal(readFileSync(lock.file, 'utf8'), `${process.pid}\n${hostname()}\n`, name)
+    t.same(readdirSync(dir), [LOCK_FILE], `${name}: nothing else left in the directory`)
+    lock.release()
+  }
+})
+
+t.test('a lock held on another host is refused, naming the host and the file to delete if it is gone', async (t) => {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, LOCK_FILE), '4242\nother-host\n')
+  t.throws(() => lockDataDir(dir), {
+    name: 'DataDirInUse',
+    code: 'STORE_DATA_DIR_IN_USE',
+    pid: 4242,
+    message: `The data directory ${dir} is in use by process 4242 on host other-host: stop it, or use another data directory (if it is gone, delete ${join(dir, LOCK_FILE)}).`
+  })
+})
+
+t.test('release removes only its own lock', async (t) => {
+  const dir = tempDir(t)
+  const lock = lockDataDir(dir)
+  writeFileSync(lock.file, '4242\nother-host\n')
+  lock.release()
+  t.equal(readFileSync(lock.file, 'utf8'), '4242\nother-host\n', 'a lock someone else wrote stays')
+})
+
+t.test('createStore takes the directory at once, and closing gives it back', async (t) => {
+  const dir = tempDir(t)
+  const first = createStore({ dataDir: dir })
+  t.equal(first.location, `PGlite in ${dir}`)
+  t.throws(() => createStore({ dataDir: dir }), DataDirInUse, 'refused before anything opens the directory')
+  await first.ready()
+  await first.close()
+  t.notOk(existsSync(join(dir, LOCK_FILE)), 'released on close')
+  const second = createStore({ dataDir: dir })
+  t.teardown(() => second.close())
+  await second.ready()
+})
+
+t.test('a process that exits without closing its store leaves no lock behind', async (t) => {
+  const dir = tempDir(t)
+  const lockModule = pathToFileURL(join(import.meta.dirname, '..', '..', 'store', 'data-dir-lock.ts')).href
+  const child = spawn(process.execPath, [...process.execArgv, '--input-type=module', '-e',
+    `import { lockDataDir } from ${JSON.stringify(lockModule)}; lockDataDir(${JSON.stringify(dir)}); process.exit(0)`], { stdio: 'inherit' })
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 0)
+  t.same(readdirSync(dir), [], 'the exit handler removed the lock')
+})
+
+t.test('a new data directory starts from the snapshot, and keeps what is written', async (t) => {
+  const snapshots = tempDir(t)
+  const memory = createPgliteDriver({ dataDir: 'memory', template: snapshots })
+  await memory.query('SELECT 1')
+  await memory.close()
+  t.ok(existsSync(templateFile(snapshots)), 'a snapshot, made in memory')
+  const dataDir = join(tempDir(t), 'data')
+  const first = createPgliteDriver({ dataDir, template: snapshots })
+  await first.exec('CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)')
+  await first.close()
+  t.ok(existsSync(join(dataDir, 'PG_VERSION')), 'a cluster on disk')
+  const again = createPgliteDriver({ dataDir, template: snapshots })
+  t.teardown(() => again.close())
+  t.same((await again.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'reopened, not started from the snapshot again')
+})
+
+t.test('a new data directory whose snapshot PGlite refuses starts afresh with initdb', async (t) => {
+  const snapshots = tempDir(t)
+  writeFileSync(templateFile(snapshots), 'not a tar archive of a cluster')
+  const dataDir = join(tempDir(t), 'data')
+  const lock = lockDataDir(dataDir)
+  const driver = createPgliteDriver({ dataDir, template: snapshots, lock })
+  t.same((await driver.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+  t.notOk(existsSync(templateFile(snapshots)), 'the bad snapshot is dropped; none is made from a data directory')
+  t.ok(existsSync(lock.file), 'the lock survives the fresh start')
+  await driver.close()
+  t.notOk(existsSync(lock.file), 'and goes with the driver')
+})
