@@ -76,7 +76,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // After query, whose onRoute completes the collection schemas, and before the resources:
   // every route is linted with its final schema as it is added, the document at ready.
   await app.register(lint, { mode: 'error' })
-  await app.register(resource, { store, resources: [authors, documents] })
+  await app.register(resource, { store, resources: [authors, documents], ...(config.migrationsDir === null ? {} : { migrations: config.migrationsDir }) })
   await app.register(bulk, { maxOperations: 100 })
   await app.register(webhooks, { store })
   registerScannerWebhook(app, config.webhookSecretScanner)

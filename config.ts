@@ -7,6 +7,8 @@ export const Config = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   dataDir: Type.String({ minLength: 1 }),
   databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
+  // The directory of versioned SQL migration files; null: ./migrations when it exists.
+  migrationsDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
   databaseStatementTimeout: Type.Integer({ minimum: 0 }),
   // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
@@ -49,6 +51,7 @@ const VARIABLES: Record<keyof Config, string> = {
   port: 'PORT',
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
+  migrationsDir: 'MIGRATIONS_DIR',
   databaseStatementTimeout: 'DATABASE_STATEMENT_TIMEOUT',
   jwtSecret: 'AUTH_JWT_SECRET',
   jwksUrl: 'AUTH_JWKS_URL',
@@ -92,6 +95,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     port: env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT),
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? null : env.DATABASE_URL,
+    migrationsDir: env.MIGRATIONS_DIR === undefined || env.MIGRATIONS_DIR === '' ? null : env.MIGRATIONS_DIR,
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
     jwtSecret: env.AUTH_JWKS_URL !== undefined && env.AUTH_JWKS_URL !== '' && (env.AUTH_JWT_SECRET ?? '') === ''
       ? DEV_JWT_SECRET
