@@ -57,7 +57,12 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(openapi)
   await app.register(query, { cursorSecret: CURSOR_SECRET })
   const resources: ResourceDefinition[] = [...(opts.resources ?? [authors, documents])]
-  await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }) })
+  await app.register(resource, {
+    store,
+    resources,
+    ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }),
+    ...(opts.migrations === undefined ? {} : { migrations: opts.migrations })
+  })
   t.teardown(() => app.close())
   await app.ready()
   return app

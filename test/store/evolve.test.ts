@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Type, type TProperties } from '@sinclair/typebox'
 import { databases } from '../support/databases.js'
 import { defineResource, type ResourceDefinition, type ResourceOptions } from '../../plugins/resource/define.js'
@@ -52,14 +52,14 @@ async function indexesOf (store: Store, table: string): Promise<string[]> {
 }
 
 /** The boot's refusal: every difference, and the message that lists them. */
-async function refusal (t: Tap.Test, store: Store, list: TableSpec[]): Promise<SchemaMismatch> {
+async function refusal (t: Test, store: Store, list: TableSpec[]): Promise<SchemaMismatch> {
   const err = await evolveTables(store, list).then(() => null, (e: unknown) => e)
   t.type(err, SchemaMismatch, 'refused')
   return err as SchemaMismatch
 }
 
 /** The message holds the table, the column, the difference and each statement of the SQL. */
-function named (t: Tap.Test, err: SchemaMismatch, d: SchemaDifference): void {
+function named (t: Test, err: SchemaMismatch, d: SchemaDifference): void {
   t.match(err.message, `- table "${d.table}"${d.column === null ? '' : `, column "${d.column}"`}: ${d.difference}\n${d.sql.map(s => `    ${s}`).join('\n')}`, 'the message names it with its SQL')
 }
 
