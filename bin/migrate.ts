@@ -15,6 +15,8 @@ export interface MigrateIo {
   env: NodeJS.ProcessEnv
   /** Where relative paths start. */
   cwd: string
+  /** Opens the database; default the service's (`openStore`). The command closes it. */
+  store?: (io: MigrateIo) => Store
 }
 
 export const USAGE = `usage: svc-conventions migrate new <name> --resources <module> [--resources <module>…] [--dir <dir>]
@@ -35,7 +37,7 @@ const defaultIo: MigrateIo = {
 }
 
 /** The store the service would open: the same variables, the same defaults. */
-function openStore (io: MigrateIo): Store {
+export function openStore (io: MigrateIo): Store {
   const url = io.env.DATABASE_URL
   const dataDir = io.env.DATA_DIR === undefined || io.env.DATA_DIR === '' ? './data' : io.env.DATA_DIR
   return createStore(url === undefined || url === '' ? { dataDir: resolve(io.cwd, dataDir) } : { databaseUrl: url })
@@ -64,11 +66,11 @@ async function up (dir: string, io: MigrateIo): Promise<number> {
     io.out(`No migration files in ${dir}.`)
     return 0
   }
-  const store = openStore(io)
+  const store = (io.store ?? openStore)(io)
   try {
     const applied = await applyMigrationFiles(store, files)
     for (const id of applied) io.out(`Applied ${id.replace(/^file:/, '')}.`)
-    if (applied.length === 0) io.out(`Nothing to apply: the ${files.length} files of ${dir} were applied before.`)
+    if (applied.length === 0) io.out(`Nothing to apply: ${files.length === 1 ? 'the one file of' : `the ${files.length} files of`} ${dir} ${files.length === 1 ? 'was' : 'were'} applied before.`)
     return 0
   } finally {
     await store.close()
@@ -79,7 +81,7 @@ async function create (name: string, modules: readonly string[], dir: string, io
   const definitions = await loadDefinitions(modules, io)
   const root = resolve(io.cwd, dir)
   const files = readMigrationFiles(root)
-  const store = openStore(io)
+  const store = (io.store ?? openStore)(io)
   let comparison: SchemaComparison
   let pending: MigrationFile[]
   try {
@@ -90,7 +92,8 @@ async function create (name: string, modules: readonly string[], dir: string, io
     await store.close()
   }
   const path = writeMigrationFile(root, name, (file) => migrationText(file, comparison.refusals))
-  const shown = relative(io.cwd, path)
+  const near = relative(io.cwd, path)
+  const shown = near.startsWith('..') ? path : near
   const n = comparison.refusals.length
   io.out(n === 0
     ? `Wrote ${shown}: the tables match the definitions, so it holds no statement yet; write yours.`

@@ -60,6 +60,11 @@ for (const db of databases) {
     t.match(json(twice).context, [{ code: 'UNIQUE_NAME_VIOLATION', field: 'name' }])
     await app.close()
 
+    t.test('migrations: false reads no directory', async t => {
+      const app = await build(t, store, { resources: [v2], migrations: false })
+      t.equal((await client(app).get('/v1/notes')).statusCode, 200)
+    })
+
     t.test('a database made from scratch boots with the same file', async t => {
       const fresh = await db.create(t)
       const app = await build(t, fresh, { resources: [v2], migrations: dir })
