@@ -132,7 +132,8 @@ export async function renderTable (tx: Queryable, spec: TableSpec, live: LiveTab
       continue
     }
     const keys = index.plain.map(k => `${quoted.get(k.column) as string}${k.descending ? ' DESC' : ''}`)
-    if (index.kind !== 'unique') keys.push('id')
+    // A query index ends with the id (conventions: "Sorting"); a reference's lookup does not.
+    if (index.kind === 'query') keys.push('id')
     shapes.set(index.name, `${index.kind === 'unique' ? 'UNIQUE ' : ''}USING btree (ctx, ${keys.join(', ')})`)
   }
   if (drawn.length === 0) return { types, shapes }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -104,7 +105,8 @@ for (const db of databases) {
     t.same((await evolveTables(store, [...resources].reverse().map(d => d.storage.spec))).map(c => c.change), ['created', 'added column "folderId"', 'added the reference of "folderId" to "cli_folders"', 'created index "cli_notes_folderId_idx"'])
     t.same((await store.query('SELECT id, name FROM cli_notes ORDER BY id')).rows, [{ id: 'n1', name: 'kept' }, { id: 'n2', name: 'seeded' }])
 
-    const elsewhere = t.testdir({})
+    const elsewhere = mkdtempSync(join(tmpdir(), 'svc-migrate-'))
+    t.teardown(() => { rmSync(elsewhere, { recursive: true, force: true }) })
     t.equal(await migrateCommand(['new', 'tail', '--resources', fixture('notes-v2.ts'), '--dir', elsewhere], io), 0)
     t.equal(io.stdout.pop(), `Wrote ${join(elsewhere, '0001_tail.sql')}: the tables match the definitions, so it holds no statement yet; write yours.`, 'a path outside the working directory in full')
   })

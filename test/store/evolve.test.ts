@@ -267,6 +267,7 @@ for (const db of databases) {
         'created index "e_fine_parentId_idx"'
       ])
       t.same((await store.query('SELECT title FROM e_fine ORDER BY title')).rows, [{ title: 'a' }, { title: 'untitled' }])
+      t.same(await evolveTables(store, specs(parent, def('e_fine', strict, opts))), [], 'then nothing more: the reference\'s lookup index compares equal')
 
       const required = def('e_broken', { ...strict, title: Type.String() }, opts)
       const err = await refusal(t, store, specs(parent, required))
