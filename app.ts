@@ -95,7 +95,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // After query, whose onRoute completes the collection schemas, and before the resources:
   // every route is linted with its final schema as it is added, the document at ready.
   await app.register(lint, { mode: 'error' })
-  await app.register(resource, { store, resources: [authors, documents] })
+  await app.register(resource, { store, resources: [authors, documents], ...(config.migrationsDir === null ? {} : { migrations: config.migrationsDir }) })
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
   await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })
   await app.register(bulk, { maxOperations: 100, maxAsyncOperations: 10_000 })

@@ -7,6 +7,8 @@ export const Config = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   dataDir: Type.String({ minLength: 1 }),
   databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
+  // The directory of versioned SQL migration files; null: ./migrations when it exists.
+  migrationsDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
   databaseStatementTimeout: Type.Integer({ minimum: 0 }),
   jobLeaseMillis: Type.Integer({ minimum: 1 }),
@@ -78,6 +80,7 @@ const VARIABLES: Record<keyof Config, string> = {
   port: 'PORT',
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
+  migrationsDir: 'MIGRATIONS_DIR',
   databaseStatementTimeout: 'DATABASE_STATEMENT_TIMEOUT',
   jobLeaseMillis: 'JOB_LEASE_MILLIS',
   databasePgbouncer: 'DATABASE_PGBOUNCER',
@@ -150,6 +153,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     port: env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT),
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? null : env.DATABASE_URL,
+    migrationsDir: env.MIGRATIONS_DIR === undefined || env.MIGRATIONS_DIR === '' ? null : env.MIGRATIONS_DIR,
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
     // How long an instance holds a background job without renewing its lease: a job whose instance died is taken up again after it.
     jobLeaseMillis: env.JOB_LEASE_MILLIS === undefined || env.JOB_LEASE_MILLIS === '' ? 30_000 : Number(env.JOB_LEASE_MILLIS),

@@ -158,5 +158,8 @@ export async function lintCommand (argv: readonly string[], io: LintIo = default
 
 // Through an npm bin symlink argv[1] is the link: compare real paths.
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
-  process.exitCode = await lintCommand(process.argv.slice(2))
+  // The package's one bin: `svc-conventions migrate …` is bin/migrate.ts's.
+  process.exitCode = process.argv[2] === 'migrate'
+    ? await (await import('./migrate.js')).migrateCommand(process.argv.slice(3))
+    : await lintCommand(process.argv.slice(2))
 }

@@ -165,6 +165,60 @@ export class DataDirInUse extends StoreError {
   }
 }
 
+/** One way a table differs from its resource definition that the boot does not resolve alone. */
+export interface SchemaDifference {
+  table: string
+  /** The column concerned; null for the table as a whole (its primary key). */
+  column: string | null
+  /** What differs, in words: `type integer in the table, bigint in the definition: …`. */
+  difference: string
+  /** Statements that would bring the table to the definition, to review first; `--` lines are comments. */
+  sql: string[]
+}
+
+/**
+ * The tables differ from the resource definitions in ways that lose data or may fail, so the
+ * service does not start (nothing was changed). Unlike the other store errors, its message holds
+ * SQL: it is meant for whoever starts the service, at boot, never for a client. The statements
+ * name tables, columns, and values written in the definitions, never stored data.
+ */
+export class SchemaMismatch extends StoreError {
+  readonly differences: readonly SchemaDifference[]
+
+  constructor (differences: readonly SchemaDifference[]) {
+    const lines = differences.map(d => {
+      const where = d.column === null ? `table "${d.table}"` : `table "${d.table}", column "${d.column}"`
+      return `- ${where}: ${d.difference}\n${d.sql.map(s => `    ${s}`).join('\n')}`
+    })
+    super([
+      `The tables differ from the resource definitions in ${differences.length === 1 ? 'a way' : 'ways'} the service does not change by itself, so it did not start and changed nothing:`,
+      ...lines,
+      'Put the SQL that fits in a migration file (`svc-conventions migrate new <name>` writes one with it, docs/migrations.md), or change the definitions back.'
+    ].join('\n'), 'STORE_SCHEMA_MISMATCH')
+    this.name = 'SchemaMismatch'
+    this.differences = differences
+  }
+}
+
+/** A migration failed and was rolled back; the ones after it did not run. Its message carries the database's. */
+export class MigrationFailed extends StoreError {
+  readonly migration: string
+
+  constructor (migration: string, cause: unknown) {
+    super(`Migration ${migration} failed and was rolled back: ${reasonOf(cause)}`, 'STORE_MIGRATION_FAILED', { sqlState: (cause as StoreError | undefined)?.sqlState, cause })
+    this.name = 'MigrationFailed'
+    this.migration = migration
+  }
+}
+
+/** The database's own words for a failed statement (a store error's cause), else the error's message. */
+function reasonOf (err: unknown): string {
+  const inner = err instanceof StoreError && err.cause instanceof Error ? err.cause : err
+  if (!(inner instanceof Error)) return String(inner)
+  const position = (inner as { position?: unknown }).position
+  return typeof position === 'string' && position !== '' ? `${inner.message} (at character ${position})` : inner.message
+}
+
 export function isStoreError (err: unknown): err is StoreError {
   return err instanceof StoreError
 }

@@ -114,6 +114,11 @@ function redact (value: unknown): unknown {
 }
 
 export { migrate, type MigrateOptions } from './migrate.js'
+export { evolveTables, compareTables, previewTables, migrationText, type EvolveOptions, type SchemaChange, type SchemaComparison } from './evolve.js'
+export {
+  readMigrationFiles, applyMigrationFiles, appliedMigrations, writeMigrationFile, migrationSlug, MIGRATION_FILE,
+  type MigrationFile, type ReadOptions
+} from './migration-files.js'
 export { quoteIdent } from './quote.js'
 export { LOCK_FILE } from './data-dir-lock.js'
 export {
@@ -128,7 +133,10 @@ export {
   TransactionAborted,
   Unavailable,
   StatementTimeout,
+  SchemaMismatch,
+  MigrationFailed,
   isStoreError,
+  type SchemaDifference,
   type StoreErrorInit,
   type DataDirInUseInit,
   type ConstraintInit

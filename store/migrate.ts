@@ -10,7 +10,7 @@ export interface MigrateOptions {
 // service instances sharing one schema take turns while other schemas (one per
 // test file on a shared server) never wait for each other. coalesce() because a
 // strict function given NULL returns NULL without taking the lock.
-const LOCK_SQL = "SELECT pg_advisory_xact_lock(1398162176, hashtext(coalesce(current_schema(), '')))"
+export const LOCK_SQL = "SELECT pg_advisory_xact_lock(1398162176, hashtext(coalesce(current_schema(), '')))"
 
 const CREATE_TABLE_SQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
   id text PRIMARY KEY,

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { migrate } from '../../store/migrate.js'
+import { evolveTables } from '../../store/evolve.js'
+import { applyMigrationFiles, readMigrationFiles } from '../../store/migration-files.js'
 import { ResourceTable } from '../../store/table/index.js'
 import type { Store } from '../../store/types.js'
 import conditionalPlugin from '../conditional/index.js'
@@ -25,6 +26,12 @@ export interface ResourcePluginOptions {
   resources: readonly ResourceDefinition[]
   /** How long a `Svc-Idempotency-Key` is remembered, in ms, when this plugin registers the idempotency plugin. Default 24 h. */
   idempotencyTtl?: number
+  /**
+   * The directory of versioned SQL migration files (`NNNN_<name>.sql`, docs/migrations.md),
+   * applied in order before the tables are compared with the definitions; `false` for none.
+   * Default `migrations` under the working directory, when it exists.
+   */
+  migrations?: string | false
 }
 
 /** A served resource, for plugins that build on the same tables (bulk, jobs, webhooks). */
@@ -45,7 +52,9 @@ export interface ServedResource {
   itemPath: (id: string) => string
 }
 
-const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true }
+const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true, migrations: true }
+
+const defaults = { migrations: 'migrations' } as const
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,7 +89,9 @@ export function dependencyOrder (resources: readonly ResourceDefinition[]): Reso
  * Serves each definition as the convention's resource: POST on the collection, GET/HEAD,
  * PUT, PATCH (JSON Merge Patch) and DELETE on items, a POST on the parent's child
  * collection, with ETags, conditional requests, idempotency keys and execution contexts.
- * Tables are created or extended at registration through the store's migrations.
+ * At registration the migration files run, then each table is compared with its definition:
+ * created when missing, changed where that is safe, or the boot stops with a `SchemaMismatch`
+ * naming every other difference and the SQL that would resolve it (docs/migrations.md).
  */
 async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOptions): Promise<void> {
   refuseUnknownOptions('resource', opts, OPTION_KEYS)
@@ -97,6 +108,12 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     tables.add(r.storage.table)
   }
   const ordered = dependencyOrder(resources)
+  const { migrations } = opts
+  if (migrations !== undefined && migrations !== false && (typeof migrations !== 'string' || migrations === '')) {
+    throw new TypeError(`resource plugin: migrations must be a directory path or false, got ${JSON.stringify(migrations)}`)
+  }
+  // Read now: a misnamed file fails the boot before anything is changed.
+  const files = migrations === false ? [] : readMigrationFiles(migrations ?? defaults.migrations, { required: migrations !== undefined })
 
   if (!fastify.hasDecorator('idempotency')) {
     await fastify.register(idempotencyPlugin, { store, ...(opts.idempotencyTtl === undefined ? {} : { ttl: opts.idempotencyTtl }) })
@@ -110,7 +127,9 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     fastify.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
   }
 
-  await migrate(store, ordered.map(r => r.storage.migration))
+  // The files first: a migration that renames a column is what makes the comparison pass.
+  await applyMigrationFiles(store, files, { logger: fastify.log })
+  await evolveTables(store, ordered.map(r => r.storage.spec), { logger: fastify.log })
 
   const registry = new Map(ordered.map(r => [r.storage.table, r]))
   const itemPath = itemPaths(fastify.prefix)

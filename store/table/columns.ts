@@ -19,6 +19,8 @@ export interface Column {
   nullable: boolean
   /** The allowed values of an enum column (checked by a CHECK constraint). */
   enumValues?: readonly string[]
+  /** The definition's default: a write that leaves the field out stores it, and so do the rows a new column is added to. */
+  default?: unknown
 }
 
 const SQL_TYPES: Record<FieldKind, string> = {
@@ -110,6 +112,9 @@ export function columnOf (field: string, schema: TSchema): Column {
   const { base, nullable } = unwrapNullable(schema)
   const c = column(field, kindOf(field, base), nullable)
   if (c.kind === 'enum') c.enumValues = base.enum as string[]
+  // The filler of a write reads the default of the field's own schema, not of its Nullable branch.
+  const fallback = (schema as Json).default
+  if (fallback !== undefined) c.default = fallback
   return c
 }
 

@@ -39,6 +39,12 @@ export interface TableSpec {
   writable: readonly string[]
   /** Fields unique within an execution context. */
   unique: readonly string[]
+  /**
+   * A predicate that narrows every unique set to the rows it holds for (a partial unique index
+   * instead of a UNIQUE constraint), e.g. `"deletedDateTime" IS NULL` when deleted rows keep
+   * their values. Default none.
+   */
+  uniqueWhere?: string
   /** `field` references `table`'s `(ctx, id)`. */
   references: ReadonlyArray<{ field: string, table: string }>
   /** Query indexes. */
@@ -46,14 +52,17 @@ export interface TableSpec {
   /** Fields a page of the collection leaves out (its items are summaries). */
   summaryOmit: readonly string[]
   /**
-   * A deletion marks the row (`DELETED_COLUMNS`) instead of removing it; unique fields are
-   * unique among the rows not deleted, and pages leave deleted rows out unless asked.
+   * A deletion marks the row (`DELETED_COLUMNS`) instead of removing it, and pages leave deleted
+   * rows out unless asked. Unique sets then hold among the rows not deleted (`uniqueWhere`).
    */
   softDelete: boolean
 }
 
-/** A SQL string literal of a trusted value written in a definition (enum values), never of input. */
-function literal (value: string): string {
+/** The predicate of a soft-deletable table's unique sets: a deleted row keeps its values without holding them. */
+export const NOT_DELETED = '"deletedDateTime" IS NULL'
+
+/** A SQL string literal of a trusted value written in a definition (enum values, defaults), never of input. */
+export function literal (value: string): string {
   return `'${value.replaceAll("'", "''")}'`
 }
 
@@ -98,62 +107,127 @@ BEGIN
 END $collation$`
 }
 
-/** `CREATE INDEX … (ctx, <keys…>, id)`: the id ends every ordering (conventions: "Sorting"). */
-export function indexDdl (table: string, index: TableIndex): string {
+/** `CREATE INDEX … (ctx, <keys…>, id)`: the id ends every ordering (conventions: "Sorting"). `on` is the relation, default the table. */
+export function indexDdl (table: string, index: TableIndex, on = quoteIdent(table)): string {
   const keys = index.keys.map(k => k.descending ? `${k.sql} DESC` : k.sql)
-  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${quoteIdent(table)} (ctx, ${keys.join(', ')}, id)`
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(index.name)} ON ${on} (ctx, ${keys.join(', ')}, id)`
+}
+
+/** One unique set: `(ctx, field)`, a UNIQUE constraint, or a partial unique index when `where` is set. */
+export interface UniqueKey {
+  /** `constraintNames.unique`: the constraint's or the index's name, whichever form it takes. */
+  name: string
+  field: string
+  where: string | null
+}
+
+/** The unique sets of a table. */
+export function uniqueKeys (spec: Pick<TableSpec, 'table' | 'unique' | 'uniqueWhere'>): UniqueKey[] {
+  return spec.unique.map(field => ({ name: constraintNames.unique(spec.table, field), field, where: spec.uniqueWhere ?? null }))
+}
+
+/** The statement that makes a unique set on `on` (default the table) as an index, partial or not. */
+export function uniqueIndexDdl (table: string, key: UniqueKey, on = quoteIdent(table)): string {
+  const where = key.where === null ? '' : ` WHERE ${key.where}`
+  return `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(key.name)} ON ${on} (ctx, ${quoteIdent(key.field)})${where}`
+}
+
+/** An index the table needs besides its primary key: a unique set, a reference's lookup or a query index. */
+export interface PlannedIndex {
+  name: string
+  kind: 'unique' | 'reference' | 'query'
+  /** The top-level columns its keys read. */
+  columns: readonly string[]
+  /** Its keys between ctx and id when each is a column and it has no predicate, else null (an expression). */
+  plain: ReadonlyArray<{ column: string, descending: boolean }> | null
+  /** Its CREATE statement on a relation (default the table). */
+  ddl: (on?: string) => string
+}
+
+/**
+ * Every index the definition asks for: the unique sets, an index `(ctx, field)` per reference
+ * (PostgreSQL does not index the referencing side, so deleting a parent would scan) unless a
+ * declared index leads with the field and serves that lookup already, and the query indexes.
+ */
+export function plannedIndexes (spec: Pick<TableSpec, 'table' | 'unique' | 'uniqueWhere' | 'references'> & { indexes?: readonly TableIndex[] }): PlannedIndex[] {
+  const t = spec.table
+  const out: PlannedIndex[] = uniqueKeys(spec).map(key => ({
+    name: key.name,
+    kind: 'unique',
+    columns: [key.field],
+    plain: key.where === null ? [{ column: key.field, descending: false }] : null,
+    ddl: (on) => uniqueIndexDdl(t, key, on)
+  }))
+  const indexes = spec.indexes ?? []
+  const leading = new Set(indexes.map(i => (i.keys[0] as IndexKey).path))
+  for (const r of spec.references) {
+    if (leading.has(r.field)) continue
+    const name = constraintNames.index(t, r.field)
+    out.push({
+      name,
+      kind: 'reference',
+      columns: [r.field],
+      plain: [{ column: r.field, descending: false }],
+      ddl: (on = quoteIdent(t)) => `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${on} (ctx, ${quoteIdent(r.field)})`
+    })
+  }
+  for (const index of indexes) {
+    out.push({
+      name: index.name,
+      kind: 'query',
+      columns: [...new Set(index.keys.map(k => k.path.split('.')[0] as string))],
+      plain: index.keys.some(k => k.path.includes('.')) ? null : index.keys.map(k => ({ column: k.path, descending: k.descending })),
+      ddl: (on) => indexDdl(t, index, on)
+    })
+  }
+  return out
+}
+
+/** `(ctx, field)` references `table`'s `(ctx, id)`. */
+export function foreignKeyDdl (table: string, ref: { field: string, table: string }): string {
+  return `CONSTRAINT ${quoteIdent(constraintNames.foreignKey(table, ref.field))} FOREIGN KEY (ctx, ${quoteIdent(ref.field)}) REFERENCES ${quoteIdent(ref.table)} (ctx, id)`
+}
+
+/** The CHECK of an enum column: its value among the definition's. */
+export function enumCheckDdl (table: string, c: Column & { enumValues: readonly string[] }): string {
+  return `CONSTRAINT ${quoteIdent(constraintNames.check(table, c.field))} CHECK (${c.ident} IN (${c.enumValues.map(literal).join(', ')}))`
 }
 
 const columnDef = (c: Column): string => `${c.ident} ${c.sqlType}${c.nullable ? '' : ' NOT NULL'}`
 
 /**
- * The DDL of a resource table: primary key `(ctx, id)` (ctx = execution context), the
+ * The DDL of a new resource table: primary key `(ctx, id)` (ctx = execution context), the
  * server's columns, typed columns of the fields, UNIQUE `(ctx, field)`, FOREIGN KEY
  * `(ctx, field)` to the referenced table, a CHECK per enum, text in the "C" collation, and
- * the declared query indexes. Every statement is idempotent, so a changed definition that
- * adds fields or indexes re-runs it under a new migration id and only the new columns and
- * indexes appear. An index taken out of the definition is left in place: drop it with a
- * migration of your own.
+ * the indexes (`plannedIndexes`). Every statement is idempotent. A table that exists already
+ * is compared with its definition instead, and changed only where that is safe
+ * (store/table/evolve.ts).
  */
-export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'references'> & { indexes?: readonly TableIndex[], softDelete?: boolean }): string {
+export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'uniqueWhere' | 'references'> & { indexes?: readonly TableIndex[], softDelete?: boolean }): string {
   const t = spec.table
   const T = quoteIdent(t)
-  const soft = spec.softDelete === true
-  const own = soft ? [...spec.columns, ...DELETED_COLUMNS] : spec.columns
+  const own = spec.softDelete === true ? [...spec.columns, ...DELETED_COLUMNS] : spec.columns
   const defs: string[] = ['ctx text NOT NULL', ...SERVER_COLUMNS.map(columnDef), ...own.map(columnDef)]
   defs.push(`CONSTRAINT ${quoteIdent(constraintNames.primaryKey(t))} PRIMARY KEY (ctx, id)`)
-  // Among the rows not deleted only, for a soft-deletable table: a partial unique index below.
-  if (!soft) for (const f of spec.unique) defs.push(`CONSTRAINT ${quoteIdent(constraintNames.unique(t, f))} UNIQUE (ctx, ${quoteIdent(f)})`)
-  for (const r of spec.references) {
-    defs.push(`CONSTRAINT ${quoteIdent(constraintNames.foreignKey(t, r.field))} FOREIGN KEY (ctx, ${quoteIdent(r.field)}) REFERENCES ${quoteIdent(r.table)} (ctx, id)`)
+  for (const key of uniqueKeys(spec)) {
+    if (key.where === null) defs.push(`CONSTRAINT ${quoteIdent(key.name)} UNIQUE (ctx, ${quoteIdent(key.field)})`)
   }
+  for (const r of spec.references) defs.push(foreignKeyDdl(t, r))
   for (const c of spec.columns) {
-    if (c.enumValues === undefined) continue
-    defs.push(`CONSTRAINT ${quoteIdent(constraintNames.check(t, c.field))} CHECK (${c.ident} IN (${c.enumValues.map(literal).join(', ')}))`)
+    if (c.enumValues !== undefined) defs.push(enumCheckDdl(t, { ...c, enumValues: c.enumValues }))
   }
   const statements = [`CREATE TABLE IF NOT EXISTS ${T} (\n  ${defs.join(',\n  ')}\n)`]
-  // Fields added to a definition later arrive as nullable columns on existing tables.
-  for (const c of own) statements.push(`ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS ${c.ident} ${c.sqlType}`)
   // Before any index is made, so that none is built twice.
   statements.push(collationDdl(t))
-  for (const f of soft ? spec.unique : []) {
-    const name = constraintNames.unique(t, f)
-    // A table made before it was soft-deletable has the constraint: the partial index replaces it.
-    statements.push(`ALTER TABLE ${T} DROP CONSTRAINT IF EXISTS ${quoteIdent(name)}`)
-    statements.push(`CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${T} (ctx, ${quoteIdent(f)}) WHERE "deletedDateTime" IS NULL`)
+  for (const index of plannedIndexes(spec)) {
+    // A unique set without a predicate is the table's UNIQUE constraint, made above.
+    if (index.kind === 'unique' && spec.uniqueWhere === undefined) continue
+    statements.push(index.ddl())
   }
-  // The referencing side of a foreign key is not indexed by PostgreSQL: deleting a parent would
-  // scan. A declared index leading with the field serves that lookup already.
-  const leading = new Set((spec.indexes ?? []).map(i => (i.keys[0] as IndexKey).path))
-  for (const r of spec.references) {
-    if (leading.has(r.field)) continue
-    statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(constraintNames.index(t, r.field))} ON ${T} (ctx, ${quoteIdent(r.field)})`)
-  }
-  for (const index of spec.indexes ?? []) statements.push(indexDdl(t, index))
   return statements.join(';\n')
 }
 
-/** One migration per table shape: its id changes, and the idempotent DDL runs again, when the shape does. */
+/** The table's creation as a migration, its id a digest of the DDL (the resource plugin compares tables instead: store/evolve.ts). */
 export function tableMigration (spec: Parameters<typeof tableDdl>[0]): Migration {
   const sql = tableDdl(spec)
   const digest = createHash('sha256').update(sql).digest('hex').slice(0, 12)

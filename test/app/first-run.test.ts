@@ -54,7 +54,7 @@ function start (t: Test, env: Record<string, string>): Running {
         if (typeof line.msg === 'string' && line.msg.startsWith('Listening at ')) resolve(line)
       }
     })
-    void exited.then((code) => { reject(new Error(`the service exited with ${String(code)} before listening: ${err}`)) })
+    exited.then((code) => { reject(new Error(`the service exited with ${String(code)} before listening: ${err}`)) }, reject)
   })
   ready.catch(() => {})
   return { child, lines, stderr: () => err, ready, exited }

@@ -60,11 +60,12 @@ export async function build (t: Teardown, store: Store, opts: BuildOptions = {})
   await app.register(openapi)
   await app.register(query, { cursorSecret: CURSOR_SECRET })
   const resources: ResourceDefinition[] = [...(opts.resources ?? [authors, documents])]
+  const migrations = opts.migrations === undefined ? {} : { migrations: opts.migrations }
   if (opts.idempotencyNow !== undefined) {
     await app.register(idempotency, { store, now: opts.idempotencyNow, purgeInterval: 0, ...(opts.idempotencyTtl === undefined ? {} : { ttl: opts.idempotencyTtl }) })
-    await app.register(resource, { store, resources })
+    await app.register(resource, { store, resources, ...migrations })
   } else {
-    await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }) })
+    await app.register(resource, { store, resources, ...(opts.idempotencyTtl === undefined ? {} : { idempotencyTtl: opts.idempotencyTtl }), ...migrations })
   }
   t.teardown(() => app.close())
   await app.ready()

@@ -1,7 +1,7 @@
 import { defaultColumn, fieldsFromSchema } from '../../../model/fields.js'
 import type { FieldMap, OrderingTerm } from '../../../model/query.js'
 import { quoteIdent } from '../../../store/quote.js'
-import { columnOf, constraintNames, DELETED_FIELDS, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
+import { columnOf, constraintNames, DELETED_FIELDS, NOT_DELETED, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
 import { fail, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
 
@@ -93,7 +93,8 @@ export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage
     references: o.references.map(r => ({ field: r.field, table: r.resource.storage.table })),
     indexes: indexesOf(o, api),
     summaryOmit: o.summaryOmit,
-    softDelete: o.softDelete
+    softDelete: o.softDelete,
+    ...(o.softDelete ? { uniqueWhere: NOT_DELETED } : {})
   }
   return { table: o.table, spec, fields: fieldMapOf(o, api), defaultOrdering: orderingOf(o), migration: tableMigration(spec) }
 }

@@ -1,0 +1,145 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import { migrateCommand, USAGE, type MigrateIo } from '../../bin/migrate.js'
+import { createStore, evolveTables, type Store } from '../../store/index.js'
+import { databases, TEST_DATABASE_URL } from '../support/databases.js'
+import { notes } from './fixtures/notes-v1.js'
+import { resources } from './fixtures/notes-v2.js'
+
+// `svc-conventions migrate`: the same database as the service (DATA_DIR or DATABASE_URL), the
+// same files (--dir, MIGRATIONS_DIR, ./migrations); `new` writes what the comparison proposes
+// after the pending files, `up` applies the pending files once.
+
+// One case compiles the package's bin in a child process, another starts PGlite on disk.
+t.setTimeout(240_000)
+
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
+
+function capture (cwd: string, env: NodeJS.ProcessEnv): MigrateIo & { stdout: string[], stderr: string[] } {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  return { stdout, stderr, cwd, env, out: (line) => { stdout.push(line) }, err: (line) => { stderr.push(line) } }
+}
+
+t.test('usage: each mistake is a 2 with the usage; --help prints it', async t => {
+  const io = capture(t.testdir({}), {})
+  const cases: Array<[string[], string]> = [
+    [[], 'say new or up'],
+    [['down'], 'unknown command down'],
+    [['up', 'now'], 'up takes no argument, got now'],
+    [['new'], 'new takes one name, e.g. migrate new rename_title'],
+    [['new', 'a', 'b', '--resources', 'x.js'], 'new takes one name, e.g. migrate new rename_title'],
+    [['new', 'a'], 'new needs --resources: the module(s) that export your resource definitions'],
+    [['up', '--verbose'], "Unknown option '--verbose'"]
+  ]
+  for (const [argv, problem] of cases) {
+    t.equal(await migrateCommand(argv, io), 2, argv.join(' '))
+    t.equal(io.stderr.pop(), USAGE)
+    t.match(io.stderr.pop(), `svc-conventions migrate: ${problem}`)
+  }
+  t.equal(await migrateCommand(['--help'], io), 0)
+  t.same(io.stdout, [USAGE])
+  t.match(USAGE, /^usage: svc-conventions migrate new <name> --resources <module>/)
+})
+
+t.test('input errors: a module without definitions, a bad DATABASE_URL, a misnamed file', async t => {
+  const cwd = t.testdir({ migrations: { 'rename.sql': '' } })
+  const io = capture(cwd, { DATABASE_URL: 'mysql://db/x' })
+  t.equal(await migrateCommand(['new', 'x', '--resources', fixture('nothing.ts')], io), 2)
+  t.match(io.stderr.pop(), /nothing\.ts exports no resource definition \(defineResource\)$/)
+  t.equal(await migrateCommand(['new', 'x', '--resources', fixture('notes-v1.ts'), '--dir', 'elsewhere'], io), 2)
+  t.match(io.stderr.pop(), 'createStore: databaseUrl must be a postgres:// or postgresql:// URL')
+  t.equal(await migrateCommand(['up'], io), 2)
+  t.match(io.stderr.pop(), /rename\.sql must be named NNNN_<name>\.sql/)
+  t.equal(await migrateCommand(['up', '--dir', 'none'], io), 0)
+  t.same(io.stdout.pop(), 'No migration files in none.')
+})
+
+for (const db of databases) {
+  t.test(`${db.label}: new proposes the rename after the pending files, up applies each once, the service then boots`, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    // The command closes the store it opens: here it stays open for the next command.
+    const shared: Store = { ...store, close: async () => {} }
+    const cwd = t.testdir({})
+    const io = { ...capture(cwd, { MIGRATIONS_DIR: 'sql' }), store: () => shared }
+    await evolveTables(store, [notes.storage.spec])
+    await store.query('INSERT INTO cli_notes (ctx, id, etag, "createdDateTime", "modifiedDateTime", title) VALUES ($1, $2, $3, now(), now(), $4)', ['prod', 'n1', '"e"', 'kept'])
+
+    t.equal(await migrateCommand(['new', 'Rename title', '--resources', fixture('notes-v2.ts')], io), 0, io.stderr.join('\n'))
+    t.same(readdirSync(join(cwd, 'sql')), ['0001_rename_title.sql'])
+    const text = readFileSync(join(cwd, 'sql', '0001_rename_title.sql'), 'utf8')
+    t.match(text, /^-- 0001_rename_title\.sql: applied once/)
+    t.match(text, '-- table "cli_notes", column "title": in the table but not in the definition, which has a new field "name" of the same type')
+    t.match(text, 'ALTER TABLE IF EXISTS "cli_notes" RENAME COLUMN "title" TO "name";\nALTER TABLE IF EXISTS "cli_notes" RENAME CONSTRAINT "cli_notes_title_key" TO "cli_notes_name_key";')
+    t.same(io.stdout.splice(0), [
+      'Wrote sql/0001_rename_title.sql with the SQL of 1 difference: review it, then apply it with `svc-conventions migrate up` or the service\'s next start.',
+      'The next start also changes "cli_folders" by itself: created.',
+      'The next start also changes "cli_notes" by itself: added column "folderId".',
+      'The next start also changes "cli_notes" by itself: added the reference of "folderId" to "cli_folders".',
+      'The next start also changes "cli_notes" by itself: created index "cli_notes_folderId_idx".'
+    ])
+
+    writeFileSync(join(cwd, 'sql', '0002_seed.sql'), "INSERT INTO cli_notes (ctx, id, etag, \"createdDateTime\", \"modifiedDateTime\", name) VALUES ('prod', 'n2', '\"e\"', now(), now(), 'seeded')")
+    t.equal(await migrateCommand(['new', 'later', '--resources', fixture('notes-v2.ts')], io), 0, io.stderr.join('\n'))
+    t.same(io.stdout.splice(0, 2), [
+      'Wrote sql/0003_later.sql: the tables match the definitions, so it holds no statement yet; write yours.',
+      'It follows the files not applied yet: 0001_rename_title.sql, 0002_seed.sql.'
+    ], 'compared as if the pending files had run')
+    io.stdout.splice(0)
+
+    t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
+    t.same(io.stdout.splice(0), ['Applied 0001_rename_title.sql.', 'Applied 0002_seed.sql.', 'Applied 0003_later.sql.'])
+    t.equal(await migrateCommand(['up'], io), 0)
+    t.same(io.stdout.splice(0), ['Nothing to apply: the 3 files of sql were applied before.'])
+
+    writeFileSync(join(cwd, 'sql', '0004_broken.sql'), 'ALTER TABLE cli_notes RENAME COLUMN title TO heading')
+    t.equal(await migrateCommand(['up'], io), 1)
+    t.match(io.stderr.pop(), /^svc-conventions migrate: Migration 0004_broken\.sql failed and was rolled back: column "title" does not exist/)
+
+    t.same((await evolveTables(store, [...resources].reverse().map(d => d.storage.spec))).map(c => c.change), ['created', 'added column "folderId"', 'added the reference of "folderId" to "cli_folders"', 'created index "cli_notes_folderId_idx"'])
+    t.same((await store.query('SELECT id, name FROM cli_notes ORDER BY id')).rows, [{ id: 'n1', name: 'kept' }, { id: 'n2', name: 'seeded' }])
+
+    const elsewhere = mkdtempSync(join(tmpdir(), 'svc-migrate-'))
+    t.teardown(() => { rmSync(elsewhere, { recursive: true, force: true }) })
+    t.equal(await migrateCommand(['new', 'tail', '--resources', fixture('notes-v2.ts'), '--dir', elsewhere], io), 0)
+    t.equal(io.stdout.pop(), `Wrote ${join(elsewhere, '0001_tail.sql')}: the tables match the definitions, so it holds no statement yet; write yours.`, 'a path outside the working directory in full')
+  })
+}
+
+t.test('the service\'s database: DATA_DIR, relative to where the command runs', async t => {
+  const cwd = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int); INSERT INTO cli_log VALUES (1);' } })
+  const io = capture(cwd, { DATA_DIR: 'db' })
+  t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
+  t.same(io.stdout.splice(0), ['Applied 0001_start.sql.'])
+  const store = createStore({ dataDir: join(cwd, 'db') })
+  t.teardown(() => store.close())
+  t.same((await store.query('SELECT n FROM cli_log')).rows, [{ n: 1 }])
+})
+
+t.test('a server (DATABASE_URL), and the package\'s one bin routing `migrate`', { skip: TEST_DATABASE_URL === undefined ? 'PostgreSQL server not tested: set TEST_DATABASE_URL' : false }, async t => {
+  const server = TEST_DATABASE_URL as string
+  const name = `cli_${process.pid}`
+  const admin = async (sql: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: server })
+    await c.connect()
+    try { await c.query(sql) } finally { await c.end() }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  const cwd = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int); INSERT INTO cli_log VALUES (1);' } })
+  const io = capture(cwd, { DATABASE_URL: url.href })
+  t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
+  t.same(io.stdout.splice(0), ['Applied 0001_start.sql.'])
+
+  const bin = fileURLToPath(new URL('../../bin/lint.ts', import.meta.url))
+  const { stdout } = await promisify(execFile)(process.execPath, [...process.execArgv, bin, 'migrate', 'up'], { cwd, env: { ...process.env, DATABASE_URL: url.href } })
+  t.equal(stdout, 'Nothing to apply: the one file of migrations was applied before.\n')
+})
