@@ -1,12 +1,9 @@
 // The five-minute guide of the README: an existing Fastify server with two hand-written
 // routes gains the conventions by registering the suite's plugins in front of them.
-//
-//   JWT_SECRET=$(openssl rand -hex 32) node --conditions=svc-conventions-source \
-//     --import @tapjs/typescript/import examples/five-minute.ts
-//   curl -i http://localhost:3000/v1/orders/o1 -H 'user-agent: curl/8.0'   (401 problem)
-import { resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+// In this repository: AUTH_JWT_SECRET=$(openssl rand -hex 32) node --conditions=svc-conventions-source \
+//   --import @tapjs/typescript/import examples/five-minute.ts
 // #region readme-five-minute
+import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -20,7 +17,7 @@ const Order = Type.Object({
 type Order = Static<typeof Order>
 const NewOrder = Type.Omit(Order, ['id'], { additionalProperties: false })
 
-export async function build (options: FastifyServerOptions = {}, jwtSecret = process.env.JWT_SECRET): Promise<FastifyInstance> {
+export async function build (options: FastifyServerOptions = {}, jwtSecret = process.env.AUTH_JWT_SECRET): Promise<FastifyInstance> {
   // Refusals made before any plugin runs (Node's HTTP parser, the router) are problems too.
   const app = Fastify({ ...problemServerOptions, ...options }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -53,9 +50,10 @@ export async function build (options: FastifyServerOptions = {}, jwtSecret = pro
   })
   return app
 }
-// #endregion
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+// Run as a program (tests import build instead): listen on PORT, 3000 by default.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const app = await build({ logger: true })
   await app.listen({ port: Number(process.env.PORT ?? 3000) })
 }
+// #endregion

@@ -2,7 +2,7 @@
 // routes over PostgreSQL (PGlite by default, a server with DATABASE_URL), paged and filtered
 // collections, and an OpenAPI document; the lint plugin checks every route as it registers.
 //
-//   JWT_SECRET=$(openssl rand -hex 32) CURSOR_SECRET=$(openssl rand -hex 32) \
+//   AUTH_JWT_SECRET=$(openssl rand -hex 32) CURSOR_SECRET=$(openssl rand -hex 32) \
 //     node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/resource.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -55,7 +55,7 @@ export async function build (opts: BuildOptions = {}): Promise<FastifyInstance> 
   await app.register(validation)
   await app.register(conventions)
   await app.register(methods)
-  await app.register(auth, { verifier: { secret: opts.jwtSecret ?? process.env.JWT_SECRET ?? '' } })
+  await app.register(auth, { verifier: { secret: opts.jwtSecret ?? process.env.AUTH_JWT_SECRET ?? '' } })
   await app.register(openapi, { info: { title: 'Library', version: '1.0.0' } })
   // Collections: limit, signed keyset cursors, offset, filters, FIQL, ordering, search by POST.
   await app.register(query, { cursorSecret: opts.cursorSecret ?? process.env.CURSOR_SECRET ?? '' })

@@ -7,7 +7,8 @@ import { actionEntities } from './prepare.js'
 function help (action: BulkActionValue, requireIfMatch: boolean): string {
   switch (action) {
     case 'CREATE': return 'CREATE: creates an entity, as POST does; the server assigns its id, so entity has none.'
-    case 'UPDATE': return `UPDATE: replaces the existing entity named by entity.id, as PUT does; fails when there is none.${requireIfMatch ? ' ifMatch is required.' : ''}`
+    // Not a merge patch: the convention's bulk entity "matches the collection's entity schema".
+    case 'UPDATE': return `UPDATE: a full replacement of the existing entity named by entity.id, as PUT does (not a merge patch: a field left out takes its default, or null); fails when there is none.${requireIfMatch ? ' ifMatch is required.' : ''}`
     case 'CREATE_UPDATE': return `CREATE_UPDATE: replaces the entity named by entity.id, or creates it with that id, as PUT does.${requireIfMatch ? ' ifMatch is required when it exists, and must be left out when it does not.' : ''}`
     case 'DELETE': return `DELETE: deletes the entity named by entity.id (and succeeds when there is none); nothing else of entity is read.${requireIfMatch ? ' ifMatch is required.' : ''}`
   }

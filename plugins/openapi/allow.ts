@@ -25,8 +25,9 @@ function headerObjects (headers: Record<string, unknown>): Json {
 function parametersOf (facts: RouteFacts): Json[] {
   const { properties, required } = conventionHeaders(facts, undefined) as { properties: Record<string, Json>, required: string[] }
   return Object.entries(properties).map(([name, schema]) => {
-    const { description, ...rest } = schema
-    return { in: 'header', name, required: required.includes(name), description, schema: rest }
+    // As @fastify/swagger writes a route's header: its example beside the schema, so both are one shape.
+    const { description, examples, ...rest } = schema
+    return { in: 'header', name, required: required.includes(name), description, schema: rest, ...(Array.isArray(examples) ? { example: examples[0] } : {}) }
   })
 }
 

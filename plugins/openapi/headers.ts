@@ -50,7 +50,8 @@ export function conventionHeaders (facts: Pick<RouteFacts, 'methods' | 'config' 
   const properties: Record<string, unknown> = {}
   const required: string[] = []
   if (ruleOn(config, 'userAgent')) {
-    properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d' })
+    // The example fills the field of a viewer's "try it out" (a browser sends its own User-Agent, which the rule accepts).
+    properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d', examples: ['my-client/1'] })
     required.push('user-agent')
   }
   // Taken by the problem plugin on every route (conventions: Errors 4); one it cannot use is replaced, never refused.

@@ -28,6 +28,8 @@ export interface OpenApiPluginOptions {
    * collection item (`AuthorSummary`) are components already. Default `{}`.
    */
   components?: Record<string, unknown>
+  /** How a client gets a bearer token, shown with the `bearerAuth` security scheme (on the docs page's Authorize dialog). */
+  tokenHelp?: string
 }
 
 declare module 'fastify' {
@@ -107,7 +109,7 @@ function resourceComponents (fastify: FastifyInstance): Record<string, unknown> 
  * states (problem responses, conventional headers, bearer security, `x-internal`) are
  * added in `transform`, so they shape the document only and cost nothing per request.
  */
-const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true }
+const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true, tokenHelp: true }
 
 async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptions): Promise<void> {
   refuseUnknownOptions('openapi', opts, OPTION_KEYS)
@@ -117,6 +119,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   for (const s of common) if (!Number.isInteger(s) || s < 400 || s > 599) throw new TypeError(`openapi plugin: commonProblems must hold 4xx/5xx statuses, got ${String(s)}`)
   if (typeof components !== 'object' || components === null || Array.isArray(components)) throw new TypeError(`openapi plugin: components must be an object of schemas by name, got ${String(components)}`)
   if (routePrefix !== false && (typeof routePrefix !== 'string' || !routePrefix.startsWith('/'))) throw new TypeError(`openapi plugin: routePrefix must be a path or false, got ${String(routePrefix)}`)
+  if (opts.tokenHelp !== undefined && (typeof opts.tokenHelp !== 'string' || opts.tokenHelp === '')) throw new TypeError(`openapi plugin: tokenHelp must be a non-empty string, got ${String(opts.tokenHelp)}`)
 
   fastify.addSchema(Problem)
 
@@ -129,7 +132,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
       info: opts.info ?? defaults.info,
       servers: opts.servers,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', ...(opts.tokenHelp === undefined ? {} : { description: opts.tokenHelp }) } }
       },
       security: [{ bearerAuth: [] }]
     },
@@ -184,7 +187,15 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
       const allowed = allowedMethods(path)
       if (allowed === null || item.options !== undefined) continue
       const operationId = nameOperation('OPTIONS', path.replace(/\{([^}]+)\}/g, ':$1'), ctx.collections, false).operationId
-      paths[path] = { ...item, options: optionsOperation(path, operationId, allowed, facts, fastify.hasPlugin('svc-cors')) }
+      const options = optionsOperation(path, operationId, allowed, facts, fastify.hasPlugin('svc-cors'))
+      // Beside the path's other operations in a viewer's groups (its tag, `authors`), and with the
+      // path's parameters as they declare them (OpenAPI 3.1 §4.8.12.1: each template variable is declared).
+      const siblings = Object.values(item) as Json[]
+      const tags = siblings.map(op => op.tags).find(Array.isArray)
+      if (tags !== undefined) options.tags = tags
+      const pathParameters = siblings.flatMap(op => (op.parameters ?? []) as Json[]).filter(p => p.in === 'path')
+      options.parameters = [...new Map(pathParameters.map(p => [p.name, p])).values(), ...options.parameters as Json[]]
+      paths[path] = { ...item, options }
     }
   }
   const patterned = addPatterns(paths) as Json

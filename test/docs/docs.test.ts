@@ -6,7 +6,8 @@ import Fastify from 'fastify'
 import { chromium } from 'playwright-core'
 import problem from '../../plugins/problem/index.js'
 import openapi from '../../plugins/openapi/index.js'
-import docs from '../../plugins/docs/index.js'
+import docs, { operationsSorter, tagsSorter } from '../../plugins/docs/index.js'
+import { signToken } from '../../plugins/auth/sign.js'
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
 import { SECRET, listen } from '../resource/helper.js'
@@ -41,6 +42,25 @@ t.test('the page, its assets and the document need no token and no convention he
   t.equal((await app.inject({ url: '/v1/documents', headers: browser })).statusCode, 403, 'an API route still wants the User-Agent form')
 })
 
+t.test('operations sort by path and use, HEAD and OPTIONS last', async t => {
+  const op = (method: string, path: string): { get: (k: string) => string } => ({ get: (k: string) => k === 'method' ? method : path })
+  const ops = [op('options', '/a'), op('head', '/a'), op('delete', '/a/{id}'), op('get', '/b'), op('post', '/a'), op('get', '/a'), op('head', '/a/{id}')]
+  const sorted = [...ops].sort(operationsSorter).map(o => `${o.get('method')} ${o.get('path')}`)
+  t.same(sorted, ['get /a', 'post /a', 'delete /a/{id}', 'get /b', 'head /a', 'options /a', 'head /a/{id}'])
+  t.same(['default', 'documents', 'authors'].sort(tagsSorter), ['authors', 'documents', 'default'], 'untagged operations last')
+})
+
+t.test('the document says how to get a token, in its description and on the security scheme', async t => {
+  const app = await referenceApp()
+  t.teardown(() => app.close())
+  await app.ready()
+  const doc = app.swagger() as unknown as { info: { description: string }, components: { securitySchemes: { bearerAuth: { description: string } } } }
+  t.match(doc.info.description, /npm run token/)
+  t.match(doc.components.securitySchemes.bearerAuth.description, /AUTH_JWT_SECRET.*npm run token/s)
+  const bad = Fastify()
+  await t.rejects(async () => { await bad.register(openapi, { tokenHelp: '' }).ready() }, /tokenHelp must be a non-empty string/)
+})
+
 t.test('routePrefix and title options; bad options refused at registration', async t => {
   const app = Fastify()
   await app.register(problem)
@@ -59,7 +79,7 @@ t.test('routePrefix and title options; bad options refused at registration', asy
   await t.rejects(async () => { await Fastify().register(docs).ready() }, /svc-openapi/, 'needs the openapi plugin')
 })
 
-t.test('the viewer lists the operations in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}; set CHROMIUM_PATH to run the browser test` }, async t => {
+t.test('the viewer lists the operations in headless Chromium, and a call from it succeeds', { timeout: 240000, skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}; set CHROMIUM_PATH to run the browser test` }, async t => {
   const app = await referenceApp()
   t.teardown(() => app.close())
   const base = await listen(app)
@@ -92,5 +112,25 @@ t.test('the viewer lists the operations in headless Chromium', { skip: existsSyn
   for (const op of ['GET /v1/documents', 'POST /v1/documents', 'PATCH /v1/documents', 'GET /v1/documents/{documentId}', 'DELETE /v1/authors/{authorId}', 'POST /_webhooks/scanner/document-scanned']) {
     t.ok(operations.includes(op), `${op} is listed`)
   }
+  t.equal(operations[0], 'GET /v1/authors', 'the page opens on the resource operations')
+  const authors = operations.filter(o => o.includes(' /v1/authors') && !o.includes('/documents'))
+  const late = authors.findIndex(o => /^(HEAD|OPTIONS) /.test(o))
+  t.ok(late > 0 && authors.slice(late).every(o => /^(HEAD|OPTIONS) /.test(o)), 'in each group, HEAD and OPTIONS come after the other operations')
+  t.ok(operations.indexOf('GET /health') > operations.indexOf('GET /v1/documents'), 'health and the document itself come last')
+
+  // Try it: authorize with a token, then call GET /v1/authors from the page.
+  const token = signToken({ secret: SECRET, sub: 'docs-reader', scope: 'authors:read' })
+  await page.locator('.auth-wrapper .authorize').click()
+  t.match(await page.locator('.modal-ux').innerText(), /npm run token/, 'the Authorize dialog says how to get a token')
+  await page.locator('#auth-bearer-value').fill(token)
+  await page.locator('.modal-ux .auth-btn-wrapper .authorize').click()
+  await page.locator('.modal-ux .btn-done').click()
+  const block = page.locator('#operations-authors-listAuthors')
+  await block.locator('.opblock-summary').click()
+  await block.locator('.try-out__btn').click()
+  await block.locator('.execute').click()
+  await block.locator('.live-responses-table tbody .response-col_status').first().waitFor({ timeout: 30000 })
+  const status = await block.locator('.live-responses-table tbody .response-col_status').first().innerText()
+  t.match(status.trim(), /^200/, 'the call from the page succeeds')
   t.same(outside, [], 'nothing fetched from outside the service')
 })

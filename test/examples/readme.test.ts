@@ -1,15 +1,24 @@
 import { readdir, readFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import t from 'tap'
 import { fencedBlocks, regions } from './samples.js'
 
-// Every TypeScript sample of the README is an example file, or a marked region of one, byte
-// for byte: the example tests compile and run them, so the README cannot drift from working code.
+// Every TypeScript sample of the README and of docs/ is an example file, or a marked region of
+// one, byte for byte: the example tests compile and run them, so the docs cannot drift from working code.
 const root = join(import.meta.dirname, '..', '..')
 
-t.test('every ```ts block of the README is an example, or a region of one, byte for byte', async (t) => {
-  const readme = await readFile(join(root, 'README.md'), 'utf8')
-  const files = (await readdir(join(root, 'examples'))).filter(f => f.endsWith('.ts')).sort()
+/** README.md and every Markdown file under docs/, by path. */
+async function pages (): Promise<string[]> {
+  const found = ['README.md']
+  for (const entry of await readdir(join(root, 'docs'), { recursive: true })) {
+    if (entry.endsWith('.md')) found.push(relative(root, join(root, 'docs', entry)))
+  }
+  return found.sort()
+}
+
+t.test('every ```ts block of the README and of docs/ is an example, or a region of one, byte for byte', async (t) => {
+  // examples/client/ holds the typed client of docs/client.md, beside its generated types.
+  const files = (await readdir(join(root, 'examples'), { recursive: true })).filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts')).sort()
   const samples = new Map<string, string>()
   for (const file of files) {
     const source = await readFile(join(root, 'examples', file), 'utf8')
@@ -17,19 +26,22 @@ t.test('every ```ts block of the README is an example, or a region of one, byte 
     for (const region of regions(source, `examples/${file}`)) samples.set(`examples/${file} #region ${region.name}`, region.code)
   }
 
-  const blocks = fencedBlocks(readme)
-  t.ok(blocks.length >= 4, 'the README shows the examples')
   const used = new Set<string>()
-  for (const block of blocks) {
-    const match = [...samples].find(([, code]) => code === block.code)
-    if (match !== undefined) used.add(match[0])
-    t.ok(match, `README.md line ${block.line} (${block.heading}) is an example file or a readme-* region of one`, {
-      block: block.code.split('\n')[0],
-      fix: 'copy the block from examples/, or mark the region it comes from with // #region readme-<name> … // #endregion'
-    })
+  let count = 0
+  for (const page of await pages()) {
+    for (const block of fencedBlocks(await readFile(join(root, page), 'utf8'))) {
+      count++
+      const match = [...samples].find(([, code]) => code === block.code)
+      if (match !== undefined) used.add(match[0])
+      t.ok(match, `${page} line ${block.line} (${block.heading}) is an example file or a readme-* region of one`, {
+        block: block.code.split('\n')[0],
+        fix: 'copy the block from examples/, or mark the region it comes from with // #region readme-<name> … // #endregion'
+      })
+    }
   }
+  t.ok(count >= 10, 'the README and the plugin pages show the examples')
   const unused = [...samples.keys()].filter(name => name.includes('#region') && !used.has(name))
-  t.same(unused, [], 'every readme-* region appears in the README')
+  t.same(unused, [], 'every readme-* region appears in the README or a page of docs/')
 })
 
 t.test('the examples import the suite by its package name, as users do', async (t) => {

@@ -29,7 +29,7 @@ async function startExample (t: Test, file: string, env: Record<string, string>)
 }
 
 t.test('examples/five-minute.ts listens alone and answers problems', async (t) => {
-  const base = await startExample(t, 'five-minute.ts', { JWT_SECRET: 'a test secret of at least thirty-two bytes' })
+  const base = await startExample(t, 'five-minute.ts', { AUTH_JWT_SECRET: 'a test secret of at least thirty-two bytes' })
   const res = await fetch(`${base}/v1/orders/1`, { headers: { 'user-agent': 'standalone-test/1.0' } })
   t.equal(res.status, 401)
   t.match(res.headers.get('content-type'), /^application\/problem\+json/)

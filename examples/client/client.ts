@@ -1,0 +1,36 @@
+// A typed client of the reference service: types generated from its /openapi.json by
+// openapi-typescript, calls made with openapi-fetch. docs/client.md shows it; the types file
+// is generated, not kept in the repository:
+//   npx openapi-typescript http://127.0.0.1:3000/openapi.json -o examples/client/reference-api.d.ts
+// #region readme-client-setup
+import createClient from 'openapi-fetch'
+import type { components, paths } from './reference-api.js'
+
+export type Author = components['schemas']['Author']
+export type DocumentSummary = components['schemas']['DocumentSummary']
+export type Problem = components['schemas']['Problem']
+
+/** A client that sends the token and the convention's User-Agent form (Node's fetch sends `node`: 403). */
+export function referenceClient (baseUrl: string, token: string): ReturnType<typeof createClient<paths>> {
+  return createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
+}
+
+// The document makes User-Agent a required header of every operation, so each call names it.
+const header = { 'user-agent': 'reference-client/1' }
+// #endregion
+
+// #region readme-client-calls
+/** Creates an author and lists its invoices; the failures come back as typed problems. */
+export async function authorWithInvoices (client: ReturnType<typeof referenceClient>, name: string, email: string): Promise<{ author: Author, invoices: DocumentSummary[] } | Problem> {
+  const created = await client.POST('/v1/authors', { params: { header }, body: { name, email } })
+  // A 4xx or 5xx: `error` is the problem body (title, status, detail, requestId, context).
+  if (created.error !== undefined) return created.error
+  const author = created.data
+
+  const listed = await client.GET('/v1/documents', {
+    params: { header, query: { authorId: [author.id], kind: ['INVOICE'], ordering: ['-createdDateTime'], limit: 20 } }
+  })
+  if (listed.error !== undefined) return listed.error
+  return { author, invoices: listed.data.results }
+}
+// #endregion
