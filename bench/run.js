@@ -13,15 +13,17 @@ import { runTrivial } from './trivial.js'
 import { runCollection } from './collection.js'
 import { runResource } from './resource.js'
 import { runBulk } from './bulk.js'
+import { runJob } from './job.js'
 import { seed } from './seed.js'
 
-const ALL = ['trivial', 'pages', 'item', 'bulk']
+const ALL = ['trivial', 'pages', 'item', 'bulk', 'job']
 const cases = (process.env.BENCH_CASES ?? ALL.join(',')).split(',').map((c) => c.trim())
 for (const c of cases) if (!ALL.includes(c)) throw new Error(`BENCH_CASES: unknown case ${c} (known: ${ALL.join(', ')})`)
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1_000_000)
 const bulkRounds = Number(process.env.BENCH_BULK_ROUNDS ?? 20)
+const jobRounds = Number(process.env.BENCH_JOB_ROUNDS ?? 5)
 // Settings below the defaults: the table says so.
-const smoke = settings.rounds < 10 || settings.duration < 2 || settings.processes < 5 || documents < 1_000_000 || bulkRounds < 20
+const smoke = settings.rounds < 10 || settings.duration < 2 || settings.processes < 5 || documents < 1_000_000 || bulkRounds < 20 || jobRounds < 5
 const started = Date.now()
 const loadBefore = os.loadavg()
 const log = (line) => process.stderr.write(line + '\n')
@@ -99,6 +101,14 @@ if (cases.some((c) => c !== 'trivial')) {
       const what = '100 documents created'
       row(what, '100 sequential POSTs', of(r.posts), '1 (baseline)')
       guarded(what, 'one bulk PATCH, ATOMIC', of(r.bulk), r.posts.ms.map((ms, i) => ms / r.bulk.ms[i]), 10, { of: '× as fast', digits: 1, unit: '×' })
+    }
+    if (cases.includes('job')) {
+      log('10,000 documents: one asynchronous ATOMIC bulk vs 100 bulks of 100')
+      const r = await runJob({ url, rounds: jobRounds, log })
+      const of = (s) => ({ rate: `${fmt(10_000 / (median(s.ms) / 1000), 0)} documents/s`, p50: median(s.ms), p99: Math.max(...s.ms), cpu: median(s.cpu), rss: s.rss })
+      const what = '10,000 documents created'
+      row(what, '100 ATOMIC bulks of 100, one after another', of(r.bulks), '1 (baseline)')
+      guarded(what, 'one asynchronous ATOMIC bulk (a job)', of(r.job), r.bulks.ms.map((ms, i) => ms / r.job.ms[i]), 0.8, { of: ' of the entity rate' })
     }
   } finally {
     await database.close()

@@ -5,8 +5,9 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit,
-  conditional, evaluateRead, openapi, docs, lint, bulk, Id
+  conditional, evaluateRead, openapi, docs, lint, bulk, jobs, query, createStore, Id
 } from 'svc-conventions'
+import { randomUUID } from 'node:crypto'
 import { build as buildLibrary } from './resource.js'
 
 // #region readme-plugin-problem
@@ -148,6 +149,40 @@ export async function lintExample (): Promise<FastifyInstance> {
   await app.register(lint, { mode: 'error' })
   // Refused at registration: "isActive" is a boolean with an is- prefix [boolean-name].
   app.get('/v1/flags', { schema: { response: { 200: Type.Object({ isActive: Type.Boolean() }) } } }, async () => ({ isActive: true }))
+  return app
+}
+// #endregion
+
+// #region readme-plugin-jobs
+export async function jobsExample (secret: string): Promise<FastifyInstance> {
+  const store = createStore({ dataDir: 'memory' })
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(conventions) // the execution context a job belongs to
+  await app.register(auth, { verifier: { secret } })
+  await app.register(query, { cursorSecret: 'an example cursor secret' }) // pages of GET /v1/jobs
+  await app.register(jobs, { store, path: '/v1/jobs', readScopes: { reports: ['reports:read'] } })
+  // The work: any instance runs it, each unit in a transaction that holds the job.
+  app.jobs.define('REPORT', async (run) => {
+    const rows = await run.transaction(async (tx) => (await tx.query('SELECT count(*)::int AS n FROM jobs')).rows)
+    return { result: { jobs: rows[0]?.n }, completedCount: 1 }
+  })
+  app.post('/v1/reports', { config: { auth: { scopes: ['reports:write'] } } }, async (request, reply) => {
+    // The job is written in the transaction that accepts the work: it exists exactly when that commits.
+    const job = await store.transaction(async (tx) => await app.jobs.enqueue(tx, {
+      ctx: request.executionContext,
+      id: randomUUID(),
+      kind: 'REPORT',
+      collection: 'reports',
+      subject: request.principal?.sub ?? '',
+      input: {},
+      operationCount: 1,
+      requestId: request.requestId
+    }))
+    app.jobs.wake()
+    return reply.accepted(job) // 202, Link: </v1/jobs/<id>>; rel="monitor", the job
+  })
+  app.addHook('onClose', async () => { await store.close() })
   return app
 }
 // #endregion

@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
+// Each test starts the service as a user does, several times: minutes on a busy machine.
+t.setTimeout(600_000)
+
 // The way in, as a new user meets it: the built service (dist/, made at install; tap's `before`
 // keeps it current) started with node as `npm start` does, and `npm run token`. Timings are
 // printed as comments, never asserted: bench/first-run.js measures them.

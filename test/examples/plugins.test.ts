@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import {
   problemExample, validationExample, conventionsExample, corsExample, methodsExample, authExample, rateLimitExample,
-  conditionalExample, bulkExample, openapiExample, docsExample, lintExample
+  conditionalExample, bulkExample, openapiExample, docsExample, lintExample, jobsExample
 } from '../../examples/plugins.js'
 import { signToken } from '../../plugins/auth/sign.js'
 
@@ -95,4 +95,26 @@ t.test('docs', async t => answers(t, docsExample, [
 
 t.test('lint', async t => {
   await t.rejects(lintExample().then(async app => { await app.ready() }), /isActive/)
+})
+
+t.test('jobs', async t => {
+  const app = await jobsExample(secret)
+  t.teardown(() => app.close())
+  const headers = { ...ua, authorization: `Bearer ${signToken({ secret, sub: 'ann', scope: 'reports:read reports:write' })}` }
+  const res = await app.inject({ method: 'POST', url: '/v1/reports', headers })
+  t.equal(res.statusCode, 202)
+  const job = res.json()
+  t.equal(res.headers.link, `</v1/jobs/${job.id as string}>; rel="monitor"`)
+  t.match(job, { kind: 'REPORT', collection: 'reports', createdBy: 'ann' })
+  for (let i = 0; ; i++) {
+    const now = (await app.inject({ url: `/v1/jobs/${job.id as string}`, headers })).json()
+    if (now.status === 'SUCCEEDED') {
+      t.same(now.result, { jobs: 1 }, 'the job ran, counting itself')
+      break
+    }
+    t.ok(i < 3000, 'the job ends')
+    if (i >= 3000) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal((await app.inject({ url: '/v1/jobs', headers })).json().results.length, 1, 'listed')
 })

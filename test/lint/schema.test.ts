@@ -96,3 +96,29 @@ t.test('media types', async t => {
   for (const [type, ok] of cases) t.equal(checkMediaType(type) === null, ok, type)
   t.match(checkMediaType('application/vnd.acme+json'), /application\/vnd\.svc-<name>/)
 })
+
+t.test('nesting: at most three levels of nested objects in a response, and in filter and ordering paths', async t => {
+  const obj = (inner?: unknown): Record<string, unknown> => ({ type: 'object', properties: inner === undefined ? {} : { inner } })
+  const three = obj(obj(obj()))
+  const four = obj(obj(obj(obj())))
+  const nesting = (schema: unknown, opts: Parameters<typeof lintSchema>[1] = { root: 'response' }): string[] =>
+    lintSchema(schema, opts).filter(v => v.rule === 'nesting-depth').map(v => v.path)
+  const cases: Array<[string, unknown, string[]]> = [
+    ['three levels', three, []],
+    ['four levels', four, ['#']],
+    ['arrays add no level', obj({ type: 'array', items: obj(obj()) }), []],
+    ['a branch of anyOf counts', obj({ anyOf: [{ type: 'null' }, obj(obj())] }), ['#']],
+    ['additionalProperties counts', obj({ type: 'object', additionalProperties: obj(obj()) }), ['#']],
+    ['a collection counts its items from their root', { type: 'object', properties: { results: { type: 'array', items: three }, paging: { type: 'object' } } }, []],
+    ['a collection item too deep', { type: 'object', properties: { results: { type: 'array', items: four }, paging: { type: 'object' } } }, ['#/properties/results/items']],
+    ['a bulk response counts its operations from their root', { type: 'object', properties: { operations: { type: 'array', items: three }, status: { type: 'string' } } }, []],
+    ['results without paging is no envelope', { type: 'object', properties: { results: { type: 'array', items: three } } }, ['#']]
+  ]
+  for (const [name, schema, paths] of cases) t.same(nesting(schema), paths, name)
+  t.same(nesting(four, {}), [], 'only responses are measured')
+  t.match(lintSchema(four, { root: 'response' }).find(v => v.rule === 'nesting-depth')?.message, /at most 3 levels of nested objects, and this one has 4/)
+  t.same(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c' }), [], 'a path of three levels')
+  t.same(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c.d', path: '#/query' }), ['#/query'], 'a filter path of four')
+  t.same(nesting({ type: 'array', items: { type: 'string', enum: ['a.b', '-a.b.c.d'] } }, { name: 'ordering' }), ['#'], 'an ordering value of four')
+  t.same(nesting({ type: 'string', enum: ['-a.b.c'] }, { name: 'ordering' }), [], 'an ordering value of three')
+})

@@ -1,0 +1,91 @@
+import t from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { regions } from '../examples/samples.js'
+
+// The package as a user gets it: packed, installed from the tarball with only its peers into an
+// empty project, type-checked there with the README's five-minute sample, which then runs from
+// ES modules; the same conventions work from CommonJS through require().
+const run = promisify(execFile)
+const root = join(import.meta.dirname, '..', '..')
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+const SECRET = 'a packed-install secret of at least 32 bytes'
+
+t.setTimeout(600_000)
+
+t.test('packed, installed with its peers, type-checked and run from ESM and CommonJS', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pack-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  // dist/ is built before the tests run (.taprc `before`); the prepack script would rebuild it
+  // under the other tests' feet.
+  const { stdout } = await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 })
+  const packed = (JSON.parse(stdout) as Array<{ filename: string, files: Array<{ path: string }> }>)[0]
+  if (packed === undefined) throw new Error('npm pack wrote nothing')
+  const files = packed.files.map(f => f.path)
+  t.ok(files.includes('dist/plugins/problem/index.js') && files.includes('dist/plugins/problem/index.d.ts'), 'the built plugins and their types')
+  t.same(files.filter(f => /^(dist\/)?(app|config|server|tracing)\.(ts|js)$|^(dist\/)?routes\/|^(dist\/)?bin\/token\./.test(f)), [], 'not the reference service, nor its development secrets')
+
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true, type: 'module' }))
+  const peers = ['fastify', '@sinclair/typebox', '@fastify/type-provider-typebox', 'typescript', '@types/node'].map(name => `${name}@${pkg.devDependencies[name] ?? 'latest'}`)
+  await run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed.filename), ...peers], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+
+  // The sample exactly as the README prints it.
+  const sample = regions(readFileSync(join(root, 'examples', 'five-minute.ts'), 'utf8'), 'five-minute.ts').find(r => r.name === 'readme-five-minute')
+  if (sample === undefined) throw new Error('no readme-five-minute region')
+  writeFileSync(join(dir, 'server.ts'), sample.code)
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+    files: ['server.ts']
+  }))
+  const tsc = join(dir, 'node_modules', 'typescript', 'bin', 'tsc')
+  const checked = await run(process.execPath, [tsc, '-p', dir], { cwd: dir }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
+  t.equal(checked, '', 'tsc over the sample and the package types: no error')
+
+  // ESM: the compiled sample listens; a token signed with the package's signToken passes its auth.
+  const child = spawn(process.execPath, [join(dir, 'out', 'server.js')], { cwd: dir, env: { ...process.env, AUTH_JWT_SECRET: SECRET, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill() })
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      const m = /listening at http:\/\/[^:]+:(\d+)/i.exec(out)
+      if (m !== null) resolve(Number(m[1]))
+    })
+    child.once('exit', (code) => { reject(new Error(`the sample exited with ${String(code)}: ${out}`)) })
+  })
+  const token = (await run(process.execPath, ['--input-type=module', '-e', `import { signToken } from 'svc-conventions'\nprocess.stdout.write(signToken({ secret: ${JSON.stringify(SECRET)}, sub: 'me', scope: 'orders:read orders:write' }))`], { cwd: dir })).stdout
+  const headers = { 'user-agent': 'pack-test/1', 'content-type': 'application/json' }
+  const created = await fetch(`http://127.0.0.1:${port}/v1/orders`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: JSON.stringify({ item: 'pen', quantity: 2 }) })
+  t.equal(created.status, 201, 'ESM: created')
+  const refused = await fetch(`http://127.0.0.1:${port}/v1/orders/1`, { headers })
+  t.equal(refused.status, 401, 'ESM: no token, 401')
+  t.match(refused.headers.get('content-type'), /^application\/problem\+json/)
+
+  // CommonJS: require() of the root and of a subpath, the same plugins, the same answers.
+  writeFileSync(join(dir, 'check.cjs'), `
+const Fastify = require('fastify')
+const { problem, conventions, methods, problems } = require('svc-conventions')
+const alone = require('svc-conventions/problem')
+async function main () {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(conventions)
+  await app.register(methods)
+  app.get('/v1/things/:id', async () => { throw problems.notFound('There is no such thing.') })
+  const missing = await app.inject({ url: '/v1/things/1', headers: { 'user-agent': 'cjs/1' } })
+  const noAgent = await app.inject({ url: '/v1/things/1' })
+  const wrong = await app.inject({ method: 'DELETE', url: '/v1/things/1', headers: { 'user-agent': 'cjs/1' } })
+  console.log(JSON.stringify({ same: alone.default === problem || alone.problem === problem, answers: [missing.statusCode, noAgent.statusCode, wrong.statusCode], type: missing.headers['content-type'] }))
+  await app.close()
+}
+main().catch((err) => { console.error(err); process.exit(1) })
+`)
+  const cjs = JSON.parse((await run(process.execPath, [join(dir, 'check.cjs')], { cwd: dir })).stdout) as { same: boolean, answers: number[], type: string }
+  t.same(cjs.answers, [404, 403, 405], 'CommonJS: a problem, a missing User-Agent, a method not allowed')
+  t.match(cjs.type, /^application\/problem\+json/)
+  t.ok(cjs.same, 'the subpath exports the plugin the root does')
+})
