@@ -169,7 +169,8 @@ t.test('shared schemas become components with $refs; resources give entities wit
   // What the resource plugin decorates: the served definitions by collection.
   const widget = { name: 'widget', entity: Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) }), summaryEntity: Type.Object({ id: Type.String({ examples: ['w-1'] }) }) }
   const odd = { name: 'odd', entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summaryEntity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }) }
-  app.decorate('resources', new Map([['widgets', { definition: widget }], ['odds', { definition: odd }]]) as never)
+  const served = (d: { name: string, entity: unknown, summaryEntity: unknown }): unknown => ({ definition: { name: d.name, api: { entity: d.entity, summary: d.summaryEntity } } })
+  app.decorate('resources', new Map([['widgets', served(widget)], ['odds', served(odd)]]) as never)
   await app.register(openapi, { components: { Thing } })
   app.get('/things/:id', { schema: { response: { 200: Thing } } }, async () => ({ id: '1', size: 1 }))
   app.get('/things', { schema: { response: { 200: Type.Object({ results: Type.Array(Thing) }) } } }, async () => ({ results: [] }))
@@ -193,5 +194,5 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
-    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components$/)
+    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp$/)
 })
