@@ -82,10 +82,14 @@ for (const db of databases) {
       const [ann] = await insert(old, 'authors', [{ name: 'Ann', email: 'ann@example.com', active: true }])
       await insert(old, 'documents', [{ name: 'A doc', authorId: ann, status: 'DRAFT', kind: 'INVOICE', pageCount: 1, tags: ['x'], pages: '[]' }])
       const changes = await evolveTables(old, specs(authors, documents))
+      // Documents became soft-deletable since: their deletion columns, and names unique among the rows not deleted.
       t.same(changes.map(c => c.change), [
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, email',
-        'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint'
-      ], 'only the collation step')
+        'added column "deletedDateTime"',
+        'added column "deletedBy"',
+        'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint',
+        'the unique set of "name" holds only where "deletedDateTime" IS NULL'
+      ], 'the collation step, and soft deletion')
       t.same(await evolveTables(old, specs(authors, documents)), [])
       t.same((await old.query('SELECT name FROM documents')).rows, [{ name: 'A doc' }], 'rows intact')
 
