@@ -1,7 +1,8 @@
 import type { CollectionQuery, FieldMap } from '../model/query.js'
+import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { compileSql, selectStatement } from './sql-query.js'
-import type { Migration, Queryable } from './types.js'
+import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a job stands: waiting to be claimed, running on an instance, or ended. */
 export type JobStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED'
@@ -80,12 +81,21 @@ export class JobTable {
   readonly steps: string
   private readonly T: string
   private readonly S: string
+  private readonly purger: Purge
 
-  constructor (table = 'jobs') {
+  /** `retention`: milliseconds an ended job (and its steps) is kept after it ended. */
+  constructor (table = 'jobs', retention = 7 * 24 * 60 * 60 * 1000) {
     this.table = table
     this.steps = `${table}_steps`
     this.T = quoteIdent(table)
     this.S = quoteIdent(this.steps)
+    // Open jobs have no completed_at: only ended ones are ever past keeping.
+    this.purger = new Purge({ table, column: 'completed_at', retention })
+  }
+
+  /** Deletes the jobs that ended longer than the retention ago, their steps with them (store/purge.ts). `now` replaces the database's clock. */
+  async purge (store: Store, now: Date | null = null): Promise<PurgeResult> {
+    return await this.purger.run(store, now)
   }
 
   migrations (): Migration[] {
@@ -115,6 +125,7 @@ export class JobTable {
       );
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${t}_open_idx`)} ON ${this.T} (created_at, ctx, id) WHERE status IN ('PENDING', 'RUNNING');
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${t}_subject_idx`)} ON ${this.T} (ctx, subject, created_at DESC, id DESC);
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${t}_ended_idx`)} ON ${this.T} (completed_at) WHERE completed_at IS NOT NULL;
       CREATE TABLE IF NOT EXISTS ${this.S} (
         ctx text COLLATE "C" NOT NULL,
         job_id text COLLATE "C" NOT NULL,

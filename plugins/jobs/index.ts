@@ -37,6 +37,10 @@ export interface JobsPluginOptions {
   maxAttempts?: number
   /** Table name (its steps are in `<table>_steps`). Default `jobs`. */
   table?: string
+  /** How long an ended job stays readable, in ms; then it is deleted with its steps. Default 7 days. */
+  retention?: number
+  /** How often ended jobs past the retention are deleted, in ms; 0 never. Default the retention, at most 1 h. */
+  purgeInterval?: number
 }
 
 /** What other plugins and handlers use: define kinds of work, enqueue jobs. */
@@ -75,8 +79,9 @@ declare module 'fastify' {
   }
 }
 
-const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 1000, concurrency: 1, maxAttempts: 5, table: 'jobs' }
-const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true }
+const HOUR = 60 * 60 * 1000
+const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 1000, concurrency: 1, maxAttempts: 5, table: 'jobs', retention: 7 * 24 * HOUR }
+const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true, retention: true, purgeInterval: true }
 const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 
 function positiveInteger (name: string, value: unknown): number {
@@ -124,8 +129,23 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
     throw new TypeError(`jobs plugin: readScopes must be an object of scope lists by collection, got ${JSON.stringify(given)}`)
   }
 
-  const table = new JobTable(tableName)
+  const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
+  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
+  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`jobs plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+
+  const table = new JobTable(tableName, retention)
   await migrate(store, table.migrations())
+  // Ended jobs go after their retention, in batches, by one instance at a time (store/purge.ts).
+  if (purgeInterval > 0) {
+    const timer = setInterval(() => {
+      table.purge(store).then(
+        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'jobs: ended jobs past their retention deleted') },
+        (err: unknown) => { fastify.log.warn({ err }, 'jobs: deleting ended jobs failed; trying again later') }
+      )
+    }, purgeInterval)
+    timer.unref()
+    fastify.addHook('onClose', async () => { clearInterval(timer) })
+  }
   const handlers = new Map<string, JobHandler>()
   const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, log: fastify.log })
   const prefix = fastify.prefix.endsWith('/') ? fastify.prefix.slice(0, -1) : fastify.prefix

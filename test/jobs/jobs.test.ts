@@ -34,6 +34,9 @@ t.test('options that cannot work are refused at registration, naming the option'
     [{ store, maxAttempts: '3' }, /maxAttempts must be a positive integer/],
     [{ store, table: 'Jobs' }, /^jobs plugin: table must be a lowercase SQL name/],
     [{ store, readScopes: { things: 'things:read' } }, /^jobs plugin: readScopes must be an object of scope lists/],
+    [{ store, retention: 0 }, /^jobs plugin: retention must be a positive integer, got 0/],
+    [{ store, purgeInterval: -1 }, /^jobs plugin: purgeInterval must be a non-negative integer of milliseconds, got -1/],
+    [{ store, purgeInterval: 1.5 }, /purgeInterval must be a non-negative integer/],
     [{ store, leaseMilis: 5 }, /^jobs plugin: unknown option leaseMilis \(did you mean leaseMillis\?\)/]
   ]
   for (const [opts, message] of table) {
@@ -256,4 +259,48 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   broken = false
   const row = await app.jobs.table.get(real, 'prod', 'user-1', id)
   t.equal(row?.status, 'RUNNING', 'still RUNNING, under a lease that runs out: another run takes it up')
+})
+
+t.test('ended jobs go after their retention, with their steps; open ones stay', async t => {
+  const store = await pglite.create(t)
+  const app = await build(t, store, { retention: 1, purgeInterval: 20 }, {
+    ECHO: async (run) => {
+      await run.transaction(async (tx) => { await run.record(tx, [{ step: 0, outcome: 'done' }]) })
+      return { result: 'done', completedCount: 1 }
+    }
+  })
+  const ended = crypto.randomUUID()
+  const open = crypto.randomUUID()
+  await store.transaction(async (tx) => {
+    await app.jobs.enqueue(tx, { ctx: 'prod', id: ended, kind: 'ECHO', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null })
+    // A kind no handler of this instance runs: it stays PENDING.
+    await app.jobs.enqueue(tx, { ctx: 'prod', id: open, kind: 'ELSEWHERE', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null })
+  })
+  app.jobs.wake()
+  await eventually(async () => (await app.jobs.table.get(store, 'prod', 'user-1', ended)) === null)
+  t.same([...(await app.jobs.table.stepsOf(store, 'prod', ended)).keys()], [], 'its steps too')
+  t.equal((await app.jobs.table.get(store, 'prod', 'user-1', open))?.status, 'PENDING', 'an open job stays, however old')
+  t.same(await app.jobs.table.purge(store, new Date(Date.now() + 365 * 24 * 3600 * 1000)), { deleted: 0, skipped: false }, 'nothing else to delete, even a year on')
+})
+
+t.test('a purge that fails is tried again later', async t => {
+  const real = await pglite.create(t)
+  let attempts = 0
+  const store = {
+    kind: real.kind,
+    location: real.location,
+    query: async (text: string, params?: unknown[]) => await real.query(text, params),
+    transaction: async (fn: Parameters<Store['transaction']>[0]) => {
+      // Migrations first; then every purge fails.
+      if (!purging) return await real.transaction(fn)
+      attempts++
+      throw new Unavailable('The database is unavailable.')
+    },
+    ready: async () => { await real.ready() },
+    close: async () => {}
+  } as unknown as Store
+  let purging = false
+  await build(t, store, { worker: false, purgeInterval: 20 }, {}, () => { purging = true })
+  await eventually(async () => attempts >= 2)
+  t.ok(attempts >= 2, 'again, on the next tick')
 })

@@ -266,3 +266,56 @@ t.test('resource plugin: options are checked at registration', async t => {
   }
   t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
 })
+
+t.test('actions, softDelete and subCollections: what cannot work is refused, naming the option', async t => {
+  const fields = {
+    name: Type.String(),
+    status: UpperSnakeEnum(['DRAFT', 'PUBLISHED', 'ARCHIVED'], { default: 'DRAFT' }),
+    publishedDateTime: Nullable(DateTime()),
+    note: Nullable(Type.String()),
+    lines: Type.Array(Type.Object({ number: Int32({ minimum: 1, maximum: 100 }), text: Nullable(Type.String()) }), { default: [] }),
+    optionalKey: Type.Array(Type.Object({ n: Nullable(Int32({ minimum: 1, maximum: 100 })) }), { default: [] }),
+    boolKey: Type.Array(Type.Object({ b: Type.Boolean() }), { default: [] }),
+    scalars: Type.Array(Type.String(), { default: [] })
+  }
+  const of = (extra: Record<string, unknown>): unknown => defineResource({ ...base, fields, ...extra } as never)
+  const publish = { from: ['DRAFT'], to: 'PUBLISHED' }
+  const table: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['softDelete not a boolean', { softDelete: 'yes' }, /^defineResource: softDelete must be a boolean, got "yes"$/],
+    ['actions not an object', { actions: [publish] }, /^defineResource: actions must be an object of actions by name/],
+    ['an action name in capitals', { actions: { Publish: publish } }, /^defineResource: actions must be action names in lowercase letters, digits and -, got "Publish"/],
+    ['an action named restore', { softDelete: true, actions: { restore: publish } }, /^defineResource: actions\.restore must be another name: restore is the action of a soft-deletable resource/],
+    ['an action that is no object', { actions: { publish: 'PUBLISHED' } }, /^defineResource: actions\.publish must be \{ from, to, field\?, set\?, summary\? \}/],
+    ['a field that does not exist', { actions: { publish: { ...publish, field: 'state' } } }, /^defineResource: actions\.publish\.field must be one of the fields \(name, status/],
+    ['a field that is no enum', { actions: { publish: { ...publish, field: 'name' } } }, /^defineResource: actions\.publish\.field must be an enum field, whose values are the states, got "name"/],
+    ['from empty', { actions: { publish: { ...publish, from: [] } } }, /^defineResource: actions\.publish\.from must be a non-empty list of states of status \(DRAFT, PUBLISHED, ARCHIVED\)/],
+    ['from not a list', { actions: { publish: { ...publish, from: 'DRAFT' } } }, /actions\.publish\.from must be a non-empty list/],
+    ['from an unknown state', { actions: { publish: { ...publish, from: ['GONE'] } } }, /actions\.publish\.from must be a non-empty list of states/],
+    ['to an unknown state', { actions: { publish: { ...publish, to: 'GONE' } } }, /^defineResource: actions\.publish\.to must be a state of status \(DRAFT, PUBLISHED, ARCHIVED\), got "GONE"/],
+    ['set of the state field', { actions: { publish: { ...publish, set: { status: 'ARCHIVED' } } } }, /^defineResource: actions\.publish\.set must be fields other than status, got "status"/],
+    ['set of an unknown field', { actions: { publish: { ...publish, set: { when: 'now' } } } }, /actions\.publish\.set must be fields other than status, got "when"/],
+    ['now on a field that is no date-time', { actions: { publish: { ...publish, set: { note: 'now' } } } }, /^defineResource: actions\.publish\.set\.note must be a value, or 'now' on a date-time field, got "now"/],
+    ['subCollections not an object', { subCollections: ['lines'] }, /^defineResource: subCollections must be an object of \{ key \} by array field/],
+    ['a sub-collection that is no field', { subCollections: { rows: { key: 'number' } } }, /^defineResource: subCollections must be array fields \(name, status/],
+    ['a sub-collection of scalars', { subCollections: { scalars: { key: 'number' } } }, /^defineResource: subCollections must be array fields of objects, got "scalars"/],
+    ['a field that is no array', { subCollections: { name: { key: 'number' } } }, /subCollections must be array fields of objects, got "name"/],
+    ['no key', { subCollections: { lines: {} } }, /^defineResource: subCollections\.lines\.key must be a property of its items \(number, text\)/],
+    ['no options', { subCollections: { lines: null } }, /^defineResource: subCollections\.lines\.key must be a property of its items/],
+    ['an unknown key', { subCollections: { lines: { key: 'id' } } }, /subCollections\.lines\.key must be a property of its items \(number, text\), got "id"/],
+    ['a key that may be null', { subCollections: { optionalKey: { key: 'n' } } }, /^defineResource: subCollections\.optionalKey\.key must be a string or integer property that cannot be null, got "n"/],
+    ['a key that is no string or integer', { subCollections: { boolKey: { key: 'b' } } }, /subCollections\.boolKey\.key must be a string or integer property that cannot be null, got "b"/]
+  ]
+  for (const [name, extra, message] of table) t.throws(() => of(extra), message, name)
+
+  const plain = of({}) as ResourceDefinition
+  t.same(plain.api.actions.map(a => a.name), [], 'no actions by default')
+  const soft = of({ softDelete: true }) as ResourceDefinition
+  t.same(soft.api.actions.map(a => a.name), ['restore'], 'a soft-deletable resource can be restored')
+  const both = of({ softDelete: true, actions: { publish: { ...publish, set: { publishedDateTime: 'now', note: 'published' } }, archive: { from: ['DRAFT', 'PUBLISHED'], to: 'ARCHIVED', summary: 'Archives it' } }, subCollections: { lines: { key: 'number' } } }) as ResourceDefinition
+  t.same(both.api.actions.map(a => [a.name, a.field, a.from, a.to, a.summary]), [
+    ['publish', 'status', ['DRAFT'], 'PUBLISHED', 'Moves the entity to PUBLISHED'],
+    ['archive', 'status', ['DRAFT', 'PUBLISHED'], 'ARCHIVED', 'Archives it'],
+    ['restore', 'deletedDateTime', [], '', 'Brings a deleted entity back']
+  ])
+  t.same(both.api.subCollections.map(s => [s.field, s.key]), [['lines', 'number']])
+})

@@ -328,7 +328,8 @@ for (const db of databases) {
         difference: 'unique over (ctx, title) WHERE ("archivedDateTime" IS NULL) in the table, over (ctx, title) in the definition',
         sql: ['DROP INDEX "e_soft_title_key";', 'ALTER TABLE "e_soft" ADD CONSTRAINT "e_soft_title_key" UNIQUE (ctx, "title");']
       }])
-      const fresh: TableSpec = { ...partial, table: 'e_soft_new' }
+      // A definition of its own: index names are the table's.
+      const fresh: TableSpec = { ...def('e_soft_new', fields, { unique: ['title'] }).storage.spec, uniqueWhere: '"archivedDateTime" IS NULL' }
       t.same(await evolveTables(store, [fresh]), [{ table: 'e_soft_new', change: 'created' }])
       t.same(await evolveTables(store, [fresh]), [], 'made so from the start')
     })
