@@ -9,7 +9,7 @@ export function preferences (header: string | string[] | undefined): Set<string>
   for (const line of Array.isArray(header) ? header : [header]) {
     for (const element of line.split(',')) {
       // token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] )
-      const name = (element.split(';')[0] as string).split('=')[0]?.trim().toLowerCase() ?? ''
+      const name = ((element.split(';')[0] as string).split('=')[0] as string).trim().toLowerCase()
       if (name !== '') out.add(name)
     }
   }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { bulk, conventions, jobs, problem, query, resource, validation, type Store } from '../../index.js'
+import { bulk, conventions, jobs, problem, query, resource, Unavailable, validation, type Store, type Tx } from '../../index.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
 import { databases } from '../support/databases.js'
@@ -96,3 +96,49 @@ for (const db of databases) {
     })
   })
 }
+
+t.test('an ATOMIC job taken up again after its outcome was recorded answers that outcome; one whose database fails is retried, then FAILED', async t => {
+  const real = await databases[0]?.create(t) as Store
+  let failInserts = false
+  // The store as the plugins see it: while failInserts, creating documents finds the database gone.
+  const guard = (tx: Tx): Tx => new Proxy(tx, {
+    get (target, key, receiver) {
+      if (key !== 'query') return Reflect.get(target, key, receiver)
+      return async (text: string, ...rest: unknown[]) => {
+        if (failInserts && text.startsWith('INSERT INTO "documents"')) throw new Unavailable('The database is unavailable.')
+        return await (target.query as (...args: unknown[]) => Promise<unknown>)(text, ...rest)
+      }
+    }
+  })
+  const store = new Proxy(real, {
+    get (target, key, receiver) {
+      if (key !== 'transaction') return Reflect.get(target, key, receiver)
+      return async (fn: (tx: Tx) => Promise<unknown>, opts?: unknown) => await target.transaction(async (tx) => await fn(guard(tx)), opts as never)
+    }
+  })
+  const app = await build(t, store, { path: false, maxAttempts: 2 })
+  const author = json(await app.inject({ method: 'POST', url: '/v1/authors', headers: headers({ 'content-type': 'application/json' }), payload: { name: unique('author'), email: 'atomic@example.com' } }))
+
+  const recorded = { status: 'SUCCEEDED', operations: [{ operationId: '0', action: 'CREATE', entityId: 'made-before', entityRef: 'svc:document::made-before', result: { status: 'SUCCEEDED', detail: null, context: null } }] }
+  const id = randomUUID()
+  await real.transaction(async (tx) => {
+    await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'BULK', collection: 'documents', subject: '', input: { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { name: unique('never'), authorId: author.id, kind: 'INVOICE' } }] }, operationCount: 1, requestId: null })
+    await app.jobs.table.recordSteps(tx, 'prod', id, [{ step: 0, outcome: recorded }])
+  })
+  app.jobs.wake()
+  t.same((await ended(app, real, id)).result, recorded, 'the recorded outcome, nothing applied again')
+
+  failInserts = true
+  const name = unique('away')
+  const res = await app.inject({
+    method: 'PATCH',
+    url: '/v1/documents',
+    headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    payload: { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { name, authorId: author.id, kind: 'INVOICE' } }] }
+  })
+  t.equal(res.statusCode, 202)
+  const failed = await ended(app, real, json(res).id)
+  t.match(failed, { status: 'FAILED', problem: { status: 503, title: 'Service Unavailable' }, result: null }, 'tried maxAttempts times, then FAILED')
+  failInserts = false
+  t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 0, 'nothing stored')
+})

@@ -59,6 +59,7 @@ t.test('the document says how to get a token, in its description and on the secu
   t.match(doc.components.securitySchemes.bearerAuth.description, /AUTH_JWT_SECRET.*npm run token/s)
   const bad = Fastify()
   await t.rejects(async () => { await bad.register(openapi, { tokenHelp: '' }).ready() }, /tokenHelp must be a non-empty string/)
+  await t.rejects(async () => { await Fastify().register(openapi, { tokenHelp: 5 as never }).ready() }, /tokenHelp must be a non-empty string, got 5/)
 })
 
 t.test('routePrefix and title options; bad options refused at registration', async t => {

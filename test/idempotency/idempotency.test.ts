@@ -67,6 +67,7 @@ t.test('option validation names the option', async t => {
     [{ store, ttl: 0 }, /ttl must be a positive integer/],
     [{ store, ttl: 1.5 }, /ttl must be/],
     [{ store, purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
+    [{ store, now: 5 }, /^idempotency plugin: now must be a function returning a Date, got 5$/],
     [{ store, table: 'Bad-Name' }, /table must be a lowercase SQL name/],
     [{ store, ttL: 5 }, /^idempotency plugin: unknown option ttL \(did you mean ttl\?\); the options are store, ttl, purgeInterval, table, now$/]
   ]

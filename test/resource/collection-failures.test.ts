@@ -31,6 +31,21 @@ t.test('collection reads: a database that is away is a 503, any other failure a 
   t.notMatch(broken.body, /SELEKT|syntax/)
 })
 
+t.test('item and page reads: a database that is away is a 503', async t => {
+  const store = await pglite!.create(t)
+  const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
+  const app = await buildApp(config, { store })
+  t.teardown(() => app.close())
+  const real = store.query.bind(store)
+  t.teardown(() => { store.query = real })
+  store.query = async () => { throw new Unavailable('The database cannot be reached.', { cause: new Error('ECONNREFUSED 10.1.2.3:5432') }) }
+  for (const url of ['/v1/documents/some-id', '/v1/documents/some-id/pages', '/v1/authors/some-id']) {
+    const res = await app.inject({ url, headers: headers() })
+    t.equal(res.statusCode, 503, url)
+    t.notMatch(res.body, /ECONNREFUSED|10\.1\.2\.3/)
+  }
+})
+
 t.test('/health answers 503 while the store is not ready', async t => {
   const store = await pglite!.create(t)
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })

@@ -318,4 +318,5 @@ t.test('actions, softDelete and subCollections: what cannot work is refused, nam
     ['restore', 'deletedDateTime', [], '', 'Brings a deleted entity back']
   ])
   t.same(both.api.subCollections.map(s => [s.field, s.key]), [['lines', 'number']])
+  t.same((of({ actions: { publish } }) as ResourceDefinition).api.actions.map(a => a.name), ['publish'], 'no restore without soft delete')
 })

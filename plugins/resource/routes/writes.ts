@@ -67,8 +67,9 @@ export function failureProblem (s: Served, method: string, path: string, id: str
       return invalidData(failure.items, `The ${name} would be invalid after this patch; see context for each value.`)
     case 'conflict':
       return storeProblem(failure.error, s.def, result.op.action === 'delete' ? 'delete' : 'write', id, result.values, s.registry, (itemId) => s.itemPath(s.def, itemId))
+    // The conditional plugin refuses these first; a write path rule all the same.
+    /* c8 ignore next 2 */
     case 'precondition-required':
-      // The conditional plugin refuses these first; a write path rule all the same.
       return problems.preconditionRequired(`${method} ${path} requires the If-Match header; GET the resource and send its ETag in If-Match.`, { instance: path })
     case 'precondition-failed':
       return problems.preconditionFailed(preconditionDetail(method, path, result.op, failure), { instance: path })

@@ -66,7 +66,7 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
 }
 
 function transition (op: WriteOp, row: Row, rules: Rules, deleted: boolean): Decision {
-  const action = rules.actions.get(op.transition ?? '') as Action
+  const action = rules.actions.get(op.transition as string) as Action
   if (action.name === 'restore') {
     return deleted ? { step: 'restore' } : { failure: { kind: 'invalid-transition', action: action.name, current: null, allowed: [] } }
   }
