@@ -47,7 +47,8 @@ export async function runCollection ({ url, count, log }) {
     try {
       const cursor = await cursorAt(service, depth, log)
       deepPath = `/v1/documents?${query([['limit', '20'], ['cursor', cursor]])}`
-      const { rows } = await db.query(`SELECT id FROM documents WHERE ctx = 'prod' ORDER BY id OFFSET ${depth} LIMIT 1`)
+      // Collections come in creation order by default: createdDateTime, then id.
+      const { rows } = await db.query(`SELECT id FROM documents WHERE ctx = 'prod' AND "deletedDateTime" IS NULL ORDER BY "createdDateTime", id OFFSET ${depth} LIMIT 1`)
       if ((await call(service, 'GET', deepPath)).results[0]?.id !== rows[0].id) throw new Error(`the page ${depth} deep does not start after the row at that depth`)
       for (const [mine, theirs] of [[ORDERED, BARE_ORDERED], [UNINDEXED, BARE_UNINDEXED]]) {
         const expected = (await call(service, 'GET', `/v1/documents?${mine}`)).results

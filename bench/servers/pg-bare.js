@@ -17,7 +17,7 @@ const app = Fastify({ logger: false })
 
 const SUMMARY = `id, etag, "createdDateTime", "createdBy", "modifiedDateTime", "modifiedBy", name, description,
   "authorId", status, kind, "pageCount", "byteCount", amount, "discountPercentage", tags, "retentionDuration",
-  "validityInterval", "reviewSchedule", "effectiveDate", "publishedDateTime", metadata, fingerprint`
+  "validityInterval", "reviewSchedule", "effectiveDate", "publishedDateTime", metadata, fingerprint, "deletedDateTime", "deletedBy"`
 const ITEM = `${SUMMARY}, pages`
 
 /** A row as the API writes a document (the summary has no `pages`). */
@@ -50,6 +50,8 @@ function toDocument (row) {
   doc.fingerprint = row.fingerprint
   doc.ref = `svc:document::${row.id}`
   doc.authorRef = `svc:author::${row.authorId}`
+  doc.deletedDateTime = row.deletedDateTime === null ? null : row.deletedDateTime.toISOString()
+  doc.deletedBy = row.deletedBy
   return doc
 }
 
@@ -69,7 +71,8 @@ app.get('/v1/documents', async (request, reply) => {
   const orderBy = ORDER_BY[ordering]
   if (orderBy === undefined || status === undefined || minPageCount === undefined) return reply.code(400).send({ title: 'Bad Request', status: 400 })
   const params = ['prod', status, Number(minPageCount)]
-  let where = 'ctx = $1 AND status = $2 AND "pageCount" >= $3'
+  // Documents are soft-deleted: pages leave the deleted ones out, as the service's do.
+  let where = 'ctx = $1 AND status = $2 AND "pageCount" >= $3 AND "deletedDateTime" IS NULL'
   if (kind !== undefined) {
     params.push(kind)
     where += ' AND kind = $4'

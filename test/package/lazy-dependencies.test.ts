@@ -12,6 +12,8 @@ import { promisify } from 'node:util'
 // resolved, ES modules and CommonJS alike (require.cache).
 
 const HEAVY = ['pg', 'ioredis', '@electric-sql/pglite', '@fastify/swagger-ui']
+// Each case starts Node on the sources: minutes in all on a busy machine.
+t.setTimeout(600_000)
 const run = promisify(execFile)
 const hooks = pathToFileURL(join(import.meta.dirname, 'record-loads.mjs')).href
 
