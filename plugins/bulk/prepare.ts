@@ -28,7 +28,7 @@ export interface Validators {
  */
 export function actionEntities (def: ResourceDefinition): Readonly<Record<BulkActionValue, TSchema>> {
   const { create, replace: put } = def.api.bodies
-  const replace = { ...put, required: [...(put.required ?? []), 'id'] } as unknown as TSchema
+  const replace = { ...put, required: [...(put.required as string[]), 'id'] } as unknown as TSchema
   return { CREATE: create, UPDATE: replace, CREATE_UPDATE: replace, DELETE: Type.Object({ id: Id() }) }
 }
 

@@ -148,7 +148,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   }
   const handlers = new Map<string, JobHandler>()
   const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, log: fastify.log })
-  const prefix = fastify.prefix.endsWith('/') ? fastify.prefix.slice(0, -1) : fastify.prefix
+  const prefix = fastify.prefix
   const monitorPath = (id: string): string | null => path === false ? null : `${prefix}${path}/${encodeURIComponent(id)}`
 
   fastify.decorate('jobs', {

@@ -145,7 +145,7 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     registerActionRoutes(fastify, s)
     registerSubCollectionRoutes(fastify, s)
     // Dependency order serves a parent before its children.
-    registerCollectionRoutes(fastify, s, def.parent === null ? null : routes.get(def.parent.resource.collection) ?? null)
+    registerCollectionRoutes(fastify, s, def.parent === null ? null : routes.get(def.parent.resource.collection) as Served)
   }
   fastify.decorate('resources', served)
 }

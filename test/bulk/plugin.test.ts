@@ -43,6 +43,7 @@ t.test('options', async t => {
     ['maxOperations 0', { maxOperations: 0 }, /^bulk plugin: maxOperations must be a positive integer, got 0$/],
     ['maxOperations 1.5', { maxOperations: 1.5 }, /maxOperations must be a positive integer, got 1.5/],
     ['maxOperations as text', { maxOperations: '10' }, /maxOperations must be a positive integer, got "10"/],
+    ['bodyLimit 0', { bodyLimit: 0 }, /^bulk plugin: bodyLimit must be a positive integer, got 0$/],
     ['resources not an object', { resources: [] }, /^bulk plugin: resources must be an object by collection name, got \[\]$/],
     ['resources null', { resources: null }, /resources must be an object by collection name, got null/],
     ['an unknown collection', { resources: { books: false } }, /^bulk plugin: resources.books must be a served collection \(authors\), got "books"$/],

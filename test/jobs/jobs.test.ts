@@ -304,3 +304,11 @@ t.test('a purge that fails is tried again later', async t => {
   await eventually(async () => attempts >= 2)
   t.ok(attempts >= 2, 'again, on the next tick')
 })
+
+t.test('without readScopes and without the resource plugin no collection\'s jobs can be read', async t => {
+  const store = await pglite.create(t)
+  const app = await build(t, store, { readScopes: undefined, worker: false })
+  const res = await app.inject({ url: '/jobs', headers: { ...headers({}, 'user-1'), authorization: `Bearer ${bearer('user-1', 'things:read')}` } })
+  t.equal(res.statusCode, 403)
+  t.match(json(res).detail, /grants none of the scopes that reading jobs requires/)
+})

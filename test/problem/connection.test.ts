@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { lingerOnClose } from '../../plugins/problem/connection.js'
 import problem, { problemServerOptions } from '../../plugins/problem/index.js'
 import methods from '../../plugins/methods/index.js'
 
@@ -122,4 +124,13 @@ t.test('a lingering close ends when the client closes its side, or after a short
   const connections = async (): Promise<number> => await new Promise((resolve, reject) => { app.server.getConnections((err, n) => { if (err !== null) reject(err); else resolve(n) }) })
   for (let i = 0; i < 300 && await connections() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.equal(await connections(), 0, 'and closed the socket although the client never closed its own')
+})
+
+t.test('a lingering close of a socket already destroyed does nothing more', async t => {
+  const socket = new PassThrough()
+  lingerOnClose(socket)
+  socket.destroy()
+  ;(socket as PassThrough & { destroySoon: () => void }).destroySoon()
+  t.ok(socket.destroyed)
+  t.equal(socket.listenerCount('data'), 0, 'nothing more is read from it')
 })

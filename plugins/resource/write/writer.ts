@@ -33,7 +33,7 @@ function runsOf (steps: readonly Step[]): Step[][] {
   for (const s of steps) {
     const last = runs.at(-1)
     const head = last?.[0]
-    if (head !== undefined && head.kind === s.kind && head.fields?.join() === s.fields?.join()) (last as Step[]).push(s)
+    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields)) (last as Step[]).push(s)
     else runs.push([s])
   }
   return runs
