@@ -9,7 +9,7 @@ import { exampleOf, shareComponents } from './components.js'
 import { addPatterns, uniqueOperationIds } from './document.js'
 import { factsOf, unroutedFacts } from './facts.js'
 import { nameOperation } from './naming.js'
-import { shareHeaders } from './shared-headers.js'
+import { caseHeaders, hoistCommonHeaders, shareRepeated, shareSchemas, shareTitled } from './lean.js'
 import { describeOperation, type DocumentContext } from './operation.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
@@ -77,7 +77,7 @@ const CONVENTION_COMPONENTS: Record<string, unknown> = {
   BulkContextItem
 }
 
-interface ServedDefinition { name: string, api: { entity: unknown, summary: unknown } }
+interface ServedDefinition { name: string, api: { entity: unknown, summary: unknown, bodies: { create: unknown, replace: unknown, patch: unknown } } }
 
 /** The definitions the resource plugin serves, by collection; none without it. */
 function servedDefinitions (fastify: FastifyInstance): Array<[string, ServedDefinition]> {
@@ -92,14 +92,21 @@ function servedCollections (fastify: FastifyInstance): ReadonlyMap<string, strin
 
 const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
 
-/** `Author` and `AuthorSummary` for each resource the resource plugin serves, with an example. */
+/**
+ * `Author` and `AuthorSummary` for each resource the resource plugin serves, with an example,
+ * and its write bodies: `AuthorCreate` (POST), `AuthorReplacement` (PUT), `AuthorPatch` (merge patch).
+ */
 function resourceComponents (fastify: FastifyInstance): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [, def] of servedDefinitions(fastify)) {
-    for (const [name, schema] of [[pascal(def.name), def.api.entity], [`${pascal(def.name)}Summary`, def.api.summary]] as const) {
+    const entity = pascal(def.name)
+    for (const [name, schema] of [[entity, def.api.entity], [`${entity}Summary`, def.api.summary]] as const) {
       const example = exampleOf(JSON.parse(JSON.stringify(schema)))
       out[name] = example === undefined ? schema : { ...schema as object, examples: [example] }
     }
+    out[`${entity}Create`] = def.api.bodies.create
+    out[`${entity}Replacement`] = def.api.bodies.replace
+    out[`${entity}Patch`] = def.api.bodies.patch
   }
   return out
 }
@@ -200,8 +207,10 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
   }
   const patterned = addPatterns(paths) as Json
   uniqueOperationIds(patterned)
+  caseHeaders(patterned)
+  hoistCommonHeaders(patterned)
   const components = doc.components as Json
-  return shareHeaders({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } })
+  return shareRepeated(shareTitled(shareSchemas({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } })))
 }
 
 export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })

@@ -20,7 +20,7 @@ type Schema = Record<string, unknown>
 const FIQL_HELP = 'FIQL/RSQL: `;` and, `,` or, parentheses group; operators ==, !=, =lt=, =le=, =gt=, =ge=, =in=, =out=, =isnull=, =contains=, =startswith=, =endswith=, =like=, =notlike= and the case-insensitive …ic= variants.'
 
 // "Simple filtering" 6: an empty value matches null or "", for every type.
-const EMPTY: Schema = { type: 'string', maxLength: 0, description: 'Empty: matches null or "".' }
+const EMPTY: Schema = { type: 'string', maxLength: 0 }
 // The text of a 32-bit integer as values.ts reads it: at most 12 characters.
 const INT32_TEXT_LENGTH = 12
 // The text of a 64-bit integer as values.ts reads it (leading zeros allowed): at most 40 characters.
@@ -82,9 +82,21 @@ function sortKey (route: CollectionRoute): Schema {
 }
 
 function simpleHelp (field: FieldDescriptor): string {
-  const text = field.type === 'string' ? '; `*` once as prefix or suffix is a wildcard (elsewhere a character)' : ''
+  const text = field.type === 'string' ? '; `*` once as prefix or suffix is a wildcard' : ''
   const array = field.type === 'string-array' ? ' (items containing the value)' : ''
-  return `Simple filter: ${field.path} equals the value${array}${text}; repeat for OR; empty for null or "".`
+  return `Simple filter: equals${array}${text}; repeat for OR; empty for null or "".`
+}
+
+const pascal = (path: string): string => path.split(/[^A-Za-z0-9]+/).map(w => w.charAt(0).toUpperCase() + w.slice(1)).join('')
+
+/**
+ * The title of a filter value's schema: its type (`DateTimeFilter`), or its field for an enum
+ * (`StatusFilter`). The OpenAPI plugin writes a titled schema used more than once as one
+ * component of that name.
+ */
+function filterTitle (field: FieldDescriptor, suffix: string): string {
+  const kind = field.type === 'enum' ? pascal(field.path) : pascal(field.type)
+  return `${kind}Filter${suffix}`
 }
 
 /**
@@ -101,7 +113,8 @@ function hybridHelp (name: string, route: CollectionRoute): string {
     const inside = [...route.fields.values()].filter(f => f.filterable && f.path.startsWith(`${attribute}.`)).map(f => f.path.slice(attribute.length + 1))
     selectors = `its selectors are paths inside ${attribute}: ${inside.join(', ')} (${name}=${inside[0] as string}==…)`
   }
-  return `Hybrid filter of ${attribute}; ${selectors}. ${FIQL_HELP} Not together with filter.`
+  // The FIQL grammar is told once, on `filter`: a description per attribute repeating it would weigh on the document.
+  return `Hybrid filter of ${attribute}, FIQL/RSQL as in filter; ${selectors}. Not together with filter.`
 }
 
 function pagingHelp (route: CollectionRoute): Record<string, string> {
@@ -148,7 +161,7 @@ export function querystringSchema (route: CollectionRoute, formats: boolean): Sc
   for (const [name, kind] of route.names) {
     if (kind === 'simple') {
       const field = route.fields.get(name) as FieldDescriptor
-      properties[name] = repeated(queryValue(field, route, formats), route, simpleHelp(field))
+      properties[name] = { title: filterTitle(field, 'Query'), ...repeated(queryValue(field, route, formats), route, simpleHelp(field)) }
     } else if (kind === 'hybrid') {
       properties[name] = repeated(fiql(route), route, hybridHelp(name, route))
     }
@@ -184,7 +197,7 @@ export function searchBodySchema (route: CollectionRoute, formats: boolean): Sch
   for (const [name, kind] of route.names) {
     if (kind === 'simple') {
       const field = route.fields.get(name) as FieldDescriptor
-      properties[name] = oneOrMany(bodyValue(field, route, formats), route, simpleHelp(field))
+      properties[name] = { title: filterTitle(field, 'Search'), ...oneOrMany(bodyValue(field, route, formats), route, simpleHelp(field)) }
     } else if (kind === 'hybrid') {
       properties[name] = oneOrMany(fiql(route), route, hybridHelp(name, route))
     }

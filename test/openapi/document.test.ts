@@ -45,8 +45,8 @@ t.test('the reference service document', async t => {
       t.notOk(doc.paths[path].get['x-internal'], `${path}: not internal`)
     }
     t.ok(doc.paths['/health'].get.responses['200'].content['application/json'].schema.properties.status)
-    t.same(headerNames(doc.paths['/health'].get), ['x-request-id'], 'no header rule on /health; its correlation id is still taken')
-    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('user-agent'), '/openapi.json keeps the User-Agent rule')
+    t.same(headerNames(doc.paths['/health'].get), ['X-Request-ID'], 'no header rule on /health; its correlation id is still taken')
+    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('User-Agent'), '/openapi.json keeps the User-Agent rule')
   })
 
   t.test('operationIds: stable, from the method and the resource names, unique', async t => {
@@ -111,8 +111,8 @@ t.test('the reference service document', async t => {
       const read = method === 'get' || method === 'head' || path.endsWith('/search')
       t.same(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
     }
-    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').description, /longer than 200 characters is not refused but replaced/)
-    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').schema.maxLength, 8192, 'no maxLength that would mean a 400')
+    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').description, /longer than 200 characters is not refused but replaced/)
+    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').schema.maxLength, 8192, 'no maxLength that would mean a 400')
     const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('if-'))
     for (const path of ['/v1/documents/{documentId}', '/v1/authors/{authorId}']) {
       for (const method of ['get', 'head', 'put', 'patch', 'delete']) t.same(conditional(path, method), ['if-match', 'if-none-match'], `${method} ${path}`)
@@ -124,7 +124,7 @@ t.test('the reference service document', async t => {
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
     t.same(hook.security, [])
-    t.same(headerNames(hook), ['x-request-id', 'svc-execution-context', 'svc-service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
+    t.same(headerNames(hook), ['X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
     t.ok(hook.parameters.filter((p: Doc) => p.name.startsWith('webhook-')).every((p: Doc) => p.required === true), 'the signature headers are required')
     t.match(hook.description, /Standard Webhooks/)
     t.match(hook.description, /HTTPS only/)
@@ -138,8 +138,8 @@ t.test('the reference service document', async t => {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
         if (method === 'head') t.notOk(r.content, `${method} ${path} ${status}: HEAD has no body`)
         else if (Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
-        t.ok(r.headers['x-request-id'], `${method} ${path} ${status}: X-Request-ID`)
-        t.ok(r.headers['svc-execution-context'], `${method} ${path} ${status}: Svc-Execution-Context`)
+        t.ok(r.headers['X-Request-ID'], `${method} ${path} ${status}: X-Request-ID`)
+        t.ok(r.headers['Svc-Execution-Context'], `${method} ${path} ${status}: Svc-Execution-Context`)
       }
       for (const s of ['400', '401', '403', '406', '429', '500']) t.ok(op.responses[s], `${method} ${path}: ${s}`)
       // Conventions, Limits: every documented header value is bounded.
@@ -149,7 +149,7 @@ t.test('the reference service document', async t => {
       ] as Array<[string, Doc]>
       const unbounded = schemas.filter(([, s]) => s.type === 'string' ? typeof s.maxLength !== 'number' : typeof s.maximum !== 'number' || typeof s.minimum !== 'number')
       t.same(unbounded.map(([n]) => n), [], `${method} ${path}: header values are bounded`)
-      t.ok(op.responses['429'].headers['retry-after'] && op.responses['429'].headers['ratelimit-limit'], `${method} ${path}: rate-limit headers`)
+      t.ok(op.responses['429'].headers['Retry-After'] && op.responses['429'].headers['RateLimit-Limit'], `${method} ${path}: rate-limit headers`)
     }
     const item = '/v1/documents/{documentId}'
     const statuses: Array<[string, string, string[]]> = [
@@ -193,11 +193,11 @@ t.test('the reference service document', async t => {
     for (const { path, method, op } of api) {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
         const at = `${method} ${path} ${status}`
-        t.match(r.headers['content-language']?.description, /^`en-US`/, `${at}: Content-Language`)
-        t.equal(r.headers['cache-control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
-        t.equal(r.headers['www-authenticate'] !== undefined, status === '401' || status === '403', `${at}: the Bearer challenge on 401, and on 403 of a scope`)
-        t.equal(r.headers['ratelimit-limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
-        t.equal(r.headers['retry-after'] !== undefined, status === '429', `${at}: Retry-After on 429`)
+        t.match(r.headers['Content-Language']?.description, /^`en-US`/, `${at}: Content-Language`)
+        t.equal(r.headers['Cache-Control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
+        t.equal(r.headers['WWW-Authenticate'] !== undefined, status === '401' || status === '403', `${at}: the Bearer challenge on 401, and on 403 of a scope`)
+        t.equal(r.headers['RateLimit-Limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
+        t.equal(r.headers['Retry-After'] !== undefined, status === '429', `${at}: Retry-After on 429`)
       }
     }
     // A body up to the server's bodyLimit, in the media types the route accepts.

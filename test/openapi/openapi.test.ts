@@ -43,22 +43,22 @@ t.test('every operation documents its problem responses, the conventional header
   t.equal(get.responses['412'].description, 'Precondition Failed')
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
   t.same(headers.sort(), ['if-match', 'if-none-match', 'svc-execution-context', 'svc-service', 'user-agent', 'x-request-id'], 'no idempotency key on GET; conditions where 412 can come')
-  t.equal(get.parameters.find((p: Doc) => p.name === 'user-agent').required, true)
+  t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)
 
   const post = doc.paths['/v1/things'].post
   t.ok(post.responses['415'], 'a route with a body can answer 415')
   t.notOk(post.responses['404'], 'no 404 without path parameters')
-  t.ok(post.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'writes document the idempotency key')
+  t.ok(post.parameters.some((p: Doc) => p.name === 'Svc-Idempotency-Key'), 'writes document the idempotency key')
 
   const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
   t.equal(hook['x-internal'], true)
   t.same(hook.security, [], 'no bearer token on a webhook')
   t.notOk(hook.responses['401'], 'no 401/403 documented for an unauthenticated route')
-  t.notOk(hook.parameters?.some((p: Doc) => p.name === 'user-agent'), 'no User-Agent rule where conventions are off')
+  t.notOk(hook.parameters?.some((p: Doc) => p.name === 'User-Agent'), 'no User-Agent rule where conventions are off')
   t.notOk(doc.paths['/hidden'], 'hidden routes stay hidden')
   const both = doc.paths['/v1/both/{id}']
   t.equal(both.get.responses['404'].description, 'Gone for good', 'a route\'s own response schema is kept')
-  t.ok(both.delete.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'a route with several methods: writes get the key')
+  t.ok(both.delete.parameters.some((p: Doc) => p.name === 'Svc-Idempotency-Key'), 'a route with several methods: writes get the key')
   const self = doc.paths['/openapi.json'].get
   t.same(self.security, [], 'the document describes itself, readable without a token')
   t.same(Object.keys(self.responses).sort(), ['200', '400', '403', '406', '429', '500'], 'no 401; the User-Agent rule\'s 403')
@@ -75,8 +75,8 @@ t.test('route declared headers are merged; commonProblems and routePrefix option
   const doc = documentOf((await app.inject({ url: '/docs/openapi.json' })).body)
   const put = doc.paths['/x'].put
   t.same(Object.keys(put.responses).sort(), ['200', '500'], 'only the common statuses, and the 200 of a route without a success schema')
-  t.ok(put.parameters.some((p: Doc) => p.name === 'if-match' && p.required === true), 'declared header kept and required')
-  t.ok(put.parameters.some((p: Doc) => p.name === 'user-agent'))
+  t.ok(put.parameters.some((p: Doc) => p.name === 'If-Match' && p.required === true), 'declared header kept and required')
+  t.ok(put.parameters.some((p: Doc) => p.name === 'User-Agent'))
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404)
   await app.close()
 
@@ -117,47 +117,47 @@ t.test('conditional requests and response headers', async t => {
   const paths = doc.paths
 
   const get = paths['/v1/things/{id}'].get
-  t.ok(names(get).includes('if-match') && names(get).includes('if-none-match'), 'an item read honours both conditions')
-  t.same(Object.keys(get.responses['200'].headers).sort(), ['etag', 'svc-execution-context', 'x-request-id'])
+  t.ok(names(get).includes('If-Match') && names(get).includes('If-None-Match'), 'an item read honours both conditions')
+  t.same(Object.keys(get.responses['200'].headers).sort(), ['ETag', 'Svc-Execution-Context', 'X-Request-ID'])
   t.same(get.responses['304'].headers.etag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
   t.notOk(get.responses['304'].content, 'a 304 has no body')
   t.ok(paths['/v1/things/{id}'].head, 'HEAD is documented for a GET')
   t.ok(paths['/v1/things/{id}'].head.responses['304'])
 
   const post = paths['/v1/things'].post
-  t.same(Object.keys(post.responses['201'].headers).sort(), ['etag', 'location', 'svc-execution-context', 'x-request-id'])
-  t.notOk(names(post).includes('if-match'), 'no conditions where none are evaluated')
-  t.same(Object.keys(post.responses['429'].headers).sort(), ['retry-after', 'svc-execution-context', 'x-request-id'], 'RateLimit-* only where the rate-limit plugin counts')
-  t.same(Object.keys(post.responses['400'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'problems echo the correlation headers')
+  t.same(Object.keys(post.responses['201'].headers).sort(), ['ETag', 'Location', 'Svc-Execution-Context', 'X-Request-ID'])
+  t.notOk(names(post).includes('If-Match'), 'no conditions where none are evaluated')
+  t.same(Object.keys(post.responses['429'].headers).sort(), ['Retry-After', 'Svc-Execution-Context', 'X-Request-ID'], 'RateLimit-* only where the rate-limit plugin counts')
+  t.same(Object.keys(post.responses['400'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'problems echo the correlation headers')
 
   const put = paths['/v1/things/{id}'].put
-  t.ok(names(put).includes('if-match'))
+  t.ok(names(put).includes('If-Match'))
   t.notOk(put.responses['304'], 'no 304 for a write')
-  t.same(Object.keys(put.responses['204'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'no ETag on a 204')
+  t.same(Object.keys(put.responses['204'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'no ETag on a 204')
 
   const list = paths['/v1/things'].get
-  t.same(names(list).filter(n => n.startsWith('if-')), ['if-none-match'], 'a collection read honours If-None-Match only')
+  t.same(names(list).filter(n => n.startsWith('if-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
   t.ok(list.responses['200'].headers.etag)
   t.ok(list.responses['304'])
   const plain = paths['/v1/plain'].get
-  t.notOk(names(plain).includes('if-none-match'), 'collection: false is no collection')
+  t.notOk(names(plain).includes('If-None-Match'), 'collection: false is no collection')
   t.notOk(plain.responses['200'].headers.etag, 'no ETag where no condition is honoured')
   t.notOk(plain.responses['304'])
 
   const bulk = paths['/v1/things'].patch
-  t.ok(names(bulk).includes('if-match'))
+  t.ok(names(bulk).includes('If-Match'))
   t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
   t.notOk(bulk.responses['200'].headers.etag)
 
-  t.same(names(paths['/some-rules'].post), ['x-request-id', 'svc-service', 'svc-idempotency-key'], 'no User-Agent or execution context where their rules are off')
-  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['x-request-id'], 'and no echoed execution context')
-  t.same(names(paths['/other-rules'].post), ['user-agent', 'x-request-id', 'svc-execution-context'], 'no Svc-Service or idempotency key where their rules are off')
-  t.same(names(paths['/no-rule-off'].post), ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service', 'svc-idempotency-key'], 'a config of null switches nothing off')
+  t.same(names(paths['/some-rules'].post), ['X-Request-ID', 'Svc-Service', 'Svc-Idempotency-Key'], 'no User-Agent or execution context where their rules are off')
+  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['X-Request-ID'], 'and no echoed execution context')
+  t.same(names(paths['/other-rules'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context'], 'no Svc-Service or idempotency key where their rules are off')
+  t.same(names(paths['/no-rule-off'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key'], 'a config of null switches nothing off')
 
   const hook = paths['/hook'].post
-  t.same(Object.keys(hook.responses['204'].headers), ['x-request-id', 'x-own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
-  t.same(Object.keys(hook.responses['400'].headers), ['x-request-id'], 'and nothing else on a problem of a route without conventions')
-  t.same(names(hook), ['x-request-id'], 'its correlation id is still taken')
+  t.same(Object.keys(hook.responses['204'].headers), ['X-Request-ID', 'X-Own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
+  t.same(Object.keys(hook.responses['400'].headers), ['X-Request-ID'], 'and nothing else on a problem of a route without conventions')
+  t.same(names(hook), ['X-Request-ID'], 'its correlation id is still taken')
   await app.close()
 })
 
