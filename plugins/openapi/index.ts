@@ -9,7 +9,7 @@ import { exampleOf, shareComponents } from './components.js'
 import { addPatterns, uniqueOperationIds } from './document.js'
 import { factsOf, unroutedFacts } from './facts.js'
 import { nameOperation } from './naming.js'
-import { caseHeaders, hoistCommonHeaders, shareRepeated, shareSchemas, shareTitled } from './lean.js'
+import { caseHeaders, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from './lean.js'
 import { describeOperation, type DocumentContext } from './operation.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
@@ -143,8 +143,9 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
       },
       security: [{ bearerAuth: [] }]
     },
-    // HEAD is served for every GET (RFC 9110 §9.3.2) and honours the same conditions.
-    exposeHeadRoutes: true,
+    // HEAD is served for every GET and answers as it would, without content (RFC 9110 §9.3.2);
+    // each GET says so, and OPTIONS lists it: an operation of its own would double the document.
+    exposeHeadRoutes: false,
     refResolver: {
       // Shared schemas keep their $id as component name: `#/components/schemas/Problem`.
       // Only schemas added with addSchema (which requires an $id) reach this function.
@@ -208,9 +209,10 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
   const patterned = addPatterns(paths) as Json
   uniqueOperationIds(patterned)
   caseHeaders(patterned)
+  omitDefaults(patterned)
   hoistCommonHeaders(patterned)
   const components = doc.components as Json
-  return shareRepeated(shareTitled(shareSchemas({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } })))
+  return shareRepeated(shareSchemas(shareTitled(shareFormats({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } }))))
 }
 
 export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })

@@ -1,3 +1,4 @@
+import { formatPattern } from '../../schemas/patterns.js'
 import { canonical } from './components.js'
 
 /*
@@ -41,6 +42,12 @@ export function caseHeaders (paths: Json): void {
       if (r.headers !== undefined) r.headers = Object.fromEntries(Object.entries(r.headers as Json).map(([k, v]) => [headerCase(k), v]))
     }
   }
+}
+
+/** Drops `required: false` from the parameters of `paths`, in place: it is the default (OpenAPI 3.1 §4.8.12.2). */
+export function omitDefaults (paths: Json): void {
+  const all = [...operations(paths), ...Object.values(paths) as Json[]].flatMap(op => (op.parameters ?? []) as Json[])
+  for (const p of all) if (p.required === false) delete p.required
 }
 
 /**
@@ -215,42 +222,66 @@ export function shareRepeated (doc: Json): Json {
 }
 
 /**
- * A titled schema that appears more than once (the query plugin titles its filter values:
- * `DateTimeFilterQuery`) becomes the component of that name; each place keeps its own
- * description beside the `$ref`. Returns a copy.
+ * A titled schema names its shape (the query plugin's filter values, `DateTimeFilterQuery`;
+ * a bulk request, `DocumentBulkRequest`; a job, `Job`): it becomes the component of that name,
+ * each place keeping its own description beside the `$ref`. A titled component is that shape's
+ * component already; a title taken by another shape is numbered (`Job2`). Returns a copy.
  */
 export function shareTitled (doc: Json): Json {
-  const seen = new Map<string, { title: string, schema: Json, n: number }>()
   const shapeOf = (node: Json): string => { const { description: _d, ...rest } = node; return canonical(rest) }
-  const count = (node: Json): undefined => {
-    if (typeof node.title !== 'string') return undefined
-    const text = shapeOf(node)
-    const s = seen.get(text)
-    if (s === undefined) seen.set(text, { title: node.title, schema: node, n: 1 })
-    else s.n++
-    return undefined
-  }
   const components = doc.components as Json
   const schemas = (components.schemas ?? {}) as Json
-  walkPaths(doc.paths, count)
-  for (const s of Object.values(schemas)) walkSchema(s, [], count)
   const names = new Map<string, string>()
-  const added: Json = {}
   const taken = new Set(Object.keys(schemas))
-  for (const [text, { title, schema, n }] of seen) {
-    if (n < 2) continue
-    let name = title
-    for (let k = 2; taken.has(name); k++) name = `${title}${k}`
-    taken.add(name)
-    names.set(text, name)
-    const { description: _d, ...rest } = schema
-    added[name] = rest
+  for (const [name, s] of Object.entries(schemas)) if (isObject(s) && typeof s.title === 'string') names.set(shapeOf(s), name)
+  const added: Json = {}
+  const name = (node: Json): undefined => {
+    if (typeof node.title !== 'string' || names.has(shapeOf(node))) return undefined
+    let unique = node.title
+    for (let k = 2; taken.has(unique); k++) unique = `${node.title}${k}`
+    taken.add(unique)
+    names.set(shapeOf(node), unique)
+    const { description: _d, ...rest } = node
+    added[unique] = rest
+    return undefined
   }
+  walkPaths(doc.paths, name)
+  for (const s of Object.values(schemas)) walkSchema(s, [], name)
+  const refer = (node: Json, at: string[]): Json | undefined => {
+    const target = typeof node.title === 'string' ? names.get(shapeOf(node)) : undefined
+    // A component's own root, and the root of a titled schema being hoisted, stay whole.
+    if (target === undefined || at.length === 0) return undefined
+    return node.description === undefined ? { $ref: `#/components/schemas/${target}` } : { $ref: `#/components/schemas/${target}`, description: node.description }
+  }
+  const inPaths = (node: Json, at: string[]): Json | undefined => refer(node, ['paths', ...at])
+  const shared = Object.fromEntries(Object.entries({ ...schemas, ...added }).map(([n, s]) => [n, walkSchema(s, [], refer)]))
+  return { ...doc, paths: walkPaths(doc.paths, inPaths), components: { ...components, schemas: shared } }
+}
+
+/**
+ * The convention's formats whose values bound their own length, by the name of their
+ * component; the others (a decimal, a duration) take a `maxLength` per place, so they stay there.
+ */
+const FORMAT_COMPONENTS: Record<string, string> = { 'date-time': 'DateTime', date: 'Date', int64: 'Int64' }
+
+/**
+ * The convention's formats as components (`DateTime`: the type, the format and its pattern),
+ * each place of a plain string of that format referring to it and keeping its own keywords
+ * (`maxLength`, a description). A place whose pattern carries its own bounds (a decimal with a
+ * minimum) or that also admits null keeps its schema. Returns a copy.
+ */
+export function shareFormats (doc: Json): Json {
+  const added: Json = {}
   const refer = (node: Json): Json | undefined => {
-    const name = typeof node.title === 'string' ? names.get(shapeOf(node)) : undefined
-    if (name === undefined) return undefined
-    return node.description === undefined ? { $ref: `#/components/schemas/${name}` } : { $ref: `#/components/schemas/${name}`, description: node.description }
+    const name = typeof node.format === 'string' ? FORMAT_COMPONENTS[node.format] : undefined
+    if (name === undefined || node.type !== 'string') return undefined
+    const plain = formatPattern({ type: 'string', format: node.format }) as { pattern: string }
+    if (node.pattern !== plain.pattern) return undefined
+    const { type, format, pattern, ...rest } = node
+    added[name] = { type, format, pattern }
+    return { $ref: `#/components/schemas/${name}`, ...rest }
   }
-  const shared = Object.fromEntries(Object.entries(schemas).map(([name, s]) => [name, walkSchema(s, [], refer)]))
-  return { ...doc, paths: walkPaths(doc.paths, refer), components: { ...components, schemas: { ...shared, ...added } } }
+  const components = doc.components as Json
+  const schemas = Object.fromEntries(Object.entries((components.schemas ?? {}) as Json).map(([name, s]) => [name, walkSchema(s, [], refer)]))
+  return { ...doc, paths: walkPaths(doc.paths, refer), components: { ...components, schemas: { ...schemas, ...added } } }
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { caseHeaders, headerCase, hoistCommonHeaders, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
+import { caseHeaders, headerCase, hoistCommonHeaders, omitDefaults, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
 
 type Doc = Record<string, any>
 
@@ -69,7 +69,7 @@ t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it
     },
     components: { schemas: { Entity: entity, Other: { type: 'object', properties: { ownId: long } } } }
   }
-  const out = shareSchemas(doc)
+  const out: Doc = shareSchemas(doc)
   const body = out.paths['/x'].post.requestBody.content['application/json'].schema
   t.same(body.properties.id, { $ref: '#/components/schemas/Entity/properties/id' }, 'a part of a component')
   t.same(body.properties.code, short, 'a small schema stays in place')
@@ -110,7 +110,7 @@ t.test('shareRepeated: parameters, bodies, responses and headers used more than 
     },
     components: { schemas: {} }
   }
-  const out = shareRepeated(doc)
+  const out: Doc = shareRepeated(doc)
   t.same(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2', 'RetryAfter'], 'one component per shape; a second shape is numbered')
   t.same(out.components.parameters, { Limit: limit, UserAgent: ua })
   t.same(out.paths['/a'].parameters, [{ $ref: '#/components/parameters/UserAgent' }], 'a path\'s own parameters too')
@@ -131,7 +131,7 @@ t.test('shareRepeated adds no empty kind of component', async t => {
   t.same(shareRepeated(doc).components, { schemas: {} })
 })
 
-t.test('shareTitled: a titled schema used more than once becomes the component of its title', async t => {
+t.test('shareTitled: a titled schema becomes the component of its title', async t => {
   const values = (description?: string): Doc => ({ title: 'DateFilter', type: 'array', items: { type: 'string', format: 'date' }, ...(description === undefined ? {} : { description }) })
   const doc: Doc = {
     paths: {
@@ -142,13 +142,19 @@ t.test('shareTitled: a titled schema used more than once becomes the component o
         }
       }
     },
-    components: { schemas: { DateFilter: { type: 'string' }, Search: { type: 'object', properties: { on: values('On.') } } } }
+    components: { schemas: { DateFilter: { type: 'string' }, Search: { type: 'object', properties: { on: values('On.') } }, Job: { title: 'Job', type: 'object' }, Task: { title: 'Work', type: 'string' } } }
   }
-  const out = shareTitled(doc)
+  doc.paths['/a'].get.responses = { 200: { description: 'OK', content: { 'application/json': { schema: { title: 'Job', type: 'object' } } } }, 201: { description: 'OK', content: { 'application/json': { schema: { title: 'Work', type: 'string', description: 'Done.' } } } } }
+  const out: Doc = shareTitled(doc)
   const params = out.paths['/a'].get.parameters
   t.same(params[0].schema, { $ref: '#/components/schemas/DateFilter2', description: 'From.' }, 'its description stays beside the reference')
   t.same(params[1].schema, { $ref: '#/components/schemas/DateFilter2' })
-  t.same(params[2].schema, { title: 'Once', type: 'string' }, 'used once: in place')
+  t.same(params[2].schema, { $ref: '#/components/schemas/Once' }, 'used once: a component too')
+  t.same(out.components.schemas.Once, { title: 'Once', type: 'string' })
+  t.same(out.paths['/a'].get.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Job' }, 'a component titled with its name is that shape\'s component')
+  t.same(out.paths['/a'].get.responses[201].content['application/json'].schema, { $ref: '#/components/schemas/Task', description: 'Done.' }, 'whatever its title')
+  t.same(out.components.schemas.Task, { title: 'Work', type: 'string' }, 'a component\'s root stays whole')
+  t.notOk(out.components.schemas.Work, 'no second component of a titled component')
   t.same(out.components.schemas.DateFilter2, values(), 'a name taken already is numbered')
   t.same(out.components.schemas.DateFilter, { type: 'string' })
   t.same(out.components.schemas.Search.properties.on, { $ref: '#/components/schemas/DateFilter2', description: 'On.' }, 'in components too')
@@ -157,4 +163,17 @@ t.test('shareTitled: a titled schema used more than once becomes the component o
 t.test('shareTitled: a document without schemas', async t => {
   const doc = { paths: {}, components: {} }
   t.same(shareTitled(doc), { paths: {}, components: { schemas: {} } })
+})
+
+t.test('omitDefaults drops required: false from parameters, of operations and of paths', async t => {
+  const paths: Doc = {
+    '/a/{id}': {
+      parameters: [{ in: 'header', name: 'X-A', required: false }],
+      get: { parameters: [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q', required: false }], responses: {} },
+      post: { responses: {} }
+    }
+  }
+  omitDefaults(paths)
+  t.same(paths['/a/{id}'].parameters, [{ in: 'header', name: 'X-A' }])
+  t.same(paths['/a/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q' }])
 })
