@@ -92,8 +92,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
       description: [
         'Authors and documents, built only from the svc-conventions plugins.',
         'Every `/v1` operation needs a bearer token: run `npm run token -- --scope "authors:read authors:write documents:read documents:write"` where the service runs (it signs with `AUTH_JWT_SECRET`), then choose **Authorize** and paste it.',
-        'Clients send a `User-Agent` of the form `<product>/<major-version>` (`my-client/1`); without one the answer is 403.',
-        '`HEAD` is served wherever `GET` is, and answers as it would, without a body.'
+        'Clients send a `User-Agent` of the form `<product>/<major-version>` (`my-client/1`); without one the answer is 403.'
       ].join('\n\n')
     },
     tokenHelp: 'A JWT signed with the service\'s AUTH_JWT_SECRET, with `sub` (the user) and `scope` (space-separated: authors:read authors:write documents:read documents:write). Where the service runs: `npm run token -- --scope "authors:read documents:read"`.'

@@ -39,10 +39,7 @@ declare module 'fastify' {
     /**
      * `internal: true` marks the operation `x-internal` (webhook consumers); `description` is
      * added to the operation's; `headers` are request headers the route's own checks require
-     * (a webhook's signature), as JSON Schemas by lowercase name, documented only.
-     */
-    /**
-     * `internal` marks a webhook consumer, `headers` adds request headers (required) the route's own checks read,
+     * (a webhook's signature), as JSON Schemas by lowercase name, documented only;
      * `responseHeaders` the headers the route sends besides the plugins' ones, by status.
      */
     openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>> }
@@ -111,6 +108,13 @@ function resourceComponents (fastify: FastifyInstance): Record<string, unknown> 
   return out
 }
 
+// HEAD is served wherever GET is (RFC 9110 §9.3.2): said once here, not as an operation per GET.
+const HEAD_NOTE = '`HEAD` is served wherever `GET` is, and answers as it would, without a body.'
+
+function withHead (info: NonNullable<OpenApiPluginOptions['info']>): NonNullable<OpenApiPluginOptions['info']> {
+  return { ...info, description: info.description === undefined ? HEAD_NOTE : `${info.description}\n\n${HEAD_NOTE}` }
+}
+
 /**
  * Builds the document with @fastify/swagger. The convention's parts that no route schema
  * states (problem responses, conventional headers, bearer security, `x-internal`) are
@@ -136,7 +140,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: opts.info ?? defaults.info,
+      info: withHead(opts.info ?? defaults.info),
       servers: opts.servers,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', ...(opts.tokenHelp === undefined ? {} : { description: opts.tokenHelp }) } }
@@ -144,7 +148,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
       security: [{ bearerAuth: [] }]
     },
     // HEAD is served for every GET and answers as it would, without content (RFC 9110 §9.3.2);
-    // each GET says so, and OPTIONS lists it: an operation of its own would double the document.
+    // the document's description says so, and OPTIONS lists it: an operation of its own would double the document.
     exposeHeadRoutes: false,
     refResolver: {
       // Shared schemas keep their $id as component name: `#/components/schemas/Problem`.

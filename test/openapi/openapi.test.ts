@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import openapi from '../../plugins/openapi/index.js'
@@ -32,7 +32,7 @@ t.test('every operation documents its problem responses, the conventional header
   t.equal(res.statusCode, 200)
   const doc = documentOf(res.body)
   t.equal(doc.openapi, '3.1.0')
-  t.same(doc.info, { title: 'T', version: '2.0.0' })
+  t.same(doc.info, { title: 'T', version: '2.0.0', description: '`HEAD` is served wherever `GET` is, and answers as it would, without a body.' }, 'HEAD told once, not an operation per GET')
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
   t.same(doc.security, [{ bearerAuth: [] }])
   t.ok(doc.components.schemas.Problem, 'the problem schema is a shared component')
@@ -42,7 +42,7 @@ t.test('every operation documents its problem responses, the conventional header
   t.same(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
   t.equal(get.responses['412'].description, 'Precondition Failed')
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
-  t.same(headers.sort(), ['if-match', 'if-none-match', 'svc-execution-context', 'svc-service', 'user-agent', 'x-request-id'], 'no idempotency key on GET; conditions where 412 can come')
+  t.same(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
   t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)
 
   const post = doc.paths['/v1/things'].post
@@ -119,10 +119,9 @@ t.test('conditional requests and response headers', async t => {
   const get = paths['/v1/things/{id}'].get
   t.ok(names(get).includes('If-Match') && names(get).includes('If-None-Match'), 'an item read honours both conditions')
   t.same(Object.keys(get.responses['200'].headers).sort(), ['ETag', 'Svc-Execution-Context', 'X-Request-ID'])
-  t.same(get.responses['304'].headers.etag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
+  t.same(get.responses['304'].headers.ETag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
   t.notOk(get.responses['304'].content, 'a 304 has no body')
-  t.ok(paths['/v1/things/{id}'].head, 'HEAD is documented for a GET')
-  t.ok(paths['/v1/things/{id}'].head.responses['304'])
+  t.notOk(paths['/v1/things/{id}'].head, 'HEAD is no operation of its own')
 
   const post = paths['/v1/things'].post
   t.same(Object.keys(post.responses['201'].headers).sort(), ['ETag', 'Location', 'Svc-Execution-Context', 'X-Request-ID'])
@@ -136,18 +135,18 @@ t.test('conditional requests and response headers', async t => {
   t.same(Object.keys(put.responses['204'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'no ETag on a 204')
 
   const list = paths['/v1/things'].get
-  t.same(names(list).filter(n => n.startsWith('if-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
-  t.ok(list.responses['200'].headers.etag)
+  t.same(names(list).filter(n => n.startsWith('If-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
+  t.ok(list.responses['200'].headers.ETag)
   t.ok(list.responses['304'])
   const plain = paths['/v1/plain'].get
   t.notOk(names(plain).includes('If-None-Match'), 'collection: false is no collection')
-  t.notOk(plain.responses['200'].headers.etag, 'no ETag where no condition is honoured')
+  t.notOk(plain.responses['200'].headers.ETag, 'no ETag where no condition is honoured')
   t.notOk(plain.responses['304'])
 
   const bulk = paths['/v1/things'].patch
   t.ok(names(bulk).includes('If-Match'))
   t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
-  t.notOk(bulk.responses['200'].headers.etag)
+  t.notOk(bulk.responses['200'].headers.ETag)
 
   t.same(names(paths['/some-rules'].post), ['X-Request-ID', 'Svc-Service', 'Svc-Idempotency-Key'], 'no User-Agent or execution context where their rules are off')
   t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['X-Request-ID'], 'and no echoed execution context')
@@ -167,14 +166,17 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await app.register(problem)
   await app.register(validation)
   // What the resource plugin decorates: the served definitions by collection.
-  const widget = { name: 'widget', entity: Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) }), summaryEntity: Type.Object({ id: Type.String({ examples: ['w-1'] }) }) }
-  const odd = { name: 'odd', entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summaryEntity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }) }
+  const bodies = (note: TSchema): Doc => ({ create: Type.Object({ note }), replace: Type.Object({ note, id: Type.Optional(Type.String()) }), patch: Type.Object({ note: Type.Optional(note) }) })
+  const widgetEntity = Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) })
+  const widget = { name: 'widget', api: { entity: widgetEntity, summary: Type.Object({ id: Type.String({ examples: ['w-1'] }) }), bodies: bodies(Type.Union([Type.String(), Type.Null()])) } }
+  const odd = { name: 'odd', api: { entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summary: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), bodies: bodies(Type.String()) } }
   app.decorate('resources', new Map([['widgets', { definition: widget }], ['odds', { definition: odd }]]) as never)
   await app.register(openapi, { components: { Thing } })
   app.get('/things/:id', { schema: { response: { 200: Thing } } }, async () => ({ id: '1', size: 1 }))
   app.get('/things', { schema: { response: { 200: Type.Object({ results: Type.Array(Thing) }) } } }, async () => ({ results: [] }))
-  app.get('/widgets/:id', { schema: { response: { 200: widget.entity } } }, async () => ({ id: 'w', note: null }))
-  app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.summaryEntity) }) } } }, async () => ({ results: [] }))
+  app.get('/widgets/:id', { schema: { response: { 200: widgetEntity } } }, async () => ({ id: 'w', note: null }))
+  app.put('/widgets/:id', { schema: { body: widget.api.bodies.replace } }, async () => null)
+  app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.api.summary) }) } } }, async () => ({ results: [] }))
   const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
   const schemas = doc.components.schemas
   const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
@@ -185,6 +187,8 @@ t.test('shared schemas become components with $refs; resources give entities wit
   t.same(body('/widgets').properties.results.items, { $ref: '#/components/schemas/WidgetSummary' })
   t.same(schemas.Widget.examples, [{ id: 'w-1', note: null }], 'an entity example from its properties')
   t.same(schemas.Odd.examples, undefined, 'no example where a required value cannot be made up')
+  t.same(doc.paths['/widgets/{id}'].put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WidgetReplacement' }, 'the write bodies are components')
+  t.ok(schemas.WidgetCreate && schemas.WidgetPatch && schemas.OddReplacement)
   t.ok(schemas.CursorPaging && schemas.OffsetPaging && schemas.BulkResponse, 'the convention\'s shapes')
   t.same(schemas.BulkResponse.properties.operations.items, { $ref: '#/components/schemas/BulkOperationResult' }, 'components refer to each other')
   t.equal(schemas.BulkResponse.examples[0].status, 'PARTIAL')
@@ -193,5 +197,5 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
-    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components$/)
+    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp$/)
 })
