@@ -55,6 +55,11 @@ function columns (alias = ''): string {
 const COLUMNS = columns()
 
 function decode (row: Record<string, unknown>): JobRow {
+  // Input, result and steps are JSON text, not jsonb: a client's strings go through as sent,
+  // even those jsonb refuses (U+0000, a lone surrogate), for the work to judge each as a
+  // request would, and its answer to quote them.
+  row.input = JSON.parse(row.input as string)
+  if (typeof row.result === 'string') row.result = JSON.parse(row.result)
   for (const key of ['createdDateTime', 'modifiedDateTime', 'completedDateTime']) {
     const v = row[key]
     if (v instanceof Date) row[key] = v.toISOString()
@@ -94,10 +99,10 @@ export class JobTable {
         collection text NOT NULL,
         subject text COLLATE "C" NOT NULL,
         status text NOT NULL CONSTRAINT ${quoteIdent(`${t}_status_check`)} CHECK (status IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
-        input jsonb NOT NULL,
+        input text NOT NULL,
         operation_count integer NOT NULL,
         completed_count integer NOT NULL DEFAULT 0,
-        result jsonb,
+        result text,
         problem jsonb,
         request_id text,
         attempts integer NOT NULL DEFAULT 0,
@@ -114,7 +119,7 @@ export class JobTable {
         ctx text COLLATE "C" NOT NULL,
         job_id text COLLATE "C" NOT NULL,
         step integer NOT NULL,
-        outcome jsonb NOT NULL,
+        outcome text NOT NULL,
         CONSTRAINT ${quoteIdent(`${this.steps}_pkey`)} PRIMARY KEY (ctx, job_id, step),
         CONSTRAINT ${quoteIdent(`${this.steps}_job_fkey`)} FOREIGN KEY (ctx, job_id) REFERENCES ${this.T} (ctx, id) ON DELETE CASCADE
       )`
@@ -124,7 +129,7 @@ export class JobTable {
   /** Writes a new PENDING job; run it in the transaction that accepts the work. */
   async insert (db: Queryable, job: NewJob): Promise<JobRow> {
     const { rows } = await db.query(`INSERT INTO ${this.T} (ctx, id, kind, collection, subject, status, input, operation_count, request_id)
-      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
+      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING ${COLUMNS}`,
     [job.ctx, job.id, job.kind, job.collection, job.subject, JSON.stringify(job.input), job.operationCount, job.requestId])
     return decode(rows[0] as Record<string, unknown>)
   }
@@ -199,7 +204,7 @@ export class JobTable {
   /** Ends the job: SUCCEEDED with its result, or FAILED with a problem body. */
   async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }): Promise<void> {
     if (end.status === 'SUCCEEDED') {
-      await db.query(`UPDATE ${this.T} SET status = 'SUCCEEDED', result = $3::jsonb, completed_count = $4, lease_owner = NULL, lease_until = NULL,
+      await db.query(`UPDATE ${this.T} SET status = 'SUCCEEDED', result = $3, completed_count = $4, lease_owner = NULL, lease_until = NULL,
         modified_at = now(), completed_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, JSON.stringify(end.result), end.completedCount])
     } else {
       await db.query(`UPDATE ${this.T} SET status = 'FAILED', problem = $3::jsonb, lease_owner = NULL, lease_until = NULL,
@@ -211,13 +216,13 @@ export class JobTable {
   async recordSteps (db: Queryable, ctx: string, id: string, steps: ReadonlyArray<{ step: number, outcome: unknown }>): Promise<void> {
     if (steps.length === 0) return
     await db.query(`INSERT INTO ${this.S} (ctx, job_id, step, outcome)
-      SELECT $1, $2, x.step, x.outcome FROM jsonb_to_recordset($3::jsonb) AS x(step integer, outcome jsonb)`,
-    [ctx, id, JSON.stringify(steps)])
+      SELECT $1, $2, x.step, x.outcome FROM unnest($3::integer[], $4::text[]) AS x(step, outcome)`,
+    [ctx, id, steps.map(s => s.step), steps.map(s => JSON.stringify(s.outcome))])
   }
 
   /** The outcomes recorded so far, by step. */
   async stepsOf (db: Queryable, ctx: string, id: string): Promise<Map<number, unknown>> {
     const { rows } = await db.query<{ step: number, outcome: unknown }>(`SELECT step, outcome FROM ${this.S} WHERE ctx = $1 AND job_id = $2 ORDER BY step`, [ctx, id])
-    return new Map(rows.map(r => [r.step, r.outcome]))
+    return new Map(rows.map(r => [r.step, JSON.parse(r.outcome as string)]))
   }
 }

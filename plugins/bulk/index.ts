@@ -170,7 +170,8 @@ async function bulkPlugin (fastify: FastifyInstance, opts: BulkPluginOptions): P
   const maxAsyncOperations = positiveInteger('maxAsyncOperations', opts.maxAsyncOperations ?? defaults.maxAsyncOperations)
   // Asynchronous requests need somewhere to run: the jobs plugin, registered before.
   const jobs = fastify.hasDecorator('jobs')
-  const bodyLimit = positiveInteger('bodyLimit', opts.bodyLimit ?? (jobs ? Math.max(defaults.asyncBodyLimit, fastify.initialConfig.bodyLimit ?? 0) : fastify.initialConfig.bodyLimit ?? defaults.asyncBodyLimit))
+  const serverLimit = fastify.initialConfig.bodyLimit as number
+  const bodyLimit = positiveInteger('bodyLimit', opts.bodyLimit ?? (jobs ? Math.max(defaults.asyncBodyLimit, serverLimit) : serverLimit))
   const endpoints = new Map<string, Endpoint>()
   const perResource: unknown = opts.resources === undefined ? defaults.resources : opts.resources
   if (typeof perResource !== 'object' || perResource === null || Array.isArray(perResource)) fail('resources', perResource, 'an object by collection name')

@@ -7,6 +7,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { needs } from '../shared/dependencies.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
@@ -238,4 +239,4 @@ export { Job, JobCollection, type JobBody } from './schema.js'
 export type { JobHandler, JobRun } from './runner.js'
 export { JobTable, type JobRow, type NewJob, type JobStatus } from '../../store/jobs.js'
 // The monitor routes answer collections through the query plugin; refusals are problems.
-export default fp(jobsPlugin, { fastify: '5.x', name: 'svc-jobs', dependencies: ['svc-problem', 'svc-query'] })
+export default fp(needs('jobs', ['problem', 'query'], jobsPlugin), { fastify: '5.x', name: 'svc-jobs' })

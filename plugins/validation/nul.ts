@@ -6,6 +6,12 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
  * (conventions: Errors, rule 8). Found by the fuzz tests; refused as a validation error.
  */
 
+/*
+ * Nor can they hold a lone surrogate (UTF-16 half of a pair, `"\ud800"` in JSON): it has no
+ * UTF-8 form, and jsonb refuses its escape. Refused the same way.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /** The keyword of the errors below; the problem plugin reports it as INPUT_INVALID. */
 export const NUL_KEYWORD = 'noNulCharacter'
 
@@ -21,11 +27,18 @@ function pointerOf (frame: Frame): string {
   return keys.reverse().map((k) => `/${k}`).join('')
 }
 
-function finding (frame: Frame, data: string, what: string): ErrorObject {
-  return { keyword: NUL_KEYWORD, instancePath: pointerOf(frame), schemaPath: `#/${NUL_KEYWORD}`, params: {}, message: `must not contain the NUL character (U+0000)${what}`, data }
+/** What is wrong with `text` for the store, or null. */
+function unstorable (text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)'
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode text (no lone surrogate)'
+  return null
 }
 
-/** Every string value or property name of `data` holding U+0000, depth-first, without recursion. */
+function finding (frame: Frame, data: string, why: string, what: string): ErrorObject {
+  return { keyword: NUL_KEYWORD, instancePath: pointerOf(frame), schemaPath: `#/${NUL_KEYWORD}`, params: {}, message: `${why}${what}`, data }
+}
+
+/** Every string value or property name of `data` holding U+0000 or a lone surrogate, depth-first, without recursion. */
 export function nulErrors (data: unknown): ErrorObject[] {
   const errors: ErrorObject[] = []
   const stack: Frame[] = [{ value: data, key: '', parent: null }]
@@ -33,7 +46,8 @@ export function nulErrors (data: unknown): ErrorObject[] {
     const frame = stack.pop() as Frame
     const { value } = frame
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) errors.push(finding(frame, value, ''))
+      const why = unstorable(value)
+      if (why !== null) errors.push(finding(frame, value, why, ''))
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: String(i), parent: frame })
     } else if (typeof value === 'object' && value !== null) {
@@ -41,7 +55,8 @@ export function nulErrors (data: unknown): ErrorObject[] {
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i] as string
         const child = { value: (value as Record<string, unknown>)[key], key, parent: frame }
-        if (key.includes('\u0000')) errors.push(finding(child, key, ' in a property name'))
+        const why = unstorable(key)
+        if (why !== null) errors.push(finding(child, key, why, ' in a property name'))
         stack.push(child)
       }
     }

@@ -76,7 +76,7 @@ t.test('routePrefix and title options; bad options refused at registration', asy
     await bad.register(openapi)
     await t.rejects(async () => { await bad.register(docs, opts as never).ready() }, TypeError, JSON.stringify(opts))
   }
-  await t.rejects(async () => { await Fastify().register(docs).ready() }, /svc-openapi/, 'needs the openapi plugin')
+  await t.rejects(async () => { await Fastify().register(docs).ready() }, /The docs plugin needs the openapi plugin registered before it/, 'needs the openapi plugin')
 })
 
 t.test('the viewer lists the operations in headless Chromium, and a call from it succeeds', { timeout: 240000, skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}; set CHROMIUM_PATH to run the browser test` }, async t => {

@@ -41,7 +41,8 @@ export async function startDatabase (t: Teardown): Promise<PostgresServer> {
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const SOURCES = ['server.ts', 'app.ts', 'config.ts', 'index.ts', 'model', 'plugins', 'routes', 'schemas', 'store']
+// Every top-level module of the service (server.ts, app.ts, config.ts, tracing.ts…) and these folders.
+const SOURCES = ['model', 'plugins', 'routes', 'schemas', 'store']
 const DAY = 24 * 60 * 60 * 1000
 let build: Promise<string> | undefined
 
@@ -54,7 +55,7 @@ let build: Promise<string> | undefined
 export async function compiledServer (): Promise<string> {
   build ??= (async () => {
     const ts = (await import('typescript')).default
-    const files: string[] = []
+    const files: string[] = (await readdir(ROOT)).filter(f => f.endsWith('.ts'))
     for (const entry of SOURCES) {
       if (entry.endsWith('.ts')) files.push(entry)
       else for (const f of await readdir(join(ROOT, entry), { recursive: true })) if (f.endsWith('.ts')) files.push(join(entry, f))

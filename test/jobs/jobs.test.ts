@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { jobs, preferences, problem, problems, query, Unavailable } from '../../index.js'
+import { jobs, preferences, problem, problems, query, Unavailable, type Store } from '../../index.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, eventually, headers, json, token } from './helper.js'
 
@@ -206,3 +206,54 @@ for (const db of databases) {
     })
   })
 }
+
+t.test('a database that fails under a running job and under the monitor: 503s, the job left to be taken up again', async t => {
+  const real = await pglite.create(t)
+  let broken = false
+  let refused = 0
+  let refusedTransactions = 0
+  const fail = async (): Promise<never> => {
+    refused++
+    throw new Unavailable('The database is unavailable.')
+  }
+  // The store as the plugin sees it, failing every statement while `broken`.
+  const store = {
+    kind: real.kind,
+    location: real.location,
+    query: async (text: string, params?: unknown[]) => broken ? await fail() : await real.query(text, params),
+    transaction: async (fn: Parameters<Store['transaction']>[0]) => {
+      if (!broken) return await real.transaction(fn)
+      refusedTransactions++
+      return await fail()
+    },
+    ready: async () => { await real.ready() },
+    close: async () => {}
+  } as unknown as Store
+  let release: () => void = () => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const app = await build(t, store, { leaseMillis: 30, pollMillis: 10_000 }, {
+    STALL: async () => {
+      broken = true
+      await held
+      throw new Error('the work failed while the database was away')
+    }
+  })
+  const id = crypto.randomUUID()
+  await real.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'STALL', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+  app.jobs.wake()
+  await eventually(async () => broken)
+  const h = { ...headers({}, 'user-1'), authorization: `Bearer ${bearer('user-1', 'things:read')}` }
+  const one = await app.inject({ url: `/jobs/${id}`, headers: h })
+  t.equal(one.statusCode, 503, 'the monitor of a job')
+  t.equal(json(one).title, 'Service Unavailable')
+  t.equal((await app.inject({ url: '/jobs', headers: h })).statusCode, 503, 'the list')
+  // Renewals of the lease fail meanwhile (every leaseMillis / 3).
+  const before = refused
+  await eventually(async () => refused >= before + 3)
+  release()
+  // Recording the job's end fails too: nothing is written, the lease runs out.
+  await eventually(async () => refusedTransactions > 0)
+  broken = false
+  const row = await app.jobs.table.get(real, 'prod', 'user-1', id)
+  t.equal(row?.status, 'RUNNING', 'still RUNNING, under a lease that runs out: another run takes it up')
+})

@@ -99,7 +99,9 @@ for (const db of databases) {
         createdBy: 'user-1',
         modifiedDateTime: d.modifiedDateTime,
         modifiedBy: 'user-1',
-        etag: d.etag
+        etag: d.etag,
+        deletedDateTime: null,
+        deletedBy: null
       })
       const got = await api.get(`/v1/documents/${d.id as string}`)
       t.same(json(got), d, 'GET reads back exactly what POST returned')
@@ -348,8 +350,11 @@ for (const db of databases) {
       t.equal((await api.delete(durl, { 'if-match': d.etag, 'if-none-match': d.etag })).statusCode, 412)
       t.equal((await api.get(durl)).statusCode, 200, 'still there')
       t.equal((await api.delete(durl, { 'if-match': d.etag, 'if-none-match': '"x"' })).statusCode, 204)
-      t.equal((await api.get(durl)).statusCode, 404)
-      t.equal((await api.delete(durl, { 'if-match': d.etag })).statusCode, 204, 'already gone')
+      const deleted = await api.get(durl)
+      t.equal(deleted.statusCode, 200, 'a document is soft-deleted')
+      t.type(json(deleted).deletedDateTime, 'string')
+      t.equal((await api.delete(durl, { 'if-match': d.etag })).statusCode, 204, 'deleted already: nothing changes, whatever the If-Match')
+      t.equal(json(await api.get(durl)).etag, json(deleted).etag, 'nothing changed')
       t.equal((await api.delete(durl, { 'if-match': '*', 'if-none-match': '*' })).statusCode, 204, 'gone: If-None-Match: * holds')
     })
 

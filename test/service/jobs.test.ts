@@ -70,6 +70,8 @@ for (const db of databases) {
       t.equal((await call('GET', `/v1/documents?filter=name==${atomicPrefix}-*`)).body.results.length, 0, 'nothing stored')
       const invalid = await ended((await call('PATCH', '/v1/documents', { operations: [{ action: 'CREATE', entity: { name: '' } }] }, async)).body.id)
       t.match(invalid, { status: 'SUCCEEDED', result: { status: 'FAILED', operations: [{ result: { status: 'FAILED' } }] } }, 'an entity breaking its rules fails its operation in the job')
+      const surrogate = await ended((await call('PATCH', '/v1/documents', { operations: [{ action: 'CREATE', entity: { name: 'half \ud800 a pair', authorId: author.id, kind: 'INVOICE' } }] }, async)).body.id)
+      t.match(surrogate, { status: 'SUCCEEDED', result: { status: 'FAILED', operations: [{ result: { status: 'FAILED', context: [{ code: 'INPUT_INVALID' }] } }] } }, 'a string the database cannot hold is kept as sent, and fails its operation')
     })
 
     t.test('limits: 100 at once, 10,000 as a job; the 400s say which', async t => {

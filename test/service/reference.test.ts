@@ -73,9 +73,11 @@ for (const db of databases) {
 
       t.equal((await call('DELETE', `/v1/authors/${author.id as string}`)).status, 409, 'the author still has a document')
       t.equal((await call('DELETE', url, undefined, { 'if-match': afterPut.etag })).status, 204)
-      t.equal((await call('GET', url)).status, 404)
-      t.equal((await call('DELETE', `/v1/authors/${author.id as string}`)).status, 204)
-      t.equal((await call('DELETE', `/v1/authors/${author.id as string}`)).status, 204, 'again: still 204')
+      t.match((await call('GET', url)).body, { deletedDateTime: String }, 'soft-deleted')
+      t.equal((await call('DELETE', `/v1/authors/${author.id as string}`)).status, 409, 'an author with documents, deleted or not')
+      const other = (await call('POST', '/v1/authors', { name: `${author.name as string} 2`, email: 'other@example.com' })).body
+      t.equal((await call('DELETE', `/v1/authors/${other.id as string}`)).status, 204)
+      t.equal((await call('DELETE', `/v1/authors/${other.id as string}`)).status, 204, 'again: still 204')
     })
 
     t.test('OPTIONS and unsupported methods', async t => {

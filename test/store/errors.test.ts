@@ -7,6 +7,7 @@ import {
   SerializationFailure,
   StoreError,
   TransactionAborted,
+  StatementTimeout,
   Unavailable,
   UniqueViolation,
   isStoreError
@@ -44,7 +45,8 @@ t.test('maps by SQLSTATE and fields, never by message', async (t) => {
     ['57P03', {}, Unavailable, 'STORE_UNAVAILABLE', {}],
     ['57P05', {}, Unavailable, 'STORE_UNAVAILABLE', {}],
     ['25P03', {}, Unavailable, 'STORE_UNAVAILABLE', {}],
-    ['57014', {}, StoreError, 'STORE_QUERY_FAILED', { retryable: false }],
+    // The server's statement_timeout cancelled it: a StatementTimeout, unavailable like the client's own.
+    ['57014', {}, StatementTimeout, 'STORE_UNAVAILABLE', { retryable: true, name: 'StatementTimeout' }],
     ['42601', {}, StoreError, 'STORE_QUERY_FAILED', {}],
     ['22P02', {}, StoreError, 'STORE_QUERY_FAILED', {}]
   ]
@@ -62,7 +64,7 @@ t.test('maps by SQLSTATE and fields, never by message', async (t) => {
 
 t.test('the exact subclass, not a sibling', async (t) => {
   t.notOk(fromDatabaseError(dbError('23505')) instanceof ForeignKeyViolation)
-  t.notOk(fromDatabaseError(dbError('57014')) instanceof Unavailable)
+  t.notOk(fromDatabaseError(dbError('42601')) instanceof Unavailable)
   t.notOk(fromDatabaseError(dbError('42P01')) instanceof ConstraintViolation)
   t.equal(fromDatabaseError(dbError('23505'))?.name, 'UniqueViolation')
 })

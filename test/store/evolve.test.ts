@@ -82,10 +82,14 @@ for (const db of databases) {
       const [ann] = await insert(old, 'authors', [{ name: 'Ann', email: 'ann@example.com', active: true }])
       await insert(old, 'documents', [{ name: 'A doc', authorId: ann, status: 'DRAFT', kind: 'INVOICE', pageCount: 1, tags: ['x'], pages: '[]' }])
       const changes = await evolveTables(old, specs(authors, documents))
+      // Documents became soft-deletable since: their deletion columns, and names unique among the rows not deleted.
       t.same(changes.map(c => c.change), [
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, email',
-        'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint'
-      ], 'only the collation step')
+        'added column "deletedDateTime"',
+        'added column "deletedBy"',
+        'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint',
+        'the unique set of "name" holds only where "deletedDateTime" IS NULL'
+      ], 'the collation step, and soft deletion')
       t.same(await evolveTables(old, specs(authors, documents)), [])
       t.same((await old.query('SELECT name FROM documents')).rows, [{ name: 'A doc' }], 'rows intact')
 
@@ -308,20 +312,20 @@ for (const db of databases) {
     })
 
     t.test('a unique set as a partial unique index: the constraint narrowed by itself, named alike, not widened back', async t => {
-      const fields = { title: Type.String(), deletedDateTime: Nullable(DateTime()) }
+      const fields = { title: Type.String(), archivedDateTime: Nullable(DateTime()) }
       const full = def('e_soft', fields, { unique: ['title'] })
-      const partial: TableSpec = { ...full.storage.spec, uniqueWhere: '"deletedDateTime" IS NULL' }
+      const partial: TableSpec = { ...full.storage.spec, uniqueWhere: '"archivedDateTime" IS NULL' }
       await evolveTables(store, specs(full))
-      await insert(store, 'e_soft', [{ title: 'a', deletedDateTime: '2024-01-01T00:00:00Z' }])
-      t.same(await evolveTables(store, [partial]), [{ table: 'e_soft', change: 'the unique set of "title" holds only where "deletedDateTime" IS NULL' }])
-      await insert(store, 'e_soft', [{ title: 'a', deletedDateTime: null }])
-      await t.rejects(insert(store, 'e_soft', [{ title: 'a', deletedDateTime: null }]), { name: 'UniqueViolation', constraint: 'e_soft_title_key' }, 'the same name, for the same problem')
+      await insert(store, 'e_soft', [{ title: 'a', archivedDateTime: '2024-01-01T00:00:00Z' }])
+      t.same(await evolveTables(store, [partial]), [{ table: 'e_soft', change: 'the unique set of "title" holds only where "archivedDateTime" IS NULL' }])
+      await insert(store, 'e_soft', [{ title: 'a', archivedDateTime: null }])
+      await t.rejects(insert(store, 'e_soft', [{ title: 'a', archivedDateTime: null }]), { name: 'UniqueViolation', constraint: 'e_soft_title_key' }, 'the same name, for the same problem')
       t.same(await evolveTables(store, [partial]), [], 'the predicate compares as PostgreSQL writes it')
       const err = await refusal(t, store, specs(full))
       t.same(err.differences, [{
         table: 'e_soft',
         column: 'title',
-        difference: 'unique over (ctx, title) WHERE ("deletedDateTime" IS NULL) in the table, over (ctx, title) in the definition',
+        difference: 'unique over (ctx, title) WHERE ("archivedDateTime" IS NULL) in the table, over (ctx, title) in the definition',
         sql: ['DROP INDEX "e_soft_title_key";', 'ALTER TABLE "e_soft" ADD CONSTRAINT "e_soft_title_key" UNIQUE (ctx, "title");']
       }])
       const fresh: TableSpec = { ...partial, table: 'e_soft_new' }

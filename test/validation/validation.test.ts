@@ -151,3 +151,15 @@ t.test('plugin options are checked at registration', async t => {
     await t.rejects(async () => { await Fastify().register(validation, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
   }
 })
+
+t.test('a lone surrogate is refused like U+0000 (fuzz regression: jsonb refused its escape, the store answered 500)', async t => {
+  const cases: Array<[unknown, string[]]> = [
+    [{ name: 'a\ud800' }, ['/name: must be well-formed Unicode text (no lone surrogate)']],
+    [{ name: '\udfffb' }, ['/name: must be well-formed Unicode text (no lone surrogate)']],
+    [{ name: 'a\udfff\ud800b' }, ['/name: must be well-formed Unicode text (no lone surrogate)']],
+    [{ name: '😀 \ud83d\ude00' }, []],
+    [{ 'k\udc00': 1 }, ['/k\udc00: must be well-formed Unicode text (no lone surrogate) in a property name']],
+    [{ name: '\u0000\ud800' }, ['/name: must not contain the NUL character (U+0000)']]
+  ]
+  for (const [data, expected] of cases) t.same(nulErrors(data).map((e) => `${e.instancePath}: ${e.message as string}`), expected, JSON.stringify(data))
+})

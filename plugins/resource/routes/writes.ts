@@ -12,7 +12,8 @@ type Row = Record<string, unknown>
 
 /** For the document (openapi plugin): a write that answers with the entity's new ETag. */
 export function newEtagHeader (status: number): Record<string, Record<string, unknown>> {
-  return { [status]: { etag: { type: 'string', maxLength: 1024, description: 'The new ETag of the entity: send it in If-Match to change it again.' } } }
+  // As the openapi plugin writes ETag everywhere else, so the document holds the header once.
+  return { [status]: { etag: { type: 'string', maxLength: 1024, description: 'Strong entity tag of the representation; send it in If-Match / If-None-Match.' } } }
 }
 
 // The conventions plugin (a declared dependency) sets the execution context and the key of

@@ -38,6 +38,10 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
     }
   }
   if (op.action === 'create') return { failure: { kind: 'precondition-failed', header: 'If-None-Match', exists: true } }
+  const deleted = rules.softDelete && row.deletedDateTime !== null && row.deletedDateTime !== undefined
+  // Deleting it again changes nothing, whatever its conditions, as deleting what does not
+  // exist (reference contract, soft delete: "Deleting it again: 204").
+  if (op.action === 'delete' && deleted) return { nothing: true }
   const etag = row.etag as string
   if (op.ifMatch === null) {
     // Method rules 13: a client's write of an existing entity that needs its ETag.
@@ -48,12 +52,9 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
   if (op.ifNoneMatch !== null && weakMatch(op.ifNoneMatch, etag)) {
     return { failure: { kind: 'precondition-failed', header: 'If-None-Match', exists: true } }
   }
-  const deleted = rules.softDelete && row.deletedDateTime !== null && row.deletedDateTime !== undefined
   switch (op.action) {
     case 'delete':
-      if (!rules.softDelete) return { step: 'delete' }
-      // Deleting it again changes nothing (reference contract: soft delete).
-      return deleted ? { nothing: true } : { step: 'mark-deleted' }
+      return rules.softDelete ? { step: 'mark-deleted' } : { step: 'delete' }
     case 'set':
       return { step: 'update' }
     case 'transition':

@@ -1,0 +1,98 @@
+import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { bulk, conventions, jobs, problem, query, resource, validation, type Store } from '../../index.js'
+import { authors } from '../../routes/v1/authors.js'
+import { documents } from '../../routes/v1/documents.js'
+import { databases } from '../support/databases.js'
+import { CURSOR_SECRET, headers, json, unique, type Json } from '../resource/helper.js'
+
+// Asynchronous bulk in the plugins alone: a job taken up again after a run that applied part
+// of it (its steps recorded beside that work) applies nothing twice; without monitor routes a
+// job has no Link; without the auth plugin a job has no creator.
+
+/** The plugins the bulk and jobs plugins need, no auth, the jobs' own options. */
+async function build (t: Test, store: Store, jobOptions: Record<string, unknown>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions, { userAgent: false })
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
+  await app.register(resource, { store, resources: [authors, documents] })
+  await app.register(jobs, { store, pollMillis: 20, ...jobOptions })
+  await app.register(bulk)
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+/** The job once it has ended, read from its table (no monitor routes needed). */
+async function ended (app: FastifyInstance, store: Store, id: string, subject = ''): Promise<Json> {
+  for (let i = 0; ; i++) {
+    const job = await app.jobs.table.get(store, 'prod', subject, id)
+    if (job !== null && (job.status === 'SUCCEEDED' || job.status === 'FAILED')) return job as unknown as Json
+    // Generous: nothing here races the clock, it only bounds a hang.
+    if (i > 6000) throw new Error(`job ${id} never ended`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const app = await build(t, store, { path: false })
+    const author = json(await app.inject({ method: 'POST', url: '/v1/authors', headers: headers({ 'content-type': 'application/json' }), payload: { name: unique('author'), email: 'jobs@example.com' } }))
+
+    t.test('accepted without monitor routes and without auth: no Link, no creator', async t => {
+      const res = await app.inject({
+        method: 'PATCH',
+        url: '/v1/authors',
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        payload: { operations: [{ action: 'CREATE', entity: { name: unique('a'), email: 'a@example.com' } }] }
+      })
+      t.equal(res.statusCode, 202)
+      t.equal(res.headers.link, undefined, 'no monitor to link to')
+      t.equal(json(res).createdBy, null)
+      t.match(await ended(app, store, json(res).id), { status: 'SUCCEEDED', result: { status: 'SUCCEEDED' } })
+    })
+
+    t.test('taken up again: the operations a run recorded are not applied twice', async t => {
+      const names = [unique('resumed'), unique('resumed'), unique('resumed')]
+      const operations = names.map(name => ({ action: 'CREATE', entity: { name, authorId: author.id, kind: 'INVOICE' } }))
+      const earlier = { id: randomUUID(), outcome: { status: 'SUCCEEDED', detail: null, context: null } }
+      const id = randomUUID()
+      // What a run that died after its first operation leaves: the job, that operation's step.
+      // The job and its step commit together, so no run sees one without the other.
+      await store.transaction(async (tx) => {
+        await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'BULK', collection: 'documents', subject: 'user-1', input: { transactionMode: 'ISOLATED', operations }, operationCount: 3, requestId: null })
+        await app.jobs.table.recordSteps(tx, 'prod', id, [{ step: 0, outcome: earlier }])
+      })
+      app.jobs.wake()
+      const job = await ended(app, store, id, 'user-1')
+      t.match(job, { status: 'SUCCEEDED', completedCount: 3, result: { status: 'SUCCEEDED' } })
+      const results = (job.result as Json).operations as Json[]
+      t.equal(results[0]?.entityId, earlier.id, 'the first operation as the earlier run recorded it')
+      const listed = json(await app.inject({ url: `/v1/documents?filter=name==${names[0] as string}`, headers: headers() }))
+      t.equal(listed.results.length, 0, 'and not applied again (the earlier run\'s own write is not in this store)')
+      for (const name of names.slice(1)) {
+        t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 1, `${name}: applied once`)
+      }
+    })
+
+    t.test('ATOMIC: one transaction, all or nothing, its outcome recorded once', async t => {
+      const names = [unique('atomic'), unique('atomic')]
+      const res = await app.inject({
+        method: 'PATCH',
+        url: '/v1/documents',
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        payload: { transactionMode: 'ATOMIC', operations: [...names.map(name => ({ action: 'CREATE', entity: { name, authorId: author.id, kind: 'INVOICE' } })), { action: 'CREATE', entity: { name: names[0], authorId: author.id, kind: 'INVOICE' } }] }
+      })
+      t.equal(res.statusCode, 202)
+      const job = await ended(app, store, json(res).id)
+      t.match(job, { status: 'SUCCEEDED', result: { status: 'FAILED' } })
+      t.same(((job.result as Json).operations as Json[]).map(o => o.result.context?.[0]?.code), ['ROLLED_BACK', 'ROLLED_BACK', 'UNIQUE_NAME_VIOLATION'])
+      t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 1, 'one step: the whole outcome')
+      for (const name of names) t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 0, 'nothing stored')
+    })
+  })
+}
