@@ -1,4 +1,6 @@
+import { STATUS_CODES } from 'node:http'
 import { formatPattern } from '../../schemas/patterns.js'
+import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
 import { canonical } from './components.js'
 
 /*
@@ -75,8 +77,9 @@ export function hoistCommonHeaders (paths: Json): void {
 // Data, never schemas; and maps of schemas by name, whose values are schemas but not the map itself.
 const DATA = new Set(['example', 'examples', 'const', 'enum', 'default'])
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas'])
-// A reference is about 50 characters: a smaller repeat is left where it is, which also reads better.
-const MIN_SHARED = 100
+// A repeat becomes a reference (`{"$ref":"…"}`) only when that is clearly shorter: a schema
+// about the size of its reference reads better where it is.
+const REF_COST = '{"$ref":""}'.length + 20
 
 const pointer = (parts: readonly string[]): string => '#/' + parts.map(p => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')
 
@@ -114,7 +117,7 @@ export function shareSchemas (doc: Json): Json {
   for (const [name, schema] of Object.entries(schemas)) {
     walkSchema(schema, ['components', 'schemas', name], (node, at) => {
       const text = canonical(node)
-      if (text.length >= MIN_SHARED && !first.has(text)) first.set(text, pointer(at))
+      if (!first.has(text) && text.length >= pointer(at).length + REF_COST) first.set(text, pointer(at))
       return undefined
     })
   }
@@ -125,6 +128,9 @@ export function shareSchemas (doc: Json): Json {
   const shared = Object.fromEntries(Object.entries(schemas).map(([name, s]) => [name, walkSchema(s, ['components', 'schemas', name], refer)]))
   return { ...doc, paths: walkPaths(doc.paths, (node) => refer(node, ['paths'])), components: { ...components, schemas: shared } }
 }
+
+/** A problem answer: a problem body (RFC 9457), and nothing else. */
+const isProblem = (r: Json): boolean => isObject(r.content) && Object.keys(r.content).join() === PROBLEM_MEDIA_TYPE
 
 const pascal = (text: string): string =>
   text.split(/[^A-Za-z0-9]+/).filter(w => w !== '').map(w => w.charAt(0).toUpperCase() + w.slice(1)).join('')
@@ -201,7 +207,14 @@ export function shareRepeated (doc: Json): Json {
     op.requestBody = { $ref: `#/components/requestBodies/${name}` }
   }
 
-  const responseNames = nameRepeated(responses.map(r => [pascal(String(r.description)), r]), new Set())
+  // Problem answers of any status carrying the same headers are one response (operation.ts
+  // describes them alike): `Problem`, numbered per set of headers. Others are named by status
+  // (`NoContent`), short, for a reference is written at every use; an OPTIONS operation's
+  // answers differ from the others' (no token, no rate limit): `OptionsNoContent`.
+  const optionsOps = new Set((Object.values(paths) as Json[]).map(item => item.options))
+  const responseName = (op: Json, status: string, r: Json): string =>
+    isProblem(r) ? 'Problem' : (optionsOps.has(op) ? 'Options' : '') + pascal(STATUS_CODES[status] ?? String(r.description))
+  const responseNames = nameRepeated(ops.flatMap(op => Object.entries(op.responses as Record<string, Json>).map(([status, r]) => [responseName(op, status, r), r] as [string, unknown])), new Set())
   const shared: Json = {}
   for (const op of ops) {
     const own = op.responses as Json
