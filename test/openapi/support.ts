@@ -8,6 +8,7 @@ import { addConventionFormats } from '../../schemas/formats.js'
 import { SECRET } from '../resource/helper.js'
 
 export type Doc = Record<string, any>
+export { atPointer, resolveRefs } from './refs.js'
 
 /** The reference service (app.ts) on an in-memory PGlite, closed on teardown. */
 export async function referenceApp (t: { teardown: (fn: () => unknown) => void }, env: Record<string, string> = {}): Promise<FastifyInstance> {
@@ -78,21 +79,3 @@ export function inlineHeaders (doc: Doc): Doc {
   return out
 }
 
-/** The value at a JSON pointer of the document (`#/components/schemas/Author/properties/id`). */
-export function atPointer (doc: Doc, pointer: string): unknown {
-  return pointer.slice(2).split('/').map(p => p.replace(/~1/g, '/').replace(/~0/g, '~')).reduce<any>((node, key) => node?.[key], doc)
-}
-
-/**
- * `schema` with every `$ref` into the document written out in place, the keywords beside a
- * reference (a description, a `maxLength`) kept over the referred schema's; for tests that
- * read a schema's properties, formats or patterns whatever the document shares.
- */
-export function resolveRefs (doc: Doc, schema: unknown, seen: readonly string[] = []): any {
-  if (Array.isArray(schema)) return schema.map(s => resolveRefs(doc, s, seen))
-  if (typeof schema !== 'object' || schema === null) return schema
-  const { $ref, ...rest } = schema as Doc
-  const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, k === 'examples' || k === 'enum' || k === 'const' || k === 'default' ? v : resolveRefs(doc, v, seen)]))
-  if (typeof $ref !== 'string' || !$ref.startsWith('#/') || seen.includes($ref)) return $ref === undefined ? own : { $ref, ...own }
-  return { ...resolveRefs(doc, atPointer(doc, $ref), [...seen, $ref]), ...own }
-}
