@@ -78,4 +78,3 @@ export function inlineHeaders (doc: Doc): Doc {
   }
   return out
 }
-
