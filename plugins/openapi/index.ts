@@ -205,7 +205,7 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
       const siblings = Object.values(item) as Json[]
       const tags = siblings.map(op => op.tags).find(Array.isArray)
       if (tags !== undefined) options.tags = tags
-      const pathParameters = siblings.flatMap(op => (op.parameters ?? []) as Json[]).filter(p => p.in === 'path')
+      const pathParameters = (siblings.map(op => op.parameters).flat() as unknown[]).filter((p): p is Json => typeof p === 'object' && p !== null && (p as Json).in === 'path')
       options.parameters = [...new Map(pathParameters.map(p => [p.name, p])).values(), ...options.parameters as Json[]]
       paths[path] = { ...item, options }
     }

@@ -114,16 +114,30 @@ export function shareSchemas (doc: Json): Json {
   const components = doc.components as Json
   const schemas = (components.schemas ?? {}) as Json
   const first = new Map<string, string>()
+  // The same places by their text without `required`: a schema that only requires more (a bulk
+  // UPDATE's entity, the replacement body with its id required) refers to one and adds its list.
+  const loose = new Map<string, { at: string, required: unknown[] }>()
+  const withoutRequired = (node: Json): string => { const { required: _r, ...rest } = node; return canonical(rest) }
   for (const [name, schema] of Object.entries(schemas)) {
     walkSchema(schema, ['components', 'schemas', name], (node, at) => {
       const text = canonical(node)
-      if (!first.has(text) && text.length >= pointer(at).length + REF_COST) first.set(text, pointer(at))
+      if (text.length < pointer(at).length + REF_COST) return undefined
+      if (!first.has(text)) first.set(text, pointer(at))
+      const key = withoutRequired(node)
+      if (!loose.has(key)) loose.set(key, { at: pointer(at), required: Array.isArray(node.required) ? node.required : [] })
       return undefined
     })
   }
   const refer = (node: Json, at: string[]): Json | undefined => {
+    const here = pointer(at)
     const target = first.get(canonical(node))
-    return target === undefined || target === pointer(at) ? undefined : { $ref: target }
+    if (target !== undefined && target !== here) return { $ref: target }
+    if (!Array.isArray(node.required)) return undefined
+    const required = node.required
+    const wider = loose.get(withoutRequired(node))
+    // Sibling keywords of a `$ref` apply too (JSON Schema 2020-12): the two `required` lists add up to this one.
+    if (wider === undefined || wider.at === here || !wider.required.every(r => required.includes(r))) return undefined
+    return { $ref: wider.at, required }
   }
   const shared = Object.fromEntries(Object.entries(schemas).map(([name, s]) => [name, walkSchema(s, ['components', 'schemas', name], refer)]))
   return { ...doc, paths: walkPaths(doc.paths, (node) => refer(node, ['paths'])), components: { ...components, schemas: shared } }
@@ -280,17 +294,20 @@ const FORMAT_COMPONENTS: Record<string, string> = { 'date-time': 'DateTime', dat
 /**
  * The convention's formats as components (`DateTime`: the type, the format and its pattern),
  * each place of a plain string of that format referring to it and keeping its own keywords
- * (`maxLength`, a description). A place whose pattern carries its own bounds (a decimal with a
- * minimum) or that also admits null keeps its schema. Returns a copy.
+ * (`maxLength`, a description); a place that also admits null refers to `NullableDateTime`. A
+ * place whose pattern carries its own bounds (a decimal with a minimum) keeps its schema. Returns a copy.
  */
 export function shareFormats (doc: Json): Json {
   const added: Json = {}
   const refer = (node: Json): Json | undefined => {
-    const name = typeof node.format === 'string' ? FORMAT_COMPONENTS[node.format] : undefined
-    if (name === undefined || node.type !== 'string') return undefined
+    const base = typeof node.format === 'string' ? FORMAT_COMPONENTS[node.format] : undefined
+    const nullable = canonical(node.type) === canonical(['string', 'null'])
+    if (base === undefined || (node.type !== 'string' && !nullable)) return undefined
     const plain = formatPattern({ type: 'string', format: node.format }) as { pattern: string }
     if (node.pattern !== plain.pattern) return undefined
     const { type, format, pattern, ...rest } = node
+    // A nullable place refers to a nullable component: a `$ref` to `DateTime` would refuse its null.
+    const name = nullable ? `Nullable${base}` : base
     added[name] = { type, format, pattern }
     return { $ref: `#/components/schemas/${name}`, ...rest }
   }

@@ -56,8 +56,6 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
     const code = Number(status)
     let out: Json = r
     if (name !== null && code >= 200 && code < 300 && descriptionOf(r) === undefined) out = { ...out, [DESCRIPTION]: successDescription(method as string, code, name, ctx.collections) }
-    // RFC 9110 §9.3.2: HEAD answers as GET would, without content.
-    if (method === 'HEAD' && out.type !== 'null') out = { type: 'null', description: descriptionOf(out) as string, ...(out.headers === undefined ? {} : { headers: out.headers }) }
     const headers = responseHeaders(facts, code)
     if (Object.keys(headers).length > 0) out = { ...out, headers: { ...headers, ...out.headers as Json | undefined } }
     response[status] = out

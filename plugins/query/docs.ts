@@ -185,7 +185,7 @@ export function searchBodySchema (route: CollectionRoute, formats: boolean): Sch
   const properties: Record<string, Schema> = {
     paging: orNull({ title: 'SearchPaging', type: 'object', properties: paging, additionalProperties: false }, 'Paging, never in the query string of a search.'),
     ordering: oneOrMany(sortKey(route), route, 'Sort by these attributes in priority order; a leading - sorts descending.'),
-    filter: { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} Not together with <attribute>Filter.` }
+    filter: { ...fiql(route), description: 'Advanced filter, FIQL/RSQL as the filter parameter of the collection\'s GET tells; not together with <attribute>Filter.' }
   }
   for (const [name, kind] of route.names) {
     if (kind === 'simple') {

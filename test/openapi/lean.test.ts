@@ -1,5 +1,6 @@
 import t from 'tap'
-import { caseHeaders, headerCase, hoistCommonHeaders, omitDefaults, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
+import { caseHeaders, headerCase, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
+import { formatPattern } from '../../schemas/patterns.js'
 
 type Doc = Record<string, any>
 
@@ -79,6 +80,69 @@ t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it
   t.same(out.components.schemas.Entity.examples, [{ id: long }], 'examples are data')
   t.same(out.components.schemas.Other.properties.ownId, { $ref: '#/components/schemas/Entity/properties/id' })
   t.same(doc.components.schemas.Other.properties.ownId, long, 'the input is not changed')
+})
+
+t.test('shareSchemas: a schema that only requires more refers to the wider one and adds its list', async t => {
+  const properties = { id: { type: 'string', maxLength: 200, description: 'The identifier, long enough to be worth a reference.' }, name: { type: 'string', maxLength: 200 } }
+  const replacement = { type: 'object', additionalProperties: false, required: ['name'], properties }
+  const doc: Doc = {
+    paths: {},
+    components: {
+      schemas: {
+        Replacement: replacement,
+        Bulk: {
+          type: 'object',
+          properties: {
+            update: { ...replacement, required: ['name', 'id'] },
+            loose: { ...replacement, required: ['id'] },
+            none: { type: 'object', additionalProperties: false, properties }
+          }
+        }
+      }
+    }
+  }
+  const out: Doc = shareSchemas(doc)
+  const bulk = out.components.schemas.Bulk.properties
+  t.same(bulk.update, { $ref: '#/components/schemas/Replacement', required: ['name', 'id'] }, 'both lists hold: the one beside the reference is this one')
+  t.same(bulk.loose.required, ['id'], 'one that does not require what the wider one does keeps its schema')
+  t.notOk('$ref' in bulk.loose)
+  t.notOk('$ref' in bulk.none, 'without required: nothing to add')
+  t.same(out.components.schemas.Replacement, replacement, 'the wider one stays whole')
+})
+
+t.test('shareFormats: a plain or nullable string of a convention format refers to its component', async t => {
+  const dateTime: Doc = { type: 'string', format: 'date-time', ...formatPattern({ type: 'string', format: 'date-time' }) }
+  const doc: Doc = {
+    paths: { '/a': { get: { parameters: [{ in: 'query', name: 'at', schema: { ...dateTime, maxLength: 24 } }], responses: {} } } },
+    components: {
+      schemas: {
+        E: {
+          type: 'object',
+          properties: {
+            at: { ...dateTime, description: 'When.' },
+            gone: { ...dateTime, type: ['string', 'null'] },
+            odd: { ...dateTime, pattern: '^x$' },
+            other: { type: ['integer', 'null'], format: 'date-time' },
+            text: { type: 'string', format: 'email' }
+          }
+        }
+      }
+    }
+  }
+  const out: Doc = shareFormats(doc)
+  const props = out.components.schemas.E.properties
+  t.same(props.at, { $ref: '#/components/schemas/DateTime', description: 'When.' })
+  t.same(props.gone, { $ref: '#/components/schemas/NullableDateTime' }, 'a nullable place, a nullable component')
+  t.same(out.components.schemas.NullableDateTime, { ...dateTime, type: ['string', 'null'] })
+  t.same(out.components.schemas.DateTime, dateTime)
+  t.same(props.odd.pattern, '^x$', 'a pattern of its own: kept')
+  t.same(props.other, { type: ['integer', 'null'], format: 'date-time' }, 'not a string: kept')
+  t.same(props.text, { type: 'string', format: 'email' }, 'not a convention format: kept')
+  t.same(out.paths['/a'].get.parameters[0].schema, { $ref: '#/components/schemas/DateTime', maxLength: 24 }, 'in paths too')
+})
+
+t.test('shareFormats: a document without schemas', async t => {
+  t.same(shareFormats({ paths: {}, components: {} }), { paths: {}, components: { schemas: {} } })
 })
 
 t.test('shareSchemas: a document without schemas', async t => {

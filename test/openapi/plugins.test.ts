@@ -102,6 +102,20 @@ t.test('without the conventions plugin: no Content-Language; without the problem
   t.notOk(plain.paths['/x'].options, 'no OPTIONS operation without the methods plugin')
 })
 
+t.test('a HEAD route, declared or not, is no operation: the document says HEAD answers as GET once', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  await app.register(openapi)
+  app.get('/x', async () => ({}))
+  app.head('/h', { schema: { response: { 200: { type: 'object', properties: { a: { type: 'string' } } } } } }, async () => undefined)
+  const { doc } = await documentOf(app)
+  t.teardown(() => app.close())
+  t.notOk(doc.paths['/x'].head)
+  t.notOk(doc.paths['/h'])
+  t.match(doc.info.description, /`HEAD` is served wherever `GET` is/)
+})
+
 t.test('a route\'s own documentation: config.openapi description and headers', async t => {
   const app = Fastify()
   await app.register(problem)
