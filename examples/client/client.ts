@@ -16,7 +16,7 @@ export function referenceClient (baseUrl: string, token: string): ReturnType<typ
 }
 
 // The document makes User-Agent a required header of every operation, so each call names it.
-const header = { 'user-agent': 'reference-client/1' }
+const header = { 'User-Agent': 'reference-client/1' }
 // #endregion
 
 // #region readme-client-calls

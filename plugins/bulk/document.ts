@@ -38,5 +38,7 @@ export function documentedBody (def: ResourceDefinition, actions: readonly BulkA
     ifMatchRequired: s.ifMatchRequired,
     description: s.actions.map(a => help(a, def.api.requireIfMatch)).join(' ')
   }))
-  return BulkRequestOf(operations.length === 1 ? operations[0] as TSchema : Type.Union(operations), { maxOperations })
+  // Titled, the OpenAPI plugin shows it as a component of that name.
+  const title = `${def.name.charAt(0).toUpperCase()}${def.name.slice(1)}BulkRequest`
+  return BulkRequestOf(operations.length === 1 ? operations[0] as TSchema : Type.Union(operations), { maxOperations, title })
 }

@@ -21,7 +21,7 @@ export const Job = Type.Object({
   completedDateTime: Nullable(standardProperties.modifiedDateTime, { description: 'When the job ended; null until then.' }),
   result: Nullable(Type.Object({}, { additionalProperties: true, description: 'What the job produced, once SUCCEEDED: for BULK, the bulk response body.' })),
   problem: Nullable(Problem, { description: 'Why the job itself failed, when FAILED.' })
-}, { additionalProperties: false, description: 'Work accepted for asynchronous processing, and how it went.' })
+}, { additionalProperties: false, title: 'Job', description: 'Work accepted for asynchronous processing, and how it went.' })
 
 export type JobBody = Static<typeof Job>
 

@@ -145,7 +145,8 @@ export const FIELD_NAME_ENUMS: ReadonlySet<string> = new Set(['ordering'])
 
 function walk (schema: unknown, path: string, name: string | undefined, out: Collector, fieldNames = false): void {
   if (!isSchema(schema) || CONVENTION_SCHEMAS.has(String(schema.$id))) return
-  if (name !== undefined) checkPropertyName(name, shapeOf(schema), path, out)
+  // A reference (`{ $ref: '#/components/schemas/Author/properties/email' }`) has its name rules checked where it points.
+  if (name !== undefined && typeof schema.$ref !== 'string') checkPropertyName(name, shapeOf(schema), path, out)
   checkTypes(schema, path, out, fieldNames)
   if (isSchema(schema.properties)) {
     for (const [key, value] of Object.entries(schema.properties)) walk(value, `${path}/properties/${pointer(key)}`, key, out, fieldNames || FIELD_NAME_ENUMS.has(key))

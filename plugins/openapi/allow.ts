@@ -47,17 +47,17 @@ const CORS_ERROR = { 'svc-cors-error': { type: 'string', maxLength: 20, descript
  * request no route serves: the conventions plugin's rules for the app, no token, not counted.
  */
 export function optionsOperation (path: string, operationId: string, allowed: readonly string[], facts: RouteFacts, cors: boolean): Json {
-  // The same header object on every path (a shared component); the operation's description lists the methods.
   const allow = { allow: { type: 'string', maxLength: 100, description: 'The methods the path serves, comma-separated (as the operation\'s description lists them).' } }
-  const preflight = cors ? ' A CORS preflight (with Origin and Access-Control-Request-Method) is answered by the CORS rules instead: 204 with the Access-Control-* headers, or 403 with Svc-Cors-Error.' : ''
+  const preflight = cors ? ' A CORS preflight is answered by the CORS rules instead: 204 with the Access-Control-* headers, or 403 with Svc-Cors-Error.' : ''
+  // What every path's OPTIONS shares is said once, by its 204 (a shared component); the operation lists the methods.
   const op: Json = {
     operationId,
     summary: 'Methods served at this path',
-    description: `Answers 204 with Allow: ${allowed.join(', ')}. Any other method answers 405 Method Not Allowed, with the same Allow header and a problem body.${preflight}`,
+    description: `Allow: ${allowed.join(', ')}.`,
     parameters: parametersOf(facts),
     security: [],
     responses: {
-      204: { description: 'No Content: the methods are in Allow.', headers: headerObjects({ ...responseHeaders(facts, 204), ...allow }) },
+      204: { description: `No Content: the methods are in Allow. Any other method answers 405 Method Not Allowed, with the same Allow header and a problem body.${preflight}`, headers: headerObjects({ ...responseHeaders(facts, 204), ...allow }) },
       400: problem(facts, 400),
       403: problem(facts, 403, cors ? CORS_ERROR : {}),
       500: problem(facts, 500)

@@ -76,8 +76,8 @@ const ETAG = { etag: str('Strong entity tag of the representation; send it in If
 const COUNTED = 'Sent on every answer the rate limit counted, not on a refusal before it (token, User-Agent, Accept, Content-Type).'
 const RATE_LIMIT = {
   'ratelimit-limit': seconds(`Requests allowed in the window. ${COUNTED}`),
-  'ratelimit-remaining': seconds(`Requests left in the window. ${COUNTED}`),
-  'ratelimit-reset': seconds(`Seconds until the window resets. ${COUNTED}`)
+  'ratelimit-remaining': seconds('Requests left in the window; sent with RateLimit-Limit.'),
+  'ratelimit-reset': seconds('Seconds until the window resets; sent with RateLimit-Limit.')
 }
 const ACCEPTED = {
   link: str('`<path of the job>; rel="monitor"`: where the job shows how the work goes (GET it until it has ended).', { maxLength: 2000 }),

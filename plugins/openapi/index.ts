@@ -9,7 +9,7 @@ import { exampleOf, shareComponents } from './components.js'
 import { addPatterns, uniqueOperationIds } from './document.js'
 import { factsOf, unroutedFacts } from './facts.js'
 import { nameOperation } from './naming.js'
-import { shareHeaders } from './shared-headers.js'
+import { caseHeaders, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from './lean.js'
 import { describeOperation, type DocumentContext } from './operation.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
@@ -39,10 +39,7 @@ declare module 'fastify' {
     /**
      * `internal: true` marks the operation `x-internal` (webhook consumers); `description` is
      * added to the operation's; `headers` are request headers the route's own checks require
-     * (a webhook's signature), as JSON Schemas by lowercase name, documented only.
-     */
-    /**
-     * `internal` marks a webhook consumer, `headers` adds request headers (required) the route's own checks read,
+     * (a webhook's signature), as JSON Schemas by lowercase name, documented only;
      * `responseHeaders` the headers the route sends besides the plugins' ones, by status.
      */
     openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>> }
@@ -77,7 +74,7 @@ const CONVENTION_COMPONENTS: Record<string, unknown> = {
   BulkContextItem
 }
 
-interface ServedDefinition { name: string, api: { entity: unknown, summary: unknown } }
+interface ServedDefinition { name: string, api: { entity: unknown, summary: unknown, bodies: { create: unknown, replace: unknown, patch: unknown } } }
 
 /** The definitions the resource plugin serves, by collection; none without it. */
 function servedDefinitions (fastify: FastifyInstance): Array<[string, ServedDefinition]> {
@@ -92,16 +89,30 @@ function servedCollections (fastify: FastifyInstance): ReadonlyMap<string, strin
 
 const pascal = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
 
-/** `Author` and `AuthorSummary` for each resource the resource plugin serves, with an example. */
+/**
+ * `Author` and `AuthorSummary` for each resource the resource plugin serves, with an example,
+ * and its write bodies: `AuthorCreate` (POST), `AuthorReplacement` (PUT), `AuthorPatch` (merge patch).
+ */
 function resourceComponents (fastify: FastifyInstance): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [, def] of servedDefinitions(fastify)) {
-    for (const [name, schema] of [[pascal(def.name), def.api.entity], [`${pascal(def.name)}Summary`, def.api.summary]] as const) {
+    const entity = pascal(def.name)
+    for (const [name, schema] of [[entity, def.api.entity], [`${entity}Summary`, def.api.summary]] as const) {
       const example = exampleOf(JSON.parse(JSON.stringify(schema)))
       out[name] = example === undefined ? schema : { ...schema as object, examples: [example] }
     }
+    out[`${entity}Create`] = def.api.bodies.create
+    out[`${entity}Replacement`] = def.api.bodies.replace
+    out[`${entity}Patch`] = def.api.bodies.patch
   }
   return out
+}
+
+// HEAD is served wherever GET is (RFC 9110 §9.3.2): said once here, not as an operation per GET.
+const HEAD_NOTE = '`HEAD` is served wherever `GET` is, and answers as it would, without a body.'
+
+function withHead (info: NonNullable<OpenApiPluginOptions['info']>): NonNullable<OpenApiPluginOptions['info']> {
+  return { ...info, description: info.description === undefined ? HEAD_NOTE : `${info.description}\n\n${HEAD_NOTE}` }
 }
 
 /**
@@ -129,15 +140,16 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: opts.info ?? defaults.info,
+      info: withHead(opts.info ?? defaults.info),
       servers: opts.servers,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', ...(opts.tokenHelp === undefined ? {} : { description: opts.tokenHelp }) } }
       },
       security: [{ bearerAuth: [] }]
     },
-    // HEAD is served for every GET (RFC 9110 §9.3.2) and honours the same conditions.
-    exposeHeadRoutes: true,
+    // HEAD is served for every GET and answers as it would, without content (RFC 9110 §9.3.2);
+    // the document's description says so, and OPTIONS lists it: an operation of its own would double the document.
+    exposeHeadRoutes: false,
     refResolver: {
       // Shared schemas keep their $id as component name: `#/components/schemas/Problem`.
       // Only schemas added with addSchema (which requires an $id) reach this function.
@@ -193,15 +205,18 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
       const siblings = Object.values(item) as Json[]
       const tags = siblings.map(op => op.tags).find(Array.isArray)
       if (tags !== undefined) options.tags = tags
-      const pathParameters = siblings.flatMap(op => (op.parameters ?? []) as Json[]).filter(p => p.in === 'path')
+      const pathParameters = (siblings.map(op => op.parameters).flat() as unknown[]).filter((p): p is Json => typeof p === 'object' && p !== null && (p as Json).in === 'path')
       options.parameters = [...new Map(pathParameters.map(p => [p.name, p])).values(), ...options.parameters as Json[]]
       paths[path] = { ...item, options }
     }
   }
   const patterned = addPatterns(paths) as Json
   uniqueOperationIds(patterned)
+  caseHeaders(patterned)
+  omitDefaults(patterned)
+  hoistCommonHeaders(patterned)
   const components = doc.components as Json
-  return shareHeaders({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } })
+  return shareRepeated(shareSchemas(shareTitled(shareFormats({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } }))))
 }
 
 export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })

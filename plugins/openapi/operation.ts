@@ -1,7 +1,6 @@
 import type { RouteOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
 import { essenceOf } from '../conventions/index.js'
-import { ProblemError } from '../problem/index.js'
 import type { RouteFacts } from './facts.js'
 import { cacheableRead, conventionHeaders, responseHeaders } from './headers.js'
 import { nameOperation, successDescription } from './naming.js'
@@ -18,9 +17,15 @@ export interface DocumentContext {
 // @fastify/swagger takes a response's description from this key, and leaves it out of the body schema.
 const DESCRIPTION = 'x-response-description'
 
-/** A problem response of `status`. */
-function problemResponse (status: number): Json {
-  return { description: new ProblemError(status, 'SVC_DOC').title, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } }
+/**
+ * A problem response, the same whatever its status: the status and the problem's title say
+ * what went wrong, so the operations that answer a problem with the same headers share one
+ * response object in the document (lean.ts).
+ */
+const PROBLEM_DESCRIPTION = 'A problem: its status and title say what went wrong; its detail and context items, what to change.'
+
+function problemResponse (): Json {
+  return { description: PROBLEM_DESCRIPTION, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } }
 }
 
 /** The description a response shows: its own, else @fastify/swagger's fallback. */
@@ -41,7 +46,7 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
   const response: Record<string, Json> = { ...(doc.response as Record<string, Json> | undefined) }
   // A route without a success schema answers something: @fastify/swagger's own default, a 200.
   if (!Object.keys(response).some(s => s.startsWith('2'))) response[200] = {}
-  for (const status of statusesOf(route, doc, ctx.commonProblems, facts)) response[status] ??= problemResponse(status)
+  for (const status of statusesOf(route, doc, ctx.commonProblems, facts)) response[status] ??= problemResponse()
   doc.headers = conventionHeaders(facts, doc.headers as Json | undefined)
   // RFC 9110 §15.4.5: a read with a matching If-None-Match answers 304 without a body.
   if (cacheableRead(facts) && response[200] !== undefined) response[304] ??= { type: 'null', description: 'Not Modified' }
@@ -51,8 +56,6 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
     const code = Number(status)
     let out: Json = r
     if (name !== null && code >= 200 && code < 300 && descriptionOf(r) === undefined) out = { ...out, [DESCRIPTION]: successDescription(method as string, code, name, ctx.collections) }
-    // RFC 9110 §9.3.2: HEAD answers as GET would, without content.
-    if (method === 'HEAD' && out.type !== 'null') out = { type: 'null', description: descriptionOf(out) as string, ...(out.headers === undefined ? {} : { headers: out.headers }) }
     const headers = responseHeaders(facts, code)
     if (Object.keys(headers).length > 0) out = { ...out, headers: { ...headers, ...out.headers as Json | undefined } }
     response[status] = out

@@ -20,7 +20,7 @@ type Schema = Record<string, unknown>
 const FIQL_HELP = 'FIQL/RSQL: `;` and, `,` or, parentheses group; operators ==, !=, =lt=, =le=, =gt=, =ge=, =in=, =out=, =isnull=, =contains=, =startswith=, =endswith=, =like=, =notlike= and the case-insensitive …ic= variants.'
 
 // "Simple filtering" 6: an empty value matches null or "", for every type.
-const EMPTY: Schema = { type: 'string', maxLength: 0, description: 'Empty: matches null or "".' }
+const EMPTY: Schema = { type: 'string', maxLength: 0 }
 // The text of a 32-bit integer as values.ts reads it: at most 12 characters.
 const INT32_TEXT_LENGTH = 12
 // The text of a 64-bit integer as values.ts reads it (leading zeros allowed): at most 40 characters.
@@ -81,27 +81,33 @@ function sortKey (route: CollectionRoute): Schema {
     : { type: 'string', enum: route.sortable.flatMap((path) => [path, '-' + path]) }
 }
 
-function simpleHelp (field: FieldDescriptor): string {
-  const text = field.type === 'string' ? '; `*` once as prefix or suffix is a wildcard (elsewhere a character)' : ''
-  const array = field.type === 'string-array' ? ' (items containing the value)' : ''
-  return `Simple filter: ${field.path} equals the value${array}${text}; repeat for OR; empty for null or "".`
+// What the simple and hybrid filters share is told once, on `filter` and on the search body, not per attribute.
+const SIMPLE_HELP = 'A simple filter (an attribute\'s name) matches what equals its value (an array attribute: an item that does); repeated, any of its values (OR); empty, null or "". A string may start or end with `*`, a wildcard.'
+const HYBRID_HELP = '<attribute>Filter: FIQL/RSQL as in filter, not with it, whose one selector is the attribute itself (nameFilter=name==…); on an object, paths inside it.'
+
+const pascal = (path: string): string => path.split(/[^A-Za-z0-9]+/).map(w => w.charAt(0).toUpperCase() + w.slice(1)).join('')
+
+/**
+ * The title of a filter value's schema: its type (`DateTimeFilter`), or its field for an enum
+ * (`StatusFilter`). The OpenAPI plugin writes a titled schema used more than once as one
+ * component of that name.
+ */
+function filterTitle (field: FieldDescriptor, suffix: string): string {
+  const kind = field.type === 'enum' ? pascal(field.path) : pascal(field.type)
+  return `${kind}Filter${suffix}`
 }
 
 /**
- * Which selectors the hybrid filter `name` takes, as hybrid-filter.ts resolves them: the
- * attribute's own name for a filterable attribute, paths inside it for an object above some.
+ * Which selectors the hybrid filter `name` of an object attribute takes, as hybrid-filter.ts
+ * resolves them: paths inside it. A scalar attribute's own name is its one selector, as
+ * HYBRID_HELP says for all of them: it needs no description of its own.
  */
-function hybridHelp (name: string, route: CollectionRoute): string {
+function hybridHelp (name: string, route: CollectionRoute): string | undefined {
   const attribute = name.slice(0, -'Filter'.length)
   const scope = hybridScope(name, route.fields) as { prefix?: string, selector?: string }
-  let selectors: string
-  if (scope.selector !== undefined) {
-    selectors = `its one selector is ${scope.selector} itself (${name}=${scope.selector}==…)`
-  } else {
-    const inside = [...route.fields.values()].filter(f => f.filterable && f.path.startsWith(`${attribute}.`)).map(f => f.path.slice(attribute.length + 1))
-    selectors = `its selectors are paths inside ${attribute}: ${inside.join(', ')} (${name}=${inside[0] as string}==…)`
-  }
-  return `Hybrid filter of ${attribute}; ${selectors}. ${FIQL_HELP} Not together with filter.`
+  if (scope.selector !== undefined) return undefined
+  const inside = [...route.fields.values()].filter(f => f.filterable && f.path.startsWith(`${attribute}.`)).map(f => f.path.slice(attribute.length + 1))
+  return `Selectors: paths inside ${attribute}, ${inside.join(', ')} (${name}=${inside[0] as string}==…).`
 }
 
 function pagingHelp (route: CollectionRoute): Record<string, string> {
@@ -125,7 +131,7 @@ function fiql (route: CollectionRoute): Schema {
 }
 
 /** A parameter that may repeat, as many times as the hook allows (`fiql.maxListSize`). */
-function repeated (items: Schema, route: CollectionRoute, description: string): Schema {
+function repeated (items: Schema, route: CollectionRoute, description?: string): Schema {
   return { type: 'array', items, maxItems: route.limits.maxListSize, description }
 }
 
@@ -144,13 +150,13 @@ export function querystringSchema (route: CollectionRoute, formats: boolean): Sc
     properties.totalCount = { type: 'boolean', description: help.totalCount }
   }
   properties.ordering = repeated(sortKey(route), route, 'Sort by these attributes in priority order, repeated (ordering=a&ordering=-b); a leading - sorts descending.')
-  properties.filter = { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} At most once; not together with <attribute>Filter.` }
+  properties.filter = { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} At most once. ${SIMPLE_HELP} ${HYBRID_HELP}` }
   for (const [name, kind] of route.names) {
     if (kind === 'simple') {
       const field = route.fields.get(name) as FieldDescriptor
-      properties[name] = repeated(queryValue(field, route, formats), route, simpleHelp(field))
+      properties[name] = { title: filterTitle(field, 'Query'), ...repeated(queryValue(field, route, formats), route) }
     } else if (kind === 'hybrid') {
-      properties[name] = repeated(fiql(route), route, hybridHelp(name, route))
+      properties[name] = { title: 'FiqlFilterQuery', ...repeated(fiql(route), route, hybridHelp(name, route)) }
     }
   }
   return { type: 'object', properties, additionalProperties: true }
@@ -177,17 +183,25 @@ export function searchBodySchema (route: CollectionRoute, formats: boolean): Sch
     paging.totalCount = orNull({ type: 'boolean' }, help.totalCount)
   }
   const properties: Record<string, Schema> = {
-    paging: orNull({ type: 'object', properties: paging, additionalProperties: false }, 'Paging, never in the query string of a search.'),
+    paging: orNull({ title: 'SearchPaging', type: 'object', properties: paging, additionalProperties: false }, 'Paging, never in the query string of a search.'),
     ordering: oneOrMany(sortKey(route), route, 'Sort by these attributes in priority order; a leading - sorts descending.'),
-    filter: { ...fiql(route), description: `Advanced filter, ${FIQL_HELP} Not together with <attribute>Filter.` }
+    filter: { ...fiql(route), description: 'Advanced filter, FIQL/RSQL as the filter parameter of the collection\'s GET tells; not together with <attribute>Filter.' }
   }
   for (const [name, kind] of route.names) {
     if (kind === 'simple') {
       const field = route.fields.get(name) as FieldDescriptor
-      properties[name] = oneOrMany(bodyValue(field, route, formats), route, simpleHelp(field))
+      const { description: _d, ...values } = oneOrMany(bodyValue(field, route, formats), route, '')
+      properties[name] = { title: filterTitle(field, 'Search'), ...values }
     } else if (kind === 'hybrid') {
-      properties[name] = oneOrMany(fiql(route), route, hybridHelp(name, route))
+      const { description: _d, ...expression } = oneOrMany(fiql(route), route, '')
+      properties[name] = { title: 'FiqlFilterSearch', ...expression }
     }
   }
-  return { type: 'object', properties, additionalProperties: false }
+  // The attributes are described once, on the GET's filter parameter.
+  return {
+    type: 'object',
+    properties,
+    additionalProperties: false,
+    description: 'The query parameters of the collection\'s GET (as its filter parameter tells), as JSON: paging inside paging, several values as an array, null for the empty value.'
+  }
 }

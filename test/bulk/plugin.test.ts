@@ -11,6 +11,7 @@ import { defineResource } from '../../plugins/resource/define.js'
 import { pglite } from '../support/databases.js'
 import { api, build, json, type Json } from './helper.js'
 import { CURSOR_SECRET } from '../resource/helper.js'
+import { atPointer, resolveRefs } from '../openapi/refs.js'
 
 // The plugin's options, its OpenAPI description, and the plugin with only what the resource
 // plugin needs (no auth, the idempotency-key rule off): execution context `prod`, no
@@ -96,7 +97,8 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   const op = doc.paths['/v1/documents'].patch
   t.same(op.tags, ['documents'])
   t.match(op.description, 'At most 100 operations')
-  const body = op.requestBody.content['application/json'].schema
+  // The bodies are components (`DocumentBulkRequest`): read through their references.
+  const body = resolveRefs(doc, op.requestBody).content['application/json'].schema
   t.same(Object.keys(body.properties).sort(), ['operations', 'transactionMode'])
   t.equal(body.properties.operations.maxItems, 100)
   // One shape per action, told apart by `action`, each with the entity that action reads.
@@ -112,13 +114,13 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   t.notOk(shapeOf('CREATE').properties.entity.properties.id, 'a CREATE entity has no id: the server assigns it')
   t.same(shapeOf('DELETE').properties.entity.required, ['id'], 'DELETE reads the id alone')
   t.ok(shapeOf('UPDATE').required.includes('ifMatch'), 'documents use ETags: UPDATE needs ifMatch')
-  const ok = op.responses['200'].content['application/json'].schema
+  const ok = (op.responses['200'].$ref === undefined ? op.responses['200'] : atPointer(doc, op.responses['200'].$ref)).content['application/json'].schema
   t.same(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
   t.same(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
   for (const s of ['400', '401', '403', '409', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
   t.notOk(op.responses['412'], 'no 412: a collection has no entity tag to match')
   t.same(op.security, [{ bearerAuth: ['documents:write'] }], 'bearer security with the write scope')
-  const authors = doc.paths['/v1/authors'].patch.requestBody.content['application/json'].schema
+  const authors = resolveRefs(doc, doc.paths['/v1/authors'].patch.requestBody).content['application/json'].schema
   t.equal(authors.properties.operations.maxItems, 50)
   const authorActions = (authors.properties.operations.items.anyOf ?? [authors.properties.operations.items]).flatMap((s: Json) => s.properties.action.enum)
   t.same(authorActions.sort(), ['CREATE', 'DELETE'])

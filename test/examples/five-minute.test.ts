@@ -85,7 +85,7 @@ t.test('OPTIONS, preflights and the OpenAPI document', async (t) => {
   t.match(doc.json().components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer' } })
   t.equal(doc.json().openapi, '3.1.0')
   t.same(paths['/v1/orders/{orderId}'].get.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`),
-    ['path:orderId', 'header:user-agent', 'header:x-request-id', 'header:svc-execution-context', 'header:svc-service'], 'the convention\'s headers')
+    ['path:orderId', 'header:User-Agent', 'header:X-Request-ID', 'header:Svc-Execution-Context', 'header:Svc-Service'], 'the convention\'s headers')
   t.match(paths['/v1/orders/{orderId}'].get.responses, { 200: {}, 404: { content: { 'application/problem+json': {} } } }, 'the problem responses')
   t.same(lintOpenApi(doc.json()), [], 'the hand-written routes pass the convention linter')
 })

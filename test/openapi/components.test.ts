@@ -1,7 +1,6 @@
 import t from 'tap'
 import { exampleOf, shareComponents } from '../../plugins/openapi/components.js'
 import { addPatterns, uniqueOperationIds } from '../../plugins/openapi/document.js'
-import { shareHeaders } from '../../plugins/openapi/shared-headers.js'
 
 t.test('exampleOf makes a value from what a schema states', async t => {
   const cases: Array<[string, unknown, unknown]> = [
@@ -50,32 +49,6 @@ t.test('shareComponents replaces copies by $refs', async t => {
   t.same(out.components.schemas.Thing, { ...thing, examples: [{ id: '1' }] }, 'the component keeps its examples, not its $id')
   t.notOk(out.components.schemas.Same, 'one shape, one component: the first name')
   t.equal(doc.paths['/x'].get.responses['200'].content['application/json'].schema.items.type, 'object', 'the input is not changed')
-})
-
-t.test('shareHeaders: a header object used more than once becomes a component', async t => {
-  const lang = (v: string): Record<string, unknown> => ({ schema: { type: 'string', examples: [v] }, description: 'Language.' })
-  const param = { in: 'header', name: 'user-agent', required: true, schema: { type: 'string' } }
-  const query = { in: 'query', name: 'limit', schema: { type: 'integer' } }
-  const doc = {
-    openapi: '3.1.0',
-    paths: {
-      '/a': {
-        get: { parameters: [param, query], responses: { 200: { description: 'OK', headers: { 'content-language': lang('en-US') } }, 400: { description: 'Bad' } } },
-        post: { responses: { 200: { description: 'OK', headers: { 'content-language': lang('de-DE'), 'x-once': { schema: { type: 'string' } } } } } }
-      },
-      '/b': {
-        get: { parameters: [param, query], responses: { 200: { description: 'OK', headers: { 'content-language': lang('en-US') } } } },
-        put: { responses: { 204: { description: 'OK', headers: { 'content-language': lang('de-DE') } } } }
-      }
-    },
-    components: { schemas: {} }
-  }
-  const out = shareHeaders(doc) as Record<string, any>
-  t.same(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2'], 'one component per shape; a second shape of a header is numbered')
-  t.same(out.paths['/a'].post.responses['200'].headers, { 'content-language': { $ref: '#/components/headers/ContentLanguage2' }, 'x-once': { schema: { type: 'string' } } }, 'a header used once stays in place')
-  t.same(out.components.parameters, { UserAgent: param })
-  t.same(out.paths['/b'].get.parameters, [{ $ref: '#/components/parameters/UserAgent' }, query], 'only headers are shared')
-  t.same(doc.paths['/a'].get.parameters[0], param, 'the input is not changed')
 })
 
 t.test('addPatterns: a pattern beside each convention format; data and other schemas alone', async t => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { documentValidator, inlineHeaders, referenceApp, type Doc } from './support.js'
+import { documentValidator, inlineHeaders, referenceApp, resolveRefs, type Doc } from './support.js'
 
 // The reference service's OpenAPI document as a whole: valid OpenAPI 3.1, shared schemas as
 // components, every operation with its conventional parameters, problems and headers.
@@ -20,6 +20,11 @@ t.test('the reference service document', async t => {
     t.equal(parsed.openapi, '3.1.0')
   })
 
+  t.test('is lean: shared shapes as components, the size bounded (issue 23)', async t => {
+    t.ok(Buffer.byteLength(res.body) <= 136 * 1024, `${Buffer.byteLength(res.body)} bytes`)
+    t.ok(raw.components.schemas.Job && raw.components.schemas.DocumentBulkRequest && raw.components.schemas.DateTime, 'titled shapes and formats are components')
+  })
+
   const ops: Array<{ path: string, method: string, op: Doc }> = []
   for (const [path, item] of Object.entries(doc.paths as Doc)) {
     for (const method of METHODS) if (item[method] !== undefined) ops.push({ path, method, op: item[method] })
@@ -29,13 +34,13 @@ t.test('the reference service document', async t => {
 
   t.test('every route is described', async t => {
     const expected = [
-      'post /v1/authors', 'get /v1/authors', 'head /v1/authors', 'patch /v1/authors', 'post /v1/authors/search',
-      'get /v1/authors/{authorId}', 'head /v1/authors/{authorId}', 'put /v1/authors/{authorId}', 'patch /v1/authors/{authorId}', 'delete /v1/authors/{authorId}',
-      'post /v1/documents', 'get /v1/documents', 'head /v1/documents', 'patch /v1/documents', 'post /v1/documents/search',
-      'get /v1/documents/{documentId}', 'head /v1/documents/{documentId}', 'put /v1/documents/{documentId}', 'patch /v1/documents/{documentId}', 'delete /v1/documents/{documentId}',
-      'post /v1/authors/{authorId}/documents', 'get /v1/authors/{authorId}/documents', 'head /v1/authors/{authorId}/documents', 'post /v1/authors/{authorId}/documents/search',
+      'post /v1/authors', 'get /v1/authors', 'patch /v1/authors', 'post /v1/authors/search',
+      'get /v1/authors/{authorId}', 'put /v1/authors/{authorId}', 'patch /v1/authors/{authorId}', 'delete /v1/authors/{authorId}',
+      'post /v1/documents', 'get /v1/documents', 'patch /v1/documents', 'post /v1/documents/search',
+      'get /v1/documents/{documentId}', 'put /v1/documents/{documentId}', 'patch /v1/documents/{documentId}', 'delete /v1/documents/{documentId}',
+      'post /v1/authors/{authorId}/documents', 'get /v1/authors/{authorId}/documents', 'post /v1/authors/{authorId}/documents/search',
       'post /_webhooks/scanner/document-scanned',
-      'get /health', 'head /health', 'get /openapi.json', 'head /openapi.json'
+      'get /health', 'get /openapi.json'
     ]
     const listed = ops.map(o => `${o.method} ${o.path}`)
     for (const e of expected) t.ok(listed.includes(e), e)
@@ -45,8 +50,8 @@ t.test('the reference service document', async t => {
       t.notOk(doc.paths[path].get['x-internal'], `${path}: not internal`)
     }
     t.ok(doc.paths['/health'].get.responses['200'].content['application/json'].schema.properties.status)
-    t.same(headerNames(doc.paths['/health'].get), ['x-request-id'], 'no header rule on /health; its correlation id is still taken')
-    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('user-agent'), '/openapi.json keeps the User-Agent rule')
+    t.same(headerNames(doc.paths['/health'].get), ['X-Request-ID'], 'no header rule on /health; its correlation id is still taken')
+    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('User-Agent'), '/openapi.json keeps the User-Agent rule')
   })
 
   t.test('operationIds: stable, from the method and the resource names, unique', async t => {
@@ -56,7 +61,6 @@ t.test('the reference service document', async t => {
     t.ok(ids.every(([, id]) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id)), 'camelCase identifiers')
     const wanted: Record<string, string> = {
       'get /v1/authors': 'listAuthors',
-      'head /v1/authors': 'headAuthors',
       'post /v1/authors': 'createAuthor',
       'patch /v1/authors': 'bulkAuthors',
       'post /v1/authors/search': 'searchAuthors',
@@ -79,12 +83,12 @@ t.test('the reference service document', async t => {
 
   t.test('hybrid filters name the selectors they take (reference-service.md, Collections)', async t => {
     const query = (name: string): string => doc.paths['/v1/documents'].get.parameters.find((p: Doc) => p.name === name).description
-    t.match(query('metadataFilter'), /its selectors are paths inside metadata: source\.system, source\.region \(metadataFilter=source\.system==…\)/)
-    t.match(query('metadata.sourceFilter'), /paths inside metadata\.source: system, region/)
-    t.match(query('pageCountFilter'), /its one selector is pageCount itself \(pageCountFilter=pageCount==…\)/)
-    t.match(query('metadata.source.systemFilter'), /its one selector is metadata\.source\.system itself/)
-    const search = doc.paths['/v1/documents/search'].post.requestBody.content['application/json'].schema.properties
-    t.match(search.metadataFilter.description, /paths inside metadata/, 'the search body says so too')
+    t.match(query('metadataFilter'), /Selectors: paths inside metadata, source\.system, source\.region \(metadataFilter=source\.system==…\)/)
+    t.match(query('metadata.sourceFilter'), /paths inside metadata\.source, system, region/)
+    t.equal(query('pageCountFilter'), undefined, 'a scalar attribute\'s: told once, on filter')
+    t.match(query('filter'), /<attribute>Filter: FIQL\/RSQL as in filter, not with it, whose one selector is the attribute itself/)
+    const search = doc.paths['/v1/documents/search'].post.requestBody.content['application/json'].schema
+    t.match(search.description, /as its filter parameter tells/, 'the search body refers to it')
   })
 
   t.test('descriptions and summaries say what each answer is', async t => {
@@ -95,7 +99,6 @@ t.test('the reference service document', async t => {
     t.equal(described('/v1/documents/search', 'post', '200'), 'A page of the documents that match the search.')
     t.equal(described('/v1/documents', 'post', '201'), 'The created document, at the path in Location.')
     t.equal(described('/v1/documents', 'patch', '200'), 'One result per operation, in the order of the request.')
-    t.equal(described('/v1/documents/{documentId}', 'head', '200'), 'The headers a GET answers with 200, without a body.')
     const defaults = ops.flatMap(({ path, method, op }) => Object.entries(op.responses as Doc).filter(([, r]) => r.description === 'Default Response').map(([s]) => `${method} ${path} ${s}`))
     t.same(defaults, [], 'no "Default Response"')
   })
@@ -104,8 +107,8 @@ t.test('the reference service document', async t => {
     t.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: /npm run token/ })
     for (const { path, method, op } of api) {
       const names = headerNames(op)
-      for (const h of ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service']) t.ok(names.includes(h), `${method} ${path}: ${h}`)
-      t.equal(names.includes('svc-idempotency-key'), method !== 'get' && method !== 'head', `${method} ${path}: idempotency key on writes only`)
+      for (const h of ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service']) t.ok(names.includes(h), `${method} ${path}: ${h}`)
+      t.equal(names.includes('Svc-Idempotency-Key'), method !== 'get' && method !== 'head', `${method} ${path}: idempotency key on writes only`)
       // reference-service.md, Authentication and scopes.
       const resource = path.includes('documents') ? 'documents' : 'authors'
       const read = method === 'get' || method === 'head' || path.endsWith('/search')
@@ -113,20 +116,21 @@ t.test('the reference service document', async t => {
       if (path.startsWith('/v1/jobs')) t.equal(op.security, undefined, `${method} ${path}: the document's bearer security`)
       else t.same(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
     }
-    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').description, /longer than 200 characters is not refused but replaced/)
-    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'x-request-id').schema.maxLength, 8192, 'no maxLength that would mean a 400')
-    const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('if-'))
+    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').description, /longer than 200 characters is not refused but replaced/)
+    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').schema.maxLength, 8192, 'no maxLength that would mean a 400')
+    const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('If-'))
+    // HEAD is no operation of its own (the document's description says it answers as GET).
     for (const path of ['/v1/documents/{documentId}', '/v1/authors/{authorId}']) {
-      for (const method of ['get', 'head', 'put', 'patch', 'delete']) t.same(conditional(path, method), ['if-match', 'if-none-match'], `${method} ${path}`)
+      for (const method of ['get', 'put', 'patch', 'delete']) t.same(conditional(path, method), ['If-Match', 'If-None-Match'], `${method} ${path}`)
     }
     for (const path of ['/v1/documents', '/v1/authors', '/v1/authors/{authorId}/documents']) {
-      t.same(conditional(path, 'get'), ['if-none-match'], `get ${path}`)
+      t.same(conditional(path, 'get'), ['If-None-Match'], `get ${path}`)
       t.same(conditional(path, 'post'), [], `post ${path}`)
     }
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
     t.same(hook.security, [])
-    t.same(headerNames(hook), ['x-request-id', 'svc-execution-context', 'svc-service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
+    t.same(headerNames(hook), ['X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
     t.ok(hook.parameters.filter((p: Doc) => p.name.startsWith('webhook-')).every((p: Doc) => p.required === true), 'the signature headers are required')
     t.match(hook.description, /Standard Webhooks/)
     t.match(hook.description, /HTTPS only/)
@@ -140,8 +144,8 @@ t.test('the reference service document', async t => {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
         if (method === 'head') t.notOk(r.content, `${method} ${path} ${status}: HEAD has no body`)
         else if (Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
-        t.ok(r.headers['x-request-id'], `${method} ${path} ${status}: X-Request-ID`)
-        t.ok(r.headers['svc-execution-context'], `${method} ${path} ${status}: Svc-Execution-Context`)
+        t.ok(r.headers['X-Request-ID'], `${method} ${path} ${status}: X-Request-ID`)
+        t.ok(r.headers['Svc-Execution-Context'], `${method} ${path} ${status}: Svc-Execution-Context`)
       }
       for (const s of ['400', '401', '403', '406', '429', '500']) t.ok(op.responses[s], `${method} ${path}: ${s}`)
       // Conventions, Limits: every documented header value is bounded.
@@ -151,7 +155,7 @@ t.test('the reference service document', async t => {
       ] as Array<[string, Doc]>
       const unbounded = schemas.filter(([, s]) => s.type === 'string' ? typeof s.maxLength !== 'number' : typeof s.maximum !== 'number' || typeof s.minimum !== 'number')
       t.same(unbounded.map(([n]) => n), [], `${method} ${path}: header values are bounded`)
-      t.ok(op.responses['429'].headers['retry-after'] && op.responses['429'].headers['ratelimit-limit'], `${method} ${path}: rate-limit headers`)
+      t.ok(op.responses['429'].headers['Retry-After'] && op.responses['429'].headers['RateLimit-Limit'], `${method} ${path}: rate-limit headers`)
     }
     const item = '/v1/documents/{documentId}'
     const statuses: Array<[string, string, string[]]> = [
@@ -184,23 +188,23 @@ t.test('the reference service document', async t => {
     }
 
     const post = doc.paths['/v1/documents'].post.responses['201']
-    t.ok(post.headers.location && post.headers.etag, '201: Location and ETag')
-    t.ok(doc.paths[item].get.responses['200'].headers.etag, 'item GET: ETag')
-    t.ok(doc.paths['/v1/documents'].get.responses['200'].headers.etag, 'collection GET: ETag')
-    t.ok(doc.paths[item].get.responses['304'].headers.etag, '304: ETag')
-    t.ok(doc.paths[item].get.responses['412'].headers.etag, 'a GET whose If-Match fails still sends the ETag')
-    t.notOk(doc.paths[item].put.responses['412'].headers.etag, 'a write that fails its condition does not')
+    t.ok(post.headers.Location && post.headers.ETag, '201: Location and ETag')
+    t.ok(doc.paths[item].get.responses['200'].headers.ETag, 'item GET: ETag')
+    t.ok(doc.paths['/v1/documents'].get.responses['200'].headers.ETag, 'collection GET: ETag')
+    t.ok(doc.paths[item].get.responses['304'].headers.ETag, '304: ETag')
+    t.ok(doc.paths[item].get.responses['412'].headers.ETag, 'a GET whose If-Match fails still sends the ETag')
+    t.notOk(doc.paths[item].put.responses['412'].headers.ETag, 'a write that fails its condition does not')
 
     // The headers the plugins send on every answer they apply to (conventions: Headers).
     for (const { path, method, op } of api) {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
         const at = `${method} ${path} ${status}`
-        t.match(r.headers['content-language']?.description, /^`en-US`/, `${at}: Content-Language`)
-        t.equal(r.headers['cache-control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
+        t.match(r.headers['Content-Language']?.description, /^`en-US`/, `${at}: Content-Language`)
+        t.equal(r.headers['Cache-Control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
         // The jobs' 403 is of no scope of the route's: no challenge names one.
-        t.equal(r.headers['www-authenticate'] !== undefined, status === '401' || (status === '403' && !path.startsWith('/v1/jobs')), `${at}: the Bearer challenge on 401, and on 403 of a scope`)
-        t.equal(r.headers['ratelimit-limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
-        t.equal(r.headers['retry-after'] !== undefined, status === '429', `${at}: Retry-After on 429`)
+        t.equal(r.headers['WWW-Authenticate'] !== undefined, status === '401' || (status === '403' && !path.startsWith('/v1/jobs')), `${at}: the Bearer challenge on 401, and on 403 of a scope`)
+        t.equal(r.headers['RateLimit-Limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
+        t.equal(r.headers['Retry-After'] !== undefined, status === '429', `${at}: Retry-After on 429`)
       }
     }
     // A body up to the server's bodyLimit, in the media types the route accepts.
@@ -214,10 +218,11 @@ t.test('the reference service document', async t => {
   t.test('components: each shape once, with valid examples', async t => {
     const schemas = doc.components.schemas as Doc
     t.same(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')
-    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'CacheControl', 'ContentLanguage', 'Etag', 'Link', 'Location', 'PreferenceApplied', 'RatelimitLimit', 'RatelimitRemaining', 'RatelimitReset', 'RetryAfter', 'SvcCorsError', 'SvcExecutionContext', 'WwwAuthenticate', 'XRequestId'], 'each response header once')
-    t.same(Object.keys(raw.components.parameters).sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcExecutionContext', 'SvcIdempotencyKey', 'SvcService', 'UserAgent', 'XRequestId'], 'each request header once')
-    // The convention's formats with a pattern a standard validator checks (schemas/patterns.ts).
-    const props = schemas.Document.properties as Doc
+    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'CacheControl', 'ContentLanguage', 'ETag', 'Link', 'Location', 'PreferenceApplied', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset', 'RetryAfter', 'SvcCorsError', 'SvcExecutionContext', 'WWWAuthenticate', 'XRequestID'], 'each response header once')
+    const requestHeaders = Object.entries(raw.components.parameters as Doc).filter(([, p]) => p.in === 'header').map(([k]) => k)
+    t.same(requestHeaders.sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcExecutionContext', 'SvcIdempotencyKey', 'SvcService', 'UserAgent', 'XRequestID'], 'each request header once')
+    // The convention's formats with a pattern a standard validator checks (schemas/patterns.ts), through the components they refer to.
+    const props = resolveRefs(raw, schemas.Document).properties as Doc
     for (const f of ['publishedDateTime', 'effectiveDate', 'amount', 'discountPercentage', 'byteCount', 'retentionDuration', 'reviewSchedule', 'validityInterval', 'createdDateTime']) {
       t.type(props[f].pattern, 'string', `Document.${f}: a pattern beside its format`)
     }
@@ -226,11 +231,12 @@ t.test('the reference service document', async t => {
     t.match(props.validityInterval.description, /The pattern does not check that the start comes before the end/)
     // reference-service.md, Resources: the read-only fields.
     for (const name of ['Author', 'Document', 'DocumentSummary']) {
-      const readOnly = Object.entries(schemas[name].properties as Doc).filter(([, p]) => p.readOnly === true).map(([k]) => k)
+      const readOnly = Object.entries(resolveRefs(raw, schemas[name]).properties as Doc).filter(([, p]) => p.readOnly === true).map(([k]) => k)
       const wanted = ['ref', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag', ...(name === 'Author' ? [] : ['fingerprint', 'authorRef', 'deletedDateTime', 'deletedBy'])]
       t.same(readOnly.sort(), wanted.sort(), `${name}: read-only fields`)
     }
-    t.same(Object.keys(schemas).sort(), ['Author', 'BulkContextItem', 'BulkOperationResult', 'BulkResponse', 'ContextItem', 'CursorPaging', 'Document', 'DocumentSummary', 'OffsetPaging', 'Problem'])
+    const shapes = ['Author', 'BulkContextItem', 'BulkOperationResult', 'BulkResponse', 'ContextItem', 'CursorPaging', 'Document', 'DocumentSummary', 'OffsetPaging', 'Problem', 'DateTime', 'Date', 'Int64', 'Job', 'DocumentBulkRequest', 'AuthorBulkRequest']
+    t.same(shapes.filter(n => schemas[n] === undefined), [], 'the convention\'s shapes, the resources\' entities, titled shapes and formats')
     const responses = JSON.stringify(Object.values(doc.paths as Doc).flatMap(item => Object.values(item as Doc).map(op => op.responses)))
     t.notOk(responses.includes('Official name, unique among documents.'), 'no inline copy of the document entity in any response')
     t.ok(JSON.stringify(schemas.Document).includes('Official name, unique among documents.'))

@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
 import openapi from '../../plugins/openapi/index.js'
@@ -32,7 +32,7 @@ t.test('every operation documents its problem responses, the conventional header
   t.equal(res.statusCode, 200)
   const doc = documentOf(res.body)
   t.equal(doc.openapi, '3.1.0')
-  t.same(doc.info, { title: 'T', version: '2.0.0' })
+  t.same(doc.info, { title: 'T', version: '2.0.0', description: '`HEAD` is served wherever `GET` is, and answers as it would, without a body.' }, 'HEAD told once, not an operation per GET')
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
   t.same(doc.security, [{ bearerAuth: [] }])
   t.ok(doc.components.schemas.Problem, 'the problem schema is a shared component')
@@ -40,25 +40,25 @@ t.test('every operation documents its problem responses, the conventional header
   const get = doc.paths['/v1/things/{thingId}'].get
   t.same(Object.keys(get.responses).sort(), ['200', '304', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
   t.same(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
-  t.equal(get.responses['412'].description, 'Precondition Failed')
+  t.match(get.responses['412'].description, /^A problem: its status and title say what went wrong/, 'one description for every problem: its status says which')
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
-  t.same(headers.sort(), ['if-match', 'if-none-match', 'svc-execution-context', 'svc-service', 'user-agent', 'x-request-id'], 'no idempotency key on GET; conditions where 412 can come')
-  t.equal(get.parameters.find((p: Doc) => p.name === 'user-agent').required, true)
+  t.same(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
+  t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)
 
   const post = doc.paths['/v1/things'].post
   t.ok(post.responses['415'], 'a route with a body can answer 415')
   t.notOk(post.responses['404'], 'no 404 without path parameters')
-  t.ok(post.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'writes document the idempotency key')
+  t.ok(post.parameters.some((p: Doc) => p.name === 'Svc-Idempotency-Key'), 'writes document the idempotency key')
 
   const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
   t.equal(hook['x-internal'], true)
   t.same(hook.security, [], 'no bearer token on a webhook')
   t.notOk(hook.responses['401'], 'no 401/403 documented for an unauthenticated route')
-  t.notOk(hook.parameters?.some((p: Doc) => p.name === 'user-agent'), 'no User-Agent rule where conventions are off')
+  t.notOk(hook.parameters?.some((p: Doc) => p.name === 'User-Agent'), 'no User-Agent rule where conventions are off')
   t.notOk(doc.paths['/hidden'], 'hidden routes stay hidden')
   const both = doc.paths['/v1/both/{id}']
   t.equal(both.get.responses['404'].description, 'Gone for good', 'a route\'s own response schema is kept')
-  t.ok(both.delete.parameters.some((p: Doc) => p.name === 'svc-idempotency-key'), 'a route with several methods: writes get the key')
+  t.ok(both.delete.parameters.some((p: Doc) => p.name === 'Svc-Idempotency-Key'), 'a route with several methods: writes get the key')
   const self = doc.paths['/openapi.json'].get
   t.same(self.security, [], 'the document describes itself, readable without a token')
   t.same(Object.keys(self.responses).sort(), ['200', '400', '403', '406', '429', '500'], 'no 401; the User-Agent rule\'s 403')
@@ -75,8 +75,8 @@ t.test('route declared headers are merged; commonProblems and routePrefix option
   const doc = documentOf((await app.inject({ url: '/docs/openapi.json' })).body)
   const put = doc.paths['/x'].put
   t.same(Object.keys(put.responses).sort(), ['200', '500'], 'only the common statuses, and the 200 of a route without a success schema')
-  t.ok(put.parameters.some((p: Doc) => p.name === 'if-match' && p.required === true), 'declared header kept and required')
-  t.ok(put.parameters.some((p: Doc) => p.name === 'user-agent'))
+  t.ok(put.parameters.some((p: Doc) => p.name === 'If-Match' && p.required === true), 'declared header kept and required')
+  t.ok(put.parameters.some((p: Doc) => p.name === 'User-Agent'))
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404)
   await app.close()
 
@@ -117,47 +117,46 @@ t.test('conditional requests and response headers', async t => {
   const paths = doc.paths
 
   const get = paths['/v1/things/{id}'].get
-  t.ok(names(get).includes('if-match') && names(get).includes('if-none-match'), 'an item read honours both conditions')
-  t.same(Object.keys(get.responses['200'].headers).sort(), ['etag', 'svc-execution-context', 'x-request-id'])
-  t.same(get.responses['304'].headers.etag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
+  t.ok(names(get).includes('If-Match') && names(get).includes('If-None-Match'), 'an item read honours both conditions')
+  t.same(Object.keys(get.responses['200'].headers).sort(), ['ETag', 'Svc-Execution-Context', 'X-Request-ID'])
+  t.same(get.responses['304'].headers.ETag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
   t.notOk(get.responses['304'].content, 'a 304 has no body')
-  t.ok(paths['/v1/things/{id}'].head, 'HEAD is documented for a GET')
-  t.ok(paths['/v1/things/{id}'].head.responses['304'])
+  t.notOk(paths['/v1/things/{id}'].head, 'HEAD is no operation of its own')
 
   const post = paths['/v1/things'].post
-  t.same(Object.keys(post.responses['201'].headers).sort(), ['etag', 'location', 'svc-execution-context', 'x-request-id'])
-  t.notOk(names(post).includes('if-match'), 'no conditions where none are evaluated')
-  t.same(Object.keys(post.responses['429'].headers).sort(), ['retry-after', 'svc-execution-context', 'x-request-id'], 'RateLimit-* only where the rate-limit plugin counts')
-  t.same(Object.keys(post.responses['400'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'problems echo the correlation headers')
+  t.same(Object.keys(post.responses['201'].headers).sort(), ['ETag', 'Location', 'Svc-Execution-Context', 'X-Request-ID'])
+  t.notOk(names(post).includes('If-Match'), 'no conditions where none are evaluated')
+  t.same(Object.keys(post.responses['429'].headers).sort(), ['Retry-After', 'Svc-Execution-Context', 'X-Request-ID'], 'RateLimit-* only where the rate-limit plugin counts')
+  t.same(Object.keys(post.responses['400'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'problems echo the correlation headers')
 
   const put = paths['/v1/things/{id}'].put
-  t.ok(names(put).includes('if-match'))
+  t.ok(names(put).includes('If-Match'))
   t.notOk(put.responses['304'], 'no 304 for a write')
-  t.same(Object.keys(put.responses['204'].headers).sort(), ['svc-execution-context', 'x-request-id'], 'no ETag on a 204')
+  t.same(Object.keys(put.responses['204'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'no ETag on a 204')
 
   const list = paths['/v1/things'].get
-  t.same(names(list).filter(n => n.startsWith('if-')), ['if-none-match'], 'a collection read honours If-None-Match only')
-  t.ok(list.responses['200'].headers.etag)
+  t.same(names(list).filter(n => n.startsWith('If-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
+  t.ok(list.responses['200'].headers.ETag)
   t.ok(list.responses['304'])
   const plain = paths['/v1/plain'].get
-  t.notOk(names(plain).includes('if-none-match'), 'collection: false is no collection')
-  t.notOk(plain.responses['200'].headers.etag, 'no ETag where no condition is honoured')
+  t.notOk(names(plain).includes('If-None-Match'), 'collection: false is no collection')
+  t.notOk(plain.responses['200'].headers.ETag, 'no ETag where no condition is honoured')
   t.notOk(plain.responses['304'])
 
   const bulk = paths['/v1/things'].patch
-  t.ok(names(bulk).includes('if-match'))
+  t.ok(names(bulk).includes('If-Match'))
   t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
-  t.notOk(bulk.responses['200'].headers.etag)
+  t.notOk(bulk.responses['200'].headers.ETag)
 
-  t.same(names(paths['/some-rules'].post), ['x-request-id', 'svc-service', 'svc-idempotency-key'], 'no User-Agent or execution context where their rules are off')
-  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['x-request-id'], 'and no echoed execution context')
-  t.same(names(paths['/other-rules'].post), ['user-agent', 'x-request-id', 'svc-execution-context'], 'no Svc-Service or idempotency key where their rules are off')
-  t.same(names(paths['/no-rule-off'].post), ['user-agent', 'x-request-id', 'svc-execution-context', 'svc-service', 'svc-idempotency-key'], 'a config of null switches nothing off')
+  t.same(names(paths['/some-rules'].post), ['X-Request-ID', 'Svc-Service', 'Svc-Idempotency-Key'], 'no User-Agent or execution context where their rules are off')
+  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['X-Request-ID'], 'and no echoed execution context')
+  t.same(names(paths['/other-rules'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context'], 'no Svc-Service or idempotency key where their rules are off')
+  t.same(names(paths['/no-rule-off'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key'], 'a config of null switches nothing off')
 
   const hook = paths['/hook'].post
-  t.same(Object.keys(hook.responses['204'].headers), ['x-request-id', 'x-own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
-  t.same(Object.keys(hook.responses['400'].headers), ['x-request-id'], 'and nothing else on a problem of a route without conventions')
-  t.same(names(hook), ['x-request-id'], 'its correlation id is still taken')
+  t.same(Object.keys(hook.responses['204'].headers), ['X-Request-ID', 'X-Own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
+  t.same(Object.keys(hook.responses['400'].headers), ['X-Request-ID'], 'and nothing else on a problem of a route without conventions')
+  t.same(names(hook), ['X-Request-ID'], 'its correlation id is still taken')
   await app.close()
 })
 
@@ -167,15 +166,17 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await app.register(problem)
   await app.register(validation)
   // What the resource plugin decorates: the served definitions by collection.
-  const widget = { name: 'widget', entity: Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) }), summaryEntity: Type.Object({ id: Type.String({ examples: ['w-1'] }) }) }
-  const odd = { name: 'odd', entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summaryEntity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }) }
-  const served = (d: { name: string, entity: unknown, summaryEntity: unknown }): unknown => ({ definition: { name: d.name, api: { entity: d.entity, summary: d.summaryEntity } } })
-  app.decorate('resources', new Map([['widgets', served(widget)], ['odds', served(odd)]]) as never)
+  const bodies = (note: TSchema): Doc => ({ create: Type.Object({ note }), replace: Type.Object({ note, id: Type.Optional(Type.String()) }), patch: Type.Object({ note: Type.Optional(note) }) })
+  const widgetEntity = Type.Object({ id: Type.String({ examples: ['w-1'] }), note: Type.Union([Type.String(), Type.Null()]) })
+  const widget = { name: 'widget', api: { entity: widgetEntity, summary: Type.Object({ id: Type.String({ examples: ['w-1'] }) }), bodies: bodies(Type.Union([Type.String(), Type.Null()])) } }
+  const odd = { name: 'odd', api: { entity: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), summary: Type.Object({ code: Type.String({ pattern: '^[A-Z]+$' }) }), bodies: bodies(Type.String()) } }
+  app.decorate('resources', new Map([['widgets', { definition: widget }], ['odds', { definition: odd }]]) as never)
   await app.register(openapi, { components: { Thing } })
   app.get('/things/:id', { schema: { response: { 200: Thing } } }, async () => ({ id: '1', size: 1 }))
   app.get('/things', { schema: { response: { 200: Type.Object({ results: Type.Array(Thing) }) } } }, async () => ({ results: [] }))
-  app.get('/widgets/:id', { schema: { response: { 200: widget.entity } } }, async () => ({ id: 'w', note: null }))
-  app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.summaryEntity) }) } } }, async () => ({ results: [] }))
+  app.get('/widgets/:id', { schema: { response: { 200: widgetEntity } } }, async () => ({ id: 'w', note: null }))
+  app.put('/widgets/:id', { schema: { body: widget.api.bodies.replace } }, async () => null)
+  app.get('/widgets', { schema: { response: { 200: Type.Object({ results: Type.Array(widget.api.summary) }) } } }, async () => ({ results: [] }))
   const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
   const schemas = doc.components.schemas
   const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
@@ -186,6 +187,8 @@ t.test('shared schemas become components with $refs; resources give entities wit
   t.same(body('/widgets').properties.results.items, { $ref: '#/components/schemas/WidgetSummary' })
   t.same(schemas.Widget.examples, [{ id: 'w-1', note: null }], 'an entity example from its properties')
   t.same(schemas.Odd.examples, undefined, 'no example where a required value cannot be made up')
+  t.same(doc.paths['/widgets/{id}'].put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WidgetReplacement' }, 'the write bodies are components')
+  t.ok(schemas.WidgetCreate && schemas.WidgetPatch && schemas.OddReplacement)
   t.ok(schemas.CursorPaging && schemas.OffsetPaging && schemas.BulkResponse, 'the convention\'s shapes')
   t.same(schemas.BulkResponse.properties.operations.items, { $ref: '#/components/schemas/BulkOperationResult' }, 'components refer to each other')
   t.equal(schemas.BulkResponse.examples[0].status, 'PARTIAL')
@@ -193,6 +196,7 @@ t.test('shared schemas become components with $refs; resources give entities wit
 
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
+  await t.rejects(async () => { await Fastify().register(openapi, { tokenHelp: 42 as never }).ready() }, /^openapi plugin: tokenHelp must be a non-empty string, got 42$/)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
     /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp$/)
 })

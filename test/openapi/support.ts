@@ -8,6 +8,7 @@ import { addConventionFormats } from '../../schemas/formats.js'
 import { SECRET } from '../resource/helper.js'
 
 export type Doc = Record<string, any>
+export { atPointer, resolveRefs } from './refs.js'
 
 /** The reference service (app.ts) on an in-memory PGlite, closed on teardown. */
 export async function referenceApp (t: { teardown: (fn: () => unknown) => void }, env: Record<string, string> = {}): Promise<FastifyInstance> {
@@ -46,9 +47,10 @@ export function documentValidator (doc: Doc): (schema: unknown) => ValidateFunct
 }
 
 /**
- * The document with its shared request and response headers (`components.parameters`,
- * `components.headers`) written where they are referred to, for tests that read them per
- * operation; schemas keep their `$ref`s.
+ * The document with its shared parameters, request bodies, responses and headers
+ * (`components.parameters`, `…requestBodies`, `…responses`, `…headers`) written where they
+ * are referred to, and each path's own parameters added to its operations (OpenAPI 3.1
+ * §4.8.9.1), for tests that read them per operation; schemas keep their `$ref`s.
  */
 export function inlineHeaders (doc: Doc): Doc {
   const out = structuredClone(doc)
@@ -56,12 +58,19 @@ export function inlineHeaders (doc: Doc): Doc {
     const ref = value.$ref as string | undefined
     if (ref === undefined) return value
     const [, , kind, name] = ref.split('/')
-    return out.components[kind as string][name as string]
+    return structuredClone(out.components[kind as string][name as string])
   }
   for (const item of Object.values(out.paths as Doc)) {
+    const shared = (item.parameters ?? []) as Doc[]
+    delete item.parameters
     for (const op of Object.values(item as Doc)) {
       if (typeof op !== 'object' || op === null || op.responses === undefined) continue
-      if (Array.isArray(op.parameters)) op.parameters = op.parameters.map(follow)
+      const own = (op.parameters ?? []) as Doc[]
+      // Path parameters first, as the operations declare them; then the path's shared headers.
+      const all = [...own.filter(p => follow(p).in === 'path'), ...shared, ...own.filter(p => follow(p).in !== 'path')]
+      if (all.length > 0) op.parameters = all.map(follow)
+      if (op.requestBody !== undefined) op.requestBody = follow(op.requestBody)
+      op.responses = Object.fromEntries(Object.entries(op.responses as Doc).map(([status, r]) => [status, follow(r)]))
       for (const r of Object.values(op.responses as Doc)) {
         if (r.headers !== undefined) r.headers = Object.fromEntries(Object.entries(r.headers as Doc).map(([k, h]) => [k, follow(h)]))
       }

@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { headers, token } from '../resource/helper.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { signStandardWebhook } from '../../index.js'
-import { documentValidator, inlineHeaders, type Doc } from '../openapi/support.js'
+import { documentValidator, inlineHeaders, resolveRefs, type Doc } from '../openapi/support.js'
 import { startService } from './service.js'
 
 // Black-box: the reference service over real HTTP against its own GET /openapi.json. Each
@@ -44,13 +44,15 @@ function conforms (t: Test, doc: Doc, label: string, method: string, path: strin
   const item = doc.paths[template] as Doc
   if (res.status === 405) {
     // No operation answers it: the path's OPTIONS operation tells of it, with the same Allow.
-    t.match(item.options.description, /405 Method Not Allowed, with the same Allow header/, `${label}: 405 described`)
+    t.match(item.options.responses['204'].description, /405 Method Not Allowed, with the same Allow header/, `${label}: 405 described`)
     t.ok(res.headers.get('allow'), `${label}: Allow`)
     return
   }
-  const documented = item?.[method.toLowerCase()]?.responses?.[String(res.status)] as Doc | undefined
+  // HEAD answers as the path's GET does, without a body: the document says so once (no operation of its own).
+  const operation = method === 'HEAD' ? 'get' : method.toLowerCase()
+  const documented = item?.[operation]?.responses?.[String(res.status)] as Doc | undefined
   t.ok(documented, `${label}: ${method} ${template} ${res.status} documented`)
-  const declared = Object.keys(documented?.headers ?? {})
+  const declared = Object.keys(documented?.headers ?? {}).map(h => h.toLowerCase())
   const sent = WATCHED.filter(h => res.headers.get(h) !== null)
   t.same(sent.filter(h => !declared.includes(h)), [], `${label}: every header sent is documented`)
   if (res.status < 300 || res.status === 304) t.same(declared.filter(h => !sent.includes(h)), [], `${label}: every header documented is sent`)
@@ -154,7 +156,8 @@ t.test('the bulk operation schema accepts exactly the operations the service acc
       // for the whole request (test/bulk/envelope.test.ts); here each entity is judged alone.
       entity: entities[collection] as fc.Arbitrary<unknown>
     }, { requiredKeys: ['action', 'entity'] })
-    const validate = compile(raw.paths[`/v1/${collection}`].patch.requestBody.content['application/json'].schema.properties.operations.items)
+    // The body's schema is a component (`DocumentBulkRequest`): read through its references.
+    const validate = compile(resolveRefs(raw, raw.paths[`/v1/${collection}`].patch.requestBody).content['application/json'].schema.properties.operations.items)
     for (let round = 0; round < 3; round++) {
       // One id per operation: the same id twice is refused for the whole request.
       const ops = fc.sample(operation, { numRuns: 100, seed: round }).map((op, i) => {
@@ -179,10 +182,11 @@ t.test('the merge-patch schema offers null only where the service takes it', asy
   const full = { name: 'Full', kind: 'INVOICE', authorId: author.id, description: 'd', amount: '1.5', tags: ['a'], metadata: { source: { system: 'erp', region: 'eu' } } }
   const created = await call('POST', '/v1/documents', { body: JSON.stringify(full) })
   const path = `/v1/documents/${JSON.parse(created.text).id as string}`
-  const validate = compile(raw.paths['/v1/documents/{documentId}'].patch.requestBody.content['application/merge-patch+json'].schema)
+  const validate = compile(resolveRefs(raw, raw.paths['/v1/documents/{documentId}'].patch.requestBody).content['application/merge-patch+json'].schema)
+  const fields = resolveRefs(raw, raw.components.schemas.Document).properties as Doc
   const patches: Doc[] = [
-    ...Object.keys(raw.components.schemas.Document.properties as Doc)
-      .filter(f => !(raw.components.schemas.Document.properties[f] as Doc).readOnly && f !== 'id')
+    ...Object.keys(fields)
+      .filter(f => !(fields[f] as Doc).readOnly && f !== 'id')
       .map(f => ({ [f]: null })),
     { metadata: { source: null } },
     { metadata: { source: { system: null } } },

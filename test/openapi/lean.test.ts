@@ -1,0 +1,261 @@
+import t from 'tap'
+import { caseHeaders, headerCase, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
+import { formatPattern } from '../../schemas/patterns.js'
+
+type Doc = Record<string, any>
+
+t.test('headerCase: header names in their usual spelling', async t => {
+  const cases: Array<[string, string]> = [
+    ['etag', 'ETag'],
+    ['x-request-id', 'X-Request-ID'],
+    ['www-authenticate', 'WWW-Authenticate'],
+    ['svc-execution-context', 'Svc-Execution-Context'],
+    ['ratelimit-remaining', 'RateLimit-Remaining'],
+    ['If-None-Match', 'If-None-Match'],
+    ['user-agent', 'User-Agent'],
+    ['webhook-signature', 'webhook-signature'],
+    ['Webhook-Id', 'webhook-id']
+  ]
+  for (const [name, usual] of cases) t.equal(headerCase(name), usual, name)
+})
+
+t.test('caseHeaders renames header parameters and response headers, nothing else', async t => {
+  const paths: Doc = {
+    '/a': {
+      get: {
+        parameters: [{ in: 'header', name: 'x-request-id' }, { in: 'query', name: 'limit' }],
+        responses: { 200: { description: 'OK', headers: { etag: { schema: {} } } }, 404: { description: 'Not Found' } }
+      },
+      post: { responses: {} },
+      parameters: [{ in: 'path', name: 'id' }]
+    }
+  }
+  caseHeaders(paths)
+  t.same(paths['/a'].get.parameters.map((p: Doc) => p.name), ['X-Request-ID', 'limit'])
+  t.same(Object.keys(paths['/a'].get.responses[200].headers), ['ETag'])
+  t.same(paths['/a'].get.responses[404], { description: 'Not Found' })
+})
+
+t.test('hoistCommonHeaders states the headers every operation of a path takes once, on the path', async t => {
+  const ua = { in: 'header', name: 'User-Agent', schema: { type: 'string' } }
+  const key = { in: 'header', name: 'Svc-Idempotency-Key', schema: { type: 'string' } }
+  const limit = { in: 'query', name: 'limit', schema: { type: 'integer' } }
+  const paths: Doc = {
+    '/a': { get: { parameters: [ua, limit], responses: {} }, post: { parameters: [ua, key], responses: {} }, options: { parameters: [ua], responses: {} } },
+    '/b': { get: { parameters: [ua], responses: {} }, post: { parameters: [key], responses: {} } },
+    '/c': { get: { responses: {} } }
+  }
+  hoistCommonHeaders(paths)
+  t.same(paths['/a'].parameters, [ua])
+  t.same(paths['/a'].get.parameters, [limit])
+  t.same(paths['/a'].post.parameters, [key])
+  t.notOk('parameters' in paths['/a'].options, 'an operation left with none has none')
+  t.notOk('parameters' in paths['/b'], 'nothing common: nothing hoisted')
+  t.same(paths['/b'].get.parameters, [ua])
+  t.same(paths['/c'], { get: { responses: {} } })
+})
+
+t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it', async t => {
+  const long = { type: 'string', maxLength: 200, pattern: '^[A-Za-z0-9._~-]+$', description: 'An identifier of the convention, long enough to be shared.' }
+  const short = { type: 'string', maxLength: 20 }
+  const entity = { type: 'object', required: ['id'], properties: { id: long, code: short, tags: { type: 'array', items: long } }, examples: [{ id: long }] }
+  const doc: Doc = {
+    paths: {
+      '/x': {
+        post: {
+          requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { id: long, code: short } } } } },
+          responses: { 200: { description: 'OK', content: { 'application/json': { schema: entity } } } }
+        }
+      }
+    },
+    components: { schemas: { Entity: entity, Other: { type: 'object', properties: { ownId: long } } } }
+  }
+  const out: Doc = shareSchemas(doc)
+  const body = out.paths['/x'].post.requestBody.content['application/json'].schema
+  t.same(body.properties.id, { $ref: '#/components/schemas/Entity/properties/id' }, 'a part of a component')
+  t.same(body.properties.code, short, 'a small schema stays in place')
+  t.same(out.paths['/x'].post.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Entity' }, 'a whole component')
+  t.same(out.components.schemas.Entity.properties.id, long, 'the first place keeps the schema')
+  t.same(out.components.schemas.Entity.properties.tags.items, { $ref: '#/components/schemas/Entity/properties/id' }, 'a repeat inside the same component')
+  t.same(out.components.schemas.Entity.examples, [{ id: long }], 'examples are data')
+  t.same(out.components.schemas.Other.properties.ownId, { $ref: '#/components/schemas/Entity/properties/id' })
+  t.same(doc.components.schemas.Other.properties.ownId, long, 'the input is not changed')
+})
+
+t.test('shareSchemas: a schema that only requires more refers to the wider one and adds its list', async t => {
+  const properties = { id: { type: 'string', maxLength: 200, description: 'The identifier, long enough to be worth a reference.' }, name: { type: 'string', maxLength: 200 } }
+  const replacement = { type: 'object', additionalProperties: false, required: ['name'], properties }
+  const doc: Doc = {
+    paths: {},
+    components: {
+      schemas: {
+        Replacement: replacement,
+        Bulk: {
+          type: 'object',
+          properties: {
+            update: { ...replacement, required: ['name', 'id'] },
+            loose: { ...replacement, required: ['id'] },
+            none: { type: 'object', additionalProperties: false, properties }
+          }
+        }
+      }
+    }
+  }
+  const out: Doc = shareSchemas(doc)
+  const bulk = out.components.schemas.Bulk.properties
+  t.same(bulk.update, { $ref: '#/components/schemas/Replacement', required: ['name', 'id'] }, 'both lists hold: the one beside the reference is this one')
+  t.same(bulk.loose.required, ['id'], 'one that does not require what the wider one does keeps its schema')
+  t.notOk('$ref' in bulk.loose)
+  t.notOk('$ref' in bulk.none, 'without required: nothing to add')
+  t.same(out.components.schemas.Replacement, replacement, 'the wider one stays whole')
+})
+
+t.test('shareFormats: a plain or nullable string of a convention format refers to its component', async t => {
+  const dateTime: Doc = { type: 'string', format: 'date-time', ...formatPattern({ type: 'string', format: 'date-time' }) }
+  const doc: Doc = {
+    paths: { '/a': { get: { parameters: [{ in: 'query', name: 'at', schema: { ...dateTime, maxLength: 24 } }], responses: {} } } },
+    components: {
+      schemas: {
+        E: {
+          type: 'object',
+          properties: {
+            at: { ...dateTime, description: 'When.' },
+            gone: { ...dateTime, type: ['string', 'null'] },
+            odd: { ...dateTime, pattern: '^x$' },
+            other: { type: ['integer', 'null'], format: 'date-time' },
+            text: { type: 'string', format: 'email' }
+          }
+        }
+      }
+    }
+  }
+  const out: Doc = shareFormats(doc)
+  const props = out.components.schemas.E.properties
+  t.same(props.at, { $ref: '#/components/schemas/DateTime', description: 'When.' })
+  t.same(props.gone, { $ref: '#/components/schemas/NullableDateTime' }, 'a nullable place, a nullable component')
+  t.same(out.components.schemas.NullableDateTime, { ...dateTime, type: ['string', 'null'] })
+  t.same(out.components.schemas.DateTime, dateTime)
+  t.same(props.odd.pattern, '^x$', 'a pattern of its own: kept')
+  t.same(props.other, { type: ['integer', 'null'], format: 'date-time' }, 'not a string: kept')
+  t.same(props.text, { type: 'string', format: 'email' }, 'not a convention format: kept')
+  t.same(out.paths['/a'].get.parameters[0].schema, { $ref: '#/components/schemas/DateTime', maxLength: 24 }, 'in paths too')
+})
+
+t.test('shareFormats: a document without schemas', async t => {
+  t.same(shareFormats({ paths: {}, components: {} }), { paths: {}, components: { schemas: {} } })
+})
+
+t.test('shareSchemas: a document without schemas', async t => {
+  const doc = { paths: { '/x': { get: { responses: { 200: { description: 'OK' } } } } }, components: {} }
+  t.same(shareSchemas(doc), { ...doc, components: { schemas: {} } })
+})
+
+t.test('shareRepeated: parameters, bodies, responses and headers used more than once become components', async t => {
+  const lang = (v: string): Doc => ({ schema: { type: 'string', examples: [v] }, description: 'Language.' })
+  const ua = { in: 'header', name: 'User-Agent', required: true, schema: { type: 'string' } }
+  const limit = { in: 'query', name: 'limit', schema: { type: 'integer' } }
+  const once = { in: 'query', name: 'once', schema: { type: 'integer' } }
+  const body = { content: { 'application/json': { schema: { type: 'object' } } } }
+  const bad = { description: 'Bad Request', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
+  const badToo = { ...bad, headers: { 'Retry-After': { schema: { type: 'integer' } } } }
+  const doc: Doc = {
+    paths: {
+      '/a': {
+        parameters: [ua],
+        get: { operationId: 'getA', parameters: [limit, once], responses: { 200: { description: 'OK', headers: { 'Content-Language': lang('en-US') } }, 400: bad } },
+        post: { operationId: 'createA', requestBody: body, responses: { 200: { description: 'OK', headers: { 'Content-Language': lang('de-DE'), 'X-Once': { schema: { type: 'string' } } } }, 400: badToo } }
+      },
+      '/b': {
+        parameters: [ua],
+        get: { operationId: 'getB', parameters: [limit], responses: { 200: { description: 'OK', headers: { 'Content-Language': lang('en-US') } }, 400: bad } },
+        put: { operationId: 'replaceB', requestBody: body, responses: { 204: { description: 'Done', headers: { 'Content-Language': lang('de-DE') } }, 400: badToo } },
+        delete: { operationId: 'deleteB', requestBody: { content: {} }, responses: { 204: { description: 'Gone' } } }
+      }
+    },
+    components: { schemas: {} }
+  }
+  const out: Doc = shareRepeated(doc)
+  t.same(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2', 'RetryAfter'], 'one component per shape; a second shape is numbered')
+  t.same(out.components.parameters, { Limit: limit, UserAgent: ua })
+  t.same(out.paths['/a'].parameters, [{ $ref: '#/components/parameters/UserAgent' }], 'a path\'s own parameters too')
+  t.same(out.paths['/a'].get.parameters, [{ $ref: '#/components/parameters/Limit' }, once], 'one used once stays in place')
+  t.same(out.components.requestBodies, { CreateABody: body }, 'named after the first operation')
+  t.same(out.paths['/b'].put.requestBody, { $ref: '#/components/requestBodies/CreateABody' })
+  t.same(out.paths['/b'].delete.requestBody, { content: {} })
+  t.same(Object.keys(out.components.responses).sort(), ['OK', 'Problem', 'Problem2'], 'a problem answer is `Problem`; a second shape of a response is numbered')
+  t.same(out.paths['/b'].put.responses[400], { $ref: '#/components/responses/Problem2' })
+  t.same(out.components.responses.Problem2.headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } })
+  t.same(out.paths['/b'].delete.responses[204], { description: 'Gone' }, 'a response used once stays in place')
+  t.same(out.paths['/a'].post.responses[200].headers, { 'Content-Language': { $ref: '#/components/headers/ContentLanguage2' }, 'X-Once': { schema: { type: 'string' } } })
+  t.same(doc.paths['/a'].get.parameters[0], limit, 'the input is not changed')
+})
+
+t.test('shareRepeated names a response by its status, an OPTIONS operation\'s apart; a problem of any status is `Problem`', async t => {
+  const problem = { description: 'A problem.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
+  const allowed = { description: 'Served methods in Allow.' }
+  const done = { description: 'Done and acknowledged.' }
+  const odd = { description: 'Some other answer' }
+  const doc: Doc = {
+    paths: {
+      '/a': { get: { responses: { 204: done, 299: odd, 404: problem } }, options: { responses: { 204: allowed, 400: problem } } },
+      '/b': { get: { responses: { 204: done, 299: odd, 409: problem } }, options: { responses: { 204: allowed, 400: problem } } }
+    },
+    components: { schemas: {} }
+  }
+  const out: Doc = shareRepeated(doc)
+  t.same(Object.keys(out.components.responses).sort(), ['NoContent', 'OptionsNoContent', 'Problem', 'SomeOtherAnswer'])
+  t.same(out.paths['/b'].get.responses, { 204: { $ref: '#/components/responses/NoContent' }, 299: { $ref: '#/components/responses/SomeOtherAnswer' }, 409: { $ref: '#/components/responses/Problem' } }, 'a status without a reason phrase: by its description')
+  t.same(out.paths['/a'].options.responses[400], { $ref: '#/components/responses/Problem' })
+})
+
+t.test('shareRepeated adds no empty kind of component', async t => {
+  const doc = { paths: { '/a': { get: { responses: { 200: { description: 'OK' } } } } }, components: { schemas: {} } }
+  t.same(shareRepeated(doc).components, { schemas: {} })
+})
+
+t.test('shareTitled: a titled schema becomes the component of its title', async t => {
+  const values = (description?: string): Doc => ({ title: 'DateFilter', type: 'array', items: { type: 'string', format: 'date' }, ...(description === undefined ? {} : { description }) })
+  const doc: Doc = {
+    paths: {
+      '/a': {
+        get: {
+          parameters: [{ in: 'query', name: 'from', schema: values('From.') }, { in: 'query', name: 'to', schema: values() }, { in: 'query', name: 'one', schema: { title: 'Once', type: 'string' } }],
+          responses: {}
+        }
+      }
+    },
+    components: { schemas: { DateFilter: { type: 'string' }, Search: { type: 'object', properties: { on: values('On.') } }, Job: { title: 'Job', type: 'object' }, Task: { title: 'Work', type: 'string' } } }
+  }
+  doc.paths['/a'].get.responses = { 200: { description: 'OK', content: { 'application/json': { schema: { title: 'Job', type: 'object' } } } }, 201: { description: 'OK', content: { 'application/json': { schema: { title: 'Work', type: 'string', description: 'Done.' } } } } }
+  const out: Doc = shareTitled(doc)
+  const params = out.paths['/a'].get.parameters
+  t.same(params[0].schema, { $ref: '#/components/schemas/DateFilter2', description: 'From.' }, 'its description stays beside the reference')
+  t.same(params[1].schema, { $ref: '#/components/schemas/DateFilter2' })
+  t.same(params[2].schema, { $ref: '#/components/schemas/Once' }, 'used once: a component too')
+  t.same(out.components.schemas.Once, { title: 'Once', type: 'string' })
+  t.same(out.paths['/a'].get.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Job' }, 'a component titled with its name is that shape\'s component')
+  t.same(out.paths['/a'].get.responses[201].content['application/json'].schema, { $ref: '#/components/schemas/Task', description: 'Done.' }, 'whatever its title')
+  t.same(out.components.schemas.Task, { title: 'Work', type: 'string' }, 'a component\'s root stays whole')
+  t.notOk(out.components.schemas.Work, 'no second component of a titled component')
+  t.same(out.components.schemas.DateFilter2, values(), 'a name taken already is numbered')
+  t.same(out.components.schemas.DateFilter, { type: 'string' })
+  t.same(out.components.schemas.Search.properties.on, { $ref: '#/components/schemas/DateFilter2', description: 'On.' }, 'in components too')
+})
+
+t.test('shareTitled: a document without schemas', async t => {
+  const doc = { paths: {}, components: {} }
+  t.same(shareTitled(doc), { paths: {}, components: { schemas: {} } })
+})
+
+t.test('omitDefaults drops required: false from parameters, of operations and of paths', async t => {
+  const paths: Doc = {
+    '/a/{id}': {
+      parameters: [{ in: 'header', name: 'X-A', required: false }],
+      get: { parameters: [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q', required: false }], responses: {} },
+      post: { responses: {} }
+    }
+  }
+  omitDefaults(paths)
+  t.same(paths['/a/{id}'].parameters, [{ in: 'header', name: 'X-A' }])
+  t.same(paths['/a/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q' }])
+})
