@@ -12,7 +12,7 @@ import { CURSOR_SECRET, headers, json, unique, type Json } from '../resource/hel
 // job has no Link; without the auth plugin a job has no creator.
 
 /** The plugins the bulk and jobs plugins need, no auth, the jobs' own options. */
-async function build (t: Test, store: Store, jobOptions: Record<string, unknown>): Promise<FastifyInstance> {
+async function build (t: Test, store: Store, jobOptions: Record<string, unknown>, bulkOptions: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(problem)
   await app.register(validation)
@@ -20,7 +20,7 @@ async function build (t: Test, store: Store, jobOptions: Record<string, unknown>
   await app.register(query, { cursorSecret: CURSOR_SECRET })
   await app.register(resource, { store, resources: [authors, documents] })
   await app.register(jobs, { store, pollMillis: 20, ...jobOptions })
-  await app.register(bulk)
+  await app.register(bulk, bulkOptions)
   t.teardown(() => app.close())
   await app.ready()
   return app
@@ -141,4 +141,14 @@ t.test('an ATOMIC job taken up again after its outcome was recorded answers that
   t.match(failed, { status: 'FAILED', problem: { status: 503, title: 'Service Unavailable' }, result: null }, 'tried maxAttempts times, then FAILED')
   failInserts = false
   t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 0, 'nothing stored')
+})
+
+t.test('more operations than a job takes (here fewer than at once): a 400 stating that maximum', async t => {
+  const store = await databases[0]?.create(t) as Store
+  const app = await build(t, store, { path: false }, { maxOperations: 5, maxAsyncOperations: 2 })
+  const operations = Array.from({ length: 3 }, () => ({ action: 'CREATE', entity: { name: unique('many'), email: 'many@example.com' } }))
+  const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, payload: { operations } })
+  t.equal(res.statusCode, 400)
+  t.match(json(res).detail, /at most 2/)
+  t.notMatch(json(res).detail, /respond-async/, 'nothing more to ask for')
 })

@@ -7,6 +7,7 @@ import query, { registerCollection } from '../../plugins/query/index.js'
 import { createFieldMap } from '../../model/fields.js'
 import { lintOpenApi } from '../../plugins/lint/openapi.js'
 import { build, fields, get, PATH, search, SECRET } from './helper.js'
+import { resolveRefs } from '../openapi/refs.js'
 
 interface Parameter { name: string, in: string, description?: string, schema: Record<string, unknown> }
 
@@ -20,7 +21,9 @@ t.test('the OpenAPI document lists the query parameters and the search body of a
   registerCollection(app, { url: '/v1/documents', collection: { fields, maxLimit: 50 }, handler: async (_r, reply) => reply.sendCollection(page) })
   registerCollection(app, { url: '/v1/cursors', collection: { fields, offset: false }, handler: async (_r, reply) => reply.sendCollection(page) })
   await app.ready()
-  const doc = app.swagger() as { paths: Record<string, Record<string, { parameters?: Parameter[], requestBody?: { content: Record<string, { schema: any }> } }>> }
+  // Read through the document's references (shared parameters and bodies are components).
+  const raw = app.swagger() as unknown as Record<string, unknown>
+  const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, { parameters?: Parameter[], requestBody?: { content: Record<string, { schema: any }> } }>> }
 
   const parameters = doc.paths['/v1/documents']?.get?.parameters ?? []
   const names = parameters.filter((p) => p.in === 'query').map((p) => p.name)
@@ -86,7 +89,9 @@ t.test('a route keeps its own querystring or body schema; nothing sortable gives
   app.post('/own/search', { schema: { body: own }, config: { collection: { fields } } }, async (_r, reply) => reply.sendCollection(page))
   registerCollection(app, { url: '/plain', collection: { fields: unsortable }, handler: async (_r, reply) => reply.sendCollection(page) })
   await app.ready()
-  const doc = app.swagger() as { paths: Record<string, Record<string, any>> }
+  // Read through the document's references (shared parameters and bodies are components).
+  const raw = app.swagger() as unknown as Record<string, unknown>
+  const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, any>> }
   t.same(doc.paths['/own']?.get.parameters.filter((p: Parameter) => p.in === 'query').map((p: Parameter) => p.name), ['mine'])
   t.same(Object.keys(doc.paths['/own/search']?.post.requestBody.content['application/json'].schema.properties), ['mine'])
   const ordering = doc.paths['/plain']?.get.parameters.find((p: Parameter) => p.name === 'ordering')
@@ -106,7 +111,9 @@ t.test('without the validation plugin, decimals and 64-bit integers are patterns
   const page = { items: [], hasNext: false, hasPrevious: false, next: null, previous: null }
   registerCollection(app, { url: '/v1/documents', collection: { fields }, handler: async (_r, reply) => reply.sendCollection(page) })
   await app.ready()
-  const doc = app.swagger() as { paths: Record<string, Record<string, any>> }
+  // Read through the document's references (shared parameters and bodies are components).
+  const raw = app.swagger() as unknown as Record<string, unknown>
+  const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, any>> }
   const schemaOf = (name: string): unknown => doc.paths['/v1/documents']?.get.parameters.find((p: Parameter) => p.name === name)?.schema
   t.match(schemaOf('amount'), { maxItems: 5, items: { type: 'string', pattern: '^(?:-?[0-9]+(?:\\.[0-9]+)?)?$', maxLength: 300 } })
   t.match(schemaOf('byteCount'), { items: { type: 'string', pattern: '^(?:-?[0-9]+)?$', maxLength: 40 } })

@@ -18,8 +18,11 @@ const tickets = defineResource({
     title: Type.String({ minLength: 1, maxLength: 50 }),
     stage: UpperSnakeEnum(['OPEN', 'CLOSED'], { default: 'OPEN' }),
     resolution: Nullable(Type.String({ maxLength: 20 })),
-    closedDateTime: Nullable(DateTime())
+    closedDateTime: Nullable(DateTime()),
+    // No maxItems: as many as the entity's own limits allow.
+    steps: Type.Array(Type.Object({ at: Type.Integer({ minimum: 1, maximum: 1000 }), what: Type.String({ maxLength: 50 }) }), { default: [] })
   },
+  subCollections: { steps: { key: 'at' } },
   actions: {
     close: { field: 'stage', from: ['OPEN'], to: 'CLOSED', set: { resolution: 'DONE', closedDateTime: 'now' }, summary: 'Closes the ticket' },
     reopen: { field: 'stage', from: ['CLOSED'], to: 'OPEN', set: { resolution: null, closedDateTime: null } }
@@ -57,6 +60,9 @@ for (const db of databases) {
     t.equal((await app.inject({ method: 'POST', url: '/v1/tickets/missing/close' })).statusCode, 404)
     t.equal((await app.inject({ method: 'POST', url: `${url}/close`, payload: { why: 1 } })).statusCode, 400, 'a body other than {} is refused')
     t.equal((await app.inject({ method: 'POST', url: `${url}/close`, payload: {} })).statusCode, 200, 'the empty object is no body')
+    const put = await app.inject({ method: 'PUT', url: `${url}/steps`, payload: { results: [{ at: 2, what: 'restart' }, { at: 1, what: 'look' }] } })
+    t.equal(put.statusCode, 204, 'a sub-collection without maxItems, replaced whole')
+    t.same((await app.inject({ url: `${url}/steps` })).json().results, [{ at: 1, what: 'look' }, { at: 2, what: 'restart' }], 'ordered by its key')
     t.equal((await app.inject({ method: 'DELETE', url })).statusCode, 204)
     t.equal((await app.inject({ url })).statusCode, 404, 'a hard delete')
   })

@@ -265,6 +265,11 @@ t.test('resource plugin: options are checked at registration', async t => {
     await t.rejects(async () => { await app.register(resource, opts as never); await app.ready() }, { name: 'TypeError', message }, name)
   }
   t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
+  const own = await prerequisites(Fastify())
+  await own.register(resource, { store, resources: [authors], idempotencyTtl: 1000 })
+  await own.ready()
+  t.ok(own.hasDecorator('idempotency'), 'idempotencyTtl: the idempotency plugin it registers itself')
+  await own.close()
 })
 
 t.test('actions, softDelete and subCollections: what cannot work is refused, naming the option', async t => {

@@ -12,6 +12,7 @@ import { problems } from '../../plugins/problem/errors.js'
 import { registerWebhook, standardWebhooks, type WebhookVerifier } from '../../plugins/webhooks/index.js'
 import { pglite } from '../support/databases.js'
 import { SECRET, bodyOf, build, signed } from './helper.js'
+import { resolveRefs } from '../openapi/refs.js'
 
 const URL = '/_webhooks/scanner/document-scanned'
 const BODY = '{"documentId":"d-1","pageCount":3,"fingerprint":"sha256:ab"}'
@@ -171,7 +172,9 @@ t.test('webhook routes', async t => {
     t.equal(missing.statusCode, 404)
     t.match(bodyOf(missing), { title: 'Not Found', instance: '/v1/documents/missing' })
 
-    const doc = app.swagger() as unknown as { paths: Record<string, Record<string, Record<string, any>>> }
+    // Read through the document's references (shared responses are components).
+    const raw = app.swagger() as unknown as Record<string, unknown>
+    const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, Record<string, any>>> }
     const op = doc.paths[URL]?.post
     t.equal(op?.['x-internal'], true, 'internal in the interface description')
     t.same(op?.security, [], 'no bearer token')

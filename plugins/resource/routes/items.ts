@@ -121,7 +121,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
       summary: `Create ${withArticle(def.name)} of ${withArticle(p.name)}`,
       querystring: NoQuery,
       params: Type.Object({ [p.idParam]: Id() }),
-      body: { ...bodies.create, required: (bodies.create.required ?? []).filter(f => f !== parent.field) },
+      body: { ...bodies.create, required: (bodies.create.required as string[]).filter(f => f !== parent.field) },
       response: { 201: entity }
     }),
     attachValidation: true,
