@@ -3,7 +3,7 @@
 // alternate the two ways (after a few warm-up rounds), and the speed-up is the median of the
 // rounds' ratios. BENCH_BULK_ROUNDS rounds (default 20): one round is a fraction of a second.
 import { authorIds } from './seed.js'
-import { call, startService } from './lib/service.js'
+import { call, sequentialRounds, startService } from './lib/service.js'
 import { fmt } from './lib/harness.js'
 
 const WARMUP = 3
@@ -27,23 +27,7 @@ const ways = {
 export async function runBulk ({ url, rounds, log }) {
   const service = await startService(url)
   try {
-    for (let i = 0; i < WARMUP; i++) for (const way of Object.values(ways)) await way(service)
-    const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, { ms: [], cpu: [], rss: 0 }]))
-    for (let i = 0; i < rounds; i++) {
-      const order = i % 2 === 0 ? Object.keys(ways) : Object.keys(ways).reverse()
-      for (const name of order) {
-        const before = await service.stats()
-        const start = process.hrtime.bigint()
-        await ways[name](service)
-        const ms = Number(process.hrtime.bigint() - start) / 1e6
-        const after = await service.stats()
-        samples[name].ms.push(ms)
-        samples[name].cpu.push((after.cpuMicros - before.cpuMicros) / N)
-        samples[name].rss = Math.max(samples[name].rss, after.peakRss / 1048576)
-      }
-      log(`  round ${i + 1}: bulk ${fmt(samples.bulk.ms[i], 1)} ms, 100 POSTs ${fmt(samples.posts.ms[i], 1)} ms`)
-    }
-    return samples
+    return await sequentialRounds(service, { ways, perRound: N, rounds, warmup: WARMUP, log, describe: (s, i) => `bulk ${fmt(s.bulk.ms[i], 1)} ms, 100 POSTs ${fmt(s.posts.ms[i], 1)} ms` })
   } finally {
     await service.stop()
   }

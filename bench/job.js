@@ -5,7 +5,7 @@
 // the rounds' ratios of entity rates. Each round also checks that the job is readable, PENDING
 // or later, as soon as its 202 arrives. BENCH_JOB_ROUNDS rounds (default 5).
 import { authorIds } from './seed.js'
-import { call, startService } from './lib/service.js'
+import { call, sequentialRounds, startService } from './lib/service.js'
 import { fmt } from './lib/harness.js'
 
 const N = 10_000
@@ -40,23 +40,7 @@ const ways = {
 export async function runJob ({ url, rounds, log }) {
   const service = await startService(url)
   try {
-    for (const way of Object.values(ways)) await way(service)
-    const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, { ms: [], cpu: [], rss: 0 }]))
-    for (let i = 0; i < rounds; i++) {
-      const order = i % 2 === 0 ? Object.keys(ways) : Object.keys(ways).reverse()
-      for (const name of order) {
-        const before = await service.stats()
-        const start = process.hrtime.bigint()
-        await ways[name](service)
-        const ms = Number(process.hrtime.bigint() - start) / 1e6
-        const after = await service.stats()
-        samples[name].ms.push(ms)
-        samples[name].cpu.push((after.cpuMicros - before.cpuMicros) / N)
-        samples[name].rss = Math.max(samples[name].rss, after.peakRss / 1048576)
-      }
-      log(`  round ${i + 1}: one job ${fmt(samples.job.ms[i], 0)} ms, 100 bulks ${fmt(samples.bulks.ms[i], 0)} ms`)
-    }
-    return samples
+    return await sequentialRounds(service, { ways, perRound: N, rounds, warmup: 1, log, describe: (s, i) => `one job ${fmt(s.job.ms[i], 0)} ms, 100 bulks ${fmt(s.bulks.ms[i], 0)} ms` })
   } finally {
     await service.stop()
   }

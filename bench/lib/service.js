@@ -40,3 +40,29 @@ export function signedDelivery (id, body) {
   const signature = createHmac('sha256', WEBHOOK_KEY).update(`${id}.${timestamp}.${body}`).digest('base64')
   return { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` }
 }
+
+/**
+ * Times `ways` (name → async (service) => void, each writing `perRound` documents) against one
+ * running service, one after another: `warmup` unmeasured passes, then `rounds` rounds whose
+ * order alternates. Returns, per way, each round's milliseconds and server CPU µs per
+ * document, and the server's peak RSS in MiB; `describe(samples, round)` is logged per round.
+ */
+export async function sequentialRounds (service, { ways, perRound, rounds, warmup = 0, log, describe }) {
+  for (let i = 0; i < warmup; i++) for (const way of Object.values(ways)) await way(service)
+  const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, { ms: [], cpu: [], rss: 0 }]))
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? Object.keys(ways) : Object.keys(ways).reverse()
+    for (const name of order) {
+      const before = await service.stats()
+      const start = process.hrtime.bigint()
+      await ways[name](service)
+      const ms = Number(process.hrtime.bigint() - start) / 1e6
+      const after = await service.stats()
+      samples[name].ms.push(ms)
+      samples[name].cpu.push((after.cpuMicros - before.cpuMicros) / perRound)
+      samples[name].rss = Math.max(samples[name].rss, after.peakRss / 1048576)
+    }
+    log(`  round ${i + 1}: ${describe(samples, i)}`)
+  }
+  return samples
+}

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { IdempotencyKeys } from '../../store/idempotency-keys.js'
+import { schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
@@ -59,16 +60,10 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
 
   // Expired rows go now and then on a timer, never on a request's path; in batches, and by one
   // instance at a time (store/purge.ts).
-  if (purgeInterval > 0) {
-    const timer = setInterval(() => {
-      keys.purge(store).then(
-        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'idempotency: expired keys deleted') },
-        (err: unknown) => { fastify.log.warn({ err }, 'idempotency: purging expired keys failed; trying again later') }
-      )
-    }, purgeInterval)
-    timer.unref()
-    fastify.addHook('onClose', async () => { clearInterval(timer) })
-  }
+  schedulePurge(fastify, purgeInterval, async () => await keys.purge(store), {
+    done: 'idempotency: expired keys deleted',
+    failed: 'idempotency: purging expired keys failed; trying again later'
+  })
 }
 
 export { fingerprintOf, replayStatus } from './keys.js'

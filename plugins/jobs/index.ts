@@ -8,6 +8,7 @@ import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
 import { needs } from '../shared/dependencies.js'
+import { schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
@@ -136,16 +137,10 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   const table = new JobTable(tableName, retention)
   await migrate(store, table.migrations())
   // Ended jobs go after their retention, in batches, by one instance at a time (store/purge.ts).
-  if (purgeInterval > 0) {
-    const timer = setInterval(() => {
-      table.purge(store).then(
-        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'jobs: ended jobs past their retention deleted') },
-        (err: unknown) => { fastify.log.warn({ err }, 'jobs: deleting ended jobs failed; trying again later') }
-      )
-    }, purgeInterval)
-    timer.unref()
-    fastify.addHook('onClose', async () => { clearInterval(timer) })
-  }
+  schedulePurge(fastify, purgeInterval, async () => await table.purge(store), {
+    done: 'jobs: ended jobs past their retention deleted',
+    failed: 'jobs: deleting ended jobs failed; trying again later'
+  })
   const handlers = new Map<string, JobHandler>()
   const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, log: fastify.log })
   const prefix = fastify.prefix

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { DEFAULT_DELIVERY_RETENTION, WebhookDeliveries } from '../../store/webhook-deliveries.js'
+import { schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
@@ -93,16 +94,10 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   const deliveries = new WebhookDeliveries(table, { retention, ...(now === undefined ? {} : { now }) })
   await migrate(store, deliveries.migrations())
   // Old ids go now and then on a timer, in batches, by one instance at a time (store/purge.ts).
-  if (purgeInterval > 0) {
-    const timer = setInterval(() => {
-      deliveries.purge(store).then(
-        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, 'webhooks: old delivery ids deleted') },
-        (err: unknown) => { fastify.log.warn({ err }, 'webhooks: purging old delivery ids failed; trying again later') }
-      )
-    }, purgeInterval)
-    timer.unref()
-    fastify.addHook('onClose', async () => { clearInterval(timer) })
-  }
+  schedulePurge(fastify, purgeInterval, async () => await deliveries.purge(store), {
+    done: 'webhooks: old delivery ids deleted',
+    failed: 'webhooks: purging old delivery ids failed; trying again later'
+  })
   if (allowHttp) fastify.log.warn('webhooks plugin: allowHttp is on, deliveries are accepted over plain HTTP; for local development only')
 
   fastify.decorate('webhooks', { store, deliveries, allowHttp, bodyLimit })

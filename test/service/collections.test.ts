@@ -1,27 +1,16 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { headers, leaksNothing } from '../resource/helper.js'
-import { startService } from './service.js'
+import { leaksNothing } from '../resource/helper.js'
+import { serviceClient, startService, type Answer } from './service.js'
 
 // Black-box over real HTTP: the reference service's collections (reference-service.md,
 // Collections), on PGlite and on a PostgreSQL server.
-
-interface Answer { status: number, headers: Headers, body: any }
 
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
     const { base } = await startService(t, store)
-    const bodies: string[] = []
-
-    async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
-      const h = headers(extra)
-      if (body !== undefined) h['content-type'] = 'application/json'
-      const res = await fetch(base + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) })
-      const text = await res.text()
-      bodies.push(text)
-      return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
-    }
+    const { call, bodies } = serviceClient(base)
     const get = async (path: string, extra?: Record<string, string>): Promise<Answer> => await call('GET', path, undefined, extra)
 
     const ann = (await call('POST', '/v1/authors', { name: 'Ann', email: 'ann@example.com' })).body

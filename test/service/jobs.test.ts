@@ -1,26 +1,15 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { headers, idemKey, leaksNothing, token, unique } from '../resource/helper.js'
-import { startService } from './service.js'
+import { idemKey, leaksNothing, token, unique } from '../resource/helper.js'
+import { serviceClient, startService } from './service.js'
 
 // Black-box over real HTTP: the reference contract's asynchronous bulk ("Bulk", `/v1/jobs`).
-
-interface Answer { status: number, headers: Headers, text: string, body: any }
 
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
     const { base } = await startService(t, store)
-    const bodies: string[] = []
-
-    async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}, sub = 'user-1'): Promise<Answer> {
-      const h = headers(extra, sub)
-      if (body !== undefined) h['content-type'] ??= 'application/json'
-      const res = await fetch(base + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) })
-      const text = await res.text()
-      bodies.push(text)
-      return { status: res.status, headers: res.headers, text, body: text === '' ? null : JSON.parse(text) }
-    }
+    const { call, bodies } = serviceClient(base, { patchType: 'application/json' })
     const author = (await call('POST', '/v1/authors', { name: 'Job Author', email: 'jobs@example.com' })).body
     const creates = (n: number, prefix = unique('async')): unknown[] => Array.from({ length: n }, (_, i) => ({ operationId: `c${i}`, action: 'CREATE', entity: { name: `${prefix}-${i}`, authorId: author.id, kind: 'INVOICE' } }))
     const async = { prefer: 'respond-async' }

@@ -1,29 +1,18 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { headers, leaksNothing, token, unique } from '../resource/helper.js'
+import { leaksNothing, token, unique } from '../resource/helper.js'
 
 const tokenWith = (scope: string): string => token('user-1', [scope])
-import { startService } from './service.js'
+import { serviceClient, startService } from './service.js'
 
 // Black-box over real HTTP: the reference contract's "Documents: lifecycle, soft delete,
 // pages" (actions, soft delete, the pages sub-collection), as a client sees them.
-
-interface Answer { status: number, headers: Headers, text: string, body: any }
 
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
     const { base } = await startService(t, store)
-    const bodies: string[] = []
-
-    async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
-      const h = headers(extra)
-      if (body !== undefined && h['content-type'] === undefined) h['content-type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
-      const res = await fetch(base + path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) })
-      const text = await res.text()
-      bodies.push(text)
-      return { status: res.status, headers: res.headers, text, body: text === '' ? null : JSON.parse(text) }
-    }
+    const { call, bodies } = serviceClient(base)
     const author = (await call('POST', '/v1/authors', { name: 'Lifecycle Author', email: 'life@example.com' })).body
     async function newDocument (extra: Record<string, unknown> = {}): Promise<any> {
       const res = await call('POST', '/v1/documents', { name: unique('life'), authorId: author.id, kind: 'CONTRACT', ...extra })

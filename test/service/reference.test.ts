@@ -2,27 +2,16 @@ import t from 'tap'
 import { connect } from 'node:net'
 import { databases } from '../support/databases.js'
 import { headers, leaksNothing, token, unique } from '../resource/helper.js'
-import { startService } from './service.js'
+import { serviceClient, startService } from './service.js'
 
 // Black-box over real HTTP: the reference service's authors and documents as a client sees
 // them (reference-service.md, "Behaviour per method"), headers and bodies as sent on the wire.
-
-interface Answer { status: number, headers: Headers, text: string, body: any }
 
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async t => {
     const store = await db.create(t)
     const { base } = await startService(t, store)
-    const bodies: string[] = []
-
-    async function call (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
-      const h = headers(extra)
-      if (body !== undefined && h['content-type'] === undefined) h['content-type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
-      const res = await fetch(base + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) })
-      const text = await res.text()
-      bodies.push(text)
-      return { status: res.status, headers: res.headers, text, body: text === '' ? null : JSON.parse(text) }
-    }
+    const { call, bodies } = serviceClient(base)
 
     t.test('an author and a document through their whole life', async t => {
       const created = await call('POST', '/v1/authors', { name: 'Ann Author', email: 'ann@example.com' }, { 'x-request-id': 'trace-1' })
