@@ -12,7 +12,7 @@ t.setTimeout(600_000)
 
 // The way in, as a new user meets it: the built service (dist/, made at install; tap's `before`
 // keeps it current) started with node as `npm start` does, and `npm run token`. Timings are
-// printed as comments, never asserted: bench/first-run.js measures them.
+// printed as comments, never asserted: a loaded machine would fail any bound.
 
 const root = join(import.meta.dirname, '..', '..')
 const server = join(root, 'dist', 'server.js')
