@@ -57,7 +57,9 @@ t.test('after the cooldown an unknown key id may cause one fetch again (a key th
 t.test('a JWKS that does not answer: the fetch is aborted at the timeout, and waits are shared', async (t) => {
   const jwks = await jwksServer(t, [published.jwk])
   jwks.hang = true
-  const app = await build(t, { verifier: { jwksUrl: jwks.url, timeout: 100 } })
+  // A timeout long enough that all twenty reach the verifier while the first fetch is pending,
+  // however busy the machine: one that ended before the last arrived would start a second.
+  const app = await build(t, { verifier: { jwksUrl: jwks.url, timeout: 1000 } })
   const statuses = await flood(app, 20, 20, (i) => unknownKid(`k-${i}`))
   t.same([...statuses], [[503, 20]], 'a 503 for each')
   for (let i = 0; i < 200 && jwks.abandoned === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
