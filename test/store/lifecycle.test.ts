@@ -187,8 +187,16 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
     const store = await server.create(t)
     const err = await store.transaction(async (tx) => {
       const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-      const killer = sleep(100).then(async () => await store.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]))
       const slow = tx.query('SELECT pg_sleep(5)').catch((e: unknown) => e)
+      // Terminated once the server runs the statement, not after a guess at how long that takes.
+      const killer = (async () => {
+        for (let i = 0; i < 500; i++) {
+          const { rows: active } = await store.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = \'active\'', [rows[0]?.pid])
+          if (active.length > 0) break
+          await sleep(10)
+        }
+        await store.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid])
+      })()
       await killer
       throw await slow
     }).catch((e: unknown) => e)
