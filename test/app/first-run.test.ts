@@ -161,10 +161,12 @@ t.test('a database that cannot be reached stops the start with the cause, and no
 
 t.test('on a terminal in development the log is for people (pino-pretty); elsewhere JSON', { skip: existsSync('/usr/bin/script') ? false : 'no script(1) to give the service a terminal' }, async (t) => {
   const dataDir = join(tempDir(t), 'data')
-  // script(1) runs the service on a pseudo-terminal.
-  const child = spawn('script', ['-qfec', `${process.execPath} ${server}`, '/dev/null'], {
+  // script(1) runs the service on a pseudo-terminal, through $SHELL -c. `exec` makes the
+  // service the terminal's foreground process itself: a shell left waiting in between (dash
+  // does not replace itself) would die of the Ctrl-C below and report 130 for the service.
+  const child = spawn('script', ['-qfec', `exec ${process.execPath} ${server}`, '/dev/null'], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: { ...process.env, SHELL: '/bin/sh', NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
     stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
