@@ -41,8 +41,8 @@ export async function readBody (body: Body, headers: AnswerFacts['headers'], lim
 }
 
 function mediaType (headers: AnswerFacts['headers']): string {
-  const value = headers['content-type']
-  return (String(Array.isArray(value) ? value[0] : value ?? '').split(';', 1)[0] as string).trim().toLowerCase()
+  // A repeated Content-Type (an array) is no media type: read as none.
+  return (String(headers['content-type'] ?? '').split(';', 1)[0] as string).trim().toLowerCase()
 }
 
 function text (value: unknown): string | undefined {

@@ -86,7 +86,7 @@ function headersOf (settings: Settings, call: DownstreamCall, context: Propagate
 /** undici's and the system's errors as the client's own; anything else (an abort) as it is. */
 function failureOf (err: unknown, target: CallTarget, timeouts: Settings['timeouts']): unknown {
   if (err instanceof DownstreamError) return err
-  const code = (err as { code?: unknown } | null)?.code
+  const code = (Object(err) as { code?: unknown }).code
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return new DownstreamTimeoutError('headers', timeouts.headers, target, err)
   if (code === 'UND_ERR_BODY_TIMEOUT') return new DownstreamTimeoutError('body', timeouts.body, target, err)
   if (typeof code === 'string' && CONNECTION_FAILURES.has(code)) return new DownstreamConnectionError(code, target, err)
@@ -113,9 +113,9 @@ async function call<T> (settings: Settings, dispatcher: Dispatcher, c: Downstrea
   const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
   const { attempts, base, cap, maxRetryAfter } = settings.retry
   const shown = `${url.origin}${url.pathname}`
-  for (let attempt = 1; ; attempt++) {
-    const target: CallTarget = { method, url: shown, attempts: attempt }
-    const canRetry = retryable && attempt < attempts
+  const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
+    const target: CallTarget = { method, url: shown, attempts: n }
+    const canRetry = retryable && n < attempts
     let delay: number | null = null
     try {
       const res = await send(url, { method: method as Dispatcher.HttpMethod, headers, body, dispatcher, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal: c.signal })
@@ -124,7 +124,7 @@ async function call<T> (settings: Settings, dispatcher: Dispatcher, c: Downstrea
         // A longer wait than allowed is not shortened: the caller gets the answer instead.
         if (after === null || after <= maxRetryAfter) {
           await res.body.dump()
-          delay = after ?? backoff(attempt, base, cap, settings.random)
+          delay = after ?? backoff(n, base, cap, settings.random)
         }
       }
       if (delay === null) {
@@ -134,10 +134,12 @@ async function call<T> (settings: Settings, dispatcher: Dispatcher, c: Downstrea
     } catch (err) {
       const failure = failureOf(err, target, timeouts)
       if (!canRetry || !retriesAfter(failure, method)) throw failure
-      delay = backoff(attempt, base, cap, settings.random)
+      delay = backoff(n, base, cap, settings.random)
     }
     await settings.sleep(delay)
+    return await attempt(n + 1)
   }
+  return await attempt(1)
 }
 
 function view (settings: Settings, dispatcher: Dispatcher, context: () => PropagatedContext): Downstream {

@@ -78,7 +78,7 @@ function fail (name: string, rule: string, value: unknown): never {
 }
 
 function object (name: string, value: unknown, keys: Readonly<Record<string, true>>): Record<string, unknown> {
-  refuseUnknownOptions('downstream', value, keys, { path: `${name}.` })
+  refuseUnknownOptions('downstream', value, keys, name === '' ? {} : { path: `${name}.` })
   return value as Record<string, unknown>
 }
 
