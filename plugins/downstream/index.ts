@@ -39,8 +39,14 @@ function contextOf (request: FastifyRequest): PropagatedContext {
 
 async function downstream (fastify: FastifyInstance, opts: DownstreamOptions): Promise<void> {
   const client = createDownstream(opts)
-  fastify.decorate('downstream', client)
   fastify.addHook('onClose', async () => { await client.close() })
+  // Registered again in a child context (another baseUrl, say), the child's routes get the
+  // child's client: the values are set there, the decorators declared once, higher up.
+  if (fastify.hasDecorator('downstream')) {
+    fastify.downstream = client
+    return
+  }
+  fastify.decorate('downstream', client)
 
   // A view is made on first use only: a request that calls nothing costs one null slot. Its
   // context is read at each call, so a view taken early still sends what hooks settled later.
@@ -49,7 +55,7 @@ async function downstream (fastify: FastifyInstance, opts: DownstreamOptions): P
     getter (this: FastifyRequest): Downstream {
       let v = this[kView]
       if (v === null) {
-        v = client.with(() => contextOf(this))
+        v = this.server.downstream.with(() => contextOf(this))
         this[kView] = v
       }
       return v

@@ -116,3 +116,21 @@ t.test('the plugin refuses bad options at boot, naming them', async t => {
   t.teardown(() => app.close())
   await t.rejects(async () => { await app.register(downstream, { service: { id: 'nope', name: 'x' }, userAgent: USER_AGENT }) }, /downstream plugin: service\.id must be a UUID, got "nope"/)
 })
+
+t.test('registered again in a child context, the child\'s routes use the child\'s client', async t => {
+  const server = await downstreamServer(t, (_req, res) => json(res, 200, {}))
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(downstream, { service: SERVICE, userAgent: USER_AGENT, baseUrl: `${server.url}/parent/` })
+  app.get('/call', async (request) => { await request.downstream.get('x'); return {} })
+  await app.register(async (child) => {
+    await child.register(downstream, { service: { ...SERVICE, name: 'orders-eu' }, userAgent: USER_AGENT, baseUrl: `${server.url}/child/` })
+    child.get('/call', async (request) => { await request.downstream.get('x'); return {} })
+  }, { prefix: '/eu' })
+  await app.inject({ url: '/call' })
+  await app.inject({ url: '/eu/call' })
+  t.same(server.received.map((r) => [r.url, r.headers['svc-service']]), [
+    ['/parent/x', `id=${SERVICE.id}; name=orders`],
+    ['/child/x', `id=${SERVICE.id}; name=orders-eu`]
+  ])
+})
