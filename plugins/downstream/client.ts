@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { Agent, request as send, type Dispatcher } from 'undici'
+import type { Agent, Dispatcher, request as undiciRequest } from 'undici'
 import { answerOf, readBody, type DownstreamResponse } from './answer.js'
 import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
 import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
@@ -103,7 +103,10 @@ function retriesAfter (failure: unknown, method: string): boolean {
   return failure instanceof DownstreamTimeoutError && IDEMPOTENT_METHODS.has(method)
 }
 
-async function call<T> (settings: Settings, dispatcher: Dispatcher, c: DownstreamCall, context: PropagatedContext): Promise<DownstreamResponse<T>> {
+/** undici's request function and the dispatcher it goes through. */
+interface Transport { send: typeof undiciRequest, dispatcher: Dispatcher }
+
+async function call<T> (settings: Settings, transport: () => Promise<Transport>, c: DownstreamCall, context: PropagatedContext): Promise<DownstreamResponse<T>> {
   const method = (c.method ?? 'GET').toUpperCase()
   const url = targetUrl(settings, c)
   const headers = headersOf(settings, c, context)
@@ -113,6 +116,7 @@ async function call<T> (settings: Settings, dispatcher: Dispatcher, c: Downstrea
   const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
   const { attempts, base, cap, maxRetryAfter } = settings.retry
   const shown = `${url.origin}${url.pathname}`
+  const { send, dispatcher } = await transport()
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
     const canRetry = retryable && n < attempts
@@ -142,8 +146,8 @@ async function call<T> (settings: Settings, dispatcher: Dispatcher, c: Downstrea
   return await attempt(1)
 }
 
-function view (settings: Settings, dispatcher: Dispatcher, context: () => PropagatedContext): Downstream {
-  const request = async <T>(c: DownstreamCall): Promise<DownstreamResponse<T>> => await call<T>(settings, dispatcher, c, context())
+function view (settings: Settings, transport: () => Promise<Transport>, context: () => PropagatedContext): Downstream {
+  const request = async <T>(c: DownstreamCall): Promise<DownstreamResponse<T>> => await call<T>(settings, transport, c, context())
   const shortcut = (method: string): Shortcut => async (url, c = {}) => await request({ ...c, method, url })
   return {
     request,
@@ -152,7 +156,7 @@ function view (settings: Settings, dispatcher: Dispatcher, context: () => Propag
     put: shortcut('PUT'),
     patch: shortcut('PATCH'),
     delete: shortcut('DELETE'),
-    with: (next) => view(settings, dispatcher, typeof next === 'function' ? next : () => next)
+    with: (next) => view(settings, transport, typeof next === 'function' ? next : () => next)
   }
 }
 
@@ -164,10 +168,20 @@ const none = (): PropagatedContext => ({})
  */
 export function createDownstream (options: DownstreamOptions): DownstreamClient {
   const settings = resolveOptions(options)
-  const own = settings.dispatcher === null ? new Agent() : null
-  const dispatcher = settings.dispatcher ?? own as Agent
+  // undici is loaded by the first call, not by importing the suite: a service that makes no
+  // outgoing calls never pays for it.
+  let own: Agent | null = null
+  let loaded: Promise<Transport> | null = null
+  const transport = async (): Promise<Transport> => await (loaded ??= import('undici').then((undici) => {
+    if (settings.dispatcher === null) own = new undici.Agent()
+    return { send: undici.request, dispatcher: settings.dispatcher ?? own as Agent }
+  }))
   return {
-    ...view(settings, dispatcher, none),
-    close: async () => { await own?.close() }
+    ...view(settings, transport, none),
+    close: async () => {
+      if (loaded === null) return
+      await loaded
+      await own?.close()
+    }
   }
 }
