@@ -4,7 +4,7 @@ import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  auth, bulk, cors, conventions, createStore, docs, downstream, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
   problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
@@ -68,6 +68,12 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
   if (tracingOptions !== null) traceAttributes(app)
+  // Every outgoing call (request.downstream, app.downstream) names this service and passes on
+  // the request's X-Request-ID and execution context.
+  await app.register(downstream, {
+    service: { id: config.serviceId, name: config.serviceName },
+    userAgent: { product: config.serviceName, version: 1, comment: 'svc-conventions' }
+  })
   await app.register(cors, { origins: config.corsOrigins })
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)

@@ -24,6 +24,9 @@ export const Config = Type.Object({
   trustProxy: Type.Union([Type.Boolean(), Type.String(), Type.Integer({ minimum: 1 })]),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindow: Type.String({ minLength: 1 }),
+  // The service's own identity, sent as Svc-Service on its outgoing requests.
+  serviceId: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
+  serviceName: Type.String({ pattern: '^[a-z0-9-]{1,60}$' }),
   executionContexts: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,100}$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
   // Comma-separated: the first key signs cursors, every one verifies them (rotation).
@@ -48,6 +51,9 @@ export type Config = Static<typeof Config>
 export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789'
 export const DEV_WEBHOOK_SECRET = 'whsec_ZGV2LW9ubHktd2ViaG9vay1zZWNyZXQtc2Nhbm5lcg=='
 export const DEV_CURSOR_SECRET = 'dev-only-cursor-secret-0123456789'
+/** The identity of a service nobody named: fine on a laptop, to be replaced where services meet. */
+export const DEV_SERVICE_ID = '5d0c7a3e-2f1b-4c8a-9e6d-0b1a2c3d4e5f'
+export const DEV_SERVICE_NAME = 'svc-reference'
 
 export interface ConfigResult { config: Config, warnings: string[] }
 
@@ -92,6 +98,8 @@ const VARIABLES: Record<keyof Config, string> = {
   trustProxy: 'TRUST_PROXY',
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindow: 'RATE_LIMIT_WINDOW',
+  serviceId: 'SERVICE_ID',
+  serviceName: 'SERVICE_NAME',
   executionContexts: 'EXECUTION_CONTEXTS',
   logLevel: 'LOG_LEVEL',
   cursorSecret: 'CURSOR_SECRET',
@@ -113,6 +121,8 @@ const EXPECTED: Partial<Record<keyof Config, string>> = {
   redisUrl: 'expected a redis:// or rediss:// URL',
   trustProxy: 'expected true, false, a hop count of 1 or more, or comma-separated addresses',
   corsOrigins: 'expected comma-separated origins of a scheme and a host, such as https://app.example.com',
+  serviceId: 'expected a UUID',
+  serviceName: 'expected 1 to 60 characters among a-z, 0-9 and -',
   executionContexts: 'expected comma-separated names of lowercase letters, digits, _ and -'
 }
 
@@ -168,6 +178,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     trustProxy: trustProxy(env.TRUST_PROXY),
     rateLimitMax: env.RATE_LIMIT_MAX === undefined || env.RATE_LIMIT_MAX === '' ? 1000 : Number(env.RATE_LIMIT_MAX),
     rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',
+    serviceId: env.SERVICE_ID === undefined || env.SERVICE_ID === '' ? DEV_SERVICE_ID : env.SERVICE_ID,
+    serviceName: env.SERVICE_NAME === undefined || env.SERVICE_NAME === '' ? DEV_SERVICE_NAME : env.SERVICE_NAME,
     executionContexts: list(env.EXECUTION_CONTEXTS),
     logLevel: env.LOG_LEVEL ?? 'info',
     cursorSecret: list(secret('CURSOR_SECRET', DEV_CURSOR_SECRET)),

@@ -55,6 +55,9 @@ export * from './plugins/jobs/index.js'
 export { default as bulk } from './plugins/bulk/index.js'
 export * from './plugins/bulk/index.js'
 
+export { default as downstream } from './plugins/downstream/index.js'
+export * from './plugins/downstream/index.js'
+
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
 export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'

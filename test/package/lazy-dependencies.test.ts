@@ -11,7 +11,7 @@ import { promisify } from 'node:util'
 // package by its name (as an application does), with loader hooks recording every module
 // resolved, ES modules and CommonJS alike (require.cache).
 
-const HEAVY = ['pg', 'ioredis', '@electric-sql/pglite', '@fastify/swagger-ui']
+const HEAVY = ['pg', 'ioredis', '@electric-sql/pglite', '@fastify/swagger-ui', 'undici']
 // Each case starts Node on the sources: minutes in all on a busy machine.
 t.setTimeout(600_000)
 const run = promisify(execFile)
@@ -55,7 +55,12 @@ const app = Fastify(); await app.register(problem); await app.register(rateLimit
     ['rate limits in memory', `const { default: Fastify } = await import('fastify'); const { problem, rateLimit } = await import('svc-conventions')
 const app = Fastify(); await app.register(problem); await app.register(rateLimit); await app.close()`, []],
     ['the docs page', `const { default: Fastify } = await import('fastify'); const { openapi, docs } = await import('svc-conventions')
-const app = Fastify(); await app.register(openapi, { info: { title: 't', version: '1' } }); await app.register(docs); await app.ready(); await app.close()`, ['@fastify/swagger-ui']]
+const app = Fastify(); await app.register(openapi, { info: { title: 't', version: '1' } }); await app.register(docs); await app.ready(); await app.close()`, ['@fastify/swagger-ui']],
+    ['a downstream client, made', `const { createDownstream } = await import('svc-conventions/downstream')
+const c = createDownstream({ service: { id: '0f8b2c4e-6a1d-4e3b-9c5f-7d2e1a0b3c4d', name: 'a' }, userAgent: { product: 'a', version: 1 } }); await c.close()`, []],
+    ['a downstream call', `const { createDownstream } = await import('svc-conventions/downstream')
+const c = createDownstream({ service: { id: '0f8b2c4e-6a1d-4e3b-9c5f-7d2e1a0b3c4d', name: 'a' }, userAgent: { product: 'a', version: 1 }, retry: false })
+await c.get('http://127.0.0.1:1/').catch(() => {}); await c.close()`, ['undici']]
   ]
   for (const [name, script, expected] of cases) t.same(await loaded(t, script), expected, name)
 })

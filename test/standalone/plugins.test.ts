@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import {
-  problem, validation, methods, conventions, cors, auth, openapi, conditional, idempotency, query, webhooks, rateLimit, lint,
+  problem, validation, methods, conventions, cors, auth, openapi, conditional, idempotency, query, webhooks, rateLimit, lint, downstream,
   signToken, createStore, createFieldMap, registerCollection, collectionQueryOf, queryMemory, registerWebhook, sharedToken,
   fingerprintOf, replayStatus, type IdempotencyClaim, type Store
 } from '../../index.js'
@@ -266,6 +266,20 @@ t.test('rateLimit: 429 problem with Retry-After once the limit is used up', asyn
   t.equal(second.headers['content-type'], 'application/problem+json; charset=utf-8')
   t.match(json(second), { title: 'Too Many Requests', detail: /limit of 1 request per 1 minute/ })
   t.ok(Number(second.headers['retry-after']) > 0)
+})
+
+t.test('downstream: request.downstream is there alone, and calls with the request\'s own X-Request-ID', async t => {
+  const seen: Array<string | undefined> = []
+  const other = Fastify()
+  other.get('/ping', async (request) => { seen.push(request.headers['x-request-id'] as string | undefined); return { ok: true } })
+  await other.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => other.close())
+  const app = await bare(t, async (app) => {
+    await app.register(downstream, { service: { id: '7e0c1d1e-3c1e-4f7a-8d0a-2b5e8f9a1c3d', name: 'alone' }, userAgent: { product: 'alone', version: 1 } })
+  })
+  app.get('/x', async (request) => (await request.downstream.get(`${other.listeningOrigin}/ping`)).body)
+  t.same(json(await app.inject({ url: '/x', headers: { 'x-request-id': 'r-1' } })), { ok: true })
+  t.same(seen, ['r-1'])
 })
 
 t.test('lint: a route schema that breaks the conventions stops the boot', async t => {

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto'
+import type { Agent, Dispatcher, request as undiciRequest } from 'undici'
+import { answerOf, readBody, type DownstreamResponse } from './answer.js'
+import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
+import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
+import { CONNECTION_FAILURES, IDEMPOTENT_METHODS, RETRY_STATUSES, backoff, retryAfter } from './retry.js'
+
+/** What a call carries from the request that makes it (conventions: X-Request-ID, Svc-Execution-Context). */
+export interface PropagatedContext {
+  requestId?: string | undefined
+  /** Sent unless it is the default (production) context. */
+  executionContext?: string | undefined
+}
+
+/** One outgoing call. */
+export interface DownstreamCall {
+  /** Default `GET`. */
+  method?: string
+  /** Absolute, or relative to the client's `baseUrl`. */
+  url: string | URL
+  query?: Record<string, string | number | boolean | ReadonlyArray<string | number | boolean>>
+  /** Added to (and replacing) the client's headers. */
+  headers?: Record<string, string>
+  /** A body sent as JSON (`Content-Type: application/json` unless `headers` names one). */
+  json?: unknown
+  /** A body sent as it is; give its `content-type` in `headers`. */
+  body?: string | Uint8Array
+  /** `Svc-Idempotency-Key`: a key, or `true` for a new UUID, the same on every retry. A POST or PATCH with one is retried. */
+  idempotencyKey?: string | true
+  /** This call's timeouts, in ms, in place of the client's. */
+  timeouts?: { headers?: number, body?: number }
+  /** This call's cap on the answer's body, in place of the client's. */
+  maxResponseBytes?: number
+  /** `false`: one attempt only. */
+  retry?: false
+  signal?: AbortSignal
+}
+
+type Shortcut = <T = unknown>(url: string | URL, call?: Omit<DownstreamCall, 'url' | 'method'>) => Promise<DownstreamResponse<T>>
+
+/** The client: every outgoing call of a service, carrying the convention's headers. */
+export interface Downstream {
+  /** Resolves with a 1xx–3xx answer; rejects with a `DownstreamError` (a `DownstreamProblemError` for a problem answer). */
+  request: <T = unknown>(call: DownstreamCall) => Promise<DownstreamResponse<T>>
+  get: Shortcut
+  post: Shortcut
+  put: Shortcut
+  patch: Shortcut
+  delete: Shortcut
+  /** The same client, its calls carrying `context` (a function is read at each call). */
+  with: (context: PropagatedContext | (() => PropagatedContext)) => Downstream
+}
+
+/** The client as created: it owns its connections until closed. */
+export interface DownstreamClient extends Downstream {
+  /** Closes the client's own connections (a `dispatcher` given in the options stays open). */
+  close: () => Promise<void>
+}
+
+const IDEMPOTENCY_KEY = /^[a-z0-9-]{20,255}$/
+
+function targetUrl (settings: Settings, call: DownstreamCall): URL {
+  const url = new URL(call.url, settings.baseUrl ?? undefined)
+  for (const [name, value] of Object.entries(call.query ?? {})) {
+    for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v))
+  }
+  return url
+}
+
+function headersOf (settings: Settings, call: DownstreamCall, context: PropagatedContext): Record<string, string> {
+  const headers = { ...settings.headers }
+  if (context.requestId !== undefined && context.requestId !== '') headers['x-request-id'] = context.requestId
+  const ctx = context.executionContext
+  if (ctx !== undefined && ctx !== '' && ctx !== settings.defaultExecutionContext) headers['svc-execution-context'] = ctx
+  if (call.json !== undefined) headers['content-type'] = 'application/json'
+  for (const [name, value] of Object.entries(call.headers ?? {})) headers[name.toLowerCase()] = value
+  let key = call.idempotencyKey === true ? randomUUID() : call.idempotencyKey
+  key ??= headers['svc-idempotency-key']
+  if (key !== undefined) {
+    if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`downstream: idempotencyKey must be 20 to 255 characters among a-z, 0-9 and - (a UUID), got ${JSON.stringify(key)}`)
+    headers['svc-idempotency-key'] = key
+  }
+  return headers
+}
+
+/** undici's and the system's errors as the client's own; anything else (an abort) as it is. */
+function failureOf (err: unknown, target: CallTarget, timeouts: Settings['timeouts']): unknown {
+  if (err instanceof DownstreamError) return err
+  const code = (Object(err) as { code?: unknown }).code
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new DownstreamTimeoutError('headers', timeouts.headers, target, err)
+  if (code === 'UND_ERR_BODY_TIMEOUT') return new DownstreamTimeoutError('body', timeouts.body, target, err)
+  if (typeof code === 'string' && CONNECTION_FAILURES.has(code)) return new DownstreamConnectionError(code, target, err)
+  return err
+}
+
+/**
+ * Whether a failed attempt of a retryable call is tried again: a broken connection always;
+ * a timeout only for an idempotent method, since a POST sent in full may still be at work
+ * on the other side, and a second one would race it.
+ */
+function retriesAfter (failure: unknown, method: string): boolean {
+  if (failure instanceof DownstreamConnectionError) return true
+  return failure instanceof DownstreamTimeoutError && IDEMPOTENT_METHODS.has(method)
+}
+
+/** undici's request function and the dispatcher it goes through. */
+interface Transport { send: typeof undiciRequest, dispatcher: Dispatcher }
+
+async function call<T> (settings: Settings, transport: () => Promise<Transport>, c: DownstreamCall, context: PropagatedContext): Promise<DownstreamResponse<T>> {
+  const method = (c.method ?? 'GET').toUpperCase()
+  const url = targetUrl(settings, c)
+  const headers = headersOf(settings, c, context)
+  const body = c.json !== undefined ? JSON.stringify(c.json) : c.body
+  const timeouts = { ...settings.timeouts, ...c.timeouts }
+  const limit = c.maxResponseBytes ?? settings.maxResponseBytes
+  const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
+  const { attempts, base, cap, maxRetryAfter } = settings.retry
+  const shown = `${url.origin}${url.pathname}`
+  const { send, dispatcher } = await transport()
+  const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
+    const target: CallTarget = { method, url: shown, attempts: n }
+    const canRetry = retryable && n < attempts
+    let delay: number | null = null
+    try {
+      const res = await send(url, { method: method as Dispatcher.HttpMethod, headers, body, dispatcher, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal: c.signal })
+      if (canRetry && RETRY_STATUSES.has(res.statusCode)) {
+        const after = retryAfter(res.headers['retry-after'], settings.now())
+        // A longer wait than allowed is not shortened: the caller gets the answer instead.
+        if (after === null || after <= maxRetryAfter) {
+          await res.body.dump()
+          delay = after ?? backoff(n, base, cap, settings.random)
+        }
+      }
+      if (delay === null) {
+        const bytes = await readBody(res.body, res.headers, limit, target)
+        return answerOf<T>({ status: res.statusCode, headers: res.headers, bytes }, target)
+      }
+    } catch (err) {
+      const failure = failureOf(err, target, timeouts)
+      if (!canRetry || !retriesAfter(failure, method)) throw failure
+      delay = backoff(n, base, cap, settings.random)
+    }
+    await settings.sleep(delay)
+    return await attempt(n + 1)
+  }
+  return await attempt(1)
+}
+
+function view (settings: Settings, transport: () => Promise<Transport>, context: () => PropagatedContext): Downstream {
+  const request = async <T>(c: DownstreamCall): Promise<DownstreamResponse<T>> => await call<T>(settings, transport, c, context())
+  const shortcut = (method: string): Shortcut => async (url, c = {}) => await request({ ...c, method, url })
+  return {
+    request,
+    get: shortcut('GET'),
+    post: shortcut('POST'),
+    put: shortcut('PUT'),
+    patch: shortcut('PATCH'),
+    delete: shortcut('DELETE'),
+    with: (next) => view(settings, transport, typeof next === 'function' ? next : () => next)
+  }
+}
+
+const none = (): PropagatedContext => ({})
+
+/**
+ * A client for calls made outside a request (jobs, start-up), or the root of the plugin's
+ * per-request views. Throws a TypeError naming the first bad option.
+ */
+export function createDownstream (options: DownstreamOptions): DownstreamClient {
+  const settings = resolveOptions(options)
+  // undici is loaded by the first call, not by importing the suite: a service that makes no
+  // outgoing calls never pays for it.
+  let own: Agent | null = null
+  let loaded: Promise<Transport> | null = null
+  const transport = async (): Promise<Transport> => await (loaded ??= import('undici').then((undici) => {
+    if (settings.dispatcher === null) own = new undici.Agent()
+    return { send: undici.request, dispatcher: settings.dispatcher ?? own as Agent }
+  }))
+  return {
+    ...view(settings, transport, none),
+    close: async () => {
+      if (loaded === null) return
+      await loaded
+      await own?.close()
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import t from 'tap'
+import { once } from 'node:events'
+import type { ServerResponse } from 'node:http'
+import { DownstreamTimeoutError, DownstreamTooLargeError } from '../../plugins/downstream/index.js'
+import { client, downstreamServer, json } from './helper.js'
+
+t.test('the answer\'s body is read up to the cap; past it, an error naming the cap and the connection closed', async t => {
+  const closed: Array<Promise<unknown>> = []
+  const server = await downstreamServer(t, (_req, res, n) => {
+    closed.push(once(res, 'close'))
+    // Declared: refused before a byte of the body is read.
+    if (n === 1) return json(res, 200, { text: 'x'.repeat(2000) }, { 'content-length': '2013' })
+    if (n === 2) {
+      // Chunked, and never ended: only the client closing the connection ends it.
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write('x'.repeat(600))
+      res.write('x'.repeat(600))
+      return
+    }
+    json(res, 200, { small: true })
+  })
+  const { client: c } = client(t, { maxResponseBytes: 1000 })
+  const declared = await c.get(`${server.url}/declared`).catch((e: unknown) => e)
+  t.ok(declared instanceof DownstreamTooLargeError)
+  t.match(declared, { code: 'SVC_ERR_DOWNSTREAM_TOO_LARGE', limit: 1000, message: /larger than maxResponseBytes \(1000 bytes\)/ })
+  await t.rejects(c.get(`${server.url}/streamed`), { name: 'DownstreamTooLargeError', limit: 1000 })
+  await Promise.all(closed)
+  t.pass('both answers were cut off: the server saw their connections close')
+  t.same((await c.get(`${server.url}/small`)).body, { small: true }, 'the client goes on')
+  t.equal((await c.get(`${server.url}/big`, { maxResponseBytes: 5000 })).status, 200, 'a call sets its own cap')
+})
+
+t.test('timeouts: the headers, and a pause inside the body', async t => {
+  const stalled: ServerResponse[] = []
+  const server = await downstreamServer(t, (_req, res, n) => {
+    stalled.push(res)
+    if (n === 1) return
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('{"a":')
+  })
+  const { client: c } = client(t, { timeouts: { headers: 5000, body: 5000 }, retry: false })
+  const headers = await c.get(`${server.url}/x`, { timeouts: { headers: 50 } }).catch((e: unknown) => e)
+  t.ok(headers instanceof DownstreamTimeoutError)
+  t.match(headers, { phase: 'headers', timeout: 50, code: 'SVC_ERR_DOWNSTREAM_TIMEOUT', message: /no answer within 50 ms \(timeouts\.headers\)/ })
+  const body = await c.get(`${server.url}/x`, { timeouts: { body: 50 } }).catch((e: unknown) => e)
+  t.match(body, { name: 'DownstreamTimeoutError', phase: 'body', timeout: 50, message: /no further part of the body within 50 ms \(timeouts\.body\)/ })
+})

@@ -1,0 +1,146 @@
+import t from 'tap'
+import { createServer, type AddressInfo } from 'node:net'
+import fc from 'fast-check'
+import { DownstreamConnectionError, DownstreamResponseError, DownstreamTimeoutError, backoff, createDownstream, retryAfter } from '../../plugins/downstream/index.js'
+import { client, downstreamServer, json, SERVICE, USER_AGENT } from './helper.js'
+
+const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
+
+t.test('429 and 503 are retried, Retry-After honoured as seconds or a date', async t => {
+  const server = await downstreamServer(t, (_req, res, n) => {
+    if (n === 1) return json(res, 429, { title: 'Too Many Requests', status: 429 }, { 'retry-after': '2' })
+    if (n === 2) return json(res, 503, {}, { 'retry-after': new Date(NOW + 7000).toUTCString() })
+    if (n === 3) return json(res, 503, {}, { 'retry-after': new Date(NOW - 7000).toUTCString() })
+    json(res, 200, { ok: true })
+  })
+  const { client: c, sleeps } = client(t, { now: () => NOW, retry: { attempts: 4 } })
+  const res = await c.get(`${server.url}/x`)
+  t.same(res.body, { ok: true })
+  t.same(sleeps, [2000, 7000, 0], 'the waits the answers asked for; a date gone by is no wait')
+  t.equal(server.received.length, 4)
+})
+
+t.test('without Retry-After (or an unreadable one) the backoff applies; the last answer is thrown', async t => {
+  const server = await downstreamServer(t, (_req, res, n) => json(res, 503, {}, n === 2 ? { 'retry-after': 'soon' } : {}))
+  const { client: c, sleeps } = client(t)
+  await t.rejects(c.get(`${server.url}/x`), { name: 'DownstreamResponseError', status: 503, attempts: 3 })
+  t.same(sleeps, [150, 300], 'base 200 doubled, half of each step fixed and half jittered (random 0.5)')
+  t.equal(server.received.length, 3)
+})
+
+t.test('a Retry-After longer than maxRetryAfter ends the retries', async t => {
+  const server = await downstreamServer(t, (_req, res) => json(res, 429, {}, { 'retry-after': '31' }))
+  const { client: c, sleeps } = client(t)
+  const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
+  t.ok(err instanceof DownstreamResponseError)
+  t.equal((err as DownstreamResponseError).headers['retry-after'], '31', 'the caller reads how long to wait')
+  t.same(sleeps, [])
+  t.equal(server.received.length, 1)
+})
+
+t.test('connection failures are retried: refused, reset, hung up', async t => {
+  const { client: c, sleeps } = client(t)
+  // A port that was just given up: nothing listens there.
+  const gone = createDownstream({ service: SERVICE, userAgent: USER_AGENT, sleep: async (ms) => { sleeps.push(ms) }, random: () => 0 })
+  t.teardown(() => gone.close())
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)) })
+  })
+  const refused = await gone.get(`http://127.0.0.1:${port}/x`).catch((e: unknown) => e)
+  t.ok(refused instanceof DownstreamConnectionError)
+  t.match(refused, { reason: 'ECONNREFUSED', attempts: 3, code: 'SVC_ERR_DOWNSTREAM_CONNECTION' })
+  t.same(sleeps.splice(0), [100, 200], 'random 0: half of each step')
+
+  const server = await downstreamServer(t, (req, res, n) => {
+    if (n === 1) return req.socket.resetAndDestroy()
+    if (n === 2) return req.socket.destroy()
+    json(res, 200, { ok: true })
+  })
+  t.same((await c.get(`${server.url}/x`)).body, { ok: true })
+  t.equal(sleeps.length, 2, 'a reset and a hang-up, each retried')
+})
+
+t.test('a POST is retried only with an idempotency key, the same key each time', async t => {
+  const server = await downstreamServer(t, (req, res, n) => {
+    if (n === 1 || n === 3 || n === 6) return json(res, 503, {})
+    if (n === 2 || n === 4) return req.socket.destroy()
+    json(res, 201, { id: '1' })
+  })
+  const { client: c, sleeps } = client(t)
+  await t.rejects(c.post(`${server.url}/x`, { json: {} }), { name: 'DownstreamResponseError', status: 503 }, 'a 503 to a POST without a key is the answer')
+  await t.rejects(c.patch(`${server.url}/x`, { json: {} }), DownstreamConnectionError, 'a hang-up of a PATCH without a key is the failure')
+  t.same(sleeps, [])
+  t.equal(server.received.length, 2)
+  const created = await c.post(`${server.url}/x`, { json: {}, idempotencyKey: true })
+  t.equal(created.status, 201)
+  t.equal(sleeps.length, 2)
+  const keys = server.received.slice(2, 5).map((r) => r.headers['svc-idempotency-key'])
+  t.equal(keys.length, 3)
+  t.equal(new Set(keys).size, 1, 'one key on every attempt')
+  t.match(keys[0], /^[0-9a-f-]{36}$/)
+  await t.rejects(c.get(`${server.url}/x`, { retry: false }), { name: 'DownstreamResponseError', status: 503 }, 'retry: false makes one attempt')
+})
+
+t.test('a timeout is retried for an idempotent method only', async t => {
+  const server = await downstreamServer(t, (_req, res, n) => {
+    // The first and the third request get no answer: the timeout ends them.
+    if (n === 2) json(res, 200, { ok: true })
+  })
+  // Long enough for the answered attempt on a busy machine; the unanswered ones never race it.
+  const { client: c, sleeps } = client(t, { timeouts: { headers: 1000 } })
+  t.same((await c.get(`${server.url}/x`)).body, { ok: true })
+  t.equal(sleeps.length, 1)
+  const err = await c.post(`${server.url}/x`, { idempotencyKey: true }).catch((e: unknown) => e)
+  t.ok(err instanceof DownstreamTimeoutError, 'a POST sent in full may be at work still: not sent again')
+  t.match(err, { phase: 'headers', timeout: 1000, attempts: 1 })
+  t.equal(server.received.length, 3)
+})
+
+t.test('an abort is the caller\'s: passed on as it is, never retried', async t => {
+  const server = await downstreamServer(t, () => {})
+  const { client: c, sleeps } = client(t)
+  const err = await c.get(`${server.url}/x`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)
+  t.equal((err as Error).name, 'AbortError')
+  t.same(sleeps, [])
+})
+
+t.test('the default sleep waits on a timer', async t => {
+  const server = await downstreamServer(t, (_req, res, n) => json(res, n === 1 ? 503 : 200, {}))
+  const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, retry: { base: 1, cap: 2 } })
+  t.teardown(() => c.close())
+  t.equal((await c.get(`${server.url}/x`)).status, 200)
+})
+
+t.test('backoff: exponential, capped, jittered within [step / 2, step]', async t => {
+  fc.assert(fc.property(
+    fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 0, max: 100_000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+    (attempt, base, extra, random) => {
+      const cap = base + extra
+      const step = Math.min(cap, base * 2 ** (attempt - 1))
+      const d = backoff(attempt, base, cap, () => random)
+      return d >= Math.floor(step / 2) && d <= step && d <= cap
+    }
+  ))
+  t.equal(backoff(1, 200, 5000, () => 0), 100)
+  t.equal(backoff(3, 200, 5000, () => 0.999999), 800)
+  t.equal(backoff(30, 200, 5000, () => 0.5), 3750, 'the cap holds however many attempts')
+})
+
+t.test('Retry-After: delay-seconds or an HTTP-date', async t => {
+  const cases: Array<[string | string[] | undefined, number | null]> = [
+    ['0', 0],
+    ['120', 120_000],
+    [' 3 ', 3000],
+    [['5', '9'], 5000],
+    [new Date(NOW + 90_000).toUTCString(), 90_000],
+    [new Date(NOW - 1000).toUTCString(), 0],
+    [undefined, null],
+    ['', null],
+    ['-1', null],
+    ['1.5', null],
+    ['soon', null],
+    ['Fri, 99 Foo 2026 25:00:00 GMT', null]
+  ]
+  for (const [value, expected] of cases) t.equal(retryAfter(value, NOW), expected, JSON.stringify(value))
+  fc.assert(fc.property(fc.nat({ max: 1e9 }), (n) => retryAfter(String(n), NOW) === n * 1000))
+})
