@@ -55,6 +55,9 @@ export * from './plugins/jobs/index.js'
 export { default as bulk } from './plugins/bulk/index.js'
 export * from './plugins/bulk/index.js'
 
+export { default as files } from './plugins/files/index.js'
+export { FileDescription, dispositionOf, type FilesPluginOptions, type FileEndpointOptions } from './plugins/files/index.js'
+
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
 export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'
