@@ -82,9 +82,11 @@ async function filesPlugin (fastify: FastifyInstance, opts: FilesPluginOptions):
     files.addContentTypeParser('*', async (request: FastifyRequest, payload: Readable) => {
       const e = byUrl.get(request.routeOptions.url as string) as Endpoint
       const path = pathOf(request.url)
-      const mediaType = storedType(e.allowed, request.headers['content-type'])
+      // Fastify itself refuses a body without a Content-Type (415) before any parser runs.
+      const sent = request.headers['content-type'] as string
+      const mediaType = storedType(e.allowed, sent)
       if (mediaType === null) {
-        throw problems.unsupportedMediaType(`The Content-Type ${JSON.stringify(request.headers['content-type'] ?? null)} is not accepted by ${request.method} ${path}; send the file as one of ${[...e.allowed.values()].join(', ')}, or as multipart/form-data.`, { instance: path })
+        throw problems.unsupportedMediaType(`The Content-Type ${JSON.stringify(sent)} is not accepted by ${request.method} ${path}; send the file as one of ${[...e.allowed.values()].join(', ')}, or as multipart/form-data.`, { instance: path })
       }
       const filename = filenameOf(request.headers['content-disposition'])
       const length = request.headers['content-length']

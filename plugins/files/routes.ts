@@ -25,7 +25,9 @@ export interface Endpoint {
 
 const NO_CONTENT = Type.Null({ description: 'No Content' })
 const BINARY = { type: 'string', format: 'binary' }
-const ENTITY_ETAG = { etag: { type: 'string', maxLength: 1024, description: 'The new strong entity tag of the entity the file belongs to; send it in If-Match.' } }
+// As the openapi plugin writes ETag everywhere else, so the document holds the header once:
+// after a write the entity's new tag, on a download the tag of the file's bytes.
+const ETAG = { etag: { type: 'string', maxLength: 1024, description: 'Strong entity tag of the representation; send it in If-Match / If-None-Match.' } }
 
 // The resource plugin registers the conditional plugin, which parses these for every route.
 const preconditionsOf = (r: FastifyRequest): Preconditions => r.preconditions as Preconditions
@@ -65,7 +67,8 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     schema: { tags, summary: `Download the ${field} of ${withArticle(def.name)}`, querystring: NoQuery, params },
     config: {
       auth: { scopes: [...def.api.scopes.read] },
-      problems: [404],
+      // 406 is the route's own: Accept is checked against the stored type.
+      problems: [404, 406],
       // The type produced is the stored one: Accept is checked against it here.
       conventions: { accept: false },
       openapi: {
@@ -73,7 +76,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
         responseHeaders: {
           200: {
             'content-disposition': { type: 'string', maxLength: 2048, description: 'attachment, with the file\'s name in filename (ASCII) and filename* (UTF-8) when it has one.' },
-            etag: { type: 'string', maxLength: 1024, description: 'Strong entity tag of the file\'s bytes; send it in If-None-Match.' }
+            ...ETAG
           }
         },
         description: 'The file with its own Content-Type; 406 when Accept does not admit it (a wildcard does), 404 when none is attached. HEAD answers the same headers without the bytes.'
@@ -131,7 +134,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
           }
         },
         headers: { 'content-disposition': { type: 'string', maxLength: 2048, description: 'attachment; filename="…" (filename*=UTF-8\'\'… for a name that is not ASCII): the file\'s name, kept and sent back on download.' } },
-        responseHeaders: { 204: ENTITY_ETAG },
+        responseHeaders: { 204: ETAG },
         description: `At most ${e.maxBytes} bytes (413 above), of the types listed (415 for others). The ${def.name}'s ${field} and ETag change.`
       }
     } as FastifyContextConfig
@@ -153,7 +156,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
 
   fastify.delete(e.url, {
     schema: { tags, summary: `Remove the ${field} of ${withArticle(def.name)}`, querystring: NoQuery, params, response: { 204: NO_CONTENT } },
-    config: { auth: write, problems: [404, 409, 412, 428], conditional, openapi: { responseHeaders: { 204: ENTITY_ETAG } } } as FastifyContextConfig
+    config: { auth: write, problems: [404, 409, 412, 428], conditional, openapi: { responseHeaders: { 204: ETAG } } } as FastifyContextConfig
   }, async (request, reply) => {
     const id = idOf(request)
     const row = await s.writeItem(request, opOf(request, id, { [field]: null }), 204, async (tx) => {

@@ -29,15 +29,17 @@ function cleanName (name: string | undefined): string | null {
 
 /**
  * The filename of a raw upload's `Content-Disposition` (RFC 6266: `filename*` wins over
- * `filename`); null without the header. A header that cannot be read is a 400 naming it.
+ * `filename`); null without the header. The library reads leniently, so a header it cannot
+ * make sense of (another disposition type, a `filename*` that does not decode and no
+ * `filename` to fall back on) is a 400 naming it, rather than a name silently lost.
  */
 export function filenameOf (header: string | undefined): string | null {
   if (header === undefined) return null
-  try {
-    return cleanName(parseDisposition(header).parameters.filename)
-  } catch {
+  const { type, parameters } = parseDisposition(header)
+  if (!/^(attachment|inline)$/i.test(type) || (parameters['filename*'] !== undefined && parameters.filename === undefined)) {
     throw invalidData([{ code: 'INPUT_INVALID', message: 'must be a Content-Disposition such as attachment; filename="report.pdf" (RFC 6266), with filename*=UTF-8\'\'… for a name that is not ASCII', field: 'Content-Disposition', source: 'header', value: header }])
   }
+  return cleanName(parameters.filename)
 }
 
 /**
@@ -87,8 +89,7 @@ const unexpectedPart = (what: string): Error => invalidData([{
 export async function readMultipart (request: FastifyRequest, rules: UploadRules, path: string): Promise<Upload> {
   let upload: Upload | null = null
   try {
-    // Two parts at most are read: the second is already one too many.
-    for await (const part of request.parts({ limits: { fileSize: rules.maxBytes, parts: 2 } })) {
+    for await (const part of request.parts({ limits: { fileSize: rules.maxBytes } })) {
       if (upload !== null) throw unexpectedPart(`a second part named ${JSON.stringify(part.fieldname)} was sent`)
       if (part.type !== 'file' || part.fieldname !== 'file') throw unexpectedPart(`a ${part.type === 'file' ? 'file' : 'field'} part named ${JSON.stringify(part.fieldname)} was sent`)
       const mediaType = storedType(rules.allowed, part.mimetype)
@@ -108,7 +109,6 @@ export async function readMultipart (request: FastifyRequest, rules: UploadRules
 function multipartProblem (err: unknown, rules: UploadRules, path: string): unknown {
   const code = (err as { code?: string }).code
   if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(rules, path)
-  if (code === 'FST_PARTS_LIMIT') return unexpectedPart('more parts were sent')
   if (isProblemError(err)) return err
   // A malformed or cut-off body (busboy: "Unexpected end of form", no boundary).
   return problems.badRequest('The multipart/form-data body cannot be read: it is malformed or incomplete; send one part named "file", whole.', { instance: path })
