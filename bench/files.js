@@ -15,6 +15,7 @@ const MiB = 1024 * 1024
 const DOWNLOAD_BYTES = 5 * MiB
 const UPLOAD_BYTES = 10 * MiB
 const UPLOADS = 10
+const DOWNLOAD_CONNECTIONS = 4
 
 /** A PDF-typed file of `size` bytes, varied so no layer can shortcut it. */
 function fileOf (size, seed) {
@@ -71,7 +72,9 @@ export async function runFiles ({ url, log }) {
     await bare.stop()
   }
   const path = `/v1/documents/${downloaded}/content`
-  const get = { path, headers: { ...headers, accept: '*/*' } }
+  // A few connections: fifty 5 MiB answers at once would measure the network buffers, and
+  // outlast a short round before any completes.
+  const get = { path, headers: { ...headers, accept: '*/*' }, connections: DOWNLOAD_CONNECTIONS }
   const rounds = await pairedRounds({
     start: async () => ({ service: await startService(url), bare: await startBare(url) }),
     cases: { 'download bare': { server: 'bare', ...get }, 'download service': { server: 'service', ...get } },

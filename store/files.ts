@@ -28,20 +28,23 @@ function factsOf (row: FactsRow): FileFacts {
 
 /**
  * The files attached to the entities of one resource, one row per entity and execution
- * context, the bytes in a `bytea` column. Written in the transaction of the entity's own
+ * context, the bytes in a `bytea` column, deleted with the entity's row (a hard delete). Written in the transaction of the entity's own
  * change, so the entity's description of its file and the file agree. A Buffer parameter goes
  * to a PostgreSQL server in binary form, so the bytes are not re-encoded on the way.
  */
 export class FileContents {
   readonly table: string
+  /** The table of the entities the files belong to. */
+  readonly owner: string
   private readonly putSql: string
   private readonly removeSql: string
   private readonly getSql: string
   private readonly factsSql: string
 
-  constructor (table: string) {
+  constructor (table: string, owner: string) {
     const T = quoteIdent(table)
     this.table = table
+    this.owner = owner
     this.putSql = `INSERT INTO ${T} (ctx, id, media_type, filename, byte_count, etag, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
         byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes`
@@ -62,7 +65,9 @@ export class FileContents {
         byte_count bigint NOT NULL,
         etag text NOT NULL,
         bytes bytea NOT NULL,
-        CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, id)
+        CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, id),
+        -- A file lives as long as its entity: deleting the entity's row deletes it.
+        CONSTRAINT ${quoteIdent(`${this.table}_owner_fkey`)} FOREIGN KEY (ctx, id) REFERENCES ${quoteIdent(this.owner)} (ctx, id) ON DELETE CASCADE
       )`
     }]
   }

@@ -101,10 +101,10 @@ export function serveStats (port) {
   process.send({ type: 'listening', port })
 }
 
-/** Loads `server` for `duration` seconds; adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
-export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration }) {
+/** Loads `server` for `duration` seconds (`connections`: default BENCH_CONNECTIONS); adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
+export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration, connections = settings.connections }) {
   const before = await server.stats()
-  const result = await autocannon({ url: server.base + path, connections: settings.connections, duration, headers, method, body, requests, pipelining: 1 })
+  const result = await autocannon({ url: server.base + path, connections, duration, headers, method, body, requests, pipelining: 1 })
   const after = await server.stats()
   const errors = result.errors + result.timeouts
   if (result.non2xx > 0 || errors > 0) throw new Error(`${method} ${path}: ${result.non2xx} non-2xx answers and ${errors} errors`)

@@ -53,7 +53,7 @@ function endpointOf (collection: string, s: ServedResource | undefined, value: u
   if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new TypeError(`files plugin: ${option}.maxBytes must be a positive integer, got ${JSON.stringify(maxBytes)}`)
   const table = o.table ?? `${def.storage.table}_${field}`
   if (typeof table !== 'string' || table === '') throw new TypeError(`files plugin: ${option}.table must be a table name, got ${JSON.stringify(table)}`)
-  return { served: s, field, maxBytes, allowed: allowedTypes(`${option}.mediaTypes`, o.mediaTypes), contents: new FileContents(table), url: `${def.path}/:${def.idParam}/${field}` }
+  return { served: s, field, maxBytes, allowed: allowedTypes(`${option}.mediaTypes`, o.mediaTypes), contents: new FileContents(table, def.storage.table), url: `${def.path}/:${def.idParam}/${field}` }
 }
 
 /**

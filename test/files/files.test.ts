@@ -190,6 +190,16 @@ t.test('files plugin alone', async t => {
     t.equal((await app.inject({ method: 'DELETE', url: '/v1/notes/nope/attachment' })).statusCode, 404, 'an unknown entity')
   })
 
+  t.test('a file lives as long as its entity: a hard delete removes it, a new entity of the same id has none', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf' }, payload: 'x' })).statusCode, 204)
+    t.equal((await app.inject({ method: 'DELETE', url: note.url })).statusCode, 204)
+    t.equal((await app.inject({ method: 'PUT', url: note.url, payload: { title: 'again' } })).statusCode, 201)
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment, null)
+    t.equal((await app.inject({ url })).statusCode, 404)
+  })
+
   t.test('without the conventions plugin\'s Content-Type rule, the plugin refuses other types itself', async t => {
     const bare = Fastify()
     t.teardown(() => bare.close())
