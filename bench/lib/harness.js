@@ -128,7 +128,7 @@ export async function load (server, { path = '/', method = 'GET', headers = {}, 
  * luck into every round.
  *
  * `start()` starts one set of servers and returns them by name; `cases` maps a case's name to
- * `{ server, ...load options }`. Returns every case's rounds.
+ * `{ server, loader?, ...load options }`. Returns every case's rounds.
  */
 export async function pairedRounds ({ start, cases, log = () => {} }) {
   const names = Object.keys(cases)
@@ -137,7 +137,8 @@ export async function pairedRounds ({ start, cases, log = () => {} }) {
   for (let set = 0; set < sets; set++) {
     const servers = await start()
     try {
-      const run = (name, duration) => load(servers[cases[name].server], { ...cases[name], duration })
+      // A case may bring its own `loader` (same options, same figures) where autocannon does not fit.
+      const run = (name, duration) => (cases[name].loader ?? load)(servers[cases[name].server], { ...cases[name], duration })
       if (settings.warmup > 0) for (const name of names) await run(name, settings.warmup)
       // This set's share of the rounds; the order alternates over the whole run.
       for (let round = Math.round(set * settings.rounds / sets); round < Math.round((set + 1) * settings.rounds / sets); round++) {
