@@ -53,7 +53,7 @@ function procMiB (pid, key) {
  * body than the servers do, so here Node's client (llhttp, keep-alive) reads them on
  * `connections` connections, each asking again as soon as its answer is in.
  */
-async function downloads (server, { path, headers: sent, duration, connections }) {
+async function downloads (server, { path, headers: sent, duration = settings.duration, connections }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
   const latencies = []
   const one = () => new Promise((resolve, reject) => {
