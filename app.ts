@@ -4,14 +4,14 @@ import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, downstream, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  auth, bulk, cors, conventions, createStore, docs, downstream, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
   problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
-import { documents } from './routes/v1/documents.js'
+import { DOCUMENT_CONTENT_TYPES, documents } from './routes/v1/documents.js'
 
 export interface AppOptions {
   /** Extra Fastify server options (tests pass `logger: false`, benchmarks more). */
@@ -114,6 +114,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
   await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })
   await app.register(bulk, { maxOperations: 100, maxAsyncOperations: 10_000 })
+  // Document content: files of up to 10 MiB, read by their own parser (the 1 MiB bodyLimit above is for JSON).
+  await app.register(files, { resources: { documents: { mediaTypes: DOCUMENT_CONTENT_TYPES, maxBytes: 10 * 1024 * 1024 } } })
   await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
   return app

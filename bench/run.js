@@ -14,9 +14,10 @@ import { runCollection } from './collection.js'
 import { runResource } from './resource.js'
 import { runBulk } from './bulk.js'
 import { runJob } from './job.js'
+import { runFiles } from './files.js'
 import { seed } from './seed.js'
 
-const ALL = ['trivial', 'pages', 'item', 'bulk', 'job']
+const ALL = ['trivial', 'pages', 'item', 'bulk', 'job', 'files']
 const cases = (process.env.BENCH_CASES ?? ALL.join(',')).split(',').map((c) => c.trim())
 for (const c of cases) if (!ALL.includes(c)) throw new Error(`BENCH_CASES: unknown case ${c} (known: ${ALL.join(', ')})`)
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1_000_000)
@@ -93,6 +94,18 @@ if (cases.some((c) => c !== 'trivial')) {
         row(what, 'bare Fastify + pg', summary(r[`${scenario} bare`]), '1 (baseline)')
         row(what, 'reference service', summary(r[`${scenario} service`]), `${fmt(median(ratios(r, `${scenario} service`, `${scenario} bare`)), 3)} of bare`, 'none')
       }
+    }
+    if (cases.includes('files')) {
+      log('document content: a 5 MiB download; ten concurrent 10 MiB uploads')
+      const { rounds: r, uploads } = await runFiles({ url, log })
+      const get = 'GET content, a 5 MiB file'
+      row(get, 'bare Fastify + pg, the same bytes from the same table', summary(r['download bare']), '1 (baseline)')
+      guarded(get, 'reference service', summary(r['download service']), ratios(r, 'download service', 'download bare'), 0.8, { of: ' of bare' })
+      // Peak RSS over rest, the kernel's figure: a guard on memory, not on throughput.
+      const what = 'ten concurrent 10 MiB uploads'
+      const met = uploads.max <= 250
+      if (!met) failed.push(`${what}: peak RSS ${fmt(uploads.max)} MB over rest, guard ≤ 250 MB`)
+      rows.push(`| ${what} | reference service, fresh process${uploads.count === 1 ? '' : ` (${uploads.count} rounds, the largest rise)`} | | | | | ${fmt(uploads.peak)} | peak RSS ${fmt(uploads.max)} MB over ${fmt(uploads.rest)} MB at rest | ≤ 250 MB: ${met ? 'met' : '**failed**'} |`)
     }
     if (cases.includes('bulk')) {
       log('100 documents: one ATOMIC bulk vs 100 POSTs')

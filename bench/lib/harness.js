@@ -101,10 +101,10 @@ export function serveStats (port) {
   process.send({ type: 'listening', port })
 }
 
-/** Loads `server` for `duration` seconds; adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
-export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration }) {
+/** Loads `server` for `duration` seconds (`connections`: default BENCH_CONNECTIONS); adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
+export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration, connections = settings.connections }) {
   const before = await server.stats()
-  const result = await autocannon({ url: server.base + path, connections: settings.connections, duration, headers, method, body, requests, pipelining: 1 })
+  const result = await autocannon({ url: server.base + path, connections, duration, headers, method, body, requests, pipelining: 1 })
   const after = await server.stats()
   const errors = result.errors + result.timeouts
   if (result.non2xx > 0 || errors > 0) throw new Error(`${method} ${path}: ${result.non2xx} non-2xx answers and ${errors} errors`)
@@ -128,7 +128,7 @@ export async function load (server, { path = '/', method = 'GET', headers = {}, 
  * luck into every round.
  *
  * `start()` starts one set of servers and returns them by name; `cases` maps a case's name to
- * `{ server, ...load options }`. Returns every case's rounds.
+ * `{ server, loader?, ...load options }`. Returns every case's rounds.
  */
 export async function pairedRounds ({ start, cases, log = () => {} }) {
   const names = Object.keys(cases)
@@ -137,7 +137,8 @@ export async function pairedRounds ({ start, cases, log = () => {} }) {
   for (let set = 0; set < sets; set++) {
     const servers = await start()
     try {
-      const run = (name, duration) => load(servers[cases[name].server], { ...cases[name], duration })
+      // A case may bring its own `loader` (same options, same figures) where autocannon does not fit.
+      const run = (name, duration) => (cases[name].loader ?? load)(servers[cases[name].server], { ...cases[name], duration })
       if (settings.warmup > 0) for (const name of names) await run(name, settings.warmup)
       // This set's share of the rounds; the order alternates over the whole run.
       for (let round = Math.round(set * settings.rounds / sets); round < Math.round((set + 1) * settings.rounds / sets); round++) {

@@ -61,6 +61,14 @@ app.get('/v1/documents/:documentId', async (request, reply) => {
   return reply.header('etag', rows[0].etag).send(toDocument(rows[0]))
 })
 
+// A document's file, as the files plugin stores it (table documents_content): the bytes and
+// their type, read in one statement and sent as they are.
+app.get('/v1/documents/:documentId/content', async (request, reply) => {
+  const { rows } = await pool.query('SELECT media_type, etag, bytes FROM documents_content WHERE ctx = $1 AND id = $2', ['prod', request.params.documentId])
+  if (rows.length === 0) return reply.code(404).send({ title: 'Not Found', status: 404 })
+  return reply.header('content-type', rows[0].media_type).header('etag', rows[0].etag).send(rows[0].bytes)
+})
+
 // The page's orderings this route offers; the id last, so the order is total.
 const ORDER_BY = { '-pageCount': '"pageCount" DESC, id', '-pageCount,name': '"pageCount" DESC, name, id' }
 const LIMIT = 20

@@ -40,9 +40,11 @@ declare module 'fastify' {
      * `internal: true` marks the operation `x-internal` (webhook consumers); `description` is
      * added to the operation's; `headers` are request headers the route's own checks require
      * (a webhook's signature), as JSON Schemas by lowercase name, documented only;
-     * `responseHeaders` the headers the route sends besides the plugins' ones, by status.
+     * `responseHeaders` the headers the route sends besides the plugins' ones, by status;
+     * `body` the request body a route reads itself (no `schema.body`), as a schema by media
+     * type; `content` a response's schema by media type, by status, for a body that is not JSON.
      */
-    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>> }
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>> }
   }
 }
 

@@ -58,11 +58,17 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
     if (name !== null && code >= 200 && code < 300 && descriptionOf(r) === undefined) out = { ...out, [DESCRIPTION]: successDescription(method as string, code, name, ctx.collections) }
     const headers = responseHeaders(facts, code)
     if (Object.keys(headers).length > 0) out = { ...out, headers: { ...headers, ...out.headers as Json | undefined } }
+    // A representation that is not JSON (a file's own type): its media types, documented only.
+    const content = config.openapi?.content?.[status]
+    if (content !== undefined) out = { ...out, content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }])) }
     response[status] = out
   }
   doc.response = response
 
   if (name !== null && doc.operationId === undefined) doc.operationId = name.operationId
+  // A body the route reads itself (not validated by Fastify), by media type.
+  const body = config.openapi?.body
+  if (body !== undefined && doc.body === undefined) doc.body = { content: Object.fromEntries(Object.entries(body).map(([type, schema]) => [type, { schema }])) }
   // The media types the conventions plugin accepts on this route (415 for any other).
   const consumes = facts.conventions?.consumes
   if (doc.body !== undefined && doc.consumes === undefined && consumes !== null && consumes !== undefined) doc.consumes = consumes.map(essenceOf)

@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { evolveTables } from '../../store/evolve.js'
 import { applyMigrationFiles, readMigrationFiles } from '../../store/migration-files.js'
 import { ResourceTable } from '../../store/table/index.js'
-import type { Store } from '../../store/types.js'
+import type { Store, Tx } from '../../store/types.js'
 import conditionalPlugin from '../conditional/index.js'
 import idempotencyPlugin, { type IdempotencyKeys } from '../idempotency/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
@@ -16,6 +16,8 @@ import { registerItemRoutes } from './routes/items.js'
 import { registerSubCollectionRoutes } from './routes/sub-collections.js'
 import type { Served } from './routes/served.js'
 import { Writer } from './write/writer.js'
+import type { WriteOp } from './write/operations.js'
+import { writeItem } from './routes/writes.js'
 import { needs } from '../shared/dependencies.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
@@ -50,6 +52,12 @@ export interface ServedResource {
   registry: ReadonlyMap<string, ResourceDefinition>
   /** The path of an item as clients reach it: under the route prefix the plugin was registered with. */
   itemPath: (id: string) => string
+  /**
+   * One item write as the item routes run it (idempotency key claimed, failures thrown as
+   * their problems), `also` in the same transaction after the entity's row is written: for
+   * plugins that serve a part of the entity on a route of their own (files).
+   */
+  writeItem: (request: FastifyRequest, op: WriteOp, status: number, also?: (tx: Tx, row: Record<string, unknown>) => Promise<void>) => Promise<Record<string, unknown> | null>
 }
 
 const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true, migrations: true }
@@ -140,7 +148,17 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     const table = new ResourceTable(def.storage.spec)
     const s: Served = { def, store, table, writer: new Writer(def, table), rep: new Representation(def), keys, registry, itemPath }
     routes.set(def.collection, s)
-    served.set(def.collection, { definition: def, table, writer: s.writer, representation: s.rep, store, keys, registry, itemPath: (id) => itemPath(def, id) })
+    served.set(def.collection, {
+      definition: def,
+      table,
+      writer: s.writer,
+      representation: s.rep,
+      store,
+      keys,
+      registry,
+      itemPath: (id) => itemPath(def, id),
+      writeItem: async (request, op, status, also) => await writeItem(s, request, op, itemPath(def, op.id), status, also)
+    })
     registerItemRoutes(fastify, s)
     registerActionRoutes(fastify, s)
     registerSubCollectionRoutes(fastify, s)

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  CronSchedule, DateOnly, DateTime, Decimal, Duration, Id, Int32, Int64, Interval, Nullable, Percentage, UpperSnakeEnum, defineResource
+  CronSchedule, DateOnly, DateTime, Decimal, Duration, FileDescription, Id, Int32, Int64, Interval, Nullable, Percentage, UpperSnakeEnum, defineResource
 } from '../../index.js'
 import { authors } from './authors.js'
 
@@ -43,9 +43,11 @@ export const documents = defineResource({
     effectiveDate: Nullable(DateOnly()),
     publishedDateTime: Nullable(DateTime()),
     metadata: Nullable(Metadata),
-    fingerprint: Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'Content hash, set by the scanner webhook.' }))
+    fingerprint: Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'Content hash, set by the scanner webhook.' })),
+    // Set by the files plugin (app.ts): /v1/documents/{documentId}/content.
+    content: FileDescription({ description: 'The attached file (PUT /v1/documents/{documentId}/content), read-only; null when none.' })
   },
-  readOnly: ['fingerprint'],
+  readOnly: ['fingerprint', 'content'],
   unique: ['name'],
   references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }],
   parent: { resource: authors, field: 'authorId' },
@@ -83,5 +85,8 @@ export const documents = defineResource({
     ['kind', '-pageCount']
   ]
 })
+
+/** The files the content of a document may be (reference contract: Document content). */
+export const DOCUMENT_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'text/plain; charset=UTF-8', 'application/octet-stream'] as const
 
 export type Document = Static<typeof documents.api.entity>

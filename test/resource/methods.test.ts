@@ -94,6 +94,7 @@ for (const db of databases) {
         publishedDateTime: '2024-05-01T12:00:00.000Z',
         metadata: { source: { system: 'erp', region: null } },
         fingerprint: null,
+        content: null,
         authorRef: `svc:author::${a.id as string}`,
         createdDateTime: d.createdDateTime,
         createdBy: 'user-1',

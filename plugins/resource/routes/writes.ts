@@ -6,6 +6,7 @@ import { withArticle } from '../../shared/article.js'
 import { storeProblem } from '../problems.js'
 import { claimed, claimOf } from '../write/claims.js'
 import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
+import type { Tx } from '../../../store/types.js'
 import type { Served } from './served.js'
 
 type Row = Record<string, unknown>
@@ -94,8 +95,10 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
  * Runs one item write through the resource's write path, in a transaction with its key's
  * claim: the entity as stored, or null when the key answers for an earlier request (or a
  * DELETE found nothing). A failure is thrown as its problem; the transaction rolls back.
+ * `also` runs in the same transaction once the entity is written (a file's bytes beside the
+ * entity's description of it), so both are committed or neither.
  */
-export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number): Promise<Row | null> {
+export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number, also?: (tx: Tx, row: Row) => Promise<void>): Promise<Row | null> {
   const claim = claimOf(request, s.def.collection, path, status)
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true }
   let outcome: Awaited<ReturnType<typeof claimed<WriteResult>>>
@@ -103,6 +106,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
     outcome = await claimed(s.store, s.keys, claim, async (tx) => {
       const [result] = await s.writer.run(tx, call, [op]) as [WriteResult]
       if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
+      if (also !== undefined && result.row !== null) await also(tx, result.row)
       return result
     })
   } catch (err) {

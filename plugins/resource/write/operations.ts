@@ -11,7 +11,8 @@ type Row = Record<string, unknown>
  * - `put`: replaces the entity, or creates it with this id (PUT, bulk CREATE_UPDATE);
  * - `update`: replaces an existing entity (bulk UPDATE);
  * - `patch`: applies a JSON Merge Patch to an existing entity (PATCH);
- * - `change`: replaces the given writable fields of an existing entity (PUT on a sub-collection);
+ * - `change`: replaces the given fields of an existing entity under the client's conditions
+ *   (PUT on a sub-collection; a file's read-only description when the file is uploaded);
  * - `transition`: moves an existing entity along one of its actions (POST `<item>/<action>`);
  * - `delete`: deletes it, or marks it deleted when soft-deletable; nothing to do when it does
  *   not exist (DELETE);

@@ -1,0 +1,117 @@
+import type { Readable } from 'node:stream'
+import type { FastifyRequest } from 'fastify'
+import { parse as parseDisposition } from 'content-disposition'
+import { invalidData, isProblemError, problems } from '../problem/index.js'
+import { storedType, type AllowedTypes } from './types.js'
+
+/** A file as received, before it is stored. */
+export interface Upload {
+  mediaType: string
+  filename: string | null
+  bytes: Buffer
+}
+
+/** What an endpoint takes: the types (stored as), the largest file, and its path for messages. */
+export interface UploadRules {
+  allowed: AllowedTypes
+  maxBytes: number
+}
+
+function tooLarge (rules: UploadRules, path: string): Error {
+  return problems.contentTooLarge(`The file is larger than ${rules.maxBytes} bytes, the most ${path} takes; send a smaller one.`, { instance: path })
+}
+
+/** A filename as a name, never a path, and null when there is none to keep. */
+function cleanName (name: string | undefined): string | null {
+  const base = name?.split(/[/\\]/).pop()?.trim()
+  return base === undefined || base === '' ? null : base.slice(0, 255)
+}
+
+/**
+ * The filename of a raw upload's `Content-Disposition` (RFC 6266: `filename*` wins over
+ * `filename`); null without the header. The library reads leniently, so a header it cannot
+ * make sense of (another disposition type, a `filename*` that does not decode and no
+ * `filename` to fall back on) is a 400 naming it, rather than a name silently lost.
+ */
+export function filenameOf (header: string | undefined): string | null {
+  if (header === undefined) return null
+  const { type, parameters } = parseDisposition(header)
+  if (!/^(attachment|inline)$/i.test(type) || (parameters['filename*'] !== undefined && parameters.filename === undefined)) {
+    throw invalidData([{ code: 'INPUT_INVALID', message: 'must be a Content-Disposition such as attachment; filename="report.pdf" (RFC 6266), with filename*=UTF-8\'\'… for a name that is not ASCII', field: 'Content-Disposition', source: 'header', value: header }])
+  }
+  return cleanName(parameters.filename)
+}
+
+/**
+ * Reads a raw body into one buffer. With a Content-Length (checked against the limit before
+ * anything is read), the buffer is allocated once at that size and filled as chunks arrive;
+ * a transfer-coded body is gathered and joined once. A body cut off in the middle rejects,
+ * so nothing is stored.
+ */
+export async function readRaw (payload: Readable, length: number | null, rules: UploadRules, path: string): Promise<Buffer> {
+  if (length !== null && length > rules.maxBytes) throw tooLarge(rules, path)
+  if (length !== null) {
+    const out = Buffer.allocUnsafe(length)
+    let at = 0
+    for await (const chunk of payload as AsyncIterable<Buffer>) {
+      // Node's parser never gives more than Content-Length; a stream of ours might.
+      /* c8 ignore next */
+      if (at + chunk.length > length) throw problems.badRequest(`The body is longer than its Content-Length of ${length}.`, { instance: path })
+      chunk.copy(out, at)
+      at += chunk.length
+    }
+    /* c8 ignore next */
+    if (at !== length) throw problems.badRequest(`The body ended after ${at} of its ${length} bytes; send it whole.`, { instance: path })
+    return out
+  }
+  const chunks: Buffer[] = []
+  let total = 0
+  for await (const chunk of payload as AsyncIterable<Buffer>) {
+    total += chunk.length
+    if (total > rules.maxBytes) throw tooLarge(rules, path)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks, total)
+}
+
+const unexpectedPart = (what: string): Error => invalidData([{
+  code: 'INPUT_INVALID',
+  message: `must hold exactly one part, a file named "file"; ${what}`,
+  field: 'file',
+  source: 'body'
+}], 'A multipart/form-data upload has exactly one part: the file, named "file", with its own Content-Type and filename.')
+
+/**
+ * The one file part, named `file`, of a `multipart/form-data` body (@fastify/multipart):
+ * its own type (checked like a raw upload's) and filename. Any other part, before or after
+ * it, and a body without it, are 400s; a file above the limit a 413.
+ */
+export async function readMultipart (request: FastifyRequest, rules: UploadRules, path: string): Promise<Upload> {
+  let upload: Upload | null = null
+  try {
+    for await (const part of request.parts({ limits: { fileSize: rules.maxBytes } })) {
+      if (upload !== null) throw unexpectedPart(`a second part named ${JSON.stringify(part.fieldname)} was sent`)
+      if (part.type !== 'file' || part.fieldname !== 'file') throw unexpectedPart(`a ${part.type === 'file' ? 'file' : 'field'} part named ${JSON.stringify(part.fieldname)} was sent`)
+      const mediaType = storedType(rules.allowed, part.mimetype)
+      if (mediaType === null) {
+        throw problems.unsupportedMediaType(`The file part's Content-Type ${JSON.stringify(part.mimetype)} is not accepted by ${path}; send one of ${[...rules.allowed.values()].join(', ')}.`, { instance: path })
+      }
+      upload = { mediaType, filename: cleanName(part.filename), bytes: await part.toBuffer() }
+    }
+  } catch (err) {
+    throw multipartProblem(err, rules, path)
+  }
+  if (upload === null) throw unexpectedPart('none was sent')
+  return upload
+}
+
+/** @fastify/multipart's and busboy's errors as the problems they are. */
+function multipartProblem (err: unknown, rules: UploadRules, path: string): unknown {
+  const code = (err as { code?: string }).code
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(rules, path)
+  if (isProblemError(err)) return err
+  // A malformed or cut-off body (busboy: "Unexpected end of form", no boundary).
+  return problems.badRequest('The multipart/form-data body cannot be read: it is malformed or incomplete; send one part named "file", whole.', { instance: path })
+}
+
+export { storedType }

@@ -1,0 +1,98 @@
+import { quoteIdent } from './quote.js'
+import type { Migration, Queryable } from './types.js'
+
+/** What is stored of a file besides its bytes. */
+export interface FileFacts {
+  mediaType: string
+  filename: string | null
+  byteCount: number
+  /** Strong entity tag of the bytes, quoted as the ETag header carries it. */
+  etag: string
+}
+
+/** A stored file: its facts and its bytes. */
+export interface StoredFile extends FileFacts {
+  bytes: Buffer
+}
+
+type FactsRow = { media_type: string, filename: string | null, byte_count: number | string, etag: string }
+
+/** PGlite gives bytea as a Uint8Array, pg as a Buffer: a Buffer over the same memory either way (no copy). */
+function asBuffer (value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+}
+
+function factsOf (row: FactsRow): FileFacts {
+  return { mediaType: row.media_type, filename: row.filename, byteCount: Number(row.byte_count), etag: row.etag }
+}
+
+/**
+ * The files attached to the entities of one resource, one row per entity and execution
+ * context, the bytes in a `bytea` column, deleted with the entity's row (a hard delete). Written in the transaction of the entity's own
+ * change, so the entity's description of its file and the file agree. A Buffer parameter goes
+ * to a PostgreSQL server in binary form, so the bytes are not re-encoded on the way.
+ */
+export class FileContents {
+  readonly table: string
+  /** The table of the entities the files belong to. */
+  readonly owner: string
+  private readonly putSql: string
+  private readonly removeSql: string
+  private readonly getSql: string
+  private readonly factsSql: string
+
+  constructor (table: string, owner: string) {
+    const T = quoteIdent(table)
+    this.table = table
+    this.owner = owner
+    this.putSql = `INSERT INTO ${T} (ctx, id, media_type, filename, byte_count, etag, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
+        byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes`
+    this.removeSql = `DELETE FROM ${T} WHERE ctx = $1 AND id = $2`
+    this.getSql = `SELECT media_type, filename, byte_count, etag, bytes FROM ${T} WHERE ctx = $1 AND id = $2`
+    this.factsSql = `SELECT media_type, filename, byte_count, etag FROM ${T} WHERE ctx = $1 AND id = $2`
+  }
+
+  /** The table, created through the store's migrations. */
+  migrations (): Migration[] {
+    return [{
+      id: `files:${this.table}:v1`,
+      sql: `CREATE TABLE IF NOT EXISTS ${quoteIdent(this.table)} (
+        ctx text NOT NULL,
+        id text NOT NULL,
+        media_type text NOT NULL,
+        filename text,
+        byte_count bigint NOT NULL,
+        etag text NOT NULL,
+        bytes bytea NOT NULL,
+        CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, id),
+        -- A file lives as long as its entity: deleting the entity's row deletes it.
+        CONSTRAINT ${quoteIdent(`${this.table}_owner_fkey`)} FOREIGN KEY (ctx, id) REFERENCES ${quoteIdent(this.owner)} (ctx, id) ON DELETE CASCADE
+      )`
+    }]
+  }
+
+  /** Stores the file of entity `id`, replacing any it had. */
+  async put (db: Queryable, ctx: string, id: string, file: StoredFile): Promise<void> {
+    await db.query(this.putSql, [ctx, id, file.mediaType, file.filename, file.byteCount, file.etag, file.bytes])
+  }
+
+  /** Removes the file of entity `id`, if any. */
+  async remove (db: Queryable, ctx: string, id: string): Promise<void> {
+    await db.query(this.removeSql, [ctx, id])
+  }
+
+  /** The file of entity `id` with its bytes; null when it has none. */
+  async get (db: Queryable, ctx: string, id: string): Promise<StoredFile | null> {
+    const { rows } = await db.query<FactsRow & { bytes: Uint8Array }>(this.getSql, [ctx, id])
+    const row = rows[0]
+    return row === undefined ? null : { ...factsOf(row), bytes: asBuffer(row.bytes) }
+  }
+
+  /** What is known of the file of entity `id` without reading its bytes; null when it has none. */
+  async facts (db: Queryable, ctx: string, id: string): Promise<FileFacts | null> {
+    const { rows } = await db.query<FactsRow>(this.factsSql, [ctx, id])
+    const row = rows[0]
+    return row === undefined ? null : factsOf(row)
+  }
+}

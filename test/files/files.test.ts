@@ -1,0 +1,243 @@
+import { Readable } from 'node:stream'
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import resource, { defineResource } from '../../plugins/resource/index.js'
+import files, { FileDescription, dispositionOf, type FilesPluginOptions } from '../../plugins/files/index.js'
+import openapi from '../../plugins/openapi/index.js'
+import problem from '../../plugins/problem/index.js'
+import validation from '../../plugins/validation/index.js'
+import conventions from '../../plugins/conventions/index.js'
+import query from '../../plugins/query/index.js'
+import { Unavailable } from '../../store/errors.js'
+import type { Store } from '../../store/types.js'
+import { pglite } from '../support/databases.js'
+import { CURSOR_SECRET, prerequisites } from '../resource/helper.js'
+
+// The files plugin with only its prerequisites (no auth, no If-Match required), by inject:
+// its option checks, the raw and multipart readers, and the download headers.
+
+const notes = defineResource({
+  name: 'note',
+  collection: 'notes',
+  path: '/v1/notes',
+  idParam: 'noteId',
+  fields: {
+    title: Type.String({ minLength: 1, maxLength: 50 }),
+    attachment: FileDescription(),
+    other: Type.String({ default: 'x' })
+  },
+  readOnly: ['attachment']
+})
+
+const options: FilesPluginOptions = { resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf', 'text/plain; charset=utf-8'], maxBytes: 100 } } }
+
+async function build (store: Store, opts: unknown = options): Promise<FastifyInstance> {
+  const app = await prerequisites(Fastify())
+  await app.register(openapi)
+  await app.register(resource, { store, resources: [notes], migrations: false })
+  await app.register(files, opts as FilesPluginOptions)
+  await app.ready()
+  return app
+}
+
+t.test('files plugin alone', async t => {
+  const store = await pglite.create(t)
+  const app = await build(store)
+  t.teardown(() => app.close())
+
+  const newNote = async (): Promise<{ url: string, etag: string }> => {
+    const note = JSON.parse((await app.inject({ method: 'POST', url: '/v1/notes', payload: { title: 'n' } })).body)
+    t.equal(note.attachment, null, 'none at first')
+    return { url: `/v1/notes/${note.id as string}`, etag: note.etag }
+  }
+
+  t.test('option checks name the option at boot', async t => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ resources: {}, extra: 1 }, /extra/],
+      [{ resources: {} }, /resources must be an object with at least one/],
+      [{ resources: [] }, /resources must be an object/],
+      [{ resources: { nope: { mediaTypes: ['application/pdf'] } } }, /resources\.nope must name a resource/],
+      [{ resources: { notes: null } }, /resources\.notes must be \{ mediaTypes/],
+      [{ resources: { notes: { mediaTypes: ['application/pdf'], fiel: 'x' } } }, /fiel/],
+      [{ resources: { notes: { mediaTypes: ['application/pdf'] } } }, /resources\.notes\.field must be a read-only field/],
+      [{ resources: { notes: { field: 'other', mediaTypes: ['application/pdf'] } } }, /resources\.notes\.field/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], maxBytes: 0 } } }, /maxBytes must be a positive integer/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: '' } } }, /table must be a table name/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: [] } } }, /mediaTypes must be a non-empty array/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['image/*'] } } }, /concrete media types/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['multipart/form-data'] } } }, /concrete media types/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: [7] } } }, /concrete media types/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['text/plain; charset=latin1'] } } }, /charset=UTF-8/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['text/plain; format=flowed'] } } }, /charset=UTF-8/]
+    ]
+    for (const [opts, message] of cases) {
+      await t.rejects(build(store, opts), message, JSON.stringify(opts))
+    }
+    const alone = Fastify()
+    t.teardown(() => alone.close())
+    await alone.register(problem)
+    await t.rejects(async () => { await alone.register(files, options); await alone.ready() }, /needs the resource plugin/, 'the resource plugin first')
+  })
+
+  t.test('a raw upload with or without Content-Length, its limit, and the download', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    // Transfer-coded: no Content-Length, so the limit is counted as the chunks come.
+    const chunked = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'text/plain' }, payload: Readable.from([Buffer.from('hello '), Buffer.from('there')]) })
+    t.equal(chunked.statusCode, 204)
+    const entity = JSON.parse((await app.inject({ url: note.url })).body)
+    t.match(entity.attachment, { mediaType: 'text/plain; charset=UTF-8', filename: null, byteCount: '11' })
+    t.equal(chunked.headers.etag, entity.etag)
+    const got = await app.inject({ url })
+    t.equal(got.body, 'hello there')
+    t.equal(got.headers['content-disposition'], 'attachment', 'no name: attachment alone')
+    t.equal(got.headers['content-type'], 'text/plain; charset=UTF-8')
+
+    const over = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf' }, payload: Readable.from([Buffer.alloc(60), Buffer.alloc(60)]) })
+    t.equal(over.statusCode, 413)
+    t.match(JSON.parse(over.body), { status: 413, detail: /100 bytes/ })
+    const declared = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf' }, payload: Buffer.alloc(101) })
+    t.equal(declared.statusCode, 413, 'a Content-Length above the limit, refused before reading')
+
+    const empty = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="C:\\\\dir\\\\empty.pdf"' }, payload: Buffer.alloc(0) })
+    t.equal(empty.statusCode, 204, 'an empty file')
+    t.match(JSON.parse((await app.inject({ url: note.url })).body).attachment, { byteCount: '0', filename: 'empty.pdf', mediaType: 'application/pdf' }, 'a name, never a path')
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename=""' }, payload: 'x' })).statusCode, 204)
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, null, 'a blank name is none')
+
+    const none = await app.inject({ method: 'PUT', url })
+    t.equal(none.statusCode, 415, 'no body at all')
+    t.match(JSON.parse(none.body).detail, /as the body/)
+    for (const header of ['form-data; name="file"', 'attachment; filename*=UTF-8\'\'%E0%A4%A', '"quoted"']) {
+      const bad = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': header }, payload: 'x' })
+      t.equal(bad.statusCode, 400, header)
+      t.match(JSON.parse(bad.body), { context: [{ field: 'Content-Disposition', source: 'header' }] })
+    }
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'inline; filename*=UTF-8\'\'%E0%A4%A; filename="fallback.pdf"' }, payload: 'x' })).statusCode, 204, 'an undecodable filename* with a fallback')
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'fallback.pdf')
+    // Without the conventions plugin's check (switched off here by the type it accepts), the plugin refuses it itself.
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/json' }, payload: '{}' })).statusCode, 415)
+  })
+
+  t.test('conditional reads: If-None-Match 304 on GET and HEAD, a stale If-Match 412, HEAD 406', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="a.pdf"' }, payload: '%PDF' })).statusCode, 204)
+    const { etag } = (await app.inject({ method: 'HEAD', url })).headers as { etag: string }
+    t.equal((await app.inject({ url, headers: { 'if-none-match': etag } })).statusCode, 304)
+    const head304 = await app.inject({ method: 'HEAD', url, headers: { 'if-none-match': etag } })
+    t.equal(head304.statusCode, 304)
+    t.equal((await app.inject({ url, headers: { 'if-match': '"stale"' } })).statusCode, 412)
+    t.equal((await app.inject({ url, headers: { 'if-match': etag } })).body, '%PDF')
+    t.equal((await app.inject({ method: 'HEAD', url, headers: { accept: 'image/png' } })).statusCode, 406)
+    t.equal((await app.inject({ url, headers: { accept: ' ' } })).statusCode, 200, 'a blank Accept is anything')
+    t.equal((await app.inject({ url: '/v1/notes/nope/attachment', headers: { 'if-none-match': etag } })).statusCode, 404)
+    t.equal((await app.inject({ method: 'HEAD', url: '/v1/notes/nope/attachment' })).statusCode, 404)
+  })
+
+  t.test('multipart: a malformed body is a 400', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    const res = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, payload: '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\nabc' })
+    t.equal(res.statusCode, 400)
+    t.match(JSON.parse(res.body).detail, /malformed or incomplete/)
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment, null, 'nothing stored')
+  })
+
+  t.test('multipart: one part named file; any other part, none, another type or too large a file is refused', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    const put = async (parts: Array<[string, string | Blob, string?]>): Promise<{ statusCode: number, body: string }> => {
+      const form = new FormData()
+      for (const [name, value, filename] of parts) {
+        if (typeof value === 'string') form.append(name, value)
+        else form.append(name, value, filename)
+      }
+      const encoded = new Request('http://localhost/', { method: 'PUT', body: form })
+      return await app.inject({ method: 'PUT', url, headers: { 'content-type': encoded.headers.get('content-type') as string }, payload: Buffer.from(await encoded.arrayBuffer()) })
+    }
+    const pdf = (bytes: string): Blob => new Blob([bytes], { type: 'application/pdf' })
+    t.equal((await put([['file', pdf('%PDF-1'), 'dir/one.pdf']])).statusCode, 204)
+    t.match(JSON.parse((await app.inject({ url: note.url })).body).attachment, { mediaType: 'application/pdf', filename: 'one.pdf', byteCount: '6' })
+    const cases: Array<[string, Array<[string, string | Blob, string?]>, number, RegExp]> = [
+      ['a second part', [['file', pdf('a'), 'a.pdf'], ['note', 'x']], 400, /a second part named "note"/],
+      ['a field first', [['note', 'x'], ['file', pdf('a'), 'a.pdf']], 400, /a field part named "note"/],
+      ['a file of another name', [['upload', pdf('a'), 'a.pdf']], 400, /a file part named "upload"/],
+      ['no part at all', [], 400, /none was sent/],
+      ['another type', [['file', new Blob(['a'], { type: 'image/gif' }), 'a.gif']], 415, /image\/gif/],
+      ['too large', [['file', pdf('x'.repeat(101)), 'a.pdf']], 413, /100 bytes/]
+    ]
+    for (const [label, parts, status, detail] of cases) {
+      const res = await put(parts)
+      t.equal(res.statusCode, status, label)
+      const body = JSON.parse(res.body)
+      t.match(`${body.detail as string} ${(body.context?.[0]?.message ?? '') as string}`, detail, label)
+    }
+    t.match(JSON.parse((await app.inject({ url: note.url })).body).attachment, { filename: 'one.pdf' }, 'the refusals changed nothing')
+  })
+
+  t.test('DELETE removes the file and clears the field; a repeated one changes the entity again', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf' }, payload: 'x' })).statusCode, 204)
+    const del = await app.inject({ method: 'DELETE', url })
+    t.equal(del.statusCode, 204)
+    const entity = JSON.parse((await app.inject({ url: note.url })).body)
+    t.equal(entity.attachment, null)
+    t.equal(del.headers.etag, entity.etag)
+    t.equal((await app.inject({ url })).statusCode, 404)
+    t.equal((await app.inject({ method: 'DELETE', url: '/v1/notes/nope/attachment' })).statusCode, 404, 'an unknown entity')
+  })
+
+  t.test('a file lives as long as its entity: a hard delete removes it, a new entity of the same id has none', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf' }, payload: 'x' })).statusCode, 204)
+    t.equal((await app.inject({ method: 'DELETE', url: note.url })).statusCode, 204)
+    t.equal((await app.inject({ method: 'PUT', url: note.url, payload: { title: 'again' } })).statusCode, 204, 'created again')
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment, null)
+    t.equal((await app.inject({ url })).statusCode, 404)
+  })
+
+  t.test('without the conventions plugin\'s Content-Type rule, the plugin refuses other types itself', async t => {
+    const bare = Fastify()
+    t.teardown(() => bare.close())
+    await bare.register(problem)
+    await bare.register(validation)
+    await bare.register(conventions, { userAgent: false, contentType: false })
+    await bare.register(query, { cursorSecret: CURSOR_SECRET })
+    await bare.register(resource, { store, resources: [notes], migrations: false })
+    await bare.register(files, options)
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    for (const type of ['application/json', 'text/plain; charset=latin1', 'not a type']) {
+      const res = await bare.inject({ method: 'PUT', url, headers: { 'content-type': type }, payload: 'x' })
+      t.equal(res.statusCode, 415, type)
+    }
+    t.equal((await bare.inject({ method: 'PUT', url, payload: Readable.from([Buffer.from('x')]) })).statusCode, 415, 'a body without a type')
+    t.equal((await bare.inject({ method: 'PUT', url, headers: { 'content-type': 'text/plain; charset=UTF-8' }, payload: 'ok' })).statusCode, 204)
+  })
+
+  t.test('a store that cannot answer: 503', async t => {
+    const note = await newNote()
+    const query = store.query
+    store.query = async () => { throw new Unavailable('down') }
+    t.teardown(() => { store.query = query })
+    t.equal((await app.inject({ url: `${note.url}/attachment` })).statusCode, 503)
+    t.equal((await app.inject({ method: 'HEAD', url: `${note.url}/attachment` })).statusCode, 503)
+  })
+
+  t.test('the document describes the bodies and the types of the download', async t => {
+    const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body)
+    const path = doc.paths['/v1/notes/{noteId}/attachment']
+    t.same(Object.keys(path.put.requestBody.content).sort(), ['application/pdf', 'multipart/form-data', 'text/plain; charset=UTF-8'])
+    t.same(Object.keys(path.get.responses['200'].content).sort(), ['application/pdf', 'text/plain; charset=UTF-8'])
+  })
+})
+
+t.test('dispositionOf: an ASCII filename, with filename* for other names', async t => {
+  t.equal(dispositionOf(null), 'attachment')
+  t.equal(dispositionOf('a b.pdf'), 'attachment; filename="a b.pdf"')
+  t.equal(dispositionOf('é.pdf'), 'attachment; filename="?.pdf"; filename*=UTF-8\'\'%C3%A9.pdf')
+})
