@@ -40,6 +40,9 @@ export * from './store/index.js'
 
 export { default as query } from './plugins/query/index.js'
 export * from './plugins/query/index.js'
+export { default as csv } from './plugins/csv/index.js'
+export type { CsvPluginOptions, CsvRouteConfig, Column as CsvColumn } from './plugins/csv/index.js'
+export { columnsOf as csvColumnsOf, writeCsv, CSV_MEDIA_TYPE, CSV_CONTENT_TYPE } from './plugins/csv/index.js'
 export { compileSql, selectStatement, countStatement } from './store/sql-query.js'
 export { queryMemory } from './store/memory-query.js'
 
