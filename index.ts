@@ -60,4 +60,4 @@ export * from './plugins/bulk/index.js'
 
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
-export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'
+export { lintSchema, lintOpenApi, lintRouteSchema, lintRouteConfig, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'
