@@ -78,7 +78,7 @@ function varyOnAccept (reply: FastifyReply): void {
 }
 
 function chosenType (request: FastifyRequest): string | null {
-  if (request.negotiatedType !== null && request.negotiatedType !== undefined) return request.negotiatedType
+  if (request.negotiatedType !== null) return request.negotiatedType
   const accept = request.headers.accept
   return accept === undefined || accept.trim() === '' ? null : negotiate(parseAccept(accept), OFFERED)
 }

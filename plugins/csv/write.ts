@@ -42,7 +42,8 @@ export function writeCsv (columns: readonly Column[], items: readonly unknown[],
       if (i > 0) line += ','
       line += quoteField(fieldText(valueAt(item, (columns[i] as Column).path), separator))
     }
-    out += line + '\r\n'
+    // A record of one empty field would be a blank line, which readers skip: quote it.
+    out += (line === '' ? '""' : line) + '\r\n'
   }
   return out
 }
