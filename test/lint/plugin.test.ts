@@ -72,7 +72,8 @@ t.test('the media types a route produces or accepts are checked at registration'
     [{ produces: ['application/x-report'] }, /#\/config\/conventions\/produces\/0: .*\[media-type\]/],
     [{ produces: ['application/vnd.svc-report.2+json'] }, /produces\/0: .*\[media-type\]/],
     [{ contentTypes: ['application/json', 'application/vnd.svc_report+json'] }, /#\/config\/conventions\/contentTypes\/1: .*\[media-type\]/],
-    [{ produces: 'application/json' }, null]
+    [{ produces: 'application/json' }, null],
+    [{ produces: [42] }, null]
   ]
   for (const [conventions, message] of cases) {
     const app = await build()
