@@ -196,6 +196,18 @@ for (const db of databases) {
       t.equal((await get('/v1/documents/nothing/pages', 'text/csv')).status, 404)
     })
 
+    t.test('a limit above the maximum: 100 records, and the next page asks for 100', async t => {
+      const doc = (await call('GET', '/v1/documents?name=doc-10')).body.results[0]
+      const pages = Array.from({ length: 150 }, (_, i) => ({ number: i + 1, description: null, imageUrl: null }))
+      t.equal((await call('PUT', `/v1/documents/${doc.id as string}/pages`, { results: pages }, { 'if-match': doc.etag })).status, 204)
+      const res = await get(`/v1/documents/${doc.id as string}/pages?limit=500`, 'text/csv')
+      t.equal(res.status, 200)
+      t.equal(rows(res.text).length, 100)
+      const next = new URL(links(res.headers.get('link')).next as string)
+      t.equal(next.searchParams.get('limit'), '100', 'the maximum, as paging.limit says in JSON')
+      t.equal(rows((await get(next.pathname + next.search, 'text/csv')).text).length, 50)
+    })
+
     t.test('ETag over the CSV body, 304 on a match, HEAD with the CSV headers', async t => {
       const csv = await get('/v1/authors', 'text/csv')
       const json = await get('/v1/authors', 'application/json')
