@@ -4,7 +4,7 @@ import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, downstream, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  auth, bulk, cors, conventions, createStore, csv, docs, downstream, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
   problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
@@ -107,6 +107,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
 
   await app.register(healthRoutes, { check: async () => { await store.ready() } })
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
+  // Collection GETs also answer text/csv (contract: "Collections as CSV"); before the resources it serves.
+  await app.register(csv)
   // After query, whose onRoute completes the collection schemas, and before the resources:
   // every route is linted with its final schema as it is added, the document at ready.
   await app.register(lint, { mode: 'error' })

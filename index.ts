@@ -40,6 +40,9 @@ export * from './store/index.js'
 
 export { default as query } from './plugins/query/index.js'
 export * from './plugins/query/index.js'
+export { default as csv } from './plugins/csv/index.js'
+export type { CsvPluginOptions, CsvRouteConfig, Column as CsvColumn } from './plugins/csv/index.js'
+export { columnsOf as csvColumnsOf, writeCsv, CSV_MEDIA_TYPE, CSV_CONTENT_TYPE } from './plugins/csv/index.js'
 export { compileSql, selectStatement, countStatement } from './store/sql-query.js'
 export { queryMemory } from './store/memory-query.js'
 
@@ -62,4 +65,4 @@ export { FileDescription, dispositionOf, type FilesPluginOptions, type FileEndpo
 
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
-export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'
+export { lintSchema, lintOpenApi, lintRouteSchema, lintRouteConfig, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'

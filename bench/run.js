@@ -11,13 +11,14 @@ import { fmt, median, pinning, ratios, settings, summary } from './lib/harness.j
 import { startService } from './lib/service.js'
 import { runTrivial } from './trivial.js'
 import { runCollection } from './collection.js'
+import { runCsv } from './csv.js'
 import { runResource } from './resource.js'
 import { runBulk } from './bulk.js'
 import { runJob } from './job.js'
 import { runFiles } from './files.js'
 import { seed } from './seed.js'
 
-const ALL = ['trivial', 'pages', 'item', 'bulk', 'job', 'files']
+const ALL = ['trivial', 'pages', 'csv', 'item', 'bulk', 'job', 'files']
 const cases = (process.env.BENCH_CASES ?? ALL.join(',')).split(',').map((c) => c.trim())
 for (const c of cases) if (!ALL.includes(c)) throw new Error(`BENCH_CASES: unknown case ${c} (known: ${ALL.join(', ')})`)
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1_000_000)
@@ -83,6 +84,14 @@ if (cases.some((c) => c !== 'trivial')) {
       const unindexed = 'filtered page, ordering no index serves'
       row(unindexed, 'bare Fastify + pg, same query by hand', summary(r['unindexed bare']), '1 (baseline)')
       guarded(unindexed, 'reference service', summary(r.unindexed), ratios(r, 'unindexed', 'unindexed bare'), 0.9, { of: ' of bare' })
+    }
+    // Reads only, before the cases that write.
+    if (cases.includes('csv')) {
+      log('a page of 100 documents: CSV vs JSON')
+      const r = await runCsv({ url, log })
+      const what = 'a page of 100 documents'
+      row(what, 'reference service, JSON', summary(r.json), '1 (baseline)')
+      guarded(what, 'reference service, CSV (`Accept: text/csv`)', summary(r.csv), ratios(r, 'csv', 'json'), 0.9, { of: ' of JSON' })
     }
     if (cases.includes('item')) {
       log('single documents: GET, POST, webhook delivery')

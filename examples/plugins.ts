@@ -5,10 +5,12 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit,
-  conditional, evaluateRead, openapi, docs, lint, bulk, jobs, query, createStore, Id
+  conditional, evaluateRead, openapi, docs, lint, bulk, jobs, query, csv, createStore, Id, Collection,
+  registerCollection, collectionQueryOf, queryMemory
 } from 'svc-conventions'
 import { randomUUID } from 'node:crypto'
 import { build as buildLibrary } from './resource.js'
+import { Book, bookFields, books } from './memory-collection.js'
 
 // #region readme-plugin-problem
 export async function problemExample (): Promise<FastifyInstance> {
@@ -183,6 +185,26 @@ export async function jobsExample (secret: string): Promise<FastifyInstance> {
     return reply.accepted(job) // 202, Link: </v1/jobs/<id>>; rel="monitor", the job
   })
   app.addHook('onClose', async () => { await store.close() })
+  return app
+}
+// #endregion
+
+// #region readme-plugin-csv
+export async function csvExample (): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(conventions)
+  await app.register(query, { cursorSecret: 'an example secret, use 32 random bytes' })
+  await app.register(csv)
+  // GET /v1/books with Accept: text/csv → id,title,year,tags,author.name,author.country
+  // (tags joined with |), the other pages in Link; Accept: image/png → 406.
+  registerCollection(app, {
+    url: '/v1/books',
+    collection: { fields: bookFields, defaultLimit: 2 },
+    schema: { response: { 200: Collection(Book) } },
+    config: { csv: true },
+    handler: async (request, reply) => await reply.sendCollection(queryMemory(books, collectionQueryOf(request), bookFields))
+  })
   return app
 }
 // #endregion

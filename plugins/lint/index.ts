@@ -1,13 +1,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { lintOpenApi } from './openapi.js'
-import { lintRouteSchema } from './route.js'
+import { lintRouteConfig, lintRouteSchema } from './route.js'
 import { RULES, type RuleSwitches, type Violation } from './rules.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
 export { lintSchema, type SchemaLintOptions } from './schema.js'
 export { lintOpenApi, type OpenApiLintOptions } from './openapi.js'
-export { lintRouteSchema } from './route.js'
+export { lintRouteConfig, lintRouteSchema } from './route.js'
 export { RULES, RULE_IDS, type RuleId, type RuleSwitches, type Violation } from './rules.js'
 export { formatReport, formatJson, countByRule } from './report.js'
 
@@ -82,7 +82,7 @@ async function lintPlugin (fastify: FastifyInstance, opts: LintPluginOptions): P
       for (const method of methods) skipped.add(`${method.toLowerCase()} ${openApiPath(route.url)}`)
       return
     }
-    const violations = lintRouteSchema(route.url, route.schema, opts.rules)
+    const violations = [...lintRouteConfig(route.config, opts.rules), ...lintRouteSchema(route.url, route.schema, opts.rules)]
     if (violations.length === 0) return
     const seen = JSON.stringify(violations)
     if (methods.includes('GET')) reportedGets.set(route.url, seen)

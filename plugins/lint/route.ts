@@ -1,5 +1,6 @@
 import { checkCustomHeaderName, declaredHeaderNames } from '../conventions/index.js'
 import { WEBHOOK_PREFIX } from '../webhooks/index.js'
+import { checkMediaType } from './media-types.js'
 import { checkName } from './names.js'
 import { Collector, pointer, type RuleSwitches, type Violation } from './rules.js'
 import { lintSchema } from './schema.js'
@@ -48,6 +49,25 @@ export function lintRouteSchema (url: string, schema: unknown, rules?: RuleSwitc
     for (const [body, path] of responseBodies(obj(entry), `#/response/${pointer(status)}`)) {
       out.violations.push(...lintSchema(body, { ...opts, path, root: 'response' }))
     }
+  }
+  return out.violations
+}
+
+/**
+ * Lints the media types a route's `config.conventions` declares it produces and accepts
+ * (Media types: custom types are `application/vnd.svc-<name>[.v<n>]+json` or `+xml`), so a
+ * misspelt custom type stops the boot where the route is added. Paths start at `#/config`.
+ */
+export function lintRouteConfig (config: unknown, rules?: RuleSwitches): Violation[] {
+  const out = new Collector(rules)
+  const conventions = obj(obj(config).conventions)
+  for (const key of ['produces', 'contentTypes'] as const) {
+    const types = conventions[key]
+    if (!Array.isArray(types)) continue
+    types.forEach((type, i) => {
+      const why = typeof type === 'string' ? checkMediaType(type) : null
+      if (why !== null) out.add('media-type', `#/config/conventions/${key}/${i}`, why)
+    })
   }
   return out.violations
 }

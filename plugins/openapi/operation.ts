@@ -28,6 +28,28 @@ function problemResponse (): Json {
   return { description: PROBLEM_DESCRIPTION, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } }
 }
 
+// Keys of a response entry that describe the response itself, not its body.
+const RESPONSE_KEYS: ReadonlySet<string> = new Set([DESCRIPTION, 'headers'])
+
+/** Whether a produced type carries the JSON body schema: JSON itself and `+json` types (RFC 6839 §3.1). */
+function isJsonType (type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json')
+}
+
+/**
+ * A success response of a route that produces more than JSON: one content entry per produced
+ * type (conventions: Media types), the JSON ones with the body schema, the others text.
+ */
+function withContent (response: Json, produced: readonly string[]): Json {
+  const out: Json = {}
+  const schema: Json = {}
+  for (const [key, value] of Object.entries(response)) (RESPONSE_KEYS.has(key) ? out : schema)[key] = value
+  if (typeof schema.description === 'string' && out[DESCRIPTION] === undefined) out[DESCRIPTION] = schema.description
+  // A body that is not JSON has no JSON schema to show: any content of its type.
+  out.content = Object.fromEntries(produced.map((type) => [type, { schema: isJsonType(type) ? schema : {} }]))
+  return out
+}
+
 /** The description a response shows: its own, else @fastify/swagger's fallback. */
 function descriptionOf (response: Json): string | undefined {
   const own = response[DESCRIPTION] ?? response.description
@@ -62,6 +84,13 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
     const content = config.openapi?.content?.[status]
     if (content !== undefined) out = { ...out, content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }])) }
     response[status] = out
+  }
+  // Every type Accept can pick on this route, per success status with a body.
+  const produced = facts.conventions?.accept?.produces.map(essenceOf) ?? []
+  if (produced.length > 1 || (produced.length === 1 && produced[0] !== 'application/json')) {
+    for (const [status, r] of Object.entries(response)) {
+      if (status.startsWith('2') && r.type !== 'null' && r.content === undefined) response[status] = withContent(r, produced)
+    }
   }
   doc.response = response
 

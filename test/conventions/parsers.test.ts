@@ -72,6 +72,29 @@ t.test('qualityOf and negotiate', async t => {
       return negotiate(parseAccept(`text/csv;q=${cq / 1000}, application/json;q=${jq / 1000}`), [csv, json]) === 'application/json'
     }))
   })
+  t.test('property: generated Accept headers pick as the convention says', async () => {
+    // A model of the rule: JSON when its weight is above 0, else the produced type of the
+    // highest weight above 0 (the first listed on a tie), else nothing (406).
+    const vnd: MediaType = { type: 'application', subtype: 'vnd.svc-report.v2+json', params: [] }
+    const produced = [json, csv, vnd]
+    const range = fc.constantFrom('application/json', 'text/csv', 'application/vnd.svc-report.v2+json', 'text/*', 'application/*', '*/*', 'image/png', 'text/html')
+    const weight = fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined })
+    fc.assert(fc.property(fc.array(fc.tuple(range, weight), { maxLength: 5 }), fc.shuffledSubarray(produced, { minLength: 1 }), (elements, offered) => {
+      const header = elements.map(([r, w]) => w === undefined ? r : `${r};q=${w / 1000}`).join(', ')
+      const ranges = parseAccept(header)
+      const weights = offered.map((mt) => qualityOf(ranges, mt))
+      let expected: string | null = null
+      if (offered.includes(json) && (weights[offered.indexOf(json)] as number) > 0) expected = 'application/json'
+      else {
+        const best = Math.max(0, ...weights)
+        if (best > 0) {
+          const mt = offered[weights.indexOf(best)] as MediaType
+          expected = `${mt.type}/${mt.subtype}`
+        }
+      }
+      return negotiate(ranges, offered) === expected
+    }), { numRuns: 500 })
+  })
 })
 
 t.test('parseUserAgent', async t => {

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import {
   problemExample, validationExample, conventionsExample, corsExample, methodsExample, authExample, rateLimitExample,
-  conditionalExample, bulkExample, openapiExample, docsExample, lintExample, jobsExample
+  conditionalExample, bulkExample, openapiExample, docsExample, lintExample, jobsExample, csvExample
 } from '../../examples/plugins.js'
 import { signToken } from '../../plugins/auth/sign.js'
 
@@ -117,4 +117,17 @@ t.test('jobs', async t => {
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   t.equal((await app.inject({ url: '/v1/jobs', headers })).json().results.length, 1, 'listed')
+})
+
+t.test('csv', async t => {
+  await answers(t, csvExample, [
+    { request: { url: '/v1/books?ordering=id', headers: { ...ua, accept: 'text/csv, application/json' } }, status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } },
+    { request: { url: '/v1/books', headers: { ...ua, accept: 'image/png' } }, status: 406, match: { detail: /"image\/png"/ } }
+  ])
+  const app = await csvExample()
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/v1/books?ordering=id&limit=2', headers: { ...ua, accept: 'text/csv' } })
+  t.equal(res.headers['content-type'], 'text/csv; charset=UTF-8')
+  t.equal(res.body, 'id,title,year,tags,author.name,author.country\r\nb1,Nineteen Eighty-Four,1949,classic|dystopia,George Orwell,GB\r\nb2,Dune,1965,sf,Frank Herbert,US\r\n')
+  t.match(res.headers.link, /^<http:\/\/localhost(:\d+)?\/v1\/books\?limit=2&cursor=[^>]+&ordering=id>; rel="next"$/)
 })

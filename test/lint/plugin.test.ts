@@ -65,6 +65,28 @@ t.test('a route that breaks a rule throws at registration with method, url, path
   }
 })
 
+t.test('the media types a route produces or accepts are checked at registration', async t => {
+  const cases: Array<[Record<string, unknown>, RegExp | null]> = [
+    [{ produces: ['application/json', 'text/csv', 'application/vnd.svc-report.v2+json', 'application/vnd.svc-report+xml'] }, null],
+    [{ produces: ['application/json', 'application/vnd.acme-report+json'] }, /#\/config\/conventions\/produces\/1: the custom media type application\/vnd\.acme-report\+json is written application\/vnd\.svc-<name>\[\.v<n>\]\+json or \+xml \[media-type\]/],
+    [{ produces: ['application/x-report'] }, /#\/config\/conventions\/produces\/0: .*\[media-type\]/],
+    [{ produces: ['application/vnd.svc-report.2+json'] }, /produces\/0: .*\[media-type\]/],
+    [{ contentTypes: ['application/json', 'application/vnd.svc_report+json'] }, /#\/config\/conventions\/contentTypes\/1: .*\[media-type\]/],
+    [{ produces: 'application/json' }, null],
+    [{ produces: [42] }, null]
+  ]
+  for (const [conventions, message] of cases) {
+    const app = await build()
+    const add = (): unknown => app.get('/v1/reports', { config: { conventions } as never }, handler)
+    if (message === null) t.doesNotThrow(add, JSON.stringify(conventions))
+    else t.throws(add, { message }, JSON.stringify(conventions))
+    await app.close()
+  }
+  const off = await build({ rules: { 'media-type': false } })
+  t.doesNotThrow(() => off.get('/v1/reports', { config: { conventions: { produces: ['application/x-report'] } } }, handler), 'the rule switched off')
+  await off.close()
+})
+
 t.test('rules switched off, config.lint = false, and webhook payloads', async t => {
   const app = await build({ rules: { 'boolean-prefix': false } })
   app.post('/v1/a', { schema: { body: Type.Object({ isOn: Type.Boolean() }) } }, handler)

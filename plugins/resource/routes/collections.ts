@@ -21,7 +21,8 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   const fields = def.storage.fields
   const defaultOrdering = def.storage.defaultOrdering
   const response = { 200: Collection(def.api.summary) }
-  const config = { auth: { scopes: [...def.api.scopes.read] } } as Omit<FastifyContextConfig, 'collection'>
+  // `csv`: the GET also answers text/csv where the csv plugin is registered (its POST search stays JSON).
+  const config = { auth: { scopes: [...def.api.scopes.read] }, csv: true } as Omit<FastifyContextConfig, 'collection'>
 
   async function page (request: FastifyRequest, reply: FastifyReply, scope: PageScope): Promise<FastifyReply> {
     const q = collectionQueryOf(request)

@@ -41,7 +41,8 @@ function registerOne (fastify: FastifyInstance, s: Served, sub: SubCollection): 
     search: false,
     collection: { fields, idField: sub.key, defaultOrdering: [{ field: sub.key, direction: 'asc' }] },
     schema: { tags, summary: `List the ${sub.field} of ${withArticle(def.name)}`, params, response: { 200: Collection(sub.item) } },
-    config: { auth: { scopes: [...def.api.scopes.read] }, problems: [404] } as Omit<FastifyContextConfig, 'collection'>,
+    // `csv`: also answered as text/csv where the csv plugin is registered.
+    config: { auth: { scopes: [...def.api.scopes.read] }, problems: [404], csv: true } as Omit<FastifyContextConfig, 'collection'>,
     handler: async function (request, reply) {
       const id = idOf(request.params)
       let row: Row | null
