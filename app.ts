@@ -4,8 +4,8 @@ import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, docs, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
-  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
+  auth, bulk, cors, conventions, createStore, docs, events, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type EventsPluginOptions, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
@@ -20,7 +20,12 @@ export interface AppOptions {
   store?: Store
   /** Tracing options beside the configuration's OTLP endpoint (tests pass an in-memory exporter). */
   tracing?: TracingOptions
+  /** Options of the events plugin beside the configuration's (tests pass short timeouts, a resolver stub, a clock). */
+  events?: Partial<Omit<EventsPluginOptions, 'store'>>
 }
+
+/** This service as its outgoing requests name it (`Svc-Service`): the contract's development identity. */
+export const SERVICE = { id: '8f3c2a1e-5b7d-4e9a-9c0f-3d6b1a2e4f70', name: 'svc-reference' } as const
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
 export async function buildApp (config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -110,6 +115,15 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(bulk, { maxOperations: 100, maxAsyncOperations: 10_000 })
   await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
+  // Outgoing events: every change of the resources above, written in its own transaction, delivered by any instance.
+  await app.register(events, {
+    store,
+    service: SERVICE,
+    path: '/v1/webhook-subscriptions',
+    retrySchedule: config.webhookRetrySchedule,
+    allowInsecureTargets: config.webhookAllowInsecureTargets,
+    ...opts.events
+  })
   return app
 }
 

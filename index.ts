@@ -55,6 +55,9 @@ export * from './plugins/jobs/index.js'
 export { default as bulk } from './plugins/bulk/index.js'
 export * from './plugins/bulk/index.js'
 
+export { default as events } from './plugins/events/index.js'
+export * from './plugins/events/index.js'
+
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'
 export { lintSchema, lintOpenApi, lintRouteSchema, formatReport, formatJson, countByRule, RULE_IDS } from './plugins/lint/index.js'
