@@ -14,7 +14,9 @@ export const systemResolver: Resolver = async (hostname) => await new Promise((r
  * is not a public unicast address (IANA special-purpose registries, RFC 6890). An attacker
  * who may name a URL must not make the service call its neighbours (server-side request forgery).
  */
-const INTERNAL = new BlockList()
+// Two lists: a BlockList checks an IPv4 address against IPv6 rules too, through the IPv4-mapped form.
+const INTERNAL_V4 = new BlockList()
+const INTERNAL_V6 = new BlockList()
 for (const [net, bits] of [
   ['0.0.0.0', 8], // "this network", unspecified
   ['10.0.0.0', 8], // private (RFC 1918)
@@ -28,7 +30,7 @@ for (const [net, bits] of [
   ['198.18.0.0', 15], // benchmarking
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4] // reserved, broadcast
-] as const) INTERNAL.addSubnet(net, bits, 'ipv4')
+] as const) INTERNAL_V4.addSubnet(net, bits, 'ipv4')
 for (const [net, bits] of [
   ['::', 96], // unspecified, loopback, IPv4-compatible
   ['::ffff:0:0', 96], // IPv4-mapped: would reach any IPv4 address, internal ones included
@@ -41,13 +43,13 @@ for (const [net, bits] of [
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8] // multicast
-] as const) INTERNAL.addSubnet(net, bits, 'ipv6')
+] as const) INTERNAL_V6.addSubnet(net, bits, 'ipv6')
 
 /** Whether `address` (an IP literal) is loopback, private, link-local or otherwise not a public unicast address. */
 export function isInternalAddress (address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  return family === 4 ? INTERNAL_V4.check(address, 'ipv4') : INTERNAL_V6.check(address, 'ipv6')
 }
 
 /** A URL refused as a subscriber's target: the rule it breaks, for a 400 naming it. */
