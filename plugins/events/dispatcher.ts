@@ -113,8 +113,9 @@ export class Dispatcher {
   }
 
   private get leaseMillis (): number {
-    // Long enough for an attempt that waited its turn behind a subscription's others.
-    return 4 * this.o.timeoutMillis + 10_000
+    // Long enough for an attempt that waited its turn: a claim takes at most `perSubscription`
+    // of a subscription, so it waits behind at most one round of attempts in flight.
+    return 2 * this.o.timeoutMillis + 10_000
   }
 
   /** Claims while there is room and work; then sleeps until the next poll. */
