@@ -108,8 +108,25 @@ const defaults = {
   tablePrefix: 'event'
 } as const
 const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
-  store: true, service: true, path: true, readScopes: true, writeScopes: true, eventTypes: true, extraEventTypes: true, retrySchedule: true, allowInsecureTargets: true,
-  timeoutMillis: true, maxFailures: true, worker: true, pollMillis: true, concurrency: true, perSubscription: true, userAgent: true, tablePrefix: true, resolver: true, now: true
+  store: true,
+  service: true,
+  path: true,
+  readScopes: true,
+  writeScopes: true,
+  eventTypes: true,
+  extraEventTypes: true,
+  retrySchedule: true,
+  allowInsecureTargets: true,
+  timeoutMillis: true,
+  maxFailures: true,
+  worker: true,
+  pollMillis: true,
+  concurrency: true,
+  perSubscription: true,
+  userAgent: true,
+  tablePrefix: true,
+  resolver: true,
+  now: true
 }
 
 /** Milliseconds of each delay of a schedule such as `5s,5m,30m`; null when one is no duration. */
