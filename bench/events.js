@@ -9,8 +9,8 @@
 import { createServer } from 'node:http'
 import pg from 'pg'
 import { signToken } from '../dist/index.js'
-import { fmt, pairedRounds } from './lib/harness.js'
-import { call, jsonHeaders, startServer } from './lib/service.js'
+import { fmt, pairedRounds, startServer } from './lib/harness.js'
+import { call, jsonHeaders } from './lib/service.js'
 import { authorIds } from './seed.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'

@@ -1,7 +1,8 @@
 import type { CollectionQuery, FieldMap } from '../model/query.js'
+import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { compileSql, selectStatement } from './sql-query.js'
-import type { Migration, Queryable } from './types.js'
+import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'
@@ -112,12 +113,16 @@ export class EventTables {
   private readonly S: string
   private readonly D: string
   private readonly emitSql: string
+  private readonly purger: Purge
 
-  constructor (prefix = 'event') {
+  /** `retention`: milliseconds an ended delivery (SUCCEEDED or FAILED) stays listed. */
+  constructor (prefix = 'event', retention = 7 * 24 * 60 * 60 * 1000) {
     this.subscriptions = `${prefix}_subscriptions`
     this.deliveries = `${prefix}_deliveries`
     this.S = quoteIdent(this.subscriptions)
     this.D = quoteIdent(this.deliveries)
+    // Open deliveries have no ended_at: only ended ones are ever past keeping.
+    this.purger = new Purge({ table: this.deliveries, column: 'ended_at', retention })
     // One statement per write, however many events and subscribers: the fan-out is a join.
     this.emitSql = `INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
       SELECT $1, gen_random_uuid()::text, s.id, e.type, e.payload, $2, 'PENDING', $3, $3
@@ -169,7 +174,17 @@ export class EventTables {
       );
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_due_idx`)} ON ${this.D} (next_attempt_at) WHERE status = 'PENDING';
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_list_idx`)} ON ${this.D} (ctx, subscription_id, created_at DESC, id DESC)`
+    }, {
+      // When a delivery ended, for the purge of those past their retention.
+      id: `events:${d}:v2-ended-at`,
+      sql: `ALTER TABLE ${this.D} ADD COLUMN IF NOT EXISTS ended_at timestamptz(3);
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_ended_idx`)} ON ${this.D} (ended_at) WHERE ended_at IS NOT NULL`
     }]
+  }
+
+  /** Deletes the deliveries that ended longer than the retention ago (store/purge.ts). `now` replaces the database's clock. */
+  async purge (store: Store, now: Date | null = null): Promise<PurgeResult> {
+    return await this.purger.run(store, now)
   }
 
   /**
@@ -233,7 +248,7 @@ export class EventTables {
 
   /** Schedules a FAILED delivery again at `at`, with the whole schedule ahead of it; null when it is not FAILED (or not there). */
   async retry (db: Queryable, ctx: string, subscriptionId: string, id: string, at: Date): Promise<DeliveryRow | null> {
-    const { rows } = await db.query(`UPDATE ${this.D} SET status = 'PENDING', tries = 0, next_attempt_at = $4
+    const { rows } = await db.query(`UPDATE ${this.D} SET status = 'PENDING', tries = 0, next_attempt_at = $4, ended_at = NULL
       WHERE ctx = $1 AND subscription_id = $2 AND id = $3 AND status = 'FAILED' RETURNING ${deliveryColumns()}`, [ctx, subscriptionId, id, at])
     return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
   }
@@ -267,11 +282,11 @@ export class EventTables {
   async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date): Promise<void> {
     if (outcomes.length === 0) return
     const { rows } = await db.query<{ ctx: string, sub: string, status: string }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
-        next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL
-      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) WITH ORDINALITY AS x(id, status, code, next, n)
+        next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
+      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) AS x(id, status, code, next)
       WHERE d.id = x.id AND d.lease_owner = $1
       RETURNING d.ctx, d.subscription_id AS sub, d.status`,
-    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next)])
+    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at])
     // Per subscription, in the order the attempts ended: a success starts the count again.
     const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number }>()
     for (const r of rows) {

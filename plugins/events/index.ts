@@ -5,9 +5,10 @@ import { conventionFormats } from '../../schemas/formats.js'
 import { EventTables, type OutboxEvent } from '../../store/events.js'
 import { migrate } from '../../store/migrate.js'
 import type { Queryable, Store } from '../../store/types.js'
-import type { ServedResource, WriteResult } from '../resource/index.js'
+import { pastTense, type ServedResource, type WriteResult } from '../resource/index.js'
 import { parseDuration } from '../rate-limit/index.js'
 import { needs } from '../shared/dependencies.js'
+import { schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
@@ -52,6 +53,10 @@ export interface EventsPluginOptions {
   perSubscription?: number
   /** The `User-Agent` of deliveries. Default `<service name>/1 (webhook delivery)`. */
   userAgent?: string
+  /** How long an ended delivery (SUCCEEDED or FAILED) stays listed, in ms; then it is deleted. Default 7 days. */
+  retention?: number
+  /** How often ended deliveries past the retention are deleted, in ms; 0 never. Default the retention, at most 1 h. */
+  purgeInterval?: number
   /** Table names: `<prefix>_subscriptions`, `<prefix>_deliveries`. Default `event`. */
   tablePrefix?: string
   /** Resolves host names, for the target checks. Default the system's. Tests pass a stub. */
@@ -92,6 +97,7 @@ declare module 'fastify' {
   }
 }
 
+const HOUR = 60 * 60 * 1000
 const SERVICE_NAME = /^[a-z0-9-]{1,60}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
@@ -105,7 +111,8 @@ const defaults = {
   pollMillis: 250,
   concurrency: 128,
   perSubscription: 32,
-  tablePrefix: 'event'
+  tablePrefix: 'event',
+  retention: 7 * 24 * HOUR
 } as const
 const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   store: true,
@@ -125,6 +132,8 @@ const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   perSubscription: true,
   userAgent: true,
   tablePrefix: true,
+  retention: true,
+  purgeInterval: true,
   resolver: true,
   now: true
 }
@@ -156,7 +165,7 @@ export function resourceEventTypes (served: ServedResource): string[] {
   const def = served.definition
   const verbs = ['created', 'updated', 'deleted']
   if (def.api.softDelete) verbs.push('restored')
-  for (const a of def.api.actions) if (a.name !== 'restore') verbs.push(a.name.endsWith('e') ? `${a.name}d` : `${a.name}ed`)
+  for (const a of def.api.actions) if (a.name !== 'restore') verbs.push(pastTense(a.name))
   return verbs.map(v => `${def.name}.${v}`)
 }
 
@@ -206,8 +215,16 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (path !== false && !fastify.hasContentTypeParser('application/merge-patch+json')) {
     fastify.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
   }
-  const tables = new EventTables(prefix)
+  const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
+  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
+  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`events plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  const tables = new EventTables(prefix, retention)
   await migrate(store, tables.migrations())
+  // Ended deliveries go after their retention, in batches, by one instance at a time (store/purge.ts).
+  schedulePurge(fastify, purgeInterval, async () => await tables.purge(store), {
+    done: 'events: ended deliveries past their retention deleted',
+    failed: 'events: deleting ended deliveries failed; trying again later'
+  })
   const dispatcher = new Dispatcher({ store, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
 
   async function emit (tx: Queryable, input: EventInput | readonly EventInput[]): Promise<void> {
