@@ -18,7 +18,7 @@ const events = Number(process.env.BENCH_EVENTS ?? 20_000)
 const hooks = { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'bench', scope: 'webhooks:read webhooks:write', expiresIn: '2h' })}` }
 
 let n = 0
-const newDocument = () => ({ name: `events-${process.pid}-${++n}`, authorId: authorIds(1)[0], kind: 'INVOICE', tags: ['a'], amount: '1.25' })
+const newDocument = (authorId = authorIds(1)[0]) => ({ name: `events-${process.pid}-${++n}`, authorId, kind: 'INVOICE', tags: ['a'], amount: '1.25' })
 
 /** The service with insecure targets allowed: the subscriber is on loopback, over HTTP. */
 function startService (url) {
@@ -92,12 +92,17 @@ export async function runEvents ({ url, log }) {
     log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs CPU per event`)
     hook.take()
 
-    // The same POSTs with one subscription (prod) and with none (preprod), paired.
-    const post = (ctx) => ({ server: 'service', headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument()) }) }] })
+    // The same POSTs with one subscription (prod) and with none (preprod, with an author of its own), paired.
+    service = await startService(url)
+    const preprod = { 'svc-execution-context': 'preprod' }
+    const author = await call(service, 'POST', '/v1/authors', { body: { name: 'Preprod Author', email: 'p@example.com' }, headers: preprod, expect: 201 })
+    await call(service, 'POST', '/v1/documents', { body: newDocument(author.id), headers: preprod, expect: 201 })
+    await service.stop()
+    const post = (ctx, authorId) => ({ server: 'service', headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
     const lags = []
     const rounds = await pairedRounds({
       start: async () => ({ service: await startService(url) }),
-      cases: { 'with a subscription': post(null), without: post('preprod') },
+      cases: { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) },
       log: (line) => { lags.push(...hook.take()); log(line) }
     })
     lags.push(...hook.take())

@@ -52,6 +52,8 @@ export interface ClaimedDelivery extends DeliveryRow {
   tries: number
   url: string
   secret: string
+  /** The subscription's deliveries FAILED in a row when it was claimed. */
+  failures: number
 }
 
 /** An event on its way to the outbox: its type and the body every subscriber receives. */
@@ -270,7 +272,7 @@ export class EventTables {
             ORDER BY x.next_attempt_at LIMIT $4 * 4 FOR UPDATE OF x SKIP LOCKED) AS c) AS r
         WHERE r.rn <= $6 ORDER BY r.next_attempt_at LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING ${deliveryColumns('d')}, d.payload, d.request_id AS "requestId", d.tries, s.url, s.secret`,
+      RETURNING ${deliveryColumns('d')}, d.payload, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
     [owner, at, leaseMillis, limit, skip, perSubscription])
     return rows.map(r => deliveryOf<ClaimedDelivery>(r))
   }
@@ -278,8 +280,9 @@ export class EventTables {
   /**
    * Records how attempts ended (those `owner` still holds), in one statement, and counts each
    * subscription's deliveries FAILED in a row: one that reaches `maxFailures` is switched off.
+   * `clean`: subscriptions known to have no failures in a row, whose successes change nothing.
    */
-  async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date): Promise<void> {
+  async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date, clean: ReadonlySet<string> = new Set()): Promise<void> {
     if (outcomes.length === 0) return
     const { rows } = await db.query<{ ctx: string, sub: string, status: string }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
         next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
@@ -299,7 +302,7 @@ export class EventTables {
       } else s.add++
       streaks.set(key, s)
     }
-    const changed = [...streaks.values()]
+    const changed = [...streaks.values()].filter(c => !(c.reset && c.add === 0 && clean.has(c.sub)))
     if (changed.length === 0) return
     await db.query(`UPDATE ${this.S} AS s SET
         consecutive_failures = (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add,

@@ -29,6 +29,12 @@ export interface DispatcherOptions {
   log: { warn: (obj: object, msg: string) => void }
 }
 
+/** How long ended attempts wait for others before one claim refills them all. */
+const REFILL_MILLIS = 5
+/** How long outcomes gather before one statement records them, unless this many are waiting. */
+const FLUSH_MILLIS = 10
+const FLUSH_BATCH = 200
+
 /** The id a receiver deduplicates by: one per event and subscription, the same on every retry. */
 export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
 
@@ -49,6 +55,8 @@ export class Dispatcher {
   private readonly waiting = new Map<string, ClaimedDelivery[]>()
   private held = 0
   private outcomes: AttemptOutcome[] = []
+  /** Subscriptions with no failures in a row when their attempts were claimed. */
+  private clean = new Set<string>()
   private flushing: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
   private timer: NodeJS.Timeout | null = null
@@ -97,6 +105,13 @@ export class Dispatcher {
     await this.agent.close()
   }
 
+  /** Looks for work shortly: attempts ending meanwhile are refilled by one claim, not one each. */
+  private soon (): void {
+    if (this.stopped) return
+    if (this.looking !== null) this.again = true
+    else if (this.timer === null) this.schedule(REFILL_MILLIS)
+  }
+
   private schedule (millis: number): void {
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = setTimeout(() => {
@@ -136,6 +151,8 @@ export class Dispatcher {
 
   private take (d: ClaimedDelivery): void {
     this.held++
+    if (d.failures === 0) this.clean.add(d.subscriptionId)
+    else this.clean.delete(d.subscriptionId)
     const sub = d.subscriptionId
     if ((this.running.get(sub) ?? 0) >= this.o.perSubscription) {
       const queue = this.waiting.get(sub) ?? []
@@ -161,7 +178,7 @@ export class Dispatcher {
       const next = this.waiting.get(sub)?.shift()
       if (this.waiting.get(sub)?.length === 0) this.waiting.delete(sub)
       if (next !== undefined) this.begin(next)
-      else this.wake()
+      else this.soon()
     })
     this.inFlight.add(p)
   }
@@ -199,7 +216,8 @@ export class Dispatcher {
 
   private flushSoon (): void {
     if (this.flushing !== null) return
-    this.flushing = new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => { await this.flushNow() }).finally(() => {
+    // Gathered for a moment: one statement records many attempts.
+    this.flushing = new Promise<void>((resolve) => { setTimeout(resolve, this.outcomes.length >= FLUSH_BATCH ? 0 : FLUSH_MILLIS).unref() }).then(async () => { await this.flushNow() }).finally(() => {
       this.flushing = null
       if (this.outcomes.length > 0) this.flushSoon()
     })
@@ -213,10 +231,12 @@ export class Dispatcher {
   /** Records the outcomes gathered so far in one statement; on failure their leases run out and they are attempted again. */
   private async flushNow (): Promise<void> {
     const batch = this.outcomes
+    const clean = this.clean
     this.outcomes = []
+    this.clean = new Set()
     if (batch.length === 0) return
     try {
-      await this.o.tables.finish(this.o.store, this.owner, batch, this.o.maxFailures, this.o.now())
+      await this.o.tables.finish(this.o.store, this.owner, batch, this.o.maxFailures, this.o.now(), clean)
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not record delivery attempts; they will be attempted again')
     }

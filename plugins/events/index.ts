@@ -227,6 +227,8 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   })
   const dispatcher = new Dispatcher({ store, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
 
+  // Deliveries were written since the last wake: a request answered after that has committed them.
+  let due = false
   async function emit (tx: Queryable, input: EventInput | readonly EventInput[]): Promise<void> {
     const list: readonly EventInput[] = Array.isArray(input) ? input : [input as EventInput]
     const at = now()
@@ -240,7 +242,9 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
       g.events.push({ type: e.type, payload: payloadOf(e.type, stamp, typeof e.data === 'string' ? e.data : JSON.stringify(e.data)) })
       groups.set(key, g)
     }
-    for (const g of groups.values()) await tables.emit(tx, g.ctx, g.requestId, at, g.events)
+    let written = 0
+    for (const g of groups.values()) written += await tables.emit(tx, g.ctx, g.requestId, at, g.events)
+    if (written > 0) due = true
   }
 
   // Every change of a served resource emits its event, in the change's own transaction.
@@ -265,9 +269,11 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (worker) {
     fastify.addHook('onReady', async () => { dispatcher.start() })
     fastify.addHook('onClose', async () => { await dispatcher.stop() })
-    // A change answered here has committed: its events are due now, not at the next poll.
-    fastify.addHook('onResponse', async (request, reply) => {
-      if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS' && reply.statusCode < 400) dispatcher.wake()
+    // A change answered here has committed: its deliveries are due now, not at the next poll.
+    fastify.addHook('onResponse', async () => {
+      if (!due) return
+      due = false
+      dispatcher.wake()
     })
   }
 
