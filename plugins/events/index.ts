@@ -287,5 +287,5 @@ export { deliveryHeaders, PRODUCTION, type ServiceIdentity } from './headers.js'
 export { isInternalAddress, refuseTarget, guardedLookup, systemResolver, type Resolver, type TargetRefusal } from './targets.js'
 export { webhookIdOf } from './dispatcher.js'
 export { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch } from './schema.js'
-// The routes answer collections through the query plugin; refusals are problems; served resources emit through the resource plugin.
-export default fp(needs('events', ['problem', 'query'], eventsPlugin), { fastify: '5.x', name: 'svc-events' })
+// Refusals are problems; subscriptions belong to the execution context (conventions); the collections page through the query plugin.
+export default fp(needs('events', ['problem', 'conventions', 'query'], eventsPlugin), { fastify: '5.x', name: 'svc-events' })
