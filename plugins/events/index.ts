@@ -211,10 +211,6 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]
   if (types.length === 0) throw new TypeError('events plugin: there are no event types: register the resource plugin before it, or give eventTypes')
 
-  // PATCH bodies are merge patches (the resource plugin adds the same parser when registered).
-  if (path !== false && !fastify.hasContentTypeParser('application/merge-patch+json')) {
-    fastify.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'))
-  }
   const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
   const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
   if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`events plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)

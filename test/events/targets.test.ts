@@ -67,3 +67,11 @@ t.test('WEBHOOK_RETRY_SCHEDULE: comma-separated durations', async t => {
     t.same(parseRetrySchedule(ms.map(n => `${n}ms`).join(',')), ms)
   }))
 })
+
+t.test('the system resolver answers every address of a name', async t => {
+  const { systemResolver } = await import('../../plugins/events/targets.js')
+  const addresses = await systemResolver('localhost')
+  t.ok(addresses.length > 0)
+  t.ok(addresses.every(a => isInternalAddress(a.address)), 'localhost is loopback')
+  await t.rejects(systemResolver('name.invalid'))
+})
