@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 import { Agent, request as undiciRequest } from 'undici'
 import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/events.js'
@@ -31,9 +32,8 @@ export interface DispatcherOptions {
 
 /** How long ended attempts wait for others before one claim refills them all. */
 const REFILL_MILLIS = 5
-/** How long outcomes gather before one statement records them, unless this many are waiting. */
+/** How long outcomes gather before one statement records them. */
 const FLUSH_MILLIS = 10
-const FLUSH_BATCH = 200
 
 /** The id a receiver deduplicates by: one per event and subscription, the same on every retry. */
 export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
@@ -108,14 +108,15 @@ export class Dispatcher {
   /** Looks for work shortly: attempts ending meanwhile are refilled by one claim, not one each. */
   private soon (): void {
     if (this.stopped) return
-    if (this.looking !== null) this.again = true
-    else if (this.timer === null) this.schedule(REFILL_MILLIS)
+    this.again = true
+    if (this.looking === null && this.timer === null) this.schedule(REFILL_MILLIS)
   }
 
   private schedule (millis: number): void {
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = setTimeout(() => {
       this.timer = null
+      this.again = false
       this.looking ??= this.look().finally(() => {
         this.looking = null
         if (this.again && !this.stopped) {
@@ -172,7 +173,7 @@ export class Dispatcher {
     }).finally(() => {
       this.inFlight.delete(p)
       this.held--
-      const left = (this.running.get(sub) ?? 1) - 1
+      const left = (this.running.get(sub) as number) - 1
       if (left === 0) this.running.delete(sub)
       else this.running.set(sub, left)
       const next = this.waiting.get(sub)?.shift()
@@ -216,11 +217,11 @@ export class Dispatcher {
 
   private flushSoon (): void {
     if (this.flushing !== null) return
-    // Gathered for a moment: one statement records many attempts.
-    this.flushing = new Promise<void>((resolve) => { setTimeout(resolve, this.outcomes.length >= FLUSH_BATCH ? 0 : FLUSH_MILLIS).unref() }).then(async () => { await this.flushNow() }).finally(() => {
-      this.flushing = null
-      if (this.outcomes.length > 0) this.flushSoon()
-    })
+    this.flushing = (async () => {
+      // Gathered for a moment: one statement records many attempts; those ending during a write go in the next.
+      await sleep(FLUSH_MILLIS, undefined, { ref: false })
+      while (this.outcomes.length > 0) await this.flushNow()
+    })().finally(() => { this.flushing = null })
   }
 
   private async flush (): Promise<void> {

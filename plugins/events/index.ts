@@ -255,7 +255,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
         ctx: call.ctx,
         type: `${def.name}.${r.change as string}`,
         data: toJson(s.representation.toEntity({ ...r.row as Record<string, unknown> })),
-        requestId: call.requestId ?? null
+        requestId: call.requestId
       })))
     })
   }

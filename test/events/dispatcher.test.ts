@@ -19,7 +19,7 @@ t.test('attempts beyond a subscription\'s limit wait their turn; a wake while lo
   let claims = 0
   const finished: string[] = []
   const tables = {
-    claim: async () => { claims++; await sleep(20); const out = batch; batch = []; return out },
+    claim: async () => { claims++; await sleep(claims === 1 ? 20 : 200); const out = batch; batch = []; return out },
     finish: async (_db: unknown, _owner: string, outcomes: Array<{ id: string }>) => { finished.push(...outcomes.map(o => o.id)) },
     release: async () => {}
   } as unknown as EventTables
@@ -56,4 +56,21 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
   t.ok(warnings.some(w => /could not give back unattempted deliveries/.test(w)))
   d.wake()
   t.pass('a stopped dispatcher ignores wakes')
+})
+
+t.test('a target naming an internal address literally is refused before any connection', async t => {
+  const hook = await receiver(t)
+  const outcomes: Array<{ id: string, status: string, statusCode: number | null }> = []
+  let batch = [delivery('d-1', hook.url)]
+  const tables = {
+    claim: async () => { const out = batch; batch = []; return out },
+    finish: async (_db: unknown, _owner: string, o: typeof outcomes) => { outcomes.push(...o) },
+    release: async () => {}
+  } as unknown as EventTables
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], now: () => new Date(), log: { warn: () => {} } })
+  d.start()
+  for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
+  await d.stop()
+  t.match(outcomes, [{ id: 'd-1', status: 'FAILED', statusCode: null }])
+  t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
 })

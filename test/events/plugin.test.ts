@@ -104,3 +104,14 @@ t.test('an unavailable database is a 503, naming nothing of the fault', async t 
   t.equal(res.statusCode, 503)
   t.notMatch(res.body, /closed|PGlite|SQL/i)
 })
+
+t.test('ended deliveries are deleted after their retention', async t => {
+  const before = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n as number
+  t.ok(before > 0, 'the deliveries above ended')
+  await app({ worker: false, path: false, retention: 1, purgeInterval: 20 })
+  for (let i = 0; i < 100; i++) {
+    if ((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n === 0) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n, 0)
+})
