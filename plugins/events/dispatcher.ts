@@ -60,6 +60,8 @@ export class Dispatcher {
   private flushing: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
   private timer: NodeJS.Timeout | null = null
+  /** When the timer fires (Infinity: none set). */
+  private dueAt = Infinity
   private looking: Promise<void> | null = null
   private again = false
   private stopped = true
@@ -108,15 +110,20 @@ export class Dispatcher {
   /** Looks for work shortly: attempts ending meanwhile are refilled by one claim, not one each. */
   private soon (): void {
     if (this.stopped) return
-    this.again = true
-    if (this.looking === null && this.timer === null) this.schedule(REFILL_MILLIS)
+    if (this.looking !== null) {
+      this.again = true
+      return
+    }
+    // Unless a look is due sooner anyway (the idle poll's is not).
+    if (this.dueAt > Date.now() + REFILL_MILLIS) this.schedule(REFILL_MILLIS)
   }
 
   private schedule (millis: number): void {
     if (this.timer !== null) clearTimeout(this.timer)
+    this.dueAt = Date.now() + millis
     this.timer = setTimeout(() => {
       this.timer = null
-      this.again = false
+      this.dueAt = Infinity
       this.looking ??= this.look().finally(() => {
         this.looking = null
         if (this.again && !this.stopped) {
