@@ -4,8 +4,8 @@ import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import { Redis } from 'ioredis'
 import {
-  auth, bulk, cors, conventions, createStore, csv, docs, downstream, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
-  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type SharedRefusalCounts, type Store
+  auth, bulk, cors, conventions, createStore, csv, docs, downstream, events, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
+  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type EventsPluginOptions, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
 import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
@@ -20,6 +20,8 @@ export interface AppOptions {
   store?: Store
   /** Tracing options beside the configuration's OTLP endpoint (tests pass an in-memory exporter). */
   tracing?: TracingOptions
+  /** Options of the events plugin beside the configuration's (tests pass short timeouts, a resolver stub, a clock). */
+  events?: Partial<Omit<EventsPluginOptions, 'store'>>
 }
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
@@ -120,6 +122,15 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(files, { resources: { documents: { mediaTypes: DOCUMENT_CONTENT_TYPES, maxBytes: 10 * 1024 * 1024 } } })
   await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
+  // Outgoing events: every change of the resources above, written in its own transaction, delivered by any instance.
+  await app.register(events, {
+    store,
+    service: { id: config.serviceId, name: config.serviceName },
+    path: '/v1/webhook-subscriptions',
+    retrySchedule: config.webhookRetrySchedule,
+    allowInsecureTargets: config.webhookAllowInsecureTargets,
+    ...opts.events
+  })
   return app
 }
 

@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
+/** One delay of WEBHOOK_RETRY_SCHEDULE: a number and a unit parseDuration knows (`5s`, `30 minutes`). */
+const DELAY = String.raw`\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\s*`
+
 /** The reference service's configuration, read from environment variables only. */
 export const Config = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -21,6 +24,10 @@ export const Config = Type.Object({
   webhookSecretScanner: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]+$' }),
   // How long received delivery ids are kept (a duration such as `7 days`), checked by app.ts.
   webhookDeliveryRetention: Type.String({ minLength: 1 }),
+  // Delays between delivery attempts of outgoing events: comma-separated durations.
+  webhookRetrySchedule: Type.String({ pattern: `^${DELAY}(,${DELAY})*$` }),
+  // Subscriptions may name http:// URLs and internal addresses (local development and tests only).
+  webhookAllowInsecureTargets: Type.Boolean(),
   trustProxy: Type.Union([Type.Boolean(), Type.String(), Type.Integer({ minimum: 1 })]),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindow: Type.String({ minLength: 1 }),
@@ -95,6 +102,8 @@ const VARIABLES: Record<keyof Config, string> = {
   corsOrigins: 'CORS_ORIGINS',
   webhookSecretScanner: 'WEBHOOK_SECRET_SCANNER',
   webhookDeliveryRetention: 'WEBHOOK_DELIVERY_RETENTION',
+  webhookRetrySchedule: 'WEBHOOK_RETRY_SCHEDULE',
+  webhookAllowInsecureTargets: 'WEBHOOK_ALLOW_INSECURE_TARGETS',
   trustProxy: 'TRUST_PROXY',
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindow: 'RATE_LIMIT_WINDOW',
@@ -123,7 +132,9 @@ const EXPECTED: Partial<Record<keyof Config, string>> = {
   corsOrigins: 'expected comma-separated origins of a scheme and a host, such as https://app.example.com',
   serviceId: 'expected a UUID',
   serviceName: 'expected 1 to 60 characters among a-z, 0-9 and -',
-  executionContexts: 'expected comma-separated names of lowercase letters, digits, _ and -'
+  executionContexts: 'expected comma-separated names of lowercase letters, digits, _ and -',
+  webhookRetrySchedule: 'expected comma-separated durations such as 5s,5m,30m',
+  webhookAllowInsecureTargets: 'expected true or false'
 }
 
 /** Never repeated in a message (logs keep it): secrets, and addresses that may hold a password. */
@@ -175,6 +186,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     corsOrigins: list(env.CORS_ORIGINS),
     webhookSecretScanner: secret('WEBHOOK_SECRET_SCANNER', DEV_WEBHOOK_SECRET),
     webhookDeliveryRetention: env.WEBHOOK_DELIVERY_RETENTION === undefined || env.WEBHOOK_DELIVERY_RETENTION === '' ? '7 days' : env.WEBHOOK_DELIVERY_RETENTION,
+    webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE === undefined || env.WEBHOOK_RETRY_SCHEDULE === '' ? '5s,5m,30m,2h,5h,10h,10h' : env.WEBHOOK_RETRY_SCHEDULE,
+    webhookAllowInsecureTargets: flag(env.WEBHOOK_ALLOW_INSECURE_TARGETS),
     trustProxy: trustProxy(env.TRUST_PROXY),
     rateLimitMax: env.RATE_LIMIT_MAX === undefined || env.RATE_LIMIT_MAX === '' ? 1000 : Number(env.RATE_LIMIT_MAX),
     rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',

@@ -62,6 +62,8 @@ export { default as downstream } from './plugins/downstream/index.js'
 export * from './plugins/downstream/index.js'
 export { default as files } from './plugins/files/index.js'
 export { FileDescription, dispositionOf, type FilesPluginOptions, type FileEndpointOptions } from './plugins/files/index.js'
+export { default as events } from './plugins/events/index.js'
+export * from './plugins/events/index.js'
 
 export { default as lint } from './plugins/lint/index.js'
 export type { LintPluginOptions, RuleId, RuleSwitches, Violation } from './plugins/lint/index.js'

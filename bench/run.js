@@ -16,9 +16,10 @@ import { runResource } from './resource.js'
 import { runBulk } from './bulk.js'
 import { runJob } from './job.js'
 import { runFiles } from './files.js'
+import { runEvents } from './events.js'
 import { seed } from './seed.js'
 
-const ALL = ['trivial', 'pages', 'csv', 'item', 'bulk', 'job', 'files']
+const ALL = ['trivial', 'pages', 'csv', 'item', 'bulk', 'job', 'files', 'events']
 const cases = (process.env.BENCH_CASES ?? ALL.join(',')).split(',').map((c) => c.trim())
 for (const c of cases) if (!ALL.includes(c)) throw new Error(`BENCH_CASES: unknown case ${c} (known: ${ALL.join(', ')})`)
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1_000_000)
@@ -131,6 +132,20 @@ if (cases.some((c) => c !== 'trivial')) {
       const what = '10,000 documents created'
       row(what, '100 ATOMIC bulks of 100, one after another', of(r.bulks), '1 (baseline)')
       guarded(what, 'one asynchronous ATOMIC bulk (a job)', of(r.job), r.bulks.ms.map((ms, i) => ms / r.job.ms[i]), 0.8, { of: ' of the entity rate' })
+    }
+    if (cases.includes('events')) {
+      log('outgoing events: delivery throughput, POST with a subscription, commit to delivery')
+      const r = await runEvents({ url, log })
+      const what = 'events delivered to a subscriber answering 204'
+      const met = r.throughput.eventsPerSecond >= 1000
+      if (!met) failed.push(`${what}: ${r.throughput.rate}, guard ≥ 1,000 events/s`)
+      row(what, 'reference service, default settings (CPU per event)', r.throughput, '', `≥ 1,000 events/s: ${met ? 'met' : '**failed**'}`)
+      const post = 'POST `/v1/documents`'
+      row(post, 'no subscription for its context', summary(r.rounds.without), '1 (baseline)')
+      guarded(post, 'one active subscription, delivered meanwhile', summary(r.rounds['with a subscription']), ratios(r.rounds, 'with a subscription', 'without'), 0.85, { of: ' of none' })
+      const lagMet = r.latency.p50 <= 1000 && r.latency.p99 <= 5000
+      if (!lagMet) failed.push(`commit to delivery: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, guard p50 ≤ 1 s and p99 ≤ 5 s`)
+      row('commit to delivery, under that load', `${fmt(r.latency.count)} events`, { rate: '', p50: r.latency.p50, p99: r.latency.p99, cpu: NaN, rss: NaN }, '', `p50 ≤ 1,000 ms, p99 ≤ 5,000 ms: ${lagMet ? 'met' : '**failed**'}`)
     }
   } finally {
     await database.close()

@@ -22,7 +22,7 @@ export function registerScannerWebhook (fastify: FastifyInstance, secret: string
     verifier: standardWebhooks({ secrets: [secret] }),
     schema: DocumentScanned,
     handler: async (event, tx, request) => {
-      const call = { ctx: request.executionContext, by: 'scanner', atomic: true }
+      const call = { ctx: request.executionContext, by: 'scanner', atomic: true, requestId: request.requestId }
       const [result] = await documents.writer.run(tx, call, [{
         action: 'set', id: event.documentId, values: { pageCount: event.pageCount, fingerprint: event.fingerprint }, ifMatch: null, ifNoneMatch: null
       }])

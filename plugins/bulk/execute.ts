@@ -97,7 +97,7 @@ const CHUNK = 100
 export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: BulkResponseBody, completedCount: number }> {
   const input = run.job.input as BulkJobInput
   const atomic = input.transactionMode === 'ATOMIC'
-  const call: WriteCall = { ctx: run.job.ctx, by: run.job.subject === '' ? null : run.job.subject, atomic }
+  const call: WriteCall = { ctx: run.job.ctx, by: run.job.subject === '' ? null : run.job.subject, atomic, requestId: run.job.requestId }
   const ops = prepared(e, input.operations)
   const done = await run.steps()
   if (atomic) {

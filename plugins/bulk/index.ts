@@ -99,7 +99,7 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
 async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Operation[], atomic: boolean): Promise<void> {
   if (!hopeless(ops, atomic)) {
     const { def } = e
-    const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic }
+    const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic, requestId: request.requestId }
     const pending = ops.filter(op => op.outcome === null)
     try {
       await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {

@@ -100,7 +100,7 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
  */
 export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number, also?: (tx: Tx, row: Row) => Promise<void>): Promise<Row | null> {
   const claim = claimOf(request, s.def.collection, path, status)
-  const call = { ctx: request.executionContext, by: subOf(request), atomic: true }
+  const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
   let outcome: Awaited<ReturnType<typeof claimed<WriteResult>>>
   try {
     outcome = await claimed(s.store, s.keys, claim, async (tx) => {

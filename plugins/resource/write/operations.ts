@@ -1,5 +1,6 @@
 import type { ContextItem } from '../../../schemas/problem.js'
 import type { EntityTagList } from '../../conditional/index.js'
+import type { Tx } from '../../../store/types.js'
 
 type Row = Record<string, unknown>
 
@@ -62,6 +63,11 @@ export interface WriteResult {
   /** The entity's row after the write (as it was, for a delete); null when nothing was written. */
   row: Row | null
   failure: Failure | null
+  /**
+   * What happened to the entity, as an event names it (`created`, `updated`, `deleted`,
+   * `restored`, or an action's past tense such as `published`); null when nothing was written.
+   */
+  change: string | null
 }
 
 /** Who writes, where, and how failures end a run of several operations. */
@@ -75,4 +81,12 @@ export interface WriteCall {
    * each operation is isolated by a savepoint, so one failure undoes only its own statement.
    */
   atomic: boolean
+  /** The requestId of the request that asked for the change (a job's: the request that created it); events carry it. */
+  requestId?: string | null
 }
+
+/**
+ * Told of the changes a run made, in the run's transaction, before the caller commits: what
+ * it writes there (an event, an outbox row) commits or rolls back with the change itself.
+ */
+export type WriteObserver = (tx: Tx, call: WriteCall, changes: readonly WriteResult[]) => Promise<void>

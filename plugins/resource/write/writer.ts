@@ -9,7 +9,7 @@ import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
 import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
 import { decide, type Rules, type StepKind } from './decide.js'
-import type { WriteCall, WriteOp, WriteResult } from './operations.js'
+import type { WriteCall, WriteObserver, WriteOp, WriteResult } from './operations.js'
 
 type Row = Record<string, unknown>
 
@@ -25,6 +25,22 @@ interface Step {
   /** For an update: the fields it sets (undefined: the writable ones). */
   fields: readonly string[] | undefined
   write: RowWrite
+}
+
+/** An action's name in the past tense, as its event names it: publish → published, archive → archived. */
+export function pastTense (action: string): string {
+  return action.endsWith('e') ? `${action}d` : `${action}ed`
+}
+
+/** What a step did to its entity, as an event names it. */
+function changeOf (s: Step): string {
+  switch (s.kind) {
+    case 'insert': return 'created'
+    case 'delete':
+    case 'mark-deleted': return 'deleted'
+    case 'restore': return 'restored'
+    case 'update': return s.result.op.action === 'transition' ? pastTense(s.result.op.transition as string) : 'updated'
+  }
 }
 
 /** Consecutive steps of one kind, so request order is kept (a delete may free a name a later create takes). */
@@ -59,6 +75,7 @@ export class Writer {
   private readonly rules: Rules
   /** The time a change is made at, for the `'now'` values of transitions; a clock of the caller's in tests. */
   private readonly now: () => Date
+  private readonly observers: WriteObserver[] = []
 
   constructor (def: ResourceDefinition, table: ResourceTable, now: () => Date = () => new Date()) {
     this.def = def
@@ -70,9 +87,26 @@ export class Writer {
     this.validateMerged = compileBodyValidator(def.api.bodies.create)
   }
 
+  /**
+   * Calls `observer` after every run that changed entities, in its transaction (the events
+   * plugin writes the run's events there, so they commit exactly when the changes do).
+   */
+  observe (observer: WriteObserver): void {
+    this.observers.push(observer)
+  }
+
   /** Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on a system failure. */
   async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
-    const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null }))
+    const results = await this.decideAndApply(tx, call, ops)
+    // An atomic run with a failure is rolled back by its caller: nothing happened.
+    if (this.observers.length === 0 || (call.atomic && results.some(r => r.failure !== null))) return results
+    const changes = results.filter(r => r.change !== null)
+    if (changes.length > 0) for (const observer of this.observers) await observer(tx, call, changes)
+    return results
+  }
+
+  private async decideAndApply (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
+    const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     // A new entity with a server-made id cannot exist yet: nothing to read for it.
     const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
     // A patch merges into the stored fields, and a transition reads the state it starts from.
@@ -150,7 +184,10 @@ export class Writer {
       case 'restore': rows = await this.table.restore(tx, scope, writes); break
     }
     const byId = new Map(rows.map(r => [r.id as string, r]))
-    for (const s of run) s.result.row = byId.get(s.write.id) ?? null
+    for (const s of run) {
+      s.result.row = byId.get(s.write.id) ?? null
+      s.result.change = s.result.row === null ? null : changeOf(s)
+    }
   }
 
   /**

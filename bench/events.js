@@ -1,0 +1,114 @@
+// Outgoing events on the seeded database (run.js), to a subscriber on loopback answering 204 at once:
+// - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
+//   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
+//   the service's CPU per event (default settings of the events plugin);
+// - POST `/v1/documents` with one active subscription (its events delivered meanwhile, by the
+//   same process) against the same POSTs in an execution context that has none, paired rounds;
+// - the time from commit to delivery of the events of those POSTs (the event's timestamp is
+//   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
+import { createServer } from 'node:http'
+import pg from 'pg'
+import { signToken } from '../dist/index.js'
+import { fmt, pairedRounds, startServer } from './lib/harness.js'
+import { call, jsonHeaders } from './lib/service.js'
+import { authorIds } from './seed.js'
+
+const SECRET = 'bench-secret-that-is-long-enough-0123456789'
+const events = Number(process.env.BENCH_EVENTS ?? 20_000)
+const hooks = { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'bench', scope: 'webhooks:read webhooks:write', expiresIn: '2h' })}` }
+
+let n = 0
+const newDocument = (authorId = authorIds(1)[0]) => ({ name: `events-${process.pid}-${++n}`, authorId, kind: 'INVOICE', tags: ['a'], amount: '1.25' })
+
+/** The service with insecure targets allowed: the subscriber is on loopback, over HTTP. */
+function startService (url) {
+  return startServer('service.js', { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' })
+}
+
+/** A subscriber answering 204 at once, noting when each delivery arrived against the event's timestamp. */
+async function subscriber () {
+  let received = 0
+  let lags = []
+  const server = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      received++
+      const at = Date.now()
+      const body = Buffer.concat(chunks).toString()
+      const stamp = Date.parse(body.slice(body.indexOf('"timestamp":"') + 13, body.indexOf('"timestamp":"') + 37))
+      lags.push(at - stamp)
+      res.statusCode = 204
+      res.end()
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hook`,
+    received: () => received,
+    /** The lags noted since the last call, and a fresh start. */
+    take: () => { const out = lags; lags = []; return out },
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve) })
+  }
+}
+
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]
+}
+
+export async function runEvents ({ url, log }) {
+  const hook = await subscriber()
+  const db = new pg.Client({ connectionString: url })
+  await db.connect()
+  try {
+    let service = await startService(url)
+    const sub = await call(service, 'POST', '/v1/webhook-subscriptions', { body: { url: hook.url, events: ['document.created'] }, headers: hooks, expect: 201 })
+    // One real event, copied as many times as measured, due at once.
+    await call(service, 'POST', '/v1/documents', { body: newDocument(), expect: 201 })
+    const deadline = Date.now() + 30_000
+    while (hook.received() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    await service.stop()
+    await db.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
+      SELECT d.ctx, gen_random_uuid()::text, d.subscription_id, d.event_type, d.payload, d.request_id, 'PENDING', now(), now()
+      FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
+    log(`  ${fmt(events)} deliveries due; starting the service`)
+    const before = hook.received()
+    service = await startService(url)
+    const start = process.hrtime.bigint()
+    const stats = await service.stats()
+    for (;;) {
+      const { rows } = await db.query("SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'PENDING'")
+      if (rows[0].n === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const ms = Number(process.hrtime.bigint() - start) / 1e6
+    const after = await service.stats()
+    await service.stop()
+    const delivered = hook.received() - before
+    if (delivered < events) throw new Error(`events: ${delivered} of ${events} delivered`)
+    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, rss: after.peakRss / 1048576 }
+    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs CPU per event`)
+    hook.take()
+
+    // The same POSTs with one subscription (prod) and with none (preprod, with an author of its own), paired.
+    service = await startService(url)
+    const preprod = { 'svc-execution-context': 'preprod' }
+    const author = await call(service, 'POST', '/v1/authors', { body: { name: 'Preprod Author', email: 'p@example.com' }, headers: preprod, expect: 201 })
+    await call(service, 'POST', '/v1/documents', { body: newDocument(author.id), headers: preprod, expect: 201 })
+    await service.stop()
+    const post = (ctx, authorId) => ({ server: 'service', headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
+    const lags = []
+    const rounds = await pairedRounds({
+      start: async () => ({ service: await startService(url) }),
+      cases: { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) },
+      log: (line) => { lags.push(...hook.take()); log(line) }
+    })
+    lags.push(...hook.take())
+    return { throughput, rounds, latency: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), count: lags.length } }
+  } finally {
+    await db.end()
+    await hook.close()
+  }
+}

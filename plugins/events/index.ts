@@ -1,0 +1,287 @@
+import fp from 'fastify-plugin'
+import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
+import type { FastifyInstance } from 'fastify'
+import { conventionFormats } from '../../schemas/formats.js'
+import { EventTables, type OutboxEvent } from '../../store/events.js'
+import { migrate } from '../../store/migrate.js'
+import type { Queryable, Store } from '../../store/types.js'
+import { pastTense, type ServedResource, type WriteResult } from '../resource/index.js'
+import { parseDuration } from '../rate-limit/index.js'
+import { needs } from '../shared/dependencies.js'
+import { schedulePurge } from '../shared/purge-timer.js'
+import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { Dispatcher } from './dispatcher.js'
+import type { ServiceIdentity } from './headers.js'
+import { registerSubscriptionRoutes } from './routes.js'
+import { systemResolver, type Resolver } from './targets.js'
+
+/** Options of the `events` plugin: outgoing events through a transactional outbox, delivered to subscribers. */
+export interface EventsPluginOptions {
+  /** The store of the outbox, the same one the changes are written to. Required. */
+  store: Store
+  /** This service, as deliveries name it in `Svc-Service` and `User-Agent`. Required. */
+  service: ServiceIdentity
+  /** Path of the subscriptions collection; `false` serves no routes. Default `/webhook-subscriptions`. */
+  path?: string | false
+  /** Token scopes to read subscriptions and deliveries. Default `['webhooks:read']`. */
+  readScopes?: readonly string[]
+  /** Token scopes to create, change, delete subscriptions and retry deliveries. Default `['webhooks:write']`. */
+  writeScopes?: readonly string[]
+  /**
+   * The event types a subscription may name. Default: those of the resources the resource
+   * plugin serves (`<name>.created`, `.updated`, `.deleted`, `.restored` when soft-deletable,
+   * and each action's past tense), plus `extraEventTypes`.
+   */
+  eventTypes?: readonly string[]
+  /** Event types an application emits itself, added to the default list. Default none. */
+  extraEventTypes?: readonly string[]
+  /** Delays before each retry: milliseconds, or a comma-separated list of durations (`5s,5m,30m`). Default `5s,5m,30m,2h,5h,10h,10h`. */
+  retrySchedule?: string | readonly number[]
+  /** Accept `http://` URLs and internal addresses (local development and tests only). Default false. */
+  allowInsecureTargets?: boolean
+  /** How long an attempt waits for a 2xx, in ms. Default 15 000. */
+  timeoutMillis?: number
+  /** Deliveries FAILED in a row that switch a subscription off. Default 20. */
+  maxFailures?: number
+  /** Whether this instance delivers; `false` only records events. Default true. */
+  worker?: boolean
+  /** How often an idle instance looks for due deliveries, in ms. Default 250. */
+  pollMillis?: number
+  /** Attempts in flight on this instance. Default 128. */
+  concurrency?: number
+  /** Attempts in flight on this instance to one subscription. Default 32. */
+  perSubscription?: number
+  /** The `User-Agent` of deliveries. Default `<service name>/1 (webhook delivery)`. */
+  userAgent?: string
+  /** How long an ended delivery (SUCCEEDED or FAILED) stays listed, in ms; then it is deleted. Default 7 days. */
+  retention?: number
+  /** How often ended deliveries past the retention are deleted, in ms; 0 never. Default the retention, at most 1 h. */
+  purgeInterval?: number
+  /** Table names: `<prefix>_subscriptions`, `<prefix>_deliveries`. Default `event`. */
+  tablePrefix?: string
+  /** Resolves host names, for the target checks. Default the system's. Tests pass a stub. */
+  resolver?: Resolver
+  /** The clock of timestamps and schedules. Default the system's. Tests pass one they move. */
+  now?: () => Date
+}
+
+/** An event a write declares: in the execution context it happened in, with the entity after the change. */
+export interface EventInput {
+  ctx: string
+  /** E.g. `document.created`. */
+  type: string
+  /** What subscribers receive as `data`: JSON, or a JSON text already serialized. */
+  data: unknown
+  /** The requestId of the request that made the change; null without one. */
+  requestId?: string | null
+}
+
+/** What the plugin decorates the instance with. */
+export interface Events {
+  readonly tables: EventTables
+  /** The event types subscriptions may name. */
+  readonly types: readonly string[]
+  /**
+   * Writes the events to the outbox in `tx`, the transaction of the change: they are
+   * delivered exactly when it commits. One statement whatever the number of events and
+   * subscribers; events of one call share `ctx` and `requestId`.
+   */
+  emit: (tx: Queryable, events: EventInput | readonly EventInput[]) => Promise<void>
+  /** Looks for due deliveries now on this instance (after a commit that emitted events). */
+  wake: () => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    events: Events
+  }
+}
+
+const HOUR = 60 * 60 * 1000
+const SERVICE_NAME = /^[a-z0-9-]{1,60}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
+const defaults = {
+  path: '/webhook-subscriptions',
+  readScopes: ['webhooks:read'],
+  writeScopes: ['webhooks:write'],
+  timeoutMillis: 15_000,
+  maxFailures: 20,
+  worker: true,
+  pollMillis: 250,
+  concurrency: 128,
+  perSubscription: 32,
+  tablePrefix: 'event',
+  retention: 7 * 24 * HOUR
+} as const
+const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
+  store: true,
+  service: true,
+  path: true,
+  readScopes: true,
+  writeScopes: true,
+  eventTypes: true,
+  extraEventTypes: true,
+  retrySchedule: true,
+  allowInsecureTargets: true,
+  timeoutMillis: true,
+  maxFailures: true,
+  worker: true,
+  pollMillis: true,
+  concurrency: true,
+  perSubscription: true,
+  userAgent: true,
+  tablePrefix: true,
+  retention: true,
+  purgeInterval: true,
+  resolver: true,
+  now: true
+}
+
+/** Milliseconds of each delay of a schedule such as `5s,5m,30m`; null when one is no duration. */
+export function parseRetrySchedule (value: string): number[] | null {
+  const parts = value.split(',').map(s => s.trim())
+  const out: number[] = []
+  for (const p of parts) {
+    const ms = parseDuration(p)
+    if (ms === null || ms < 0) return null
+    out.push(ms)
+  }
+  return out
+}
+
+function positiveInteger (name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`events plugin: ${name} must be a positive integer, got ${String(value)}`)
+  return value
+}
+
+function stringList (name: string, value: unknown): string[] {
+  if (!Array.isArray(value) || value.some(s => typeof s !== 'string' || s === '')) throw new TypeError(`events plugin: ${name} must be an array of non-empty strings, got ${JSON.stringify(value)}`)
+  return [...value as string[]]
+}
+
+/** The events a served resource's writes emit. */
+export function resourceEventTypes (served: ServedResource): string[] {
+  const def = served.definition
+  const verbs = ['created', 'updated', 'deleted']
+  if (def.api.softDelete) verbs.push('restored')
+  for (const a of def.api.actions) if (a.name !== 'restore') verbs.push(pastTense(a.name))
+  return verbs.map(v => `${def.name}.${v}`)
+}
+
+function payloadOf (type: string, at: string, data: string): string {
+  return `{"type":${JSON.stringify(type)},"timestamp":"${at}","data":${data}}`
+}
+
+async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions): Promise<void> {
+  refuseUnknownOptions('events', opts, OPTION_KEYS)
+  const { store, service } = opts
+  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') throw new TypeError(`events plugin: store must be a Store (createStore), got ${String(store)}`)
+  if (typeof service !== 'object' || service === null || typeof service.id !== 'string' || !UUID.test(service.id) || typeof service.name !== 'string' || !SERVICE_NAME.test(service.name)) {
+    throw new TypeError(`events plugin: service must be { id: <a UUID>, name: <[a-z0-9-]{1,60}> }, got ${JSON.stringify(service)}`)
+  }
+  const path = opts.path ?? defaults.path
+  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) throw new TypeError(`events plugin: path must be an absolute path such as /v1/webhook-subscriptions, or false, got ${String(path)}`)
+  const readScopes = stringList('readScopes', opts.readScopes ?? defaults.readScopes)
+  const writeScopes = stringList('writeScopes', opts.writeScopes ?? defaults.writeScopes)
+  const rawSchedule = opts.retrySchedule ?? DEFAULT_RETRY_SCHEDULE
+  const schedule = typeof rawSchedule === 'string' ? parseRetrySchedule(rawSchedule) : Array.isArray(rawSchedule) && rawSchedule.every(n => Number.isSafeInteger(n) && n >= 0) ? [...rawSchedule] : null
+  if (schedule === null) throw new TypeError(`events plugin: retrySchedule must be comma-separated durations such as "5s,5m,30m" or an array of milliseconds, got ${JSON.stringify(rawSchedule)}`)
+  const allowInsecure = opts.allowInsecureTargets ?? false
+  if (typeof allowInsecure !== 'boolean') throw new TypeError(`events plugin: allowInsecureTargets must be a boolean, got ${String(allowInsecure)}`)
+  const worker = opts.worker ?? defaults.worker
+  if (typeof worker !== 'boolean') throw new TypeError(`events plugin: worker must be a boolean, got ${String(worker)}`)
+  const timeoutMillis = positiveInteger('timeoutMillis', opts.timeoutMillis ?? defaults.timeoutMillis)
+  const maxFailures = positiveInteger('maxFailures', opts.maxFailures ?? defaults.maxFailures)
+  const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
+  const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
+  const perSubscription = positiveInteger('perSubscription', opts.perSubscription ?? defaults.perSubscription)
+  const userAgent = opts.userAgent ?? `${service.name}/1 (webhook delivery)`
+  if (typeof userAgent !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/\d+( .+)?$/.test(userAgent)) throw new TypeError(`events plugin: userAgent must be of the form <product>/<major-version> <comment>, got ${JSON.stringify(userAgent)}`)
+  const prefix = opts.tablePrefix ?? defaults.tablePrefix
+  if (typeof prefix !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) throw new TypeError(`events plugin: tablePrefix must be a lowercase SQL name of at most 41 characters, got ${String(prefix)}`)
+  const resolver = opts.resolver ?? systemResolver
+  if (typeof resolver !== 'function') throw new TypeError('events plugin: resolver must be a function')
+  const now = opts.now ?? (() => new Date())
+  if (typeof now !== 'function') throw new TypeError('events plugin: now must be a function returning a Date')
+
+  const served = (fastify as unknown as { resources?: ReadonlyMap<string, ServedResource> }).resources ?? new Map<string, ServedResource>()
+  const types = opts.eventTypes !== undefined
+    ? stringList('eventTypes', opts.eventTypes)
+    : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]
+  if (types.length === 0) throw new TypeError('events plugin: there are no event types: register the resource plugin before it, or give eventTypes')
+
+  const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
+  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
+  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`events plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  const tables = new EventTables(prefix, retention)
+  await migrate(store, tables.migrations())
+  // Ended deliveries go after their retention, in batches, by one instance at a time (store/purge.ts).
+  schedulePurge(fastify, purgeInterval, async () => await tables.purge(store), {
+    done: 'events: ended deliveries past their retention deleted',
+    failed: 'events: deleting ended deliveries failed; trying again later'
+  })
+  const dispatcher = new Dispatcher({ store, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
+
+  // Deliveries were written since the last wake: a request answered after that has committed them.
+  let due = false
+  async function emit (tx: Queryable, input: EventInput | readonly EventInput[]): Promise<void> {
+    const list: readonly EventInput[] = Array.isArray(input) ? input : [input as EventInput]
+    const at = now()
+    const stamp = at.toISOString()
+    // Grouped by what the statement shares: one statement in the usual case.
+    const groups = new Map<string, { ctx: string, requestId: string | null, events: OutboxEvent[] }>()
+    for (const e of list) {
+      const requestId = e.requestId ?? null
+      const key = `${e.ctx}\u0000${requestId ?? ''}`
+      const g = groups.get(key) ?? { ctx: e.ctx, requestId, events: [] }
+      g.events.push({ type: e.type, payload: payloadOf(e.type, stamp, typeof e.data === 'string' ? e.data : JSON.stringify(e.data)) })
+      groups.set(key, g)
+    }
+    let written = 0
+    for (const g of groups.values()) written += await tables.emit(tx, g.ctx, g.requestId, at, g.events)
+    if (written > 0) due = true
+  }
+
+  // Every change of a served resource emits its event, in the change's own transaction.
+  const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
+  for (const s of served.values()) {
+    const def = s.definition
+    let serialize: ((entity: unknown) => string) | null = null
+    s.writer.observe(async (tx, call, changes: readonly WriteResult[]) => {
+      serialize ??= fastJson(def.api.entity as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } })
+      const toJson = serialize
+      await emit(tx, changes.map(r => ({
+        ctx: call.ctx,
+        type: `${def.name}.${r.change as string}`,
+        data: toJson(s.representation.toEntity({ ...r.row as Record<string, unknown> })),
+        requestId: call.requestId
+      })))
+    })
+  }
+
+  fastify.decorate('events', { tables, types, emit, wake: () => { if (worker) dispatcher.wake() } } satisfies Events)
+
+  if (worker) {
+    fastify.addHook('onReady', async () => { dispatcher.start() })
+    fastify.addHook('onClose', async () => { await dispatcher.stop() })
+    // A change answered here has committed: its deliveries are due now, not at the next poll.
+    fastify.addHook('onResponse', async () => {
+      if (!due) return
+      due = false
+      dispatcher.wake()
+    })
+  }
+
+  if (path !== false) {
+    registerSubscriptionRoutes(fastify, { path, store, tables, eventTypes: types, readScopes, writeScopes, allowInsecure, resolver, now })
+  }
+}
+
+export { EventTables, type SubscriptionRow, type DeliveryRow, type DeliveryStatus, type OutboxEvent } from '../../store/events.js'
+export { deliveryHeaders, PRODUCTION, type ServiceIdentity } from './headers.js'
+export { isInternalAddress, refuseTarget, guardedLookup, systemResolver, type Resolver, type TargetRefusal } from './targets.js'
+export { webhookIdOf } from './dispatcher.js'
+export { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch } from './schema.js'
+// Refusals are problems; subscriptions belong to the execution context (conventions); the collections page through the query plugin.
+export default fp(needs('events', ['problem', 'conventions', 'query'], eventsPlugin), { fastify: '5.x', name: 'svc-events' })

@@ -1,0 +1,237 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
+import { Id } from '../../schemas/types.js'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type EventTables, type SubscriptionRow } from '../../store/events.js'
+import type { Store } from '../../store/types.js'
+import { strongMatch, type Preconditions } from '../conditional/index.js'
+import { invalidData, problems, unavailableProblem } from '../problem/index.js'
+import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { webhookIdOf } from './dispatcher.js'
+import { refuseTarget, type Resolver } from './targets.js'
+import { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch, type DeliveryBody } from './schema.js'
+import { CursorCollection } from '../../schemas/collection.js'
+
+type Row = Record<string, unknown>
+
+export interface SubscriptionRoutes {
+  path: string
+  store: Store
+  tables: EventTables
+  eventTypes: readonly string[]
+  readScopes: readonly string[]
+  writeScopes: readonly string[]
+  allowInsecure: boolean
+  resolver: Resolver
+  now: () => Date
+}
+
+const NO_CONTENT = Type.Null({ description: 'No Content' })
+const PATCH_TYPES = ['application/merge-patch+json', 'application/json']
+const ETAG_HEADER = (status: number): Record<string, Record<string, unknown>> => ({ [status]: { etag: { type: 'string', maxLength: 1024, description: 'Strong entity tag of the subscription; send it in If-Match.' } } })
+
+const newEtag = (): string => `"${randomBytes(12).toString('base64url')}"`
+/** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
+const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`
+
+/** A subscription as read; `withSecret` only in the answer to its creation. */
+export function subscriptionBody (s: SubscriptionRow, withSecret = false): Row {
+  const body: Row = {
+    id: s.id,
+    ref: `svc:webhook-subscription::${s.id}`,
+    url: s.url,
+    events: s.events,
+    description: s.description,
+    active: s.active
+  }
+  if (withSecret) body.secret = s.secret
+  return { ...body, createdDateTime: s.createdDateTime, createdBy: s.createdBy, modifiedDateTime: s.modifiedDateTime, modifiedBy: s.modifiedBy, etag: s.etag }
+}
+
+export function deliveryBody (d: DeliveryRow): DeliveryBody {
+  return {
+    id: d.id,
+    webhookId: webhookIdOf(d.id),
+    eventType: d.eventType,
+    status: d.status,
+    attemptCount: d.attemptCount,
+    lastStatusCode: d.lastStatusCode,
+    lastAttemptDateTime: d.lastAttemptDateTime,
+    nextAttemptDateTime: d.nextAttemptDateTime,
+    createdDateTime: d.createdDateTime
+  }
+}
+
+async function stored<T> (fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw unavailableProblem(err)
+  }
+}
+
+/**
+ * The subscriptions as a resource (reference contract, "Outgoing events"): POST (201, the
+ * secret shown once), GET collection and item, PATCH (a merge patch; 204 with the new ETag),
+ * DELETE (204, also when there is none), each in the execution context of the request; and
+ * the deliveries of one, newest first, with the retry action.
+ */
+export function registerSubscriptionRoutes (fastify: FastifyInstance, r: SubscriptionRoutes): void {
+  const { path, store, tables } = r
+  const item = `${path}/:subscriptionId`
+  const params = Type.Object({ subscriptionId: Id() })
+  const entity = Subscription(r.eventTypes)
+  const tags = ['webhook-subscriptions']
+  const read = (extra: Record<string, unknown> = {}): FastifyContextConfig => ({ auth: { scopes: [...r.readScopes] }, ...extra }) as FastifyContextConfig
+  const write = (extra: Record<string, unknown> = {}): FastifyContextConfig => ({ auth: { scopes: [...r.writeScopes] }, ...extra }) as FastifyContextConfig
+  const prefix = fastify.prefix
+  const itemPath = (id: string): string => `${prefix}${path}/${encodeURIComponent(id)}`
+  const idOf = (request: FastifyRequest): string => (request.params as { subscriptionId: string }).subscriptionId
+  const notFound = (id: string): Error => problems.notFound(`No webhook subscription has the id ${id} in this execution context; check the id.`, { instance: itemPath(id) })
+
+  const known = new Set(r.eventTypes)
+  function checkEvents (events: readonly string[] | undefined): void {
+    if (events === undefined) return
+    const items = events.flatMap((e, i) => known.has(e) ? [] : [{ code: 'INPUT_INVALID', message: `must be one of ${r.eventTypes.join(', ')}`, field: `events[${i}]`, source: 'body' as const, value: e }])
+    if (items.length > 0) throw invalidData(items)
+  }
+
+  async function checkTarget (url: string): Promise<void> {
+    const refusal = await refuseTarget(url, r.allowInsecure, r.resolver)
+    if (refusal !== null) {
+      throw invalidData([{ code: refusal.code, message: refusal.message, field: 'url', source: 'body', value: url }],
+        `The url breaks a rule for webhook targets: it ${refusal.message}.`)
+    }
+  }
+
+  fastify.post(path, {
+    schema: { tags, summary: 'Create a webhook subscription', body: SubscriptionCreate(r.eventTypes), response: { 201: entity } },
+    config: write()
+  }, async (request, reply) => {
+    const body = request.body as { url: string, events: string[], description?: string | null }
+    checkEvents(body.events)
+    await checkTarget(body.url)
+    const id = randomUUID()
+    const created = await stored(async () => await tables.insertSubscription(store, {
+      ctx: request.executionContext, id, url: body.url, events: body.events, description: body.description ?? null, secret: newSecret(), etag: newEtag(), createdBy: request.principal?.sub ?? null
+    }, r.now()))
+    reply.code(201).header('location', itemPath(id)).header('etag', created.etag)
+    return subscriptionBody(created, true)
+  })
+
+  const subscriptionFields = createFieldMap([
+    { path: 'id', type: 'string', sql: SUBSCRIPTION_COLUMNS.id, filterable: false },
+    { path: 'active', type: 'boolean', sql: SUBSCRIPTION_COLUMNS.active },
+    { path: 'createdDateTime', type: 'date-time', sql: SUBSCRIPTION_COLUMNS.createdDateTime, filterable: false, sortable: true }
+  ])
+  registerCollection(fastify, {
+    url: path,
+    collection: { fields: subscriptionFields, offset: false, defaultOrdering: [{ field: 'createdDateTime', direction: 'asc' }] },
+    search: false,
+    schema: { tags, summary: 'List the webhook subscriptions', response: { 200: CursorCollection(entity) } },
+    config: read(),
+    handler: async function (request, reply) {
+      const q = collectionQueryOf(request)
+      const rows = await stored(async () => await tables.pageSubscriptions(store, q, subscriptionFields, request.executionContext))
+      return await reply.sendCollection(finishPage(rows.map(s => subscriptionBody(s)), q.paging, q.ordering))
+    }
+  })
+
+  fastify.get(item, {
+    schema: { tags, summary: 'Get a webhook subscription', params, response: { 200: entity } },
+    config: read({ problems: [404] })
+  }, async (request, reply) => {
+    const id = idOf(request)
+    const s = await stored(async () => await tables.getSubscription(store, request.executionContext, id))
+    if (s === null) throw notFound(id)
+    reply.header('etag', s.etag)
+    return subscriptionBody(s)
+  })
+
+  fastify.patch(item, {
+    schema: { tags, summary: 'Change a webhook subscription (JSON Merge Patch)', params, body: SubscriptionPatch(r.eventTypes), response: { 204: NO_CONTENT } },
+    config: write({ problems: [404, 412], conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: ETAG_HEADER(204) } })
+  }, async (request, reply) => {
+    const id = idOf(request)
+    const patch = request.body as Partial<Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active'>>
+    checkEvents(patch.events)
+    if (patch.url !== undefined) await checkTarget(patch.url)
+    const pre = request.preconditions as Preconditions | null
+    const updated = await stored(async () => await store.transaction(async (tx) => {
+      const s = await tables.getSubscription(tx, request.executionContext, id, true)
+      if (s === null) return null
+      if (pre?.ifMatch != null && !strongMatch(pre.ifMatch, s.etag)) return 'mismatch' as const
+      return await tables.updateSubscription(tx, request.executionContext, id, {
+        url: patch.url ?? s.url,
+        events: patch.events ?? s.events,
+        description: patch.description === undefined ? s.description : patch.description,
+        active: patch.active ?? s.active,
+        etag: newEtag(),
+        modifiedBy: request.principal?.sub ?? null
+      }, r.now())
+    }))
+    if (updated === null) throw notFound(id)
+    if (updated === 'mismatch') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
+    return await reply.code(204).header('etag', updated.etag).send()
+  })
+
+  fastify.delete(item, {
+    schema: { tags, summary: 'Delete a webhook subscription and its deliveries', params, response: { 204: NO_CONTENT } },
+    config: write({ problems: [412] })
+  }, async (request, reply) => {
+    const id = idOf(request)
+    const pre = request.preconditions as Preconditions | null
+    const outcome = await stored(async () => await store.transaction(async (tx) => {
+      const s = await tables.getSubscription(tx, request.executionContext, id, true)
+      if (pre?.ifMatch != null && (s === null || !strongMatch(pre.ifMatch, s.etag))) return 'mismatch'
+      if (s !== null) await tables.deleteSubscription(tx, request.executionContext, id)
+      return 'done'
+    }))
+    if (outcome === 'mismatch') throw problems.preconditionFailed(`The conditions of If-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
+    return await reply.code(204).send()
+  })
+
+  const deliveryFields = createFieldMap([
+    { path: 'id', type: 'string', sql: DELIVERY_COLUMNS.id, filterable: false },
+    { path: 'status', type: 'enum', enumValues: ['PENDING', 'SUCCEEDED', 'FAILED'], sql: DELIVERY_COLUMNS.status },
+    { path: 'eventType', type: 'string', sql: DELIVERY_COLUMNS.eventType },
+    { path: 'createdDateTime', type: 'date-time', sql: DELIVERY_COLUMNS.createdDateTime, filterable: false, sortable: true }
+  ])
+  registerCollection(fastify, {
+    url: `${item}/deliveries`,
+    collection: { fields: deliveryFields, offset: false, defaultOrdering: [{ field: 'createdDateTime', direction: 'desc' }] },
+    search: false,
+    schema: { tags, summary: 'List the deliveries of a webhook subscription, newest first', params, response: { 200: DeliveryCollection } },
+    config: read({ problems: [404] }),
+    handler: async function (request, reply) {
+      const id = idOf(request)
+      const q = collectionQueryOf(request)
+      const rows = await stored(async () => {
+        if (await tables.getSubscription(store, request.executionContext, id) === null) return null
+        return await tables.pageDeliveries(store, q, deliveryFields, request.executionContext, id)
+      })
+      if (rows === null) throw notFound(id)
+      return await reply.sendCollection(finishPage(rows.map(deliveryBody), q.paging, q.ordering))
+    }
+  })
+
+  fastify.post(`${item}/deliveries/:deliveryId/retry`, {
+    schema: { tags, summary: 'Deliver a FAILED delivery again now', params: Type.Object({ subscriptionId: Id(), deliveryId: Id() }), response: { 200: Delivery } },
+    config: write({ problems: [404, 409] })
+  }, async (request, wrapped) => {
+    const { subscriptionId, deliveryId } = request.params as { subscriptionId: string, deliveryId: string }
+    const instance = `${itemPath(subscriptionId)}/deliveries/${encodeURIComponent(deliveryId)}`
+    const ctx = request.executionContext
+    const retried = await stored(async () => await tables.retry(store, ctx, subscriptionId, deliveryId, r.now()))
+    if (retried !== null) {
+      wrapped.code(200)
+      return deliveryBody(retried)
+    }
+    const current = await stored(async () => await tables.getDelivery(store, ctx, subscriptionId, deliveryId))
+    if (current === null) throw problems.notFound(`The webhook subscription ${subscriptionId} has no delivery ${deliveryId}; check both ids.`, { instance })
+    throw problems.conflict(`The delivery ${deliveryId} is ${current.status}; only a FAILED delivery can be retried.`, {
+      instance,
+      context: [{ code: 'INVALID_STATE_TRANSITION', message: 'retry applies from FAILED only', value: current.status }]
+    })
+  })
+}

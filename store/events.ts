@@ -1,0 +1,323 @@
+import type { CollectionQuery, FieldMap } from '../model/query.js'
+import { Purge, type PurgeResult } from './purge.js'
+import { quoteIdent } from './quote.js'
+import { compileSql, selectStatement } from './sql-query.js'
+import type { Migration, Queryable, Store } from './types.js'
+
+/** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
+export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'
+
+/** A subscription as stored. Dates are ISO 8601 strings in UTC. */
+export interface SubscriptionRow {
+  ctx: string
+  id: string
+  url: string
+  events: string[]
+  description: string | null
+  active: boolean
+  secret: string
+  etag: string
+  createdDateTime: string
+  createdBy: string | null
+  modifiedDateTime: string
+  modifiedBy: string | null
+}
+
+/** What a new subscription is made of. */
+export type NewSubscription = Pick<SubscriptionRow, 'ctx' | 'id' | 'url' | 'events' | 'description' | 'secret' | 'etag' | 'createdBy'>
+
+/** The fields a change of a subscription sets. */
+export type SubscriptionChange = Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active' | 'etag' | 'modifiedBy'>
+
+/** A delivery as stored: one event for one subscription. */
+export interface DeliveryRow {
+  ctx: string
+  id: string
+  subscriptionId: string
+  eventType: string
+  status: DeliveryStatus
+  attemptCount: number
+  lastStatusCode: number | null
+  lastAttemptDateTime: string | null
+  nextAttemptDateTime: string | null
+  createdDateTime: string
+}
+
+/** A delivery claimed for an attempt: what the attempt sends, and where. */
+export interface ClaimedDelivery extends DeliveryRow {
+  /** The body, as signed and sent. */
+  payload: string
+  requestId: string | null
+  /** Attempts since it was created or last retried by hand: which delay of the schedule follows a failure. */
+  tries: number
+  url: string
+  secret: string
+  /** The subscription's deliveries FAILED in a row when it was claimed. */
+  failures: number
+}
+
+/** An event on its way to the outbox: its type and the body every subscriber receives. */
+export interface OutboxEvent {
+  type: string
+  payload: string
+}
+
+/** How an attempt ended, for `finish`. */
+export interface AttemptOutcome {
+  id: string
+  status: DeliveryStatus
+  statusCode: number | null
+  /** When the next attempt is due (status PENDING); null otherwise. */
+  next: Date | null
+}
+
+/** The SQL of the paths the collections filter and order on (`createFieldMap`; alias `t`). */
+export const SUBSCRIPTION_COLUMNS = { id: 't.id', active: 't.active', createdDateTime: 't.created_at' } as const
+export const DELIVERY_COLUMNS = { id: 't.id', status: 't.status', eventType: 't.event_type', createdDateTime: 't.created_at' } as const
+
+const iso = (v: unknown): string | null => v instanceof Date ? v.toISOString() : (v as string | null)
+
+function subscriptionColumns (a = ''): string {
+  const p = a === '' ? '' : `${a}.`
+  return `${p}ctx, ${p}id, ${p}url, ${p}events, ${p}description, ${p}active, ${p}secret, ${p}etag, ${p}created_at AS "createdDateTime",
+    ${p}created_by AS "createdBy", ${p}modified_at AS "modifiedDateTime", ${p}modified_by AS "modifiedBy"`
+}
+
+function deliveryColumns (a = ''): string {
+  const p = a === '' ? '' : `${a}.`
+  return `${p}ctx, ${p}id, ${p}subscription_id AS "subscriptionId", ${p}event_type AS "eventType", ${p}status, ${p}attempt_count AS "attemptCount",
+    ${p}last_status_code AS "lastStatusCode", ${p}last_attempt_at AS "lastAttemptDateTime", ${p}next_attempt_at AS "nextAttemptDateTime",
+    ${p}created_at AS "createdDateTime"`
+}
+
+function subscriptionOf (row: Record<string, unknown>): SubscriptionRow {
+  row.createdDateTime = iso(row.createdDateTime)
+  row.modifiedDateTime = iso(row.modifiedDateTime)
+  return row as unknown as SubscriptionRow
+}
+
+function deliveryOf<T extends DeliveryRow> (row: Record<string, unknown>): T {
+  for (const k of ['lastAttemptDateTime', 'nextAttemptDateTime', 'createdDateTime']) row[k] = iso(row[k])
+  return row as unknown as T
+}
+
+/**
+ * The outbox of outgoing events: subscriptions, and one delivery row per event and matching
+ * subscription, written by `emit` in the transaction of the change that causes the event (so
+ * a change that commits has its deliveries, and one rolled back has none). Any instance claims
+ * due deliveries with `FOR UPDATE SKIP LOCKED` and a lease, as jobs are claimed (store/jobs.ts):
+ * two instances never attempt the same one, and the attempts of an instance that died are
+ * taken up again once its lease runs out. Times come from the caller's clock, so tests move them.
+ */
+export class EventTables {
+  readonly subscriptions: string
+  readonly deliveries: string
+  private readonly S: string
+  private readonly D: string
+  private readonly emitSql: string
+  private readonly purger: Purge
+
+  /** `retention`: milliseconds an ended delivery (SUCCEEDED or FAILED) stays listed. */
+  constructor (prefix = 'event', retention = 7 * 24 * 60 * 60 * 1000) {
+    this.subscriptions = `${prefix}_subscriptions`
+    this.deliveries = `${prefix}_deliveries`
+    this.S = quoteIdent(this.subscriptions)
+    this.D = quoteIdent(this.deliveries)
+    // Open deliveries have no ended_at: only ended ones are ever past keeping.
+    this.purger = new Purge({ table: this.deliveries, column: 'ended_at', retention })
+    // One statement per write, however many events and subscribers: the fan-out is a join.
+    this.emitSql = `INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
+      SELECT $1, gen_random_uuid()::text, s.id, e.type, e.payload, $2, 'PENDING', $3, $3
+      FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, payload, n)
+      JOIN ${this.S} s ON s.ctx = $1 AND s.active AND e.type = ANY(s.events)
+      ORDER BY e.n`
+  }
+
+  migrations (): Migration[] {
+    const s = this.subscriptions
+    const d = this.deliveries
+    return [{
+      id: `events:${s}:v1`,
+      sql: `CREATE TABLE IF NOT EXISTS ${this.S} (
+        ctx text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        url text NOT NULL,
+        events text[] NOT NULL,
+        description text,
+        active boolean NOT NULL DEFAULT true,
+        secret text NOT NULL,
+        etag text NOT NULL,
+        consecutive_failures integer NOT NULL DEFAULT 0,
+        created_at timestamptz(3) NOT NULL DEFAULT now(),
+        created_by text,
+        modified_at timestamptz(3) NOT NULL DEFAULT now(),
+        modified_by text,
+        CONSTRAINT ${quoteIdent(`${s}_pkey`)} PRIMARY KEY (ctx, id)
+      );
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${s}_active_idx`)} ON ${this.S} (ctx) WHERE active;
+      CREATE TABLE IF NOT EXISTS ${this.D} (
+        ctx text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        subscription_id text COLLATE "C" NOT NULL,
+        event_type text NOT NULL,
+        payload text NOT NULL,
+        request_id text,
+        status text NOT NULL CONSTRAINT ${quoteIdent(`${d}_status_check`)} CHECK (status IN ('PENDING', 'SUCCEEDED', 'FAILED')),
+        attempt_count integer NOT NULL DEFAULT 0,
+        tries integer NOT NULL DEFAULT 0,
+        last_status_code integer,
+        last_attempt_at timestamptz(3),
+        next_attempt_at timestamptz(3),
+        lease_owner text,
+        lease_until timestamptz(3),
+        created_at timestamptz(3) NOT NULL,
+        CONSTRAINT ${quoteIdent(`${d}_pkey`)} PRIMARY KEY (id),
+        CONSTRAINT ${quoteIdent(`${d}_subscription_fkey`)} FOREIGN KEY (ctx, subscription_id) REFERENCES ${this.S} (ctx, id) ON DELETE CASCADE
+      );
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_due_idx`)} ON ${this.D} (next_attempt_at) WHERE status = 'PENDING';
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_list_idx`)} ON ${this.D} (ctx, subscription_id, created_at DESC, id DESC)`
+    }, {
+      // When a delivery ended, for the purge of those past their retention.
+      id: `events:${d}:v2-ended-at`,
+      sql: `ALTER TABLE ${this.D} ADD COLUMN IF NOT EXISTS ended_at timestamptz(3);
+      CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_ended_idx`)} ON ${this.D} (ended_at) WHERE ended_at IS NOT NULL`
+    }]
+  }
+
+  /** Deletes the deliveries that ended longer than the retention ago (store/purge.ts). `now` replaces the database's clock. */
+  async purge (store: Store, now: Date | null = null): Promise<PurgeResult> {
+    return await this.purger.run(store, now)
+  }
+
+  /**
+   * Writes one delivery per event and active subscription of `ctx` that wants its type; run
+   * it in the transaction of the change. Returns how many were written.
+   */
+  async emit (db: Queryable, ctx: string, requestId: string | null, at: Date, events: readonly OutboxEvent[]): Promise<number> {
+    if (events.length === 0) return 0
+    const { rowCount } = await db.query(this.emitSql, [ctx, requestId, at, events.map(e => e.type), events.map(e => e.payload)])
+    return rowCount
+  }
+
+  async insertSubscription (db: Queryable, s: NewSubscription, at: Date): Promise<SubscriptionRow> {
+    const { rows } = await db.query(`INSERT INTO ${this.S} (ctx, id, url, events, description, secret, etag, created_at, created_by, modified_at, modified_by)
+      VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9, $8, $9) RETURNING ${subscriptionColumns()}`,
+    [s.ctx, s.id, s.url, s.events, s.description, s.secret, s.etag, at, s.createdBy])
+    return subscriptionOf(rows[0] as Record<string, unknown>)
+  }
+
+  /** The subscription, locked for a change when `forUpdate`; null when `ctx` has none of that id. */
+  async getSubscription (db: Queryable, ctx: string, id: string, forUpdate = false): Promise<SubscriptionRow | null> {
+    const { rows } = await db.query(`SELECT ${subscriptionColumns()} FROM ${this.S} WHERE ctx = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ctx, id])
+    return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
+  }
+
+  /** Sets the changeable fields; a subscription switched back on starts a new run of failures. */
+  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date): Promise<SubscriptionRow> {
+    const { rows } = await db.query(`UPDATE ${this.S} SET url = $3, events = $4::text[], description = $5, active = $6, etag = $7, modified_by = $8, modified_at = $9,
+        consecutive_failures = CASE WHEN $6 AND NOT active THEN 0 ELSE consecutive_failures END
+      WHERE ctx = $1 AND id = $2 RETURNING ${subscriptionColumns()}`,
+    [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at])
+    return subscriptionOf(rows[0] as Record<string, unknown>)
+  }
+
+  /** Deletes it with its deliveries; false when there was none. */
+  async deleteSubscription (db: Queryable, ctx: string, id: string): Promise<boolean> {
+    const { rowCount } = await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
+    return rowCount > 0
+  }
+
+  /** A page of `ctx`'s subscriptions as `query` selects them (at most `limit + 1`). */
+  async pageSubscriptions (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string): Promise<SubscriptionRow[]> {
+    const sql = compileSql(query, fields, { paramStart: 2 })
+    const statement = selectStatement(sql, { select: subscriptionColumns('t'), from: `${this.S} t`, where: 't.ctx = $1', params: [ctx] })
+    const { rows } = await db.query(statement.text, statement.params)
+    return rows.map(r => subscriptionOf(r))
+  }
+
+  /** A page of one subscription's deliveries as `query` selects them. */
+  async pageDeliveries (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string, subscriptionId: string): Promise<DeliveryRow[]> {
+    const sql = compileSql(query, fields, { paramStart: 3 })
+    const statement = selectStatement(sql, { select: deliveryColumns('t'), from: `${this.D} t`, where: 't.ctx = $1 AND t.subscription_id = $2', params: [ctx, subscriptionId] })
+    const { rows } = await db.query(statement.text, statement.params)
+    return rows.map(r => deliveryOf(r))
+  }
+
+  async getDelivery (db: Queryable, ctx: string, subscriptionId: string, id: string): Promise<DeliveryRow | null> {
+    const { rows } = await db.query(`SELECT ${deliveryColumns()} FROM ${this.D} WHERE ctx = $1 AND subscription_id = $2 AND id = $3`, [ctx, subscriptionId, id])
+    return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
+  }
+
+  /** Schedules a FAILED delivery again at `at`, with the whole schedule ahead of it; null when it is not FAILED (or not there). */
+  async retry (db: Queryable, ctx: string, subscriptionId: string, id: string, at: Date): Promise<DeliveryRow | null> {
+    const { rows } = await db.query(`UPDATE ${this.D} SET status = 'PENDING', tries = 0, next_attempt_at = $4, ended_at = NULL
+      WHERE ctx = $1 AND subscription_id = $2 AND id = $3 AND status = 'FAILED' RETURNING ${deliveryColumns()}`, [ctx, subscriptionId, id, at])
+    return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
+  }
+
+  /**
+   * Claims up to `limit` due deliveries of active subscriptions, at most `perSubscription`
+   * of each and none of `skip` (this instance has enough of theirs in hand), for `owner`
+   * until `at + leaseMillis`: one more attempt each. Oldest due first. Rows looked at but not
+   * taken are unlocked when the statement ends.
+   */
+  async claim (db: Queryable, owner: string, at: Date, leaseMillis: number, limit: number, skip: readonly string[], perSubscription: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await db.query(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
+        attempt_count = d.attempt_count + 1, tries = d.tries + 1, last_attempt_at = $2
+      FROM (SELECT r.id FROM (
+          SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.subscription_id ORDER BY c.next_attempt_at) AS rn FROM (
+            SELECT x.id, x.subscription_id, x.next_attempt_at FROM ${this.D} x JOIN ${this.S} s ON s.ctx = x.ctx AND s.id = x.subscription_id
+            WHERE x.status = 'PENDING' AND x.next_attempt_at <= $2 AND (x.lease_until IS NULL OR x.lease_until < $2) AND s.active
+              AND NOT (x.subscription_id = ANY($5::text[]))
+            ORDER BY x.next_attempt_at LIMIT $4 * 4 FOR UPDATE OF x SKIP LOCKED) AS c) AS r
+        WHERE r.rn <= $6 ORDER BY r.next_attempt_at LIMIT $4) AS n, ${this.S} AS s
+      WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
+      RETURNING ${deliveryColumns('d')}, d.payload, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
+    [owner, at, leaseMillis, limit, skip, perSubscription])
+    return rows.map(r => deliveryOf<ClaimedDelivery>(r))
+  }
+
+  /**
+   * Records how attempts ended (those `owner` still holds), in one statement, and counts each
+   * subscription's deliveries FAILED in a row: one that reaches `maxFailures` is switched off.
+   * `clean`: subscriptions known to have no failures in a row, whose successes change nothing.
+   */
+  async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date, clean: ReadonlySet<string> = new Set()): Promise<void> {
+    if (outcomes.length === 0) return
+    const { rows } = await db.query<{ ctx: string, sub: string, status: string }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
+        next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
+      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) AS x(id, status, code, next)
+      WHERE d.id = x.id AND d.lease_owner = $1
+      RETURNING d.ctx, d.subscription_id AS sub, d.status`,
+    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at])
+    // Per subscription, in the order the attempts ended: a success starts the count again.
+    const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number }>()
+    for (const r of rows) {
+      if (r.status === 'PENDING') continue
+      const key = `${r.ctx}\u0000${r.sub}`
+      const s = streaks.get(key) ?? { ctx: r.ctx, sub: r.sub, reset: false, add: 0 }
+      if (r.status === 'SUCCEEDED') {
+        s.reset = true
+        s.add = 0
+      } else s.add++
+      streaks.set(key, s)
+    }
+    const changed = [...streaks.values()].filter(c => !(c.reset && c.add === 0 && clean.has(c.sub)))
+    if (changed.length === 0) return
+    await db.query(`UPDATE ${this.S} AS s SET
+        consecutive_failures = (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add,
+        active = s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add < $5,
+        etag = CASE WHEN s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add >= $5 THEN '"' || md5(random()::text) || '"' ELSE s.etag END,
+        modified_at = CASE WHEN s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add >= $5 THEN $6 ELSE s.modified_at END
+      FROM unnest($1::text[], $2::text[], $3::boolean[], $4::integer[]) AS x(ctx, sub, reset, add)
+      WHERE s.ctx = x.ctx AND s.id = x.sub AND (x.reset AND s.consecutive_failures <> 0 OR x.add > 0)`,
+    [changed.map(c => c.ctx), changed.map(c => c.sub), changed.map(c => c.reset), changed.map(c => c.add), maxFailures, at])
+  }
+
+  /** Gives claimed attempts back unattempted (the instance stops): due again at once. */
+  async release (db: Queryable, owner: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return
+    await db.query(`UPDATE ${this.D} SET lease_owner = NULL, lease_until = NULL, attempt_count = attempt_count - 1, tries = tries - 1
+      WHERE id = ANY($2::text[]) AND lease_owner = $1`, [owner, ids])
+  }
+}

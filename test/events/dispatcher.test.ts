@@ -1,0 +1,76 @@
+import t from 'tap'
+import { Dispatcher } from '../../plugins/events/dispatcher.js'
+import type { ClaimedDelivery, EventTables } from '../../store/events.js'
+import type { Store } from '../../store/types.js'
+import { receiver } from './helper.js'
+
+// The dispatcher against stand-in tables: a subscription's attempts beyond its limit wait their
+// turn; a failing database is logged and tried again later, never thrown.
+
+function delivery (id: string, url: string): ClaimedDelivery {
+  return { ctx: 'prod', id, subscriptionId: 's-1', eventType: 'x.created', status: 'PENDING', attemptCount: 1, lastStatusCode: null, lastAttemptDateTime: null, nextAttemptDateTime: null, createdDateTime: new Date().toISOString(), payload: '{}', requestId: null, tries: 1, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', failures: 1 }
+}
+
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+t.test('attempts beyond a subscription\'s limit wait their turn; a wake while looking looks again', async t => {
+  const hook = await receiver(t)
+  let batch: ClaimedDelivery[] = [delivery('d-1', hook.url), delivery('d-2', hook.url), delivery('d-3', hook.url)]
+  let claims = 0
+  const finished: string[] = []
+  const tables = {
+    claim: async () => { claims++; await sleep(claims === 1 ? 20 : 200); const out = batch; batch = []; return out },
+    finish: async (_db: unknown, _owner: string, outcomes: Array<{ id: string }>) => { finished.push(...outcomes.map(o => o.id)) },
+    release: async () => {}
+  } as unknown as EventTables
+  const warnings: unknown[] = []
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (o) => { warnings.push(o) } } })
+  d.start()
+  await sleep(5)
+  d.wake()
+  await hook.waitFor(3)
+  await sleep(100)
+  t.ok(claims >= 2, 'looked again after the wake')
+  await d.stop()
+  t.same(finished.sort(), ['d-1', 'd-2', 'd-3'])
+  t.same(warnings, [])
+})
+
+t.test('a failing database: logged, never thrown; unattempted deliveries given back on stop', async t => {
+  const hook = await receiver(t)
+  hook.setRespond(() => {}) // never answers: the attempts are in flight when the instance stops
+  let calls = 0
+  const tables = {
+    claim: async () => { if (++calls === 1) return [delivery('d-1', hook.url), delivery('d-2', hook.url)]; throw new Error('database down') },
+    finish: async () => { throw new Error('database down') },
+    release: async () => { throw new Error('database down') }
+  } as unknown as EventTables
+  const warnings: string[] = []
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [10], timeoutMillis: 200, pollMillis: 20, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
+  d.start()
+  await hook.waitFor(1)
+  await sleep(100)
+  await d.stop()
+  t.ok(warnings.some(w => /could not look for deliveries/.test(w)))
+  t.ok(warnings.some(w => /could not record delivery attempts/.test(w)))
+  t.ok(warnings.some(w => /could not give back unattempted deliveries/.test(w)))
+  d.wake()
+  t.pass('a stopped dispatcher ignores wakes')
+})
+
+t.test('a target naming an internal address literally is refused before any connection', async t => {
+  const hook = await receiver(t)
+  const outcomes: Array<{ id: string, status: string, statusCode: number | null }> = []
+  let batch = [delivery('d-1', hook.url)]
+  const tables = {
+    claim: async () => { const out = batch; batch = []; return out },
+    finish: async (_db: unknown, _owner: string, o: typeof outcomes) => { outcomes.push(...o) },
+    release: async () => {}
+  } as unknown as EventTables
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], now: () => new Date(), log: { warn: () => {} } })
+  d.start()
+  for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
+  await d.stop()
+  t.match(outcomes, [{ id: 'd-1', status: 'FAILED', statusCode: null }])
+  t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
+})

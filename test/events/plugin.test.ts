@@ -1,0 +1,117 @@
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { conventions, createStore, events, problem, query, validation, type EventsPluginOptions, type Store } from '../../index.js'
+import { CURSOR_SECRET } from '../resource/helper.js'
+import { receiver, verify } from './helper.js'
+
+// The events plugin alone, without the resource plugin: options checked at boot, an
+// application's own events emitted and delivered, the routes in a bare app.
+
+const SERVICE = { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'alone' }
+const store: Store = createStore({ dataDir: 'memory' })
+t.teardown(() => store.close())
+
+async function app (opts: Partial<EventsPluginOptions>, prereqs = true): Promise<FastifyInstance> {
+  const a = Fastify()
+  t.teardown(() => a.close())
+  if (prereqs) {
+    await a.register(problem)
+    await a.register(validation)
+    await a.register(conventions, { userAgent: false })
+    await a.register(query, { cursorSecret: CURSOR_SECRET })
+  }
+  await a.register(events, { store, service: SERVICE, eventTypes: ['order.shipped'], ...opts } as EventsPluginOptions)
+  return a
+}
+
+t.test('options are checked at boot, naming the option', async t => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['store', { store: {} }, /store must be a Store/],
+    ['service', { service: { id: 'x', name: 'alone' } }, /service must be/],
+    ['path', { path: 'hooks' }, /path must be an absolute path/],
+    ['readScopes', { readScopes: 'webhooks:read' }, /readScopes must be an array/],
+    ['retrySchedule text', { retrySchedule: '5s,soon' }, /retrySchedule must be/],
+    ['retrySchedule numbers', { retrySchedule: [1, -1] }, /retrySchedule must be/],
+    ['allowInsecureTargets', { allowInsecureTargets: 'yes' }, /allowInsecureTargets must be a boolean/],
+    ['worker', { worker: 1 }, /worker must be a boolean/],
+    ['timeoutMillis', { timeoutMillis: 0 }, /timeoutMillis must be a positive integer/],
+    ['userAgent', { userAgent: 'no version' }, /userAgent must be of the form/],
+    ['tablePrefix', { tablePrefix: 'Bad-Name' }, /tablePrefix must be a lowercase SQL name/],
+    ['resolver', { resolver: 'dns' }, /resolver must be a function/],
+    ['now', { now: 0 }, /now must be a function/],
+    ['purgeInterval', { purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
+    ['eventTypes', { eventTypes: [] }, /there are no event types/],
+    ['unknown', { tableprefix: 'x' }, /tableprefix/]
+  ]
+  for (const [name, opts, message] of cases) await t.rejects(app(opts), message, name)
+  await t.rejects(app({}, false), /needs the problem, conventions and query plugins/, 'its dependencies first')
+})
+
+t.test('an application\'s own event, emitted in its transaction, delivered signed; one rolled back is not', async t => {
+  const hook = await receiver(t)
+  const a = await app({ allowInsecureTargets: true, pollMillis: 20, path: '/hooks', readScopes: [], writeScopes: [], retrySchedule: '10ms' })
+  await a.listen({ port: 0, host: '127.0.0.1' })
+  const created = await a.inject({ method: 'POST', url: '/hooks', payload: { url: hook.url, events: ['order.shipped'], description: 'all orders' } })
+  t.equal(created.statusCode, 201, created.body)
+  const sub = JSON.parse(created.body)
+  await store.transaction(async (tx) => {
+    await a.events.emit(tx, [
+      { ctx: 'prod', type: 'order.shipped', data: { id: 'o-1' }, requestId: 'r-1' },
+      { ctx: 'prod', type: 'order.shipped', data: '{"id":"o-2"}' },
+      { ctx: 'preprod', type: 'order.shipped', data: { id: 'o-3' } }
+    ])
+  })
+  await t.rejects(store.transaction(async (tx) => {
+    await a.events.emit(tx, { ctx: 'prod', type: 'order.shipped', data: { id: 'rolled-back' } })
+    throw new Error('the change failed')
+  }))
+  a.events.wake()
+  await hook.waitFor(2)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(hook.got.map(r => r.json.data).sort((x, y) => x.id < y.id ? -1 : 1), [{ id: 'o-1' }, { id: 'o-2' }], 'prod only, nothing rolled back')
+  for (const r of hook.got) verify(sub.secret, r)
+  t.same(hook.got.map(r => r.headers['x-request-id'] ?? null).sort(), ['r-1', null].sort())
+  t.same(a.events.types, ['order.shipped'])
+  const list = await a.inject({ url: '/hooks?limit=1' })
+  t.equal(list.statusCode, 200)
+  t.equal(JSON.parse(list.body).results.length, 1)
+  const patched = await a.inject({ method: 'PATCH', url: `/hooks/${sub.id as string}`, headers: { 'content-type': 'application/merge-patch+json' }, payload: { description: null } })
+  t.equal(patched.statusCode, 204, 'merge patches parsed without the resource plugin')
+  t.equal((await a.inject({ url: '/hooks/nope/deliveries' })).statusCode, 404)
+})
+
+t.test('a worker-less instance records events and serves no routes with path: false', async t => {
+  const a = await app({ worker: false, path: false, purgeInterval: 0, tablePrefix: 'quiet' })
+  await a.ready()
+  a.events.wake()
+  t.equal((await a.inject({ url: '/webhook-subscriptions' })).statusCode, 404)
+  await store.transaction(async (tx) => { await a.events.emit(tx, { ctx: 'prod', type: 'order.shipped', data: {} }) })
+  t.pass('emitted with no subscriber')
+})
+
+t.test('an unavailable database is a 503, naming nothing of the fault', async t => {
+  const own = createStore({ dataDir: 'memory' })
+  const a = Fastify()
+  t.teardown(() => a.close())
+  await a.register(problem)
+  await a.register(validation)
+  await a.register(conventions, { userAgent: false })
+  await a.register(query, { cursorSecret: CURSOR_SECRET })
+  await a.register(events, { store: own, service: SERVICE, eventTypes: ['order.shipped'], worker: false, readScopes: [] })
+  await a.ready()
+  await own.close()
+  const res = await a.inject({ url: '/webhook-subscriptions' })
+  t.equal(res.statusCode, 503)
+  t.notMatch(res.body, /closed|PGlite|SQL/i)
+})
+
+t.test('ended deliveries are deleted after their retention', async t => {
+  const before = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n as number
+  t.ok(before > 0, 'the deliveries above ended')
+  await app({ worker: false, path: false, retention: 1, purgeInterval: 20 })
+  for (let i = 0; i < 100; i++) {
+    if ((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n === 0) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n, 0)
+})

@@ -1,0 +1,102 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { databases } from '../support/databases.js'
+import { DEV_WEBHOOK_SECRET } from '../../config.js'
+import { signStandardWebhook } from '../../index.js'
+import { client, receiver, sleep, startEvents } from './helper.js'
+
+// Every path of the write path emits (jobs, the scanner webhook), safe targets over HTTP, and a
+// subscription switched off after 20 deliveries in a row failed.
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const hook = await receiver(t)
+
+    t.test('a job and the scanner webhook emit, with the requestId of the request that made the change', async t => {
+      const { base } = await startEvents(t, store, { TRUST_PROXY: '127.0.0.1' })
+      const call = client(base)
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created', 'document.updated'] })).body
+      hook.got.length = 0
+      const accepted = await call('PATCH', '/v1/authors', { operations: [{ action: 'CREATE', entity: { name: 'Job 1', email: 'j1@example.com' } }, { action: 'CREATE', entity: { name: 'Job 2', email: 'j2@example.com' } }] },
+        { prefer: 'respond-async', 'x-request-id': 'the-job-request', 'content-type': 'application/json' })
+      t.equal(accepted.status, 202)
+      await hook.waitFor(2)
+      t.same(hook.got.map(r => r.headers['x-request-id']), ['the-job-request', 'the-job-request'])
+      t.same(hook.got.map(r => r.json.data.name).sort(), ['Job 1', 'Job 2'])
+
+      const author = hook.got[0]?.json.data
+      const doc = (await call('POST', '/v1/documents', { name: `scanned-${randomUUID()}`, authorId: author.id, kind: 'INVOICE' })).body
+      hook.got.length = 0
+      const raw = JSON.stringify({ documentId: doc.id, pageCount: 7, fingerprint: 'sha256:abc' })
+      const id = `msg_${randomUUID()}`
+      const ts = Math.floor(Date.now() / 1000)
+      const scanned = await fetch(`${base}/_webhooks/scanner/document-scanned`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'x-request-id': 'scanner-call', 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signStandardWebhook(DEV_WEBHOOK_SECRET, id, ts, raw) },
+        body: raw
+      })
+      t.equal(scanned.status, 204)
+      const [r] = await hook.waitFor(1)
+      t.match(r?.json, { type: 'document.updated', data: { id: doc.id, pageCount: 7, fingerprint: 'sha256:abc' } })
+      t.equal(r?.headers['x-request-id'], 'scanner-call')
+      await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
+    })
+
+    t.test('safe targets: refused at save with a 400 naming the rule; a name resolving to a private address too', async t => {
+      const resolver = async (host: string): Promise<Array<{ address: string, family: number }>> => {
+        if (host === 'hooks.example.com') return [{ address: '93.184.216.34', family: 4 }]
+        if (host === 'internal.example.com') return [{ address: '10.20.30.40', family: 4 }]
+        throw new Error('ENOTFOUND')
+      }
+      const { base } = await startEvents(t, store, { WEBHOOK_ALLOW_INSECURE_TARGETS: 'false' }, { resolver, worker: false })
+      const call = client(base)
+      const cases: Array<[string, string]> = [
+        ['http://hooks.example.com/in', 'URL_NOT_HTTPS'],
+        ['https://127.0.0.1/in', 'URL_INTERNAL_ADDRESS'],
+        ['https://[::1]/in', 'URL_INTERNAL_ADDRESS'],
+        ['https://10.0.0.8/in', 'URL_INTERNAL_ADDRESS'],
+        ['https://169.254.169.254/latest', 'URL_INTERNAL_ADDRESS'],
+        ['https://internal.example.com/in', 'URL_INTERNAL_ADDRESS']
+      ]
+      for (const [url, code] of cases) {
+        const res = await call('POST', '/v1/webhook-subscriptions', { url, events: ['author.created'] })
+        t.equal(res.status, 400, url)
+        t.match(res.body.context, [{ code, field: 'url', source: 'body', value: url }], url)
+      }
+      const ok = await call('POST', '/v1/webhook-subscriptions', { url: 'https://hooks.example.com/in', events: ['author.created'] })
+      t.equal(ok.status, 201)
+      const moved = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { url: 'https://internal.example.com/in' })
+      t.equal(moved.status, 400, 'a PATCH of the url is checked too')
+      const unknown = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { events: ['author.eaten'] })
+      t.match(unknown.body.context, [{ code: 'INPUT_INVALID', field: 'events[0]', value: 'author.eaten' }])
+      await call('DELETE', `/v1/webhook-subscriptions/${ok.body.id as string}`)
+    })
+
+    t.test('20 deliveries FAILED in a row switch the subscription off', async t => {
+      const { base } = await startEvents(t, store, {}, { retrySchedule: [] })
+      const call = client(base)
+      hook.setRespond((_r, res) => { res.statusCode = 500; res.end() })
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] })).body
+      hook.got.length = 0
+      const ops = Array.from({ length: 20 }, (_, i) => ({ action: 'CREATE', entity: { name: `Failing ${i}`, email: 'f@example.com' } }))
+      t.equal((await call('PATCH', '/v1/authors', { operations: ops }, { 'content-type': 'application/json' })).status, 200)
+      const deadline = Date.now() + 30_000
+      let read: any
+      do {
+        await sleep(50)
+        read = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}`)).body
+      } while (read.active && Date.now() < deadline)
+      t.equal(read.active, false)
+      t.not(read.etag, s.etag)
+      t.equal(hook.got.length, 20)
+      await call('POST', '/v1/authors', { name: 'Not delivered', email: 'n@example.com' })
+      await sleep(300)
+      t.equal(hook.got.length, 20, 'an inactive subscription receives nothing')
+      const failed = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}/deliveries?status=FAILED&limit=100`)).body.results
+      t.equal(failed.length, 20)
+      hook.setRespond((_r, res) => { res.statusCode = 204; res.end() })
+      t.equal((await call('PATCH', `/v1/webhook-subscriptions/${s.id as string}`, { active: true })).status, 204, 'switched on again by hand')
+    })
+  })
+}

@@ -1,0 +1,77 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { guardedLookup, isInternalAddress, refuseTarget, type Resolver } from '../../plugins/events/targets.js'
+import { literalRefused } from '../../plugins/events/targets.js'
+import { parseRetrySchedule } from '../../plugins/events/index.js'
+
+// Safe targets: a subscriber's URL must not make the service reach its own neighbours.
+
+const stub = (table: Record<string, string[]>): Resolver => async (hostname) => {
+  const addresses = table[hostname]
+  if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
+  return addresses.map(address => ({ address, family: address.includes(':') ? 6 : 4 }))
+}
+
+t.test('internal addresses, IPv4 and IPv6, IPv4-mapped included', async t => {
+  const internal = [
+    '127.0.0.1', '127.255.0.9', '10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.1', '192.168.1.1', '169.254.169.254', '100.64.0.1',
+    '0.0.0.0', '224.0.0.1', '239.255.255.250', '255.255.255.255', '192.0.2.1', '198.18.0.1',
+    '::', '::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '2002:a00:1::1', 'not an address'
+  ]
+  const external = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '2a00:1450:4001:82b::200e']
+  for (const a of internal) t.equal(isInternalAddress(a), true, a)
+  for (const a of external) t.equal(isInternalAddress(a), false, a)
+})
+
+t.test('at save: https only; no literal or name reaching an internal address; insecure allows all', async t => {
+  const resolve = stub({ 'hooks.example.com': ['93.184.216.34', '2606:2800:220:1::1'], 'sneaky.example.com': ['93.184.216.34', '192.168.1.5'], 'empty.example.com': [] })
+  const cases: Array<[string, string | null]> = [
+    ['https://hooks.example.com/in', null],
+    ['https://93.184.216.34/in', null],
+    ['http://hooks.example.com/in', 'URL_NOT_HTTPS'],
+    ['https://127.0.0.1/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://[::1]/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://10.1.2.3/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://169.254.169.254/latest/meta-data', 'URL_INTERNAL_ADDRESS'],
+    ['https://[::ffff:127.0.0.1]/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://0x7f.1/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://sneaky.example.com/in', 'URL_INTERNAL_ADDRESS'],
+    ['https://nowhere.example.com/in', 'URL_UNRESOLVABLE'],
+    ['https://empty.example.com/in', 'URL_UNRESOLVABLE']
+  ]
+  for (const [url, code] of cases) t.equal((await refuseTarget(url, false, resolve))?.code ?? null, code, url)
+  t.equal(await refuseTarget('http://127.0.0.1:8080/in', true, resolve), null, 'WEBHOOK_ALLOW_INSECURE_TARGETS=true')
+})
+
+t.test('at connect: every address a name resolves to is checked again; literals before the attempt', async t => {
+  const lookup = guardedLookup(stub({ 'good.example.com': ['93.184.216.34'], 'rebound.example.com': ['10.0.0.7'], 'empty.example.com': [] }))
+  const ask = async (host: string, all: boolean): Promise<{ err: Error | null, address: unknown }> => await new Promise((resolve) => {
+    (lookup as any)(host, { all }, (err: Error | null, address: unknown) => { resolve({ err, address }) })
+  })
+  t.same(await ask('good.example.com', false), { err: null, address: '93.184.216.34' })
+  t.same((await ask('good.example.com', true)).address, [{ address: '93.184.216.34', family: 4 }])
+  t.match((await ask('rebound.example.com', false)).err, { code: 'SVC_ERR_INTERNAL_TARGET' })
+  t.match((await ask('empty.example.com', false)).err, { code: 'SVC_ERR_INTERNAL_TARGET' })
+  t.match((await ask('unknown.example.com', false)).err, { code: 'ENOTFOUND' })
+  t.equal(literalRefused('https://[::1]:8443/x'), true)
+  t.equal(literalRefused('https://169.254.169.254/x'), true)
+  t.equal(literalRefused('https://93.184.216.34/x'), false)
+  t.equal(literalRefused('https://hooks.example.com/x'), false)
+})
+
+t.test('WEBHOOK_RETRY_SCHEDULE: comma-separated durations', async t => {
+  t.same(parseRetrySchedule('5s,5m,30m,2h,5h,10h,10h'), [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
+  t.same(parseRetrySchedule(' 100ms , 1 second '), [100, 1000])
+  for (const bad of ['', '5s,', 'soon', '5 fortnights', '-1s']) t.equal(parseRetrySchedule(bad), null, bad)
+  fc.assert(fc.property(fc.array(fc.nat({ max: 10_000_000 }), { minLength: 1, maxLength: 10 }), (ms) => {
+    t.same(parseRetrySchedule(ms.map(n => `${n}ms`).join(',')), ms)
+  }))
+})
+
+t.test('the system resolver answers every address of a name', async t => {
+  const { systemResolver } = await import('../../plugins/events/targets.js')
+  const addresses = await systemResolver('localhost')
+  t.ok(addresses.length > 0)
+  t.ok(addresses.every(a => isInternalAddress(a.address)), 'localhost is loopback')
+  await t.rejects(systemResolver('name.invalid'))
+})
