@@ -3,16 +3,20 @@
 // is generated, not kept in the repository:
 //   npx openapi-typescript http://127.0.0.1:3000/openapi.json -o examples/client/reference-api.d.ts
 // #region readme-client-setup
-import createClient from 'openapi-fetch'
+import createClient, { type Client } from 'openapi-fetch'
 import type { components, paths } from './reference-api.js'
 
 export type Author = components['schemas']['Author']
 export type DocumentSummary = components['schemas']['DocumentSummary']
 export type Problem = components['schemas']['Problem']
 
+// The answers it reads: JSON, and problems. Collections also answer text/csv; without the
+// media types named, `data` would be typed as either.
+type Json = 'application/json' | 'application/problem+json'
+
 /** A client that sends the token and the convention's User-Agent form (Node's fetch sends `node`: 403). */
-export function referenceClient (baseUrl: string, token: string): ReturnType<typeof createClient<paths>> {
-  return createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
+export function referenceClient (baseUrl: string, token: string): Client<paths, Json> {
+  return createClient<paths, Json>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
 }
 
 // The document makes User-Agent a required header of every operation, so each call names it.

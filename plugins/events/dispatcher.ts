@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
-import { Agent, request as undiciRequest } from 'undici'
+import type { Agent, request as undiciRequest } from 'undici'
 import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
 import { deliveryHeaders, type ServiceIdentity } from './headers.js'
@@ -48,7 +48,8 @@ export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
 export class Dispatcher {
   readonly owner = `instance-${randomUUID()}`
   private readonly o: DispatcherOptions
-  private readonly agent: Agent
+  /** undici, loaded when the first delivery is attempted: a service without subscribers never loads it. */
+  private transport: Promise<{ agent: Agent, send: typeof undiciRequest }> | null = null
   private readonly signers = new Map<string, Webhook>()
   /** Attempts held by subscription: running, then waiting their turn. */
   private readonly running = new Map<string, number>()
@@ -68,13 +69,19 @@ export class Dispatcher {
 
   constructor (o: DispatcherOptions) {
     this.o = o
-    // Redirects are not followed (undici's request never does); every address a name has is checked when connecting.
-    this.agent = new Agent({
-      connections: o.perSubscription,
-      headersTimeout: o.timeoutMillis,
-      bodyTimeout: o.timeoutMillis,
-      ...(o.allowInsecure ? {} : { connect: { lookup: guardedLookup(o.resolver) } })
-    })
+  }
+
+  private async undici (): Promise<{ agent: Agent, send: typeof undiciRequest }> {
+    return await (this.transport ??= import('undici').then(({ Agent, request }) => ({
+      // Redirects are not followed (undici's request never does); every address a name has is checked when connecting.
+      agent: new Agent({
+        connections: this.o.perSubscription,
+        headersTimeout: this.o.timeoutMillis,
+        bodyTimeout: this.o.timeoutMillis,
+        ...(this.o.allowInsecure ? {} : { connect: { lookup: guardedLookup(this.o.resolver) } })
+      }),
+      send: request
+    })))
   }
 
   start (): void {
@@ -104,7 +111,7 @@ export class Dispatcher {
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
     }
-    await this.agent.close()
+    if (this.transport !== null) await (await this.transport).agent.close()
   }
 
   /** Looks for work shortly: attempts ending meanwhile are refilled by one claim, not one each. */
@@ -209,7 +216,8 @@ export class Dispatcher {
       const webhookId = webhookIdOf(d.id)
       const signature = this.signer(d.secret).sign(webhookId, at, d.payload)
       const headers = deliveryHeaders({ webhookId, timestamp: Math.floor(at.getTime() / 1000), signature, requestId: d.requestId, ctx: d.ctx }, this.o.service, this.o.userAgent)
-      const res = await undiciRequest(d.url, { method: 'POST', headers, body: d.payload, dispatcher: this.agent, signal: AbortSignal.timeout(this.o.timeoutMillis) })
+      const { agent, send } = await this.undici()
+      const res = await send(d.url, { method: 'POST', headers, body: d.payload, dispatcher: agent, signal: AbortSignal.timeout(this.o.timeoutMillis) })
       statusCode = res.statusCode
       // The answer's body is not needed; read it so the connection is reused.
       await res.body.dump()
