@@ -64,9 +64,11 @@ t.test('every rule the suite enforces names a test that exists', async t => {
   }
 })
 
-t.test('the rules not implemented yet are apart, and name no test', async t => {
+t.test('the rules not implemented yet, when there are any, are apart and name no test', async t => {
   const page = readFileSync(join(root, 'docs', 'convention.md'), 'utf8')
-  const pending = tableUnder(page, '## Rules not implemented yet')
+  // When every rule is enforced the section goes; while it stands it lists at least one.
+  const pending = page.split('\n').includes('## Rules not implemented yet') ? tableUnder(page, '## Rules not implemented yet') : null
+  if (pending === null) return
   t.ok(pending.length > 0)
   const enforced = new Set(tableUnder(page, '## Rules the suite enforces').map(r => r.cells[0]))
   for (const { line, cells } of pending) {
