@@ -125,6 +125,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Outgoing events: every change of the resources above, written in its own transaction, delivered by any instance.
   await app.register(events, {
     store,
+    workerStore: await workerStore(app, config, opts, store),
     service: { id: config.serviceId, name: config.serviceName },
     path: '/v1/webhook-subscriptions',
     retrySchedule: config.webhookRetrySchedule,
@@ -132,6 +133,19 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     ...opts.events
   })
   return app
+}
+
+/**
+ * The store deliveries are claimed and recorded through: on a PostgreSQL server, two
+ * connections of their own, so that under load a claim does not wait behind the requests
+ * queued for the pool's connections; PGlite, one connection in all, and a store handed in
+ * serve for both.
+ */
+async function workerStore (app: FastifyInstance, config: Config, opts: AppOptions, store: Store): Promise<Store> {
+  if (opts.store !== undefined || config.databaseUrl === null) return store
+  const own = createStore({ databaseUrl: config.databaseUrl, pool: { max: 2, statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
+  app.addHook('onClose', async () => { await own.close() })
+  return own
 }
 
 /**

@@ -1,4 +1,5 @@
-// Outgoing events on the seeded database (run.js), to a subscriber on loopback answering 204 at once:
+// Outgoing events on the seeded database (run.js), to a subscriber on loopback answering 204 at once
+// (servers/subscriber.js: a process of its own, so that it does not slow the load generator):
 // - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
 //   the service's CPU per event (default settings of the events plugin);
@@ -6,7 +7,6 @@
 //   same process) against the same POSTs in an execution context that has none, paired rounds;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
-import { createServer } from 'node:http'
 import pg from 'pg'
 import { signToken } from '../dist/index.js'
 import { fmt, pairedRounds, startServer } from './lib/harness.js'
@@ -25,31 +25,12 @@ function startService (url) {
   return startServer('service.js', { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' })
 }
 
-/** A subscriber answering 204 at once, noting when each delivery arrived against the event's timestamp. */
-async function subscriber () {
-  let received = 0
-  let lags = []
-  const server = createServer((req, res) => {
-    const chunks = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      received++
-      const at = Date.now()
-      const body = Buffer.concat(chunks).toString()
-      const stamp = Date.parse(body.slice(body.indexOf('"timestamp":"') + 13, body.indexOf('"timestamp":"') + 37))
-      lags.push(at - stamp)
-      res.statusCode = 204
-      res.end()
-    })
-  })
-  server.keepAliveTimeout = 60_000
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${server.address().port}/hook`,
-    received: () => received,
-    /** The lags noted since the last call, and a fresh start. */
-    take: () => { const out = lags; lags = []; return out },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve) })
+/** Resolves once no delivery is PENDING. */
+async function drained (db) {
+  for (;;) {
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'PENDING'")
+    if (rows[0].n === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
 
@@ -59,7 +40,8 @@ const percentile = (xs, p) => {
 }
 
 export async function runEvents ({ url, log }) {
-  const hook = await subscriber()
+  const subscriber = await startServer('subscriber.js')
+  const hook = { url: `${subscriber.base}/hook`, received: async () => (await subscriber.stats()).received, take: async () => (await subscriber.stats()).lags }
   const db = new pg.Client({ connectionString: url })
   await db.connect()
   try {
@@ -68,29 +50,25 @@ export async function runEvents ({ url, log }) {
     // One real event, copied as many times as measured, due at once.
     await call(service, 'POST', '/v1/documents', { body: newDocument(), expect: 201 })
     const deadline = Date.now() + 30_000
-    while (hook.received() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    while (await hook.received() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     await service.stop()
     await db.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
       SELECT d.ctx, gen_random_uuid()::text, d.subscription_id, d.event_type, d.payload, d.request_id, 'PENDING', now(), now()
       FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
     log(`  ${fmt(events)} deliveries due; starting the service`)
-    const before = hook.received()
+    const before = await hook.received()
     service = await startService(url)
     const start = process.hrtime.bigint()
     const stats = await service.stats()
-    for (;;) {
-      const { rows } = await db.query("SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'PENDING'")
-      if (rows[0].n === 0) break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    await drained(db)
     const ms = Number(process.hrtime.bigint() - start) / 1e6
     const after = await service.stats()
     await service.stop()
-    const delivered = hook.received() - before
+    const delivered = await hook.received() - before
     if (delivered < events) throw new Error(`events: ${delivered} of ${events} delivered`)
     const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, rss: after.peakRss / 1048576 }
     log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs CPU per event`)
-    hook.take()
+    await hook.take()
 
     // The same POSTs with one subscription (prod) and with none (preprod, with an author of its own), paired.
     service = await startService(url)
@@ -103,12 +81,16 @@ export async function runEvents ({ url, log }) {
     const rounds = await pairedRounds({
       start: async () => ({ service: await startService(url) }),
       cases: { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) },
-      log: (line) => { lags.push(...hook.take()); log(line) }
+      log: (line) => { log(line) }
     })
-    lags.push(...hook.take())
+    // Events still in the outbox when the last round ended are delivered and counted too.
+    service = await startService(url)
+    await drained(db)
+    await service.stop()
+    lags.push(...await hook.take())
     return { throughput, rounds, latency: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), count: lags.length } }
   } finally {
     await db.end()
-    await hook.close()
+    await subscriber.stop()
   }
 }

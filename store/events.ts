@@ -181,6 +181,11 @@ export class EventTables {
       id: `events:${d}:v2-ended-at`,
       sql: `ALTER TABLE ${this.D} ADD COLUMN IF NOT EXISTS ended_at timestamptz(3);
       CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_ended_idx`)} ON ${this.D} (ended_at) WHERE ended_at IS NOT NULL`
+    }, {
+      // A claim reads each subscription's due deliveries from an index range of their own.
+      id: `events:${d}:v3-due-by-subscription`,
+      sql: `CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_due_sub_idx`)} ON ${this.D} (ctx, subscription_id, next_attempt_at) WHERE status = 'PENDING';
+      DROP INDEX IF EXISTS ${quoteIdent(`${d}_due_idx`)}`
     }]
   }
 
@@ -258,22 +263,23 @@ export class EventTables {
   /**
    * Claims up to `limit` due deliveries of active subscriptions, at most `perSubscription`
    * of each and none of `skip` (this instance has enough of theirs in hand), for `owner`
-   * until `at + leaseMillis`: one more attempt each. Oldest due first. Rows looked at but not
-   * taken are unlocked when the statement ends.
+   * until `at + leaseMillis`: one more attempt each. Oldest due first within a subscription.
+   * Only the rows taken are locked: each subscription's due rows are read from its own index
+   * range, so a long queue of one subscription costs a claim no more than a short one.
    */
   async claim (db: Queryable, owner: string, at: Date, leaseMillis: number, limit: number, skip: readonly string[], perSubscription: number): Promise<ClaimedDelivery[]> {
     const { rows } = await db.query(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
         attempt_count = d.attempt_count + 1, tries = d.tries + 1, last_attempt_at = $2
-      FROM (SELECT r.id FROM (
-          SELECT c.id, c.next_attempt_at, row_number() OVER (PARTITION BY c.subscription_id ORDER BY c.next_attempt_at) AS rn FROM (
-            SELECT x.id, x.subscription_id, x.next_attempt_at FROM ${this.D} x JOIN ${this.S} s ON s.ctx = x.ctx AND s.id = x.subscription_id
-            WHERE x.status = 'PENDING' AND x.next_attempt_at <= $2 AND (x.lease_until IS NULL OR x.lease_until < $2) AND s.active
-              AND NOT (x.subscription_id = ANY($5::text[]))
-            ORDER BY x.next_attempt_at LIMIT $4 * 4 FOR UPDATE OF x SKIP LOCKED) AS c) AS r
-        WHERE r.rn <= $6 ORDER BY r.next_attempt_at LIMIT $4) AS n, ${this.S} AS s
+      FROM (SELECT c.id FROM ${this.S} AS s CROSS JOIN LATERAL (
+          SELECT x.id FROM ${this.D} x
+          WHERE x.ctx = s.ctx AND x.subscription_id = s.id AND x.status = 'PENDING' AND x.next_attempt_at <= $2
+            AND (x.lease_until IS NULL OR x.lease_until < $2)
+          ORDER BY x.next_attempt_at LIMIT $6 FOR UPDATE OF x SKIP LOCKED) AS c
+        WHERE s.active AND NOT (s.id = ANY($5::text[]))
+        LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
       RETURNING ${deliveryColumns('d')}, d.payload, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
-    [owner, at, leaseMillis, limit, skip, perSubscription])
+    [owner, at, leaseMillis, limit, skip, perSubscription], { name: `${this.deliveries}_claim` })
     return rows.map(r => deliveryOf<ClaimedDelivery>(r))
   }
 

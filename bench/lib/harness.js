@@ -83,8 +83,12 @@ export function startServer (script, env = {}) {
   })
 }
 
-/** Call in a server child: reports the port, answers CPU/RSS questions. */
-export function serveStats (port) {
+/**
+ * Call in a server child: reports the port, answers CPU/RSS questions. `close`, when given, runs
+ * on SIGTERM before the exit: a server with work in the background (the service's outgoing
+ * events) ends it as in production, so the next case does not wait for what it left held.
+ */
+export function serveStats (port, close = async () => {}) {
   let peakRss = process.memoryUsage.rss()
   const timer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()) }, 100)
   timer.unref()
@@ -95,7 +99,7 @@ export function serveStats (port) {
       process.send({ type: 'stats', id: msg.id, cpuMicros: cpu.user + cpu.system, peakRss })
     }
   })
-  process.once('SIGTERM', () => process.exit(0))
+  process.once('SIGTERM', () => { close().finally(() => process.exit(0)) })
   // The benchmark died without stopping us: do not linger.
   process.once('disconnect', () => process.exit(0))
   process.send({ type: 'listening', port })

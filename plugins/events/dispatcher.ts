@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Webhook } from 'standardwebhooks'
 import type { Agent, request as undiciRequest } from 'undici'
 import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
+import { signStandardWebhook } from '../webhooks/index.js'
 import { deliveryHeaders, type ServiceIdentity } from './headers.js'
 import { guardedLookup, literalRefused, type Resolver } from './targets.js'
 
 export interface DispatcherOptions {
+  /** Where attempts are claimed and recorded. */
   store: Store
   tables: EventTables
   service: ServiceIdentity
@@ -17,7 +18,7 @@ export interface DispatcherOptions {
   /** How long an attempt waits for a 2xx. */
   timeoutMillis: number
   pollMillis: number
-  /** Attempts in flight on this instance. */
+  /** Attempts held by this instance: in flight, or claimed and waiting their turn. */
   concurrency: number
   /** Attempts in flight on this instance per subscription: a slow receiver holds no more. */
   perSubscription: number
@@ -30,10 +31,12 @@ export interface DispatcherOptions {
   log: { warn: (obj: object, msg: string) => void }
 }
 
-/** How long ended attempts wait for others before one claim refills them all. */
+/** How long ended attempts wait for others before one claim refills them all, while work waits in the outbox. */
 const REFILL_MILLIS = 5
+/** The same once a claim found less than it could take: a trickle of events is then claimed in batches. */
+const TRICKLE_MILLIS = 50
 /** How long outcomes gather before one statement records them. */
-const FLUSH_MILLIS = 10
+const FLUSH_MILLIS = 50
 
 /** The id a receiver deduplicates by: one per event and subscription, the same on every retry. */
 export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
@@ -50,10 +53,10 @@ export class Dispatcher {
   private readonly o: DispatcherOptions
   /** undici, loaded when the first delivery is attempted: a service without subscribers never loads it. */
   private transport: Promise<{ agent: Agent, send: typeof undiciRequest }> | null = null
-  private readonly signers = new Map<string, Webhook>()
-  /** Attempts held by subscription: running, then waiting their turn. */
+  /** Attempts by subscription: running, waiting their turn, and both (held). */
   private readonly running = new Map<string, number>()
   private readonly waiting = new Map<string, ClaimedDelivery[]>()
+  private readonly heldBy = new Map<string, number>()
   private held = 0
   private outcomes: AttemptOutcome[] = []
   /** Subscriptions with no failures in a row when their attempts were claimed. */
@@ -65,6 +68,9 @@ export class Dispatcher {
   private dueAt = Infinity
   private looking: Promise<void> | null = null
   private again = false
+  /** When the last look ended, and whether it left work in the outbox (it took all it could). */
+  private lookedAt = 0
+  private backlog = false
   private stopped = true
 
   constructor (o: DispatcherOptions) {
@@ -89,11 +95,12 @@ export class Dispatcher {
     this.schedule(0)
   }
 
-  /** Looks for work now. */
+  /**
+   * Looks for work now, unless attempts are in hand: their ends look for more, so a busy
+   * instance does not claim once per request that emitted events.
+   */
   wake (): void {
-    if (this.stopped) return
-    if (this.looking !== null) this.again = true
-    else this.schedule(0)
+    if (this.held === 0) this.soon()
   }
 
   /** Stops claiming; lets attempts in flight end and records them; gives back those not started. */
@@ -114,15 +121,19 @@ export class Dispatcher {
     if (this.transport !== null) await (await this.transport).agent.close()
   }
 
-  /** Looks for work shortly: attempts ending meanwhile are refilled by one claim, not one each. */
+  /**
+   * Looks for work shortly: the attempts ending and the events committed meanwhile are served
+   * by one claim, not one each; at once when the last look was long enough ago.
+   */
   private soon (): void {
     if (this.stopped) return
     if (this.looking !== null) {
       this.again = true
       return
     }
+    const wait = Math.max(0, this.lookedAt + (this.backlog ? REFILL_MILLIS : TRICKLE_MILLIS) - Date.now())
     // Unless a look is due sooner anyway (the idle poll's is not).
-    if (this.dueAt > Date.now() + REFILL_MILLIS) this.schedule(REFILL_MILLIS)
+    if (this.dueAt > Date.now() + wait) this.schedule(wait)
   }
 
   private schedule (millis: number): void {
@@ -133,9 +144,9 @@ export class Dispatcher {
       this.dueAt = Infinity
       this.looking ??= this.look().finally(() => {
         this.looking = null
-        if (this.again && !this.stopped) {
+        if (this.again) {
           this.again = false
-          this.schedule(0)
+          this.soon()
         }
       })
     }, millis)
@@ -143,29 +154,42 @@ export class Dispatcher {
   }
 
   private get leaseMillis (): number {
-    // Long enough for an attempt that waited its turn: a claim takes at most `perSubscription`
-    // of a subscription, so it waits behind at most one round of attempts in flight.
-    return 2 * this.o.timeoutMillis + 10_000
+    // Long enough for an attempt that waited its turn: a subscription with more than
+    // `perSubscription` in hand gets no more, and a claim takes at most `perSubscription` of
+    // it, so an attempt waits behind at most two rounds of attempts in flight.
+    return 3 * this.o.timeoutMillis + 10_000
   }
 
   /** Claims while there is room and work; then sleeps until the next poll. */
   private async look (): Promise<void> {
+    // Left in the outbox: a claim stopped by the room, or by a subscription's share of it.
+    let backlog = false
     try {
+      backlog = this.held >= this.o.concurrency
       while (!this.stopped && this.held < this.o.concurrency) {
-        const full = [...this.running].filter(([, n]) => n >= this.o.perSubscription).map(([sub]) => sub)
+        // A subscription with a round in flight and more waiting has enough in hand.
+        const full = [...this.heldBy].filter(([, n]) => n > this.o.perSubscription).map(([sub]) => sub)
         const room = this.o.concurrency - this.held
         const claimed = await this.o.tables.claim(this.o.store, this.owner, this.o.now(), this.leaseMillis, room, full, this.o.perSubscription)
-        for (const d of claimed) this.take(d)
+        const bySubscription = new Map<string, number>()
+        for (const d of claimed) {
+          this.take(d)
+          bySubscription.set(d.subscriptionId, (bySubscription.get(d.subscriptionId) ?? 0) + 1)
+        }
+        backlog = claimed.length === room || [...bySubscription.values()].some(n => n === this.o.perSubscription)
         if (claimed.length < room) break
       }
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not look for deliveries; trying again later')
     }
+    this.backlog = backlog
+    this.lookedAt = Date.now()
     if (!this.stopped) this.schedule(this.o.pollMillis)
   }
 
   private take (d: ClaimedDelivery): void {
     this.held++
+    this.heldBy.set(d.subscriptionId, (this.heldBy.get(d.subscriptionId) ?? 0) + 1)
     if (d.failures === 0) this.clean.add(d.subscriptionId)
     else this.clean.delete(d.subscriptionId)
     const sub = d.subscriptionId
@@ -187,24 +211,19 @@ export class Dispatcher {
     }).finally(() => {
       this.inFlight.delete(p)
       this.held--
+      const held = (this.heldBy.get(sub) as number) - 1
+      if (held === 0) this.heldBy.delete(sub)
+      else this.heldBy.set(sub, held)
       const left = (this.running.get(sub) as number) - 1
       if (left === 0) this.running.delete(sub)
       else this.running.set(sub, left)
       const next = this.waiting.get(sub)?.shift()
       if (this.waiting.get(sub)?.length === 0) this.waiting.delete(sub)
       if (next !== undefined) this.begin(next)
-      else this.soon()
+      // Claimed ahead: the next claim comes while a round is still in hand, not once it ran dry.
+      if (held <= this.o.perSubscription) this.soon()
     })
     this.inFlight.add(p)
-  }
-
-  private signer (secret: string): Webhook {
-    let w = this.signers.get(secret)
-    if (w === undefined) {
-      w = new Webhook(secret)
-      this.signers.set(secret, w)
-    }
-    return w
   }
 
   /** One POST; its outcome: SUCCEEDED on a 2xx in time, else the next attempt or FAILED. */
@@ -212,10 +231,10 @@ export class Dispatcher {
     let statusCode: number | null = null
     try {
       if (!this.o.allowInsecure && literalRefused(d.url)) throw new Error('internal address')
-      const at = this.o.now()
+      const timestamp = Math.floor(this.o.now().getTime() / 1000)
       const webhookId = webhookIdOf(d.id)
-      const signature = this.signer(d.secret).sign(webhookId, at, d.payload)
-      const headers = deliveryHeaders({ webhookId, timestamp: Math.floor(at.getTime() / 1000), signature, requestId: d.requestId, ctx: d.ctx }, this.o.service, this.o.userAgent)
+      const signature = signStandardWebhook(d.secret, webhookId, timestamp, d.payload)
+      const headers = deliveryHeaders({ webhookId, timestamp, signature, requestId: d.requestId, ctx: d.ctx }, this.o.service, this.o.userAgent)
       const { agent, send } = await this.undici()
       const res = await send(d.url, { method: 'POST', headers, body: d.payload, dispatcher: agent, signal: AbortSignal.timeout(this.o.timeoutMillis) })
       statusCode = res.statusCode

@@ -19,6 +19,12 @@ import { systemResolver, type Resolver } from './targets.js'
 export interface EventsPluginOptions {
   /** The store of the outbox, the same one the changes are written to. Required. */
   store: Store
+  /**
+   * The store this instance's deliveries are claimed and recorded through: the same database
+   * as `store`. Default `store`. A store of its own with a connection or two keeps claims from
+   * waiting behind requests for the pool's connections when the service is busy.
+   */
+  workerStore?: Store
   /** This service, as deliveries name it in `Svc-Service` and `User-Agent`. Required. */
   service: ServiceIdentity
   /** Path of the subscriptions collection; `false` serves no routes. Default `/webhook-subscriptions`. */
@@ -47,7 +53,7 @@ export interface EventsPluginOptions {
   worker?: boolean
   /** How often an idle instance looks for due deliveries, in ms. Default 250. */
   pollMillis?: number
-  /** Attempts in flight on this instance. Default 128. */
+  /** Attempts this instance holds: in flight, or claimed and waiting their turn. Default 128. */
   concurrency?: number
   /** Attempts in flight on this instance to one subscription. Default 32. */
   perSubscription?: number
@@ -116,6 +122,7 @@ const defaults = {
 } as const
 const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   store: true,
+  workerStore: true,
   service: true,
   path: true,
   readScopes: true,
@@ -176,7 +183,10 @@ function payloadOf (type: string, at: string, data: string): string {
 async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions): Promise<void> {
   refuseUnknownOptions('events', opts, OPTION_KEYS)
   const { store, service } = opts
-  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') throw new TypeError(`events plugin: store must be a Store (createStore), got ${String(store)}`)
+  const isStore = (s: unknown): boolean => typeof s === 'object' && s !== null && typeof (s as Store).transaction === 'function'
+  if (!isStore(store)) throw new TypeError(`events plugin: store must be a Store (createStore), got ${String(store)}`)
+  const workerStore = opts.workerStore ?? store
+  if (!isStore(workerStore)) throw new TypeError(`events plugin: workerStore must be a Store (createStore) on the same database as store, got ${String(workerStore)}`)
   if (typeof service !== 'object' || service === null || typeof service.id !== 'string' || !UUID.test(service.id) || typeof service.name !== 'string' || !SERVICE_NAME.test(service.name)) {
     throw new TypeError(`events plugin: service must be { id: <a UUID>, name: <[a-z0-9-]{1,60}> }, got ${JSON.stringify(service)}`)
   }
@@ -221,7 +231,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     done: 'events: ended deliveries past their retention deleted',
     failed: 'events: deleting ended deliveries failed; trying again later'
   })
-  const dispatcher = new Dispatcher({ store, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
+  const dispatcher = new Dispatcher({ store: workerStore, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
 
   // Deliveries were written since the last wake: a request answered after that has committed them.
   let due = false

@@ -41,7 +41,7 @@ function describe (secret: unknown): string {
 }
 
 /** HMAC-SHA256 over `<id>.<timestamp>.<raw body>`: the exact bytes received, never a re-serialization. */
-function hmac (key: Buffer, id: string, timestamp: string, body: Buffer): Buffer {
+function hmac (key: Buffer, id: string, timestamp: string, body: string | Buffer): Buffer {
   return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest()
 }
 
@@ -52,7 +52,7 @@ function hmac (key: Buffer, id: string, timestamp: string, body: Buffer): Buffer
 export function signStandardWebhook (secret: string, id: string, timestamp: number, body: string | Buffer): string {
   const key = keyOf(secret)
   if (key === null) throw new TypeError(`signStandardWebhook: secret must be whsec_<base64> of at least ${MIN_SECRET_BYTES} bytes, got ${describe(secret)}`)
-  return `v1,${hmac(key, id, String(timestamp), Buffer.from(body)).toString('base64')}`
+  return `v1,${hmac(key, id, String(timestamp), body).toString('base64')}`
 }
 
 /**

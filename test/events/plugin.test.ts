@@ -27,6 +27,7 @@ async function app (opts: Partial<EventsPluginOptions>, prereqs = true): Promise
 t.test('options are checked at boot, naming the option', async t => {
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ['store', { store: {} }, /store must be a Store/],
+    ['workerStore', { workerStore: 'postgres://db/app' }, /workerStore must be a Store \(createStore\) on the same database as store/],
     ['service', { service: { id: 'x', name: 'alone' } }, /service must be/],
     ['path', { path: 'hooks' }, /path must be an absolute path/],
     ['readScopes', { readScopes: 'webhooks:read' }, /readScopes must be an array/],

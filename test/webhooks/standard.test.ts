@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import fc from 'fast-check'
 import { Webhook } from 'standardwebhooks'
 import type { FastifyInstance } from 'fastify'
 import { registerWebhook, signStandardWebhook, standardWebhooks, type StandardWebhooksOptions, type WebhookDelivery } from '../../plugins/webhooks/index.js'
@@ -118,6 +119,15 @@ t.test('Standard Webhooks', async t => {
     t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers })).statusCode, 204, 'a library signature verifies')
     t.same(library.verify(BODY, signed(BODY, { id: 'msg_ours', timestamp: seconds })), JSON.parse(BODY), 'ours verifies in the library')
     t.equal(seen.length, 1)
+  })
+
+  t.test('signatures are the standardwebhooks package\'s, for any secret, id, time and text', async t => {
+    const secret = fc.uint8Array({ minLength: 16, maxLength: 64 }).map(b => `whsec_${Buffer.from(b).toString('base64')}`)
+    fc.assert(fc.property(secret, fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 4_000_000_000 }), fc.string({ unit: 'grapheme', maxLength: 200 }), (key, id, seconds, body) => {
+      const ours = signStandardWebhook(key, id, seconds, body)
+      t.equal(ours, new Webhook(key).sign(id, new Date(seconds * 1000), body))
+      t.equal(ours, signStandardWebhook(key, id, seconds, Buffer.from(body)), 'text or its bytes')
+    }), { numRuns: 200 })
   })
 
   t.test('the raw bytes are verified and kept, whatever their re-serialization would be', async t => {

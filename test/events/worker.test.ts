@@ -1,0 +1,69 @@
+import t from 'tap'
+import type { ServerResponse } from 'node:http'
+import { databases, postgres } from '../support/databases.js'
+import type { Store } from '../../index.js'
+import { client, receiver, startEvents, type Received } from './helper.js'
+
+// The delivery worker: a slow subscriber holds no more than its share of attempts while the
+// others are delivered; deliveries are claimed and recorded through `workerStore` when given.
+
+const PER_SUBSCRIPTION = 2
+const EVENTS = 12
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    // Long enough for the slow subscriber's attempts to stay in flight through the test.
+    const { base } = await startEvents(t, store, {}, { perSubscription: PER_SUBSCRIPTION, concurrency: 8, timeoutMillis: 60_000 })
+    const call = client(base)
+
+    t.test('a subscriber that does not answer holds its share of attempts; the others are delivered meanwhile', async t => {
+      const fast = await receiver(t)
+      const slow = await receiver(t)
+      const held: ServerResponse[] = []
+      slow.setRespond((_r: Received, res: ServerResponse) => { held.push(res) })
+      for (const url of [slow.url, fast.url]) t.equal((await call('POST', '/v1/webhook-subscriptions', { url, events: ['author.created'] })).status, 201)
+      for (let i = 0; i < EVENTS; i++) t.equal((await call('POST', '/v1/authors', { name: `Worker ${i}`, email: `w${i}@example.com` })).status, 201)
+      await fast.waitFor(EVENTS)
+      await slow.waitFor(PER_SUBSCRIPTION)
+      // Were the limit not kept, more would arrive meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      t.equal(fast.got.length, EVENTS, 'every event reached the subscriber that answers')
+      t.equal(slow.got.length, PER_SUBSCRIPTION, 'the silent one holds perSubscription attempts, no more')
+      // Answered now: the rest follow.
+      slow.setRespond((_r, res) => { res.statusCode = 204; res.end() })
+      for (const res of held) { res.statusCode = 204; res.end() }
+      await slow.waitFor(EVENTS)
+      t.same(new Set(slow.got.map(r => r.headers['webhook-id'])).size, EVENTS, 'each event once')
+    })
+  })
+}
+
+t.test('workerStore: claims and records go through the store given for them', { skip: postgres.skip }, async t => {
+  const store = await postgres.create(t)
+  const sibling = await (postgres.sibling as NonNullable<typeof postgres.sibling>)(t, store)
+  let statements = 0
+  const workerStore = new Proxy(sibling, {
+    get (target, key) {
+      if (key === 'query') return async (...args: Parameters<Store['query']>) => { statements++; return await target.query(...args) }
+      const value = (target as unknown as Record<string | symbol, unknown>)[key]
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
+  const { base } = await startEvents(t, store, {}, { workerStore })
+  const call = client(base)
+  const hook = await receiver(t)
+  t.equal((await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] })).status, 201)
+  const before = statements
+  t.equal((await call('POST', '/v1/authors', { name: 'Worker store', email: 'ws@example.com' })).status, 201)
+  await hook.waitFor(1)
+  const deadline = Date.now() + 30_000
+  let status = ''
+  while (status !== 'SUCCEEDED' && Date.now() < deadline) {
+    const subs = (await call('GET', '/v1/webhook-subscriptions')).body.results
+    const list = (await call('GET', `/v1/webhook-subscriptions/${subs[0].id as string}/deliveries`)).body.results
+    status = list[0]?.status ?? ''
+  }
+  t.equal(status, 'SUCCEEDED', 'recorded')
+  t.ok(statements - before >= 2, `claimed and recorded through workerStore (${statements - before} statements)`)
+})
