@@ -156,8 +156,8 @@ export class Dispatcher {
   private get leaseMillis (): number {
     // Long enough for an attempt that waited its turn: a subscription with more than
     // `perSubscription` in hand gets no more, and a claim takes at most `perSubscription` of
-    // it, so an attempt waits behind at most two rounds of attempts in flight.
-    return 3 * this.o.timeoutMillis + 10_000
+    // it, so an attempt waits behind at most one round of attempts in flight, then runs.
+    return 2 * this.o.timeoutMillis + 10_000
   }
 
   /** Claims while there is room and work; then sleeps until the next poll. */

@@ -8,7 +8,7 @@ import type { Queryable, Store } from '../../store/types.js'
 import { pastTense, type ServedResource, type WriteResult } from '../resource/index.js'
 import { parseDuration } from '../rate-limit/index.js'
 import { needs } from '../shared/dependencies.js'
-import { schedulePurge } from '../shared/purge-timer.js'
+import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
@@ -221,9 +221,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]
   if (types.length === 0) throw new TypeError('events plugin: there are no event types: register the resource plugin before it, or give eventTypes')
 
-  const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
-  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`events plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  const { retention, purgeInterval } = retentionOptions('events', opts, defaults.retention)
   const tables = new EventTables(prefix, retention)
   await migrate(store, tables.migrations())
   // Ended deliveries go after their retention, in batches, by one instance at a time (store/purge.ts).

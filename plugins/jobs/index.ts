@@ -8,7 +8,7 @@ import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
 import { needs } from '../shared/dependencies.js'
-import { schedulePurge } from '../shared/purge-timer.js'
+import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
@@ -130,9 +130,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
     throw new TypeError(`jobs plugin: readScopes must be an object of scope lists by collection, got ${JSON.stringify(given)}`)
   }
 
-  const retention = positiveInteger('retention', opts.retention ?? defaults.retention)
-  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`jobs plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  const { retention, purgeInterval } = retentionOptions('jobs', opts, defaults.retention)
 
   const table = new JobTable(tableName, retention)
   await migrate(store, table.migrations())

@@ -21,3 +21,17 @@ export function schedulePurge (
   timer.unref()
   fastify.addHook('onClose', async () => { clearInterval(timer) })
 }
+
+const HOUR = 60 * 60 * 1000
+
+/**
+ * The `retention` and `purgeInterval` options of a plugin that keeps ended rows for a while,
+ * checked, with their defaults: `defaultRetention`, and a purge every retention, at most hourly.
+ */
+export function retentionOptions (plugin: string, opts: { retention?: unknown, purgeInterval?: unknown }, defaultRetention: number): { retention: number, purgeInterval: number } {
+  const retention = opts.retention ?? defaultRetention
+  if (typeof retention !== 'number' || !Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`${plugin} plugin: retention must be a positive integer, got ${String(retention)}`)
+  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
+  if (typeof purgeInterval !== 'number' || !Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`${plugin} plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  return { retention, purgeInterval }
+}
