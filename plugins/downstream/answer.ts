@@ -21,11 +21,11 @@ type Body = Dispatcher.ResponseData['body']
  * Reads the body up to `limit` bytes. Past it, the body is destroyed, which closes the
  * connection: the rest is never read, and nothing is left waiting on the socket.
  */
-export async function readBody (body: Body, headers: AnswerFacts['headers'], limit: number, target: CallTarget): Promise<Buffer> {
+export async function readBody (body: Body, status: number, headers: AnswerFacts['headers'], limit: number, target: CallTarget): Promise<Buffer> {
   const declared = Number(headers['content-length'])
   if (declared > limit) {
     body.destroy()
-    throw new DownstreamTooLargeError(limit, target)
+    throw new DownstreamTooLargeError(limit, target, status)
   }
   const chunks: Buffer[] = []
   let size = 0
@@ -33,7 +33,7 @@ export async function readBody (body: Body, headers: AnswerFacts['headers'], lim
     size += chunk.length
     if (size > limit) {
       body.destroy()
-      throw new DownstreamTooLargeError(limit, target)
+      throw new DownstreamTooLargeError(limit, target, status)
     }
     chunks.push(chunk)
   }

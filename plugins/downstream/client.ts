@@ -132,7 +132,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
         }
       }
       if (delay === null) {
-        const bytes = await readBody(res.body, res.headers, limit, target)
+        const bytes = await readBody(res.body, res.statusCode, res.headers, limit, target)
         return answerOf<T>({ status: res.statusCode, headers: res.headers, bytes }, target)
       }
     } catch (err) {

@@ -95,11 +95,14 @@ export class DownstreamTimeoutError extends DownstreamError {
 /** The answer's body is larger than the cap; the connection is closed rather than read to its end. */
 export class DownstreamTooLargeError extends DownstreamError {
   readonly limit: number
+  /** The answer's status, whose body it was. */
+  readonly status: number
 
-  constructor (limit: number, target: CallTarget) {
-    super('SVC_ERR_DOWNSTREAM_TOO_LARGE', `${target.method} ${target.url}: the answer's body is larger than maxResponseBytes (${limit} bytes)`, target)
+  constructor (limit: number, target: CallTarget, status: number) {
+    super('SVC_ERR_DOWNSTREAM_TOO_LARGE', `${target.method} ${target.url}: the answer's body (status ${status}) is larger than maxResponseBytes (${limit} bytes)`, target)
     this.name = 'DownstreamTooLargeError'
     this.limit = limit
+    this.status = status
   }
 }
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Agent, request as undiciRequest } from 'undici'
+import type { Agent } from 'undici'
 import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
+import { createDownstream, DownstreamResponseError, DownstreamTooLargeError, type DownstreamClient, type DownstreamOptions } from '../downstream/index.js'
 import { signStandardWebhook } from '../webhooks/index.js'
-import { deliveryHeaders, type ServiceIdentity } from './headers.js'
+import { PRODUCTION, type ServiceIdentity } from './headers.js'
 import { guardedLookup, literalRefused, type Resolver } from './targets.js'
 
 export interface DispatcherOptions {
@@ -12,7 +13,7 @@ export interface DispatcherOptions {
   store: Store
   tables: EventTables
   service: ServiceIdentity
-  userAgent: string
+  userAgent: DownstreamOptions['userAgent']
   /** Milliseconds before each retry; FAILED after the last. */
   schedule: readonly number[]
   /** How long an attempt waits for a 2xx. */
@@ -38,6 +39,26 @@ const TRICKLE_MILLIS = 50
 /** How long outcomes gather before one statement records them. */
 const FLUSH_MILLIS = 50
 
+/** The most of a subscriber's answer read: only its status matters. */
+const ANSWER_BYTES = 64 * 1024
+
+/**
+ * The options of the downstream client that posts the deliveries: the convention's headers
+ * (`User-Agent`, `Svc-Service`, and per call `X-Request-ID` and `Svc-Execution-Context`), no
+ * retries of its own (the retry schedule is the outbox's), the attempt's timeout. Checked at
+ * boot by `createDownstream`, which loads nothing until a call.
+ */
+export function deliveryClientOptions (o: Pick<DispatcherOptions, 'service' | 'userAgent' | 'timeoutMillis'>): DownstreamOptions {
+  return {
+    service: o.service,
+    userAgent: o.userAgent,
+    retry: false,
+    timeouts: { headers: o.timeoutMillis, body: o.timeoutMillis },
+    maxResponseBytes: ANSWER_BYTES,
+    defaultExecutionContext: PRODUCTION
+  }
+}
+
 /** The id a receiver deduplicates by: one per event and subscription, the same on every retry. */
 export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
 
@@ -51,8 +72,8 @@ export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
 export class Dispatcher {
   readonly owner = `instance-${randomUUID()}`
   private readonly o: DispatcherOptions
-  /** undici, loaded when the first delivery is attempted: a service without subscribers never loads it. */
-  private transport: Promise<{ agent: Agent, send: typeof undiciRequest }> | null = null
+  /** The client, made when the first delivery is attempted: a service without subscribers never loads undici. */
+  private transport: Promise<{ agent: Agent, client: DownstreamClient }> | null = null
   /** Attempts by subscription: running, waiting their turn, and both (held). */
   private readonly running = new Map<string, number>()
   private readonly waiting = new Map<string, ClaimedDelivery[]>()
@@ -77,17 +98,17 @@ export class Dispatcher {
     this.o = o
   }
 
-  private async undici (): Promise<{ agent: Agent, send: typeof undiciRequest }> {
-    return await (this.transport ??= import('undici').then(({ Agent, request }) => ({
-      // Redirects are not followed (undici's request never does); every address a name has is checked when connecting.
-      agent: new Agent({
+  private async deliveryClient (): Promise<{ agent: Agent, client: DownstreamClient }> {
+    return await (this.transport ??= import('undici').then(({ Agent }) => {
+      // Every address a name has is checked when connecting; redirects are not followed (the client never does).
+      const agent = new Agent({
         connections: this.o.perSubscription,
         headersTimeout: this.o.timeoutMillis,
         bodyTimeout: this.o.timeoutMillis,
         ...(this.o.allowInsecure ? {} : { connect: { lookup: guardedLookup(this.o.resolver) } })
-      }),
-      send: request
-    })))
+      })
+      return { agent, client: createDownstream({ ...deliveryClientOptions(this.o), dispatcher: agent }) }
+    }))
   }
 
   start (): void {
@@ -118,7 +139,11 @@ export class Dispatcher {
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
     }
-    if (this.transport !== null) await (await this.transport).agent.close()
+    if (this.transport !== null) {
+      const { agent, client } = await this.transport
+      await client.close()
+      await agent.close()
+    }
   }
 
   /**
@@ -233,17 +258,24 @@ export class Dispatcher {
       if (!this.o.allowInsecure && literalRefused(d.url)) throw new Error('internal address')
       const timestamp = Math.floor(this.o.now().getTime() / 1000)
       const webhookId = webhookIdOf(d.id)
-      const signature = signStandardWebhook(d.secret, webhookId, timestamp, d.payload)
-      const headers = deliveryHeaders({ webhookId, timestamp, signature, requestId: d.requestId, ctx: d.ctx }, this.o.service, this.o.userAgent)
-      const { agent, send } = await this.undici()
-      const res = await send(d.url, { method: 'POST', headers, body: d.payload, dispatcher: agent, signal: AbortSignal.timeout(this.o.timeoutMillis) })
-      statusCode = res.statusCode
-      // The answer's body is not needed; read it so the connection is reused.
-      await res.body.dump()
-      if (statusCode >= 200 && statusCode < 300) return { id: d.id, status: 'SUCCEEDED', statusCode, next: null }
-    } catch {
-      // A refused, failed or timed-out connection: retried like an answer that is no 2xx.
+      const headers = {
+        'content-type': 'application/json',
+        'webhook-id': webhookId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signStandardWebhook(d.secret, webhookId, timestamp, d.payload)
+      }
+      const { client } = await this.deliveryClient()
+      // The request that made the change, and its execution context, as every outgoing call carries them.
+      const res = await client.with({ requestId: d.requestId ?? undefined, executionContext: d.ctx })
+        .request({ method: 'POST', url: d.url, headers, body: d.payload, signal: AbortSignal.timeout(this.o.timeoutMillis) })
+      statusCode = res.status
+    } catch (err) {
+      // An answer that is no 2xx, or a body past the cap, has a status; a refused, failed or
+      // timed-out connection has none: all are retried alike.
+      if (err instanceof DownstreamResponseError || err instanceof DownstreamTooLargeError) statusCode = err.status
     }
+    // 2xx, whatever the body: a redirect (3xx, never followed) or an error is no success.
+    if (statusCode !== null && statusCode >= 200 && statusCode < 300) return { id: d.id, status: 'SUCCEEDED', statusCode, next: null }
     const delay = this.o.schedule[d.tries - 1]
     if (delay === undefined) return { id: d.id, status: 'FAILED', statusCode, next: null }
     return { id: d.id, status: 'PENDING', statusCode, next: new Date(this.o.now().getTime() + delay) }

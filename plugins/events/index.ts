@@ -10,7 +10,8 @@ import { parseDuration } from '../rate-limit/index.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
-import { Dispatcher } from './dispatcher.js'
+import { createDownstream, type DownstreamOptions } from '../downstream/index.js'
+import { deliveryClientOptions, Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
 import { registerSubscriptionRoutes } from './routes.js'
 import { systemResolver, type Resolver } from './targets.js'
@@ -57,8 +58,8 @@ export interface EventsPluginOptions {
   concurrency?: number
   /** Attempts in flight on this instance to one subscription. Default 32. */
   perSubscription?: number
-  /** The `User-Agent` of deliveries. Default `<service name>/1 (webhook delivery)`. */
-  userAgent?: string
+  /** The `User-Agent` of deliveries, as the downstream client takes it. Default `{ product: <service name>, version: 1, comment: 'webhook delivery' }`. */
+  userAgent?: DownstreamOptions['userAgent']
   /** How long an ended delivery (SUCCEEDED or FAILED) stays listed, in ms; then it is deleted. Default 7 days. */
   retention?: number
   /** How often ended deliveries past the retention are deleted, in ms; 0 never. Default the retention, at most 1 h. */
@@ -206,8 +207,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
   const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
   const perSubscription = positiveInteger('perSubscription', opts.perSubscription ?? defaults.perSubscription)
-  const userAgent = opts.userAgent ?? `${service.name}/1 (webhook delivery)`
-  if (typeof userAgent !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/\d+( .+)?$/.test(userAgent)) throw new TypeError(`events plugin: userAgent must be of the form <product>/<major-version> <comment>, got ${JSON.stringify(userAgent)}`)
+  const userAgent = opts.userAgent ?? { product: service.name, version: 1, comment: 'webhook delivery' }
   const prefix = opts.tablePrefix ?? defaults.tablePrefix
   if (typeof prefix !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) throw new TypeError(`events plugin: tablePrefix must be a lowercase SQL name of at most 41 characters, got ${String(prefix)}`)
   const resolver = opts.resolver ?? systemResolver
@@ -229,6 +229,12 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     done: 'events: ended deliveries past their retention deleted',
     failed: 'events: deleting ended deliveries failed; trying again later'
   })
+  try {
+    // The deliveries' client checks its options here; it loads nothing before its first call.
+    createDownstream(deliveryClientOptions({ service, userAgent, timeoutMillis }))
+  } catch (err) {
+    throw new TypeError(`events plugin: ${(err as Error).message.replace(/^downstream plugin: /, '')}`)
+  }
   const dispatcher = new Dispatcher({ store: workerStore, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
 
   // Deliveries were written since the last wake: a request answered after that has committed them.
@@ -287,7 +293,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
 }
 
 export { EventTables, type SubscriptionRow, type DeliveryRow, type DeliveryStatus, type OutboxEvent } from '../../store/events.js'
-export { deliveryHeaders, PRODUCTION, type ServiceIdentity } from './headers.js'
+export { PRODUCTION, type ServiceIdentity } from './headers.js'
 export { isInternalAddress, refuseTarget, guardedLookup, systemResolver, type Resolver, type TargetRefusal } from './targets.js'
 export { webhookIdOf } from './dispatcher.js'
 export { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch } from './schema.js'

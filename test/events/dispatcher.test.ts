@@ -24,7 +24,7 @@ t.test('attempts beyond a subscription\'s limit wait their turn; a wake while lo
     release: async () => {}
   } as unknown as EventTables
   const warnings: unknown[] = []
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (o) => { warnings.push(o) } } })
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (o) => { warnings.push(o) } } })
   d.start()
   await sleep(5)
   d.wake()
@@ -46,7 +46,7 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
     release: async () => { throw new Error('database down') }
   } as unknown as EventTables
   const warnings: string[] = []
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [10], timeoutMillis: 200, pollMillis: 20, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 200, pollMillis: 20, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
   d.start()
   await hook.waitFor(1)
   await sleep(100)
@@ -67,7 +67,7 @@ t.test('a target naming an internal address literally is refused before any conn
     finish: async (_db: unknown, _owner: string, o: typeof outcomes) => { outcomes.push(...o) },
     release: async () => {}
   } as unknown as EventTables
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: 'x/1', schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], now: () => new Date(), log: { warn: () => {} } })
+  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], now: () => new Date(), log: { warn: () => {} } })
   d.start()
   for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
   await d.stop()

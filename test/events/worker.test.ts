@@ -36,6 +36,28 @@ for (const db of databases) {
       await slow.waitFor(EVENTS)
       t.same(new Set(slow.got.map(r => r.headers['webhook-id'])).size, EVENTS, 'each event once')
     })
+
+    t.test('a 2xx is a success whatever its body; a redirect, never followed, and a problem are retried', async t => {
+      const hook = await receiver(t)
+      let n = 0
+      hook.setRespond((_r, res) => {
+        n++
+        if (n === 1) { res.writeHead(302, { location: hook.url }); res.end(); return }
+        if (n === 2) { res.writeHead(400, { 'content-type': 'application/problem+json' }); res.end('{"type":"about:blank","title":"Bad Request","status":400}'); return }
+        res.writeHead(200, { 'content-type': 'text/plain' })
+        res.end('x'.repeat(200_000))
+      })
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.updated'] })).body
+      const author = (await call('POST', '/v1/authors', { name: 'Answers', email: 'answers@example.com' })).body
+      t.equal((await call('PATCH', `/v1/authors/${author.id as string}`, { name: 'Answered' })).status, 204)
+      await hook.waitFor(3)
+      const deadline = Date.now() + 30_000
+      let d: any
+      while (d?.status !== 'SUCCEEDED' && Date.now() < deadline) d = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}/deliveries`)).body.results[0]
+      t.match(d, { status: 'SUCCEEDED', attemptCount: 3, lastStatusCode: 200 })
+      t.equal(hook.got.length, 3, 'the redirect was not followed')
+      t.equal(new Set(hook.got.map(r => r.headers['webhook-id'])).size, 1)
+    })
   })
 }
 
