@@ -125,7 +125,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Outgoing events: every change of the resources above, written in its own transaction, delivered by any instance.
   await app.register(events, {
     store,
-    workerStore: await workerStore(app, config, opts, store),
+    workerStore: workerStore(app, config, opts, store),
     service: { id: config.serviceId, name: config.serviceName },
     path: '/v1/webhook-subscriptions',
     retrySchedule: config.webhookRetrySchedule,
@@ -141,7 +141,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
  * queued for the pool's connections; PGlite, one connection in all, and a store handed in
  * serve for both.
  */
-async function workerStore (app: FastifyInstance, config: Config, opts: AppOptions, store: Store): Promise<Store> {
+function workerStore (app: FastifyInstance, config: Config, opts: AppOptions, store: Store): Store {
   if (opts.store !== undefined || config.databaseUrl === null) return store
   const own = createStore({ databaseUrl: config.databaseUrl, pool: { max: 2, statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
   app.addHook('onClose', async () => { await own.close() })
