@@ -2,13 +2,12 @@ import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
-import { Redis } from 'ioredis'
 import {
   auth, bulk, cors, conventions, createStore, csv, docs, downstream, events, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
   problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type EventsPluginOptions, type SharedRefusalCounts, type Store
 } from './index.js'
 import { healthRoutes } from './routes/health.js'
-import { startTracing, traceAttributes, type TracingOptions } from './tracing.js'
+import type { TracingOptions } from './tracing.js'
 import { registerScannerWebhook } from './routes/webhooks.js'
 import { authors } from './routes/v1/authors.js'
 import { DOCUMENT_CONTENT_TYPES, documents } from './routes/v1/documents.js'
@@ -59,8 +58,10 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   const app = Fastify(options)
   // Tracing, when configured, wraps every hook and handler registered after it.
   const tracingOptions = opts.tracing ?? (config.otelEndpoint === null ? null : { endpoint: config.otelEndpoint })
-  if (tracingOptions !== null) {
-    const tracing = startTracing(tracingOptions)
+  // OpenTelemetry is loaded only when tracing is on: it is most of what a start would load.
+  const tracingModule = tracingOptions === null ? null : await import('./tracing.js')
+  if (tracingModule !== null && tracingOptions !== null) {
+    const tracing = tracingModule.startTracing(tracingOptions)
     await app.register(tracing.plugin)
     app.addHook('onClose', async () => { await tracing.shutdown() })
   }
@@ -69,7 +70,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await registerOverload(app, config)
   await app.register(validation)
   await app.register(conventions, { executionContext: { extra: config.executionContexts } })
-  if (tracingOptions !== null) traceAttributes(app)
+  if (tracingModule !== null) tracingModule.traceAttributes(app)
   // Every outgoing call (request.downstream, app.downstream) names this service and passes on
   // the request's X-Request-ID and execution context.
   await app.register(downstream, {
@@ -112,8 +113,10 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   // Collection GETs also answer text/csv (contract: "Collections as CSV"); before the resources it serves.
   await app.register(csv)
   // After query, whose onRoute completes the collection schemas, and before the resources:
-  // every route is linted with its final schema as it is added, the document at ready.
-  await app.register(lint, { mode: 'error' })
+  // every route is linted with its final schema as it is added. The whole document is linted by
+  // the tests (test/lint/reference.test.ts), not at each start: building it is the longest step
+  // of ready, and a change of these routes reaches users only through the tests.
+  await app.register(lint, { mode: 'error', openapi: false })
   await app.register(resource, { store, resources: [authors, documents], ...(config.migrationsDir === null ? {} : { migrations: config.migrationsDir }) })
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
   await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })
@@ -155,6 +158,8 @@ function workerStore (app: FastifyInstance, config: Config, opts: AppOptions, st
  */
 async function sharedRefusals (app: FastifyInstance, config: Config, store: Store): Promise<{ shared?: SharedRefusalCounts }> {
   if (config.redisUrl !== null) {
+    // Loaded only when REDIS_URL is set: ioredis is an optional peer.
+    const { Redis } = await import('ioredis')
     const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
     app.addHook('onClose', async () => { redis.disconnect() })
     return { shared: redisRefusalCounts(redis) }

@@ -7,18 +7,30 @@
 //   node scripts/build.js --clean       remove dist/ first (npm pack publishes a fresh build)
 //   node scripts/build.js --template    build, then make PGlite's snapshot of an empty cluster
 //                                       (npm ci / npm install), so that a first start skips initdb
+//   node scripts/build.js --if-needed --run dist/server.js [args]
+//                                       then run that file in this process with the arguments
+//                                       after it (npm start, npm run token, npm run migrate): one
+//                                       process, where a pre-script would start a second one
 //
 // tsc's own output goes to stderr: `TOKEN=$(npm run token)` must read the token alone.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 const root = join(import.meta.dirname, '..')
 const dist = join(root, 'dist')
 const stamp = join(dist, '.build-stamp')
-const args = new Set(process.argv.slice(2))
+// Everything after `--run <file>` belongs to that file.
+const argv = process.argv.slice(2)
+const runAt = argv.indexOf('--run')
+const args = new Set(runAt === -1 ? argv : argv.slice(0, runAt))
+const run = runAt === -1 ? undefined : { file: argv[runAt + 1], rest: argv.slice(runAt + 2) }
+if (run !== undefined && run.file === undefined) {
+  process.stderr.write('build: --run needs the file to run\n')
+  process.exit(2)
+}
 const say = (line) => { process.stderr.write(`build: ${line}\n`) }
 
 /** The newest modification time of the sources tsconfig.build.json compiles, and of the configs. */
@@ -64,8 +76,8 @@ function build () {
     return false
   }
   const started = Date.now()
-  const run = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: ['ignore', 2, 2] })
-  if (run.status !== 0) {
+  const tscRun = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: ['ignore', 2, 2] })
+  if (tscRun.status !== 0) {
     say('tsc failed (see above)')
     return false
   }
@@ -89,8 +101,16 @@ async function makeTemplate () {
   }
 }
 
+/** Runs `file` as if node had been started with it: its `process.argv` names it, then its own arguments. */
+async function runFile ({ file, rest }) {
+  const path = resolve(file)
+  process.argv = [process.argv[0], path, ...rest]
+  await import(pathToFileURL(path).href)
+}
+
 if (args.has('--clean')) rmSync(dist, { recursive: true, force: true })
-if (args.has('--if-needed') && upToDate()) process.exit(0)
-if (args.has('--if-needed')) say('sources changed since the last build: building dist/')
-if (!build()) process.exit(1)
-if (args.has('--template')) await makeTemplate()
+const needed = !args.has('--if-needed') || !upToDate()
+if (needed && args.has('--if-needed')) say('sources changed since the last build: building dist/')
+if (needed && !build()) process.exit(1)
+if (needed && args.has('--template')) await makeTemplate()
+if (run !== undefined) await runFile(run)

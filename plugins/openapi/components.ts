@@ -17,26 +17,51 @@ export function canonical (value: unknown): string {
   return `{${keys.map(k => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`
 }
 
-/** What identifies a shape: its text without `$id` and the examples a component adds to it. */
-function shapeOf (schema: Json): string {
-  const { $id: _id, examples: _examples, ...rest } = schema
-  return canonical(rest)
+/**
+ * `canonical` for a pass that reads a tree without changing it: each object's text is made
+ * once and remembered, so asking for a node and then for its parts costs no more than the node.
+ * `omit` leaves keys of the node itself out (its parts keep theirs).
+ */
+export function canonicalTexts (): (value: unknown, omit?: readonly string[]) => string {
+  const known = new WeakMap<object, string>()
+  const text = (value: unknown, omit?: readonly string[]): string => {
+    if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+    const remembered = omit === undefined ? known.get(value) : undefined
+    if (remembered !== undefined) return remembered
+    let out: string
+    if (Array.isArray(value)) {
+      out = `[${value.map(v => text(v)).join(',')}]`
+    } else {
+      const node = value as Json
+      const keys = Object.keys(node).filter(k => node[k] !== undefined && omit?.includes(k) !== true).sort()
+      out = `{${keys.map(k => `${JSON.stringify(k)}:${text(node[k])}`).join(',')}}`
+    }
+    if (omit === undefined) known.set(value, out)
+    return out
+  }
+  return text
 }
 
+/** What identifies a shape: its text without `$id` and the examples a component adds to it. */
+const SHAPE_OMITS = ['$id', 'examples']
+
 /** Replaces, top-down, every object equal to a component by its `$ref`; `skipRoot` keeps a component's own root. */
-function replace (node: unknown, byText: Map<string, string>, skipRoot: boolean): unknown {
-  if (Array.isArray(node)) return node.map(n => replace(n, byText, false))
+function replace (node: unknown, byText: Map<string, string>, skipRoot: boolean, text: ReturnType<typeof canonicalTexts>): unknown {
+  if (Array.isArray(node)) return node.map(n => replace(n, byText, false, text))
   if (!isObject(node)) return node
   if (!skipRoot) {
-    const name = byText.get(shapeOf(node))
+    const name = byText.get(text(node, SHAPE_OMITS))
     if (name !== undefined) return { $ref: `#/components/schemas/${name}` }
   }
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, replace(v, byText, false)]))
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, replace(v, byText, false, text)]))
 }
 
 /** Adds `components` to the document (plain JSON, as @fastify/swagger builds it) and points every copy at them. */
 export function shareComponents (doc: Json, components: Record<string, unknown>): Json {
   const byText = new Map<string, string>()
+  // The document and the components are read, never changed, while they are compared.
+  const text = canonicalTexts()
+  const shapeOf = (schema: Json): string => text(schema, SHAPE_OMITS)
   const plain: Record<string, unknown> = {}
   for (const [name, schema] of Object.entries(components)) {
     // Through JSON: TypeBox's symbol keys and undefined values are not part of the document.
@@ -49,15 +74,15 @@ export function shareComponents (doc: Json, components: Record<string, unknown>)
   }
   const shared: Json = {}
   for (const [name, schema] of Object.entries(plain)) {
-    if (byText.get(shapeOf(schema as Json)) === name) shared[name] = replace(schema, byText, true)
+    if (byText.get(shapeOf(schema as Json)) === name) shared[name] = replace(schema, byText, true, text)
   }
   // @fastify/swagger always writes components.schemas (the plugin adds Problem to it).
   const existing = doc.components as Json
   const schemas = existing.schemas as Json
   return {
     ...doc,
-    paths: replace(doc.paths, byText, false),
-    components: { ...existing, schemas: { ...replace(schemas, byText, true) as Json, ...shared } }
+    paths: replace(doc.paths, byText, false, text),
+    components: { ...existing, schemas: { ...replace(schemas, byText, true, text) as Json, ...shared } }
   }
 }
 

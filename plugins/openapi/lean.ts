@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { formatPattern } from '../../schemas/patterns.js'
 import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
-import { canonical } from './components.js'
+import { canonical, canonicalTexts } from './components.js'
 
 /*
  * Rewrites that keep the document small and readable once every operation is in it
@@ -117,10 +117,12 @@ export function shareSchemas (doc: Json): Json {
   // The same places by their text without `required`: a schema that only requires more (a bulk
   // UPDATE's entity, the replacement body with its id required) refers to one and adds its list.
   const loose = new Map<string, { at: string, required: unknown[] }>()
-  const withoutRequired = (node: Json): string => { const { required: _r, ...rest } = node; return canonical(rest) }
+  // The walks below copy; nothing they read is changed, so each node's text is made once.
+  const canonicalOf = canonicalTexts()
+  const withoutRequired = (node: Json): string => canonicalOf(node, ['required'])
   for (const [name, schema] of Object.entries(schemas)) {
     walkSchema(schema, ['components', 'schemas', name], (node, at) => {
-      const text = canonical(node)
+      const text = canonicalOf(node)
       if (text.length < pointer(at).length + REF_COST) return undefined
       if (!first.has(text)) first.set(text, pointer(at))
       const key = withoutRequired(node)
@@ -130,7 +132,7 @@ export function shareSchemas (doc: Json): Json {
   }
   const refer = (node: Json, at: string[]): Json | undefined => {
     const here = pointer(at)
-    const target = first.get(canonical(node))
+    const target = first.get(canonicalOf(node))
     if (target !== undefined && target !== here) return { $ref: target }
     if (!Array.isArray(node.required)) return undefined
     const required = node.required
@@ -255,7 +257,8 @@ export function shareRepeated (doc: Json): Json {
  * component already; a title taken by another shape is numbered (`Job2`). Returns a copy.
  */
 export function shareTitled (doc: Json): Json {
-  const shapeOf = (node: Json): string => { const { description: _d, ...rest } = node; return canonical(rest) }
+  const canonicalOf = canonicalTexts()
+  const shapeOf = (node: Json): string => canonicalOf(node, ['description'])
   const components = doc.components as Json
   const schemas = (components.schemas ?? {}) as Json
   const names = new Map<string, string>()

@@ -146,6 +146,7 @@ export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler
 }
 
 let ajv: Ajv | undefined
+const compiled = new Map<string, ValidateFunction>()
 
 /**
  * Validates a merged PATCH result like a route body: the validation plugin's strict
@@ -159,10 +160,19 @@ export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown
     useDefaults: false,
     verbose: true,
     strict: false,
-    coerceTypes: false
+    coerceTypes: false,
+    // As the validation plugin's: a shorter start, nothing measurable lost per request.
+    code: { optimize: false }
   })))
   // U+0000 refused like a schema violation: the store cannot hold it (validation/nul.ts).
-  return refusingNul(ajv.compile(schema as object), nulScope)
+  // Bulk and the item routes ask for the same entity schemas: compiled once per text.
+  const text = JSON.stringify(schema)
+  let validate = compiled.get(text)
+  if (validate === undefined) {
+    validate = ajv.compile(schema as object)
+    compiled.set(text, validate)
+  }
+  return refusingNul(validate, nulScope)
 }
 
 /**

@@ -38,6 +38,8 @@ t.test('one request\'s spans, with the SQL beneath it on a PostgreSQL server', {
   t.match(request?.attributes, { 'http.route': '/v1/authors', [REQUEST_ID_ATTRIBUTE]: 'trace-me-1', [EXECUTION_CONTEXT_ATTRIBUTE]: 'preprod', 'http.request.method': 'GET' })
   const traceId = request?.spanContext().traceId
   const sql = spans.filter((s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql')
-  t.ok(sql.length > 0, `statement spans (${sql.map((s) => s.name).join(', ')})`)
-  t.ok(sql.every((s) => s.spanContext().traceId === traceId), 'in the request\'s trace')
+  // The background workers (jobs, deliveries, purges) query the same server on traces of their own.
+  const mine = sql.filter((s) => s.spanContext().traceId === traceId)
+  const text = (s: typeof sql[number]): string => String(s.attributes['db.statement'] ?? s.attributes['db.query.text'] ?? '')
+  t.ok(mine.some((s) => /FROM\s+"?authors"?/i.test(text(s))), `the page's statement in the request's trace (${mine.map(text).join(' | ')})`)
 })
