@@ -114,8 +114,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(csv)
   // After query, whose onRoute completes the collection schemas, and before the resources:
   // every route is linted with its final schema as it is added. The whole document is linted by
-  // the tests (test/lint/reference.test.ts), not at each start: building it is the longest step
-  // of ready, and a change of these routes reaches users only through the tests.
+  // the tests (test/lint/reference.test.ts) rather than at each start, where building it was the
+  // longest step of ready: these routes change only with this code, which the tests cover.
   await app.register(lint, { mode: 'error', openapi: false })
   await app.register(resource, { store, resources: [authors, documents], ...(config.migrationsDir === null ? {} : { migrations: config.migrationsDir }) })
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.

@@ -4,6 +4,7 @@ import addStandardFormats from 'ajv-formats'
 import { addConventionFormats } from '../../schemas/formats.js'
 import { unwrapNullable } from '../../store/table/index.js'
 import { refusingNul } from '../validation/index.js'
+import { compiledOnce } from '../shared/compiled-once.js'
 
 type Json = Record<string, unknown>
 
@@ -145,16 +146,11 @@ export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler
   }
 }
 
-let ajv: Ajv | undefined
-const compiled = new Map<string, ValidateFunction>()
+/** One Ajv for the body validators of the process; bulk and the item routes ask for the same entity schemas. */
+let compileBody: ((schema: object) => ValidateFunction) | undefined
 
-/**
- * Validates a merged PATCH result like a route body: the validation plugin's strict
- * choices (no coercion, every error, unknown properties refused) and the convention's
- * formats. Compiled once per definition, at registration.
- */
-export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown) => unknown): ValidateFunction {
-  ajv ??= addConventionFormats(addStandardFormats.default(new Ajv({
+function bodyCompiler (): (schema: object) => ValidateFunction {
+  const ajv = addConventionFormats(addStandardFormats.default(new Ajv({
     allErrors: true,
     removeAdditional: false,
     useDefaults: false,
@@ -164,15 +160,18 @@ export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown
     // As the validation plugin's: a shorter start, nothing measurable lost per request.
     code: { optimize: false }
   })))
+  return compiledOnce((schema) => ajv.compile(schema))
+}
+
+/**
+ * Validates a merged PATCH result like a route body: the validation plugin's strict
+ * choices (no coercion, every error, unknown properties refused) and the convention's
+ * formats. Compiled once per definition, at registration.
+ */
+export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown) => unknown): ValidateFunction {
+  compileBody ??= bodyCompiler()
   // U+0000 refused like a schema violation: the store cannot hold it (validation/nul.ts).
-  // Bulk and the item routes ask for the same entity schemas: compiled once per text.
-  const text = JSON.stringify(schema)
-  let validate = compiled.get(text)
-  if (validate === undefined) {
-    validate = ajv.compile(schema as object)
-    compiled.set(text, validate)
-  }
-  return refusingNul(validate, nulScope)
+  return refusingNul(compileBody(schema as object), nulScope)
 }
 
 /**

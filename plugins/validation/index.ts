@@ -7,6 +7,7 @@ import { addConventionFormats, conventionFormats } from '../../schemas/formats.j
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
+import { compiledOnce } from '../shared/compiled-once.js'
 
 export interface ValidationPluginOptions {
   /** Extra Ajv options merged over the suite's choices (for both instances), e.g. `{ keywords: ['x-internal'] }`. */
@@ -88,32 +89,20 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
   // Responses are serialized by fast-json-stringify as usual; it only consults Ajv to pick a
   // branch of a union (e.g. cursor or offset paging), and must know the convention's formats then.
   const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
-  const serializers = new Map<string, (data: unknown) => string>()
+  // Routes repeat schemas (a HEAD takes its GET's, collections share their query string):
+  // each distinct one is compiled once.
+  const serializer = compiledOnce((schema) => fastJson(schema as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } }))
   fastify.setSerializerCompiler(({ schema }) => {
     addShared()
-    const key = JSON.stringify(schema)
-    let fn = serializers.get(key)
-    if (fn === undefined) {
-      fn = fastJson(schema as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } })
-      serializers.set(key, fn)
-    }
-    return fn
+    return serializer(schema)
   })
 
-  // Routes repeat schemas (HEAD takes its GET's, collections share their query string):
-  // one compiled function per text serves them all, which shortens every start.
-  const compiled = new Map<string, ReturnType<Ajv['compile']>>()
+  // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
+  const bodyValidator = compiledOnce((schema) => refusingNul(compile(strict, schema)))
+  const textValidator = compiledOnce((schema) => compile(coercing, schema))
   fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
     addShared()
-    const body = httpPart === 'body'
-    const key = `${body ? 'body' : 'text'} ${JSON.stringify(schema)}`
-    let fn = compiled.get(key)
-    if (fn === undefined) {
-      // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
-      fn = body ? refusingNul(compile(strict, schema as object)) : compile(coercing, schema as object)
-      compiled.set(key, fn)
-    }
-    return fn
+    return httpPart === 'body' ? bodyValidator(schema as object) : textValidator(schema as object)
   })
 }
 

@@ -163,3 +163,33 @@ t.test('a lone surrogate is refused like U+0000 (fuzz regression: jsonb refused 
   ]
   for (const [data, expected] of cases) t.same(nulErrors(data).map((e) => `${e.instancePath}: ${e.message as string}`), expected, JSON.stringify(data))
 })
+
+t.test('a schema repeated across routes is compiled once, and each route still validates by it', async t => {
+  const { Ajv: AjvClass } = await import('ajv')
+  const compile = AjvClass.prototype.compile
+  // The route schemas compiled (each Ajv instance also compiles its keywords' own schemas).
+  const compiled: string[] = []
+  AjvClass.prototype.compile = function (this: Ajv, ...args: Parameters<Ajv['compile']>) {
+    const properties = (args[0] as { properties?: object }).properties ?? {}
+    if ('text' in properties || 'q' in properties) compiled.push(JSON.stringify(args[0]))
+    return compile.apply(this, args)
+  } as Ajv['compile']
+  t.teardown(() => { AjvClass.prototype.compile = compile })
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  // Equal schemas written twice (distinct objects), and one that differs only by a bound.
+  const note = (max: number): ReturnType<typeof Type.Object> => Type.Object({ text: Type.String({ maxLength: max }) }, { additionalProperties: false })
+  for (const [url, max] of [['/a', 3], ['/b', 3], ['/c', 5]] as const) {
+    app.post(url, { schema: { body: note(max), querystring: Type.Object({ q: Type.Optional(Type.Integer()) }) } }, async (request) => ({ query: request.query }))
+  }
+  await app.ready()
+  t.equal(compiled.length, 3, 'two body schemas and one query schema: three compiles for six')
+  t.equal(new Set(compiled).size, 3, 'none of them twice')
+  for (const [url, text, status] of [['/a', 'abcd', 400], ['/b', 'abcd', 400], ['/b', 'abc', 200], ['/c', 'abcd', 200], ['/c', 'abcdef', 400]] as const) {
+    const res = await app.inject({ method: 'POST', url: `${url}?q=7`, payload: { text } })
+    t.equal(res.statusCode, status, `${url} with ${text.length} characters`)
+    if (status === 200) t.same(JSON.parse(res.body), { query: { q: 7 } }, 'its query coerced by the shared validator')
+  }
+  await app.close()
+})
