@@ -100,11 +100,10 @@ export class Dispatcher {
 
   private async deliveryClient (): Promise<{ agent: Agent, client: DownstreamClient }> {
     return await (this.transport ??= import('undici').then(({ Agent }) => {
-      // Every address a name has is checked when connecting; redirects are not followed (the client never does).
+      // Every address a name has is checked when connecting; redirects are not followed (the client
+      // never does), and the client gives each call its timeouts (deliveryClientOptions).
       const agent = new Agent({
         connections: this.o.perSubscription,
-        headersTimeout: this.o.timeoutMillis,
-        bodyTimeout: this.o.timeoutMillis,
         ...(this.o.allowInsecure ? {} : { connect: { lookup: guardedLookup(this.o.resolver) } })
       })
       return { agent, client: createDownstream({ ...deliveryClientOptions(this.o), dispatcher: agent }) }
