@@ -21,6 +21,12 @@ export interface AppOptions {
   tracing?: TracingOptions
   /** Options of the events plugin beside the configuration's (tests pass short timeouts, a resolver stub, a clock). */
   events?: Partial<Omit<EventsPluginOptions, 'store'>>
+  /**
+   * Lints every route as it is added, and the whole OpenAPI document at ready (the lint plugin,
+   * mode error). The service's routes change only with its code, so its tests lint them once
+   * (test/lint/reference.test.ts) rather than every start.
+   */
+  lint?: boolean
 }
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
@@ -112,11 +118,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(query, { cursorSecret: config.cursorSecret, defaultLimit: 20, maxLimit: 100 })
   // Collection GETs also answer text/csv (contract: "Collections as CSV"); before the resources it serves.
   await app.register(csv)
-  // After query, whose onRoute completes the collection schemas, and before the resources:
-  // every route is linted with its final schema as it is added. The whole document is linted by
-  // the tests (test/lint/reference.test.ts) rather than at each start, where building it was the
-  // longest step of ready: these routes change only with this code, which the tests cover.
-  await app.register(lint, { mode: 'error', openapi: false })
+  // After query, whose onRoute completes the collection schemas, and before the resources.
+  if (opts.lint === true) await app.register(lint, { mode: 'error' })
   await app.register(resource, { store, resources: [authors, documents], ...(config.migrationsDir === null ? {} : { migrations: config.migrationsDir }) })
   // Background work (asynchronous bulk) on the same store, claimed by any instance; before bulk, which uses it.
   await app.register(jobs, { store, path: '/v1/jobs', leaseMillis: config.jobLeaseMillis })

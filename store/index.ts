@@ -7,6 +7,7 @@ import type { PoolOptions, Store, StoreKind, StoreLogger, StoreOptions } from '.
 
 const defaults = {
   dataDir: './data',
+  sharedBuffers: '16MB',
   pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, statementTimeoutMillis: 30_000, preparedStatements: 100, pgbouncer: false }
 } as const
 
@@ -15,6 +16,8 @@ const silent: StoreLogger = { info: noop, warn: noop, error: noop }
 
 // Goes into the connection's startup `options` unquoted, so only a plain identifier.
 const SEARCH_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+// A PostgreSQL memory size, as `shared_buffers` takes it.
+const MEMORY_SIZE = /^[1-9][0-9]{0,8}(kB|MB|GB)$/
 
 /**
  * Opens the store: a PostgreSQL server when `databaseUrl` is set (reference service,
@@ -45,13 +48,17 @@ export function createStore (opts: StoreOptions = {}): Store {
   if (typeof dataDir !== 'string' || dataDir.length === 0) {
     throw new TypeError(`createStore: dataDir must be a directory path or 'memory', got ${JSON.stringify(dataDir)}`)
   }
+  const sharedBuffers = opts.sharedBuffers ?? defaults.sharedBuffers
+  if (typeof sharedBuffers !== 'string' || !MEMORY_SIZE.test(sharedBuffers)) {
+    throw new TypeError(`createStore: sharedBuffers must be a size such as '16MB' (a whole number, then kB, MB or GB), got ${JSON.stringify(sharedBuffers)}`)
+  }
   if (dataDir === 'memory') {
-    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath })), logger, storeLocation(opts))
+    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath, sharedBuffers })), logger, storeLocation(opts))
   }
   const dir = resolve(dataDir)
   // Taken before anything opens the directory, and given back when the store closes.
   const lock = lockDataDir(dir)
-  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, lock }), lock.release)
+  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, sharedBuffers, lock }), lock.release)
   return buildStore(driver, logger, storeLocation({ dataDir: dir }))
 }
 

@@ -127,6 +127,12 @@ export interface StoreOptions {
   dataDir?: string
   /** Pool settings, for a server only. */
   pool?: PoolOptions
+  /**
+   * PGlite's buffer cache (PostgreSQL's `shared_buffers`), for embedded storage only: `'16MB'`,
+   * `'128MB'`… PGlite sets the whole cache up at every start, so a larger one starts slower;
+   * pages outside it are read from the operating system's file cache. Default `'16MB'`.
+   */
+  sharedBuffers?: string
   /** Schema every session uses for unqualified names (`search_path`); the schema is not created. */
   searchPath?: string
   /** Receives connection errors, retries and applied migrations. Default: silent. */

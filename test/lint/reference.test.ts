@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastif
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
 import { lintOpenApi } from '../../plugins/lint/openapi.js'
-import { lintRouteSchema } from '../../plugins/lint/route.js'
+import { lintRouteConfig, lintRouteSchema } from '../../plugins/lint/route.js'
 import type { Violation } from '../../plugins/lint/rules.js'
 
 // Counts per rule: a readable diff when the service or an example breaks a rule.
@@ -14,10 +14,29 @@ const summary = (violations: Violation[]): Record<string, number> => {
   return counts
 }
 
-t.test('the reference service\'s OpenAPI document follows the conventions', async t => {
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory' }).config)
+/**
+ * A Fastify factory that keeps every route it is given, for `lintRoutes` once the app is ready,
+ * when the plugins' own onRoute hooks (query) have completed each schema.
+ */
+function keepingRoutes (routes: RouteOptions[]): typeof fastifyModule.default {
+  return ((opts?: FastifyServerOptions): FastifyInstance => {
+    const app = fastifyModule.default(opts)
+    app.addHook('onRoute', (route) => { routes.push(route) })
+    return app
+  }) as typeof fastifyModule.default
+}
+
+/** What the lint plugin checks as each route is added: its config's media types and its schemas. */
+const lintRoutes = (routes: RouteOptions[]): Violation[] => routes.flatMap(route =>
+  [...lintRouteConfig(route.config), ...lintRouteSchema(route.url, route.schema)].map(v => ({ ...v, path: `${String(route.method)} ${route.url} ${v.path}` })))
+
+t.test('the reference service\'s routes and OpenAPI document follow the conventions', async t => {
+  // The lint plugin in mode error: a route that breaks a rule stops the build, a document that
+  // does stops ready; the summary below then names the rules.
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory' }).config, { lint: true })
   t.teardown(async () => { await app.close() })
   await app.ready()
+  t.ok(app.hasPlugin('svc-lint'), 'linted by the plugin')
   const violations = lintOpenApi(app.swagger())
   t.same(summary(violations), {}, 'no violations', { violations: violations.slice(0, 20) })
 })
@@ -33,15 +52,9 @@ const examples: Array<[string, string, (build: (...args: any[]) => Promise<Fasti
 for (const [name, url, build] of examples) {
   t.test(`examples/${name}.ts follows the conventions`, async t => {
     const routes: RouteOptions[] = []
-    // The examples build their own Fastify: a wrapped factory keeps each route, linted once the
-    // app is ready, when the plugins' own onRoute hooks (query) have completed its schema.
-    const lintedFastify = (opts?: FastifyServerOptions): FastifyInstance => {
-      const app = fastifyModule.default(opts)
-      app.addHook('onRoute', (route) => { routes.push(route) })
-      return app
-    }
+    // The examples build their own Fastify: the wrapped factory keeps each route.
     const example = await t.mockImport<{ build: (...args: any[]) => Promise<FastifyInstance> }>(`../../examples/${name}.js`, {
-      fastify: { ...fastifyModule, default: lintedFastify },
+      fastify: { ...fastifyModule, default: keepingRoutes(routes) },
       // The sources, not the package's built dist/ (which the mock loader would resolve to).
       'svc-conventions': await import('../../index.js')
     })
@@ -49,7 +62,7 @@ for (const [name, url, build] of examples) {
     t.teardown(async () => { await app.close() })
     await app.ready()
     t.ok(routes.some(r => r.url === url), 'the wrapped factory saw the example\'s routes')
-    const found = routes.flatMap(route => lintRouteSchema(route.url, route.schema).map(v => ({ ...v, path: `${String(route.method)} ${route.url} ${v.path}` })))
+    const found = lintRoutes(routes)
     t.same(summary(found), {}, 'no violations in the route schemas', { violations: found.slice(0, 20) })
     if (app.hasDecorator('swagger')) {
       const violations = lintOpenApi(app.swagger())

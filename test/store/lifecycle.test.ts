@@ -41,6 +41,9 @@ t.test('createStore refuses invalid options, naming the option and the value', a
     [{ searchPath: 'x;DROP' }, /searchPath .* got "x;DROP"/],
     [{ searchPath: '1abc' }, /searchPath/],
     [{ searchPath: 'a'.repeat(64) }, /searchPath/],
+    [{ dataDir: 'memory', sharedBuffers: '16' }, /sharedBuffers must be a size such as '16MB' .* got "16"/],
+    [{ dataDir: 'memory', sharedBuffers: '16MB; DROP' }, /sharedBuffers .* got "16MB; DROP"/],
+    [{ dataDir: 'memory', sharedBuffers: 16 as never }, /sharedBuffers .* got 16/],
     [{ databaseUrl: 'postgres://db/app', pool: { max: 0 } }, /pool.max must be a positive integer, got 0/],
     [{ databaseUrl: 'postgres://db/app', pool: { max: 2.5 } }, /pool.max .* got 2.5/],
     [{ databaseUrl: 'postgres://db/app', pool: { connectionTimeoutMillis: -1 } }, /pool.connectionTimeoutMillis .* got -1/],
@@ -53,6 +56,15 @@ t.test('createStore refuses invalid options, naming the option and the value', a
     t.throws(() => createStore(opts), { name: 'TypeError', message }, JSON.stringify(opts))
   }
   t.throws(() => createStore({ databaseUrl: 'mysql://root:hunter2@db/app' }), { message: /^(?!.*hunter2)/ }, 'the password is never shown')
+})
+
+t.test('embedded storage runs with its buffer cache as set (16MB by default) and in UTC', async (t) => {
+  for (const [opts, wanted] of [[{}, '16MB'], [{ sharedBuffers: '8MB' }, '8MB']] as const) {
+    const store = createStore({ dataDir: 'memory', ...opts })
+    t.teardown(() => store.close())
+    const { rows } = await store.query<{ sb: string, tz: string }>("SELECT current_setting('shared_buffers') AS sb, current_setting('TimeZone') AS tz")
+    t.same(rows, [{ sb: wanted, tz: 'UTC' }], JSON.stringify(opts))
+  }
 })
 
 t.test('an unreachable server is Unavailable, for every operation', async (t) => {
