@@ -75,8 +75,6 @@ export interface AttemptOutcome {
 export const SUBSCRIPTION_COLUMNS = { id: 't.id', active: 't.active', createdDateTime: 't.created_at' } as const
 export const DELIVERY_COLUMNS = { id: 't.id', status: 't.status', eventType: 't.event_type', createdDateTime: 't.created_at' } as const
 
-const iso = (v: unknown): string | null => v instanceof Date ? v.toISOString() : (v as string | null)
-
 function subscriptionColumns (a = ''): string {
   const p = a === '' ? '' : `${a}.`
   return `${p}ctx, ${p}id, ${p}url, ${p}events, ${p}description, ${p}active, ${p}secret, ${p}etag, ${p}created_at AS "createdDateTime",
@@ -90,16 +88,9 @@ function deliveryColumns (a = ''): string {
     ${p}created_at AS "createdDateTime"`
 }
 
-function subscriptionOf (row: Record<string, unknown>): SubscriptionRow {
-  row.createdDateTime = iso(row.createdDateTime)
-  row.modifiedDateTime = iso(row.modifiedDateTime)
-  return row as unknown as SubscriptionRow
-}
-
-function deliveryOf<T extends DeliveryRow> (row: Record<string, unknown>): T {
-  for (const k of ['lastAttemptDateTime', 'nextAttemptDateTime', 'createdDateTime']) row[k] = iso(row[k])
-  return row as unknown as T
-}
+// Date-times come as the API writes them (store/parsers.ts).
+const subscriptionOf = (row: Record<string, unknown>): SubscriptionRow => row as unknown as SubscriptionRow
+const deliveryOf = <T extends DeliveryRow>(row: Record<string, unknown>): T => row as unknown as T
 
 /**
  * The outbox of outgoing events: subscriptions, and one delivery row per event and matching

@@ -61,10 +61,6 @@ function decode (row: Record<string, unknown>): JobRow {
   // request would, and its answer to quote them.
   row.input = JSON.parse(row.input as string)
   if (typeof row.result === 'string') row.result = JSON.parse(row.result)
-  for (const key of ['createdDateTime', 'modifiedDateTime', 'completedDateTime']) {
-    const v = row[key]
-    if (v instanceof Date) row[key] = v.toISOString()
-  }
   return row as unknown as JobRow
 }
 

@@ -1,9 +1,10 @@
 // One text → value mapping for both engines, so a row reads the same whatever runs it.
 // pg parses int8 as a string and `date` as a local-midnight Date; PGlite parses int8 as
-// a number (a BigInt beyond 2^53, which JSON cannot serialize) and `date` as a UTC Date.
+// a number (a BigInt beyond 2^53, which JSON cannot serialize) and `date` as a UTC Date; both
+// make a Date of a timestamptz, which the API writes as text again.
 
 /** PostgreSQL type oids (pg_type.oid). */
-export const OID = { int8: 20, date: 1082, int8Array: 1016, dateArray: 1182, textArray: 1009 } as const
+export const OID = { int8: 20, date: 1082, timestamptz: 1184, int8Array: 1016, dateArray: 1182, textArray: 1009 } as const
 
 /** int8 → number; beyond ±2^53 − 1 the exact decimal string, never a rounded number. */
 export function parseInt8 (text: string): number | string {
@@ -14,4 +15,28 @@ export function parseInt8 (text: string): number | string {
 /** date → `'YYYY-MM-DD'` as stored: a calendar date has no time zone to shift it. */
 export function parseDate (text: string): string {
   return text
+}
+
+// A timestamptz as PostgreSQL writes it (DateStyle ISO): `2024-05-01 12:00:00.12+00`; more
+// year digits past 9999; an offset with minutes, even seconds (historic zones), outside UTC.
+const TIMESTAMPTZ = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/
+
+/**
+ * timestamptz → `YYYY-MM-DDTHH:mm:ss.sssZ`, the convention's date-time, in UTC, to the
+ * millisecond (finer digits are cut, as a Date would). Read as text rather than through a Date,
+ * which the API would only turn back into this text; the sessions run in UTC, so this is
+ * mostly a rearrangement. `infinity`, `-infinity` and BC values stay as PostgreSQL writes them.
+ */
+export function parseTimestamptz (text: string): string {
+  const m = TIMESTAMPTZ.exec(text)
+  if (m === null) return text
+  const [, y, mo, d, h, mi, s, frac = '', sign, oh, om = '00', os = '00'] = m as unknown as string[]
+  const ms = (frac + '000').slice(0, 3)
+  if (oh === '00' && om === '00' && os === '00' && y?.length === 4) return `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`
+  // Date.UTC would read years 0 to 99 as 1900 to 1999.
+  const local = new Date(0)
+  local.setUTCFullYear(Number(y), Number(mo) - 1, Number(d))
+  local.setUTCHours(Number(h), Number(mi), Number(s), Number(ms))
+  const offset = (sign === '-' ? -1 : 1) * ((Number(oh) * 60 + Number(om)) * 60 + Number(os)) * 1000
+  return new Date(local.getTime() - offset).toISOString()
 }

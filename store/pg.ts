@@ -2,7 +2,7 @@ import pg from 'pg'
 import { connectionFailure, type ServerTarget } from './connection-errors.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
-import { OID, parseDate, parseInt8 } from './parsers.js'
+import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
 import { StatementNames } from './prepared.js'
 import type { IsolationLevel, PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
@@ -19,6 +19,7 @@ export interface PgDriverOptions {
 const types = new pg.TypeOverrides()
 types.setTypeParser(OID.int8, parseInt8)
 types.setTypeParser(OID.date, parseDate)
+types.setTypeParser(OID.timestamptz, parseTimestamptz)
 // Arrays of them too, as PGlite applies element parsers to arrays: split as text[], then map.
 // (pg-types' TypeId enum lists no array oids, hence the cast.)
 const parseTextArray = pg.types.getTypeParser(OID.textArray as typeof pg.types.builtins.TEXT, 'text') as (text: string) => unknown

@@ -5,7 +5,7 @@ import { LOCK_FILE, type DataDirLock } from './data-dir-lock.js'
 import { dropTemplate, readTemplate, saveTemplate, templateFile } from './pglite-template.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, Unavailable } from './errors.js'
-import { OID, parseDate, parseInt8 } from './parsers.js'
+import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
 import { quoteIdent } from './quote.js'
 import type { QueryResult, Queryable } from './types.js'
 
@@ -49,7 +49,7 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     dataDir,
     startParams,
     ...(loadDataDir === undefined ? {} : { loadDataDir }),
-    parsers: { [OID.int8]: parseInt8, [OID.date]: parseDate }
+    parsers: { [OID.int8]: parseInt8, [OID.date]: parseDate, [OID.timestamptz]: parseTimestamptz }
   })
   let db = make(snapshot)
 

@@ -17,7 +17,7 @@ const app = Fastify({ logger: false })
 
 const SUMMARY = `id, etag, "createdDateTime", "createdBy", "modifiedDateTime", "modifiedBy", name, description,
   "authorId", status, kind, "pageCount", "byteCount", amount, "discountPercentage", tags, "retentionDuration",
-  "validityInterval", "reviewSchedule", "effectiveDate", "publishedDateTime", metadata, fingerprint, "deletedDateTime", "deletedBy"`
+  "validityInterval", "reviewSchedule", "effectiveDate", "publishedDateTime", metadata, fingerprint, content, "deletedDateTime", "deletedBy"`
 const ITEM = `${SUMMARY}, pages`
 
 /** A row as the API writes a document (the summary has no `pages`). */
@@ -48,6 +48,7 @@ function toDocument (row) {
   doc.publishedDateTime = row.publishedDateTime === null ? null : row.publishedDateTime.toISOString()
   doc.metadata = row.metadata
   doc.fingerprint = row.fingerprint
+  doc.content = row.content
   doc.ref = `svc:document::${row.id}`
   doc.authorRef = `svc:author::${row.authorId}`
   doc.deletedDateTime = row.deletedDateTime === null ? null : row.deletedDateTime.toISOString()

@@ -119,20 +119,14 @@ export function columnOf (field: string, schema: TSchema): Column {
 }
 
 /**
- * Turns a row as the drivers read it into API values, in place: a date-time (a Date) becomes
- * `YYYY-MM-DDTHH:mm:ss.sssZ` in UTC, a 64-bit integer a string of its digits. Dates, decimals
- * and text already come as the API writes them (store/parsers.ts). Done here rather than in
- * the SELECT list: PostgreSQL evaluates a select list for every row a sort reads, not only for
- * the rows a page returns.
+ * Turns a row as the drivers read it into API values, in place: a 64-bit integer becomes a
+ * string of its digits. Date-times, dates, decimals and text already come as the API writes
+ * them (store/parsers.ts). Done here rather than in the SELECT list: PostgreSQL evaluates a
+ * select list for every row a sort reads, not only for the rows a page returns.
  */
 export function rowDecoder (columns: readonly Column[]): (row: Json) => Json {
-  const dates = columns.filter(c => c.kind === 'date-time').map(c => c.field)
   const int64s = columns.filter(c => c.kind === 'int64').map(c => c.field)
   return (row) => {
-    for (const f of dates) {
-      const v = row[f]
-      if (v instanceof Date) row[f] = v.toISOString()
-    }
     for (const f of int64s) {
       const v = row[f]
       if (v !== null && v !== undefined) row[f] = String(v)
