@@ -35,8 +35,8 @@ async function deliver (app: FastifyInstance, payload: unknown, id: string): Pro
   return await app.inject({ method: 'POST', url: URL, payload: body, headers: signed(body, { id }) })
 }
 
-async function recorded (store: Store, id: string): Promise<Array<{ producer: string, delivery_id: string, received_at: Date }>> {
-  const { rows } = await store.query<{ producer: string, delivery_id: string, received_at: Date }>('SELECT * FROM webhook_deliveries WHERE delivery_id = $1', [id])
+async function recorded (store: Store, id: string): Promise<Array<{ producer: string, delivery_id: string, received_at: string }>> {
+  const { rows } = await store.query<{ producer: string, delivery_id: string, received_at: string }>('SELECT * FROM webhook_deliveries WHERE delivery_id = $1', [id])
   return rows
 }
 
@@ -51,7 +51,7 @@ for (const db of databases) {
       t.equal(await countOf(store, 'seq'), 1)
       const rows = await recorded(store, 'msg_seq')
       t.equal(rows.length, 1)
-      t.match(rows[0], { producer: 'scanner', delivery_id: 'msg_seq', received_at: Date })
+      t.match(rows[0], { producer: 'scanner', delivery_id: 'msg_seq', received_at: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ })
       t.equal((await deliver(app, { counter: 'seq' }, 'msg_seq_2')).statusCode, 204)
       t.equal(await countOf(store, 'seq'), 2, 'another id is another delivery')
     })
