@@ -7,7 +7,6 @@ import type { PoolOptions, Store, StoreKind, StoreLogger, StoreOptions } from '.
 
 const defaults = {
   dataDir: './data',
-  sharedBuffers: '16MB',
   pool: { max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 10_000, statementTimeoutMillis: 30_000, preparedStatements: 100, pgbouncer: false }
 } as const
 
@@ -48,8 +47,9 @@ export function createStore (opts: StoreOptions = {}): Store {
   if (typeof dataDir !== 'string' || dataDir.length === 0) {
     throw new TypeError(`createStore: dataDir must be a directory path or 'memory', got ${JSON.stringify(dataDir)}`)
   }
-  const sharedBuffers = opts.sharedBuffers ?? defaults.sharedBuffers
-  if (typeof sharedBuffers !== 'string' || !MEMORY_SIZE.test(sharedBuffers)) {
+  // The PGlite driver's own default applies when it is not set.
+  const { sharedBuffers } = opts
+  if (sharedBuffers !== undefined && (typeof sharedBuffers !== 'string' || !MEMORY_SIZE.test(sharedBuffers))) {
     throw new TypeError(`createStore: sharedBuffers must be a size such as '16MB' (a whole number, then kB, MB or GB), got ${JSON.stringify(sharedBuffers)}`)
   }
   if (dataDir === 'memory') {

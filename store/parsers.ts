@@ -1,7 +1,7 @@
 // One text → value mapping for both engines, so a row reads the same whatever runs it.
 // pg parses int8 as a string and `date` as a local-midnight Date; PGlite parses int8 as
-// a number (a BigInt beyond 2^53, which JSON cannot serialize) and `date` as a UTC Date; both
-// make a Date of a timestamptz, which the API writes as text again.
+// a number (a BigInt beyond 2^53, which JSON cannot serialize) and `date` as a UTC Date. Both
+// would make a Date of a timestamptz, only for the API to write it back as text.
 
 /** PostgreSQL type oids (pg_type.oid). */
 export const OID = { int8: 20, date: 1082, timestamptz: 1184, int8Array: 1016, dateArray: 1182, textArray: 1009 } as const

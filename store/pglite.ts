@@ -23,7 +23,7 @@ export interface PgliteDriverOptions {
   /** The data directory's lock, released when the driver closes (or fails to start). */
   lock?: DataDirLock
   /** PostgreSQL's `shared_buffers`, set up at every start: the larger, the slower the start. Default `'16MB'`. */
-  sharedBuffers?: string
+  sharedBuffers?: string | undefined
 }
 
 /**
