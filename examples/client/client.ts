@@ -16,23 +16,20 @@ type Json = 'application/json' | 'application/problem+json'
 
 /** A client that sends the token and the convention's User-Agent form (Node's fetch sends `node`: 403). */
 export function referenceClient (baseUrl: string, token: string): Client<paths, Json> {
-  return createClient<paths, Json>({ baseUrl, headers: { authorization: `Bearer ${token}` } })
+  return createClient<paths, Json>({ baseUrl, headers: { authorization: `Bearer ${token}`, 'user-agent': 'reference-client/1' } })
 }
-
-// The document makes User-Agent a required header of every operation, so each call names it.
-const header = { 'User-Agent': 'reference-client/1' }
 // #endregion
 
 // #region readme-client-calls
 /** Creates an author and lists its invoices; the failures come back as typed problems. */
 export async function authorWithInvoices (client: ReturnType<typeof referenceClient>, name: string, email: string): Promise<{ author: Author, invoices: DocumentSummary[] } | Problem> {
-  const created = await client.POST('/v1/authors', { params: { header }, body: { name, email } })
+  const created = await client.POST('/v1/authors', { body: { name, email } })
   // A 4xx or 5xx: `error` is the problem body (title, status, detail, requestId, context).
   if (created.error !== undefined) return created.error
   const author = created.data
 
   const listed = await client.GET('/v1/documents', {
-    params: { header, query: { authorId: [author.id], kind: ['INVOICE'], ordering: ['-createdDateTime'], limit: 20 } }
+    params: { query: { authorId: [author.id], kind: ['INVOICE'], ordering: ['-createdDateTime'], limit: 20 } }
   })
   if (listed.error !== undefined) return listed.error
   return { author, invoices: listed.data.results }

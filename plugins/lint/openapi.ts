@@ -60,11 +60,11 @@ function lintContent (ctx: Context, content: unknown, path: string, schemas: boo
   }
 }
 
-function lintParameters (ctx: Context, parameters: unknown, path: string, webhook: boolean): void {
+function lintParameters (ctx: Context, parameters: unknown, path: string, webhook: boolean, key = 'parameters'): void {
   if (!Array.isArray(parameters)) return
   parameters.forEach((ref, i) => {
     const param = deref(ctx, ref)
-    const at = `${path}/parameters/${i}`
+    const at = `${path}/${key}/${i}`
     const name = String(param.name)
     // Webhook consumer endpoints: the payload, and the producer's headers, may break the standards.
     if (webhook) return
@@ -77,13 +77,15 @@ function lintParameters (ctx: Context, parameters: unknown, path: string, webhoo
 /** `head`: RFC 9110 §9.3.2, a HEAD response has no content, so its problems are documented without a body. */
 function lintResponses (ctx: Context, responses: unknown, path: string, head: boolean): void {
   const statuses = Object.keys(obj(responses))
-  if (!statuses.some(s => s.startsWith('4'))) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare at least one 4xx problem response')
-  if (!statuses.some(s => s === '500' || s.toUpperCase() === '5XX')) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare the 500 problem response')
+  // A `default` problem response stands for every status not listed, 4xx and 500 among them.
+  const byDefault = statuses.includes('default') && Object.keys(obj(deref(ctx, obj(responses).default).content)).includes(PROBLEM)
+  if (!byDefault && !statuses.some(s => s.startsWith('4'))) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare at least one 4xx problem response')
+  if (!byDefault && !statuses.some(s => s === '500' || s.toUpperCase() === '5XX')) ctx.out.add('problem-response', `${path}/responses`, 'an operation must declare the 500 problem response')
   for (const [status, ref] of Object.entries(obj(responses))) {
     const response = deref(ctx, ref)
     const at = `${path}/responses/${pointer(status)}`
     const types = Object.keys(obj(response.content))
-    if (/^[45]/.test(status) && !head && !types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response must have an ${PROBLEM} body`)
+    if ((/^[45]/.test(status) || status === 'default') && !head && !types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response must have an ${PROBLEM} body`)
     if (status.startsWith('2') && types.includes(PROBLEM)) ctx.out.add('problem-response', at, `a ${status} response never uses the error object`)
     for (const [name, header] of Object.entries(obj(response.headers))) {
       const headerAt = `${at}/headers/${pointer(name)}`
@@ -126,14 +128,21 @@ export function lintOpenApi (document: unknown, opts: OpenApiLintOptions = {}): 
   for (const [name, schema] of Object.entries(obj(obj(doc.components).schemas))) {
     if (!CONVENTION_SCHEMAS.has(name)) lintSchemaAt(ctx, schema, `#/components/schemas/${pointer(name)}`)
   }
+  // The headers a document states once for every operation (the openapi plugin's `stateOnce`).
+  lintParameters(ctx, doc['x-request-headers'], '#', false, 'x-request-headers')
+  for (const [name, header] of Object.entries(obj(doc['x-response-headers']))) {
+    const at = `#/x-response-headers/${pointer(name)}`
+    lintHeaderName(ctx, name, at)
+    lintSchemaAt(ctx, deref(ctx, header).schema, `${at}/schema`)
+  }
   for (const [path, value] of Object.entries(obj(doc.paths))) {
     const item = deref(ctx, value)
     const webhook = path.startsWith(WEBHOOK_PREFIX)
     if (webhook) lintWebhookPath(ctx, path, item, `#/paths/${pointer(path)}`)
-    lintParameters(ctx, item.parameters, `#/paths/${pointer(path)}`, webhook)
-    for (const method of METHODS) {
-      if (item[method] !== undefined && opts.skip?.(path, method) !== true) lintOperation(ctx, path, item, method, webhook)
-    }
+    const linted = METHODS.filter(method => item[method] !== undefined && opts.skip?.(path, method) !== true)
+    // A path's own parameters belong to its operations: none to lint when every one is skipped.
+    if (linted.length > 0) lintParameters(ctx, item.parameters, `#/paths/${pointer(path)}`, webhook)
+    for (const method of linted) lintOperation(ctx, path, item, method, webhook)
   }
   return ctx.out.violations
 }

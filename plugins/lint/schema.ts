@@ -142,11 +142,14 @@ export function checkPathDepth (name: string, path: string, out: Collector): voi
  * enum rule does not apply below a property or parameter of that name.
  */
 export const FIELD_NAME_ENUMS: ReadonlySet<string> = new Set(['ordering'])
+// The query plugin's sort key, wherever the document puts it (a component of its own, `SortKey`).
+const FIELD_NAME_TITLES: ReadonlySet<string> = new Set(['SortKey'])
 
 function walk (schema: unknown, path: string, name: string | undefined, out: Collector, fieldNames = false): void {
   if (!isSchema(schema) || CONVENTION_SCHEMAS.has(String(schema.$id))) return
   // A reference (`{ $ref: '#/components/schemas/Author/properties/email' }`) has its name rules checked where it points.
   if (name !== undefined && typeof schema.$ref !== 'string') checkPropertyName(name, shapeOf(schema), path, out)
+  fieldNames ||= typeof schema.title === 'string' && FIELD_NAME_TITLES.has(schema.title)
   checkTypes(schema, path, out, fieldNames)
   if (isSchema(schema.properties)) {
     for (const [key, value] of Object.entries(schema.properties)) walk(value, `${path}/properties/${pointer(key)}`, key, out, fieldNames || FIELD_NAME_ENUMS.has(key))

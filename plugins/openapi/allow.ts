@@ -9,7 +9,7 @@ import { conventionHeaders, responseHeaders } from './headers.js'
  * methods; RFC 9110 §9.3.7, §15.5.6): OPTIONS gets 204 with `Allow`, any other method 405
  * with `Allow`. No route serves them, so @fastify/swagger never sees them: each path gets an
  * OPTIONS operation here, whose description also tells of the 405 (an operation of its
- * own per unserved method would be noise).
+ * own per unserved method would be noise). Its summary is its Allow header.
  */
 
 type Json = Record<string, unknown>
@@ -47,13 +47,12 @@ const CORS_ERROR = { 'svc-cors-error': { type: 'string', maxLength: 20, descript
  * request no route serves: the conventions plugin's rules for the app, no token, not counted.
  */
 export function optionsOperation (path: string, operationId: string, allowed: readonly string[], facts: RouteFacts, cors: boolean): Json {
-  const allow = { allow: { type: 'string', maxLength: 100, description: 'The methods the path serves, comma-separated (as the operation\'s description lists them).' } }
+  const allow = { allow: { type: 'string', maxLength: 100, description: 'The methods the path serves, comma-separated (as the operation\'s summary lists them).' } }
   const preflight = cors ? ' A CORS preflight is answered by the CORS rules instead: 204 with the Access-Control-* headers, or 403 with Svc-Cors-Error.' : ''
-  // What every path's OPTIONS shares is said once, by its 204 (a shared component); the operation lists the methods.
+  // What every path's OPTIONS shares is said once, by its 204 (a shared component); the summary lists the methods.
   const op: Json = {
     operationId,
-    summary: 'Methods served at this path',
-    description: `Allow: ${allowed.join(', ')}.`,
+    summary: `Allow: ${allowed.join(', ')}`,
     parameters: parametersOf(facts),
     security: [],
     responses: {

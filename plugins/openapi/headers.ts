@@ -134,3 +134,17 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   Object.assign(headers, config.openapi?.responseHeaders?.[String(status)])
   return headers
 }
+
+/**
+ * The convention's headers that every request sends or may send (the User-Agent, the
+ * correlation id, the execution context, the calling service) and that every answer carries
+ * where their rule applies (those echoed, the language, `no-store`, the rate limit's): the
+ * document states them once (once.ts), lowercase here.
+ */
+export function everyOperationHeaders (requestId: RouteFacts['requestId']): { request: string[], response: string[] } {
+  const id = requestId === null ? [] : [requestId.header]
+  return {
+    request: ['user-agent', ...id, 'svc-execution-context', 'svc-service'],
+    response: [...id, 'svc-execution-context', 'content-language', ...Object.keys(CACHE_CONTROL), ...Object.keys(RATE_LIMIT)]
+  }
+}

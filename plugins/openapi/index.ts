@@ -9,7 +9,10 @@ import { exampleOf, shareComponents } from './components.js'
 import { addPatterns, uniqueOperationIds } from './document.js'
 import { factsOf, unroutedFacts } from './facts.js'
 import { nameOperation } from './naming.js'
-import { caseHeaders, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from './lean.js'
+import { everyOperationHeaders } from './headers.js'
+import { caseHeaders, headerCase, hoistCommonParameters, omitDefaults, omitEchoedDescriptions, shareFormats, shareNullable, shareRepeated, shareSchemas, shareTitled } from './lean.js'
+import { foldProblems, stateHeadersOnce } from './once.js'
+import { DERIVED_PROBLEMS } from './statuses.js'
 import { describeOperation, type DocumentContext } from './operation.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 
@@ -30,6 +33,13 @@ export interface OpenApiPluginOptions {
   components?: Record<string, unknown>
   /** How a client gets a bearer token, shown with the `bearerAuth` security scheme (on the docs page's Authorize dialog). */
   tokenHelp?: string
+  /**
+   * What every operation shares is stated once: the problems any operation may answer (the
+   * common ones, 404, 413, 415) as its `default` response, and the convention's headers of
+   * every request and answer in the document's `x-request-headers` and `x-response-headers`.
+   * `false` lists them on each operation, per status. Default true.
+   */
+  stateOnce?: boolean
 }
 
 declare module 'fastify' {
@@ -52,7 +62,8 @@ const defaults = {
   info: { title: 'API', version: '1.0.0' },
   routePrefix: '/openapi.json' as string | false,
   commonProblems: [400, 401, 403, 406, 429, 500],
-  components: {}
+  components: {},
+  stateOnce: true
 }
 
 /**
@@ -122,7 +133,7 @@ function withHead (info: NonNullable<OpenApiPluginOptions['info']>): NonNullable
  * states (problem responses, conventional headers, bearer security, `x-internal`) are
  * added in `transform`, so they shape the document only and cost nothing per request.
  */
-const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true, tokenHelp: true }
+const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true, tokenHelp: true, stateOnce: true }
 
 async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptions): Promise<void> {
   refuseUnknownOptions('openapi', opts, OPTION_KEYS)
@@ -133,6 +144,8 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   if (typeof components !== 'object' || components === null || Array.isArray(components)) throw new TypeError(`openapi plugin: components must be an object of schemas by name, got ${String(components)}`)
   if (routePrefix !== false && (typeof routePrefix !== 'string' || !routePrefix.startsWith('/'))) throw new TypeError(`openapi plugin: routePrefix must be a path or false, got ${String(routePrefix)}`)
   if (opts.tokenHelp !== undefined && (typeof opts.tokenHelp !== 'string' || opts.tokenHelp === '')) throw new TypeError(`openapi plugin: tokenHelp must be a non-empty string, got ${String(opts.tokenHelp)}`)
+  const stateOnce = opts.stateOnce ?? defaults.stateOnce
+  if (typeof stateOnce !== 'boolean') throw new TypeError(`openapi plugin: stateOnce must be a boolean, got ${String(stateOnce)}`)
 
   fastify.addSchema(Problem)
 
@@ -168,7 +181,7 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
         ...resourceComponents(fastify),
         ...components
       })
-      return finish(fastify, doc, context()) as ReturnType<SwaggerTransformObject>
+      return finish(fastify, doc, context(), stateOnce) as ReturnType<SwaggerTransformObject>
     }
   })
 
@@ -189,10 +202,10 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
 
 /**
  * The document once every operation is in it: an OPTIONS operation per path where the
- * methods plugin answers them, the convention formats' patterns, unique operationIds, and
- * the repeated headers as components.
+ * methods plugin answers them, the convention formats' patterns, unique operationIds, what
+ * every operation shares stated once (`stateOnce`), and the repeats as components.
  */
-function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Json {
+function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext, stateOnce: boolean): Json {
   const paths = { ...doc.paths as Record<string, Json> }
   const allowedMethods = (fastify as { allowedMethods?: (path: string) => string[] | null }).allowedMethods
   if (allowedMethods !== undefined) {
@@ -216,9 +229,16 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext): Jso
   uniqueOperationIds(patterned)
   caseHeaders(patterned)
   omitDefaults(patterned)
-  hoistCommonHeaders(patterned)
+  omitEchoedDescriptions(patterned)
+  let once: Json = { ...doc, paths: patterned }
+  if (stateOnce) {
+    foldProblems(patterned, [...new Set([...ctx.commonProblems, ...DERIVED_PROBLEMS])])
+    const every = everyOperationHeaders(unroutedFacts(fastify).requestId)
+    once = stateHeadersOnce(once, { request: every.request.map(headerCase), response: every.response.map(headerCase) })
+  }
+  hoistCommonParameters(once.paths as Json)
   const components = doc.components as Json
-  return shareRepeated(shareSchemas(shareTitled(shareFormats({ ...doc, paths: patterned, components: { ...components, schemas: addPatterns(components.schemas) } }))))
+  return shareRepeated(shareSchemas(shareNullable(shareTitled(shareFormats({ ...once, components: { ...components, schemas: addPatterns(components.schemas) } })))))
 }
 
 export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })

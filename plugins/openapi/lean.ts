@@ -32,7 +32,8 @@ export function headerCase (name: string): string {
   return lower.split('-').map(w => w === 'ratelimit' ? 'RateLimit' : w.charAt(0).toUpperCase() + w.slice(1)).join('-')
 }
 
-function operations (paths: Json): Json[] {
+/** The operations of `paths`, every method of every path item. */
+export function operations (paths: Json): Json[] {
   return Object.values(paths).flatMap(item => METHODS.map(m => (item as Json)[m]).filter(isObject))
 }
 
@@ -53,16 +54,32 @@ export function omitDefaults (paths: Json): void {
 }
 
 /**
- * The request headers every operation of a path takes alike (`User-Agent`, `X-Request-ID`…)
- * are stated once, as the path's parameters (OpenAPI 3.1 §4.8.9.1: they apply to every
- * operation under it), in place.
+ * A response's or request body's schema whose description repeats the response's (as
+ * @fastify/swagger copies it there) loses its own, in place: readers see it once, above the body.
  */
-export function hoistCommonHeaders (paths: Json): void {
+export function omitEchoedDescriptions (paths: Json): void {
+  for (const op of operations(paths)) {
+    const holders = [op.requestBody, ...Object.values(op.responses as Json)].filter(isObject)
+    for (const holder of holders) {
+      for (const media of Object.values((holder.content ?? {}) as Json)) {
+        const schema = isObject(media) ? media.schema : undefined
+        if (isObject(schema) && schema.description !== undefined && schema.description === holder.description) delete schema.description
+      }
+    }
+  }
+}
+
+/**
+ * The path and header parameters every operation of a path takes alike (`{authorId}`, a
+ * header a route requires) are stated once, as the path's parameters (OpenAPI 3.1 §4.8.9.1:
+ * they apply to every operation under it, and declare the path's template variables), in place.
+ */
+export function hoistCommonParameters (paths: Json): void {
   for (const item of Object.values(paths) as Json[]) {
     const ops = METHODS.map(m => item[m]).filter(isObject)
-    const headersOf = (op: Json): Json[] => ((op.parameters ?? []) as Json[]).filter(p => p.in === 'header')
-    const texts = ops.map(op => new Set(headersOf(op).map(canonical)))
-    const common = headersOf(ops[0] as Json).filter(p => texts.every(t => t.has(canonical(p))))
+    const hoistable = (op: Json): Json[] => ((op.parameters ?? []) as Json[]).filter(p => p.in === 'header' || p.in === 'path')
+    const texts = ops.map(op => new Set(hoistable(op).map(canonical)))
+    const common = hoistable(ops[0] as Json).filter(p => texts.every(t => t.has(canonical(p))))
     if (common.length === 0) continue
     const hoisted = new Set(common.map(canonical))
     for (const op of ops) {
@@ -70,7 +87,7 @@ export function hoistCommonHeaders (paths: Json): void {
       if (own.length > 0) op.parameters = own
       else delete op.parameters
     }
-    item.parameters = common
+    item.parameters = [...item.parameters as Json[] ?? [], ...common]
   }
 }
 
@@ -146,7 +163,7 @@ export function shareSchemas (doc: Json): Json {
 }
 
 /** A problem answer: a problem body (RFC 9457), and nothing else. */
-const isProblem = (r: Json): boolean => isObject(r.content) && Object.keys(r.content).join() === PROBLEM_MEDIA_TYPE
+export const isProblem = (r: Json): boolean => isObject(r.content) && Object.keys(r.content).join() === PROBLEM_MEDIA_TYPE
 
 const pascal = (text: string): string =>
   text.split(/[^A-Za-z0-9]+/).filter(w => w !== '').map(w => w.charAt(0).toUpperCase() + w.slice(1)).join('')
@@ -317,4 +334,33 @@ export function shareFormats (doc: Json): Json {
   const components = doc.components as Json
   const schemas = Object.fromEntries(Object.entries((components.schemas ?? {}) as Json).map(([name, s]) => [name, walkSchema(s, [], refer)]))
   return { ...doc, paths: walkPaths(doc.paths, refer), components: { ...components, schemas: { ...schemas, ...added } } }
+}
+
+// What a nullable copy of a component may add or change: its type admits null, and it tells its own place.
+const OWN = ['type', 'description', 'examples', 'title', '$id']
+
+/**
+ * A schema that is a component admitting null too (a job's `problem`: a Problem, or null)
+ * refers to it: `anyOf` the component and null, with its own description. Returns a copy.
+ */
+export function shareNullable (doc: Json): Json {
+  const components = doc.components as Json
+  const schemas = (components.schemas ?? {}) as Json
+  const byShape = new Map<string, string>()
+  for (const [name, s] of Object.entries(schemas)) {
+    if (isObject(s) && typeof s.type === 'string') byShape.set(`${s.type}:${canonical(omit(s, OWN))}`, name)
+  }
+  const refer = (node: Json, at: string[]): Json | undefined => {
+    const type = node.type
+    if (at.length === 0 || !Array.isArray(type) || type.length !== 2 || type[1] !== 'null') return undefined
+    const name = byShape.get(`${String(type[0])}:${canonical(omit(node, OWN))}`)
+    if (name === undefined) return undefined
+    return { anyOf: [{ $ref: `#/components/schemas/${name}` }, { type: 'null' }], ...(node.description === undefined ? {} : { description: node.description }) }
+  }
+  const shared = Object.fromEntries(Object.entries(schemas).map(([n, s]) => [n, walkSchema(s, [], refer)]))
+  return { ...doc, paths: walkPaths(doc.paths, (node, at) => refer(node, ['paths', ...at])), components: { ...components, schemas: shared } }
+}
+
+function omit (node: Json, keys: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(node).filter(([k]) => !keys.includes(k)))
 }

@@ -2,6 +2,9 @@ import type { RouteOptions } from 'fastify'
 import type { RouteFacts } from './facts.js'
 import { ruleOn } from './headers.js'
 
+/** Statuses a route gives by what it takes (path parameters, a body), not by what it does. */
+export const DERIVED_PROBLEMS: readonly number[] = [404, 413, 415]
+
 /**
  * The problem statuses a route can give, from the common ones, what it declares
  * (`config.problems`) and what its schema and config imply: 404 with path parameters; 413

@@ -74,11 +74,12 @@ function bodyValue (field: FieldDescriptor, route: CollectionRoute, formats: boo
 /**
  * A sort key: a sortable path, with a leading - for descending. With nothing sortable the
  * hook refuses every key; Ajv refuses an empty enum, so the key is then any bounded text.
+ * Titled, so the document writes a collection's keys once for its query and its search body.
  */
 function sortKey (route: CollectionRoute): Schema {
   return route.sortable.length === 0
     ? { type: 'string', maxLength: route.limits.maxLength }
-    : { type: 'string', enum: route.sortable.flatMap((path) => [path, '-' + path]) }
+    : { title: 'SortKey', type: 'string', enum: route.sortable.flatMap((path) => [path, '-' + path]) }
 }
 
 // What the simple and hybrid filters share is told once, on `filter` and on the search body, not per attribute.

@@ -12,6 +12,7 @@ import { pglite } from '../support/databases.js'
 import { api, build, json, type Json } from './helper.js'
 import { CURSOR_SECRET } from '../resource/helper.js'
 import { atPointer, resolveRefs } from '../openapi/refs.js'
+import { responseFor } from '../openapi/support.js'
 
 // The plugin's options, its OpenAPI description, and the plugin with only what the resource
 // plugin needs (no auth, the idempotency-key rule off): execution context `prod`, no
@@ -117,7 +118,8 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   const ok = (op.responses['200'].$ref === undefined ? op.responses['200'] : atPointer(doc, op.responses['200'].$ref)).content['application/json'].schema
   t.same(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
   t.same(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
-  for (const s of ['400', '401', '403', '409', '415', '503']) t.ok(op.responses[s], `documents ${s}`)
+  for (const s of ['400', '401', '403', '409', '415', '503']) t.ok(responseFor(doc, op, s), `documents ${s}`)
+  t.ok(op.responses['409'] && op.responses['503'], 'the conflict and the busy job queue listed: the bulk route\'s own')
   t.notOk(op.responses['412'], 'no 412: a collection has no entity tag to match')
   t.same(op.security, [{ bearerAuth: ['documents:write'] }], 'bearer security with the write scope')
   const authors = resolveRefs(doc, doc.paths['/v1/authors'].patch.requestBody).content['application/json'].schema

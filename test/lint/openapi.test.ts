@@ -15,12 +15,31 @@ t.test('document rules: each case breaks its rule at its path', async t => {
   }
 })
 
+t.test('a default problem response stands for the 4xx and the 500; the document-wide headers are linted', async t => {
+  const doc = cleanDocument()
+  const responses = doc.paths['/v1/authors'].get.responses
+  delete responses[400]
+  delete responses[500]
+  responses.default = { $ref: '#/components/responses/ServerError' }
+  doc['x-request-headers'] = [{ in: 'header', name: 'User-Agent', required: true, schema: { type: 'string', maxLength: 100 } }]
+  doc['x-response-headers'] = { 'Svc-Execution-Context': { schema: { type: 'string', maxLength: 100 } } }
+  t.same(lintOpenApi(doc), [])
+  responses.default = { description: 'Anything else' }
+  t.same(lintOpenApi(doc).map(v => v.path).sort(), ['#/paths/~1v1~1authors/get/responses', '#/paths/~1v1~1authors/get/responses', '#/paths/~1v1~1authors/get/responses/default'], 'a default without a problem body is no problem response')
+})
+
 t.test('rules can be switched off and operations skipped', async t => {
   const doc = cleanDocument()
   doc.paths['/v1/authors'].get.parameters[0].schema = { type: 'integer' }
   t.same(lintOpenApi(doc).map(v => v.rule), ['integer-range'])
   t.same(lintOpenApi(doc, { rules: { 'integer-range': false } }), [])
   t.same(lintOpenApi(doc, { skip: (path, method) => path === '/v1/authors' && method === 'get' }), [])
+  // A path's own parameters are its operations': linted unless every operation is skipped.
+  doc.components.parameters.RequestId.name = 'Tenant'
+  const skipGet = { skip: (path: string, method: string) => path === '/v1/authors' && method === 'get' }
+  t.same(lintOpenApi(doc, skipGet).filter(v => v.rule === 'header-name'), [])
+  doc.paths['/v1/authors'].post = { responses: { 201: { description: 'Created' }, default: { $ref: '#/components/responses/ServerError' } } }
+  t.same(lintOpenApi(doc, skipGet).filter(v => v.rule === 'header-name').map(v => v.path), ['#/paths/~1v1~1authors/parameters/0'])
 })
 
 t.test('anything that is not a document has nothing to lint', async t => {

@@ -131,7 +131,8 @@ async function withOpenApi (opts: LintPluginOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
   await app.register(problem)
   await app.register(validation)
-  await app.register(openapi, { commonProblems: [500] })
+  // Per status: a `default` problem response would stand for the 4xx the first case leaves out.
+  await app.register(openapi, { commonProblems: [500], stateOnce: false })
   await app.register(lint, opts)
   return app
 }

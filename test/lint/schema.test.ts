@@ -33,6 +33,9 @@ t.test('a parameter named ordering may enumerate field names', async t => {
   const schema = { type: 'array', items: { type: 'string', enum: ['name', '-name'] } }
   t.same(lintSchema(schema, { name: 'ordering' }), [])
   t.same(lintSchema(schema, { name: 'sort' }).map(v => v.rule), ['enum-upper-snake'])
+  // The query plugin's sort key as a component of its own: its title says what its values are.
+  t.same(lintSchema({ title: 'SortKey', type: 'string', enum: ['name', '-name'] }), [])
+  t.same(lintSchema({ title: 'SortOrder', type: 'string', enum: ['name', '-name'] }).map(v => v.rule), ['enum-upper-snake'])
 })
 
 t.test('response roots', async t => {

@@ -1,9 +1,10 @@
 import t from 'tap'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { documentValidator, inlineHeaders, referenceApp, resolveRefs, type Doc } from './support.js'
+import { atPointer, documentValidator, inlineHeaders, referenceApp, resolveRefs, responseFor, type Doc } from './support.js'
 
 // The reference service's OpenAPI document as a whole: valid OpenAPI 3.1, shared schemas as
-// components, every operation with its conventional parameters, problems and headers.
+// components, every operation with its own parameters, problems and headers, and what every
+// operation shares (the common problems, the convention's headers) stated once.
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete']
 
@@ -21,7 +22,7 @@ t.test('the reference service document', async t => {
   })
 
   t.test('is lean: shared shapes as components, the size bounded (issue 23)', async t => {
-    t.ok(Buffer.byteLength(res.body) <= 160 * 1024, `${Buffer.byteLength(res.body)} bytes`)
+    t.ok(Buffer.byteLength(res.body) <= 120_000, `${Buffer.byteLength(res.body)} bytes, at most 120 KB`)
     t.ok(raw.components.schemas.Job && raw.components.schemas.DocumentBulkRequest && raw.components.schemas.DateTime, 'titled shapes and formats are components')
   })
 
@@ -50,8 +51,7 @@ t.test('the reference service document', async t => {
       t.notOk(doc.paths[path].get['x-internal'], `${path}: not internal`)
     }
     t.ok(doc.paths['/health'].get.responses['200'].content['application/json'].schema.properties.status)
-    t.same(headerNames(doc.paths['/health'].get), ['X-Request-ID'], 'no header rule on /health; its correlation id is still taken')
-    t.ok(headerNames(doc.paths['/openapi.json'].get).includes('User-Agent'), '/openapi.json keeps the User-Agent rule')
+    t.same(headerNames(doc.paths['/health'].get), [], 'no header of its own on /health')
   })
 
   t.test('operationIds: stable, from the method and the resource names, unique', async t => {
@@ -87,8 +87,7 @@ t.test('the reference service document', async t => {
     t.match(query('metadata.sourceFilter'), /paths inside metadata\.source, system, region/)
     t.equal(query('pageCountFilter'), undefined, 'a scalar attribute\'s: told once, on filter')
     t.match(query('filter'), /<attribute>Filter: FIQL\/RSQL as in filter, not with it, whose one selector is the attribute itself/)
-    const search = doc.paths['/v1/documents/search'].post.requestBody.content['application/json'].schema
-    t.match(search.description, /as its filter parameter tells/, 'the search body refers to it')
+    t.match(doc.paths['/v1/documents/search'].post.requestBody.description, /as its filter parameter tells/, 'the search body refers to it')
   })
 
   t.test('descriptions and summaries say what each answer is', async t => {
@@ -105,9 +104,14 @@ t.test('the reference service document', async t => {
 
   t.test('request headers and bearer security', async t => {
     t.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: /npm run token/ })
+    // The convention's request headers, once for the document; the User-Agent required.
+    const every = raw['x-request-headers'] as Doc[]
+    t.same(every.map(p => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
+    t.same(every.map(p => p.required === true), [true, false, false, false])
+    t.match(raw.info.description, /requests send those of `x-request-headers` \(User-Agent, X-Request-ID, Svc-Execution-Context, Svc-Service\)/)
     for (const { path, method, op } of api) {
       const names = headerNames(op)
-      for (const h of ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service']) t.ok(names.includes(h), `${method} ${path}: ${h}`)
+      t.same(names.filter(h => every.some(p => p.name === h)), [], `${method} ${path}: none repeated`)
       t.equal(names.includes('Svc-Idempotency-Key'), method !== 'get' && method !== 'head', `${method} ${path}: idempotency key on writes only`)
       // reference-service.md, Authentication and scopes.
       const resource = path.startsWith('/v1/webhook-subscriptions') ? 'webhooks' : path.includes('documents') ? 'documents' : 'authors'
@@ -116,8 +120,9 @@ t.test('the reference service document', async t => {
       if (path.startsWith('/v1/jobs')) t.equal(op.security, undefined, `${method} ${path}: the document's bearer security`)
       else t.same(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
     }
-    t.match(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').description, /longer than 200 characters is not refused but replaced/)
-    t.equal(doc.paths['/v1/authors'].get.parameters.find((p: Doc) => p.name === 'X-Request-ID').schema.maxLength, 8192, 'no maxLength that would mean a 400')
+    const requestId = every.find(p => p.name === 'X-Request-ID') as Doc
+    t.match(requestId.description, /longer than 200 characters is not refused but replaced/)
+    t.equal(requestId.schema.maxLength, 8192, 'no maxLength that would mean a 400')
     const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('If-'))
     // HEAD is no operation of its own (the document's description says it answers as GET).
     for (const path of ['/v1/documents/{documentId}', '/v1/authors/{authorId}']) {
@@ -130,7 +135,7 @@ t.test('the reference service document', async t => {
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
     t.same(hook.security, [])
-    t.same(headerNames(hook), ['X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, the convention headers whose rules apply to a producer, and its signature')
+    t.same(headerNames(hook), ['webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, its signature')
     t.ok(hook.parameters.filter((p: Doc) => p.name.startsWith('webhook-')).every((p: Doc) => p.required === true), 'the signature headers are required')
     t.match(hook.description, /Standard Webhooks/)
     t.match(hook.description, /HTTPS only/)
@@ -138,39 +143,49 @@ t.test('the reference service document', async t => {
     for (const path of ['/v1/documents', '/v1/authors']) t.same(conditional(path, 'patch'), [], `patch ${path}: a collection has no entity tag, so no conditions`)
   })
 
-  t.test('responses: problems per status, bodies as components, headers', async t => {
+  t.test('responses: the common problems as default, the operation\'s own per status, bodies as components, headers', async t => {
     const problem = { $ref: '#/components/schemas/Problem' }
+    const common = ['400', '401', '403', '404', '406', '413', '415', '429', '500']
     for (const { path, method, op } of api) {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
-        if (method === 'head') t.notOk(r.content, `${method} ${path} ${status}: HEAD has no body`)
-        else if (Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
-        t.ok(r.headers['X-Request-ID'], `${method} ${path} ${status}: X-Request-ID`)
-        t.ok(r.headers['Svc-Execution-Context'], `${method} ${path} ${status}: Svc-Execution-Context`)
+        if (status === 'default' || Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
+        t.notOk(common.includes(status), `${method} ${path} ${status}: a common problem is not listed on its own`)
       }
-      for (const s of ['400', '401', '403', '406', '429', '500']) t.ok(op.responses[s], `${method} ${path}: ${s}`)
+      t.match(op.responses.default.description, /^A problem \(RFC 9457\): 400, 401, 403, 404, 406, 413, 415, 429 or 500, as the operation allows/, `${method} ${path}: default`)
+      for (const s of common) t.ok(responseFor(doc, op, s), `${method} ${path}: ${s}`)
       // Conventions, Limits: every documented header value is bounded.
       const schemas = [
-        ...(op.parameters as Doc[]).filter(p => p.in === 'header').map(p => [p.name, p.schema]),
-        ...Object.values(op.responses as Doc).flatMap((r: Doc) => Object.entries(r.headers as Doc).map(([n, h]) => [n, h.schema]))
+        ...(op.parameters as Doc[] ?? []).filter(p => p.in === 'header').map(p => [p.name, p.schema]),
+        ...Object.values(op.responses as Doc).flatMap((r: Doc) => Object.entries(r.headers as Doc ?? {}).map(([n, h]) => [n, h.schema]))
       ] as Array<[string, Doc]>
       const unbounded = schemas.filter(([, s]) => s.type === 'string' ? typeof s.maxLength !== 'number' : typeof s.maximum !== 'number' || typeof s.minimum !== 'number')
       t.same(unbounded.map(([n]) => n), [], `${method} ${path}: header values are bounded`)
-      t.ok(op.responses['429'].headers['Retry-After'] && op.responses['429'].headers['RateLimit-Limit'], `${method} ${path}: rate-limit headers`)
+      // The jobs' 403 is of no scope of the route's; their 401 still challenges.
+      t.ok(op.responses.default.headers['Retry-After'] && op.responses.default.headers['WWW-Authenticate'], `${method} ${path}: Retry-After (429) and the Bearer challenge (401, 403 of a scope)`)
+      t.notOk(op.responses.default.headers['RateLimit-Limit'], `${method} ${path}: the rate limit's own headers are stated once`)
     }
+    const everyAnswer = raw['x-response-headers'] as Doc
+    t.same(Object.keys(everyAnswer), ['X-Request-ID', 'Svc-Execution-Context', 'Content-Language', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control'], 'the headers every answer carries where their rule applies, once')
+    const bounded = Object.values(everyAnswer).filter((h: Doc) => h.schema.type === 'string' ? typeof h.schema.maxLength === 'number' : typeof h.schema.maximum === 'number')
+    t.equal(bounded.length, Object.keys(everyAnswer).length, 'bounded too')
+    t.match(everyAnswer['Content-Language'].description, /^`en-US`/)
+    t.match(everyAnswer['Cache-Control'].description, /once the token is accepted/, 'when it is sent')
+    t.match(everyAnswer['RateLimit-Limit'].description, /on every answer the rate limit counted, not on a refusal before it/)
+    t.match(raw.info.description, /answers carry those of `x-response-headers` \(X-Request-ID, Svc-Execution-Context, Content-Language, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Cache-Control\), wherever their rule applies/)
+
     const item = '/v1/documents/{documentId}'
     const statuses: Array<[string, string, string[]]> = [
-      [item, 'get', ['200', '304', '404', '412']],
-      [item, 'put', ['204', '404', '409', '412', '413', '415', '428']],
-      [item, 'patch', ['204', '404', '409', '412', '413', '415', '428']],
+      [item, 'get', ['200', '304', '412']],
+      [item, 'put', ['204', '409', '412', '428']],
+      [item, 'patch', ['204', '409', '412', '428']],
       [item, 'delete', ['204', '409', '412', '428']],
-      ['/v1/documents', 'post', ['201', '409', '413', '415']],
-      ['/v1/documents', 'patch', ['200', '409', '413', '415', '503']],
-      ['/v1/authors/{authorId}/documents', 'get', ['200', '304', '404']],
-      ['/v1/authors/{authorId}/documents', 'post', ['201', '404', '409', '415']]
+      ['/v1/documents', 'post', ['201', '409']],
+      ['/v1/documents', 'patch', ['200', '202', '409', '503']],
+      ['/v1/authors/{authorId}/documents', 'get', ['200', '304']],
+      ['/v1/authors/{authorId}/documents', 'post', ['201', '409']]
     ]
     for (const [path, method, wanted] of statuses) {
-      const listed = Object.keys(doc.paths[path][method].responses)
-      t.same(wanted.filter(s => !listed.includes(s)), [], `${method} ${path}: ${wanted.join(', ')}`)
+      t.same(Object.keys(doc.paths[path][method].responses).sort(), [...wanted, 'default'].sort(), `${method} ${path}: ${wanted.join(', ')}`)
     }
 
     const json = (path: string, method: string, status: string): Doc => doc.paths[path][method].responses[status].content['application/json'].schema
@@ -181,11 +196,14 @@ t.test('the reference service document', async t => {
     t.same(json('/v1/authors/{authorId}', 'get', '200'), ref('Author'))
     t.same(json('/v1/documents', 'patch', '200'), ref('BulkResponse'))
     for (const path of ['/v1/documents', '/v1/authors/{authorId}/documents']) {
-      const page = json(path, 'get', '200')
-      t.same(page.properties.results.items, ref('DocumentSummary'), `${path}: items`)
-      t.same(page.properties.paging.anyOf, [ref('CursorPaging'), ref('OffsetPaging')], `${path}: paging`)
-      t.same(json(`${path}/search`, 'post', '200'), page, `${path}/search answers the same page`)
+      t.same(json(path, 'get', '200'), ref('DocumentPage'), `${path}: the page of the collection`)
+      t.same(json(`${path}/search`, 'post', '200'), ref('DocumentPage'), `${path}/search answers the same page`)
     }
+    const page = raw.components.schemas.DocumentPage
+    t.same(page.properties.results.items, ref('DocumentSummary'), 'items')
+    // The same paging as the authors' page: a reference to it.
+    const paging = page.properties.paging.$ref === undefined ? page.properties.paging : atPointer(raw, page.properties.paging.$ref)
+    t.same(paging.anyOf, [ref('CursorPaging'), ref('OffsetPaging')], 'paging')
 
     const post = doc.paths['/v1/documents'].post.responses['201']
     t.ok(post.headers.Location && post.headers.ETag, '201: Location and ETag')
@@ -193,34 +211,18 @@ t.test('the reference service document', async t => {
     t.ok(doc.paths['/v1/documents'].get.responses['200'].headers.ETag, 'collection GET: ETag')
     t.ok(doc.paths[item].get.responses['304'].headers.ETag, '304: ETag')
     t.ok(doc.paths[item].get.responses['412'].headers.ETag, 'a GET whose If-Match fails still sends the ETag')
-    t.notOk(doc.paths[item].put.responses['412'].headers.ETag, 'a write that fails its condition does not')
-
-    // The headers the plugins send on every answer they apply to (conventions: Headers).
-    for (const { path, method, op } of api) {
-      for (const [status, r] of Object.entries(op.responses as Doc)) {
-        const at = `${method} ${path} ${status}`
-        t.match(r.headers['Content-Language']?.description, /^`en-US`/, `${at}: Content-Language`)
-        t.equal(r.headers['Cache-Control'] !== undefined, status !== '401', `${at}: Cache-Control once the token is accepted`)
-        // The jobs' 403 is of no scope of the route's: no challenge names one.
-        t.equal(r.headers['WWW-Authenticate'] !== undefined, status === '401' || (status === '403' && !path.startsWith('/v1/jobs')), `${at}: the Bearer challenge on 401, and on 403 of a scope`)
-        t.equal(r.headers['RateLimit-Limit'] !== undefined, !['401', '403', '406', '415'].includes(status), `${at}: RateLimit-* once counted`)
-        t.equal(r.headers['Retry-After'] !== undefined, status === '429', `${at}: Retry-After on 429`)
-      }
-    }
-    // A body up to the server's bodyLimit, in the media types the route accepts.
-    for (const { path, method, op } of api) {
-      t.equal(op.responses['413'] !== undefined, op.requestBody !== undefined, `${method} ${path}: 413 where a body is accepted`)
-    }
+    t.notOk(doc.paths[item].put.responses['412'].headers?.ETag, 'a write that fails its condition does not')
     t.same(Object.keys(doc.paths[item].patch.requestBody.content), ['application/merge-patch+json', 'application/json'], 'a merge patch in either media type')
     t.same(Object.keys(doc.paths['/v1/documents'].post.requestBody.content), ['application/json'])
+    t.same(raw.paths[item].parameters, [{ $ref: '#/components/parameters/DocumentId' }], 'the path parameter once, for every operation of the path')
   })
 
   t.test('components: each shape once, with valid examples', async t => {
     const schemas = doc.components.schemas as Doc
     t.same(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')
-    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'CacheControl', 'ContentLanguage', 'ETag', 'Link', 'Location', 'PreferenceApplied', 'RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset', 'RetryAfter', 'SvcCorsError', 'SvcExecutionContext', 'WWWAuthenticate', 'XRequestID'], 'each response header once')
+    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'ETag', 'Link', 'Location', 'PreferenceApplied', 'RetryAfter', 'SvcCorsError', 'WWWAuthenticate'].sort(), 'each response header of the operations once')
     const requestHeaders = Object.entries(raw.components.parameters as Doc).filter(([, p]) => p.in === 'header').map(([k]) => k)
-    t.same(requestHeaders.sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcExecutionContext', 'SvcIdempotencyKey', 'SvcService', 'UserAgent', 'XRequestID'], 'each request header once')
+    t.same(requestHeaders.sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcIdempotencyKey'], 'each request header of the operations once')
     // The convention's formats with a pattern a standard validator checks (schemas/patterns.ts), through the components they refer to.
     const props = resolveRefs(raw, schemas.Document).properties as Doc
     for (const f of ['publishedDateTime', 'effectiveDate', 'amount', 'discountPercentage', 'byteCount', 'retentionDuration', 'reviewSchedule', 'validityInterval', 'createdDateTime']) {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { caseHeaders, headerCase, hoistCommonHeaders, omitDefaults, shareFormats, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
+import { caseHeaders, headerCase, hoistCommonParameters, omitDefaults, omitEchoedDescriptions, shareNullable, shareFormats, shareRepeated, shareSchemas, shareTitled } from '../../plugins/openapi/lean.js'
 import { formatPattern } from '../../schemas/patterns.js'
 
 type Doc = Record<string, any>
@@ -36,16 +36,19 @@ t.test('caseHeaders renames header parameters and response headers, nothing else
   t.same(paths['/a'].get.responses[404], { description: 'Not Found' })
 })
 
-t.test('hoistCommonHeaders states the headers every operation of a path takes once, on the path', async t => {
+t.test('hoistCommonParameters states the path and header parameters every operation of a path takes once, on the path', async t => {
   const ua = { in: 'header', name: 'User-Agent', schema: { type: 'string' } }
   const key = { in: 'header', name: 'Svc-Idempotency-Key', schema: { type: 'string' } }
   const limit = { in: 'query', name: 'limit', schema: { type: 'integer' } }
+  const id = { in: 'path', name: 'id', required: true, schema: { type: 'string' } }
   const paths: Doc = {
     '/a': { get: { parameters: [ua, limit], responses: {} }, post: { parameters: [ua, key], responses: {} }, options: { parameters: [ua], responses: {} } },
     '/b': { get: { parameters: [ua], responses: {} }, post: { parameters: [key], responses: {} } },
-    '/c': { get: { responses: {} } }
+    '/c': { get: { responses: {} } },
+    '/d/{id}': { get: { parameters: [id, limit], responses: {} }, options: { parameters: [id], responses: {} } },
+    '/e': { get: { parameters: [limit], responses: {} }, head: { parameters: [limit], responses: {} } }
   }
-  hoistCommonHeaders(paths)
+  hoistCommonParameters(paths)
   t.same(paths['/a'].parameters, [ua])
   t.same(paths['/a'].get.parameters, [limit])
   t.same(paths['/a'].post.parameters, [key])
@@ -53,6 +56,55 @@ t.test('hoistCommonHeaders states the headers every operation of a path takes on
   t.notOk('parameters' in paths['/b'], 'nothing common: nothing hoisted')
   t.same(paths['/b'].get.parameters, [ua])
   t.same(paths['/c'], { get: { responses: {} } })
+  t.same(paths['/d/{id}'].parameters, [id], 'a path parameter, declared once for the path')
+  t.same(paths['/d/{id}'].get.parameters, [limit])
+  t.notOk('parameters' in paths['/d/{id}'].options)
+  t.notOk('parameters' in paths['/e'], 'a query parameter stays with its operations')
+})
+
+t.test('omitEchoedDescriptions: a body schema does not repeat its response\'s or request body\'s description', async t => {
+  const paths: Doc = {
+    '/a': {
+      post: {
+        requestBody: { description: 'The thing.', content: { 'application/json': { schema: { type: 'object', description: 'The thing.' } } } },
+        responses: {
+          200: { description: 'The thing.', content: { 'application/json': { schema: { type: 'object', description: 'The thing.' } }, 'text/csv': { schema: {} } } },
+          201: { description: 'Created.', content: { 'application/json': { schema: { type: 'object', description: 'Another text.' } } } },
+          204: { description: 'No Content' },
+          default: { $ref: '#/components/responses/Problem' }
+        }
+      }
+    }
+  }
+  omitEchoedDescriptions(paths)
+  const post = paths['/a'].post
+  t.same(post.requestBody.content['application/json'].schema, { type: 'object' })
+  t.equal(post.requestBody.description, 'The thing.', 'the outer description stays')
+  t.same(post.responses[200].content['application/json'].schema, { type: 'object' })
+  t.equal(post.responses[200].description, 'The thing.')
+  t.same(post.responses[201].content['application/json'].schema, { type: 'object', description: 'Another text.' }, 'a description of its own stays')
+  t.same(post.responses[204], { description: 'No Content' })
+})
+
+t.test('shareNullable: a component that admits null too refers to it', async t => {
+  const problem = { type: 'object', required: ['title'], properties: { title: { type: 'string' } }, examples: [{ title: 'x' }] }
+  const doc: Doc = {
+    components: {
+      schemas: {
+        Problem: problem,
+        Job: { type: 'object', properties: { problem: { ...problem, type: ['object', 'null'], description: 'Why it failed.' }, other: { ...problem, type: ['object', 'null'], required: [] }, plain: { ...problem } } }
+      }
+    },
+    paths: { '/a': { get: { responses: { 200: { description: 'OK', content: { 'application/json': { schema: { ...problem, type: ['object', 'null'] } } } } } } } }
+  }
+  const out = shareNullable(doc) as Doc
+  const job = out.components.schemas.Job.properties
+  t.same(job.problem, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }], description: 'Why it failed.' })
+  t.same(job.other.required, [], 'another shape stays')
+  t.same(job.plain, problem, 'not nullable: left to the other passes')
+  t.same(out.components.schemas.Problem, problem, 'the component itself stays')
+  t.same(out.paths['/a'].get.responses[200].content['application/json'].schema, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }] }, 'in paths too')
+  t.same(doc.components.schemas.Job.properties.problem.type, ['object', 'null'], 'the input is not changed')
 })
 
 t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it', async t => {

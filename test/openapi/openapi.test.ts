@@ -6,11 +6,12 @@ import validation from '../../plugins/validation/index.js'
 import openapi from '../../plugins/openapi/index.js'
 import { inlineHeaders } from './support.js'
 
+// Per operation and status (`stateOnce: false`), unless a test says otherwise: what each route gets.
 async function build (opts = {}): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(problem)
   await app.register(validation)
-  await app.register(openapi, opts)
+  await app.register(openapi, { stateOnce: false, ...opts })
   app.get('/v1/things/:thingId', {
     schema: { params: Type.Object({ thingId: Type.String() }), response: { 200: Type.Object({ id: Type.String() }) } },
     config: { problems: [409, 412] }
@@ -66,11 +67,32 @@ t.test('every operation documents its problem responses, the conventional header
   await app.close()
 })
 
+t.test('stateOnce (the default): common problems as each operation\'s default, the convention\'s headers once', async t => {
+  const app = await build({ stateOnce: true })
+  const raw = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
+  const get = raw.paths['/v1/things/{thingId}'].get
+  t.same(Object.keys(get.responses).sort(), ['200', '304', '409', '412', 'default'], 'what the route itself refuses stays listed')
+  const problems = raw.components.responses[get.responses.default.$ref.split('/').pop()]
+  t.match(problems.description, /^A problem \(RFC 9457\): 400, 401, 403, 404, 406, 413, 415, 429 or 500, as the operation allows/)
+  t.same(Object.keys(problems.headers), ['Retry-After'], 'the headers of the statuses it stands for (no challenge without the auth plugin), not those stated once')
+  t.same(raw.paths['/v1/things'].post.responses.default, get.responses.default, 'one response for every operation whose problems carry the same headers')
+  t.same(raw['x-request-headers'].map((p: Doc) => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
+  t.equal(raw['x-request-headers'][0].required, true, 'the User-Agent is required')
+  t.same(Object.keys(raw['x-response-headers']), ['X-Request-ID', 'Svc-Execution-Context'], 'no Content-Language without the conventions plugin')
+  t.match(raw.info.description, /described once, not on each: requests send those of `x-request-headers` \(User-Agent, X-Request-ID, Svc-Execution-Context, Svc-Service\) and answers carry/)
+  // The path's one operation: its path parameter and conditions are the path's (no OPTIONS without the methods plugin).
+  t.same(raw.paths['/v1/things/{thingId}'].parameters.map((p: Doc) => p.name), ['thingId', 'If-Match', 'If-None-Match'])
+  t.notOk('parameters' in get, 'nothing left of its own')
+  const text = JSON.stringify(raw.paths)
+  for (const name of ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Content-Language']) t.notOk(text.includes(`"${name}"`), `${name}: on no operation`)
+  await app.close()
+})
+
 t.test('route declared headers are merged; commonProblems and routePrefix options', async t => {
   const app = Fastify()
   await app.register(problem)
   await app.register(validation)
-  await app.register(openapi, { commonProblems: [500], routePrefix: '/docs/openapi.json' })
+  await app.register(openapi, { commonProblems: [500], routePrefix: '/docs/openapi.json', stateOnce: false })
   app.put('/x', { schema: { headers: Type.Object({ 'if-match': Type.String() }) } }, async () => ({}))
   const doc = documentOf((await app.inject({ url: '/docs/openapi.json' })).body)
   const put = doc.paths['/x'].put
@@ -98,7 +120,7 @@ t.test('conditional requests and response headers', async t => {
   const app = Fastify()
   await app.register(problem)
   await app.register(validation)
-  await app.register(openapi)
+  await app.register(openapi, { stateOnce: false })
   const item = Type.Object({ id: Type.String() })
   app.get('/v1/things/:id', { schema: { response: { 200: item } }, config: { problems: [412] } }, async () => ({ id: '1' }))
   app.post('/v1/things', { schema: { response: { 201: item } } }, async () => ({ id: '1' }))
@@ -197,6 +219,7 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(openapi, { tokenHelp: 42 as never }).ready() }, /^openapi plugin: tokenHelp must be a non-empty string, got 42$/)
+  await t.rejects(async () => { await Fastify().register(openapi, { stateOnce: 'yes' as never }).ready() }, /^openapi plugin: stateOnce must be a boolean, got yes$/)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
-    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp$/)
+    /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp, stateOnce$/)
 })

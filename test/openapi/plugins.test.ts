@@ -30,7 +30,7 @@ t.test('with the conventions, methods, auth and rate-limit plugins', async t => 
   await app.register(methods)
   await app.register(auth, { verifier: { secret: SECRET } })
   await app.register(rateLimit)
-  await app.register(openapi)
+  await app.register(openapi, { stateOnce: false })
   const thing = Type.Object({ id: Type.String({ maxLength: 10 }) })
   app.get('/v1/things/:thingId', {
     schema: { response: { 200: { ...thing, headers: { 'svc-thing-version': { type: 'string', maxLength: 10 } } } } },
@@ -68,7 +68,7 @@ t.test('with the conventions, methods, auth and rate-limit plugins', async t => 
   t.same(names(pub.responses['200'].headers), ['X-Request-ID', 'Svc-Execution-Context'])
 
   const options = doc.paths['/v1/things/{thingId}'].options
-  t.equal(options.description, 'Allow: GET, HEAD, OPTIONS.')
+  t.equal(options.summary, 'Allow: GET, HEAD, OPTIONS')
   t.match(options.responses['204'].description, /Any other method answers 405 Method Not Allowed, with the same Allow header/, 'the 405 told once, by the shared 204')
   t.notMatch(options.responses['204'].description, /CORS/, 'no CORS plugin, no preflight')
   t.same(options.parameters.filter((p: Doc) => p.in === 'path').map((p: Doc) => p.name), ['thingId'], 'the path parameters as the other operations declare them')
@@ -84,7 +84,7 @@ t.test('without the conventions plugin: no Content-Language; without the problem
   const app = Fastify()
   await app.register(problem)
   await app.register(methods)
-  await app.register(openapi)
+  await app.register(openapi, { stateOnce: false })
   app.get('/x', async () => ({}))
   const { doc } = await documentOf(app)
   t.teardown(() => app.close())
@@ -93,7 +93,7 @@ t.test('without the conventions plugin: no Content-Language; without the problem
   t.equal(doc.paths['/x'].get.responses['200'].description, 'OK', 'a route without a success schema answers a 200 still')
 
   const bare = Fastify()
-  await bare.register(openapi)
+  await bare.register(openapi, { stateOnce: false })
   bare.get('/x', async () => ({}))
   const { doc: plain } = await documentOf(bare)
   t.teardown(() => bare.close())
@@ -106,7 +106,7 @@ t.test('a HEAD route, declared or not, is no operation: the document says HEAD a
   const app = Fastify()
   await app.register(problem)
   await app.register(methods)
-  await app.register(openapi)
+  await app.register(openapi, { stateOnce: false })
   app.get('/x', async () => ({}))
   app.head('/h', { schema: { response: { 200: { type: 'object', properties: { a: { type: 'string' } } } } } }, async () => undefined)
   const { doc } = await documentOf(app)
@@ -119,7 +119,7 @@ t.test('a HEAD route, declared or not, is no operation: the document says HEAD a
 t.test('a route\'s own documentation: config.openapi description and headers', async t => {
   const app = Fastify()
   await app.register(problem)
-  await app.register(openapi)
+  await app.register(openapi, { stateOnce: false })
   const signed = { 'svc-signature': { type: 'string', maxLength: 100, description: 'Signature.' } }
   app.post('/signed', { schema: { description: 'Takes a signed body.' }, config: { openapi: { description: 'Signed by the producer.', headers: signed } } }, async () => null)
   app.post('/plain', { config: { openapi: { description: 'Only this.' } } }, async () => null)

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { Type } from '@sinclair/typebox'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { problem, validation, conventions, openapi, query, csv, registerCollection, queryMemory, collectionQueryOf, createFieldMap, Collection } from '../../index.js'
-import { inlineHeaders, referenceApp, type Doc } from './support.js'
+import { inlineHeaders, referenceApp, responseFor, type Doc } from './support.js'
 
 // The document lists every media type a route produces, per success status (conventions:
 // Media types): JSON types with the body schema, other types as text.
@@ -41,7 +41,7 @@ t.test('routes producing custom and text types besides JSON', async t => {
   t.same(item['200'].content['application/vnd.svc-report.v2+json'].schema, item['200'].content['application/json'].schema, '+json types carry the JSON schema')
   t.same(item['200'].content['application/vnd.svc-report+xml'].schema, {}, 'other types have no JSON schema')
   t.equal(item['200'].description, 'The report.', 'the description stays the response\'s')
-  t.same(contentTypes(item['406']), ['application/problem+json'], 'problems stay problems')
+  t.same(contentTypes(responseFor(doc, doc.paths['/v1/reports/{reportId}'].get, 406)), ['application/problem+json'], 'problems stay problems')
   t.same(contentTypes(doc.paths['/v1/plain'].get.responses['200']), ['application/json'], 'a JSON route lists JSON alone')
 
   const list = doc.paths['/v1/reports'].get.responses

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { headers } from '../resource/helper.js'
-import { documentValidator, inlineHeaders, referenceApp, type Doc } from './support.js'
+import { documentValidator, documentedHeaders, inlineHeaders, referenceApp, responseFor, type Doc } from './support.js'
 
 // Real answers of the reference service, each checked against what its document says for
 // that operation and status: the status is documented, the body matches the documented
@@ -26,7 +26,7 @@ t.test('sampled responses match the documented schemas', async t => {
   function conforms (res: LightMyRequestResponse, method: Method, path: string, status: number): any {
     const label = `${method} ${path} ${status}`
     at.equal(res.statusCode, status, `${label}: status`)
-    const documented = doc.paths[path]?.[method.toLowerCase()]?.responses?.[String(status)] as Doc | undefined
+    const documented = responseFor(doc, doc.paths[path]?.[method.toLowerCase()], status)
     at.ok(documented, `${label}: documented`)
     if (documented === undefined) return null
     for (const name of Object.keys(documented.headers ?? {})) {
@@ -113,9 +113,9 @@ t.test('a 429 carries the documented rate-limit headers', async t => {
   await app.inject({ url: '/v1/documents', headers: headers() })
   const res = await app.inject({ url: '/v1/documents', headers: headers() })
   t.equal(res.statusCode, 429)
-  const documented = doc.paths['/v1/documents'].get.responses['429'] as Doc
+  const documented = responseFor(doc, doc.paths['/v1/documents'].get, 429) as Doc
   for (const name of ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) {
-    t.ok(documented.headers[name], `${name} documented`)
+    t.ok(documentedHeaders(doc, documented).includes(name), `${name} documented`)
     t.ok(res.headers[name.toLowerCase()] !== undefined, `${name} sent`)
   }
   const validate = documentValidator(doc)(documented.content['application/problem+json'].schema)

@@ -78,3 +78,25 @@ export function inlineHeaders (doc: Doc): Doc {
   }
   return out
 }
+
+/**
+ * The response an operation documents for `status`: its own entry, else its `default` when
+ * that stands for the status (the statuses its description names: the common problems, stated
+ * once). Shared responses are followed.
+ */
+export function responseFor (doc: Doc, op: Doc | undefined, status: number | string): Doc | undefined {
+  const follow = (r: Doc | undefined): Doc | undefined => typeof r?.$ref === 'string' ? doc.components.responses[r.$ref.split('/').pop() as string] : r
+  const own = follow(op?.responses?.[String(status)])
+  if (own !== undefined) return own
+  const fallback = follow(op?.responses?.default)
+  const named = String(fallback?.description ?? '').match(/^A problem \(RFC 9457\): ([^,]*(?:, [^,]*)*?), as the operation allows/)?.[1] ?? ''
+  return named.split(/, | or /).includes(String(status)) ? fallback : undefined
+}
+
+/**
+ * The names of the headers a response documents: its own, and the document's
+ * `x-response-headers`, which every answer carries where their rule applies.
+ */
+export function documentedHeaders (doc: Doc, response: Doc | undefined): string[] {
+  return [...Object.keys(response?.headers ?? {}), ...Object.keys(doc['x-response-headers'] ?? {})]
+}

@@ -153,7 +153,7 @@ t.test('webhook routes', async t => {
           event: 'payment-received',
           method: 'PUT',
           bodyLimit: 20,
-          config: { problems: [404], openapi: { internal: false } },
+          config: { problems: [409], openapi: { internal: false } },
           verifier: standardWebhooks({ secrets: SECRET }),
           handler: async (_payload, _tx, request) => { seen.push([request.webhook?.producer as string, request.webhook?.id ?? null]) }
         })
@@ -182,7 +182,7 @@ t.test('webhook routes', async t => {
     t.equal(op?.responses?.['204']?.description, 'The delivery is acknowledged: applied now, or before.')
     const put = doc.paths[generic]?.put
     t.equal(put?.['x-internal'], true, 'internal whatever the extra config says')
-    t.ok(put?.responses?.['404'], 'extra config kept')
+    t.ok(put?.responses?.['409'], 'extra config kept')
   })
 
   t.test('no User-Agent rule, no Accept rule, no bearer token on webhook routes', async t => {

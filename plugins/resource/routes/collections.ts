@@ -20,7 +20,8 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   const { def, store, table, rep } = s
   const fields = def.storage.fields
   const defaultOrdering = def.storage.defaultOrdering
-  const response = { 200: Collection(def.api.summary) }
+  // Titled, so the document writes the page once for the collection's GET and search, and clients get one type for it.
+  const response = { 200: Collection(def.api.summary, { title: `${def.name.charAt(0).toUpperCase()}${def.name.slice(1)}Page` }) }
   // `csv`: the GET also answers text/csv where the csv plugin is registered (its POST search stays JSON).
   const config = { auth: { scopes: [...def.api.scopes.read] }, csv: true } as Omit<FastifyContextConfig, 'collection'>
 
