@@ -62,7 +62,7 @@ export function omitEchoedDescriptions (paths: Json): void {
     const holders = [op.requestBody, ...Object.values(op.responses as Json)].filter(isObject)
     for (const holder of holders) {
       for (const media of Object.values((holder.content ?? {}) as Json)) {
-        const schema = isObject(media) ? media.schema : undefined
+        const schema = (media as Json).schema
         if (isObject(schema) && schema.description !== undefined && schema.description === holder.description) delete schema.description
       }
     }

@@ -63,7 +63,7 @@ t.test('stateHeadersOnce: the headers of every operation move to the document, o
       '/a': {
         parameters: [ua],
         get: { parameters: [rid, limit], responses: { 200: { description: 'OK', headers: { 'X-Request-ID': echoed, ETag: etag, 'Content-Language': lang } }, default: { description: 'P', headers: { 'X-Request-ID': echoed } } } },
-        post: { parameters: [rid, key], responses: { 201: { description: 'Created', headers: { 'X-Request-ID': echoed, 'Content-Language': { ...lang, description: 'fr' } } } } }
+        post: { parameters: [rid, key], responses: { 201: { description: 'Created', headers: { 'X-Request-ID': echoed, 'Content-Language': { ...lang, description: 'fr' } } }, 202: { description: 'Accepted' } } }
       }
     }
   }
@@ -82,6 +82,9 @@ t.test('stateHeadersOnce: the headers of every operation move to the document, o
   const quiet = stateHeadersOnce({ info: { title: 'T', version: '1' }, paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { ETag: etag } } } } } } }, { request: ['User-Agent'], response: ['X-Request-ID'] }) as Doc
   t.notOk('x-request-headers' in quiet || 'x-response-headers' in quiet, 'nothing to state: no extension')
   t.notOk('description' in quiet.info, 'and no sentence')
+  const noInfo = stateHeadersOnce({ paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { 'X-Request-ID': echoed } } } } } } }, { request: [], response: ['X-Request-ID'] }) as Doc
+  t.match(noInfo.info.description, /^Headers the convention defines/, 'a document without info gets one for the sentence')
+  t.same(out.paths['/a'].post.responses[202], { description: 'Accepted' }, 'a response without headers stays as it is')
   const onlyAnswers = stateHeadersOnce({ info: { title: 'T', version: '1' }, paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { 'X-Request-ID': echoed } } } } } } }, { request: ['User-Agent'], response: ['X-Request-ID'] }) as Doc
   t.match(onlyAnswers.info.description, /^Headers the convention defines for every operation are described once, not on each: answers carry those of `x-response-headers` \(X-Request-ID\), wherever/, 'one side only')
 })
