@@ -1,7 +1,7 @@
 // After a failed `tap` run: prints each failing assertion, with its diagnostics, from the
 // per-file results tap keeps under .tap/test-results, so that the end of a long CI log
 // names what failed. Always exits 1: it runs only when the tests failed.
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const ROOT = '.tap/test-results'
@@ -19,6 +19,8 @@ function * files (dir) {
 
 let failures = 0
 for (const file of files(ROOT)) {
+  // Results of a test file that is gone (renamed, removed) are left over from an older run.
+  if (!existsSync(file.slice(ROOT.length + 1).replace(/\.tap$/, ''))) continue
   const lines = readFileSync(file, 'utf8').split('\n')
   const report = []
   lines.forEach((line, i) => {
