@@ -186,6 +186,15 @@ export class EventTables {
   }
 
   /**
+   * The event types the active subscriptions of `ctx` want, as the transaction `db` sees them:
+   * a writer of many events asks first, so that it makes no payload no one receives.
+   */
+  async wantedTypes (db: Queryable, ctx: string): Promise<Set<string>> {
+    const { rows } = await db.query(`SELECT DISTINCT unnest(events) AS type FROM ${this.S} WHERE ctx = $1 AND active`, [ctx])
+    return new Set(rows.map(r => r.type as string))
+  }
+
+  /**
    * Writes one delivery per event and active subscription of `ctx` that wants its type; run
    * it in the transaction of the change. Returns how many were written.
    */

@@ -33,6 +33,12 @@ export interface JobRow {
   completedDateTime: string | null
 }
 
+/**
+ * A job as its readers see it: without its input, which can be the largest part of it (a bulk
+ * of thousands of operations) and is read only by the instance that runs it.
+ */
+export type JobView = Omit<JobRow, 'input'>
+
 /** What a new job is made of. */
 export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subject' | 'input' | 'operationCount' | 'requestId'>
 
@@ -46,22 +52,26 @@ export interface Lease {
   millis: number
 }
 
-/** The select list of a job, its columns qualified by `alias` when given. */
-function columns (alias = ''): string {
+/** The select list of a job, its columns qualified by `alias` when given; its input only for the instance that runs it. */
+function columns (alias = '', input = true): string {
   const a = alias === '' ? '' : `${alias}.`
-  return `${a}ctx, ${a}id, ${a}kind, ${a}collection, ${a}subject, ${a}status, ${a}input, ${a}operation_count AS "operationCount",
+  return `${a}ctx, ${a}id, ${a}kind, ${a}collection, ${a}subject, ${a}status, ${input ? `${a}input, ` : ''}${a}operation_count AS "operationCount",
   ${a}completed_count AS "completedCount", ${a}result, ${a}problem, ${a}request_id AS "requestId", ${a}attempts,
   ${a}created_at AS "createdDateTime", ${a}modified_at AS "modifiedDateTime", ${a}completed_at AS "completedDateTime"`
 }
-const COLUMNS = columns()
+const VIEW_COLUMNS = columns('', false)
 
 function decode (row: Record<string, unknown>): JobRow {
   // Input, result and steps are JSON text, not jsonb: a client's strings go through as sent,
   // even those jsonb refuses (U+0000, a lone surrogate), for the work to judge each as a
   // request would, and its answer to quote them.
   row.input = JSON.parse(row.input as string)
+  return decodeView(row) as JobRow
+}
+
+function decodeView (row: Record<string, unknown>): JobView {
   if (typeof row.result === 'string') row.result = JSON.parse(row.result)
-  return row as unknown as JobRow
+  return row as unknown as JobView
 }
 
 /**
@@ -136,15 +146,16 @@ export class JobTable {
   /** Writes a new PENDING job; run it in the transaction that accepts the work. */
   async insert (db: Queryable, job: NewJob): Promise<JobRow> {
     const { rows } = await db.query(`INSERT INTO ${this.T} (ctx, id, kind, collection, subject, status, input, operation_count, request_id)
-      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING ${COLUMNS}`,
+      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING ${VIEW_COLUMNS}`,
     [job.ctx, job.id, job.kind, job.collection, job.subject, JSON.stringify(job.input), job.operationCount, job.requestId])
-    return decode(rows[0] as Record<string, unknown>)
+    // The input as given: not read back and parsed again.
+    return { ...decodeView(rows[0] as Record<string, unknown>), input: job.input }
   }
 
-  /** The job, when `subject` created it in `ctx`; null otherwise. */
-  async get (db: Queryable, ctx: string, subject: string, id: string): Promise<JobRow | null> {
-    const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${this.T} WHERE ctx = $1 AND subject = $2 AND id = $3`, [ctx, subject, id])
-    return rows.length === 0 ? null : decode(rows[0] as Record<string, unknown>)
+  /** The job, without its input, when `subject` created it in `ctx`; null otherwise. */
+  async get (db: Queryable, ctx: string, subject: string, id: string): Promise<JobView | null> {
+    const { rows } = await db.query(`SELECT ${VIEW_COLUMNS} FROM ${this.T} WHERE ctx = $1 AND subject = $2 AND id = $3`, [ctx, subject, id])
+    return rows.length === 0 ? null : decodeView(rows[0] as Record<string, unknown>)
   }
 
   /**
@@ -152,16 +163,16 @@ export class JobTable {
    * (store/sql-query.ts), at most `limit + 1`. `fields` maps the query's paths onto this
    * table (alias `t`): see `JOB_COLUMNS`.
    */
-  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<JobRow[]> {
+  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<JobView[]> {
     const sql = compileSql(query, fields, { paramStart: 4 })
     const statement = selectStatement(sql, {
-      select: columns('t'),
+      select: columns('t', false),
       from: `${this.T} t`,
       where: 't.ctx = $1 AND t.subject = $2 AND t.collection = ANY($3::text[])',
       params: [scope.ctx, scope.subject, scope.collections]
     })
     const { rows } = await db.query(statement.text, statement.params)
-    return rows.map(r => decode(r))
+    return rows.map(r => decodeView(r))
   }
 
   /**

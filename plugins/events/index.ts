@@ -265,9 +265,15 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     s.writer.observe(async (tx, call, changes: readonly WriteResult[]) => {
       serialize ??= fastJson(def.api.entity as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } })
       const toJson = serialize
-      await emit(tx, changes.map(r => ({
+      const typeOf = (r: WriteResult): string => `${def.name}.${r.change as string}`
+      // A run of many changes (a bulk, a job) asks first what the context's subscriptions want,
+      // in the same transaction: no entity is written out for no one. One change is written in
+      // one statement, whose join with the subscriptions decides the same.
+      const wanted = changes.length > 1 ? await tables.wantedTypes(tx, call.ctx) : null
+      const delivered = wanted === null ? changes : changes.filter(r => wanted.has(typeOf(r)))
+      await emit(tx, delivered.map(r => ({
         ctx: call.ctx,
-        type: `${def.name}.${r.change as string}`,
+        type: typeOf(r),
         data: toJson(s.representation.toEntity({ ...r.row as Record<string, unknown> })),
         requestId: call.requestId
       })))

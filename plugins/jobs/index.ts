@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
-import { JOB_COLUMNS, JobTable, type JobRow, type NewJob } from '../../store/jobs.js'
+import { JOB_COLUMNS, JobTable, type JobRow, type JobView, type NewJob } from '../../store/jobs.js'
 import { migrate } from '../../store/migrate.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
@@ -76,7 +76,7 @@ declare module 'fastify' {
      * convention keeps `Location` for 201 and 3xx), `Preference-Applied: respond-async` when
      * the request asked for it, and the job as the body.
      */
-    accepted: (job: JobRow) => FastifyReply
+    accepted: (job: JobView) => FastifyReply
   }
 }
 
@@ -91,7 +91,7 @@ function positiveInteger (name: string, value: unknown): number {
 }
 
 /** A job as its monitor shows it. */
-export function jobBody (job: JobRow): JobBody {
+export function jobBody (job: JobView): JobBody {
   return {
     id: job.id,
     ref: `svc:job::${job.id}`,
@@ -158,7 +158,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   } satisfies Jobs)
 
   if (!fastify.hasRequestDecorator('respondAsync')) fastify.decorateRequest('respondAsync', false)
-  fastify.decorateReply('accepted', function (this: FastifyReply, job: JobRow): FastifyReply {
+  fastify.decorateReply('accepted', function (this: FastifyReply, job: JobView): FastifyReply {
     const link = monitorPath(job.id)
     if (link !== null) this.header('link', `<${link}>; rel="monitor"`)
     if (this.request.respondAsync) this.header('preference-applied', 'respond-async')
@@ -204,7 +204,7 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
   }, async (request) => {
     const id = (request.params as { jobId: string }).jobId
     const instance = `${path}/${encodeURIComponent(id)}`
-    let job: JobRow | null
+    let job: JobView | null
     try {
       job = await table.get(store, request.executionContext, subjectOf(request), id)
     } catch (err) {
@@ -236,7 +236,7 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
         throw problems.forbidden(`The access token grants none of the scopes that reading jobs requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
       }
       const q = collectionQueryOf(request)
-      let rows: JobRow[]
+      let rows: JobView[]
       try {
         rows = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
       } catch (err) {
@@ -250,6 +250,6 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
 export { preferences } from './prefer.js'
 export { Job, JobCollection, type JobBody } from './schema.js'
 export type { JobHandler, JobRun } from './runner.js'
-export { JobTable, type JobRow, type NewJob, type JobStatus } from '../../store/jobs.js'
+export { JobTable, type JobRow, type JobView, type NewJob, type JobStatus } from '../../store/jobs.js'
 // The monitor routes answer collections through the query plugin; refusals are problems.
 export default fp(needs('jobs', ['problem', 'query'], jobsPlugin), { fastify: '5.x', name: 'svc-jobs' })

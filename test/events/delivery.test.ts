@@ -134,6 +134,16 @@ for (const db of databases) {
       await sleep(400)
       t.same(hook.got.map(r => r.json.data.name).sort(), ['C', 'D'], 'only the committed bulk')
       t.equal((await deliveries(s.id)).length, 2)
+      // A bulk of several changes, one of a type no subscription wants: only the wanted one.
+      const c = ok.body.operations[0].entityId as string
+      const etag = (await call('GET', `/v1/authors/${c}`)).headers.get('etag') as string
+      hook.got.length = 0
+      const mixed = await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [{ action: 'UPDATE', ifMatch: etag, entity: { id: c, name: 'C2', email: 'c@example.com' } }, { action: 'CREATE', entity: { name: 'E', email: 'e@example.com' } }] }, { 'content-type': 'application/json' })
+      t.equal(mixed.body.status, 'SUCCEEDED')
+      await hook.waitFor(1)
+      await sleep(400)
+      t.same(hook.got.map(r => `${r.json.type as string} ${r.json.data.name as string}`), ['author.created E'], 'the update is of a type no subscription wants')
+      t.equal((await deliveries(s.id)).length, 3)
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
@@ -13,9 +13,21 @@ import type { WriteCall, WriteObserver, WriteOp, WriteResult } from './operation
 
 type Row = Record<string, unknown>
 
+// Random bytes for entity tags, drawn a block at a time: one call into the system's
+// generator serves many writes (as Node's own randomUUID does).
+const TAG_BYTES = 12
+const pool = Buffer.alloc(TAG_BYTES * 256)
+let drawn = pool.length
+
 /** A new strong entity tag: opaque, random, quoted as the ETag header carries it. */
 export function newEtag (): string {
-  return `"${randomBytes(12).toString('base64url')}"`
+  if (drawn === pool.length) {
+    randomFillSync(pool)
+    drawn = 0
+  }
+  const tag = pool.toString('base64url', drawn, drawn + TAG_BYTES)
+  drawn += TAG_BYTES
+  return `"${tag}"`
 }
 
 /** An operation on its way to the database. */
