@@ -346,21 +346,18 @@ const OWN = ['type', 'description', 'examples', 'title', '$id']
 export function shareNullable (doc: Json): Json {
   const components = doc.components as Json
   const schemas = (components.schemas ?? {}) as Json
+  const shapeOf = canonicalTexts()
   const byShape = new Map<string, string>()
   for (const [name, s] of Object.entries(schemas)) {
-    if (isObject(s) && typeof s.type === 'string') byShape.set(`${s.type}:${canonical(omit(s, OWN))}`, name)
+    if (isObject(s) && typeof s.type === 'string') byShape.set(`${s.type}:${shapeOf(s, OWN)}`, name)
   }
   const refer = (node: Json, at: string[]): Json | undefined => {
     const type = node.type
     if (at.length === 0 || !Array.isArray(type) || type.length !== 2 || type[1] !== 'null') return undefined
-    const name = byShape.get(`${String(type[0])}:${canonical(omit(node, OWN))}`)
+    const name = byShape.get(`${String(type[0])}:${shapeOf(node, OWN)}`)
     if (name === undefined) return undefined
     return { anyOf: [{ $ref: `#/components/schemas/${name}` }, { type: 'null' }], ...(node.description === undefined ? {} : { description: node.description }) }
   }
   const shared = Object.fromEntries(Object.entries(schemas).map(([n, s]) => [n, walkSchema(s, [], refer)]))
   return { ...doc, paths: walkPaths(doc.paths, (node, at) => refer(node, ['paths', ...at])), components: { ...components, schemas: shared } }
-}
-
-function omit (node: Json, keys: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(node).filter(([k]) => !keys.includes(k)))
 }
