@@ -7,6 +7,7 @@ import type { Store } from '../../store/types.js'
 import { strongMatch, type Preconditions } from '../conditional/index.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { newEtag } from '../resource/index.js'
 import { webhookIdOf } from './dispatcher.js'
 import { refuseTarget, type Resolver } from './targets.js'
 import { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch, type DeliveryBody } from './schema.js'
@@ -30,7 +31,6 @@ const NO_CONTENT = Type.Null({ description: 'No Content' })
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json']
 const ETAG_HEADER = (status: number): Record<string, Record<string, unknown>> => ({ [status]: { etag: { type: 'string', maxLength: 1024, description: 'Strong entity tag of the subscription; send it in If-Match.' } } })
 
-const newEtag = (): string => `"${randomBytes(12).toString('base64url')}"`
 /** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`
 

@@ -11,6 +11,12 @@ type Facts = Pick<RouteFacts, 'methods' | 'config'>
 // Safe methods (RFC 9110 §9.2.1) change nothing: no idempotency key, and a condition yields a 304.
 const readOnlyRoute = (facts: Facts): boolean => facts.methods.every(m => m === 'GET' || m === 'HEAD' || m === 'OPTIONS')
 
+// The convention's headers every operation may carry, named once: the document states them once (once.ts).
+const USER_AGENT = 'user-agent'
+const EXECUTION_CONTEXT = 'svc-execution-context'
+const SERVICE = 'svc-service'
+const CONTENT_LANGUAGE = 'content-language'
+
 const IF_MATCH = { 'if-match': str('Only when the current ETag matches (strong comparison), else 412. A list of quoted entity tags, or `*`.') }
 // One text for items and pages, so one shared component.
 const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the entity, or of the page) does not match (weak comparison): a read answers 304 without a body, a write 412. A list of quoted entity tags, or `*`.') }
@@ -51,13 +57,13 @@ export function conventionHeaders (facts: Pick<RouteFacts, 'methods' | 'config' 
   const required: string[] = []
   if (ruleOn(config, 'userAgent')) {
     // The example fills the field of a viewer's "try it out" (a browser sends its own User-Agent, which the rule accepts).
-    properties['user-agent'] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d', examples: ['my-client/1'] })
-    required.push('user-agent')
+    properties[USER_AGENT] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d', examples: ['my-client/1'] })
+    required.push(USER_AGENT)
   }
   // Taken by the problem plugin on every route (conventions: Errors 4); one it cannot use is replaced, never refused.
   if (requestId !== null) properties[requestId.header] = str(`Correlation id; becomes the problem \`requestId\` and is echoed. One longer than ${requestId.maxLength} characters is not refused but replaced by a generated id, which the problem \`requestId\` then carries.`)
-  if (ruleOn(config, 'executionContext')) properties['svc-execution-context'] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
-  if (ruleOn(config, 'serviceHeader')) properties['svc-service'] = str('Calling service: `id=<uuid>; name=<name>`.')
+  if (ruleOn(config, 'executionContext')) properties[EXECUTION_CONTEXT] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
+  if (ruleOn(config, 'serviceHeader')) properties[SERVICE] = str('Calling service: `id=<uuid>; name=<name>`.')
   if (ruleOn(config, 'idempotencyKey') && !readOnlyRoute(facts)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })
   Object.assign(properties, conditionalHeaders(facts))
   const own = config.openapi?.headers ?? {}
@@ -120,9 +126,9 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   const { config, conventions, requestId } = facts
   const headers: Record<string, unknown> = {}
   if (requestId !== null) headers[requestId.header] = str(`The \`${requestId.header}\` of the request, when it sent one of at most ${requestId.maxLength} characters.`, { maxLength: requestId.maxLength })
-  if (ruleOn(config, 'executionContext')) headers['svc-execution-context'] = str('The `Svc-Execution-Context` of the request, when it sent one.', { maxLength: 100 })
+  if (ruleOn(config, 'executionContext')) headers[EXECUTION_CONTEXT] = str('The `Svc-Execution-Context` of the request, when it sent one.', { maxLength: 100 })
   const language = conventions?.contentLanguage ?? null
-  if (language !== null) headers['content-language'] = str(`\`${language}\`: the language of the response's text (conventions plugin, \`contentLanguage\`).`, { maxLength: 100, examples: [language] })
+  if (language !== null) headers[CONTENT_LANGUAGE] = str(`\`${language}\`: the language of the response's text (conventions plugin, \`contentLanguage\`).`, { maxLength: 100, examples: [language] })
   if (facts.authenticated && status !== 401) Object.assign(headers, CACHE_CONTROL)
   if (facts.authenticated && (status === 401 || (status === 403 && facts.scopes.length > 0))) Object.assign(headers, CHALLENGE)
   if (facts.rateLimited && !refusedBeforeCounting(facts, status)) Object.assign(headers, RATE_LIMIT)
@@ -144,7 +150,7 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
 export function everyOperationHeaders (requestId: RouteFacts['requestId']): { request: string[], response: string[] } {
   const id = requestId === null ? [] : [requestId.header]
   return {
-    request: ['user-agent', ...id, 'svc-execution-context', 'svc-service'],
-    response: [...id, 'svc-execution-context', 'content-language', ...Object.keys(CACHE_CONTROL), ...Object.keys(RATE_LIMIT)]
+    request: [USER_AGENT, ...id, EXECUTION_CONTEXT, SERVICE],
+    response: [...id, EXECUTION_CONTEXT, CONTENT_LANGUAGE, ...Object.keys(CACHE_CONTROL), ...Object.keys(RATE_LIMIT)]
   }
 }

@@ -2,8 +2,10 @@ import type { RouteOptions } from 'fastify'
 import type { RouteFacts } from './facts.js'
 import { ruleOn } from './headers.js'
 
-/** Statuses a route gives by what it takes (path parameters, a body), not by what it does. */
-export const DERIVED_PROBLEMS: readonly number[] = [404, 413, 415]
+/** Statuses a route gives by what it takes, not by what it does: 404 with path parameters, 413 and 415 with a body. */
+const BY_PARAMS: readonly number[] = [404]
+const BY_BODY: readonly number[] = [413, 415]
+export const DERIVED_PROBLEMS: readonly number[] = [...BY_PARAMS, ...BY_BODY]
 
 /**
  * The problem statuses a route can give, from the common ones, what it declares
@@ -21,11 +23,8 @@ export function statusesOf (route: RouteOptions, schema: { params?: unknown, bod
     if (config.rateLimit === false) set.delete(429)
   }
   if (!ruleOn(config, 'accept')) set.delete(406)
-  if (schema.params !== undefined || route.url.includes(':')) set.add(404)
-  if (schema.body !== undefined) {
-    set.add(413)
-    set.add(415)
-  }
+  if (schema.params !== undefined || route.url.includes(':')) for (const s of BY_PARAMS) set.add(s)
+  if (schema.body !== undefined) for (const s of BY_BODY) set.add(s)
   for (const s of config.problems ?? []) set.add(s)
   return [...set].sort((a, b) => a - b)
 }
