@@ -4,12 +4,14 @@
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
 //   the service's CPU per event (default settings of the events plugin);
 // - POST `/v1/documents` with one active subscription (its events delivered meanwhile, by the
-//   same process) against the same POSTs in an execution context that has none, paired rounds;
+//   same process) against the same POSTs in an execution context that has none, paired rounds,
+//   with the CPU per POST of PostgreSQL, the subscriber, the load generator and the machine;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
 import { signToken } from '../dist/index.js'
-import { fmt, pairedRounds, startServer } from './lib/harness.js'
+import { fmt, load, pairedRounds, startServer } from './lib/harness.js'
+import { machineBusyMicros, postgresCpuMicros } from './lib/machine.js'
 import { call, jsonHeaders } from './lib/service.js'
 import { authorIds } from './seed.js'
 
@@ -31,6 +33,33 @@ async function drained (db) {
     const { rows } = await db.query("SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'PENDING'")
     if (rows[0].n === 0) return
     await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+const perRequest = (before, after, count) => before === null || count === 0 ? NaN : (after - before) / count
+
+/**
+ * `load`, with where else the CPU went per request: PostgreSQL, the subscriber, this process
+ * (the load generator) and the whole machine. The subscriber's lags read meanwhile go to `lags`.
+ */
+function loadWithSplit (subscriber, lags) {
+  return async (server, options) => {
+    const taken = async () => {
+      const stats = await subscriber.stats()
+      lags.push(...stats.lags)
+      return stats.cpuMicros
+    }
+    const before = { pg: postgresCpuMicros(), machine: machineBusyMicros(), subscriber: await taken(), self: process.cpuUsage() }
+    const r = await load(server, options)
+    const self = process.cpuUsage(before.self)
+    const subscriberCpu = await taken()
+    return {
+      ...r,
+      pg: perRequest(before.pg, postgresCpuMicros(), r.count),
+      subscriber: perRequest(before.subscriber, subscriberCpu, r.count),
+      generator: perRequest(0, self.user + self.system, r.count),
+      machine: perRequest(before.machine, machineBusyMicros(), r.count)
+    }
   }
 }
 
@@ -76,8 +105,8 @@ export async function runEvents ({ url, log }) {
     const author = await call(service, 'POST', '/v1/authors', { body: { name: 'Preprod Author', email: 'p@example.com' }, headers: preprod, expect: 201 })
     await call(service, 'POST', '/v1/documents', { body: newDocument(author.id), headers: preprod, expect: 201 })
     await service.stop()
-    const post = (ctx, authorId) => ({ server: 'service', headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
     const lags = []
+    const post = (ctx, authorId) => ({ server: 'service', loader: loadWithSplit(subscriber, lags), headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
     const rounds = await pairedRounds({
       start: async () => ({ service: await startService(url) }),
       cases: { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) },

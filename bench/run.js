@@ -143,6 +143,14 @@ if (cases.some((c) => c !== 'trivial')) {
       const post = 'POST `/v1/documents`'
       row(post, 'no subscription for its context', summary(r.rounds.without), '1 (baseline)')
       guarded(post, 'one active subscription, delivered meanwhile', summary(r.rounds['with a subscription']), ratios(r.rounds, 'with a subscription', 'without'), 0.85, { of: ' of none' })
+      // Where each POST's CPU went, the machine's cores being shared by all.
+      const split = (rounds) => Object.fromEntries(['cpu', 'pg', 'subscriber', 'generator', 'machine'].map((k) => [k, median(rounds.map((x) => x[k]))]))
+      const none = split(r.rounds.without)
+      const one = split(r.rounds['with a subscription'])
+      const by = (s) => `service ${fmt(s.cpu)}, PostgreSQL ${fmt(s.pg)}, subscriber ${fmt(s.subscriber)}, load generator ${fmt(s.generator)} µs`
+      const cpuRow = `${post}: CPU per request, whole machine`
+      row(cpuRow, `no subscription: ${by(none)}`, { rate: '', p50: NaN, p99: NaN, cpu: none.machine, rss: NaN }, '1 (baseline)')
+      row(cpuRow, `one active subscription: ${by(one)}`, { rate: '', p50: NaN, p99: NaN, cpu: one.machine, rss: NaN }, `${fmt(none.machine / one.machine, 3)}: none's over this`)
       const lagMet = r.latency.p50 <= 1000 && r.latency.p99 <= 5000
       if (!lagMet) failed.push(`commit to delivery: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, guard p50 ≤ 1 s and p99 ≤ 5 s`)
       row('commit to delivery, under that load', `${fmt(r.latency.count)} events`, { rate: '', p50: r.latency.p50, p99: r.latency.p99, cpu: NaN, rss: NaN }, '', `p50 ≤ 1,000 ms, p99 ≤ 5,000 ms: ${lagMet ? 'met' : '**failed**'}`)

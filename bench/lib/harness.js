@@ -105,7 +105,7 @@ export function serveStats (port, close = async () => {}) {
   process.send({ type: 'listening', port })
 }
 
-/** Loads `server` for `duration` seconds (`connections`: default BENCH_CONNECTIONS); adds the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
+/** Loads `server` for `duration` seconds (`connections`: default BENCH_CONNECTIONS); adds the requests made, the server's CPU µs per request and peak RSS. Throws on any error or non-2xx. */
 export async function load (server, { path = '/', method = 'GET', headers = {}, body, requests, duration = settings.duration, connections = settings.connections }) {
   const before = await server.stats()
   const result = await autocannon({ url: server.base + path, connections, duration, headers, method, body, requests, pipelining: 1 })
@@ -114,6 +114,7 @@ export async function load (server, { path = '/', method = 'GET', headers = {}, 
   if (result.non2xx > 0 || errors > 0) throw new Error(`${method} ${path}: ${result.non2xx} non-2xx answers and ${errors} errors`)
   const count = result.requests.total
   return {
+    count,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
