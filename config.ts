@@ -28,6 +28,8 @@ export const Config = Type.Object({
   webhookRetrySchedule: Type.String({ pattern: `^${DELAY}(,${DELAY})*$` }),
   // Subscriptions may name http:// URLs and internal addresses (local development and tests only).
   webhookAllowInsecureTargets: Type.Boolean(),
+  // This instance delivers outgoing events; false: it only writes them, for instances that do.
+  webhookDelivery: Type.Boolean(),
   trustProxy: Type.Union([Type.Boolean(), Type.String(), Type.Integer({ minimum: 1 })]),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindow: Type.String({ minLength: 1 }),
@@ -104,6 +106,7 @@ const VARIABLES: Record<keyof Config, string> = {
   webhookDeliveryRetention: 'WEBHOOK_DELIVERY_RETENTION',
   webhookRetrySchedule: 'WEBHOOK_RETRY_SCHEDULE',
   webhookAllowInsecureTargets: 'WEBHOOK_ALLOW_INSECURE_TARGETS',
+  webhookDelivery: 'WEBHOOK_DELIVERY',
   trustProxy: 'TRUST_PROXY',
   rateLimitMax: 'RATE_LIMIT_MAX',
   rateLimitWindow: 'RATE_LIMIT_WINDOW',
@@ -134,7 +137,8 @@ const EXPECTED: Partial<Record<keyof Config, string>> = {
   serviceName: 'expected 1 to 60 characters among a-z, 0-9 and -',
   executionContexts: 'expected comma-separated names of lowercase letters, digits, _ and -',
   webhookRetrySchedule: 'expected comma-separated durations such as 5s,5m,30m',
-  webhookAllowInsecureTargets: 'expected true or false'
+  webhookAllowInsecureTargets: 'expected true or false',
+  webhookDelivery: 'expected true or false'
 }
 
 /** Never repeated in a message (logs keep it): secrets, and addresses that may hold a password. */
@@ -188,6 +192,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     webhookDeliveryRetention: env.WEBHOOK_DELIVERY_RETENTION === undefined || env.WEBHOOK_DELIVERY_RETENTION === '' ? '7 days' : env.WEBHOOK_DELIVERY_RETENTION,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE === undefined || env.WEBHOOK_RETRY_SCHEDULE === '' ? '5s,5m,30m,2h,5h,10h,10h' : env.WEBHOOK_RETRY_SCHEDULE,
     webhookAllowInsecureTargets: flag(env.WEBHOOK_ALLOW_INSECURE_TARGETS),
+    webhookDelivery: env.WEBHOOK_DELIVERY === undefined || env.WEBHOOK_DELIVERY === '' ? true : flag(env.WEBHOOK_DELIVERY),
     trustProxy: trustProxy(env.TRUST_PROXY),
     rateLimitMax: env.RATE_LIMIT_MAX === undefined || env.RATE_LIMIT_MAX === '' ? 1000 : Number(env.RATE_LIMIT_MAX),
     rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',
@@ -215,6 +220,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     seen.add(key)
     return [describe(key, e, env)]
   })
+  // On PGlite this process is the only one that can open the data: nothing else would deliver.
+  if (raw.webhookDelivery === false && raw.databaseUrl === null) errors.push('WEBHOOK_DELIVERY: false needs DATABASE_URL, where other instances of the service deliver the events this one writes (on PGlite no other instance can open the data, so none would be delivered)')
   if (missing.length > 0 || errors.length > 0) throw new Error(`Invalid configuration:\n- ${[...missing, ...errors].join('\n- ')}`)
   return { config: raw as Config, warnings }
 }

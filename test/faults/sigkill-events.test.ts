@@ -80,3 +80,19 @@ t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP 
   const owners = await sql<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'SUCCEEDED' AND attempt_count = 1")
   t.equal(owners[0]?.n, 1000, 'one attempt each')
 })
+
+t.test('WEBHOOK_DELIVERY=false: an instance that only writes events; another delivers them', { skip: SKIP }, async t => {
+  const db = await startDatabase(t)
+  const hook = await receiver(t)
+  const writer = await startService(t, db.url, { ...INSECURE, WEBHOOK_DELIVERY: 'false' })
+  t.equal((await call(writer.base, 'POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] }, WRITE)).status, 201)
+  await authors(writer.base, 100, 'written')
+  // Several of its polls long: a delivering instance would have claimed by now.
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  t.equal(hook.seen.size, 0, 'nothing delivered by the instance that does not deliver')
+  const untouched = await sql<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'PENDING' AND attempt_count = 0 AND lease_owner IS NULL")
+  t.equal(untouched[0]?.n, 100, 'every event written, none claimed')
+  await startService(t, db.url, INSECURE)
+  await eventually(async () => hook.seen.size === 100, 120_000, 'every event delivered by the other instance')
+  t.same([...hook.seen.values()].filter(n => n !== 1), [], 'each once')
+})
