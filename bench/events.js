@@ -3,9 +3,10 @@
 // - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
 //   the service's CPU per event (default settings of the events plugin);
-// - POST `/v1/documents` with one active subscription (its events delivered meanwhile, by the
-//   same process) against the same POSTs in an execution context that has none, paired rounds,
-//   with the CPU per POST of PostgreSQL, the subscriber, the load generator and the machine;
+// - POST `/v1/documents` with one active subscription against the same POSTs in an execution
+//   context that has none, paired rounds: on instances that deliver none (the outbox write
+//   alone), then on instances that deliver meanwhile, with the CPU per POST of PostgreSQL, the
+//   subscriber, the load generator and the machine;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
@@ -22,9 +23,9 @@ const hooks = { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'bench
 let n = 0
 const newDocument = (authorId = authorIds(1)[0]) => ({ name: `events-${process.pid}-${++n}`, authorId, kind: 'INVOICE', tags: ['a'], amount: '1.25' })
 
-/** The service with insecure targets allowed: the subscriber is on loopback, over HTTP. */
-function startService (url) {
-  return startServer('service.js', { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' })
+/** The service with insecure targets allowed (the subscriber is on loopback, over HTTP), and `env`. */
+function startService (url, env = {}) {
+  return startServer('service.js', { DATABASE_URL: url, AUTH_JWT_SECRET: SECRET, CURSOR_SECRET: 'bench-cursor-secret-that-is-long-enough', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', ...env })
 }
 
 /** Resolves once no delivery is PENDING. */
@@ -107,17 +108,20 @@ export async function runEvents ({ url, log }) {
     await service.stop()
     const lags = []
     const post = (ctx, authorId) => ({ server: 'service', loader: loadWithSplit(subscriber, lags), headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
-    const rounds = await pairedRounds({
-      start: async () => ({ service: await startService(url) }),
-      cases: { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) },
-      log: (line) => { log(line) }
-    })
+    const cases = { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) }
+    // The outbox write alone: the same pairs on instances that write events but deliver none
+    // (WEBHOOK_DELIVERY=false). What they wrote is dropped before the rounds that deliver.
+    log('  the outbox write alone (WEBHOOK_DELIVERY=false)')
+    const written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases, log })
+    await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
+    log('  delivered meanwhile by the posting instance')
+    const rounds = await pairedRounds({ start: async () => ({ service: await startService(url) }), cases, log })
     // Events still in the outbox when the last round ended are delivered and counted too.
     service = await startService(url)
     await drained(db)
     await service.stop()
     lags.push(...await hook.take())
-    return { throughput, rounds, latency: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), count: lags.length } }
+    return { throughput, written, rounds, latency: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), count: lags.length } }
   } finally {
     await db.end()
     await subscriber.stop()

@@ -141,6 +141,9 @@ if (cases.some((c) => c !== 'trivial')) {
       if (!met) failed.push(`${what}: ${r.throughput.rate}, guard ≥ 1,000 events/s`)
       row(what, 'reference service, default settings (CPU per event)', r.throughput, '', `≥ 1,000 events/s: ${met ? 'met' : '**failed**'}`)
       const post = 'POST `/v1/documents`'
+      row(post, 'no subscription for its context, on an instance that delivers none', summary(r.written.without), '1 (baseline)')
+      row(post, 'one active subscription, on an instance that delivers none (`WEBHOOK_DELIVERY=false`): the outbox write alone', summary(r.written['with a subscription']),
+        `${fmt(median(ratios(r.written, 'with a subscription', 'without')), 3)} of none`, 'the guard is on the delivering row below')
       row(post, 'no subscription for its context', summary(r.rounds.without), '1 (baseline)')
       guarded(post, 'one active subscription, delivered meanwhile', summary(r.rounds['with a subscription']), ratios(r.rounds, 'with a subscription', 'without'), 0.85, { of: ' of none' })
       // Where each POST's CPU went, the machine's cores being shared by all.
