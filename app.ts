@@ -128,7 +128,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(files, { resources: { documents: { mediaTypes: DOCUMENT_CONTENT_TYPES, maxBytes: 10 * 1024 * 1024 } } })
   await app.register(webhooks, { store, retention })
   registerScannerWebhook(app, config.webhookSecretScanner)
-  // Outgoing events: every change of the resources above, written in its own transaction, delivered by any instance (WEBHOOK_DELIVERY=false: by the others).
+  // Outgoing events: every change of the resources above, written in its own transaction,
+  // delivered by any instance that has not WEBHOOK_DELIVERY=false.
   await app.register(events, {
     store,
     workerStore: workerStore(app, config, opts, store),
@@ -144,9 +145,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
 
 /**
  * The store deliveries are claimed and recorded through: on a PostgreSQL server, two
- * connections of their own (none on an instance that does not deliver), so that under load a claim does not wait behind the requests
- * queued for the pool's connections; PGlite, one connection in all, and a store handed in
- * serve for both.
+ * connections of their own (none on an instance that does not deliver), so that under load a
+ * claim does not wait behind the requests queued for the pool's connections; PGlite, one
+ * connection in all, and a store handed in serve for both.
  */
 function workerStore (app: FastifyInstance, config: Config, opts: AppOptions, store: Store): Store {
   if (opts.store !== undefined || config.databaseUrl === null || !config.webhookDelivery) return store
