@@ -36,6 +36,8 @@ async function receiver (t: { teardown: (fn: () => unknown) => void }): Promise<
   }
 }
 
+const succeeded = async (url: string): Promise<number | undefined> => (await sql<{ n: number }>(url, "SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'SUCCEEDED'"))[0]?.n
+
 async function authors (base: string, n: number, prefix: string): Promise<void> {
   for (let i = 0; i < n; i += 100) {
     const operations = Array.from({ length: Math.min(100, n - i) }, (_, j) => ({ action: 'CREATE', entity: { name: `${prefix}-${i + j}`, email: 'e@example.com' } }))
@@ -61,6 +63,8 @@ t.test('SIGKILL between the commit and the delivery: after a restart every event
   t.equal(pending, 50, 'every event committed with its change, none delivered')
   svc = await startService(t, db.url, INSECURE)
   await eventually(async () => hook.seen.size === 50, 120_000, 'every event delivered after the restart')
+  // The outcomes are recorded in batches, just after the answers.
+  await eventually(async () => (await succeeded(db.url)) === 50, 30_000, 'every delivery recorded')
   const states = await sql<{ status: string, n: number }>(db.url, 'SELECT status, count(*)::int AS n FROM event_deliveries GROUP BY status')
   t.same(states, [{ status: 'SUCCEEDED', n: 50 }])
   t.same([...hook.seen.values()].filter(n => n !== 1), [], 'each answered once')
@@ -74,6 +78,7 @@ t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP 
   t.equal((await call(a.base, 'POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] }, WRITE)).status, 201)
   await Promise.all([authors(a.base, 500, 'a'), authors(b.base, 500, 'b')])
   await eventually(async () => hook.seen.size === 1000, 120_000, 'every event delivered')
+  await eventually(async () => (await succeeded(db.url)) === 1000, 30_000, 'every delivery recorded')
   await new Promise((resolve) => setTimeout(resolve, 1000))
   t.equal(hook.seen.size, 1000)
   t.same([...hook.seen.values()].filter(n => n !== 1), [], 'no webhook-id delivered twice')
