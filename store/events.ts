@@ -177,6 +177,13 @@ export class EventTables {
       id: `events:${d}:v3-due-by-subscription`,
       sql: `CREATE INDEX IF NOT EXISTS ${quoteIdent(`${d}_due_sub_idx`)} ON ${this.D} (ctx, subscription_id, next_attempt_at) WHERE status = 'PENDING';
       DROP INDEX IF EXISTS ${quoteIdent(`${d}_due_idx`)}`
+    }, {
+      // A claim rewrites only columns no index holds (the lease, the counts): with room left on
+      // the row's page, the new version stays there and no index is touched (a HOT update).
+      // Half a page: room for one new version of each row written there, whatever its size.
+      // Pages filled before this keep their fill; those written after it get the room.
+      id: `events:${d}:v4-room-for-claims`,
+      sql: `ALTER TABLE ${this.D} SET (fillfactor = 50)`
     }]
   }
 
