@@ -2,11 +2,12 @@
 // (servers/subscriber.js: a process of its own, so that it does not slow the load generator):
 // - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
-//   the service's CPU per event (default settings of the events plugin);
-// - POST `/v1/documents` with one active subscription against the same POSTs in an execution
-//   context that has none, paired rounds: on instances that deliver none (the outbox write
-//   alone), then on instances that deliver meanwhile, with the CPU per POST of PostgreSQL, the
-//   subscriber, the load generator and the machine;
+//   the service's and PostgreSQL's CPU per event (default settings of the events plugin);
+// - POST `/v1/documents` with one active subscription against the same POSTs with it switched
+//   off (same context, same documents), paired rounds: on instances that deliver none (the
+//   outbox write alone), then on instances that deliver meanwhile, each round starting once the
+//   round before is delivered, with the CPU per POST of PostgreSQL, the subscriber, the load
+//   generator and the machine;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
@@ -21,7 +22,7 @@ const events = Number(process.env.BENCH_EVENTS ?? 20_000)
 const hooks = { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'bench', scope: 'webhooks:read webhooks:write', expiresIn: '2h' })}` }
 
 let n = 0
-const newDocument = (authorId = authorIds(1)[0]) => ({ name: `events-${process.pid}-${++n}`, authorId, kind: 'INVOICE', tags: ['a'], amount: '1.25' })
+const newDocument = () => ({ name: `events-${process.pid}-${++n}`, authorId: authorIds(1)[0], kind: 'INVOICE', tags: ['a'], amount: '1.25' })
 
 /** The service with insecure targets allowed (the subscriber is on loopback, over HTTP), and `env`. */
 function startService (url, env = {}) {
@@ -87,35 +88,46 @@ export async function runEvents ({ url, log }) {
       FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
     log(`  ${fmt(events)} deliveries due; starting the service`)
     const before = await hook.received()
+    const pgBefore = postgresCpuMicros()
     service = await startService(url)
     const start = process.hrtime.bigint()
     const stats = await service.stats()
     await drained(db)
     const ms = Number(process.hrtime.bigint() - start) / 1e6
     const after = await service.stats()
+    const pgCpu = perRequest(pgBefore, postgresCpuMicros(), events)
     await service.stop()
     const delivered = await hook.received() - before
     if (delivered < events) throw new Error(`events: ${delivered} of ${events} delivered`)
-    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, rss: after.peakRss / 1048576 }
-    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs CPU per event`)
+    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, pg: pgCpu, rss: after.peakRss / 1048576 }
+    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs of the service's CPU and ${fmt(pgCpu, 1)} µs of PostgreSQL's per event`)
     await hook.take()
 
-    // The same POSTs with one subscription (prod) and with none (preprod, with an author of its own), paired.
-    service = await startService(url)
-    const preprod = { 'svc-execution-context': 'preprod' }
-    const author = await call(service, 'POST', '/v1/authors', { body: { name: 'Preprod Author', email: 'p@example.com' }, headers: preprod, expect: 201 })
-    await call(service, 'POST', '/v1/documents', { body: newDocument(author.id), headers: preprod, expect: 201 })
-    await service.stop()
+    // The same POSTs in the same context (its documents, its indexes), paired: with the
+    // subscription active, and with it switched off, which leaves the context none active.
     const lags = []
-    const post = (ctx, authorId) => ({ server: 'service', loader: loadWithSplit(subscriber, lags), headers: ctx === null ? jsonHeaders : { ...jsonHeaders, 'svc-execution-context': ctx }, method: 'POST', path: '/v1/documents', requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument(authorId)) }) }] })
-    const cases = { 'with a subscription': post(null, authorIds(1)[0]), without: post('preprod', author.id) }
+    const loader = loadWithSplit(subscriber, lags)
+    // `drain`: the events of the round before are delivered first, not during this one's load.
+    const post = (active, drain) => ({
+      server: 'service',
+      loader: async (server, options) => {
+        if (drain) await drained(db)
+        await call(server, 'PATCH', `/v1/webhook-subscriptions/${sub.id}`, { body: { active }, headers: hooks, expect: 204 })
+        return await loader(server, options)
+      },
+      headers: jsonHeaders,
+      method: 'POST',
+      path: '/v1/documents',
+      requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument()) }) }]
+    })
+    const cases = (drain) => ({ 'with a subscription': post(true, drain), without: post(false, drain) })
     // The outbox write alone: the same pairs on instances that write events but deliver none
     // (WEBHOOK_DELIVERY=false). What they wrote is dropped before the rounds that deliver.
     log('  the outbox write alone (WEBHOOK_DELIVERY=false)')
-    const written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases, log })
+    const written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases: cases(false), log })
     await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
     log('  delivered meanwhile by the posting instance')
-    const rounds = await pairedRounds({ start: async () => ({ service: await startService(url) }), cases, log })
+    const rounds = await pairedRounds({ start: async () => ({ service: await startService(url) }), cases: cases(true), log })
     // Events still in the outbox when the last round ended are delivered and counted too.
     service = await startService(url)
     await drained(db)
