@@ -2,7 +2,8 @@
 // (servers/subscriber.js: a process of its own, so that it does not slow the load generator):
 // - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
-//   the service's and PostgreSQL's CPU per event (default settings of the events plugin);
+//   the CPU per event of the service, PostgreSQL, the subscriber and the whole machine (default
+//   settings of the events plugin);
 // - POST `/v1/documents` with one active subscription against the same POSTs with it switched
 //   off (same context, same documents), paired rounds: on instances that deliver none (the
 //   outbox write alone), then on instances that deliver meanwhile, each round starting once the
@@ -88,19 +89,23 @@ export async function runEvents ({ url, log }) {
       FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
     log(`  ${fmt(events)} deliveries due; starting the service`)
     const before = await hook.received()
-    const pgBefore = postgresCpuMicros()
     service = await startService(url)
     const start = process.hrtime.bigint()
+    // From the service's start on (its own start-up left out): the other processes' CPU too,
+    // to set beside what each costs per event under the POSTs' load below.
     const stats = await service.stats()
+    const others = { pg: postgresCpuMicros(), machine: machineBusyMicros(), subscriber: (await subscriber.stats()).cpuMicros }
     await drained(db)
     const ms = Number(process.hrtime.bigint() - start) / 1e6
     const after = await service.stats()
-    const pgCpu = perRequest(pgBefore, postgresCpuMicros(), events)
+    const pgCpu = perRequest(others.pg, postgresCpuMicros(), events)
+    const machineCpu = perRequest(others.machine, machineBusyMicros(), events)
+    const subscriberCpu = perRequest(others.subscriber, (await subscriber.stats()).cpuMicros, events)
     await service.stop()
     const delivered = await hook.received() - before
     if (delivered < events) throw new Error(`events: ${delivered} of ${events} delivered`)
-    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, pg: pgCpu, rss: after.peakRss / 1048576 }
-    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}, ${fmt(throughput.cpu, 1)} µs of the service's CPU and ${fmt(pgCpu, 1)} µs of PostgreSQL's per event`)
+    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, pg: pgCpu, subscriber: subscriberCpu, machine: machineCpu, rss: after.peakRss / 1048576 }
+    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(pgCpu, 1)}, subscriber ${fmt(subscriberCpu, 1)}, machine ${fmt(machineCpu, 1)} µs`)
     await hook.take()
 
     // The same POSTs in the same context (its documents, its indexes), paired: with the
