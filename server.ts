@@ -1,4 +1,6 @@
 import closeWithGrace from 'close-with-grace'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyServerOptions } from 'fastify'
 import { storeLocation } from './index.js'
 import { loadConfig, type Config } from './config.js'
@@ -24,6 +26,31 @@ async function logger (config: Config): Promise<FastifyServerOptions['logger']> 
  * accepting, lets requests in flight finish, closes the store and exits 0; if that takes longer
  * than SHUTDOWN_TIMEOUT, or an error escapes, it exits 1.
  */
+/**
+ * The server's connections, each with the number of its requests being served (dispatched, and
+ * not yet answered and closed). `dropUnserved` destroys those serving none.
+ */
+function trackServing (server: Server): { dropUnserved: () => void } {
+  const connections = new Map<Socket, number>()
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, 0)
+    socket.once('close', () => connections.delete(socket))
+  })
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket
+    connections.set(socket, (connections.get(socket) ?? 0) + 1)
+    response.once('close', () => {
+      const n = connections.get(socket)
+      if (n !== undefined) connections.set(socket, n - 1)
+    })
+  })
+  return {
+    dropUnserved: () => {
+      for (const [socket, n] of connections) if (n === 0) socket.destroy()
+    }
+  }
+}
+
 async function main (): Promise<void> {
   const { config, warnings } = loadConfig()
   // A request that reaches a kept-alive connection while draining is served like the rest
@@ -38,6 +65,12 @@ async function main (): Promise<void> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
+  // Node's close() drops the connections idle between requests, not those holding part of a
+  // request's head: a slow or stalled client would keep the stop waiting until SHUTDOWN_TIMEOUT
+  // (and exit 1) though nothing of it reached the service. Those are dropped as well, last
+  // thing before the server stops listening; requests being served are left to finish.
+  const serving = trackServing(app.server)
+  app.addHook('preClose', async () => { serving.dropUnserved() })
   // close-with-grace: one stop for signals and for errors that escape (uncaught exceptions,
   // unhandled rejections), and a forced exit when closing hangs.
   closeWithGrace({
