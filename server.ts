@@ -22,11 +22,6 @@ async function logger (config: Config): Promise<FastifyServerOptions['logger']> 
 }
 
 /**
- * `npm start`: reads the environment, opens the store, listens, and on SIGTERM/SIGINT stops
- * accepting, lets requests in flight finish, closes the store and exits 0; if that takes longer
- * than SHUTDOWN_TIMEOUT, or an error escapes, it exits 1.
- */
-/**
  * The server's connections, each with the number of its requests being served (dispatched, and
  * not yet answered and closed). `dropUnserved` destroys those serving none.
  */
@@ -51,6 +46,11 @@ function trackServing (server: Server): { dropUnserved: () => void } {
   }
 }
 
+/**
+ * `npm start`: reads the environment, opens the store, listens, and on SIGTERM/SIGINT stops
+ * accepting, lets requests in flight finish, closes the store and exits 0; if that takes longer
+ * than SHUTDOWN_TIMEOUT, or an error escapes, it exits 1.
+ */
 async function main (): Promise<void> {
   const { config, warnings } = loadConfig()
   // A request that reaches a kept-alive connection while draining is served like the rest
