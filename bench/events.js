@@ -8,11 +8,14 @@
 //   off (same context, same documents), paired rounds: on instances that deliver none (the
 //   outbox write alone), then on instances that deliver meanwhile, each round starting once the
 //   round before is delivered, with the CPU per POST of PostgreSQL, the subscriber, the load
-//   generator and the machine;
+//   generator and the machine; in the same rounds, the floor (servers/floor-deliverer.js): the
+//   least any transactional outbox could add to those POSTs, the subscription off and a bare
+//   trigger and deliverer in its place;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
 import { signToken } from '../dist/index.js'
+import { floorSchema } from './lib/floor-outbox.js'
 import { fmt, load, pairedRounds, startServer } from './lib/harness.js'
 import { machineBusyMicros, postgresCpuMicros } from './lib/machine.js'
 import { call, jsonHeaders } from './lib/service.js'
@@ -69,6 +72,67 @@ function loadWithSplit (subscriber, lags) {
 const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]
+}
+
+/**
+ * The floor of the POSTs with a subscription (servers/floor-deliverer.js): the same POSTs with
+ * the context's subscription switched off, each writing its event to a bare outbox by a trigger
+ * in its transaction, delivered meanwhile by a bare process. `case` goes beside the suite's
+ * cases (its backlog is delivered before its load ends is measured); `start` starts the
+ * deliverer of a set of processes; `drop` removes the trigger and the table.
+ */
+async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
+  const drop = async () => { for (const sql of floorSchema.drop) await db.query(sql) }
+  // A run stopped halfway may have left them.
+  await drop()
+  for (const sql of floorSchema.create) await db.query(sql)
+  const floorLags = []
+  const loader = loadWithSplit(subscriber, floorLags)
+  let deliverer = null
+  /** Resolves once the deliverer has delivered all that is in the table and stopped. */
+  const idle = () => new Promise((resolve, reject) => {
+    const child = deliverer.child
+    const onMessage = (msg) => {
+      if (msg.type !== 'floor-idle') return
+      child.off('message', onMessage)
+      child.off('exit', onExit)
+      resolve()
+    }
+    const onExit = (code) => reject(new Error(`events: the floor's deliverer exited with ${code}`))
+    child.on('message', onMessage)
+    child.once('exit', onExit)
+    child.send({ type: 'floor', on: false })
+  })
+  return {
+    start: async () => {
+      deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
+      return deliverer
+    },
+    case: {
+      server: 'service',
+      loader: async (server, options) => {
+        // The suite's events of the round before are delivered, and their lags go with its own.
+        await drained(db)
+        lags.push(...(await subscriber.stats()).lags)
+        await call(server, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, { body: { active: false }, headers: hooks, expect: 204 })
+        await db.query(floorSchema.enable)
+        deliverer.child.send({ type: 'floor', on: true })
+        try {
+          return await loader(server, options)
+        } finally {
+          await db.query(floorSchema.disable)
+          await idle()
+          floorLags.push(...(await subscriber.stats()).lags)
+        }
+      },
+      headers: jsonHeaders,
+      method: 'POST',
+      path: '/v1/documents',
+      requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument()) }) }]
+    },
+    lags: floorLags,
+    drop
+  }
 }
 
 export async function runEvents ({ url, log }) {
@@ -131,14 +195,21 @@ export async function runEvents ({ url, log }) {
     log('  the outbox write alone (WEBHOOK_DELIVERY=false)')
     const written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases: cases(false), log })
     await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
-    log('  delivered meanwhile by the posting instance')
-    const rounds = await pairedRounds({ start: async () => ({ service: await startService(url) }), cases: cases(true), log })
+    log('  delivered meanwhile by the posting instance, and the floor')
+    const floor = await floorCase({ db, url, subscriber, lags, subscriptionId: sub.id })
+    let rounds
+    try {
+      rounds = await pairedRounds({ start: async () => ({ service: await startService(url), deliverer: await floor.start() }), cases: { ...cases(true), floor: floor.case }, log })
+    } finally {
+      await floor.drop()
+    }
     // Events still in the outbox when the last round ended are delivered and counted too.
     service = await startService(url)
     await drained(db)
     await service.stop()
     lags.push(...await hook.take())
-    return { throughput, written, rounds, latency: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), count: lags.length } }
+    const latency = (xs) => ({ p50: percentile(xs, 0.5), p99: percentile(xs, 0.99), count: xs.length })
+    return { throughput, written, rounds, latency: latency(lags), floorLatency: latency(floor.lags) }
   } finally {
     await db.end()
     await subscriber.stop()
