@@ -18,8 +18,8 @@ import { serveStats } from '../lib/harness.js'
 
 /** The deliveries of a batch: as many as the suite's dispatcher holds at most by default. */
 const BATCH = 128
-/** After a batch that was not full: events gather meanwhile, as the suite's dispatcher lets them. */
-const GATHER_MILLIS = 50
+/** After a batch that was not full, events gather meanwhile: by default as long as the suite's dispatcher lets them. */
+const GATHER_MILLIS = Number(process.env.BENCH_FLOOR_GATHER ?? 50)
 /** Connections to the subscriber: as many as the suite opens to one subscription by default. */
 const CONNECTIONS = 32
 const SECRET = Buffer.from(FLOOR_SECRET, 'base64')
