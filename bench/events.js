@@ -77,9 +77,9 @@ const percentile = (xs, p) => {
 /**
  * The floor of the POSTs with a subscription (servers/floor-deliverer.js): the same POSTs with
  * the context's subscription switched off, each writing its event to a bare outbox by a trigger
- * in its transaction, delivered meanwhile by a bare process. `case` goes beside the suite's
- * cases (its backlog is delivered before its load ends is measured); `start` starts the
- * deliverer of a set of processes; `drop` removes the trigger and the table.
+ * in its transaction, delivered meanwhile by a bare process. `loader` loads a round of them (the
+ * events its load left are delivered after it, as the suite's are before the next round);
+ * `start` starts the deliverer of a set of processes; `drop` removes the trigger and the table.
  */
 async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
   const drop = async () => { for (const sql of floorSchema.drop) await db.query(sql) }
@@ -87,7 +87,7 @@ async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
   await drop()
   for (const sql of floorSchema.create) await db.query(sql)
   const floorLags = []
-  const loader = loadWithSplit(subscriber, floorLags)
+  const measure = loadWithSplit(subscriber, floorLags)
   let deliverer = null
   /** Resolves once the deliverer has delivered all that is in the table and stopped. */
   const idle = () => new Promise((resolve, reject) => {
@@ -108,27 +108,20 @@ async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
       deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
       return deliverer
     },
-    case: {
-      server: 'service',
-      loader: async (server, options) => {
-        // The suite's events of the round before are delivered, and their lags go with its own.
-        await drained(db)
-        lags.push(...(await subscriber.stats()).lags)
-        await call(server, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, { body: { active: false }, headers: hooks, expect: 204 })
-        await db.query(floorSchema.enable)
-        deliverer.child.send({ type: 'floor', on: true })
-        try {
-          return await loader(server, options)
-        } finally {
-          await db.query(floorSchema.disable)
-          await idle()
-          floorLags.push(...(await subscriber.stats()).lags)
-        }
-      },
-      headers: jsonHeaders,
-      method: 'POST',
-      path: '/v1/documents',
-      requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument()) }) }]
+    loader: async (server, options) => {
+      // The suite's events of the round before are delivered, and their lags go with its own.
+      await drained(db)
+      lags.push(...(await subscriber.stats()).lags)
+      await call(server, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, { body: { active: false }, headers: hooks, expect: 204 })
+      await db.query(floorSchema.enable)
+      deliverer.child.send({ type: 'floor', on: true })
+      try {
+        return await measure(server, options)
+      } finally {
+        await db.query(floorSchema.disable)
+        await idle()
+        floorLags.push(...(await subscriber.stats()).lags)
+      }
     },
     lags: floorLags,
     drop
@@ -199,7 +192,7 @@ export async function runEvents ({ url, log }) {
     const floor = await floorCase({ db, url, subscriber, lags, subscriptionId: sub.id })
     let rounds
     try {
-      rounds = await pairedRounds({ start: async () => ({ service: await startService(url), deliverer: await floor.start() }), cases: { ...cases(true), floor: floor.case }, log })
+      rounds = await pairedRounds({ start: async () => ({ service: await startService(url), deliverer: await floor.start() }), cases: { ...cases(true), floor: { ...post(false, false), loader: floor.loader } }, log })
     } finally {
       await floor.drop()
     }
