@@ -1,10 +1,8 @@
 import { once } from 'node:events'
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import pg from 'pg'
-import { Webhook } from 'standardwebhooks'
 import t from 'tap'
 import { parseServiceHeader } from '../../index.js'
+import { receiver, verify } from '../events/helper.js'
 import { TEST_DATABASE_URL } from '../support/databases.js'
 
 // bench/events.js holds the suite's POSTs with a subscription to a floor: a trigger writing each
@@ -18,8 +16,6 @@ const harness = await import(new URL('../../bench/lib/harness.js', import.meta.u
 const { FLOOR_SECRET, FLOOR_TABLE, floorSchema } = await import(new URL('../../bench/lib/floor-outbox.js', import.meta.url).href)
 
 const skip = TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '' ? 'PostgreSQL server not tested: set TEST_DATABASE_URL' : false
-
-interface Received { headers: IncomingHttpHeaders, body: string }
 
 t.test('the floor writes an event per committed insert and delivers each, signed, once', { skip }, async (t) => {
   // A database of its own: the deliverer connects by URL and knows no schema.
@@ -58,22 +54,10 @@ t.test('the floor writes an event per committed insert and delivers each, signed
   t.match(bodies[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'a date-time of the convention')
   t.same(bodies[0].data, { id: 'a-1', name: 'n-a-1' }, 'the row as written')
 
-  const received: Received[] = []
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() })
-      res.statusCode = 204
-      res.end()
-    })
-  })
-  receiver.listen(0, '127.0.0.1')
-  await once(receiver, 'listening')
-  t.teardown(() => { receiver.closeAllConnections(); receiver.close() })
-  const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  const hook = await receiver(t)
+  const received = hook.got
 
-  const deliverer = await harness.startServer('floor-deliverer.js', { DATABASE_URL: url.href, BENCH_FLOOR_TARGET: target })
+  const deliverer = await harness.startServer('floor-deliverer.js', { DATABASE_URL: url.href, BENCH_FLOOR_TARGET: hook.url })
   t.teardown(() => deliverer.stop())
   deliverer.child.send({ type: 'floor', on: true })
   // More than a batch, written while it delivers.
@@ -84,13 +68,12 @@ t.test('the floor writes an event per committed insert and delivers each, signed
   deliverer.child.send({ type: 'floor', on: false })
   t.same((await idle)[0], { type: 'floor-idle' }, 'told it is done once told to stop')
 
-  const ids = received.map((r) => JSON.parse(r.body).data.id).sort()
+  const ids = received.map((r) => r.json.data.id).sort()
   t.same(ids, ['a-1', 'a-2', 'a-3', ...more].sort(), 'every committed event delivered once')
   t.equal((await db.query(`SELECT count(*)::int AS n FROM ${FLOOR_TABLE}`)).rows[0].n, 0, 'the table emptied')
-  const webhook = new Webhook(`whsec_${FLOOR_SECRET as string}`)
   const unsigned = received.filter((r) => {
     try {
-      webhook.verify(r.body, r.headers as Record<string, string>)
+      verify(`whsec_${FLOOR_SECRET as string}`, r)
       return false
     } catch {
       return true
