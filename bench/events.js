@@ -3,7 +3,8 @@
 // - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
 //   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
 //   the CPU per event of the service, PostgreSQL, the subscriber and the whole machine (default
-//   settings of the events plugin);
+//   settings of the events plugin); beside it the floor's (servers/floor-deliverer.js) draining
+//   as many events from its bare outbox table, with the same figures;
 // - POST `/v1/documents` with one active subscription against the same POSTs with it switched
 //   off (same context, same documents), paired rounds: on instances that deliver none (the
 //   outbox write alone), then on instances that deliver meanwhile, each round starting once the
@@ -15,7 +16,7 @@
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
 import { signToken } from '../dist/index.js'
-import { floorSchema } from './lib/floor-outbox.js'
+import { FLOOR_TABLE, floorSchema } from './lib/floor-outbox.js'
 import { fmt, load, pairedRounds, startServer } from './lib/harness.js'
 import { machineBusyMicros, postgresCpuMicros } from './lib/machine.js'
 import { call, jsonHeaders } from './lib/service.js'
@@ -74,6 +75,67 @@ const percentile = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]
 }
 
+/** Switches the floor's `deliverer` off; resolves once it has delivered all that is in its table and stopped. */
+function floorIdle (deliverer) {
+  return new Promise((resolve, reject) => {
+    const child = deliverer.child
+    const onMessage = (msg) => {
+      if (msg.type !== 'floor-idle') return
+      child.off('message', onMessage)
+      child.off('exit', onExit)
+      resolve()
+    }
+    const onExit = (code) => reject(new Error(`events: the floor's deliverer exited with ${code}`))
+    child.on('message', onMessage)
+    child.once('exit', onExit)
+    child.send({ type: 'floor', on: false })
+  })
+}
+
+/**
+ * The floor's delivery throughput, beside the suite's: `events` events in its bare outbox table
+ * (the trigger's body, of one seeded document), drained by its deliverer as fast as it goes,
+ * timed from the start of the drain until the last is delivered, with the CPU per event of the
+ * deliverer, PostgreSQL, the subscriber and the whole machine. Its events' lags are dropped.
+ */
+async function floorThroughput ({ db, url, subscriber }) {
+  const drop = async () => { for (const sql of floorSchema.drop) await db.query(sql) }
+  await drop()
+  try {
+    for (const sql of floorSchema.create) await db.query(sql)
+    await db.query(`INSERT INTO ${FLOOR_TABLE} (payload)
+      SELECT '{"type":"document.created","timestamp":"' || to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || one.data || '}'
+      FROM (SELECT to_jsonb(d)::text AS data FROM documents d WHERE ctx = 'prod' LIMIT 1) AS one, generate_series(1, $1)`, [events])
+    const deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
+    try {
+      const before = { deliverer: await deliverer.stats(), subscriber: await subscriber.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros() }
+      const start = process.hrtime.bigint()
+      // Switched on and at once off: it drains the table without waiting for events to gather.
+      deliverer.child.send({ type: 'floor', on: true })
+      await floorIdle(deliverer)
+      const ms = Number(process.hrtime.bigint() - start) / 1e6
+      const after = { deliverer: await deliverer.stats(), subscriber: await subscriber.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros() }
+      const delivered = after.subscriber.received - before.subscriber.received
+      if (delivered < events) throw new Error(`events: the floor delivered ${delivered} of ${events}`)
+      return {
+        rate: `${fmt(events / (ms / 1000))} events/s`,
+        eventsPerSecond: events / (ms / 1000),
+        p50: NaN,
+        p99: NaN,
+        cpu: perRequest(before.deliverer.cpuMicros, after.deliverer.cpuMicros, events),
+        pg: perRequest(before.pg, after.pg, events),
+        subscriber: perRequest(before.subscriber.cpuMicros, after.subscriber.cpuMicros, events),
+        machine: perRequest(before.machine, after.machine, events),
+        rss: after.deliverer.peakRss / 1048576
+      }
+    } finally {
+      await deliverer.stop()
+    }
+  } finally {
+    await drop()
+  }
+}
+
 /**
  * The floor of the POSTs with a subscription (servers/floor-deliverer.js): the same POSTs with
  * the context's subscription switched off, each writing its event to a bare outbox by a trigger
@@ -89,20 +151,7 @@ async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
   const floorLags = []
   const measure = loadWithSplit(subscriber, floorLags)
   let deliverer = null
-  /** Resolves once the deliverer has delivered all that is in the table and stopped. */
-  const idle = () => new Promise((resolve, reject) => {
-    const child = deliverer.child
-    const onMessage = (msg) => {
-      if (msg.type !== 'floor-idle') return
-      child.off('message', onMessage)
-      child.off('exit', onExit)
-      resolve()
-    }
-    const onExit = (code) => reject(new Error(`events: the floor's deliverer exited with ${code}`))
-    child.on('message', onMessage)
-    child.once('exit', onExit)
-    child.send({ type: 'floor', on: false })
-  })
+  const idle = () => floorIdle(deliverer)
   return {
     start: async () => {
       deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
@@ -167,6 +216,8 @@ export async function runEvents ({ url, log }) {
     const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, pg: pgCpu, subscriber: subscriberCpu, machine: machineCpu, rss: after.peakRss / 1048576 }
     log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(pgCpu, 1)}, subscriber ${fmt(subscriberCpu, 1)}, machine ${fmt(machineCpu, 1)} µs`)
     await hook.take()
+    const floorRate = await floorThroughput({ db, url, subscriber })
+    log(`  the floor: ${floorRate.rate}; CPU per event: deliverer ${fmt(floorRate.cpu, 1)}, PostgreSQL ${fmt(floorRate.pg, 1)}, subscriber ${fmt(floorRate.subscriber, 1)}, machine ${fmt(floorRate.machine, 1)} µs`)
 
     // The same POSTs in the same context (its documents, its indexes), paired: with the
     // subscription active, and with it switched off, which leaves the context none active.
@@ -205,7 +256,7 @@ export async function runEvents ({ url, log }) {
     await service.stop()
     lags.push(...await hook.take())
     const latency = (xs) => ({ p50: percentile(xs, 0.5), p99: percentile(xs, 0.99), count: xs.length })
-    return { throughput, written, rounds, latency: latency(lags), floorLatency: latency(floor.lags) }
+    return { throughput, floorThroughput: floorRate, written, rounds, latency: latency(lags), floorLatency: latency(floor.lags) }
   } finally {
     await db.end()
     await subscriber.stop()

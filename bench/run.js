@@ -40,15 +40,31 @@ function row (what, way, s, ratio = '', guard = '') {
   rows.push(`| ${what} | ${way} | ${s.rate ?? fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.cpu, 1)} | ${fmt(s.rss)} | ${ratio} | ${guard} |`)
 }
 
-/** A guarded row: the median of the rounds' ratios against `threshold`; their spread goes to the footnote. */
-function guarded (what, way, s, roundRatios, threshold, { of = ' of the baseline', digits = 3, unit = '' } = {}) {
+/**
+ * A guarded row: the median of the rounds' ratios against `threshold`, at least (or, `atMost`,
+ * at most); their spread goes to the footnote, under `spread` (default `what`).
+ */
+function guarded (what, way, s, roundRatios, threshold, { of = ' of the baseline', digits = 3, unit = '', atMost = false, spread = what } = {}) {
   const ratio = median(roundRatios)
-  const met = ratio >= threshold
-  const guard = `≥ ${fmt(threshold, threshold < 1 ? 2 : 0)}${unit}`
+  const met = atMost ? ratio <= threshold : ratio >= threshold
+  const guard = `${atMost ? '≤' : '≥'} ${fmt(threshold, Number.isInteger(threshold) ? 0 : 2)}${unit}`
   if (!met) failed.push(`${what}, ${way}: ${fmt(ratio, digits)}${of}, guard ${guard}`)
-  spreads.push(`${what} ${fmt(Math.min(...roundRatios), digits)} to ${fmt(Math.max(...roundRatios), digits)} (${plural(roundRatios.length, 'round')})`)
+  spreads.push(`${spread} ${fmt(Math.min(...roundRatios), digits)} to ${fmt(Math.max(...roundRatios), digits)} (${plural(roundRatios.length, 'round')})`)
   row(what, way, s, `${fmt(ratio, digits)}${of}`, `${guard}: ${met ? 'met' : '**failed**'}`)
 }
+
+/** A row of one measurement against `threshold` (`atMost`: the figure may not exceed it). */
+function checked (what, way, s, figure, threshold, { ratio = '', guard, atMost = false }) {
+  const met = atMost ? figure <= threshold : figure >= threshold
+  if (!met) failed.push(`${what}, ${way}: ${ratio === '' ? fmt(figure) : ratio}, guard ${guard}`)
+  row(what, way, s, ratio, `${guard}: ${met ? 'met' : '**failed**'}`)
+}
+
+/** Each round's ratio of the server CPU per request of case `of` to case `to`. */
+const cpuRatios = (results, of, to) => results[of].map((r, i) => r.cpu / results[to][i].cpu)
+
+/** A row of CPU per request alone (`cpu`, µs). */
+const cpuOnly = (cpu) => ({ rate: '', p50: NaN, p99: NaN, cpu, rss: NaN })
 
 if (cases.includes('trivial')) {
   log('trivial route: bare Fastify, the floor, the suite')
@@ -77,14 +93,16 @@ if (cases.some((c) => c !== 'trivial')) {
     if (cases.includes('pages')) {
       log('pages')
       const { results: r, depth } = await runCollection({ url, count: documents, log })
-      row(`first page, ${fmt(documents)} documents`, 'reference service', summary(r.first), '1 (baseline)')
+      const first = `first page, ${fmt(documents)} documents`
+      row(first, 'bare Fastify + pg, same query by hand', summary(r['first bare']), '1 (baseline)')
+      guarded(first, 'reference service', summary(r.first), ratios(r, 'first', 'first bare'), 0.95, { of: ' of bare' })
       guarded(`page ${fmt(depth)} deep by cursor`, 'reference service', summary(r.deep), ratios(r, 'deep', 'first'), 0.85, { of: ' of the first page' })
       const ordered = 'filtered page, ordered by an index'
       row(ordered, 'bare Fastify + pg, same query by hand', summary(r['ordered bare']), '1 (baseline)')
-      guarded(ordered, 'reference service', summary(r.ordered), ratios(r, 'ordered', 'ordered bare'), 0.9, { of: ' of bare' })
+      guarded(ordered, 'reference service', summary(r.ordered), ratios(r, 'ordered', 'ordered bare'), 0.95, { of: ' of bare' })
       const unindexed = 'filtered page, ordering no index serves'
       row(unindexed, 'bare Fastify + pg, same query by hand', summary(r['unindexed bare']), '1 (baseline)')
-      guarded(unindexed, 'reference service', summary(r.unindexed), ratios(r, 'unindexed', 'unindexed bare'), 0.9, { of: ' of bare' })
+      guarded(unindexed, 'reference service', summary(r.unindexed), ratios(r, 'unindexed', 'unindexed bare'), 0.95, { of: ' of bare' })
     }
     // Reads only, before the cases that write.
     if (cases.includes('csv')) {
@@ -95,15 +113,21 @@ if (cases.some((c) => c !== 'trivial')) {
       guarded(what, 'reference service, CSV (`Accept: text/csv`)', summary(r.csv), ratios(r, 'csv', 'json'), 0.9, { of: ' of JSON' })
     }
     if (cases.includes('item')) {
-      log('single documents: GET, POST, webhook delivery')
+      log('single documents: GET, POST, PATCH, webhook delivery')
       const r = await runResource({ url, log })
       const get = 'GET item `/v1/documents/{id}`'
-      row(get, 'bare Fastify + pg', summary(r['get bare']), '1 (baseline)')
-      guarded(get, 'reference service', summary(r['get service']), ratios(r, 'get service', 'get bare'), 0.85, { of: ' of bare' })
-      for (const [scenario, what] of [['post', 'POST `/v1/documents`'], ['webhook', 'webhook delivery (signed, new id each)']]) {
-        row(what, 'bare Fastify + pg', summary(r[`${scenario} bare`]), '1 (baseline)')
-        row(what, 'reference service', summary(r[`${scenario} service`]), `${fmt(median(ratios(r, `${scenario} service`, `${scenario} bare`)), 3)} of bare`, 'none')
-      }
+      row(get, 'bare Fastify + pg: one named SELECT', summary(r['get bare']), '1 (baseline)')
+      guarded(get, 'reference service', summary(r['get service']), ratios(r, 'get service', 'get bare'), 1.1, { of: ' of bare' })
+      const post = 'POST `/v1/documents`'
+      row(post, 'bare Fastify + pg: one named INSERT … RETURNING', summary(r['post bare']), '1 (baseline)')
+      guarded(post, 'reference service', summary(r['post service']), ratios(r, 'post service', 'post bare'), 0.9, { of: ' of bare' })
+      guarded(`${post}: server CPU per request`, 'reference service over bare', cpuOnly(summary(r['post service']).cpu), cpuRatios(r, 'post service', 'post bare'), 1.5, { of: '× bare\'s', unit: '×', atMost: true })
+      const patch = 'PATCH `/v1/documents/{id}` with `If-Match`'
+      row(patch, 'bare Fastify + pg: one named UPDATE … WHERE etag = $ RETURNING', summary(r['patch bare']), '1 (baseline)')
+      guarded(patch, 'reference service', summary(r['patch service']), ratios(r, 'patch service', 'patch bare'), 0.9, { of: ' of bare' })
+      const webhook = 'webhook delivery (signed, new id each)'
+      row(webhook, 'bare Fastify + pg: HMAC, then one named statement recording the id and updating the document', summary(r['webhook bare']), '1 (baseline)')
+      guarded(webhook, 'reference service', summary(r['webhook service']), ratios(r, 'webhook service', 'webhook bare'), 0.9, { of: ' of bare' })
     }
     if (cases.includes('files')) {
       log('document content: a 5 MiB download; ten concurrent 10 MiB uploads')
@@ -137,16 +161,24 @@ if (cases.some((c) => c !== 'trivial')) {
       log('outgoing events: delivery throughput, POST with a subscription, commit to delivery')
       const r = await runEvents({ url, log })
       const what = 'events delivered to a subscriber answering 204'
-      const met = r.throughput.eventsPerSecond >= 1000
-      if (!met) failed.push(`${what}: ${r.throughput.rate}, guard ≥ 1,000 events/s`)
       const t = r.throughput
-      row(what, `reference service, default settings (CPU per event; PostgreSQL's ${fmt(t.pg)}, the subscriber's ${fmt(t.subscriber)}, the whole machine's ${fmt(t.machine)} µs)`, t, '', `≥ 1,000 events/s: ${met ? 'met' : '**failed**'}`)
+      const f = r.floorThroughput
+      const perEvent = (x, who) => `CPU per event: ${who}; PostgreSQL's ${fmt(x.pg)}, the subscriber's ${fmt(x.subscriber)}, the whole machine's ${fmt(x.machine)} µs`
+      row(what, `the floor: its bare deliverer draining as many from its bare outbox table (${perEvent(f, 'the deliverer\'s')})`, f, '1 (baseline)')
+      checked(what, `reference service, default settings (${perEvent(t, 'the service\'s')})`, t, t.eventsPerSecond, 3000,
+        { ratio: `${fmt(t.eventsPerSecond / f.eventsPerSecond, 3)} of the floor's rate`, guard: '≥ 3,000 events/s' })
+      // The whole machine's: the suite's dispatcher and the floor's deliverer make PostgreSQL and the subscriber work differently.
+      const machine = t.machine / f.machine
+      checked(`${what}: CPU per event, whole machine`, `reference service over the floor (${fmt(t.machine)} µs over ${fmt(f.machine)})`, cpuOnly(t.machine), machine, 1.5,
+        { ratio: `${fmt(machine, 3)}× the floor's`, guard: '≤ 1.50× the floor\'s', atMost: true })
       const post = 'POST `/v1/documents`'
       row(post, 'its context\'s one subscription switched off, on an instance that delivers none', summary(r.written.without), '1 (baseline)')
-      row(post, 'the subscription on, on an instance that delivers none (`WEBHOOK_DELIVERY=false`): the outbox write alone', summary(r.written['with a subscription']),
-        `${fmt(median(ratios(r.written, 'with a subscription', 'without')), 3)} of none`, 'the guard is on the delivering row below')
+      guarded(post, 'the subscription on, on an instance that delivers none (`WEBHOOK_DELIVERY=false`): the outbox write alone', summary(r.written['with a subscription']),
+        ratios(r.written, 'with a subscription', 'without'), 0.9, { of: ' of none', spread: `${post} with a subscription, the outbox write alone` })
       row(post, 'the subscription switched off', summary(r.rounds.without), '1 (baseline)')
-      guarded(post, 'the subscription on, its events delivered meanwhile by the same instance', summary(r.rounds['with a subscription']), ratios(r.rounds, 'with a subscription', 'without'), 0.85, { of: ' of none' })
+      // Information: on a small machine, delivery takes its CPU from the POSTs.
+      row(post, 'the subscription on, its events delivered meanwhile by the same instance', summary(r.rounds['with a subscription']),
+        `${fmt(median(ratios(r.rounds, 'with a subscription', 'without')), 3)} of none`, 'none')
       row(post, 'the floor, in the same rounds: the subscription off, a trigger writing each event to a bare outbox table, a bare process delivering them (no outcome recorded, no retry)',
         summary(r.rounds.floor), `${fmt(median(ratios(r.rounds, 'floor', 'without')), 3)} of none; the suite ${fmt(median(ratios(r.rounds, 'with a subscription', 'floor')), 3)} of this`)
       // Where each POST's CPU went, the machine's cores being shared by all.
@@ -156,9 +188,9 @@ if (cases.some((c) => c !== 'trivial')) {
       const least = split(r.rounds.floor)
       const by = (s) => `service ${fmt(s.cpu)}, PostgreSQL ${fmt(s.pg)}, subscriber ${fmt(s.subscriber)}, load generator ${fmt(s.generator)} µs`
       const cpuRow = `${post}: CPU per request, whole machine`
-      row(cpuRow, `subscription off: ${by(none)}`, { rate: '', p50: NaN, p99: NaN, cpu: none.machine, rss: NaN }, '1 (baseline)')
-      row(cpuRow, `subscription on: ${by(one)}`, { rate: '', p50: NaN, p99: NaN, cpu: one.machine, rss: NaN }, `${fmt(none.machine / one.machine, 3)}: none's over this`)
-      row(cpuRow, `the floor: ${by(least)} (its deliverer: the rest of the machine's)`, { rate: '', p50: NaN, p99: NaN, cpu: least.machine, rss: NaN }, `${fmt(none.machine / least.machine, 3)}: none's over this`)
+      row(cpuRow, `subscription off: ${by(none)}`, cpuOnly(none.machine), '1 (baseline)')
+      row(cpuRow, `subscription on: ${by(one)}`, cpuOnly(one.machine), `${fmt(none.machine / one.machine, 3)}: none's over this`)
+      row(cpuRow, `the floor: ${by(least)} (its deliverer: the rest of the machine's)`, cpuOnly(least.machine), `${fmt(none.machine / least.machine, 3)}: none's over this`)
       const lagMet = r.latency.p50 <= 1000 && r.latency.p99 <= 5000
       if (!lagMet) failed.push(`commit to delivery: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, guard p50 ≤ 1 s and p99 ≤ 5 s`)
       row('commit to delivery, under that load', `${fmt(r.latency.count)} events`, { rate: '', p50: r.latency.p50, p99: r.latency.p99, cpu: NaN, rss: NaN }, '', `p50 ≤ 1,000 ms, p99 ≤ 5,000 ms: ${lagMet ? 'met' : '**failed**'}`)
@@ -178,7 +210,7 @@ const text = [
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |',
   ...rows,
   '',
-  `Figures are medians over the rounds; a ratio compares throughput with the baseline row above it, and is the median of the ratios of the rounds, each measured with the baseline in the same round. Spread of the rounds' ratios: ${spreads.join('; ')}.${cases.includes('bulk') ? ' `ms/op` rows are sequential, one client: one operation creating 100 documents (p99: the slowest round; CPU per document).' : ''} Peak RSS is the server process's over its life.`
+  `Figures are medians over the rounds; a ratio compares throughput (or, in a row of CPU, the CPU per request or event) with the baseline row above it, and is the median of the ratios of the rounds, each measured with the baseline in the same round. Spread of the rounds' ratios: ${spreads.join('; ')}.${cases.includes('bulk') ? ' `ms/op` rows are sequential, one client: one operation creating 100 documents (p99: the slowest round; CPU per document).' : ''} Peak RSS is the server process's over its life.`
 ].join('\n')
 console.log(`# svc-conventions benchmarks\n\n${text}`)
 const dir = new URL('./results/', import.meta.url)

@@ -14,7 +14,6 @@ export interface FieldInit {
   enumValues?: readonly string[]
   /** Default false. */
   nullable?: boolean
-  sql: string
   /** Default true. */
   filterable?: boolean
   /** Default false. */
@@ -59,9 +58,6 @@ export function createFieldMap (fields: readonly FieldInit[]): FieldMap {
     if (init.type === 'enum' && (!Array.isArray(init.enumValues) || init.enumValues.length === 0)) {
       throw new TypeError(`query fields: ${init.path}.enumValues must list the enum's values`)
     }
-    if (typeof init.sql !== 'string' || init.sql.trim() === '') {
-      throw new TypeError(`query fields: ${init.path}.sql must be a SQL expression, got ${JSON.stringify(init.sql)}`)
-    }
     const sortable = init.sortable ?? false
     if (sortable && init.type === 'string-array') throw new TypeError(`query fields: ${init.path} is an array and cannot be sortable`)
     const ordered = init.ordered ?? true
@@ -71,7 +67,6 @@ export function createFieldMap (fields: readonly FieldInit[]): FieldMap {
       path: init.path,
       type: init.type,
       nullable: init.nullable ?? false,
-      sql: init.sql,
       filterable: init.filterable ?? true,
       sortable,
       ordered
@@ -90,43 +85,6 @@ export function readPath (item: unknown, path: string): unknown {
     value = (value as Record<string, unknown>)[name]
   }
   return value ?? null
-}
-
-function quoteIdent (name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
-
-function quoteLiteral (text: string): string {
-  return `'${text.replaceAll("'", "''")}'`
-}
-
-const JSON_CASTS: Partial<Record<FieldType, string>> = {
-  int32: '::integer',
-  int64: '::bigint',
-  decimal: '::numeric',
-  date: '::date',
-  'date-time': '::timestamptz',
-  boolean: '::boolean'
-}
-
-/**
- * The storage model's SQL for a path: a quoted column for a top-level field
- * (`t."pageCount"`), a jsonb extraction cast to the field's type below it
- * (`((t."metadata"->'source'->>'count')::integer)`).
- */
-export function defaultColumn (path: string, type: FieldType, alias = 't'): string {
-  const names = path.split('.')
-  const column = `${alias}.${quoteIdent(names[0] as string)}`
-  if (names.length === 1) return column
-  const inner = names.slice(1, -1).map((name) => `->${quoteLiteral(name)}`).join('')
-  const last = quoteLiteral(names[names.length - 1] as string)
-  if (type === 'string-array') {
-    const json = `${column}${inner}->${last}`
-    return `(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(${json})) END)`
-  }
-  const text = `${column}${inner}->>${last}`
-  const cast = JSON_CASTS[type]
-  return cast === undefined ? `(${text})` : `((${text})${cast})`
 }
 
 /** The subset of JSON Schema (as TypeBox writes it) that fieldsFromSchema reads. */
@@ -220,10 +178,10 @@ export interface FieldsFromSchemaOptions {
   /** Paths usable in `ordering` (default none; the id tiebreaker needs no listing). */
   sortable?: readonly string[]
   /**
-   * The trusted SQL of a path, or undefined for a path that is not stored (derived fields
-   * such as `ref`); default `defaultColumn(path, type)`.
+   * Whether a path can be queried; false leaves it out of the map, as a path that is not
+   * stored (derived fields such as `ref`) cannot be filtered on. Default: every path.
    */
-  column?: (path: string, type: FieldType) => string | undefined
+  queryable?: (path: string) => boolean
   /** The unique, non-null identifier path, always kept in the map (default `id`). */
   idField?: string
 }
@@ -236,7 +194,7 @@ export interface FieldsFromSchemaOptions {
  * lying under a nullable or optional object.
  */
 export function fieldsFromSchema (schema: object, options: FieldsFromSchemaOptions = {}): FieldMap {
-  const column = options.column ?? defaultColumn
+  const queryable = options.queryable ?? (() => true)
   const idField = options.idField ?? 'id'
   const sortable = new Set(options.sortable ?? [])
   const filterable = options.filterable === true || options.filterable === undefined ? true : new Set(options.filterable)
@@ -271,15 +229,14 @@ export function fieldsFromSchema (schema: object, options: FieldsFromSchemaOptio
   for (const [path, shape] of found) {
     const isFilterable = filterable === true || filterable.has(path)
     if (!isFilterable && !sortable.has(path) && path !== idField) continue
-    const sql = column(path, shape.type)
-    if (sql === undefined) {
-      // Only paths picked by default may lack a column; a listed one is a setup mistake.
+    if (!queryable(path)) {
+      // Only paths picked by default may be left out; a listed one is a setup mistake.
       if (path === idField || sortable.has(path) || filterable !== true) {
-        throw new TypeError(`fieldsFromSchema: column() gives no SQL for ${JSON.stringify(path)}, which is the id or listed`)
+        throw new TypeError(`fieldsFromSchema: queryable() is false for ${JSON.stringify(path)}, which is the id or listed`)
       }
       continue
     }
-    const init: FieldInit = { path, type: shape.type, nullable: shape.nullable, sql, filterable: isFilterable, sortable: sortable.has(path) }
+    const init: FieldInit = { path, type: shape.type, nullable: shape.nullable, filterable: isFilterable, sortable: sortable.has(path) }
     if (shape.enumValues !== undefined) init.enumValues = shape.enumValues
     if (shape.unordered === true) init.ordered = false
     inits.push(init)

@@ -26,26 +26,22 @@ export interface FieldDescriptor {
   readonly enumValues?: readonly string[]
   /** Whether the value can be null (nullable, optional or under a nullable object). */
   readonly nullable: boolean
-  /**
-   * Trusted SQL expression of the value, written by the resource layer, never from input:
-   * a column (`t."name"`) or a parenthesized expression
-   * (`(t."metadata"->'source'->>'system')`) whose SQL type matches `type`
-   * (text, integer, bigint, numeric, date, timestamptz, boolean, text, text[]).
-   */
-  readonly sql: string
   /** Accepted in simple, hybrid and advanced filters. */
   readonly filterable: boolean
   /** Accepted in `ordering`. */
   readonly sortable: boolean
   /**
-   * Whether the values have an order the SQL type gives: false for text whose text order
+   * Whether the values have the order of their type: false for text whose text order
    * means nothing (an ISO 8601 duration, an interval, a cron schedule: `P1Y` sorts before
    * `P2D`), where range operators are refused and ordering is not allowed.
    */
   readonly ordered: boolean
 }
 
-/** The field map of one resource, keyed by path. */
+/**
+ * The field map of one resource, keyed by path. Where a path is stored is the store's
+ * business (store/field-columns.ts): the map says only what a query may name.
+ */
 export type FieldMap = ReadonlyMap<string, FieldDescriptor>
 
 /** Comparison operators of the filter AST (conventions: "Advanced filtering"). */
@@ -145,6 +141,8 @@ export interface Page<T> {
   readonly next: Keyset | null
   /** Keyset of the previous page (cursor paging, when there is one). */
   readonly previous: Keyset | null
+  /** The number of items the filter matches, when the paging asks for it (offset paging with `totalCount`). */
+  readonly totalCount?: number
 }
 
 export function isWildcard (value: Operand): value is Wildcard {

@@ -11,7 +11,7 @@ export const DocumentScanned = Type.Object({
 
 /**
  * `POST /_webhooks/scanner/document-scanned`: Standard Webhooks signatures, HTTPS only,
- * deduplicated by `webhook-id` in the same transaction as the change it makes, which goes
+ * deduplicated by `webhook-id` in the same statement as the change it makes, which goes
  * through the documents' write path like any other.
  */
 export function registerScannerWebhook (fastify: FastifyInstance, secret: string): void {
@@ -21,15 +21,18 @@ export function registerScannerWebhook (fastify: FastifyInstance, secret: string
     event: 'document-scanned',
     verifier: standardWebhooks({ secrets: [secret] }),
     schema: DocumentScanned,
-    handler: async (event, tx, request) => {
+    // One statement: the document's change, its event and the delivery's id (writer.one).
+    apply: async (event, once, request) => {
       const call = { ctx: request.executionContext, by: 'scanner', atomic: true, requestId: request.requestId }
-      const [result] = await documents.writer.run(tx, call, [{
+      const outcome = await documents.writer.one(documents.store, call, {
         action: 'set', id: event.documentId, values: { pageCount: event.pageCount, fingerprint: event.fingerprint }, ifMatch: null, ifNoneMatch: null
-      }])
-      if (result?.failure != null) {
-        // Thrown inside the transaction: the delivery id is not recorded, so a retry may succeed later.
+      }, once)
+      if ('replay' in outcome) return false
+      if (outcome.failure !== null) {
+        // Nothing is recorded: a retry may succeed once the document exists.
         throw problems.notFound(`No document has the id ${event.documentId}; the scan cannot be recorded.`, { instance: documents.itemPath(event.documentId) })
       }
+      return true
     }
   })
 }

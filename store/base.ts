@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { SerializationFailure, Unavailable } from './errors.js'
+import { quoteIdent } from './quote.js'
 import type { IsolationLevel, Queryable, Store, StoreLogger, TransactionOptions, Tx } from './types.js'
 
 // Full-jitter backoff between attempts, capped: colliding transactions spread out
@@ -78,6 +79,14 @@ export function buildStore (driver: Driver, logger: StoreLogger, location: strin
         }
       }
       return await track(async () => await run(0))
+    },
+    async listen (channel, onNotify) {
+      // A name that is no identifier is refused here (a TypeError), before anything is sent.
+      quoteIdent(channel)
+      if (typeof onNotify !== 'function') throw new TypeError(`store.listen: onNotify must be a function, got ${String(onNotify)}`)
+      const unlisten = await track(() => driver.listen(channel, onNotify))
+      // Once the store closes, its connections end and nothing listens any more.
+      return async () => { if (closing === undefined) await unlisten() }
     },
     async ready () {
       try {

@@ -12,6 +12,8 @@ export interface Driver extends Queryable {
    * `timed` false: the statements wait for the server without the pool's statement timeout.
    */
   transaction: <T>(isolation: IsolationLevel, fn: (session: Queryable) => Promise<T>, timed: boolean) => Promise<T>
+  /** `Store.listen`, with `channel` already checked by `quoteIdent`. */
+  listen: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>
   close: () => Promise<void>
 }
 

@@ -1,7 +1,10 @@
-import type { CollectionQuery, FieldMap } from '../model/query.js'
+import type { CollectionQuery, FieldMap, Page } from '../model/query.js'
+import type { FieldColumns } from './field-columns.js'
+import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
-import { compileSql, selectStatement } from './sql-query.js'
+import { readPage } from './read-page.js'
+import type { OutboxPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
@@ -45,8 +48,10 @@ export interface DeliveryRow {
 
 /** A delivery claimed for an attempt: what the attempt sends, and where. */
 export interface ClaimedDelivery extends DeliveryRow {
-  /** The body, as signed and sent. */
-  payload: string
+  /** The body, as signed and sent; null when it is made from `entity`. */
+  payload: string | null
+  /** A resource change's entity as written, its columns as text (`ResourceTable.snapshot`); null for an event emitted with its body. */
+  entity: Array<string | null> | null
   requestId: string | null
   /** Attempts since it was created or last retried by hand: which delay of the schedule follows a failure. */
   tries: number
@@ -71,9 +76,9 @@ export interface AttemptOutcome {
   next: Date | null
 }
 
-/** The SQL of the paths the collections filter and order on (`createFieldMap`; alias `t`). */
-export const SUBSCRIPTION_COLUMNS = { id: 't.id', active: 't.active', createdDateTime: 't.created_at' } as const
-export const DELIVERY_COLUMNS = { id: 't.id', status: 't.status', eventType: 't.event_type', createdDateTime: 't.created_at' } as const
+/** The SQL of the paths the collections of subscriptions and deliveries may filter and order on (alias `t`). */
+const SUBSCRIPTION_COLUMNS: FieldColumns = new Map([['id', 't.id'], ['active', 't.active'], ['createdDateTime', 't.created_at']])
+const DELIVERY_COLUMNS: FieldColumns = new Map([['id', 't.id'], ['status', 't.status'], ['eventType', 't.event_type'], ['createdDateTime', 't.created_at']])
 
 function subscriptionColumns (a = ''): string {
   const p = a === '' ? '' : `${a}.`
@@ -103,6 +108,8 @@ const deliveryOf = <T extends DeliveryRow>(row: Record<string, unknown>): T => r
 export class EventTables {
   readonly subscriptions: string
   readonly deliveries: string
+  /** The channel a delivery coming due is notified on (`Store.listen`): the deliveries table's name. */
+  readonly channel: string
   private readonly S: string
   private readonly D: string
   private readonly emitSql: string
@@ -112,6 +119,7 @@ export class EventTables {
   constructor (prefix = 'event', retention = 7 * 24 * 60 * 60 * 1000) {
     this.subscriptions = `${prefix}_subscriptions`
     this.deliveries = `${prefix}_deliveries`
+    this.channel = this.deliveries
     this.S = quoteIdent(this.subscriptions)
     this.D = quoteIdent(this.deliveries)
     // Open deliveries have no ended_at: only ended ones are ever past keeping.
@@ -184,21 +192,30 @@ export class EventTables {
       // Pages filled before this keep their fill; those written after it get the room.
       id: `events:${d}:v4-room-for-claims`,
       sql: `ALTER TABLE ${this.D} SET (fillfactor = 50)`
+    }, {
+      // A resource change's delivery keeps the entity as written (its columns as text), in the
+      // write's own statement; the body is made from it when the delivery is attempted.
+      id: `events:${d}:v5-entity-snapshot`,
+      sql: `ALTER TABLE ${this.D} ADD COLUMN IF NOT EXISTS entity text[];
+      ALTER TABLE ${this.D} ALTER COLUMN payload DROP NOT NULL;
+      ALTER TABLE ${this.D} ADD CONSTRAINT ${quoteIdent(`${d}_body_check`)} CHECK (payload IS NOT NULL OR entity IS NOT NULL)`
+    }, {
+      // Instances wake when a delivery is written, whoever writes it (a write's own statement
+      // included), and when one is due again now: retried by hand, or given back unattempted.
+      id: `events:${d}:v6-notify`,
+      sql: notifyTriggerSql({
+        table: d,
+        due: {
+          columns: ['status', 'lease_owner'],
+          when: "NEW.status = 'PENDING' AND NEW.lease_owner IS NULL AND (OLD.status <> 'PENDING' OR OLD.lease_owner IS NOT NULL) AND NEW.next_attempt_at <= now()"
+        }
+      })
     }]
   }
 
   /** Deletes the deliveries that ended longer than the retention ago (store/purge.ts). `now` replaces the database's clock. */
   async purge (store: Store, now: Date | null = null): Promise<PurgeResult> {
     return await this.purger.run(store, now)
-  }
-
-  /**
-   * The event types the active subscriptions of `ctx` want, as the transaction `db` sees them:
-   * a writer of many events asks first, so that it makes no payload no one receives.
-   */
-  async wantedTypes (db: Queryable, ctx: string): Promise<Set<string>> {
-    const { rows } = await db.query(`SELECT DISTINCT unnest(events) AS type FROM ${this.S} WHERE ctx = $1 AND active`, [ctx])
-    return new Set(rows.map(r => r.type as string))
   }
 
   /**
@@ -209,6 +226,22 @@ export class EventTables {
     if (events.length === 0) return 0
     const { rowCount } = await db.query(this.emitSql, [ctx, requestId, at, events.map(e => e.type), events.map(e => e.payload)])
     return rowCount
+  }
+
+  /**
+   * A write's deliveries as part of its statement (store/statement-parts.ts): one per written
+   * row and active subscription of the context that wants `type`, holding the row as written;
+   * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`).
+   */
+  outboxPart (type: string, requestId: string | null, at: Date): OutboxPart {
+    return (p, written) => {
+      const $type = `${p.add(type)}::text`
+      const $at = `${p.add(at)}::timestamptz`
+      return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
+        SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${p.add(requestId)}::text, 'PENDING', ${$at}, ${$at}
+        FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND ${$type} = ANY(s.events)
+        RETURNING 1)`
+    }
   }
 
   async insertSubscription (db: Queryable, s: NewSubscription, at: Date): Promise<SubscriptionRow> {
@@ -239,20 +272,22 @@ export class EventTables {
     return rowCount > 0
   }
 
-  /** A page of `ctx`'s subscriptions as `query` selects them (at most `limit + 1`). */
-  async pageSubscriptions (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string): Promise<SubscriptionRow[]> {
-    const sql = compileSql(query, fields, { paramStart: 2 })
-    const statement = selectStatement(sql, { select: subscriptionColumns('t'), from: `${this.S} t`, where: 't.ctx = $1', params: [ctx] })
-    const { rows } = await db.query(statement.text, statement.params)
-    return rows.map(r => subscriptionOf(r))
+  /**
+   * A finished page of `ctx`'s subscriptions as `query` selects them (store/read-page.ts). The
+   * paths of `fields` are `id`, `active` and `createdDateTime`.
+   */
+  async pageSubscriptions (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string): Promise<Page<SubscriptionRow>> {
+    return await readPage(db, query, fields, { select: subscriptionColumns('t'), from: `${this.S} t`, where: 't.ctx = $1', params: [ctx] },
+      { columns: SUBSCRIPTION_COLUMNS, decode: subscriptionOf })
   }
 
-  /** A page of one subscription's deliveries as `query` selects them. */
-  async pageDeliveries (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string, subscriptionId: string): Promise<DeliveryRow[]> {
-    const sql = compileSql(query, fields, { paramStart: 3 })
-    const statement = selectStatement(sql, { select: deliveryColumns('t'), from: `${this.D} t`, where: 't.ctx = $1 AND t.subscription_id = $2', params: [ctx, subscriptionId] })
-    const { rows } = await db.query(statement.text, statement.params)
-    return rows.map(r => deliveryOf(r))
+  /**
+   * A finished page of one subscription's deliveries as `query` selects them. The paths of
+   * `fields` are `id`, `status`, `eventType` and `createdDateTime`.
+   */
+  async pageDeliveries (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string, subscriptionId: string): Promise<Page<DeliveryRow>> {
+    return await readPage(db, query, fields, { select: deliveryColumns('t'), from: `${this.D} t`, where: 't.ctx = $1 AND t.subscription_id = $2', params: [ctx, subscriptionId] },
+      { columns: DELIVERY_COLUMNS, decode: deliveryOf })
   }
 
   async getDelivery (db: Queryable, ctx: string, subscriptionId: string, id: string): Promise<DeliveryRow | null> {
@@ -285,7 +320,7 @@ export class EventTables {
         WHERE s.active AND NOT (s.id = ANY($5::text[]))
         LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING ${deliveryColumns('d')}, d.payload, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
+      RETURNING ${deliveryColumns('d')}, d.payload, d.entity, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
     [owner, at, leaseMillis, limit, skip, perSubscription], { name: `${this.deliveries}_claim` })
     return rows.map(r => deliveryOf<ClaimedDelivery>(r))
   }

@@ -1,5 +1,6 @@
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
+import type { ClaimPart, WriteClaim } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** What a request claims with its `Svc-Idempotency-Key` (conventions: Headers, Svc-Idempotency-Key). */
@@ -47,8 +48,10 @@ export class IdempotencyKeys {
   readonly table: string
   readonly ttl: number
   private readonly now: (() => Date) | null
+  private readonly T: string
   private readonly claimSql: string
   private readonly readSql: string
+  private readonly heldSql: string
   private readonly purger: Purge
 
   constructor (table: string, ttl: number, options: IdempotencyKeysOptions = {}) {
@@ -56,6 +59,7 @@ export class IdempotencyKeys {
     this.ttl = ttl
     this.now = options.now ?? null
     const t = quoteIdent(table)
+    this.T = t
     // A live key blocks the insert; an expired one is taken over, so it can be reused.
     // A concurrent claim of the same key waits on the primary key until the first commits.
     // $11: the clock, null for the database's.
@@ -67,6 +71,7 @@ export class IdempotencyKeys {
       WHERE k.expires_at <= coalesce($11::timestamptz, now())
       RETURNING 1 AS claimed`
     this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
+    this.heldSql = `${this.readSql} AND expires_at > coalesce($5::timestamptz, now())`
     // The retention rule of the table: a key goes once it has expired.
     this.purger = new Purge({ table, column: 'expires_at', retention: 0, ...(options.purgeBatchSize === undefined ? {} : { batchSize: options.purgeBatchSize }) })
   }
@@ -98,6 +103,38 @@ export class IdempotencyKeys {
       ALTER TABLE ${t} DROP CONSTRAINT ${quoteIdent(`${this.table}_pkey`)};
       ALTER TABLE ${t} ADD CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, caller, key)`
     }]
+  }
+
+  /**
+   * The claim as part of a write statement (store/statement-parts.ts): the CTE `k`, with a row
+   * when the key is now this request's. It commits or rolls back with the write it guards.
+   */
+  writeClaim (claim: IdempotencyClaim): WriteClaim<IdempotencyRecord> {
+    return { part: this.claimPart(claim), take: async (db) => await this.claim(db, claim), holder: async (db) => await this.held(db, claim) }
+  }
+
+  private claimPart (claim: IdempotencyClaim): ClaimPart {
+    return (p, when) => {
+      // Typed: a SELECT's parameters take no type from the columns they go to.
+      const v = [claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance].map(x => `${p.add(x)}::text`)
+      v.push(`${p.add(claim.status)}::integer`)
+      const $ttl = `${p.add(this.ttl)}::double precision`
+      const $now = p.add(this.now?.() ?? null)
+      const at = `coalesce(${$now}::timestamptz, now())`
+      return `k AS (INSERT INTO ${this.T} AS held (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
+        SELECT ${v.join(', ')}, ${at}, ${at} + ${$ttl} * interval '1 millisecond'${when === null ? '' : ` WHERE ${when}`}
+        ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
+          fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
+          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE held.expires_at <= ${at}
+        RETURNING 1)`
+    }
+  }
+
+  /** The record of the request that holds the key now, or null when none does (never used, or expired). */
+  async held (db: Queryable, claim: Pick<IdempotencyClaim, 'ctx' | 'resource' | 'caller' | 'key'>): Promise<IdempotencyRecord | null> {
+    const found = await db.query<IdempotencyRecord>(this.heldSql, [claim.ctx, claim.resource, claim.caller, claim.key, this.now?.() ?? null])
+    return found.rows[0] ?? null
   }
 
   /** Claims the key on `db` (a transaction): null when it is now this request's, else the first request's record. */

@@ -85,6 +85,7 @@ function lazyDriver (kind: StoreKind, load: () => Promise<Driver>, onLoadFailure
     query: (sql, params, options) => driver !== undefined ? driver.query(sql, params, options) : loading.then((d) => d.query(sql, params, options)),
     exec: (sql) => driver !== undefined ? driver.exec(sql) : loading.then((d) => d.exec(sql)),
     transaction: (isolation, fn, timed) => driver !== undefined ? driver.transaction(isolation, fn, timed) : loading.then((d) => d.transaction(isolation, fn, timed)),
+    listen: async (channel, onNotify) => await (await loading).listen(channel, onNotify),
     async close () {
       let d: Driver
       try {

@@ -1,7 +1,9 @@
-import type { CollectionQuery, FieldMap } from '../model/query.js'
+import type { CollectionQuery, FieldMap, Page } from '../model/query.js'
+import type { FieldColumns } from './field-columns.js'
+import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
-import { compileSql, selectStatement } from './sql-query.js'
+import { readPage } from './read-page.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a job stands: waiting to be claimed, running on an instance, or ended. */
@@ -42,8 +44,8 @@ export type JobView = Omit<JobRow, 'input'>
 /** What a new job is made of. */
 export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subject' | 'input' | 'operationCount' | 'requestId'>
 
-/** The SQL of the paths a jobs collection filters and orders on (`createFieldMap` inits; alias `t`). */
-export const JOB_COLUMNS = { id: 't.id', status: 't.status', createdDateTime: 't.created_at', collection: 't.collection' } as const
+/** The SQL of the paths a jobs collection may filter and order on (alias `t`). */
+const JOB_COLUMNS: FieldColumns = new Map([['id', 't.id'], ['status', 't.status'], ['createdDateTime', 't.created_at'], ['collection', 't.collection']])
 
 /** A claim on a job: the instance that holds it, until when (a lease it must renew). */
 export interface Lease {
@@ -85,6 +87,8 @@ function decodeView (row: Record<string, unknown>): JobView {
 export class JobTable {
   readonly table: string
   readonly steps: string
+  /** The channel a job coming due is notified on (`Store.listen`): the table's name. */
+  readonly channel: string
   private readonly T: string
   private readonly S: string
   private readonly purger: Purge
@@ -93,6 +97,7 @@ export class JobTable {
   constructor (table = 'jobs', retention = 7 * 24 * 60 * 60 * 1000) {
     this.table = table
     this.steps = `${table}_steps`
+    this.channel = table
     this.T = quoteIdent(table)
     this.S = quoteIdent(this.steps)
     // Open jobs have no completed_at: only ended ones are ever past keeping.
@@ -140,6 +145,13 @@ export class JobTable {
         CONSTRAINT ${quoteIdent(`${this.steps}_pkey`)} PRIMARY KEY (ctx, job_id, step),
         CONSTRAINT ${quoteIdent(`${this.steps}_job_fkey`)} FOREIGN KEY (ctx, job_id) REFERENCES ${this.T} (ctx, id) ON DELETE CASCADE
       )`
+    }, {
+      // Instances wake when a job is written, whoever writes it, and when one is given back.
+      id: `jobs:${t}:v2-notify`,
+      sql: notifyTriggerSql({
+        table: t,
+        due: { columns: ['lease_owner'], when: "OLD.lease_owner IS NOT NULL AND NEW.lease_owner IS NULL AND NEW.status IN ('PENDING', 'RUNNING')" }
+      })
     }]
   }
 
@@ -159,20 +171,17 @@ export class JobTable {
   }
 
   /**
-   * A page of `subject`'s jobs in `ctx` of the listed collections: the rows `query` selects
-   * (store/sql-query.ts), at most `limit + 1`. `fields` maps the query's paths onto this
-   * table (alias `t`): see `JOB_COLUMNS`.
+   * A finished page of `subject`'s jobs in `ctx` of the listed collections, as `query` selects
+   * them (store/read-page.ts). The paths of `fields` are among `id`, `status`, `createdDateTime`
+   * and `collection`.
    */
-  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<JobView[]> {
-    const sql = compileSql(query, fields, { paramStart: 4 })
-    const statement = selectStatement(sql, {
+  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<JobView>> {
+    return await readPage(db, query, fields, {
       select: columns('t', false),
       from: `${this.T} t`,
       where: 't.ctx = $1 AND t.subject = $2 AND t.collection = ANY($3::text[])',
       params: [scope.ctx, scope.subject, scope.collections]
-    })
-    const { rows } = await db.query(statement.text, statement.params)
-    return rows.map(r => decodeView(r))
+    }, { columns: JOB_COLUMNS, decode: decodeView })
   }
 
   /**

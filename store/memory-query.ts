@@ -1,7 +1,7 @@
 import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, KeyValue, Operand, OrderingTerm, Page, Scalar } from '../model/query.js'
 import { isWildcard } from '../model/query.js'
 import { readPath } from '../model/fields.js'
-import { finishPage, sortKeyOf } from '../model/paging.js'
+import { finishPage, sortKeyOf } from './finish-page.js'
 
 /*
  * Evaluates a collection query over plain API-shaped objects, with the semantics of
@@ -205,13 +205,8 @@ export function keyComparator (ordering: readonly OrderingTerm[], fields: FieldM
   }
 }
 
-export interface MemoryPage<T> extends Page<T> {
-  /** The number of items the filter matches (offset paging with `totalCount`). */
-  totalCount?: number
-}
-
 /** One page of `items` for the query, by keyset (cursor) or offset paging. */
-export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fields: FieldMap): MemoryPage<T> {
+export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fields: FieldMap): Page<T> {
   const test = compilePredicate(query.filter, fields)
   const compare = keyComparator(query.ordering, fields)
   const rows = items.filter(test).map((item) => ({ item, key: sortKeyOf(item, query.ordering) }))

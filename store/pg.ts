@@ -3,6 +3,7 @@ import { connectionFailure, type ServerTarget } from './connection-errors.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
+import { PgListener } from './pg-listener.js'
 import { StatementNames } from './prepared.js'
 import type { IsolationLevel, PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
@@ -49,6 +50,16 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
     ...(pgbouncer ? {} : { options: options.join(' ') }),
     types
   })
+  // LISTEN needs a session of its own; behind PgBouncer's transaction mode there is none to
+  // keep, so nothing listens there and the callers' polls do the work alone (docs/operations.md).
+  const listener = pgbouncer
+    ? null
+    : new PgListener({
+      // Idle for hours on end: TCP keepalive notices a connection cut off without a word (a
+      // firewall or NAT that forgot it), rather than the system's default of hours later.
+      client: { connectionString: opts.databaseUrl, options: options.join(' '), connectionTimeoutMillis: opts.pool.connectionTimeoutMillis, keepAlive: true, keepAliveInitialDelayMillis: 10_000 },
+      logger: opts.logger
+    })
   // Without a listener, a server closing an idle connection would crash the process.
   pool.on('error', (err) => {
     opts.logger.error({ err }, 'store: an idle database connection failed and was dropped')
@@ -120,8 +131,12 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
         return result
       }, timed)
     },
+    async listen (channel, onNotify) {
+      if (listener === null) return async () => {}
+      return await listener.listen(channel, onNotify)
+    },
     async close () {
-      await pool.end()
+      await Promise.all([pool.end(), listener?.close()])
     }
   }
 }

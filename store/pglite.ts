@@ -133,6 +133,25 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
         throw mapped(err)
       }
     },
+    async listen (channel, onNotify) {
+      await open()
+      // PGlite sends LISTEN on its one connection and calls back after the statement whose
+      // transaction committed the NOTIFY; a quoted name keeps its case (its toPostgresName).
+      const name = quoteIdent(channel)
+      const callback = (): void => { onNotify() }
+      try {
+        await db.listen(name, callback)
+      } catch (err) {
+        throw mapped(err)
+      }
+      return async () => {
+        try {
+          await db.unlisten(name, callback)
+        } catch (err) {
+          throw mapped(err)
+        }
+      }
+    },
     async close () {
       try {
         try {

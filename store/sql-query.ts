@@ -1,10 +1,11 @@
 import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../model/query.js'
 import { isWildcard } from '../model/query.js'
+import { defaultColumns, type FieldColumns } from './field-columns.js'
 
 /*
  * Compiles a collection query to PostgreSQL (PGlite or a server). Every value is a
- * bound parameter cast to the field's type; only the trusted `sql` of the field map
- * and fixed keywords are written into the text.
+ * bound parameter cast to the field's type; only the trusted column SQL of each path
+ * (store/field-columns.ts) and fixed keywords are written into the text.
  *
  * Semantics kept identical to store/memory-query.ts:
  * - text compares and sorts with COLLATE "C" (code-point order, the same on every
@@ -44,16 +45,17 @@ export interface SqlQuery {
   /** Values of `$paramStart` … in order. */
   params: unknown[]
   paramStart: number
-  /** Condition of the filter alone (for a total count), using the first `filterParamCount` params. */
-  filterWhere: string
-  filterParamCount: number
   /** The rows come in reverse order (a previous page); finishPage restores it. */
   reversed: boolean
+  /** The page comes with the total count of the filter (offset paging with `totalCount`): `selectStatement` counts. */
+  count: boolean
 }
 
 export interface SqlCompileOptions {
   /** Number of the first parameter, after the caller's own (default 1). */
   paramStart?: number
+  /** The SQL of each path the query names; default `defaultColumns(fields)` (alias `t`). */
+  columns?: FieldColumns
 }
 
 /** LIKE pattern text: `%`, `_` and `\` escaped, one `%` between segments. */
@@ -73,7 +75,7 @@ export function likePattern (segments: readonly string[]): string {
 class Compiler {
   readonly params: unknown[] = []
 
-  constructor (private readonly fields: FieldMap, private readonly start: number) {}
+  constructor (private readonly fields: FieldMap, private readonly columns: FieldColumns, private readonly start: number) {}
 
   bind (value: unknown): string {
     this.params.push(value)
@@ -86,6 +88,19 @@ class Compiler {
     return field
   }
 
+  /** The trusted SQL of a field. */
+  column (field: FieldDescriptor): string {
+    const sql = this.columns.get(field.path)
+    if (sql === undefined) throw new TypeError(`sql-query: the query names ${field.path}, which has no column`)
+    return sql
+  }
+
+  /** The expression a field is sorted and range-compared by: text under COLLATE "C". */
+  sortExpression (field: FieldDescriptor): string {
+    const sql = this.column(field)
+    return field.type === 'string' || field.type === 'enum' ? `${sql} COLLATE "C"` : sql
+  }
+
   filter (node: Filter): string {
     if (node.kind !== 'cmp') return `(${node.children.map((child) => this.filter(child)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`
     return this.comparison(node)
@@ -93,8 +108,8 @@ class Compiler {
 
   private comparison (node: Comparison): string {
     const field = this.field(node.field)
-    const col = field.sql
-    const text = sortExpression(field)
+    const col = this.column(field)
+    const text = this.sortExpression(field)
     const cast = CASTS[field.type]
     const array = field.type === 'string-array'
     const value = node.values[0] as Operand
@@ -159,7 +174,7 @@ class Compiler {
     if (ordering.length > 1 && ordering.every((term, i) => term.direction === direction && !this.field(term.field).nullable && keyset.values[i] !== null)) {
       const fields = ordering.map((term) => this.field(term.field))
       const values = fields.map((field, i) => `${this.bind(keyset.values[i])}::${CASTS[field.type]}`)
-      return `(${fields.map(sortExpression).join(', ')}) ${direction === 'asc' ? '>' : '<'} (${values.join(', ')})`
+      return `(${fields.map((field) => this.sortExpression(field)).join(', ')}) ${direction === 'asc' ? '>' : '<'} (${values.join(', ')})`
     }
     let condition = ''
     let bound: string | null = null
@@ -167,8 +182,8 @@ class Compiler {
       const term = ordering[i] as OrderingTerm
       const field = this.field(term.field)
       const value = keyset.values[i]
-      const col = field.sql
-      const expr = sortExpression(field)
+      const col = this.column(field)
+      const expr = this.sortExpression(field)
       let after: string | null
       let equal: string
       bound = null
@@ -204,11 +219,6 @@ function textPattern (op: Comparison['op'], value: Operand): readonly string[] {
   return op === 'contains' ? ['', text, ''] : op === 'startswith' ? [text, ''] : ['', text]
 }
 
-/** The expression a field is sorted and range-compared by: text under COLLATE "C". */
-function sortExpression (field: FieldDescriptor): string {
-  return field.type === 'string' || field.type === 'enum' ? `${field.sql} COLLATE "C"` : field.sql
-}
-
 function reverse (ordering: readonly OrderingTerm[]): OrderingTerm[] {
   return ordering.map((term) => ({ field: term.field, direction: term.direction === 'asc' ? 'desc' : 'asc' }))
 }
@@ -223,9 +233,8 @@ export function compileSql (query: CollectionQuery, fields: FieldMap, options: S
   checkCount('paramStart', paramStart, 1)
   const { paging } = query
   checkCount('limit', paging.limit, 1)
-  const compiler = new Compiler(fields, paramStart)
+  const compiler = new Compiler(fields, options.columns ?? defaultColumns(fields), paramStart)
   const filterWhere = query.filter === null ? 'TRUE' : compiler.filter(query.filter)
-  const filterParamCount = compiler.params.length
   const cursor = paging.kind === 'cursor' ? paging.cursor : undefined
   // A previous page is the next page of the reversed ordering, read backwards.
   const reversed = cursor?.direction === 'previous'
@@ -240,15 +249,15 @@ export function compileSql (query: CollectionQuery, fields: FieldMap, options: S
     checkCount('offset', paging.offset, 0)
     limit += ` OFFSET ${paging.offset}`
   }
-  const orderBy = ordering.map((term) => `${sortExpression(compiler.field(term.field))} ${term.direction === 'asc' ? 'ASC' : 'DESC'}`).join(', ')
-  return { where, orderBy, limit, params: compiler.params, paramStart, filterWhere, filterParamCount, reversed }
+  const orderBy = ordering.map((term) => `${compiler.sortExpression(compiler.field(term.field))} ${term.direction === 'asc' ? 'ASC' : 'DESC'}`).join(', ')
+  return { where, orderBy, limit, params: compiler.params, paramStart, reversed, count: paging.kind === 'offset' && paging.totalCount }
 }
 
 /** The caller's part of a statement: trusted SQL, with its own leading parameters. */
 export interface StatementParts {
   /** Select list, e.g. `t.*`. */
   select: string
-  /** From clause, e.g. `documents t` (the alias the field map's `sql` uses). */
+  /** From clause, e.g. `documents t` (the alias of the column SQL: `t` by default). */
   from: string
   /** Extra condition (partition, parent, soft delete) using `$1 … $(paramStart-1)`. */
   where?: string
@@ -268,18 +277,25 @@ function conditions (parts: StatementParts, query: SqlQuery, own: string): strin
   return list.length === 0 ? '' : ` WHERE ${list.map((c) => `(${c})`).join(' AND ')}`
 }
 
-/** The page statement: rows in fetch order, at most limit + 1 of them. */
-export function selectStatement (query: SqlQuery, parts: StatementParts): Statement {
-  return {
-    text: `SELECT ${parts.select} FROM ${parts.from}${conditions(parts, query, query.where)} ORDER BY ${query.orderBy} ${query.limit}`,
-    params: [...(parts.params ?? []), ...query.params]
-  }
-}
+/** The column of the total count in the rows of a counting page statement. */
+export const TOTAL_COUNT = '$totalCount'
 
-/** The total count of the filter (offset paging with `totalCount`), as column `totalCount`. */
-export function countStatement (query: SqlQuery, parts: Omit<StatementParts, 'select'>): Statement {
+/**
+ * The page statement: rows in fetch order, at most limit + 1 of them. When the query counts
+ * (`SqlQuery.count`), the same statement also counts the filter's rows: the one row of the
+ * count LEFT JOINs the page, so each row carries it as column `TOTAL_COUNT` and a page past the
+ * end is one row of nulls with the count (store/read-page.ts drops it). PostgreSQL can run a
+ * join ON TRUE only as a nested loop, outer the preserved side's one row, so the rows keep the
+ * page's order. Offset paging has no keyset: the page's condition is the filter's, and both
+ * read the same params.
+ */
+export function selectStatement (query: SqlQuery, parts: StatementParts): Statement {
+  const where = conditions(parts, query, query.where)
+  const page = `SELECT ${parts.select} FROM ${parts.from}${where} ORDER BY ${query.orderBy} ${query.limit}`
   return {
-    text: `SELECT count(*)::integer AS "totalCount" FROM ${parts.from}${conditions({ ...parts, select: '' }, query, query.filterWhere)}`,
-    params: [...(parts.params ?? []), ...query.params.slice(0, query.filterParamCount)]
+    text: query.count
+      ? `SELECT p.*, c."${TOTAL_COUNT}" FROM (SELECT count(*)::integer AS "${TOTAL_COUNT}" FROM ${parts.from}${where}) c LEFT JOIN (${page}) p ON TRUE`
+      : page,
+    params: [...(parts.params ?? []), ...query.params]
   }
 }

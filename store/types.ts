@@ -74,6 +74,21 @@ export interface Store extends Queryable {
   transaction: <T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions) => Promise<T>
   /** Resolves once the database answers a query; rejects with `Unavailable` otherwise. For health checks. */
   ready: () => Promise<void>
+  /**
+   * Calls `onNotify` whenever a notification arrives on `channel` (PostgreSQL LISTEN/NOTIFY,
+   * `pg_notify(channel, …)`, case-sensitive), whichever connection or instance sent it, once its
+   * transaction committed; the payload is not passed. Resolves to the function that stops it.
+   * A wake-up, not a message queue: notifications may come together as one, and on a server
+   * those sent while the listening connection is down are lost; `onNotify` is then called once
+   * when it is back. Keep a slow poll beside it. `channel` comes from code, never from input
+   * (it is quoted as an identifier); `onNotify` must not throw.
+   *
+   * PGlite listens on its one connection. A server gets a connection of its own outside the
+   * pool, opened at the first `listen`, connected again with backoff after a failure (logged),
+   * closed by `close()`. With `pool.pgbouncer` nothing listens (a transaction-mode pooler
+   * keeps no session): it resolves to a no-op, and the callers' polls do the work alone.
+   */
+  listen: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>
   /** Refuses new work, waits for queries and transactions in flight, then closes the connections. */
   close: () => Promise<void>
 }

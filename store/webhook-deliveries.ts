@@ -1,5 +1,6 @@
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
+import type { WriteClaim } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** How long delivery ids are kept: a producer retrying a delivery later than this would see it applied again. */
@@ -24,6 +25,8 @@ export class WebhookDeliveries {
   readonly retention: number
   private readonly now: (() => Date) | null
   private readonly recordSql: string
+  private readonly seenSql: string
+  private readonly T: string
   private readonly purger: Purge
 
   constructor (table: string, options: WebhookDeliveriesOptions = {}) {
@@ -33,6 +36,8 @@ export class WebhookDeliveries {
     this.purger = new Purge({ table, column: 'received_at', retention: this.retention, ...(options.purgeBatchSize === undefined ? {} : { batchSize: options.purgeBatchSize }) })
     // A concurrent insert of the same id waits on the primary key until the first
     // transaction ends: it then inserts (the first rolled back) or does nothing.
+    this.T = quoteIdent(table)
+    this.seenSql = `SELECT 1 AS seen FROM ${this.T} WHERE producer = $1 AND delivery_id = $2`
     this.recordSql = `INSERT INTO ${quoteIdent(table)} (producer, delivery_id, received_at) VALUES ($1, $2, coalesce($3::timestamptz, now()))
       ON CONFLICT (producer, delivery_id) DO NOTHING
       RETURNING 1 AS recorded`
@@ -61,6 +66,20 @@ export class WebhookDeliveries {
   }
 
   /** Records the delivery on `tx`: true when it is new, false when it was recorded before. */
+  /**
+   * The record of a delivery as part of the write that applies it (store/statement-parts.ts):
+   * the id is kept exactly when the write commits, in the same statement.
+   */
+  writeClaim (producer: string, id: string): WriteClaim<true> {
+    return {
+      part: (p, when) => `k AS (INSERT INTO ${this.T} (producer, delivery_id, received_at)
+        SELECT ${p.add(producer)}::text, ${p.add(id)}::text, coalesce(${p.add(this.now?.() ?? null)}::timestamptz, now())${when === null ? '' : ` WHERE ${when}`}
+        ON CONFLICT (producer, delivery_id) DO NOTHING RETURNING 1)`,
+      take: async (db) => await this.record(db, producer, id) ? null : true,
+      holder: async (db) => (await db.query(this.seenSql, [producer, id])).rows.length > 0 ? true : null
+    }
+  }
+
   async record (tx: Queryable, producer: string, id: string): Promise<boolean> {
     const { rows } = await tx.query(this.recordSql, [producer, id, this.now?.() ?? null])
     return rows.length > 0

@@ -28,6 +28,8 @@ export interface DispatcherOptions {
   /** Targets are not checked (local development, tests). */
   allowInsecure: boolean
   resolver: Resolver
+  /** The body of a delivery kept as its entity (`ClaimedDelivery.entity`), made when it is attempted. */
+  render: (d: ClaimedDelivery) => string
   now: () => Date
   log: { warn: (obj: object, msg: string) => void }
 }
@@ -65,9 +67,13 @@ export const webhookIdOf = (deliveryId: string): string => `msg_${deliveryId}`
 /**
  * Delivers due events from this instance: claims them in the database (no other instance
  * attempts the same one), posts each signed to its subscriber, and records how each attempt
- * ended, in batches. It looks for work every `pollMillis`, and at once after `wake` (this
- * instance committed events). A slow or dead subscriber holds at most `perSubscription` of
- * the `concurrency` attempts, so the others keep being delivered.
+ * ended, in batches. It looks for work when the database notifies that a delivery was written
+ * or is due again (any instance's, however written: store/events.ts), at once after `wake` (this
+ * instance committed events), when a retry it recorded comes due, and every `pollMillis` while
+ * idle, a safety net for what nothing announces (a lease that ran out, another instance's
+ * retries, a notification lost while the connection was down, no LISTEN behind PgBouncer). A
+ * slow or dead subscriber holds at most `perSubscription` of the `concurrency` attempts, so the
+ * others keep being delivered.
  */
 export class Dispatcher {
   readonly owner = `instance-${randomUUID()}`
@@ -87,6 +93,9 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | null = null
   /** When the timer fires (Infinity: none set). */
   private dueAt = Infinity
+  /** When the earliest retry this instance recorded comes due, by `Date.now()` (Infinity: none). */
+  private retryAt = Infinity
+  private unlisten: () => Promise<void> = async () => {}
   private looking: Promise<void> | null = null
   private again = false
   /** When the last look ended, and whether it left work in the outbox (it took all it could). */
@@ -110,8 +119,13 @@ export class Dispatcher {
     }))
   }
 
-  start (): void {
+  async start (): Promise<void> {
     this.stopped = false
+    try {
+      this.unlisten = await this.o.store.listen(this.o.tables.channel, () => { this.wake() })
+    } catch (err) {
+      this.o.log.warn({ err }, 'events: cannot listen for new deliveries; looking for them every pollMillis only')
+    }
     this.schedule(0)
   }
 
@@ -128,6 +142,7 @@ export class Dispatcher {
     this.stopped = true
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = null
+    await this.unlisten()
     await this.looking
     const unstarted = [...this.waiting.values()].flat().map(d => d.id)
     this.waiting.clear()
@@ -166,6 +181,8 @@ export class Dispatcher {
     this.timer = setTimeout(() => {
       this.timer = null
       this.dueAt = Infinity
+      // This look serves a retry due by now.
+      if (this.retryAt <= Date.now()) this.retryAt = Infinity
       this.looking ??= this.look().finally(() => {
         this.looking = null
         if (this.again) {
@@ -208,7 +225,7 @@ export class Dispatcher {
     }
     this.backlog = backlog
     this.lookedAt = Date.now()
-    if (!this.stopped) this.schedule(this.o.pollMillis)
+    if (!this.stopped) this.schedule(this.idleWait())
   }
 
   private take (d: ClaimedDelivery): void {
@@ -255,18 +272,19 @@ export class Dispatcher {
     let statusCode: number | null = null
     try {
       if (!this.o.allowInsecure && literalRefused(d.url)) throw new Error('internal address')
+      const body = d.payload ?? this.o.render(d)
       const timestamp = Math.floor(this.o.now().getTime() / 1000)
       const webhookId = webhookIdOf(d.id)
       const headers = {
         'content-type': 'application/json',
         'webhook-id': webhookId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signStandardWebhook(d.secret, webhookId, timestamp, d.payload)
+        'webhook-signature': signStandardWebhook(d.secret, webhookId, timestamp, body)
       }
       const { client } = await this.deliveryClient()
       // The request that made the change, and its execution context, as every outgoing call carries them.
       const res = await client.with({ requestId: d.requestId ?? undefined, executionContext: d.ctx })
-        .request({ method: 'POST', url: d.url, headers, body: d.payload, signal: AbortSignal.timeout(this.o.timeoutMillis) })
+        .request({ method: 'POST', url: d.url, headers, body, signal: AbortSignal.timeout(this.o.timeoutMillis) })
       statusCode = res.status
     } catch (err) {
       // An answer that is no 2xx, or a body past the cap, has a status; a refused, failed or
@@ -305,6 +323,23 @@ export class Dispatcher {
       await this.o.tables.finish(this.o.store, this.owner, batch, this.o.maxFailures, this.o.now(), clean)
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not record delivery attempts; they will be attempted again')
+      return
     }
+    this.retryWhenDue(batch)
+  }
+
+  /**
+   * Looks again when the earliest retry just recorded comes due, not up to a safety poll later:
+   * a retry is no new row, so nothing notifies it (times from the dispatcher's clock, `now`).
+   */
+  private retryWhenDue (batch: readonly AttemptOutcome[]): void {
+    const now = this.o.now().getTime()
+    for (const o of batch) if (o.next !== null) this.retryAt = Math.min(this.retryAt, Date.now() + o.next.getTime() - now)
+    if (!this.stopped && this.retryAt < this.dueAt) this.schedule(this.idleWait())
+  }
+
+  /** How long an idle dispatcher waits before it looks again: the safety poll, or less for a retry due sooner. */
+  private idleWait (): number {
+    return Math.max(0, Math.min(this.o.pollMillis, this.retryAt - Date.now()))
   }
 }

@@ -2,10 +2,10 @@ import fp from 'fastify-plugin'
 import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
 import type { FastifyInstance } from 'fastify'
 import { conventionFormats } from '../../schemas/formats.js'
-import { EventTables, type OutboxEvent } from '../../store/events.js'
+import { EventTables, type ClaimedDelivery, type OutboxEvent } from '../../store/events.js'
 import { migrate } from '../../store/migrate.js'
 import type { Queryable, Store } from '../../store/types.js'
-import { pastTense, type ServedResource, type WriteResult } from '../resource/index.js'
+import { pastTense, type ServedResource } from '../resource/index.js'
 import { parseDuration } from '../rate-limit/index.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
@@ -52,7 +52,13 @@ export interface EventsPluginOptions {
   maxFailures?: number
   /** Whether this instance delivers; `false` only records events. Default true. */
   worker?: boolean
-  /** How often an idle instance looks for due deliveries, in ms. Default 250. */
+  /**
+   * How often an idle instance looks for due deliveries, in ms: a safety net, since the database
+   * notifies the instances of every delivery written (LISTEN/NOTIFY) and each instance looks
+   * again when a retry it recorded comes due. Behind PgBouncer, where nothing listens, this poll
+   * is how an instance learns of events another instance wrote. It also bounds how late the
+   * deliveries of an instance that died, or another instance's retries, are attempted. Default 5000.
+   */
   pollMillis?: number
   /** Attempts this instance holds: in flight, or claimed and waiting their turn. Default 128. */
   concurrency?: number
@@ -115,7 +121,7 @@ const defaults = {
   timeoutMillis: 15_000,
   maxFailures: 20,
   worker: true,
-  pollMillis: 250,
+  pollMillis: 5000,
   concurrency: 128,
   perSubscription: 32,
   tablePrefix: 'event',
@@ -235,7 +241,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   } catch (err) {
     throw new TypeError(`events plugin: ${(err as Error).message.replace(/^downstream plugin: /, '')}`)
   }
-  const dispatcher = new Dispatcher({ store: workerStore, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, now, log: fastify.log })
+  const dispatcher = new Dispatcher({ store: workerStore, tables, service, userAgent, schedule, timeoutMillis, pollMillis, concurrency, perSubscription, maxFailures, allowInsecure, resolver, render: (d) => render(d), now, log: fastify.log })
 
   // Deliveries were written since the last wake: a request answered after that has committed them.
   let due = false
@@ -257,33 +263,33 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     if (written > 0) due = true
   }
 
-  // Every change of a served resource emits its event, in the change's own transaction.
+  // Every change of a served resource adds its deliveries in the statement that makes it, each
+  // holding the entity as written; its body is made when it is attempted.
   const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
+  const bodies = new Map<string, (d: ClaimedDelivery) => string>()
   for (const s of served.values()) {
     const def = s.definition
     let serialize: ((entity: unknown) => string) | null = null
-    s.writer.observe(async (tx, call, changes: readonly WriteResult[]) => {
+    bodies.set(def.name, (d) => {
       serialize ??= fastJson(def.api.entity as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } })
-      const toJson = serialize
-      const typeOf = (r: WriteResult): string => `${def.name}.${r.change as string}`
-      // A run of many changes (a bulk, a job) asks first what the context's subscriptions want,
-      // in the same transaction: no entity is written out for no one. One change is written in
-      // one statement, whose join with the subscriptions decides the same.
-      const wanted = changes.length > 1 ? await tables.wantedTypes(tx, call.ctx) : null
-      const delivered = wanted === null ? changes : changes.filter(r => wanted.has(typeOf(r)))
-      await emit(tx, delivered.map(r => ({
-        ctx: call.ctx,
-        type: typeOf(r),
-        data: toJson(s.representation.toEntity({ ...r.row as Record<string, unknown> })),
-        requestId: call.requestId
-      })))
+      const entity = s.representation.toEntity(s.table.snapshot(d.entity as Array<string | null>))
+      return payloadOf(d.eventType, d.createdDateTime, serialize(entity))
     })
+    s.writer.emitTo({
+      part: (type, call) => tables.outboxPart(type, call.requestId ?? null, now()),
+      written: () => { due = true }
+    })
+  }
+  const render = (d: ClaimedDelivery): string => {
+    const body = bodies.get(d.eventType.slice(0, d.eventType.lastIndexOf('.')))
+    if (body === undefined) throw new Error(`events: no resource renders ${d.eventType}`)
+    return body(d)
   }
 
   fastify.decorate('events', { tables, types, emit, wake: () => { if (worker) dispatcher.wake() } } satisfies Events)
 
   if (worker) {
-    fastify.addHook('onReady', async () => { dispatcher.start() })
+    fastify.addHook('onReady', async () => { await dispatcher.start() })
     fastify.addHook('onClose', async () => { await dispatcher.stop() })
     // A change answered here has committed: its deliveries are due now, not at the next poll.
     fastify.addHook('onResponse', async () => {

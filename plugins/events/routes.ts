@@ -2,11 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type EventTables, type SubscriptionRow } from '../../store/events.js'
+import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
 import { strongMatch, type Preconditions } from '../conditional/index.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
-import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/index.js'
 import { webhookIdOf } from './dispatcher.js'
 import { refuseTarget, type Resolver } from './targets.js'
@@ -120,9 +120,9 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   const subscriptionFields = createFieldMap([
-    { path: 'id', type: 'string', sql: SUBSCRIPTION_COLUMNS.id, filterable: false },
-    { path: 'active', type: 'boolean', sql: SUBSCRIPTION_COLUMNS.active },
-    { path: 'createdDateTime', type: 'date-time', sql: SUBSCRIPTION_COLUMNS.createdDateTime, filterable: false, sortable: true }
+    { path: 'id', type: 'string', filterable: false },
+    { path: 'active', type: 'boolean' },
+    { path: 'createdDateTime', type: 'date-time', filterable: false, sortable: true }
   ])
   registerCollection(fastify, {
     url: path,
@@ -132,8 +132,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     config: read(),
     handler: async function (request, reply) {
       const q = collectionQueryOf(request)
-      const rows = await stored(async () => await tables.pageSubscriptions(store, q, subscriptionFields, request.executionContext))
-      return await reply.sendCollection(finishPage(rows.map(s => subscriptionBody(s)), q.paging, q.ordering))
+      const page = await stored(async () => await tables.pageSubscriptions(store, q, subscriptionFields, request.executionContext))
+      return await reply.sendCollection({ ...page, items: page.items.map(s => subscriptionBody(s)) })
     }
   })
 
@@ -192,10 +192,10 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   const deliveryFields = createFieldMap([
-    { path: 'id', type: 'string', sql: DELIVERY_COLUMNS.id, filterable: false },
-    { path: 'status', type: 'enum', enumValues: ['PENDING', 'SUCCEEDED', 'FAILED'], sql: DELIVERY_COLUMNS.status },
-    { path: 'eventType', type: 'string', sql: DELIVERY_COLUMNS.eventType },
-    { path: 'createdDateTime', type: 'date-time', sql: DELIVERY_COLUMNS.createdDateTime, filterable: false, sortable: true }
+    { path: 'id', type: 'string', filterable: false },
+    { path: 'status', type: 'enum', enumValues: ['PENDING', 'SUCCEEDED', 'FAILED'] },
+    { path: 'eventType', type: 'string' },
+    { path: 'createdDateTime', type: 'date-time', filterable: false, sortable: true }
   ])
   registerCollection(fastify, {
     url: `${item}/deliveries`,
@@ -206,12 +206,12 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     handler: async function (request, reply) {
       const id = idOf(request)
       const q = collectionQueryOf(request)
-      const rows = await stored(async () => {
+      const page = await stored(async () => {
         if (await tables.getSubscription(store, request.executionContext, id) === null) return null
         return await tables.pageDeliveries(store, q, deliveryFields, request.executionContext, id)
       })
-      if (rows === null) throw notFound(id)
-      return await reply.sendCollection(finishPage(rows.map(deliveryBody), q.paging, q.ordering))
+      if (page === null) throw notFound(id)
+      return await reply.sendCollection({ ...page, items: page.items.map(deliveryBody) })
     }
   })
 

@@ -1,12 +1,13 @@
 import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Page } from '../../model/query.js'
 import { Id } from '../../schemas/types.js'
-import { JOB_COLUMNS, JobTable, type JobRow, type JobView, type NewJob } from '../../store/jobs.js'
+import { JobTable, type JobRow, type JobView, type NewJob } from '../../store/jobs.js'
 import { migrate } from '../../store/migrate.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
-import { collectionQueryOf, createFieldMap, finishPage, registerCollection } from '../query/index.js'
+import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
@@ -30,7 +31,12 @@ export interface JobsPluginOptions {
   worker?: boolean
   /** How long an instance holds a job without renewing it, in ms: after it, another instance takes the job up. Default 30 000. */
   leaseMillis?: number
-  /** How often an idle instance looks for work, in ms. Default 1000. */
+  /**
+   * How often an idle instance looks for work, in ms: a safety net, since the database notifies
+   * the instances of every job written (LISTEN/NOTIFY), except behind PgBouncer, where this
+   * poll, and the wake of the instance that accepted the job, are all there is. It also bounds
+   * how late a job whose instance died is taken up once its lease ran out. Default 5000.
+   */
   pollMillis?: number
   /** Jobs one instance runs at once. Default 1. */
   concurrency?: number
@@ -53,8 +59,9 @@ export interface Jobs {
   define: (kind: string, handler: JobHandler) => void
   /**
    * Writes a new PENDING job in `db`, the transaction that accepts the work (so a job exists
-   * exactly when its acceptance commits); any instance then runs it. Call `wake()` after the
-   * transaction commits to start it here at once.
+   * exactly when its acceptance commits); any instance then runs it, woken by the database's
+   * notification. Call `wake()` after the transaction commits to start it here at once, without
+   * waiting for the notification (or, behind PgBouncer, for the poll).
    */
   enqueue: (db: Queryable, job: NewJob) => Promise<JobRow>
   /** Looks for work now on this instance. */
@@ -81,7 +88,7 @@ declare module 'fastify' {
 }
 
 const HOUR = 60 * 60 * 1000
-const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 1000, concurrency: 1, maxAttempts: 5, table: 'jobs', retention: 7 * 24 * HOUR }
+const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 5000, concurrency: 1, maxAttempts: 5, table: 'jobs', retention: 7 * 24 * HOUR }
 const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true, retention: true, purgeInterval: true }
 const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 
@@ -171,7 +178,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   })
 
   if (worker) {
-    fastify.addHook('onReady', async () => { runner.start() })
+    fastify.addHook('onReady', async () => { await runner.start() })
     // Before the store closes (registered earlier, its hook runs later): jobs in flight end or are given back.
     fastify.addHook('onClose', async () => { await runner.stop() })
   }
@@ -219,9 +226,9 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
   })
 
   const fields = createFieldMap([
-    { path: 'id', type: 'string', sql: JOB_COLUMNS.id, filterable: false },
-    { path: 'status', type: 'enum', enumValues: ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED'], sql: JOB_COLUMNS.status },
-    { path: 'createdDateTime', type: 'date-time', sql: JOB_COLUMNS.createdDateTime, filterable: false, sortable: true }
+    { path: 'id', type: 'string', filterable: false },
+    { path: 'status', type: 'enum', enumValues: ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED'] },
+    { path: 'createdDateTime', type: 'date-time', filterable: false, sortable: true }
   ])
   registerCollection(fastify, {
     url: path,
@@ -236,13 +243,13 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
         throw problems.forbidden(`The access token grants none of the scopes that reading jobs requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
       }
       const q = collectionQueryOf(request)
-      let rows: JobView[]
+      let page: Page<JobView>
       try {
-        rows = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
+        page = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
       } catch (err) {
         throw unavailableProblem(err)
       }
-      return await reply.sendCollection(finishPage(rows.map(jobBody), q.paging, q.ordering))
+      return await reply.sendCollection({ ...page, items: page.items.map(jobBody) })
     }
   })
 }

@@ -47,9 +47,12 @@ export interface RunnerOptions {
 }
 
 /**
- * Claims and runs jobs on this instance: it looks for work every `pollMillis` while idle
- * (and at once when `wake` is called: this instance accepted a job), runs at most
- * `concurrency` at a time, and renews each job's lease while it runs.
+ * Claims and runs jobs on this instance: it looks for work when the database notifies that a
+ * job was written or given back (any instance's, however written: store/jobs.ts), at once when
+ * `wake` is called (this instance accepted a job), and every `pollMillis` while idle, a safety
+ * net for what no notification announces (a lease that ran out, a notification lost while the
+ * connection was down, no LISTEN behind PgBouncer). It runs at most `concurrency` at a time,
+ * and renews each job's lease while it runs.
  */
 export class Runner {
   /** This instance, as a lease owner. */
@@ -60,13 +63,21 @@ export class Runner {
   private timer: NodeJS.Timeout | null = null
   private stopped = true
   private looking: Promise<void> | null = null
+  /** A wake came while looking: the look may have missed what it announced, so look again. */
+  private again = false
+  private unlisten: () => Promise<void> = async () => {}
 
   constructor (o: RunnerOptions) {
     this.o = o
   }
 
-  start (): void {
+  async start (): Promise<void> {
     this.stopped = false
+    try {
+      this.unlisten = await this.o.store.listen(this.o.table.channel, () => { this.wake() })
+    } catch (err) {
+      this.o.log.warn({ err }, 'jobs: cannot listen for new jobs; looking for them every pollMillis only')
+    }
     this.schedule(0)
   }
 
@@ -80,6 +91,7 @@ export class Runner {
     this.stopped = true
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = null
+    await this.unlisten()
     await this.looking
     await Promise.allSettled([...this.inFlight])
   }
@@ -88,7 +100,16 @@ export class Runner {
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = setTimeout(() => {
       this.timer = null
-      this.looking ??= this.look().finally(() => { this.looking = null })
+      if (this.looking !== null) {
+        this.again = true
+        return
+      }
+      this.looking = this.look().finally(() => {
+        this.looking = null
+        if (!this.again) return
+        this.again = false
+        this.wake()
+      })
     }, millis)
     this.timer.unref()
   }

@@ -156,9 +156,8 @@ export type { CollectionConfig } from './route.js'
 export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPagingBody } from './envelope.js'
 export { buildEnvelope, collectionQueryOf } from './envelope.js'
 export { registerCollection, type CollectionRoutesOptions } from './register.js'
-export { fieldsFromSchema, createFieldMap, defaultColumn } from '../../model/fields.js'
+export { fieldsFromSchema, createFieldMap } from '../../model/fields.js'
 export { parseFiql } from './fiql.js'
-export { finishPage } from '../../model/paging.js'
 export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from '../../model/query.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('query', ['problem'], queryPlugin), { fastify: '5.x', name: 'svc-query' })

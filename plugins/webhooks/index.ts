@@ -105,7 +105,7 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   if (!fastify.hasRequestDecorator('webhook')) fastify.decorateRequest('webhook', null)
 }
 
-export { registerWebhook, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'
+export { registerWebhook, type WebhookApply, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'
 export { webhookPath, WEBHOOK_PREFIX } from './paths.js'
 export { standardWebhooks, signStandardWebhook, type StandardWebhooksOptions } from './standard.js'
 export { sharedToken, type SharedTokenOptions } from './token.js'

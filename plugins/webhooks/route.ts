@@ -1,5 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import type { Static, TSchema } from '@sinclair/typebox'
+import type { WriteClaim } from '../../store/statement-parts.js'
 import type { Tx } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { parseMediaType } from '../conventions/index.js'
@@ -17,6 +18,16 @@ export type WebhookMethod = 'POST' | 'PUT' | 'PATCH'
  */
 export type WebhookHandler<S extends TSchema> = (payload: Static<S>, tx: Tx, request: FastifyRequest) => Promise<void>
 
+/**
+ * Applies a delivery in a statement of its own, with no transaction held open: `once` records
+ * the delivery id as part of that statement (a resource's `writer.one(store, call, op, once)`
+ * takes it; a delivery with nothing to write calls `once.take(db)`), so the effect and the
+ * record commit together. Null when the delivery has no id. Resolves false when the delivery
+ * was applied before (its id is held). A thrown `ProblemError` is the answer, and nothing is
+ * recorded.
+ */
+export type WebhookApply<S extends TSchema> = (payload: Static<S>, once: WriteClaim<true> | null, request: FastifyRequest) => Promise<boolean>
+
 /** One webhook consumer endpoint. */
 export interface WebhookDefinition<S extends TSchema = TSchema> {
   /** Producer name: `/_webhooks/<producer>/`; also the scope of its delivery ids. */
@@ -29,8 +40,10 @@ export interface WebhookDefinition<S extends TSchema = TSchema> {
   verifier: WebhookVerifier
   /** TypeBox schema of the payload, checked after verification (400 Invalid Data). Default: any JSON. */
   schema?: S
-  /** Applies the delivery in the transaction that records its id. Required. */
-  handler: WebhookHandler<S>
+  /** Applies the delivery in the transaction that records its id. This or `apply` is required. */
+  handler?: WebhookHandler<S>
+  /** Applies the delivery in one statement that records its id. This or `handler` is required. */
+  apply?: WebhookApply<S>
   /** Largest body in bytes. Default the plugin's `bodyLimit`. */
   bodyLimit?: number
   /** More route config (e.g. `rateLimit`); `auth`, `conventions` (no User-Agent, Accept, Content-Type or idempotency-key rule) and `openapi.internal` are always set. */
@@ -53,7 +66,10 @@ function check (def: Partial<Record<keyof WebhookDefinition, unknown>>, path: st
   }
   if (def.method !== undefined && !METHODS.includes(def.method as string)) fail('method', METHODS.join(', ') + ' or absent', def.method)
   if (typeof def.verifier !== 'function') fail('verifier', 'a function such as standardWebhooks({ secrets })', def.verifier)
-  if (typeof def.handler !== 'function') fail('handler', 'an async function (payload, tx, request)', def.handler)
+  if ((typeof def.handler === 'function') === (typeof def.apply === 'function')) {
+    if (def.handler !== undefined) fail('handler', 'an async function (payload, tx, request), or absent with apply', def.handler)
+    fail('apply', 'an async function (payload, once, request), or absent with handler', def.apply)
+  }
   if (def.schema !== undefined && !isObject(def.schema)) fail('schema', 'a TypeBox schema', def.schema)
   if (def.bodyLimit !== undefined && (!Number.isSafeInteger(def.bodyLimit) || (def.bodyLimit as number) < 1)) fail('bodyLimit', 'a positive integer of bytes', def.bodyLimit)
   if (def.config !== undefined && !isObject(def.config)) fail('config', 'an object', def.config)
@@ -145,15 +161,16 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
       handler: async (request, reply) => {
         const delivery = request.webhook as WebhookDelivery
         try {
-          await store.transaction(async (tx) => {
-            // First statement of the transaction: a replay, here or on another instance,
-            // waits for this one and then finds the id, so the effect happens once.
-            if (delivery.id !== null && !await deliveries.record(tx, producer, delivery.id)) {
-              request.log.info({ producer, deliveryId: delivery.id }, 'webhook: delivery applied before; acknowledged again')
-              return
-            }
-            await def.handler(request.body as Static<S>, tx, request)
-          })
+          const applied = def.apply !== undefined
+            ? await def.apply(request.body as Static<S>, delivery.id === null ? null : deliveries.writeClaim(producer, delivery.id), request)
+            : await store.transaction(async (tx) => {
+              // First statement of the transaction: a replay, here or on another instance,
+              // waits for this one and then finds the id, so the effect happens once.
+              if (delivery.id !== null && !await deliveries.record(tx, producer, delivery.id)) return false
+              await (def.handler as WebhookHandler<S>)(request.body as Static<S>, tx, request)
+              return true
+            })
+          if (!applied) request.log.info({ producer, deliveryId: delivery.id }, 'webhook: delivery applied before; acknowledged again')
         } catch (err) {
           // A store that cannot serve now is a 503 the producer retries, as on every route.
           throw unavailableProblem(err)

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FieldDescriptor } from '../../model/query.js'
+import { defaultColumn } from '../field-columns.js'
 import { quoteIdent } from '../quote.js'
 import type { Migration } from '../types.js'
 import { DELETED_COLUMNS, SERVER_COLUMNS, type Column } from './columns.js'
@@ -13,14 +14,14 @@ export interface IndexKey {
 }
 
 /**
- * The key of an index on a query path, whose SQL is the expression the query compiler orders
- * and compares by (`field.sql`, over the table's own name): a top-level column as it is (text
- * columns have the "C" collation already, `tableDdl`), a nested value as its expression, with
- * COLLATE "C" on text.
+ * The key of an index of `table` on a query path, whose SQL is the expression the query
+ * compiler orders and compares by (`defaultColumn`, over the table's own name): a top-level
+ * column as it is (text columns have the "C" collation already, `tableDdl`), a nested value as
+ * its expression, with COLLATE "C" on text.
  */
-export function indexKey (field: FieldDescriptor, descending: boolean): IndexKey {
+export function indexKey (field: FieldDescriptor, descending: boolean, table: string): IndexKey {
   const text = field.type === 'string' || field.type === 'enum'
-  const sql = field.path.includes('.') ? `${field.sql}${text ? ' COLLATE "C"' : ''}` : quoteIdent(field.path)
+  const sql = field.path.includes('.') ? `${defaultColumn(field.path, field.type, quoteIdent(table))}${text ? ' COLLATE "C"' : ''}` : quoteIdent(field.path)
   return { path: field.path, sql, descending }
 }
 

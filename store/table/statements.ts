@@ -1,8 +1,12 @@
-import type { CollectionQuery, FieldMap } from '../../model/query.js'
+import type { CollectionQuery, FieldMap, Page } from '../../model/query.js'
+import { filtersOn } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
-import { compileSql, countStatement, selectStatement } from '../sql-query.js'
+import { readPage } from '../read-page.js'
+import { statementName, type ClaimPart, type OutboxPart } from '../statement-parts.js'
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
+import { fromText } from './text-values.js'
+import { writeStatement, type Guard, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -12,6 +16,39 @@ export interface RowWrite {
   id: string
   etag: string
   values: Row
+  /** The ETag the write was decided on, for a guarded write (`TableWrite.guarded`). */
+  seen?: string
+}
+
+/** One write statement of a table (`ResourceTable.write`). */
+export interface TableWrite {
+  kind: WriteKind
+  scope: WriteScope
+  rows: readonly RowWrite[]
+  /** An update's fields; default the writable ones. */
+  fields?: readonly string[] | undefined
+  /**
+   * For a decision made without a lock, which rows it still holds for (write-statement.ts):
+   * those whose ETag is still their `seen`, or that meet preconditions. Others are left out.
+   */
+  guard?: Guard | null
+  /** Also answer the (one) row's ETag and deletion as the statement found it (`WriteOutcome.current`). */
+  current?: boolean
+  /** An idempotency claim the write depends on (IdempotencyKeys.claimPart). */
+  claim?: ClaimPart | null
+  /** The outbox rows the write adds (EventTables.outboxPart). */
+  outbox?: OutboxPart | null
+}
+
+export interface WriteOutcome {
+  /** The rows written, as stored. */
+  rows: Row[]
+  /** False when the claim answers for another request: nothing was written. */
+  claimed: boolean
+  /** Outbox rows written. */
+  events: number
+  /** With `TableWrite.current`: the row's `etag` and `deletedDateTime` before the write, or null when it did not exist. */
+  current?: Row | null
 }
 
 /** Where a write lands and who makes it: the execution context, and the token's `sub` (or null). */
@@ -24,19 +61,6 @@ export interface WriteScope {
 export interface PageScope {
   ctx: string
   parent?: { field: string, id: string }
-  /** Of a soft-deletable table, the deleted rows too (the query filters on their deletion). Default false. */
-  withDeleted?: boolean
-}
-
-export interface PageOptions {
-  /** Also count every row the filter matches (offset paging, `totalCount=true`). */
-  totalCount?: boolean
-}
-
-export interface PageRows {
-  /** At most `limit + 1` rows in fetch order (store/sql-query.ts), as API values. */
-  rows: Row[]
-  totalCount?: number
 }
 
 /**
@@ -59,6 +83,7 @@ export class ResourceTable {
   private readonly selectSummary: string
   private readonly writable: readonly Column[]
   private readonly texts = new Map<string, string>()
+  private readonly parts: WriteTable
 
   constructor (spec: TableSpec) {
     this.spec = spec
@@ -68,6 +93,7 @@ export class ResourceTable {
     this.selectAll = this.all.map(c => c.ident).join(', ')
     this.selectSummary = this.all.filter(c => !spec.summaryOmit.includes(c.field)).map(c => `t.${c.ident}`).join(', ')
     this.writable = spec.columns.filter(c => spec.writable.includes(c.field))
+    this.parts = { T: this.T, all: this.all, columns: spec.columns }
   }
 
   /**
@@ -89,17 +115,13 @@ export class ResourceTable {
     return rows
   }
 
-  private record (columns: readonly Column[], rows: readonly RowWrite[]): string {
+  private record (columns: readonly Column[], rows: readonly RowWrite[], seen: boolean): string {
     return JSON.stringify(rows.map(r => {
-      const out: Row = { id: r.id, etag: r.etag }
+      const out: Row = seen ? { id: r.id, etag: r.etag, seen: r.seen ?? null } : { id: r.id, etag: r.etag }
       // A JSON value goes in as itself: jsonb_to_recordset reads a jsonb member as jsonb.
       for (const c of columns) out[c.field] = r.values[c.field] ?? null
       return out
     }))
-  }
-
-  private static recordType (columns: readonly Column[]): string {
-    return ['id text', 'etag text', ...columns.map(c => `${c.ident} ${c.sqlType}`)].join(', ')
   }
 
   private columnsOf (fields: readonly string[]): Column[] {
@@ -123,90 +145,81 @@ export class ResourceTable {
   }
 
   /**
-   * The current rows of `ids` that exist, by id, locked until the transaction `db` ends: the
-   * checks a write makes on them (existence, preconditions) stay true while it applies. Locked
-   * in id order, so two writers of the same rows never wait on each other in a cycle. `full`
-   * reads every column, else only `id` and `etag`.
+   * The current rows of `ids` that exist, by id. `lock`: locked until the transaction `db`
+   * ends, so the checks a write makes on them (existence, preconditions) stay true while it
+   * applies; in id order, so two writers of the same rows never wait on each other in a cycle.
+   * Without it, a write decided on them is guarded instead (`TableWrite.guarded`). `full` reads
+   * every column, else only `id` and `etag`.
    */
-  async current (db: Queryable, ctx: string, ids: readonly string[], full = false): Promise<Map<string, Row>> {
+  async current (db: Queryable, ctx: string, ids: readonly string[], full = false, lock = true): Promise<Map<string, Row>> {
     const select = full ? this.selectAll : this.spec.softDelete ? 'id, etag, "deletedDateTime"' : 'id, etag'
-    const rows = await this.rows(db, full ? 'lock_full' : 'lock', () => `SELECT ${select} FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`, [ctx, ids])
+    const key = `${lock ? 'lock' : 'read'}${full ? '_full' : ''}`
+    const rows = await this.rows(db, key, () => `SELECT ${select} FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[])${lock ? ' ORDER BY id FOR UPDATE' : ''}`, [ctx, ids])
     return new Map(rows.map(r => [r.id as string, r]))
   }
 
-  /** Creates the rows (every field given) and returns them as stored. */
-  async insert (db: Queryable, scope: WriteScope, rows: readonly RowWrite[]): Promise<Row[]> {
-    const columns = this.spec.columns
-    return await this.rows(db, 'insert', () => `INSERT INTO ${this.T} (ctx, ${SERVER_COLUMNS.map(c => c.ident).join(', ')}, ${columns.map(c => c.ident).join(', ')})
-      SELECT $1, x.id, x.etag, now(), $2, now(), $2, ${columns.map(c => `x.${c.ident}`).join(', ')}
-      FROM jsonb_to_recordset($3::jsonb) AS x(${ResourceTable.recordType(columns)})
-      RETURNING ${this.selectAll}`, [scope.ctx, scope.by, this.record(columns, rows)])
+  /**
+   * Writes `rows` in one statement (write-statement.ts): inserts them, sets `fields` of existing
+   * ones (default the writable ones: creation stamps and read-only fields stay, as a
+   * replacement keeps them), marks them deleted or restores them, or deletes them; each with
+   * its new ETag and stamps, by `scope.by`, now. Rows that do not exist (or, guarded, whose ETag
+   * moved on) are left out of the result, which holds the rows as stored (as they were, for a
+   * delete). With a claim, nothing is written unless the claim is taken.
+   */
+  async write (db: Queryable, w: TableWrite): Promise<WriteOutcome> {
+    const guard = w.guard ?? null
+    const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
+    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false }
+    const columns = w.kind === 'insert' ? this.spec.columns : set
+    const { text, values } = writeStatement(this.parts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
+    const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
+    if (shape.claim === null && shape.outbox === null && !shape.current) {
+      for (const row of rows) this.decode(row)
+      return { rows, claimed: true, events: 0 }
+    }
+    const head = rows[0] as Row
+    const claimed = head['svc:claimed'] as boolean
+    const events = head['svc:events'] as number
+    const etag = head['svc:etag'] as string | null
+    const current = etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null }
+    const written: Row[] = []
+    for (const row of rows) {
+      if (row.id === null) continue
+      delete row['svc:claimed']
+      delete row['svc:events']
+      delete row['svc:etag']
+      delete row['svc:deleted']
+      written.push(this.decode(row))
+    }
+    return shape.current ? { rows: written, claimed, events, current } : { rows: written, claimed, events }
+  }
+
+  /** A row as an outbox holds it (`ARRAY[<column>::text, …]`, write-statement.ts), back as API values. */
+  snapshot (texts: ReadonlyArray<string | null>): Row {
+    const row: Row = {}
+    for (let i = 0; i < this.all.length; i++) {
+      const c = this.all[i] as Column
+      const text = texts[i] ?? null
+      row[c.field] = text === null ? null : fromText(c.kind, text)
+    }
+    return this.decode(row)
   }
 
   /**
-   * Sets `fields` of existing rows (default the writable ones: creation stamps and read-only
-   * fields stay, as a replacement keeps them), with a new ETag and modification stamps, and
-   * returns them as stored. Rows that do not exist are left out of the result.
+   * A finished page of the collection (store/read-page.ts, one statement): the summary's columns
+   * of the rows `query` selects, in its order, with the total count when its paging asks for it.
+   * `fields` names the query's paths; they are this table's columns (`defaultColumns`, alias `t`).
+   * Deleted rows of a soft-deletable table are hidden unless the query filters on their deletion
+   * (reference contract: Soft delete).
    */
-  async update (db: Queryable, scope: WriteScope, rows: readonly RowWrite[], fields?: readonly string[]): Promise<Row[]> {
-    const columns = fields === undefined ? this.writable : this.columnsOf(fields)
-    const key = fields === undefined ? 'update' : `update_${fields.join('_')}`
-    return await this.rows(db, key, () => {
-      const set = ['etag = x.etag', '"modifiedDateTime" = now()', '"modifiedBy" = $2', ...columns.map(c => `${c.ident} = x.${c.ident}`)]
-      return `UPDATE ${this.T} AS t SET ${set.join(', ')}
-      FROM jsonb_to_recordset($3::jsonb) AS x(${ResourceTable.recordType(columns)})
-      WHERE t.ctx = $1 AND t.id = x.id
-      RETURNING ${this.all.map(c => `t.${c.ident}`).join(', ')}`
-    }, [scope.ctx, scope.by, this.record(columns, rows)])
-  }
-
-  /** Marks rows of a soft-deletable table deleted, by `scope.by` now, with new ETags; returns them as stored. */
-  async markDeleted (db: Queryable, scope: WriteScope, rows: readonly RowWrite[]): Promise<Row[]> {
-    return await this.rows(db, 'mark_deleted', () => `UPDATE ${this.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = $2
-      FROM jsonb_to_recordset($3::jsonb) AS x(id text, etag text)
-      WHERE t.ctx = $1 AND t.id = x.id
-      RETURNING ${this.all.map(c => `t.${c.ident}`).join(', ')}`, [scope.ctx, scope.by, this.record([], rows)])
-  }
-
-  /** Brings deleted rows back (not deleted any more), as a change by `scope.by`; returns them as stored. */
-  async restore (db: Queryable, scope: WriteScope, rows: readonly RowWrite[]): Promise<Row[]> {
-    return await this.rows(db, 'restore', () => `UPDATE ${this.T} AS t SET etag = x.etag, "deletedDateTime" = NULL, "deletedBy" = NULL,
-        "modifiedDateTime" = now(), "modifiedBy" = $2
-      FROM jsonb_to_recordset($3::jsonb) AS x(id text, etag text)
-      WHERE t.ctx = $1 AND t.id = x.id
-      RETURNING ${this.all.map(c => `t.${c.ident}`).join(', ')}`, [scope.ctx, scope.by, this.record([], rows)])
-  }
-
-  /** Deletes the rows of `ids` and returns them as they were. */
-  async delete (db: Queryable, ctx: string, ids: readonly string[]): Promise<Row[]> {
-    return await this.rows(db, 'delete', () => `DELETE FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[]) RETURNING ${this.selectAll}`, [ctx, ids])
-  }
-
-  /**
-   * A page of the collection: the summary's columns of the rows `query` selects, in its order,
-   * at most `limit + 1` (store/sql-query.ts). `fields` maps the query's paths onto this table
-   * (alias `t`).
-   */
-  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: PageScope, opts: PageOptions = {}): Promise<PageRows> {
+  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: PageScope): Promise<Page<Row>> {
     const params: unknown[] = [scope.ctx]
     let where = 't.ctx = $1'
     if (scope.parent !== undefined) {
       params.push(scope.parent.id)
       where += ` AND t.${quoteIdent(scope.parent.field)} = $2`
     }
-    if (this.spec.softDelete && scope.withDeleted !== true) where += ' AND t."deletedDateTime" IS NULL'
-    const sql = compileSql(query, fields, { paramStart: params.length + 1 })
-    const from = `${this.T} t`
-    const statement = selectStatement(sql, { select: this.selectSummary, from, where, params })
-    const { rows } = await db.query<Row>(statement.text, statement.params)
-    for (const row of rows) this.decode(row)
-    const out: PageRows = { rows }
-    if (opts.totalCount === true) {
-      const count = countStatement(sql, { from, where, params })
-      const total = await db.query<{ totalCount: number }>(count.text, count.params)
-      // count(*) always answers one row.
-      out.totalCount = (total.rows[0] as { totalCount: number }).totalCount
-    }
-    return out
+    if (this.spec.softDelete && !filtersOn(query.filter, 'deletedDateTime')) where += ' AND t."deletedDateTime" IS NULL'
+    return await readPage(db, query, fields, { select: this.selectSummary, from: `${this.T} t`, where, params }, { decode: this.decode })
   }
 }

@@ -8,10 +8,13 @@ import { receiver } from './helper.js'
 // turn; a failing database is logged and tried again later, never thrown.
 
 function delivery (id: string, url: string): ClaimedDelivery {
-  return { ctx: 'prod', id, subscriptionId: 's-1', eventType: 'x.created', status: 'PENDING', attemptCount: 1, lastStatusCode: null, lastAttemptDateTime: null, nextAttemptDateTime: null, createdDateTime: new Date().toISOString(), payload: '{}', requestId: null, tries: 1, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', failures: 1 }
+  return { ctx: 'prod', id, subscriptionId: 's-1', eventType: 'x.created', status: 'PENDING', attemptCount: 1, lastStatusCode: null, lastAttemptDateTime: null, nextAttemptDateTime: null, createdDateTime: new Date().toISOString(), payload: '{}', entity: null, requestId: null, tries: 1, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', failures: 1 }
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/** A stand-in store for a dispatcher whose tables are stand-ins too: it only listens, and hears nothing. */
+const listening = { listen: async () => async () => {} } as unknown as Store
 
 t.test('attempts beyond a subscription\'s limit wait their turn; a wake while looking looks again', async t => {
   const hook = await receiver(t)
@@ -24,8 +27,8 @@ t.test('attempts beyond a subscription\'s limit wait their turn; a wake while lo
     release: async () => {}
   } as unknown as EventTables
   const warnings: unknown[] = []
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (o) => { warnings.push(o) } } })
-  d.start()
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (o) => { warnings.push(o) } } })
+  await d.start()
   await sleep(5)
   d.wake()
   await hook.waitFor(3)
@@ -46,8 +49,8 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
     release: async () => { throw new Error('database down') }
   } as unknown as EventTables
   const warnings: string[] = []
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 200, pollMillis: 20, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
-  d.start()
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 200, pollMillis: 20, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
+  await d.start()
   await hook.waitFor(1)
   await sleep(100)
   await d.stop()
@@ -67,10 +70,70 @@ t.test('a target naming an internal address literally is refused before any conn
     finish: async (_db: unknown, _owner: string, o: typeof outcomes) => { outcomes.push(...o) },
     release: async () => {}
   } as unknown as EventTables
-  const d = new Dispatcher({ store: {} as Store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], now: () => new Date(), log: { warn: () => {} } })
-  d.start()
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} } })
+  await d.start()
   for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
   await d.stop()
   t.match(outcomes, [{ id: 'd-1', status: 'FAILED', statusCode: null }])
   t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
+})
+
+t.test('a retry recorded is looked for when it comes due, not at the next poll; one due after the poll waits for it', async t => {
+  const hook = await receiver(t)
+  hook.setRespond((_r, res) => { res.statusCode = 500; res.end() })
+  // One delivery, claimable when due and not in hand, due again when its failure is recorded.
+  let due = Date.now()
+  let tries = 0
+  const finished: Array<{ status: string, next: Date | null }> = []
+  const tables = {
+    claim: async () => {
+      if (Date.now() < due) return []
+      due = Infinity
+      return [{ ...delivery('d-1', hook.url), tries: ++tries }]
+    },
+    finish: async (_db: unknown, _owner: string, outcomes: typeof finished) => {
+      for (const o of outcomes) if (o.next !== null) due = o.next.getTime()
+      finished.push(...outcomes)
+    },
+    release: async () => {}
+  } as unknown as EventTables
+  // Longer than the looks that follow an attempt's end and the flush: only the retry's own timer explains the second attempt.
+  const schedule = [300, 24 * 3600_000]
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule, timeoutMillis: 1000, pollMillis: 60_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} } })
+  await d.start()
+  await hook.waitFor(2, 20_000)
+  for (let i = 0; i < 100 && finished.length < 2; i++) await sleep(20)
+  await d.stop()
+  t.match(finished, [{ status: 'PENDING' }, { status: 'PENDING' }], 'the second retry is a day away, past the poll: left to it')
+})
+
+t.test('outcomes recorded while stopping schedule nothing', async t => {
+  const hook = await receiver(t)
+  hook.setRespond((_r, res) => { setTimeout(() => { res.statusCode = 500; res.end() }, 100) })
+  let batch = [delivery('d-1', hook.url)]
+  let claims = 0
+  const finished: unknown[] = []
+  const tables = {
+    claim: async () => { claims++; const out = batch; batch = []; return out },
+    finish: async (_db: unknown, _owner: string, outcomes: unknown[]) => { finished.push(...outcomes) },
+    release: async () => {}
+  } as unknown as EventTables
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 1000, pollMillis: 60_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} } })
+  await d.start()
+  await hook.waitFor(1)
+  await d.stop()
+  t.equal(finished.length, 1, 'the attempt in flight, recorded')
+  const seen = claims
+  await sleep(100)
+  t.equal(claims, seen, 'its retry, due in 10 ms, is left to the next instance to look')
+})
+
+t.test('a store that cannot listen: logged, and the poll does the work', async t => {
+  const warnings: string[] = []
+  const store = { listen: async () => { throw new Error('no LISTEN here') } } as unknown as Store
+  const tables = { claim: async () => [], finish: async () => {}, release: async () => {} } as unknown as EventTables
+  const d = new Dispatcher({ store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 60_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
+  await d.start()
+  await d.stop()
+  t.same(warnings, ['events: cannot listen for new deliveries; looking for them every pollMillis only'])
 })

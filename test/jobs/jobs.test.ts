@@ -230,6 +230,7 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
       return await fail()
     },
     ready: async () => { await real.ready() },
+    listen: real.listen,
     close: async () => {}
   } as unknown as Store
   let release: () => void = () => {}
@@ -297,6 +298,7 @@ t.test('a purge that fails is tried again later', async t => {
       throw new Unavailable('The database is unavailable.')
     },
     ready: async () => { await real.ready() },
+    listen: real.listen,
     close: async () => {}
   } as unknown as Store
   let purging = false

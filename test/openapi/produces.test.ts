@@ -23,7 +23,7 @@ t.test('routes producing custom and text types besides JSON', async t => {
   const produces = ['application/json', 'application/vnd.svc-report.v2+json', 'application/vnd.svc-report+xml']
   app.get('/v1/reports/:reportId', { schema: { response: { 200: { ...Report, description: 'The report.' } } }, config: { conventions: { produces } } }, async () => ({ id: '1' }))
   app.get('/v1/plain', { schema: { response: { 200: Report } } }, async () => ({ id: '1' }))
-  const fields = createFieldMap([{ path: 'id', type: 'string', sql: 'id', sortable: true }])
+  const fields = createFieldMap([{ path: 'id', type: 'string', sortable: true }])
   registerCollection(app, {
     url: '/v1/reports',
     collection: { fields },

@@ -82,7 +82,7 @@ t.test('a route keeps its own querystring or body schema; nothing sortable gives
   await app.register(problem)
   await app.register(openapi)
   await app.register(query, { cursorSecret: SECRET })
-  const unsortable = createFieldMap([{ path: 'id', type: 'string', sql: 'id' }, { path: 'name', type: 'string', sql: 'name' }])
+  const unsortable = createFieldMap([{ path: 'id', type: 'string' }, { path: 'name', type: 'string' }])
   const page = { items: [], hasNext: false, hasPrevious: false, next: null, previous: null }
   const own = { type: 'object', properties: { mine: { type: 'string' } } }
   app.get('/own', { schema: { querystring: own }, config: { collection: { fields } } }, async (_r, reply) => reply.sendCollection(page))

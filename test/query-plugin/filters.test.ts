@@ -129,9 +129,9 @@ t.test('routes without config.collection are left alone', async (t) => {
 
 t.test('an attribute that is sortable but not filterable takes no filter parameter', async (t) => {
   const sortOnly = createFieldMap([
-    { path: 'id', type: 'string', sql: 'id', sortable: true },
-    { path: 'name', type: 'string', sql: 'name' },
-    { path: 'metadata.score', type: 'int32', nullable: true, sql: 'score', filterable: false, sortable: true }
+    { path: 'id', type: 'string', sortable: true },
+    { path: 'name', type: 'string' },
+    { path: 'metadata.score', type: 'int32', nullable: true, filterable: false, sortable: true }
   ])
   const app = await build(t, { collection: { fields: sortOnly } })
   const res = await get(app, `${PATH}?metadata.score=3&metadata.scoreFilter=score==3&metadataFilter=score==3`)

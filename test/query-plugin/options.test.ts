@@ -40,8 +40,8 @@ t.test('config.collection is checked when the route is added', async (t) => {
   const app = Fastify()
   await app.register(problem)
   await app.register(query, { cursorSecret: SECRET })
-  const noId = createFieldMap([{ path: 'name', type: 'string', sql: 'name' }])
-  const clash = createFieldMap([{ path: 'id', type: 'string', sql: 'id' }, { path: 'limit', type: 'int32', sql: 'x' }])
+  const noId = createFieldMap([{ path: 'name', type: 'string' }])
+  const clash = createFieldMap([{ path: 'id', type: 'string' }, { path: 'limit', type: 'int32' }])
   const table: Array<[unknown, RegExp]> = [
     [true, /config\.collection must be an object or false, got true/],
     [{}, /config\.collection\.fields must be a field map .*got undefined/],

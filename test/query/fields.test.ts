@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
-import { createFieldMap, defaultColumn, fieldsFromSchema, pathDepth, readPath } from '../../model/fields.js'
+import { createFieldMap, fieldsFromSchema, pathDepth, readPath } from '../../model/fields.js'
 import type { FieldInit } from '../../model/fields.js'
 import { DocumentSchema, SORTABLE, fields } from './fixtures.js'
 
@@ -15,26 +15,24 @@ t.test('pathDepth', async (t) => {
 t.test('createFieldMap fills defaults and refuses bad descriptors at setup', async (t) => {
   const values = ['A', 'B']
   const map = createFieldMap([
-    { path: 'name', type: 'string', sql: 't."name"' },
-    { path: 'kind', type: 'enum', enumValues: values, sql: 't."kind"', nullable: true, filterable: false, sortable: true }
+    { path: 'name', type: 'string' },
+    { path: 'kind', type: 'enum', enumValues: values, nullable: true, filterable: false, sortable: true }
   ])
-  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, sql: 't."name"', filterable: true, sortable: false, ordered: true })
-  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, sql: 't."kind"', filterable: false, sortable: true, ordered: true, enumValues: ['A', 'B'] })
+  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, filterable: true, sortable: false, ordered: true })
+  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, filterable: false, sortable: true, ordered: true, enumValues: ['A', 'B'] })
   values.push('C')
   t.same(map.get('kind')?.enumValues, ['A', 'B'], 'enum values are copied')
 
   const bad: Array<[FieldInit[], string]> = [
-    [[{ path: 'a.b.c.d', type: 'string', sql: 'x' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a.b.c.d"'],
-    [[{ path: 'a-b', type: 'string', sql: 'x' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a-b"'],
-    [[{ path: 'a', type: 'string', sql: 'x' }, { path: 'a', type: 'int32', sql: 'y' }], 'query fields: path a is listed twice'],
-    [[{ path: 'a', type: 'float' as 'string', sql: 'x' }], 'query fields: a.type must be a field type, got "float"'],
-    [[{ path: 'a', type: 'enum', sql: 'x' }], "query fields: a.enumValues must list the enum's values"],
-    [[{ path: 'a', type: 'enum', enumValues: [], sql: 'x' }], "query fields: a.enumValues must list the enum's values"],
-    [[{ path: 'a', type: 'string', sql: ' ' }], 'query fields: a.sql must be a SQL expression, got " "'],
-    [[{ path: 'a', type: 'string', sql: undefined as unknown as string }], 'query fields: a.sql must be a SQL expression, got undefined'],
-    [[{ path: 'a', type: 'string-array', sql: 'x', sortable: true }], 'query fields: a is an array and cannot be sortable'],
-    [[{ path: 'a', type: 'int32', sql: 'x', ordered: false }], 'query fields: a.ordered may be false on a string field only'],
-    [[{ path: 'a', type: 'string', sql: 'x', ordered: false, sortable: true }], 'query fields: a has no meaningful order and cannot be sortable']
+    [[{ path: 'a.b.c.d', type: 'string' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a.b.c.d"'],
+    [[{ path: 'a-b', type: 'string' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a-b"'],
+    [[{ path: 'a', type: 'string' }, { path: 'a', type: 'int32' }], 'query fields: path a is listed twice'],
+    [[{ path: 'a', type: 'float' as 'string' }], 'query fields: a.type must be a field type, got "float"'],
+    [[{ path: 'a', type: 'enum' }], "query fields: a.enumValues must list the enum's values"],
+    [[{ path: 'a', type: 'enum', enumValues: [] }], "query fields: a.enumValues must list the enum's values"],
+    [[{ path: 'a', type: 'string-array', sortable: true }], 'query fields: a is an array and cannot be sortable'],
+    [[{ path: 'a', type: 'int32', ordered: false }], 'query fields: a.ordered may be false on a string field only'],
+    [[{ path: 'a', type: 'string', ordered: false, sortable: true }], 'query fields: a has no meaningful order and cannot be sortable']
   ]
   for (const [inits, message] of bad) t.throws(() => createFieldMap(inits), new TypeError(message), message)
 })
@@ -45,16 +43,6 @@ t.test('readPath reads API-shaped objects; anything absent is null', async (t) =
     ['a', 1], ['n', null], ['missing', null], ['m.s.x', 'v'], ['m.s.z', null], ['m.s.y', null], ['n.s.x', null], ['m.t.x', null], ['m.q.x', null]
   ]
   for (const [path, value] of cases) t.equal(readPath(item, path), value, path)
-})
-
-t.test('defaultColumn follows the storage model', async (t) => {
-  t.equal(defaultColumn('name', 'string'), 't."name"')
-  t.equal(defaultColumn('we"ird', 'string', 'd'), 'd."we""ird"')
-  t.equal(defaultColumn('metadata.source.system', 'string'), '(t."metadata"->\'source\'->>\'system\')')
-  t.equal(defaultColumn('metadata.score', 'int32'), '((t."metadata"->>\'score\')::integer)')
-  t.equal(defaultColumn("m.o'k", 'date-time'), '((t."m"->>\'o\'\'k\')::timestamptz)')
-  t.equal(defaultColumn('m.tags', 'string-array'),
-    '(CASE WHEN jsonb_typeof(t."m"->\'tags\') = \'array\' THEN ARRAY(SELECT jsonb_array_elements_text(t."m"->\'tags\')) END)')
 })
 
 t.test('fieldsFromSchema derives the same map as the hand-written one', async (t) => {
@@ -89,20 +77,19 @@ t.test('fieldsFromSchema reads the shapes JSON Schema and TypeBox write', async 
     window: Type.Union([Type.String({ format: 'interval' }), Type.Null()]),
     schedule: Type.String({ format: 'cron' })
   })
-  const map = fieldsFromSchema(schema, { column: (path) => `c(${path})` })
+  const map = fieldsFromSchema(schema)
   const summary = [...map.values()].map((f) => `${f.path}:${f.type}${f.nullable ? '?' : ''}${f.ordered ? '' : '~'}${f.enumValues === undefined ? '' : `[${f.enumValues.join('|')}]`}`)
   t.same(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?', 'keep:string~', 'window:string?~', 'schedule:string~'])
   t.throws(() => fieldsFromSchema(schema, { sortable: ['keep'] }), new TypeError('query fields: keep has no meaningful order and cannot be sortable'))
-  t.equal(map.get('big')?.sql, 'c(big)')
 })
 
 t.test('fieldsFromSchema options', async (t) => {
   const schema = Type.Object({ id: Type.String(), ref: Type.String(), name: Type.String(), size: Type.Integer() })
-  const noRef = (path: string): string | undefined => (path === 'ref' ? undefined : `t.${path}`)
+  const noRef = (path: string): boolean => path !== 'ref'
 
-  const picked = fieldsFromSchema(schema, { filterable: ['name'], sortable: ['size'], column: noRef })
+  const picked = fieldsFromSchema(schema, { filterable: ['name'], sortable: ['size'], queryable: noRef })
   t.same([...picked.values()].map((f) => [f.path, f.filterable, f.sortable]), [['id', false, false], ['name', true, false], ['size', false, true]])
-  t.same([...fieldsFromSchema(schema, { column: noRef }).keys()], ['id', 'name', 'size'], 'a path without column is left out by default')
+  t.same([...fieldsFromSchema(schema, { queryable: noRef }).keys()], ['id', 'name', 'size'], 'a path that cannot be queried is left out by default')
   t.same([...fieldsFromSchema(schema, { idField: 'name', filterable: [] }).keys()], ['name'])
 
   const bad: Array<[object, Parameters<typeof fieldsFromSchema>[1], string]> = [
@@ -110,9 +97,9 @@ t.test('fieldsFromSchema options', async (t) => {
     [schema, { filterable: ['nope'] }, 'fieldsFromSchema: filterable lists "nope", which is not a filterable path of the schema'],
     [schema, { sortable: ['name', 'nope'] }, 'fieldsFromSchema: sortable lists "nope", which is not a filterable path of the schema'],
     [schema, { idField: 'uuid' }, 'fieldsFromSchema: idField "uuid" is not a property of the schema'],
-    [schema, { column: () => undefined }, 'fieldsFromSchema: column() gives no SQL for "id", which is the id or listed'],
-    [schema, { filterable: ['ref'], column: noRef }, 'fieldsFromSchema: column() gives no SQL for "ref", which is the id or listed'],
-    [schema, { sortable: ['ref'], column: noRef }, 'fieldsFromSchema: column() gives no SQL for "ref", which is the id or listed']
+    [schema, { queryable: () => false }, 'fieldsFromSchema: queryable() is false for "id", which is the id or listed'],
+    [schema, { filterable: ['ref'], queryable: noRef }, 'fieldsFromSchema: queryable() is false for "ref", which is the id or listed'],
+    [schema, { sortable: ['ref'], queryable: noRef }, 'fieldsFromSchema: queryable() is false for "ref", which is the id or listed']
   ]
   for (const [s, options, message] of bad) t.throws(() => fieldsFromSchema(s, options), new TypeError(message), message)
 })

@@ -1,28 +1,25 @@
 import { Type } from '@sinclair/typebox'
-import { createFieldMap, defaultColumn } from '../../model/fields.js'
-import type { FieldType } from '../../model/query.js'
+import { createFieldMap } from '../../model/fields.js'
 
 /** A document-like resource covering every field type, nullable and not, nested and not. */
 export const STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED']
 
-const sql = (path: string, type: FieldType): string => defaultColumn(path, type)
-
 export const fields = createFieldMap([
-  { path: 'id', type: 'string', sql: sql('id', 'string'), sortable: true },
-  { path: 'name', type: 'string', sql: sql('name', 'string'), sortable: true },
-  { path: 'description', type: 'string', nullable: true, sql: sql('description', 'string') },
-  { path: 'status', type: 'enum', enumValues: STATUSES, sql: sql('status', 'enum'), sortable: true },
-  { path: 'pageCount', type: 'int32', nullable: true, sql: sql('pageCount', 'int32'), sortable: true },
-  { path: 'byteCount', type: 'int64', nullable: true, sql: sql('byteCount', 'int64'), sortable: true },
-  { path: 'amount', type: 'decimal', nullable: true, sql: sql('amount', 'decimal'), sortable: true },
-  { path: 'effectiveDate', type: 'date', nullable: true, sql: sql('effectiveDate', 'date'), sortable: true },
-  { path: 'publishedDateTime', type: 'date-time', nullable: true, sql: sql('publishedDateTime', 'date-time'), sortable: true },
-  { path: 'active', type: 'boolean', sql: sql('active', 'boolean'), sortable: true },
-  { path: 'flagged', type: 'boolean', nullable: true, sql: sql('flagged', 'boolean'), sortable: true },
-  { path: 'tags', type: 'string-array', sql: sql('tags', 'string-array') },
-  { path: 'metadata.source.system', type: 'string', nullable: true, sql: sql('metadata.source.system', 'string'), sortable: true },
-  { path: 'metadata.source.region', type: 'string', nullable: true, sql: sql('metadata.source.region', 'string') },
-  { path: 'metadata.score', type: 'int32', nullable: true, sql: sql('metadata.score', 'int32'), sortable: true }
+  { path: 'id', type: 'string', sortable: true },
+  { path: 'name', type: 'string', sortable: true },
+  { path: 'description', type: 'string', nullable: true },
+  { path: 'status', type: 'enum', enumValues: STATUSES, sortable: true },
+  { path: 'pageCount', type: 'int32', nullable: true, sortable: true },
+  { path: 'byteCount', type: 'int64', nullable: true, sortable: true },
+  { path: 'amount', type: 'decimal', nullable: true, sortable: true },
+  { path: 'effectiveDate', type: 'date', nullable: true, sortable: true },
+  { path: 'publishedDateTime', type: 'date-time', nullable: true, sortable: true },
+  { path: 'active', type: 'boolean', sortable: true },
+  { path: 'flagged', type: 'boolean', nullable: true, sortable: true },
+  { path: 'tags', type: 'string-array' },
+  { path: 'metadata.source.system', type: 'string', nullable: true, sortable: true },
+  { path: 'metadata.source.region', type: 'string', nullable: true },
+  { path: 'metadata.score', type: 'int32', nullable: true, sortable: true }
 ])
 
 /** The TypeBox schema fieldsFromSchema turns into `fields`. */

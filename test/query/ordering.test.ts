@@ -41,7 +41,7 @@ t.test('refusals name the value', async (t) => {
 })
 
 t.test('options are checked at setup', async (t) => {
-  const noId = createFieldMap([{ path: 'name', type: 'string', sql: 'x', sortable: true }])
+  const noId = createFieldMap([{ path: 'name', type: 'string', sortable: true }])
   t.throws(() => orderingResolver(noId), new TypeError('ordering: idField "id" is not in the field map'))
   t.same(orderingResolver(noId, { idField: 'name' })(undefined), [{ field: 'name', direction: 'asc' }])
   const bad: OrderingTerm[] = [{ field: 'nope', direction: 'asc' }, { field: 'name', direction: 'up' as 'asc' }, { field: 'tags', direction: 'asc' }]

@@ -1,7 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { Filter, OrderingTerm, Page, Paging } from '../../model/query.js'
-import { finishPage } from '../../model/paging.js'
-import { compileSql, countStatement, selectStatement } from '../../store/sql-query.js'
+import { readPage } from '../../store/read-page.js'
 import { readTemplate, templateFile } from '../../store/pglite-template.js'
 import { fields } from './fixtures.js'
 
@@ -56,18 +55,11 @@ export class DocTable {
     await this.db.query(`INSERT INTO docs VALUES ${rows.join(', ')}`, params)
   }
 
-  /** One page through the SQL back end: compile, run, map ids back to the API objects, finish. */
-  async page (filter: Filter | null, ordering: readonly OrderingTerm[], paging: Paging): Promise<Page<Doc> & { totalCount?: number }> {
+  /** One page through the SQL back end (readPage: one statement), its ids mapped back to the API objects. */
+  async page (filter: Filter | null, ordering: readonly OrderingTerm[], paging: Paging): Promise<Page<Doc>> {
     // A leading caller parameter, as the resource layer adds its partition or parent condition.
-    const sql = compileSql({ filter, ordering, paging }, fields, { paramStart: 2 })
-    const parts = { select: 't."id"', from: 'docs t', where: 't."id" <> $1', params: ['never-an-id'] }
-    const statement = selectStatement(sql, parts)
-    const result = await this.db.query<{ id: string }>(statement.text, statement.params)
-    const page = finishPage(result.rows.map((row) => this.byId.get(row.id) as Doc), paging, ordering)
-    if (paging.kind !== 'offset' || !paging.totalCount) return page
-    const count = countStatement(sql, parts)
-    const total = await this.db.query<{ totalCount: number }>(count.text, count.params)
-    return { ...page, totalCount: total.rows[0]?.totalCount as number }
+    const source = { select: 't."id"', from: 'docs t', where: 't."id" <> $1', params: ['never-an-id'] }
+    return await readPage(this.db, { filter, ordering, paging }, fields, source, { decode: (row) => this.byId.get(row.id as string) as Doc })
   }
 
   async close (): Promise<void> {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { fields } from './fixtures.js'
 import { parseFilter } from '../../plugins/query/fiql-check.js'
-import { compileSql, countStatement, likePattern, selectStatement } from '../../store/sql-query.js'
+import { compileSql, likePattern, selectStatement } from '../../store/sql-query.js'
 import type { CollectionQuery, OrderingTerm } from '../../model/query.js'
 
 const byId: OrderingTerm[] = [{ field: 'id', direction: 'asc' }]
@@ -60,9 +60,8 @@ t.test('ordering, limit and the keyset condition', async (t) => {
     limit: 'LIMIT 11',
     params: [],
     paramStart: 1,
-    filterWhere: 'TRUE',
-    filterParamCount: 0,
-    reversed: false
+    reversed: false,
+    count: false
   })
 
   const next = compileSql({ filter: null, ordering, paging: { kind: 'cursor', limit: 10, cursor: { direction: 'next', values: ['n', 5, 'i'] } } }, fields)
@@ -81,7 +80,7 @@ t.test('ordering, limit and the keyset condition', async (t) => {
   t.equal(previous.where, 't."active" = $3::boolean AND t."name" COLLATE "C" <= $5::text AND (t."name" COLLATE "C" < $5::text OR (t."name" COLLATE "C" = $5::text AND ' +
     '(t."pageCount" IS NULL AND t."id" COLLATE "C" < $4::text)))')
   t.same(previous.params, [true, 'i', 'n'])
-  t.same([previous.filterWhere, previous.filterParamCount, previous.limit], ['t."active" = $3::boolean', 1, 'LIMIT 3'])
+  t.same([previous.limit, previous.count], ['LIMIT 3', false])
 
   const idFirst: OrderingTerm[] = [{ field: 'id', direction: 'asc' }, { field: 'flagged', direction: 'asc' }]
   const last = compileSql({ filter: null, ordering: idFirst, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['i', null] } } }, fields)
@@ -101,6 +100,7 @@ t.test('ordering, limit and the keyset condition', async (t) => {
 
   const offset = compileSql({ filter: null, ordering: byId, paging: { kind: 'offset', limit: 5, offset: 20, totalCount: true } }, fields)
   t.equal(offset.limit, 'LIMIT 6 OFFSET 20')
+  t.equal(offset.count, true, 'offset paging with totalCount counts')
 })
 
 t.test('statements', async (t) => {
@@ -111,15 +111,16 @@ t.test('statements', async (t) => {
     text: 'SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer AND t."id" COLLATE "C" > $3::text) ORDER BY t."id" COLLATE "C" ASC LIMIT 3',
     params: ['org-1', 1, 'i']
   })
-  t.same(countStatement(sql, parts), {
-    text: 'SELECT count(*)::integer AS "totalCount" FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer)',
+  const counted = compileSql({ ...query, paging: { kind: 'offset', limit: 2, offset: 4, totalCount: true } }, fields, { paramStart: 2 })
+  t.same(selectStatement(counted, { ...parts, select: 't.*' }), {
+    text: 'SELECT p.*, c."$totalCount" FROM (SELECT count(*)::integer AS "$totalCount" FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer)) c ' +
+      'LEFT JOIN (SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer) ORDER BY t."id" COLLATE "C" ASC LIMIT 3 OFFSET 4) p ON TRUE',
     params: ['org-1', 1]
-  })
+  }, 'the total count in the page\'s statement')
   const bare = compileSql({ ...query, filter: null, paging: first }, fields)
   t.same(selectStatement(bare, { select: 't.id', from: 'docs t' }), { text: 'SELECT t.id FROM docs t ORDER BY t."id" COLLATE "C" ASC LIMIT 11', params: [] })
-  t.same(countStatement(bare, { from: 'docs t', where: '' }), { text: 'SELECT count(*)::integer AS "totalCount" FROM docs t', params: [] })
   t.throws(() => selectStatement(sql, { select: '*', from: 'docs t' }), new TypeError('sql-query: the statement brings 0 params but the query was compiled with paramStart 2'))
-  t.throws(() => countStatement(bare, parts), new TypeError('sql-query: the statement brings 1 params but the query was compiled with paramStart 1'))
+  t.throws(() => selectStatement(bare, { ...parts, select: '*' }), new TypeError('sql-query: the statement brings 1 params but the query was compiled with paramStart 1'))
 })
 
 t.test('programming errors are TypeErrors', async (t) => {
@@ -129,6 +130,7 @@ t.test('programming errors are TypeErrors', async (t) => {
     [{ ...base, paging: { kind: 'offset', limit: 1, offset: -1, totalCount: false } }, {}, 'sql-query: offset must be an integer of at least 0, got -1'],
     [base, { paramStart: 0 }, 'sql-query: paramStart must be an integer of at least 1, got 0'],
     [{ ...base, filter: { kind: 'cmp', field: 'nope', op: 'eq', values: ['x'], ci: false } }, {}, 'sql-query: the query names nope, which is not in the field map'],
+    [{ ...base, filter: { kind: 'cmp', field: 'name', op: 'eq', values: ['x'], ci: false } }, { columns: new Map([['id', 't.id']]) }, 'sql-query: the query names name, which has no column'],
     [{ ...base, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: [] } } }, {}, 'sql-query: the cursor has 0 values for an ordering of 1']
   ]
   for (const [query, options, message] of cases) t.throws(() => compileSql(query, fields, options), new TypeError(message), message)

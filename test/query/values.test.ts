@@ -4,7 +4,7 @@ import { describeType, expectation, isDateText, isDateTimeText, isDecimalText, p
 import type { FieldDescriptor, FieldType } from '../../model/query.js'
 
 function field (type: FieldType, enumValues?: string[]): FieldDescriptor {
-  return { path: 'x', type, nullable: false, sql: 't."x"', filterable: true, sortable: false, ordered: true, ...(enumValues === undefined ? {} : { enumValues }) }
+  return { path: 'x', type, nullable: false, filterable: true, sortable: false, ordered: true, ...(enumValues === undefined ? {} : { enumValues }) }
 }
 
 t.test('parseScalar converts by type and refuses what is not of the type', async (t) => {

@@ -35,6 +35,7 @@ function spying (store: Store, seen: Statement[]): Store {
     exec: async (sql) => { await store.exec(sql) },
     transaction: async <T>(fn: (tx: Tx) => Promise<T>, opts?: Parameters<Store['transaction']>[1]) => await store.transaction(fn, opts),
     ready: async () => { await store.ready() },
+    listen: async (channel, onNotify) => await store.listen(channel, onNotify),
     close: async () => { await store.close() }
   }
 }

@@ -49,7 +49,7 @@ t.test('indexes that cannot work are refused at definition time, naming the opti
     t.throws(() => defineResource({ ...base, indexes } as never), { name: 'TypeError', message }, name)
   }
   t.throws(() => defineResource({ ...base, filterable: [...(base.filterable ?? []), 'authorRef'], indexes: [['authorRef']] }), {
-    name: 'TypeError', message: /^defineResource: indexes must name stored fields of the collection items: fieldsFromSchema: column\(\) gives no SQL for "authorRef"/
+    name: 'TypeError', message: /^defineResource: indexes must name stored fields of the collection items: fieldsFromSchema: queryable\(\) is false for "authorRef"/
   }, 'a computed field')
   const omitted = { ...base, summary: { omit: ['metadata'] as Array<'metadata'> }, indexes: [['metadata.source.system']] }
   t.throws(() => defineResource(omitted), { name: 'TypeError', message: /indexes must name stored fields of the collection items: fieldsFromSchema: filterable lists "metadata\.source\.system"/ },

@@ -68,9 +68,12 @@ for (const db of databases) {
       const http = await deliver(payload, { proto: 'http' })
       t.equal(http.status, 403, 'not over TLS')
       t.equal(http.body.title, 'Forbidden')
-      const unknown = await deliver({ documentId: 'no-such-doc', pageCount: 1, fingerprint: 'x' })
+      const unknown = await deliver({ documentId: 'no-such-doc', pageCount: 1, fingerprint: 'x' }, { id: 'msg_refused_once' })
       t.equal(unknown.status, 404)
       t.equal(unknown.body.instance, '/v1/documents/no-such-doc')
+      // A refused delivery leaves no record of its id: the producer's retry is applied.
+      t.equal((await deliver({ documentId: doc.id, pageCount: 7, fingerprint: 'retried' }, { id: 'msg_refused_once' })).status, 204)
+      t.equal((await json('GET', `/v1/documents/${doc.id as string}`)).body.fingerprint, 'retried', 'the retry was applied')
       const bad = await deliver({ documentId: doc.id, pageCount: -1, fingerprint: 'x' })
       t.equal(bad.status, 400)
       t.match(bad.body.context, [{ field: 'pageCount', code: 'INPUT_MIN_VALUE' }])

@@ -199,7 +199,7 @@ t.test('idempotency: app.idempotency claims a key once on a PGlite memory store;
 })
 
 t.test('query: a collection route gets request.collectionQuery and answers with reply.sendCollection\'s envelope', async t => {
-  const fields = createFieldMap([{ path: 'id', type: 'string', sql: 'id', sortable: true }, { path: 'name', type: 'string', sql: 'name', sortable: true }])
+  const fields = createFieldMap([{ path: 'id', type: 'string', sortable: true }, { path: 'name', type: 'string', sortable: true }])
   const items = [{ id: 'a', name: 'Ann' }, { id: 'b', name: 'Bob' }, { id: 'c', name: 'Cy' }]
   const app = await bare(t, async (app) => {
     await app.register(problem)

@@ -29,6 +29,10 @@ function fake (overrides: Partial<Driver> = {}): Recorder {
         throw err
       }
     },
+    async listen (channel) {
+      log.push(`LISTEN ${channel}`)
+      return async () => { log.push(`UNLISTEN ${channel}`) }
+    },
     async close () { log.push('close') },
     ...overrides
   }
@@ -109,4 +113,19 @@ t.test('close() waits for work in flight, even work that fails, before closing t
   t.same(await q, { rows: [], rowCount: 0 })
   t.equal(await e, 'failed')
   await t.rejects(store.exec('SELECT 1'), { name: 'Unavailable', message: 'The store is closed.' })
+})
+
+t.test('listen() checks its arguments, and its stop does nothing once the store closed', async (t) => {
+  const { driver, log } = fake()
+  const store = buildStore(driver, silent)
+  await t.rejects(store.listen('', () => {}), TypeError, 'an empty channel')
+  await t.rejects(store.listen('x'.repeat(64), () => {}), TypeError, 'a channel longer than an identifier')
+  await t.rejects(store.listen('jobs', 'wake' as unknown as () => void), /onNotify must be a function/)
+  const stop = await store.listen('jobs', () => {})
+  const other = await store.listen('event_deliveries', () => {})
+  await stop()
+  await store.close()
+  await other()
+  t.same(log, ['LISTEN jobs', 'LISTEN event_deliveries', 'UNLISTEN jobs', 'close'], 'no UNLISTEN after close: the connections are gone')
+  await t.rejects(store.listen('jobs', () => {}), { name: 'Unavailable', message: 'The store is closed.' })
 })

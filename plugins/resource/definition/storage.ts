@@ -1,9 +1,14 @@
-import { defaultColumn, fieldsFromSchema } from '../../../model/fields.js'
+import { fieldsFromSchema } from '../../../model/fields.js'
 import type { FieldMap, OrderingTerm } from '../../../model/query.js'
-import { quoteIdent } from '../../../store/quote.js'
 import { columnOf, constraintNames, DELETED_FIELDS, NOT_DELETED, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
 import { fail, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
+
+/** Whether a path lies in a stored field: `ref` and derived fields are computed, with nothing to filter on. */
+function storedIn (o: CheckedOptions): (path: string) => boolean {
+  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
+  return (path) => stored.has(path.split('.')[0] as string)
+}
 
 /** The paths of one `indexes` entry, checked: strings, at least one, each once. */
 function indexPaths (entry: unknown, option: string): Array<{ path: string, descending: boolean }> {
@@ -19,27 +24,22 @@ function indexPaths (entry: unknown, option: string): Array<{ path: string, desc
 
 /**
  * Resolves `indexes` against the collection items: every key must be a filterable or
- * sortable, stored, non-array path, and gets the SQL the query compiler uses for it
+ * sortable, stored, non-array path; the store gives it the SQL the query compiler uses for it
  * (`indexKey`).
  */
 function resolveIndexes (o: CheckedOptions, api: ResourceApi, entries: unknown, option: string): TableIndex[] {
   if (entries === undefined) return []
   if (!Array.isArray(entries)) fail(option, entries, 'an array of indexes, each a non-empty list of field paths or { fields: [...] }')
   const queried = [...api.filterable, ...api.sortable]
-  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
   const resolved = entries.map((entry: unknown) => indexPaths(entry, option))
   const paths = [...new Set(resolved.flat().map(k => k.path))]
   for (const path of paths) {
     if (path === 'id') fail(option, path, 'fields other than the id, which ends every index')
     if (!queried.includes(path)) fail(option, path, `filterable or sortable fields (${queried.join(', ')}), with a leading - for descending`)
   }
-  const T = quoteIdent(o.table)
   let fields: FieldMap
   try {
-    fields = fieldsFromSchema(api.summary, {
-      filterable: paths,
-      column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type, T) : undefined
-    })
+    fields = fieldsFromSchema(api.summary, { filterable: paths, queryable: storedIn(o) })
   } catch (err) {
     throw new TypeError(`defineResource: ${option} must name stored fields of the collection items: ${(err as Error).message}`)
   }
@@ -48,7 +48,7 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi, entries: unknown, 
     const keys = entry.map(({ path, descending }): IndexKey => {
       const field = fields.get(path) as NonNullable<ReturnType<FieldMap['get']>>
       if (field.type === 'string-array') fail(option, path, 'fields that are not arrays (a btree index does not serve array operators)')
-      return indexKey(field, descending)
+      return indexKey(field, descending, o.table)
     })
     const name = constraintNames.queryIndex(o.table, keys)
     if (names.has(name)) fail(option, name, 'distinct indexes')
@@ -57,15 +57,9 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi, entries: unknown, 
   })
 }
 
-/** The filterable and sortable paths of the collection items, mapped onto the table's columns (alias `t`). */
+/** The filterable and sortable paths of the collection items; the table maps them onto its columns. */
 function fieldMapOf (o: CheckedOptions, api: ResourceApi): FieldMap {
-  const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
-  return fieldsFromSchema(api.summary, {
-    filterable: [...api.filterable],
-    sortable: [...api.sortable],
-    // `ref` and derived fields are computed, not stored: they have no column to filter on.
-    column: (path, type) => stored.has(path.split('.')[0] as string) ? defaultColumn(path, type) : undefined
-  })
+  return fieldsFromSchema(api.summary, { filterable: [...api.filterable], sortable: [...api.sortable], queryable: storedIn(o) })
 }
 
 /**

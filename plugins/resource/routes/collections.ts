@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { finishPage } from '../../../model/paging.js'
-import { filtersOn } from '../../../model/query.js'
+import type { Page } from '../../../model/query.js'
 import { Collection } from '../../../schemas/collection.js'
 import { Id } from '../../../schemas/types.js'
 import type { PageScope } from '../../../store/table/index.js'
@@ -26,17 +25,15 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   const config = { auth: { scopes: [...def.api.scopes.read] }, csv: true } as Omit<FastifyContextConfig, 'collection'>
 
   async function page (request: FastifyRequest, reply: FastifyReply, scope: PageScope): Promise<FastifyReply> {
-    const q = collectionQueryOf(request)
-    const totalCount = q.paging.kind === 'offset' && q.paging.totalCount
-    let read
+    let read: Page<Record<string, unknown>>
     try {
-      // A soft-deleted entity is listed when the query asks for it by its deletion (reference contract: Soft delete).
-      read = await table.page(store, q, fields, { ...scope, withDeleted: filtersOn(q.filter, 'deletedDateTime') }, { totalCount })
+      read = await table.page(store, collectionQueryOf(request), fields, scope)
     } catch (err) {
       throw unavailableProblem(err)
     }
-    const result = finishPage(read.rows.map(r => rep.toEntity(r)), q.paging, q.ordering)
-    return await reply.sendCollection(read.totalCount === undefined ? result : { ...result, totalCount: read.totalCount })
+    // The page is finished on the rows: completing them into entities adds no sort key.
+    for (const row of read.items) rep.toEntity(row)
+    return await reply.sendCollection(read)
   }
 
   registerCollection(fastify, {

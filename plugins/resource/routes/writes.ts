@@ -4,6 +4,7 @@ import type { Preconditions } from '../../conditional/index.js'
 import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem } from '../problems.js'
+import { replayStatus } from '../../idempotency/index.js'
 import { claimed, claimOf } from '../write/claims.js'
 import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
 import type { Tx } from '../../../store/types.js'
@@ -92,27 +93,40 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
 }
 
 /**
- * Runs one item write through the resource's write path, in a transaction with its key's
- * claim: the entity as stored, or null when the key answers for an earlier request (or a
- * DELETE found nothing). A failure is thrown as its problem; the transaction rolls back.
- * `also` runs in the same transaction once the entity is written (a file's bytes beside the
- * entity's description of it), so both are committed or neither.
+ * Runs one item write through the resource's write path with the claim of its key: the entity
+ * as stored, or null when the key answers for an earlier request (or a DELETE found nothing).
+ * A failure is thrown as its problem, and nothing is written. One statement writes the entity,
+ * claims the key and adds the outbox rows (`Writer.one`), after a read of the entity when the
+ * decision needs it. `also` runs in one transaction with the write once the entity is written
+ * (a file's bytes beside the entity's description of it), so both are committed or neither.
  */
 export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number, also?: (tx: Tx, row: Row) => Promise<void>): Promise<Row | null> {
   const claim = claimOf(request, s.def.collection, path, status)
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
-  let outcome: Awaited<ReturnType<typeof claimed<WriteResult>>>
+  let result: WriteResult | null
   try {
-    outcome = await claimed(s.store, s.keys, claim, async (tx) => {
-      const [result] = await s.writer.run(tx, call, [op]) as [WriteResult]
+    if (also === undefined && s.writer.single) {
+      const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim))
+      if ('replay' in outcome) {
+        // Another method, path or body: the idempotency plugin's own 409 says which.
+        replayStatus(outcome.replay, claim as NonNullable<typeof claim>)
+        return null
+      }
+      result = outcome
       if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
-      if (also !== undefined && result.row !== null) await also(tx, result.row)
-      return result
-    })
+    } else {
+      const outcome = await claimed(s.store, s.keys, claim, async (tx) => {
+        const [written] = await s.writer.run(tx, call, [op]) as [WriteResult]
+        if (written.failure !== null) throw failureProblem(s, request.method, path, op.id, written, written.failure)
+        if (also !== undefined && written.row !== null) await also(tx, written.row)
+        return written
+      })
+      result = 'value' in outcome ? outcome.value : null
+    }
   } catch (err) {
     throw storeProblem(err, s.def, op.action === 'delete' ? 'delete' : 'write', op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
   }
-  return 'value' in outcome ? outcome.value.row : null
+  return result === null ? null : result.row
 }
 
 /** A write of `request`'s item with the request's preconditions. */

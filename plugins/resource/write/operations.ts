@@ -1,5 +1,6 @@
 import type { ContextItem } from '../../../schemas/problem.js'
 import type { EntityTagList } from '../../conditional/index.js'
+import type { OutboxPart } from '../../../store/statement-parts.js'
 import type { Tx } from '../../../store/types.js'
 
 type Row = Record<string, unknown>
@@ -90,3 +91,14 @@ export interface WriteCall {
  * it writes there (an event, an outbox row) commits or rolls back with the change itself.
  */
 export type WriteObserver = (tx: Tx, call: WriteCall, changes: readonly WriteResult[]) => Promise<void>
+
+/**
+ * Where a resource's changes go as events (the events plugin): each write statement adds its
+ * own outbox rows, so they commit exactly when the changes do.
+ */
+export interface WriteOutbox {
+  /** The outbox part of a statement writing changes of `type` (e.g. `document.created`). */
+  part: (type: string, call: WriteCall) => OutboxPart
+  /** Told how many deliveries a statement wrote, once it answered. */
+  written: (count: number) => void
+}

@@ -2,14 +2,17 @@ import { randomFillSync } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
-import { constraintNames, type ResourceTable, type RowWrite } from '../../../store/table/index.js'
-import type { Tx } from '../../../store/types.js'
+import type { WriteClaim } from '../../../store/statement-parts.js'
+import { constraintNames, type Guard, type ResourceTable, type RowWrite, type TableWrite } from '../../../store/table/index.js'
+import type { Queryable, Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
 import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
+import { blindGuard } from './blind.js'
 import { decide, type Rules, type StepKind } from './decide.js'
-import type { WriteCall, WriteObserver, WriteOp, WriteResult } from './operations.js'
+import { WRITE_RETRIES } from './claims.js'
+import type { WriteCall, WriteObserver, WriteOp, WriteOutbox, WriteResult } from './operations.js'
 
 type Row = Record<string, unknown>
 
@@ -29,6 +32,21 @@ export function newEtag (): string {
   drawn += TAG_BYTES
   return `"${tag}"`
 }
+
+/** A failed operation of a transaction that rolls back (`Writer.locked`): its result, for the caller. */
+class Undone extends Error {
+  readonly result: WriteResult
+  constructor (result: WriteResult) {
+    super('undone')
+    this.result = result
+  }
+}
+
+/** How a step's statement ended (Writer.attempt). */
+type Attempt = { stored: Row } | { refused: unknown } | { replay: true } | { current: Row | null }
+
+/** The guard of a write decided on the row as read. */
+const SEEN: Guard = { by: 'seen' }
 
 /** An operation on its way to the database. */
 interface Step {
@@ -55,13 +73,13 @@ function changeOf (s: Step): string {
   }
 }
 
-/** Consecutive steps of one kind, so request order is kept (a delete may free a name a later create takes). */
+/** Consecutive steps of one kind and event, so request order is kept (a delete may free a name a later create takes). */
 function runsOf (steps: readonly Step[]): Step[][] {
   const runs: Step[][] = []
   for (const s of steps) {
     const last = runs.at(-1)
     const head = last?.[0]
-    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields)) (last as Step[]).push(s)
+    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields) && changeOf(head) === changeOf(s)) (last as Step[]).push(s)
     else runs.push([s])
   }
   return runs
@@ -70,12 +88,16 @@ function runsOf (steps: readonly Step[]): Step[][] {
 /**
  * The one write path of a resource: every change of its entities (item routes, bulk
  * operations, jobs, webhooks) runs these steps, so a rule added here holds for all of them:
- * 1. the current rows the operations name are read and locked;
+ * 1. the current rows the operations name are read;
  * 2. each operation is decided on them: existence and preconditions (`decide`), a patch
  *    merged and checked against the entity's schema, defaults filled;
- * 3. the writes go to the table, consecutive ones of a kind in one statement;
+ * 3. the writes go to the table, consecutive ones of a kind in one statement, which also
+ *    writes their events to the outbox (`emitTo`);
  * 4. each result carries its row as stored, for the representation.
- * It runs inside the caller's transaction, which the caller commits or rolls back.
+ * `run` does it in the caller's transaction, the rows locked when read. `one` writes one
+ * entity with no transaction of its own: the rows are read without a lock, and the write,
+ * its idempotency claim and its outbox rows go in one statement that applies only while the
+ * entity is still as read; otherwise the operation is decided again.
  */
 export class Writer {
   readonly def: ResourceDefinition
@@ -88,6 +110,7 @@ export class Writer {
   /** The time a change is made at, for the `'now'` values of transitions; a clock of the caller's in tests. */
   private readonly now: () => Date
   private readonly observers: WriteObserver[] = []
+  private outbox: WriteOutbox | null = null
 
   constructor (def: ResourceDefinition, table: ResourceTable, now: () => Date = () => new Date()) {
     this.def = def
@@ -105,6 +128,111 @@ export class Writer {
    */
   observe (observer: WriteObserver): void {
     this.observers.push(observer)
+  }
+
+  /** Writes the events of every change to `outbox`, in the statement that makes the change (the events plugin). */
+  emitTo (outbox: WriteOutbox): void {
+    this.outbox = outbox
+  }
+
+  /** Whether `one` can write alone: an observer runs statements of its own in a transaction. */
+  get single (): boolean {
+    return this.observers.length === 0
+  }
+
+  /**
+   * Applies one operation with no transaction held open: one statement, two when the entity
+   * must be read first (anything but a new entity with a server-made id). A result with its
+   * failure, or `{ replay }` when `claim`'s key answers for an earlier request (nothing is
+   * written then). Throws on a system failure, and a `SerializationFailure` when the entity
+   * kept changing under `WRITE_RETRIES` decisions in a row.
+   */
+  async one<R> (store: Store, call: WriteCall, op: WriteOp, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
+    const result: WriteResult = { op, values: op.values, row: null, failure: null, change: null }
+    let row: Row | undefined
+    const blind = blindGuard(op, this.rules)
+    if (blind !== null) {
+      const step = this.blindStep(result)
+      const tried = await this.attempt(store, call, step, blind, claim, true)
+      if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
+      // It did not apply: decided on the row as the statement found it.
+      row = tried.current === null ? undefined : { id: op.id, ...tried.current }
+      result.values = op.values
+    } else if (op.action !== 'create' || (op.ifNoneMatch !== null && op.ifMatch !== null)) {
+      // Anything but a new entity (a server-made id, or PUT with `If-None-Match: *` alone,
+      // which creates unless the id exists) is decided on the entity as it is.
+      row = (await this.table.current(store, call.ctx, [op.id], op.action === 'patch' || op.action === 'transition', false)).get(op.id)
+    }
+    const step = this.prepare(result, row)
+    if (step === null) {
+      if (claim === null) return result
+      // A key already used answers for its first request, whatever this one would do now
+      // (its If-Match may be stale since); nothing to write (deleting what is not there)
+      // still makes the key this request's.
+      const first = result.failure === null ? await claim.take(store) : await claim.holder(store)
+      return first === null ? result : { replay: first }
+    }
+    if (row !== undefined) step.write.seen = row.etag as string
+    const tried = await this.attempt(store, call, step, row === undefined ? null : SEEN, claim, false)
+    if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
+    // Changed (or deleted, or created) since it was read: with others writing the entity now,
+    // it is decided again with the row locked, so that it is not overtaken again.
+    return await this.locked(store, call, op, claim)
+  }
+
+  /** `one` the way `run` writes: in a transaction of its own, the row locked while it is decided. */
+  private async locked<R> (store: Store, call: WriteCall, op: WriteOp, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
+    try {
+      return await store.transaction(async (tx) => {
+        const first = claim === null ? null : await claim.take(tx)
+        if (first !== null) return { replay: first }
+        const [result] = await this.run(tx, call, [op]) as [WriteResult]
+        // The claim goes with the change it was made for: rolled back.
+        if (result.failure !== null) throw new Undone(result)
+        return result
+      }, { retries: WRITE_RETRIES })
+    } catch (err) {
+      if (err instanceof Undone) return err.result
+      throw err
+    }
+  }
+
+  /**
+   * Runs one step's statement: what it wrote, the key answering for another request, the
+   * database's refusal, or `current` when it did not apply (its guard did not hold, or a row
+   * appeared under its id), with the row as the statement found it when asked.
+   */
+  private async attempt<R> (db: Queryable, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean): Promise<Attempt> {
+    let written
+    try {
+      written = await this.table.write(db, { ...this.statementOf(call, [step]), guard, claim: claim?.part ?? null, current })
+    } catch (err) {
+      if (this.lostInsertRace(step, err)) return { current: null }
+      if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
+      return { refused: err }
+    }
+    if (!written.claimed) return { replay: true }
+    if (written.events > 0) this.outbox?.written(written.events)
+    const stored = written.rows[0]
+    return stored === undefined ? { current: written.current ?? null } : { stored }
+  }
+
+  /** The result of an attempt that wrote, that the database refused, or whose claim is another's. */
+  private async ended<R> (store: Store, call: WriteCall, tried: Exclude<Attempt, { current: unknown }>, result: WriteResult, step: Step, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
+    if ('replay' in tried) {
+      const first = await (claim as WriteClaim<R>).holder(store)
+      // Expired (and purged) since: free again, taken where the row is locked.
+      /* c8 ignore next */
+      if (first === null) return await this.locked(store, call, result.op, claim)
+      return { replay: first }
+    }
+    if ('refused' in tried) {
+      result.failure = { kind: 'conflict', error: tried.refused }
+      return result
+    }
+    result.row = tried.stored
+    result.change = changeOf(step)
+    return result
   }
 
   /** Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on a system failure. */
@@ -176,6 +304,15 @@ export class Writer {
     return { result, kind: decision.step, fields, write: { id: op.id, etag: newEtag(), values: result.values } }
   }
 
+  /** The step of an operation `blindGuard` allows, as `prepare` makes it for an existing row. */
+  private blindStep (result: WriteResult): Step {
+    const { op } = result
+    if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: newEtag(), values: {} } }
+    if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: op.values } }
+    result.values = this.fillAll({ ...op.values })
+    return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: newEtag(), values: result.values } }
+  }
+
   /** The writable fields of a stored row, as a merge patch's target. */
   private writableOf (row: Row): Row {
     const out: Row = {}
@@ -183,19 +320,17 @@ export class Writer {
     return out
   }
 
-  private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
+  /** The statement of a run of steps of one kind and event, with its outbox rows. */
+  private statementOf (call: WriteCall, run: readonly Step[]): TableWrite {
     const head = run[0] as Step
-    const scope = { ctx: call.ctx, by: call.by }
-    const writes = run.map(s => s.write)
-    let rows: Row[]
-    switch (head.kind) {
-      case 'insert': rows = await this.table.insert(tx, scope, writes); break
-      case 'update': rows = await this.table.update(tx, scope, writes, head.fields); break
-      case 'delete': rows = await this.table.delete(tx, call.ctx, writes.map(w => w.id)); break
-      case 'mark-deleted': rows = await this.table.markDeleted(tx, scope, writes); break
-      case 'restore': rows = await this.table.restore(tx, scope, writes); break
-    }
-    const byId = new Map(rows.map(r => [r.id as string, r]))
+    const outbox = this.outbox?.part(`${this.def.name}.${changeOf(head)}`, call) ?? null
+    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox }
+  }
+
+  private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
+    const written = await this.table.write(tx, this.statementOf(call, run))
+    if (written.events > 0) this.outbox?.written(written.events)
+    const byId = new Map(written.rows.map(r => [r.id as string, r]))
     for (const s of run) {
       s.result.row = byId.get(s.write.id) ?? null
       s.result.change = s.result.row === null ? null : changeOf(s)

@@ -1,5 +1,5 @@
-import type { KeyValue, OrderingTerm, Page, Paging } from './query.js'
-import { readPath } from './fields.js'
+import type { KeyValue, OrderingTerm, Page, Paging } from '../model/query.js'
+import { readPath } from '../model/fields.js'
 
 /*
  * What both back ends share after fetching: they fetch `limit + 1` rows (the extra one
@@ -20,7 +20,7 @@ function keyValue (value: unknown): KeyValue {
 }
 
 /**
- * The page of the rows a back end fetched for `paging` (at most `limit + 1`, in fetch
+ * The page of the items a back end fetched for `paging` (at most `limit + 1`, in fetch
  * order: reversed for a previous page). An empty page reached by a cursor (its
  * neighbours were deleted meanwhile) has no next or previous link: start again.
  */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { finishPage, sortKeyOf } from '../../model/paging.js'
+import { finishPage, sortKeyOf } from '../../store/finish-page.js'
 import type { OrderingTerm, Paging } from '../../model/query.js'
 
 const ordering: OrderingTerm[] = [{ field: 'n', direction: 'asc' }, { field: 'id', direction: 'asc' }]

@@ -1,0 +1,28 @@
+import type { Guard } from '../../../store/table/index.js'
+import { opaqueTags, strongTags } from '../../conditional/index.js'
+import type { Rules } from './decide.js'
+import type { WriteOp } from './operations.js'
+
+/**
+ * For a replacement, a delete or the server's own change (`set`), the rows it applies to when
+ * decided on its preconditions alone, without reading the entity first: exactly those on which
+ * `decide` would write (an existing row whose ETag meets If-Match and If-None-Match, and not
+ * deleted but for `set`). Null when no row would do (If-Match required and not sent, no
+ * strong tag in it, `If-None-Match: *`), or for another action: those are decided on the row
+ * as read. test/resource/blind-guard.test.ts holds the two to the same answers.
+ */
+export function blindGuard (op: WriteOp, rules: Rules): Guard | null {
+  if (op.action !== 'put' && op.action !== 'delete' && op.action !== 'set') return null
+  let allowed: string[] | null = null
+  if (op.ifMatch === null) {
+    if (rules.requireIfMatch && op.action !== 'set') return null
+  } else if (op.ifMatch !== '*') {
+    allowed = strongTags(op.ifMatch)
+    if (allowed.length === 0) return null
+  }
+  // `*` only creates (a PUT with it is a `create`); nothing existing meets it.
+  if (op.ifNoneMatch === '*') return null
+  const refused = op.ifNoneMatch === null ? null : opaqueTags(op.ifNoneMatch)
+  // The server's own record (`set`) applies to a deleted entity too.
+  return { by: 'preconditions', allowed, refused, live: rules.softDelete && op.action !== 'set' }
+}

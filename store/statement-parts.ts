@@ -1,0 +1,60 @@
+import type { Queryable } from './types.js'
+
+/**
+ * Statements built from parts (a write with its idempotency claim and its outbox rows, as
+ * data-modifying CTEs): the parts number their `$n` parameters through one `Params`, so the
+ * same parts in the same order always make the same text.
+ */
+export class Params {
+  readonly values: unknown[] = []
+
+  /** The placeholder of a new parameter. */
+  add (value: unknown): string {
+    this.values.push(value)
+    return `$${this.values.length}`
+  }
+}
+
+/**
+ * An idempotency claim as part of a write: `k AS (…)`, a CTE with one row when the key is
+ * now this request's and none when it answers for another. `when`: a condition the claim is
+ * taken under (the write's guard), or null.
+ */
+export type ClaimPart = (p: Params, when: string | null) => string
+
+/**
+ * Something a write claims in its own statement, so that it happens once: an idempotency key, a
+ * webhook delivery's id. `R` is what the request that holds it left (its record).
+ */
+export interface WriteClaim<R> {
+  /** The claim as the write's CTE `k`. */
+  part: ClaimPart
+  /** Takes it in a statement of its own (a request with nothing to write): null when taken, else the holder's record. */
+  take: (db: Queryable) => Promise<R | null>
+  /** The holder's record while it is held, else null. */
+  holder: (db: Queryable) => Promise<R | null>
+}
+
+/**
+ * The outbox rows of a write as part of it: `o AS (INSERT … RETURNING 1)`, one row per
+ * written row (read from the CTE `source`) and subscription that wants `type`. `snapshot` is
+ * the SQL of the written row's columns as text (`ResourceTable.snapshot` reads it back), `ctx`
+ * the placeholder of the execution context.
+ */
+export type OutboxPart = (p: Params, written: { source: string, snapshot: string, ctx: string }) => string
+
+const names = new Map<string, string>()
+
+/**
+ * The name of a statement text built from parts, the same for the process's life: the server
+ * connection prepares it once. Texts come from a table's structure, never from request data,
+ * so there are few; ':' keeps these apart from the names callers give their own texts.
+ */
+export function statementName (text: string): string {
+  let name = names.get(text)
+  if (name === undefined) {
+    name = `svc:write:${names.size + 1}`
+    names.set(text, name)
+  }
+  return name
+}

@@ -1,0 +1,135 @@
+import { Params, type ClaimPart, type OutboxPart } from '../statement-parts.js'
+import type { Column } from './columns.js'
+
+/** What a write statement does to the rows it names. */
+export type WriteKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'restore'
+
+/** The parts of a table a write statement is made of (ResourceTable). */
+export interface WriteTable {
+  /** The table, quoted. */
+  T: string
+  /** Every column a row is read with, in order. */
+  all: readonly Column[]
+  /** The fields' columns (not the server's). */
+  columns: readonly Column[]
+}
+
+/**
+ * Which existing rows a write applies to, when the decision to write was made without a lock:
+ * - `seen`: the rows carry `seen`, the ETag their write was decided on, and only rows still at
+ *   it are written;
+ * - `preconditions`: the write was decided without reading the row, for any row that meets
+ *   them: its ETag one of `allowed` (null: any), none of `refused` (null: no such condition),
+ *   and not deleted when `live`.
+ */
+export type Guard =
+  | { by: 'seen' }
+  | { by: 'preconditions', allowed: readonly string[] | null, refused: readonly string[] | null, live: boolean }
+
+/** One write statement: which rows, of which kind, and what else it carries. */
+export interface WriteShape {
+  kind: WriteKind
+  /** An update's columns. */
+  set: readonly Column[]
+  /** Null: the rows' decisions hold whatever they are now (locked, or new rows). */
+  guard: Guard | null
+  claim: ClaimPart | null
+  outbox: OutboxPart | null
+  /**
+   * Also answer the ETag and deletion time the (one) row had when the statement began
+   * (`svc:etag`, `svc:deleted`; null when it did not exist): what a write that did not apply
+   * is decided on.
+   */
+  current: boolean
+}
+
+function recordType (columns: readonly Column[], seen: boolean): string {
+  return ['id text', 'etag text', ...(seen ? ['seen text'] : []), ...columns.map(c => `${c.ident} ${c.sqlType}`)].join(', ')
+}
+
+/** The conditions of `guard` on a row `t` matched with a row `x` of the statement. */
+function guardConditions (guard: Guard | null, p: Params): string[] {
+  if (guard === null) return []
+  if (guard.by === 'seen') return ['t.etag = x.seen']
+  const out: string[] = []
+  if (guard.allowed !== null) out.push(`t.etag = ANY(${p.add(guard.allowed)}::text[])`)
+  if (guard.refused !== null) out.push(`t.etag <> ALL(${p.add(guard.refused)}::text[])`)
+  if (guard.live) out.push('t."deletedDateTime" IS NULL')
+  return out
+}
+
+/**
+ * One statement, one round trip, one implicit transaction: the write as the CTE `w`, after the
+ * idempotency claim `k` it depends on and before the outbox rows `o` that depend on it. When
+ * it carries either, it answers one row more than it wrote, or one row with nulls when it
+ * wrote none: `svc:claimed` (the claim was taken, or there was none) and `svc:events` (outbox
+ * rows written). `$1` is the execution context, `$2` the rows as JSON, `$3` who writes.
+ */
+export function writeStatement (t: WriteTable, shape: WriteShape, ctx: string, by: string | null, rows: string): { text: string, values: unknown[] } {
+  const p = new Params()
+  const $ctx = p.add(ctx)
+  const $rows = p.add(rows)
+  // A delete names no writer: a parameter no statement reads has no type.
+  const $by = shape.kind === 'delete' ? '' : `${p.add(by)}::text`
+  const returning = t.all.map(c => `t.${c.ident}`).join(', ')
+  const seen = shape.guard?.by === 'seen'
+  const guarded = guardConditions(shape.guard, p)
+  const ctes: string[] = []
+  const conditions: string[] = []
+  if (shape.current) {
+    ctes.push(`cur AS (SELECT t.etag, ${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted
+      FROM ${t.T} AS t JOIN jsonb_to_recordset(${$rows}::jsonb) AS x(id text) ON t.ctx = ${$ctx} AND t.id = x.id)`)
+  }
+  if (shape.claim !== null) {
+    let when: string | null = null
+    if (shape.guard !== null) {
+      // The row is locked as the write was decided on before the key is claimed: a change made
+      // meanwhile, or a row that is not there, leaves both the key and the row alone.
+      ctes.push(`g AS (SELECT 1 FROM ${t.T} AS t JOIN jsonb_to_recordset(${$rows}::jsonb) AS x(id text${seen ? ', seen text' : ''})
+        ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} FOR UPDATE OF t)`)
+      when = 'EXISTS (SELECT 1 FROM g)'
+    }
+    ctes.push(shape.claim(p, when))
+    conditions.push('EXISTS (SELECT 1 FROM k)')
+  }
+  const x = `jsonb_to_recordset(${$rows}::jsonb) AS x(${recordType(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen)})`
+  const match = [`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded, ...conditions].join(' AND ')
+  const stamp = `etag = x.etag, "modifiedDateTime" = now(), "modifiedBy" = ${$by}`
+  switch (shape.kind) {
+    case 'insert': {
+      const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
+      ctes.push(`w AS (INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
+        SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
+        FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}
+        RETURNING ${returning})`)
+      break
+    }
+    case 'update':
+      ctes.push(`w AS (UPDATE ${t.T} AS t SET ${[stamp, ...shape.set.map(c => `${c.ident} = x.${c.ident}`)].join(', ')}
+        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      break
+    case 'mark-deleted':
+      ctes.push(`w AS (UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = ${$by}
+        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      break
+    case 'restore':
+      ctes.push(`w AS (UPDATE ${t.T} AS t SET ${stamp}, "deletedDateTime" = NULL, "deletedBy" = NULL
+        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      break
+    case 'delete':
+      ctes.push(`w AS (DELETE FROM ${t.T} AS t USING ${x} WHERE ${match} RETURNING ${returning})`)
+      break
+  }
+  if (shape.outbox !== null) {
+    const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
+    ctes.push(shape.outbox(p, { source: 'w', snapshot, ctx: $ctx }))
+  }
+  const columns = t.all.map(c => `w.${c.ident}`).join(', ')
+  if (shape.claim === null && shape.outbox === null && !shape.current) return { text: `WITH ${ctes.join(',\n')}\nSELECT ${columns} FROM w`, values: p.values }
+  const found = [
+    `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,
+    `${shape.outbox === null ? '0' : '(SELECT count(*) FROM o)::integer'} AS "svc:events"`,
+    ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : [])
+  ]
+  return { text: `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`, values: p.values }
+}

@@ -1,0 +1,84 @@
+import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { buildApp } from '../../app.js'
+import { loadConfig } from '../../config.js'
+import { createStore, quoteIdent, type Store } from '../../store/index.js'
+import { countStatements } from '../support/count-statements.js'
+import { TEST_DATABASE_URL } from '../support/databases.js'
+
+// "Idle is cheap": with nothing pending, the reference service wakes on the database's
+// notifications and keeps only a slow safety poll, so an idle instance costs the database
+// at most one statement a second. The window is wall-clock time on purpose: the rate over
+// time is what is measured.
+
+const WINDOW_MILLIS = 10_000
+const MAX_PER_SECOND = 1
+
+/** A database of its own on the server: no other test's writes (nor their notifications) reach it. */
+async function serverStore (t: Test, url: string): Promise<Store> {
+  const name = `idle_${process.pid}_${randomBytes(4).toString('hex')}`
+  await admin(url, `CREATE DATABASE ${quoteIdent(name)}`)
+  const own = new URL(url)
+  own.pathname = `/${name}`
+  const store = createStore({ databaseUrl: own.toString() })
+  t.teardown(async () => {
+    await store.close()
+    await admin(url, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)
+  })
+  return store
+}
+
+async function admin (url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+const engines: Array<{ label: string, skip: string | false, store: (t: Test) => Promise<Store> }> = [
+  {
+    label: 'PGlite',
+    skip: false,
+    store: async (t) => {
+      const store = createStore({ dataDir: 'memory' })
+      t.teardown(() => store.close())
+      return store
+    }
+  },
+  {
+    label: 'PostgreSQL server',
+    skip: TEST_DATABASE_URL === undefined ? 'PostgreSQL server not measured: set TEST_DATABASE_URL=postgres://user@host:port/db to run it' : false,
+    store: async (t) => await serverStore(t, TEST_DATABASE_URL as string)
+  }
+]
+
+for (const engine of engines) {
+  t.test(`an idle instance sends at most ${MAX_PER_SECOND} statement a second (${engine.label})`, { skip: engine.skip }, async t => {
+    const store = await engine.store(t)
+    const statements = countStatements(store)
+    t.teardown(() => { statements.restore() })
+    const { config } = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory' })
+    const app = await buildApp(config, { store })
+    t.teardown(() => app.close())
+    await app.ready()
+    // The start's own looks for work, once, are not idling.
+    await sleep(1000)
+    statements.reset()
+    await sleep(WINDOW_MILLIS)
+    const sent = statements.count()
+    const rate = sent / (WINDOW_MILLIS / 1000)
+    t.comment(`${sent} statements in ${WINDOW_MILLIS / 1000} s idle: ${rate.toFixed(2)}/s`)
+    // What was sent, by the start of its text, for a failure to show who polls.
+    const sentBy = new Map<string, number>()
+    for (const text of statements.texts()) {
+      const key = text.replace(/\s+/g, ' ').slice(0, 60)
+      sentBy.set(key, (sentBy.get(key) ?? 0) + 1)
+    }
+    t.ok(rate <= MAX_PER_SECOND, `${rate.toFixed(2)} statements/s idle`, { sent: Object.fromEntries(sentBy) })
+  })
+}

@@ -1,0 +1,83 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { databases } from '../support/databases.js'
+import { countStatements } from '../support/count-statements.js'
+import { DEV_WEBHOOK_SECRET } from '../../config.js'
+import { signStandardWebhook } from '../../index.js'
+import { serviceClient, startService } from './service.js'
+
+// How many statements each kind of request sends to the database (docs/performance.md): one
+// round trip, two where the write must read the entity before it can decide. A change that adds
+// one fails here, naming the statements. Each request runs against the reference service over
+// HTTP, on each engine. Left out of the count: the instance's own background work (job and
+// delivery claims, purges), and the read of the caller's address's refusal count that the auth
+// plugin makes, with shared counts on a server, before it trusts a connection's first token.
+
+const BACKGROUND = /lease_owner = \$1|pg_try_advisory|^(UN)?LISTEN |WHERE ctid = ANY|FROM "auth_refusals"/
+
+interface Case {
+  name: string
+  statements: number
+  run: () => Promise<{ status: number }>
+  status: number
+}
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async (t) => {
+    const store = await db.create(t)
+    const { base } = await startService(t, store, { TRUST_PROXY: '127.0.0.1' })
+    const { call } = serviceClient(base)
+    // A signed scanner delivery (reference contract, Webhooks), as over HTTPS behind a proxy.
+    const deliver = async (documentId: string, n: string): Promise<{ status: number }> => {
+      const raw = JSON.stringify({ documentId, pageCount: 3, fingerprint: `scan-${n}` })
+      const msg = `msg_${n}`
+      const ts = Math.floor(Date.now() / 1000)
+      return await fetch(`${base}/_webhooks/scanner/document-scanned`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'webhook-id': msg, 'webhook-timestamp': String(ts), 'webhook-signature': signStandardWebhook(DEV_WEBHOOK_SECRET, msg, ts, raw) },
+        body: raw
+      })
+    }
+    const sql = countStatements(store)
+    t.teardown(() => { sql.restore() })
+
+    const author = await call('POST', '/v1/authors', { name: 'Round Trip', email: 'rt@example.com' })
+    t.equal(author.status, 201, 'an author', { body: author.body })
+    const authorId = author.body.id as string
+    const newDocument = (): Record<string, unknown> => ({ name: `doc ${randomUUID()}`, authorId, kind: 'INVOICE' })
+    const created = await call('POST', '/v1/documents', newDocument())
+    t.equal(created.status, 201, 'a document', { body: created.body })
+    const id = created.body.id as string
+    let etag = created.headers.get('etag') as string
+    const ifMatch = (): Record<string, string> => ({ 'if-match': etag })
+    const keep = (a: { status: number, headers: Headers }): { status: number } => {
+      etag = a.headers.get('etag') ?? etag
+      return a
+    }
+
+    const cases: Case[] = [
+      { name: 'POST /v1/documents', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument()) },
+      { name: 'POST /v1/documents with Svc-Idempotency-Key', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument(), { 'svc-idempotency-key': randomUUID() }) },
+      { name: 'GET /v1/documents/{id}', statements: 1, status: 200, run: async () => await call('GET', `/v1/documents/${id}`) },
+      { name: 'GET /v1/documents', statements: 1, status: 200, run: async () => await call('GET', '/v1/documents?limit=5') },
+      { name: 'GET /v1/documents with totalCount', statements: 1, status: 200, run: async () => await call('GET', '/v1/documents?limit=5&offset=1&totalCount=true') },
+      { name: 'PATCH /v1/documents/{id} with If-Match', statements: 2, status: 204, run: async () => keep(await call('PATCH', `/v1/documents/${id}`, { description: 'changed' }, ifMatch())) },
+      { name: 'PUT /v1/documents/{id} with If-Match', statements: 1, status: 204, run: async () => keep(await call('PUT', `/v1/documents/${id}`, { name: `doc ${randomUUID()}`, authorId, kind: 'CONTRACT' }, ifMatch())) },
+      { name: 'POST /v1/documents/{id}/publish', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/publish`, undefined, ifMatch())) },
+      { name: 'PATCH with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('PATCH', `/v1/documents/${id}`, { description: 'stale' }, { 'if-match': '"stale"' }) },
+      { name: 'DELETE /v1/documents/{id} with If-Match', statements: 1, status: 204, run: async () => keep(await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch())) },
+      { name: 'DELETE of a deleted document (204)', statements: 1, status: 204, run: async () => await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch()) },
+      { name: 'DELETE with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
+      { name: 'PUT creating an author', statements: 2, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }) },
+      { name: 'scanner webhook delivery', statements: 1, status: 204, run: async () => await deliver(id, randomUUID()) },
+      { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) }
+    ]
+    for (const c of cases) {
+      sql.reset()
+      const answer = await c.run() as { status: number, body?: unknown }
+      const sent = sql.texts().filter(text => !BACKGROUND.test(text))
+      t.equal(answer.status, c.status, `${c.name}: ${c.status}`, { body: answer.body })
+      t.equal(sent.length, c.statements, `${c.name}: ${c.statements} statement(s)`, { sent })
+    }
+  })
+}
