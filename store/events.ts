@@ -234,13 +234,16 @@ export class EventTables {
    * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`).
    */
   outboxPart (type: string, requestId: string | null, at: Date): OutboxPart {
-    return (p, written) => {
-      const $type = `${p.add(type)}::text`
-      const $at = `${p.add(at)}::timestamptz`
-      return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
-        SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${p.add(requestId)}::text, 'PENDING', ${$at}, ${$at}
+    return {
+      key: this.D,
+      values: [type, requestId, at],
+      sql: (first, written) => {
+        const [$type, $request, $at] = [`$${first}::text`, `$${first + 1}::text`, `$${first + 2}::timestamptz`]
+        return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
+        SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${$request}, 'PENDING', ${$at}, ${$at}
         FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND ${$type} = ANY(s.events)
         RETURNING 1)`
+      }
     }
   }
 

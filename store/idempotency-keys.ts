@@ -114,20 +114,21 @@ export class IdempotencyKeys {
   }
 
   private claimPart (claim: IdempotencyClaim): ClaimPart {
-    return (p, when) => {
-      // Typed: a SELECT's parameters take no type from the columns they go to.
-      const v = [claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance].map(x => `${p.add(x)}::text`)
-      v.push(`${p.add(claim.status)}::integer`)
-      const $ttl = `${p.add(this.ttl)}::double precision`
-      const $now = p.add(this.now?.() ?? null)
-      const at = `coalesce(${$now}::timestamptz, now())`
-      return `k AS (INSERT INTO ${this.T} AS held (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
-        SELECT ${v.join(', ')}, ${at}, ${at} + ${$ttl} * interval '1 millisecond'${when === null ? '' : ` WHERE ${when}`}
+    return {
+      key: this.T,
+      values: [claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null],
+      sql: (first, when) => {
+        const $ = (i: number): string => `$${first + i}`
+        // Typed: a SELECT's parameters take no type from the columns they go to.
+        const at = `coalesce(${$(10)}::timestamptz, now())`
+        return `k AS (INSERT INTO ${this.T} AS held (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
+        SELECT ${[0, 1, 2, 3, 4, 5, 6, 7].map(i => `${$(i)}::text`).join(', ')}, ${$(8)}::integer, ${at}, ${at} + ${$(9)}::double precision * interval '1 millisecond'${when === null ? '' : ` WHERE ${when}`}
         ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
           fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
         WHERE held.expires_at <= ${at}
         RETURNING 1)`
+      }
     }
   }
 

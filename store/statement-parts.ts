@@ -1,26 +1,22 @@
 import type { Queryable } from './types.js'
 
-/**
- * Statements built from parts (a write with its idempotency claim and its outbox rows, as
- * data-modifying CTEs): the parts number their `$n` parameters through one `Params`, so the
- * same parts in the same order always make the same text.
+/*
+ * Statements built from parts: a write with its claim and its outbox rows, as data-modifying
+ * CTEs. A part brings its values and the SQL that reads them from the `$n` placeholders it is
+ * given, so a statement's text is made once per shape and a request only gathers values.
  */
-export class Params {
-  readonly values: unknown[] = []
 
-  /** The placeholder of a new parameter. */
-  add (value: unknown): string {
-    this.values.push(value)
-    return `$${this.values.length}`
-  }
+/**
+ * A claim as part of a write: `k AS (…)`, a CTE with one row when the claim is now this
+ * request's and none when it answers for another. `sql(first, when)` is its text, reading its
+ * values at `$first`, `$first + 1`…; `when` a condition the claim is taken under (the write's
+ * guard), or null. `key` names the text: parts of one key make the same `sql`.
+ */
+export interface ClaimPart {
+  key: string
+  values: readonly unknown[]
+  sql: (first: number, when: string | null) => string
 }
-
-/**
- * An idempotency claim as part of a write: `k AS (…)`, a CTE with one row when the key is
- * now this request's and none when it answers for another. `when`: a condition the claim is
- * taken under (the write's guard), or null.
- */
-export type ClaimPart = (p: Params, when: string | null) => string
 
 /**
  * Something a write claims in its own statement, so that it happens once: an idempotency key, a
@@ -36,12 +32,16 @@ export interface WriteClaim<R> {
 }
 
 /**
- * The outbox rows of a write as part of it: `o AS (INSERT … RETURNING 1)`, one row per
- * written row (read from the CTE `source`) and subscription that wants `type`. `snapshot` is
- * the SQL of the written row's columns as text (`ResourceTable.snapshot` reads it back), `ctx`
- * the placeholder of the execution context.
+ * The outbox rows of a write as part of it: `o AS (INSERT … RETURNING 1)`, one row per written
+ * row (read from the CTE `source`) and subscription that wants its event. `snapshot` is the SQL
+ * of the written row's columns as text (`ResourceTable.snapshot` reads it back), `ctx` the
+ * placeholder of the execution context. `key`, `values`, `sql` as a claim's.
  */
-export type OutboxPart = (p: Params, written: { source: string, snapshot: string, ctx: string }) => string
+export interface OutboxPart {
+  key: string
+  values: readonly unknown[]
+  sql: (first: number, written: { source: string, snapshot: string, ctx: string }) => string
+}
 
 const names = new Map<string, string>()
 

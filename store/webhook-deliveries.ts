@@ -72,9 +72,13 @@ export class WebhookDeliveries {
    */
   writeClaim (producer: string, id: string): WriteClaim<true> {
     return {
-      part: (p, when) => `k AS (INSERT INTO ${this.T} (producer, delivery_id, received_at)
-        SELECT ${p.add(producer)}::text, ${p.add(id)}::text, coalesce(${p.add(this.now?.() ?? null)}::timestamptz, now())${when === null ? '' : ` WHERE ${when}`}
-        ON CONFLICT (producer, delivery_id) DO NOTHING RETURNING 1)`,
+      part: {
+        key: this.T,
+        values: [producer, id, this.now?.() ?? null],
+        sql: (first, when) => `k AS (INSERT INTO ${this.T} (producer, delivery_id, received_at)
+          SELECT $${first}::text, $${first + 1}::text, coalesce($${first + 2}::timestamptz, now())${when === null ? '' : ` WHERE ${when}`}
+          ON CONFLICT (producer, delivery_id) DO NOTHING RETURNING 1)`
+      },
       take: async (db) => await this.record(db, producer, id) ? null : true,
       holder: async (db) => (await db.query(this.seenSql, [producer, id])).rows.length > 0 ? true : null
     }

@@ -107,8 +107,12 @@ export function patchBody (fields: Readonly<Record<string, TSchema>>, writable: 
 /** Fills what a write left out: a default (copied), else null where null is allowed; nested objects too. */
 export type Filler = (value: Json) => Json
 
-function clone (value: unknown): unknown {
-  return typeof value === 'object' && value !== null ? structuredClone(value) : value
+/** A maker of fresh copies of a default: each write gets its own (`[]`, `{}` made without structuredClone). */
+function copier (value: unknown): () => unknown {
+  if (typeof value !== 'object' || value === null) return () => value
+  if (Array.isArray(value) && value.length === 0) return () => []
+  if (!Array.isArray(value) && Object.keys(value).length === 0) return () => ({})
+  return () => structuredClone(value)
 }
 
 function valueFiller (schema: Json): ((v: unknown) => unknown) | null {
@@ -129,13 +133,13 @@ function valueFiller (schema: Json): ((v: unknown) => unknown) | null {
 export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler {
   const steps = Object.entries(properties).map(([key, s]) => {
     const json = s as Json
-    return { key, hasDefault: json.default !== undefined, def: json.default, nullable: isNullable(s), nested: valueFiller(json) }
+    return { key, hasDefault: json.default !== undefined, copy: copier(json.default), nullable: isNullable(s), nested: valueFiller(json) }
   })
   return (value) => {
     for (const st of steps) {
       let v = value[st.key]
       if (v === undefined) {
-        if (st.hasDefault) v = clone(st.def)
+        if (st.hasDefault) v = st.copy()
         else if (st.nullable) v = null
         else continue
         value[st.key] = v

@@ -84,6 +84,8 @@ export class ResourceTable {
   private readonly writable: readonly Column[]
   private readonly texts = new Map<string, string>()
   private readonly parts: WriteTable
+  /** Write statements' texts by shape (write-statement.ts). */
+  private readonly writeTexts = new Map<string, string>()
 
   constructor (spec: TableSpec) {
     this.spec = spec
@@ -171,7 +173,7 @@ export class ResourceTable {
     const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
     const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false }
     const columns = w.kind === 'insert' ? this.spec.columns : set
-    const { text, values } = writeStatement(this.parts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
+    const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
     if (shape.claim === null && shape.outbox === null && !shape.current) {
       for (const row of rows) this.decode(row)

@@ -1,9 +1,6 @@
-import pg from 'pg'
+import { parse as parseArray } from 'postgres-array'
 import { parseTimestamptz } from '../parsers.js'
 import type { FieldKind } from './columns.js'
-
-// A text[] literal such as {a,"b c",NULL}, read as both drivers read a text[] column.
-const parseTextArray = pg.types.getTypeParser(1009 as typeof pg.types.builtins.TEXT, 'text') as (text: string) => string[]
 
 /**
  * A column's value from its text form (`value::text` in the session's ISO DateStyle), as the
@@ -16,7 +13,8 @@ export function fromText (kind: FieldKind, text: string): unknown {
     case 'int32': return Number.parseInt(text, 10)
     case 'number': return Number.parseFloat(text)
     case 'boolean': return text === 'true' || text === 't'
-    case 'string-array': return parseTextArray(text)
+    // A text[] literal such as {a,"b c",NULL}, read as both drivers read a text[] column.
+    case 'string-array': return parseArray(text)
     case 'json': return JSON.parse(text)
     // text, enum, date (YYYY-MM-DD), decimal (numeric's digits) and int64 (rowDecoder's string) as written.
     default: return text

@@ -1,4 +1,4 @@
-import { Params, type ClaimPart, type OutboxPart } from '../statement-parts.js'
+import type { ClaimPart, OutboxPart } from '../statement-parts.js'
 import type { Column } from './columns.js'
 
 /** What a write statement does to the rows it names. */
@@ -47,33 +47,81 @@ function recordType (columns: readonly Column[], seen: boolean): string {
   return ['id text', 'etag text', ...(seen ? ['seen text'] : []), ...columns.map(c => `${c.ident} ${c.sqlType}`)].join(', ')
 }
 
-/** The conditions of `guard` on a row `t` matched with a row `x` of the statement. */
-function guardConditions (guard: Guard | null, p: Params): string[] {
-  if (guard === null) return []
-  if (guard.by === 'seen') return ['t.etag = x.seen']
-  const out: string[] = []
-  if (guard.allowed !== null) out.push(`t.etag = ANY(${p.add(guard.allowed)}::text[])`)
-  if (guard.refused !== null) out.push(`t.etag <> ALL(${p.add(guard.refused)}::text[])`)
-  if (guard.live) out.push('t."deletedDateTime" IS NULL')
-  return out
+/** Where each group of a statement's parameters starts (1-based), in the order the values go. */
+interface Slots {
+  by: number
+  allowed: number
+  refused: number
+  claim: number
+  outbox: number
+  count: number
+}
+
+/** `$1` the execution context, `$2` the rows as JSON, then who writes (a delete names none), the guard's tags, the claim's values, the outbox's. */
+function slotsOf (shape: WriteShape): Slots {
+  let n = 3
+  const by = shape.kind === 'delete' ? 0 : n++
+  const pre = shape.guard?.by === 'preconditions' ? shape.guard : null
+  const allowed = pre?.allowed == null ? 0 : n++
+  const refused = pre?.refused == null ? 0 : n++
+  const claim = n
+  n += shape.claim?.values.length ?? 0
+  const outbox = n
+  n += shape.outbox?.values.length ?? 0
+  return { by, allowed, refused, claim, outbox, count: n - 1 }
+}
+
+/** What makes two statements of a table one text: everything but the values. */
+function keyOf (shape: WriteShape): string {
+  const g = shape.guard
+  const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
+  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.current ? 'cur' : '-'].join('|')
 }
 
 /**
  * One statement, one round trip, one implicit transaction: the write as the CTE `w`, after the
- * idempotency claim `k` it depends on and before the outbox rows `o` that depend on it. When
- * it carries either, it answers one row more than it wrote, or one row with nulls when it
- * wrote none: `svc:claimed` (the claim was taken, or there was none) and `svc:events` (outbox
- * rows written). `$1` is the execution context, `$2` the rows as JSON, `$3` who writes.
+ * claim `k` it depends on and before the outbox rows `o` that depend on it. When it carries
+ * either, or `current`, it answers one row more than it wrote, or one row with nulls when it
+ * wrote none: `svc:claimed` (the claim was taken, or there was none), `svc:events` (outbox rows
+ * written), and with `current` the row's `svc:etag` and `svc:deleted` before the write. Its
+ * text is made once per shape (`texts`, the table's own), so a request only gathers values.
  */
-export function writeStatement (t: WriteTable, shape: WriteShape, ctx: string, by: string | null, rows: string): { text: string, values: unknown[] } {
-  const p = new Params()
-  const $ctx = p.add(ctx)
-  const $rows = p.add(rows)
-  // A delete names no writer: a parameter no statement reads has no type.
-  const $by = shape.kind === 'delete' ? '' : `${p.add(by)}::text`
+export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: string): { text: string, values: unknown[] } {
+  const slots = slotsOf(shape)
+  const values = new Array<unknown>(slots.count)
+  values[0] = ctx
+  values[1] = rows
+  if (slots.by > 0) values[slots.by - 1] = by
+  const guard = shape.guard
+  if (guard?.by === 'preconditions') {
+    if (guard.allowed !== null) values[slots.allowed - 1] = guard.allowed
+    if (guard.refused !== null) values[slots.refused - 1] = guard.refused
+  }
+  shape.claim?.values.forEach((v, i) => { values[slots.claim - 1 + i] = v })
+  shape.outbox?.values.forEach((v, i) => { values[slots.outbox - 1 + i] = v })
+  const key = keyOf(shape)
+  let text = texts.get(key)
+  if (text === undefined) {
+    text = statementText(t, shape, slots)
+    texts.set(key, text)
+  }
+  return { text, values }
+}
+
+function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string {
+  const $ctx = '$1'
+  const $rows = '$2'
+  const $by = `$${slots.by}::text`
   const returning = t.all.map(c => `t.${c.ident}`).join(', ')
-  const seen = shape.guard?.by === 'seen'
-  const guarded = guardConditions(shape.guard, p)
+  const guard = shape.guard
+  const seen = guard?.by === 'seen'
+  const guarded: string[] = []
+  if (guard?.by === 'seen') guarded.push('t.etag = x.seen')
+  else if (guard?.by === 'preconditions') {
+    if (guard.allowed !== null) guarded.push(`t.etag = ANY($${slots.allowed}::text[])`)
+    if (guard.refused !== null) guarded.push(`t.etag <> ALL($${slots.refused}::text[])`)
+    if (guard.live) guarded.push('t."deletedDateTime" IS NULL')
+  }
   const ctes: string[] = []
   const conditions: string[] = []
   if (shape.current) {
@@ -89,7 +137,7 @@ export function writeStatement (t: WriteTable, shape: WriteShape, ctx: string, b
         ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} FOR UPDATE OF t)`)
       when = 'EXISTS (SELECT 1 FROM g)'
     }
-    ctes.push(shape.claim(p, when))
+    ctes.push(shape.claim.sql(slots.claim, when))
     conditions.push('EXISTS (SELECT 1 FROM k)')
   }
   const x = `jsonb_to_recordset(${$rows}::jsonb) AS x(${recordType(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen)})`
@@ -122,14 +170,14 @@ export function writeStatement (t: WriteTable, shape: WriteShape, ctx: string, b
   }
   if (shape.outbox !== null) {
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
-    ctes.push(shape.outbox(p, { source: 'w', snapshot, ctx: $ctx }))
+    ctes.push(shape.outbox.sql(slots.outbox, { source: 'w', snapshot, ctx: $ctx }))
   }
   const columns = t.all.map(c => `w.${c.ident}`).join(', ')
-  if (shape.claim === null && shape.outbox === null && !shape.current) return { text: `WITH ${ctes.join(',\n')}\nSELECT ${columns} FROM w`, values: p.values }
+  if (shape.claim === null && shape.outbox === null && !shape.current) return `WITH ${ctes.join(',\n')}\nSELECT ${columns} FROM w`
   const found = [
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,
     `${shape.outbox === null ? '0' : '(SELECT count(*) FROM o)::integer'} AS "svc:events"`,
     ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : [])
   ]
-  return { text: `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`, values: p.values }
+  return `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`
 }

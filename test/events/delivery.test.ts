@@ -184,6 +184,17 @@ for (const db of databases) {
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 
+    t.test('a kept entity no served resource renders (its resource gone): its attempts fail, sending nothing', async t => {
+      const s = (await subscribe(['author.updated'])).body
+      hook.got.length = 0
+      await store.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, entity, status, next_attempt_at, created_at)
+        VALUES ('prod', 'ghost-1', $1, 'ghost.created', ARRAY['x'], 'PENDING', now(), now())`, [s.id])
+      const [failed] = await settled(s.id, 1, 'FAILED')
+      t.match(failed, { id: 'ghost-1', status: 'FAILED', lastStatusCode: null })
+      t.equal(hook.got.length, 0)
+      await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
+    })
+
     t.test('scopes: 401 without a token, 403 without webhooks:read / webhooks:write', async t => {
       const anon = await fetch(`${base}/v1/webhook-subscriptions`, { headers: { 'user-agent': 'events-tests/1' } })
       t.equal(anon.status, 401)

@@ -166,6 +166,16 @@ t.test('write schemas: required unless omittable; nested members too; PATCH all 
   t.not(a.list, b.list, 'defaults are copied, never shared')
   t.same(fill({ name: 'n', meta: null, list: 'x' as never }), { name: 'n', count: 0, note: null, meta: null, list: 'x' })
   t.same(fillerOf({ o: Type.Object({ v: Nullable(Type.String()) }) })({ o: [1] as never }), { o: [1] }, 'a wrong shape is left for validation')
+  // Each kind of default, a fresh copy each time.
+  const defaults = fillerOf({
+    empty: Type.Object({}, { default: {} }),
+    full: Type.Object({ k: Type.Array(Type.Integer()) }, { default: { k: [1] } }),
+    items: Type.Array(Type.Integer(), { default: [1, 2] })
+  })
+  const d1 = defaults({})
+  const d2 = defaults({})
+  t.same(d1, { empty: {}, full: { k: [1] }, items: [1, 2] })
+  t.ok(d1.empty !== d2.empty && d1.full !== d2.full && (d1.full as { k: unknown }).k !== (d2.full as { k: unknown }).k && d1.items !== d2.items, 'never shared')
 
   const validate = compileBodyValidator(createBody(fields, Object.keys(fields)))
   t.equal(validate({ name: 'n' }), true)

@@ -141,11 +141,14 @@ export class Writer {
   }
 
   /**
-   * Applies one operation with no transaction held open: one statement, two when the entity
-   * must be read first (anything but a new entity with a server-made id). A result with its
-   * failure, or `{ replay }` when `claim`'s key answers for an earlier request (nothing is
-   * written then). Throws on a system failure, and a `SerializationFailure` when the entity
-   * kept changing under `WRITE_RETRIES` decisions in a row.
+   * Applies one operation with no transaction held open. One statement for a new entity, and
+   * for a replacement, a delete or a server-side change decided on their preconditions alone
+   * (`blindGuard`); two when the entity must be read first (a merge patch, a transition), or
+   * when that one statement found the entity other than the write needs (a PUT that creates,
+   * a failure to name). When another request changed the entity between the read and the
+   * write, it is decided again in a transaction with the row locked (`locked`). A result with
+   * its failure, or `{ replay }` when `claim` answers for an earlier request (nothing is
+   * written then). Throws on a system failure.
    */
   async one<R> (store: Store, call: WriteCall, op: WriteOp, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
     const result: WriteResult = { op, values: op.values, row: null, failure: null, change: null }
@@ -221,8 +224,8 @@ export class Writer {
   private async ended<R> (store: Store, call: WriteCall, tried: Exclude<Attempt, { current: unknown }>, result: WriteResult, step: Step, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
     if ('replay' in tried) {
       const first = await (claim as WriteClaim<R>).holder(store)
-      // Expired (and purged) since: free again, taken where the row is locked.
-      /* c8 ignore next */
+      // Nobody holds it: the write's guard did not hold (the row changed since it was read, so
+      // the claim was not even tried), or it expired since. Taken where the row is locked.
       if (first === null) return await this.locked(store, call, result.op, claim)
       return { replay: first }
     }
