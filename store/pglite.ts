@@ -113,6 +113,10 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     },
     async transaction (isolation, fn) {
       await open()
+      // PGlite runs in this thread, and a chain of transactions (a job's slices) settles as
+      // promises only: without a turn of the event loop before each, the server would read no
+      // request until the chain ended. Requests' own statements then get their turn between.
+      await new Promise<void>((resolve) => { setImmediate(resolve) })
       // Tells the caller's own error apart from one of BEGIN, COMMIT or ROLLBACK.
       let thrown: { err: unknown } | undefined
       try {

@@ -83,8 +83,12 @@ interface Step {
   outcome: Outcome | null
 }
 
-/** Operations of an ISOLATED job applied in one transaction: each with its outcome recorded beside its work. */
-const CHUNK = 100
+/**
+ * Operations of an ISOLATED job applied in one transaction: each with its outcome recorded
+ * beside its work. Fewer on the embedded store, whose one connection serves the requests
+ * between two of them (docs/operations.md).
+ */
+const CHUNK = { pg: 100, pglite: 25 } as const
 
 /**
  * A bulk request accepted for asynchronous processing, run as a job (reference contract:
@@ -131,8 +135,9 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
   }
   let completed = done.size
   const left = ops.filter(op => !done.has(op.index))
-  for (let i = 0; i < left.length; i += CHUNK) {
-    const chunk = left.slice(i, i + CHUNK)
+  const size = CHUNK[e.served.store.kind]
+  for (let i = 0; i < left.length; i += size) {
+    const chunk = left.slice(i, i + size)
     const pending = chunk.filter(op => op.outcome === null)
     await run.transaction(async (tx) => {
       if (pending.length > 0) await applyInTx(e, tx, call, pending)
