@@ -135,18 +135,22 @@ export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler
     const json = s as Json
     return { key, hasDefault: json.default !== undefined, copy: copier(json.default), nullable: isNullable(s), nested: valueFiller(json) }
   })
+  const known = new Set(steps.map(st => st.key))
+  // A new object with the fields in the schema's order: every write's values share one shape,
+  // where filling the caller's object in place gave each a shape of its own.
   return (value) => {
+    const out: Json = {}
     for (const st of steps) {
       let v = value[st.key]
       if (v === undefined) {
         if (st.hasDefault) v = st.copy()
         else if (st.nullable) v = null
         else continue
-        value[st.key] = v
       }
-      if (st.nested !== null && v !== null) value[st.key] = st.nested(v)
+      out[st.key] = st.nested !== null && v !== null ? st.nested(v) : v
     }
-    return value
+    for (const key in value) if (!known.has(key)) out[key] = value[key]
+    return out
   }
 }
 

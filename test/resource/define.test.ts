@@ -164,6 +164,9 @@ t.test('write schemas: required unless omittable; nested members too; PATCH all 
   const a = fill({ name: 'a' })
   const b = fill({ name: 'b' })
   t.not(a.list, b.list, 'defaults are copied, never shared')
+  const given = { name: 'g', extra: 1 }
+  t.same(fill(given), { name: 'g', count: 0, note: null, meta: null, list: [], extra: 1 }, 'a value the schema does not name is kept')
+  t.same(given, { name: 'g', extra: 1 }, 'the value filled is left as it was')
   t.same(fill({ name: 'n', meta: null, list: 'x' as never }), { name: 'n', count: 0, note: null, meta: null, list: 'x' })
   t.same(fillerOf({ o: Type.Object({ v: Nullable(Type.String()) }) })({ o: [1] as never }), { o: [1] }, 'a wrong shape is left for validation')
   // Each kind of default, a fresh copy each time.

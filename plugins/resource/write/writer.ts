@@ -291,7 +291,7 @@ export class Writer {
     } else if (op.action === 'change') {
       fields = Object.keys(op.values)
       // The fields as a write stores them: defaults and nulls filled, nested ones too.
-      result.values = this.fillAll({ ...op.values })
+      result.values = this.fillAll(op.values)
     } else if (op.action === 'transition' && decision.step === 'update') {
       const action = this.rules.actions.get(op.transition as string) as NonNullable<ReturnType<Rules['actions']['get']>>
       const at = this.now().toISOString()
@@ -302,7 +302,7 @@ export class Writer {
       // Restoring: what a unique value taken meanwhile is named by.
       result.values = { ...row }
     } else if (op.action !== 'delete') {
-      result.values = this.fillAll({ ...op.values })
+      result.values = this.fillAll(op.values)
     }
     return { result, kind: decision.step, fields, write: { id: op.id, etag: newEtag(), values: result.values } }
   }
@@ -312,7 +312,7 @@ export class Writer {
     const { op } = result
     if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: newEtag(), values: {} } }
     if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: op.values } }
-    result.values = this.fillAll({ ...op.values })
+    result.values = this.fillAll(op.values)
     return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: newEtag(), values: result.values } }
   }
 
