@@ -190,8 +190,8 @@ export async function runEvents ({ url, log }) {
     const deadline = Date.now() + 30_000
     while (await hook.received() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     await service.stop()
-    await db.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
-      SELECT d.ctx, gen_random_uuid()::text, d.subscription_id, d.event_type, d.payload, d.request_id, 'PENDING', now(), now()
+    await db.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, entity, request_id, status, next_attempt_at, created_at)
+      SELECT d.ctx, gen_random_uuid()::text, d.subscription_id, d.event_type, d.payload, d.entity, d.request_id, 'PENDING', now(), now()
       FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
     log(`  ${fmt(events)} deliveries due; starting the service`)
     const before = await hook.received()

@@ -34,6 +34,12 @@ export interface TableWrite {
   guard?: Guard | null
   /** Also answer the (one) row's ETag and deletion as the statement found it (`WriteOutcome.current`). */
   current?: boolean
+  /**
+   * Prepare the statement under a name of its own (default true). False for a text shaped by
+   * a request (the fields a PATCH names): the driver then prepares the texts that repeat, up to
+   * its bound (`PoolOptions.preparedStatements`).
+   */
+  named?: boolean
   /** An idempotency claim the write depends on (IdempotencyKeys.claimPart). */
   claim?: ClaimPart | null
   /** The outbox rows the write adds (EventTables.outboxPart). */
@@ -174,7 +180,7 @@ export class ResourceTable {
     const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false }
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
-    const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
+    const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })
     if (shape.claim === null && shape.outbox === null && !shape.current) {
       for (const row of rows) this.decode(row)
       return { rows, claimed: true, events: 0 }

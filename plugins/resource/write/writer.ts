@@ -286,6 +286,8 @@ export class Writer {
         result.failure = { kind: 'invalid', items: contextFromAjv(this.validateMerged.errors as ErrorObject[], 'body') }
         return null
       }
+      // Only what the patch names changes: the statement sets those columns alone.
+      fields = Object.keys(op.values)
     } else if (op.action === 'set') {
       fields = Object.keys(op.values)
     } else if (op.action === 'change') {
@@ -327,7 +329,9 @@ export class Writer {
   private statementOf (call: WriteCall, run: readonly Step[]): TableWrite {
     const head = run[0] as Step
     const outbox = this.outbox?.part(`${this.def.name}.${changeOf(head)}`, call) ?? null
-    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox }
+    // A patch's fields are the client's choice: its texts are left to the driver, which
+    // prepares those that repeat, up to its bound.
+    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox, named: head.result.op.action !== 'patch' }
   }
 
   private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
