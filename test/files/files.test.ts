@@ -190,6 +190,18 @@ t.test('files plugin alone', async t => {
     t.equal((await app.inject({ method: 'DELETE', url: '/v1/notes/nope/attachment' })).statusCode, 404, 'an unknown entity')
   })
 
+  t.test('an upload repeated with its Svc-Idempotency-Key is answered, not applied again', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    const headers = { 'content-type': 'application/pdf', 'svc-idempotency-key': `key-${crypto.randomUUID()}` }
+    t.equal((await app.inject({ method: 'PUT', url, headers, payload: 'first' })).statusCode, 204)
+    const stored = JSON.parse((await app.inject({ url: note.url })).body)
+    const again = await app.inject({ method: 'PUT', url, headers, payload: 'first' })
+    t.equal(again.statusCode, 204)
+    t.equal(again.headers.etag, undefined, 'a replay names no new ETag')
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).etag, stored.etag, 'nothing written again')
+  })
+
   t.test('a file lives as long as its entity: a hard delete removes it, a new entity of the same id has none', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`

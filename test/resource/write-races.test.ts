@@ -1,5 +1,6 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import { Unavailable } from '../../store/errors.js'
 import type { QueryOptions, QueryResult } from '../../store/types.js'
 import { pglite } from '../support/databases.js'
 import { build, headers } from './helper.js'
@@ -29,6 +30,16 @@ t.test('a change between the read and the write', async t => {
       await hook()
     }
     return result
+  }
+  // The locked transaction's database gone, once.
+  let failTransaction = false
+  const transaction = store.transaction
+  store.transaction = async (fn, options) => {
+    if (failTransaction) {
+      failTransaction = false
+      throw new Unavailable()
+    }
+    return await transaction(fn, options)
   }
   const app = await build(t, store)
   const call = async (method: string, url: string, payload?: unknown, extra: Record<string, string> = {}): Promise<{ status: number, body: Json | null, etag: string | undefined }> => {
@@ -72,6 +83,15 @@ t.test('a change between the read and the write', async t => {
     t.equal(patched.status, 404)
     const b = await author()
     t.equal((await call('PATCH', `/v1/authors/${b.id as string}`, { name: 'Free' }, { 'svc-idempotency-key': key })).status, 204, 'the key was not kept')
+  })
+
+  t.test('the database gone when it is decided again: 503, nothing changed', async t => {
+    const a = await author()
+    afterRead = changeEmail(a.id, 'third@example.com')
+    failTransaction = true
+    const patched = await call('PATCH', `/v1/authors/${a.id as string}`, { name: 'Lost' })
+    t.equal(patched.status, 503)
+    t.match((await call('GET', `/v1/authors/${a.id as string}`)).body, { name: a.name, email: 'third@example.com' })
   })
 
   t.test('a key taken by another request just before the write: answered as that one', async t => {

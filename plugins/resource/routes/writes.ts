@@ -105,7 +105,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
   let result: WriteResult | null
   try {
-    if (also === undefined && s.writer.single) {
+    if (also === undefined) {
       const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim))
       if ('replay' in outcome) {
         // Another method, path or body: the idempotency plugin's own 409 says which.

@@ -1,7 +1,6 @@
 import type { ContextItem } from '../../../schemas/problem.js'
 import type { EntityTagList } from '../../conditional/index.js'
 import type { OutboxPart } from '../../../store/statement-parts.js'
-import type { Tx } from '../../../store/types.js'
 
 type Row = Record<string, unknown>
 
@@ -85,12 +84,6 @@ export interface WriteCall {
   /** The requestId of the request that asked for the change (a job's: the request that created it); events carry it. */
   requestId?: string | null
 }
-
-/**
- * Told of the changes a run made, in the run's transaction, before the caller commits: what
- * it writes there (an event, an outbox row) commits or rolls back with the change itself.
- */
-export type WriteObserver = (tx: Tx, call: WriteCall, changes: readonly WriteResult[]) => Promise<void>
 
 /**
  * Where a resource's changes go as events (the events plugin): each write statement adds its

@@ -12,7 +12,7 @@ import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js
 import { blindGuard } from './blind.js'
 import { decide, type Rules, type StepKind } from './decide.js'
 import { WRITE_RETRIES } from './claims.js'
-import type { WriteCall, WriteObserver, WriteOp, WriteOutbox, WriteResult } from './operations.js'
+import type { WriteCall, WriteOp, WriteOutbox, WriteResult } from './operations.js'
 
 type Row = Record<string, unknown>
 
@@ -109,7 +109,6 @@ export class Writer {
   private readonly rules: Rules
   /** The time a change is made at, for the `'now'` values of transitions; a clock of the caller's in tests. */
   private readonly now: () => Date
-  private readonly observers: WriteObserver[] = []
   private outbox: WriteOutbox | null = null
 
   constructor (def: ResourceDefinition, table: ResourceTable, now: () => Date = () => new Date()) {
@@ -122,22 +121,9 @@ export class Writer {
     this.validateMerged = compileBodyValidator(def.api.bodies.create)
   }
 
-  /**
-   * Calls `observer` after every run that changed entities, in its transaction (the events
-   * plugin writes the run's events there, so they commit exactly when the changes do).
-   */
-  observe (observer: WriteObserver): void {
-    this.observers.push(observer)
-  }
-
   /** Writes the events of every change to `outbox`, in the statement that makes the change (the events plugin). */
   emitTo (outbox: WriteOutbox): void {
     this.outbox = outbox
-  }
-
-  /** Whether `one` can write alone: an observer runs statements of its own in a transaction. */
-  get single (): boolean {
-    return this.observers.length === 0
   }
 
   /**
@@ -240,15 +226,6 @@ export class Writer {
 
   /** Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on a system failure. */
   async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
-    const results = await this.decideAndApply(tx, call, ops)
-    // An atomic run with a failure is rolled back by its caller: nothing happened.
-    if (this.observers.length === 0 || (call.atomic && results.some(r => r.failure !== null))) return results
-    const changes = results.filter(r => r.change !== null)
-    if (changes.length > 0) for (const observer of this.observers) await observer(tx, call, changes)
-    return results
-  }
-
-  private async decideAndApply (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     // A new entity with a server-made id cannot exist yet: nothing to read for it.
     const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
