@@ -1,12 +1,11 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
 import { createStore, quoteIdent, type Store } from '../../store/index.js'
 import { countStatements } from '../support/count-statements.js'
-import { TEST_DATABASE_URL } from '../support/databases.js'
+import { admin, TEST_DATABASE_URL } from '../support/databases.js'
 
 // "Idle is cheap": with nothing pending, the reference service wakes on the database's
 // notifications and keeps only a slow safety poll, so an idle instance costs the database
@@ -28,16 +27,6 @@ async function serverStore (t: Test, url: string): Promise<Store> {
     await admin(url, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)
   })
   return store
-}
-
-async function admin (url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
 }
 
 const engines: Array<{ label: string, skip: string | false, store: (t: Test) => Promise<Store> }> = [

@@ -94,7 +94,7 @@ function serverUrl (): string {
 }
 
 /** Runs one statement on a short-lived connection of its own (schema setup and cleanup). */
-async function admin (url: string, sql: string): Promise<void> {
+export async function admin (url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
