@@ -4,7 +4,8 @@ import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
-import { parseEntityTags, strongMatch, weakMatch, type EntityTagList } from './entity-tags.js'
+import { parseEntityTags, type EntityTagList } from './entity-tags.js'
+import { evaluatePreconditions } from './evaluate.js'
 import { needs } from '../shared/dependencies.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
@@ -87,11 +88,11 @@ export function parsePreconditions (request: FastifyRequest): Preconditions {
  * i.e. the caller answers 304.
  */
 export function evaluateRead (pre: Preconditions | null, etag: string, path: string): boolean {
-  if (pre === null) return false
-  if (pre.ifMatch !== null && !strongMatch(pre.ifMatch, etag)) {
+  const verdict = evaluatePreconditions(pre, etag, { read: true })
+  if (verdict.kind === 'precondition-failed') {
     throw problems.preconditionFailed(`If-Match does not match the current ETag of ${path}; GET it again and retry with its ETag.`, { instance: path })
   }
-  return pre.ifNoneMatch !== null && weakMatch(pre.ifNoneMatch, etag)
+  return verdict.kind === 'not-modified'
 }
 
 /** Turns a 2xx reply into a 304: no body, no content headers, the ETag kept (RFC 9110 §15.4.5). */
@@ -146,7 +147,8 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
       if (pre === null || pre.ifNoneMatch === null || reply.statusCode !== 200) return payload
       if (request.method !== 'GET' && request.method !== 'HEAD') return payload
       const etag = reply.getHeader('etag')
-      if (typeof etag !== 'string' || !weakMatch(pre.ifNoneMatch, etag)) return payload
+      // If-Match is the route's to evaluate (evaluateRead); this hook only answers 304.
+      if (typeof etag !== 'string' || evaluatePreconditions(pre, etag, { read: true }).kind !== 'not-modified') return payload
       notModified(reply)
       // GET: no payload, so Fastify sends no body and no Content-Length. HEAD keeps the
       // payload its own onSend measures: the Content-Length of the 200 is allowed on a 304
@@ -156,6 +158,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   }
 }
 
+export { evaluatePreconditions, type PreconditionRules, type PreconditionVerdict } from './evaluate.js'
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('conditional', ['problem'], conditionalPlugin), { fastify: '5.x', name: 'svc-conditional' })

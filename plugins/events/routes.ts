@@ -4,7 +4,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
-import { strongMatch, type Preconditions } from '../conditional/index.js'
+import { evaluatePreconditions, type Preconditions } from '../conditional/index.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/index.js'
@@ -160,7 +160,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const updated = await stored(async () => await store.transaction(async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
       if (s === null) return null
-      if (pre?.ifMatch != null && !strongMatch(pre.ifMatch, s.etag)) return 'mismatch' as const
+      const verdict = evaluatePreconditions(pre, s.etag)
+      if (verdict.kind === 'precondition-failed') return verdict.header
       return await tables.updateSubscription(tx, request.executionContext, id, {
         url: patch.url ?? s.url,
         events: patch.events ?? s.events,
@@ -171,7 +172,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       }, r.now())
     }))
     if (updated === null) throw notFound(id)
-    if (updated === 'mismatch') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
+    if (updated === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
+    if (updated === 'If-None-Match') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
     return await reply.code(204).header('etag', updated.etag).send()
   })
 
@@ -183,11 +185,11 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     const outcome = await stored(async () => await store.transaction(async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
-      if (pre?.ifMatch != null && (s === null || !strongMatch(pre.ifMatch, s.etag))) return 'mismatch'
+      if (evaluatePreconditions(pre, s?.etag ?? null).kind === 'precondition-failed') return 'mismatch'
       if (s !== null) await tables.deleteSubscription(tx, request.executionContext, id)
       return 'done'
     }))
-    if (outcome === 'mismatch') throw problems.preconditionFailed(`The conditions of If-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
+    if (outcome === 'mismatch') throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
     return await reply.code(204).send()
   })
 

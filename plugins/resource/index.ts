@@ -170,7 +170,6 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
 
 export { defineResource, SERVER_MANAGED, type ResourceDefinition, type ResourceApi, type ResourceStorage, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions, type ServerProperties } from './define.js'
 export { Writer, newEtag, pastTense } from './write/writer.js'
-export { claimed, claimOf, WRITE_RETRIES } from './write/claims.js'
 export type { WriteAction, WriteOp, WriteResult, WriteCall, WriteOutbox, Failure } from './write/operations.js'
 export { Representation } from './representation.js'
 export { storeProblem, upperSnake, type Registry, type Operation } from './problems.js'

@@ -60,6 +60,13 @@ for (const db of databases) {
       const read = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}`)).body
       t.match(read, { description: 'for tests', events: ['author.created', 'author.updated'], active: true, etag })
       t.equal((await call('PATCH', `/v1/webhook-subscriptions/${s.id as string}`, { active: false }, { 'if-match': s.etag })).status, 412)
+      const current = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}`)).headers.get('etag') as string
+      const unchanged = await call('PATCH', `/v1/webhook-subscriptions/${s.id as string}`, { active: false }, { 'if-none-match': current })
+      t.equal(unchanged.status, 412, 'If-None-Match that matches refuses the change')
+      t.match(unchanged.body, { detail: /If-None-Match matches/ })
+      t.equal((await call('GET', `/v1/webhook-subscriptions/${s.id as string}`)).body.active, true, 'nothing changed')
+      t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`, undefined, { 'if-none-match': '*' })).status, 412, 'If-None-Match: * on an existing one')
+      t.equal((await call('PATCH', `/v1/webhook-subscriptions/${s.id as string}`, { active: false }, { 'if-none-match': '"other"' })).status, 204, 'If-None-Match of another tag holds')
       t.equal((await call('PATCH', `/v1/webhook-subscriptions/${s.id as string}`, { active: false })).status, 204, 'If-Match is not required')
       t.equal((await call('PATCH', '/v1/webhook-subscriptions/nope', { active: false })).status, 404)
       t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`, undefined, { 'if-match': s.etag })).status, 412)

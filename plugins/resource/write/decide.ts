@@ -1,4 +1,4 @@
-import { strongMatch, weakMatch } from '../../conditional/index.js'
+import { evaluatePreconditions } from '../../conditional/index.js'
 import type { Action } from '../definition/options.js'
 import type { Failure, WriteOp } from './operations.js'
 
@@ -27,9 +27,11 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
   if (row === undefined) {
     switch (op.action) {
       case 'create':
-      case 'put':
+      case 'put': {
         // An ETag cannot match what does not exist.
-        return op.ifMatch !== null ? { failure: { kind: 'precondition-failed', header: 'If-Match', exists: false } } : { step: 'insert' }
+        const verdict = evaluatePreconditions(op, null)
+        return verdict.kind === 'proceed' ? { step: 'insert' } : { failure: verdict as Failure }
+      }
       // Deleting what does not exist succeeds (Method rules 10: a repeated delete is 204).
       case 'delete':
         return { nothing: true }
@@ -42,16 +44,11 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
   // Deleting it again changes nothing, whatever its conditions, as deleting what does not
   // exist (reference contract, soft delete: "Deleting it again: 204").
   if (op.action === 'delete' && deleted) return { nothing: true }
-  const etag = row.etag as string
-  if (op.ifMatch === null) {
-    // Method rules 13: a client's write of an existing entity that needs its ETag.
-    if (rules.requireIfMatch && op.action !== 'set' && op.action !== 'transition') return { failure: { kind: 'precondition-required' } }
-  } else if (!strongMatch(op.ifMatch, etag)) {
-    return { failure: { kind: 'precondition-failed', header: 'If-Match', exists: true } }
-  }
-  if (op.ifNoneMatch !== null && weakMatch(op.ifNoneMatch, etag)) {
-    return { failure: { kind: 'precondition-failed', header: 'If-None-Match', exists: true } }
-  }
+  // Method rules 13 asks a client's write for the ETag; the server's own (`set`) and an action
+  // (which honours If-Match, reference contract) need none.
+  const requireIfMatch = rules.requireIfMatch && op.action !== 'set' && op.action !== 'transition'
+  const verdict = evaluatePreconditions(op, row.etag as string, { requireIfMatch })
+  if (verdict.kind !== 'proceed') return { failure: verdict as Failure }
   switch (op.action) {
     case 'delete':
       return rules.softDelete ? { step: 'mark-deleted' } : { step: 'delete' }

@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify'
-import type { Store, Tx } from '../../../store/types.js'
-import { fingerprintOf, replayStatus, type IdempotencyClaim, type IdempotencyKeys, type IdempotencyRecord } from '../../idempotency/index.js'
-import { problems } from '../../problem/index.js'
-import { pathOf } from '../../shared/url.js'
+import type { Store, Tx } from '../../store/types.js'
+import type { IdempotencyClaim, IdempotencyKeys, IdempotencyRecord } from '../../store/idempotency-keys.js'
+import { problems } from '../problem/index.js'
+import { pathOf } from '../shared/url.js'
+import { fingerprintOf, replayStatus } from './keys.js'
 
 /**
  * Runs of a write's transaction after a deadlock or a lost insert race (two requests locking
