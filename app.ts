@@ -106,11 +106,11 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
       version: '1.0.0',
       description: [
         'Authors and documents, built only from the svc-conventions plugins.',
-        'Every `/v1` operation needs a bearer token: run `npm run token -- --scope "authors:read authors:write documents:read documents:write"` where the service runs (it signs with `AUTH_JWT_SECRET`), then choose **Authorize** and paste it.',
+        'Every `/v1` operation needs a bearer token: run `npm run token -- --scope "authors:read authors:write documents:read documents:write webhooks:read webhooks:write"` where the service runs (it signs with `AUTH_JWT_SECRET`), then choose **Authorize** and paste it.',
         'Clients send a `User-Agent` of the form `<product>/<major-version>` (`my-client/1`); without one the answer is 403.'
       ].join('\n\n')
     },
-    tokenHelp: 'A JWT signed with the service\'s AUTH_JWT_SECRET, with `sub` (the user) and `scope` (space-separated: authors:read authors:write documents:read documents:write). Where the service runs: `npm run token -- --scope "authors:read documents:read"`.'
+    tokenHelp: 'A JWT signed with the service\'s AUTH_JWT_SECRET, with `sub` (the user) and `scope` (space-separated: authors:read authors:write documents:read documents:write webhooks:read webhooks:write). Where the service runs: `npm run token -- --scope "authors:read documents:read"`.'
   })
   await app.register(docs)
 

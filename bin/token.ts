@@ -6,16 +6,16 @@ import { loadConfig } from '../config.js'
 /**
  * `npm run token -- [--sub ID] [--scope "a b"] [--expires-in 1h]`: prints a bearer token signed
  * with the configured AUTH_JWT_SECRET (the development secret when unset), and nothing else, so
- * that `TOKEN=$(npm run token)` works. It loads the auth plugin alone, not the whole suite.
+ * that `TOKEN=$(npm run -s token)` works (`-s`: without npm's own banner). It loads the auth plugin alone, not the whole suite.
  */
-export const ALL_SCOPES = 'authors:read authors:write documents:read documents:write'
+export const ALL_SCOPES = 'authors:read authors:write documents:read documents:write webhooks:read webhooks:write'
 
 export const TOKEN_USAGE = `usage: npm run token -- [--sub ID] [--scope "a b"] [--expires-in 1h]
 
 Prints a bearer token for the reference service, signed with AUTH_JWT_SECRET (the
 development secret when it is unset), on one line and nothing else:
 
-  TOKEN=$(npm run token)
+  TOKEN=$(npm run -s token)          # -s: without npm's banner
   curl -H "Authorization: Bearer $TOKEN" -H 'User-Agent: me/1.0' http://127.0.0.1:3000/v1/authors
 
   --sub ID          the token's subject, written to createdBy and modifiedBy (default dev-user)

@@ -65,23 +65,23 @@ function start (t: Test, env: Record<string, string>): Running {
   return { child, lines, stderr: () => err, ready, exited }
 }
 
-t.test('npm run token prints the token alone, so TOKEN=$(npm run token) works; --help prints the usage', async (t) => {
+t.test('npm run -s token prints the token alone, so TOKEN=$(npm run -s token) works; --help prints the usage', async (t) => {
   const started = Date.now()
-  const { stdout } = await run('npm', ['run', 'token'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent' } })
+  const { stdout } = await run('npm', ['run', '-s', 'token'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent' } })
   t.comment(`npm run token: ${Date.now() - started} ms`)
   t.match(stdout, /^eyJ[\w-]+\.[\w-]+\.[\w-]+\n$/, 'one line: the token')
   const claims = JSON.parse(Buffer.from(stdout.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>
-  t.match(claims, { sub: 'dev-user', scope: 'authors:read authors:write documents:read documents:write' })
+  t.match(claims, { sub: 'dev-user', scope: 'authors:read authors:write documents:read documents:write webhooks:read webhooks:write' })
 
-  const own = await run('npm', ['run', 'token', '--', '--sub', 'alice', '--scope', 'authors:read'], { cwd: root })
+  const own = await run('npm', ['run', '-s', 'token', '--', '--sub', 'alice', '--scope', 'authors:read'], { cwd: root })
   t.match(JSON.parse(Buffer.from(own.stdout.split('.')[1] as string, 'base64url').toString()), { sub: 'alice', scope: 'authors:read' })
 
-  const help = await run('npm', ['run', 'token', '--', '--help'], { cwd: root })
+  const help = await run('npm', ['run', '-s', 'token', '--', '--help'], { cwd: root })
   t.match(help.stdout, /^usage: npm run token -- \[--sub ID\] \[--scope "a b"\] \[--expires-in 1h\]\n/)
-  t.match(help.stdout, /TOKEN=\$\(npm run token\)/)
-  const bogus = await run('npm', ['run', 'token', '--', '--bogus'], { cwd: root }).then(() => undefined, (err: { code: number, stdout: string, stderr: string }) => err)
+  t.match(help.stdout, /TOKEN=\$\(npm run -s token\)/)
+  const bogus = await run('npm', ['run', '-s', 'token', '--', '--bogus'], { cwd: root }).then(() => undefined, (err: { code: number, stdout: string, stderr: string }) => err)
   t.match(bogus, { stderr: /Unknown option '--bogus'\n\(npm run token -- --help for the options\)/ }, 'a bad option: a message on stderr')
-  t.notMatch(bogus?.stdout, /eyJ/, 'and no token (npm reports the failed script in JSON there, .npmrc)')
+  t.notMatch(bogus?.stdout, /eyJ/, 'and no token')
 })
 
 t.test('npm start: one start-up line says where, the docs, the store and how to get a token; nothing is left in the temp folder', async (t) => {
