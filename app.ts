@@ -137,6 +137,8 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     path: '/v1/webhook-subscriptions',
     retrySchedule: config.webhookRetrySchedule,
     allowInsecureTargets: config.webhookAllowInsecureTargets,
+    // A refused http:// or internal target names the variable that allows it; in production, nothing.
+    allowInsecureTargetsHint: config.production ? false : 'WEBHOOK_ALLOW_INSECURE_TARGETS=true',
     worker: config.webhookDelivery,
     ...opts.events
   })

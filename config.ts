@@ -223,5 +223,6 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
   // On PGlite this process is the only one that can open the data: nothing else would deliver.
   if (raw.webhookDelivery === false && raw.databaseUrl === null) errors.push('WEBHOOK_DELIVERY: false needs DATABASE_URL, where other instances of the service deliver the events this one writes (on PGlite no other instance can open the data, so none would be delivered)')
   if (missing.length > 0 || errors.length > 0) throw new Error(`Invalid configuration:\n- ${[...missing, ...errors].join('\n- ')}`)
+  if (raw.webhookAllowInsecureTargets === true) warnings.push('WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)')
   return { config: raw as Config, warnings }
 }

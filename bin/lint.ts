@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// The package's bin, `svc-conventions <command>`: `lint` here, `migrate` in bin/migrate.ts.
 // svc-conventions lint [--format text|json] [<file> | <url> | -]: lints an OpenAPI 3.x document,
 // JSON or YAML, against the conventions. Exit codes: 0 clean, 1 violations, 2 usage or input errors.
 import { realpathSync } from 'node:fs'
@@ -24,6 +25,22 @@ export const VERSION = (createRequire(import.meta.url)('svc-conventions/package.
 
 export const USAGE = 'usage: svc-conventions lint [--format text|json] [<file> | <url> | -]'
 
+/** Every command of the bin, with its line in `svc-conventions --help`; `binCommand` runs each. */
+export const COMMANDS = {
+  lint: 'lints an OpenAPI 3.x document (a file, a URL or standard input) against the conventions',
+  migrate: 'writes (new) and applies (up) versioned SQL migration files of your resource definitions'
+} as const
+
+/** What `svc-conventions --help` prints: each command on one line. */
+export const BIN_HELP = `usage: svc-conventions <command> [<options>]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, line]) => `  ${name.padEnd(9)}${line}`).join('\n')}
+
+  svc-conventions <command> --help   a command's options
+  -h, --help                         this text
+  -v, --version                      the version of svc-conventions`
+
 export const HELP = `${USAGE}
        svc-conventions --help | --version
 
@@ -44,7 +61,7 @@ Exit codes: 0 no violations, 1 violations, 2 a usage or input error.`
 const FORMATS = { text: formatReport, json: formatJson }
 type Format = keyof typeof FORMATS
 
-type Parsed = { help: true } | { version: true } | { source: string | undefined, format: Format } | { error: string }
+type Parsed = { help: 'bin' | 'lint' } | { version: true } | { source: string | undefined, format: Format } | { error: string }
 
 /** The command line, or what is wrong with it. */
 function parse (argv: readonly string[]): Parsed {
@@ -64,10 +81,10 @@ function parse (argv: readonly string[]): Parsed {
     return { error: (err as Error).message }
   }
   const { values, positionals } = parsed
-  if (values.help === true) return { help: true }
-  if (values.version === true) return { version: true }
   const [command, source, ...extra] = positionals
-  if (command !== 'lint') return { error: command === undefined ? 'no command: use lint' : `unknown command ${JSON.stringify(command)}: use lint` }
+  if (values.help === true) return { help: command === 'lint' ? 'lint' : 'bin' }
+  if (values.version === true) return { version: true }
+  if (command !== 'lint') return { error: `${command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}`}: use ${Object.keys(COMMANDS).join(' or ')} (svc-conventions --help)` }
   if (extra.length > 0) return { error: 'one document at a time' }
   const format = values.format ?? 'text'
   if (format !== 'text' && format !== 'json') return { error: `--format must be text or json, got ${JSON.stringify(format)}` }
@@ -105,7 +122,7 @@ function isJson (text: string, name: string, contentType: string): boolean {
 export async function lintCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
   const args = parse(argv)
   if ('help' in args) {
-    io.out(HELP)
+    io.out(args.help === 'lint' ? HELP : BIN_HELP)
     return 0
   }
   if ('version' in args) {
@@ -156,10 +173,13 @@ export async function lintCommand (argv: readonly string[], io: LintIo = default
   return violations.length === 0 ? 0 : 1
 }
 
+/** The package's one bin on `argv` (without node and the script): `migrate …` is bin/migrate.ts's, the rest this file's. */
+export async function binCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
+  if (argv[0] === 'migrate') return await (await import('./migrate.js')).migrateCommand(argv.slice(1), { out: io.out, err: io.err, env: process.env, cwd: process.cwd() })
+  return await lintCommand(argv, io)
+}
+
 // Through an npm bin symlink argv[1] is the link: compare real paths.
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
-  // The package's one bin: `svc-conventions migrate …` is bin/migrate.ts's.
-  process.exitCode = process.argv[2] === 'migrate'
-    ? await (await import('./migrate.js')).migrateCommand(process.argv.slice(3))
-    : await lintCommand(process.argv.slice(2))
+  process.exitCode = await binCommand(process.argv.slice(2))
 }

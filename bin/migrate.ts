@@ -1,7 +1,8 @@
 // svc-conventions migrate new <name> --resources <module>… | up: versioned SQL migration files
 // (docs/migrations.md). Exit codes: 0 done, 1 failed, 2 usage or input errors.
-import { realpathSync } from 'node:fs'
-import { relative, resolve } from 'node:path'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
@@ -48,11 +49,58 @@ function isDefinition (value: unknown): value is ResourceDefinition {
   return typeof v === 'object' && v !== null && typeof v.collection === 'string' && typeof v.storage?.spec?.table === 'string'
 }
 
+type TsImport = (specifier: string, parent: string) => Promise<Record<string, unknown>>
+
+/** tsx's `tsImport`, from the tsx the project in `cwd` has installed; null without one. */
+async function projectTsx (cwd: string): Promise<TsImport | null> {
+  let manifest: string
+  try {
+    manifest = createRequire(join(cwd, 'package.json')).resolve('tsx/package.json')
+  } catch {
+    return null
+  }
+  // The ES module entry of tsx/esm/api, as its package.json exports it.
+  const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, { import?: string | { default?: string } } | undefined> }).exports?.['./esm/api']?.import
+  const file = typeof entry === 'string' ? entry : entry?.default
+  if (file === undefined) return null
+  const api = await import(pathToFileURL(join(dirname(manifest), file)).href) as { tsImport?: unknown }
+  return typeof api.tsImport === 'function' ? api.tsImport as TsImport : null
+}
+
+const TYPESCRIPT = /\.[cm]?ts$/i
+// Node's refusals of a TypeScript module it has no loader for (Node 20, 22 before type
+// stripping), or that type stripping cannot take (syntax it does not strip, an import of
+// `./x.js` that means `./x.ts`).
+const TYPESCRIPT_REFUSALS = new Set(['ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX', 'ERR_INVALID_TYPESCRIPT_SYNTAX', 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING', 'ERR_MODULE_NOT_FOUND'])
+
+/**
+ * A module of definitions: imported as it is, or, when it is TypeScript this Node.js does not
+ * load, through the project's tsx; without tsx, an error saying how to run the command.
+ */
+async function importDefinitions (m: string, io: MigrateIo): Promise<Record<string, unknown>> {
+  const path = resolve(io.cwd, m)
+  const url = pathToFileURL(path).href
+  try {
+    return await import(url) as Record<string, unknown>
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code
+    if (!TYPESCRIPT.test(path) || !existsSync(path) || typeof code !== 'string' || !TYPESCRIPT_REFUSALS.has(code)) throw err
+    const tsImport = await projectTsx(io.cwd)
+    if (tsImport === null) {
+      throw new TypeError(`${m} is TypeScript, which Node.js ${process.version} does not load by itself (${code}), and the project has no tsx to load it with: ` +
+        'install tsx (npm i -D tsx) and run the command again, which then loads the module through it; ' +
+        'or run the command under tsx as it is, npx tsx node_modules/.bin/svc-conventions migrate … (node --import tsx node_modules/.bin/svc-conventions migrate … once tsx is installed); ' +
+        'or name the compiled .js module instead.')
+    }
+    return await tsImport(url, import.meta.url)
+  }
+}
+
 /** Every resource definition the modules export (arrays of them too), once each, referenced tables first. */
 async function loadDefinitions (modules: readonly string[], io: MigrateIo): Promise<ResourceDefinition[]> {
   const found = new Map<string, ResourceDefinition>()
   for (const m of modules) {
-    const exports = await import(pathToFileURL(resolve(io.cwd, m)).href) as Record<string, unknown>
+    const exports = await importDefinitions(m, io)
     const defs = Object.values(exports).flatMap(v => Array.isArray(v) ? v : [v]).filter(isDefinition)
     if (defs.length === 0) throw new TypeError(`${m} exports no resource definition (defineResource)`)
     for (const d of defs) found.set(d.storage.table, d)

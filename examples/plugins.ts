@@ -1,16 +1,13 @@
 // The examples of docs/plugins/: one small server per plugin, each a region shown on the
-// plugin's page and run by test/examples/plugins.test.ts.
+// plugin's page and run by test/examples/plugins.test.ts. The pages of jobs, csv and bulk show
+// whole programs instead: examples/jobs.ts, csv.ts and bulk.ts.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit,
-  conditional, evaluateRead, openapi, docs, lint, bulk, jobs, query, csv, createStore, Id, Collection,
-  registerCollection, collectionQueryOf, queryMemory
+  conditional, evaluateRead, openapi, docs, lint, Id
 } from 'svc-conventions'
-import { randomUUID } from 'node:crypto'
-import { build as buildLibrary } from './resource.js'
-import { Book, bookFields, books } from './memory-collection.js'
 
 // #region readme-plugin-problem
 export async function problemExample (): Promise<FastifyInstance> {
@@ -109,15 +106,6 @@ export async function conditionalExample (): Promise<FastifyInstance> {
 }
 // #endregion
 
-// #region readme-plugin-bulk
-export async function bulkExample (): Promise<FastifyInstance> {
-  // The library of examples/resource.ts, with PATCH /v1/books for up to 50 operations.
-  const app = await buildLibrary({ jwtSecret: 'an example secret of at least 32 bytes', cursorSecret: 'an example cursor secret' })
-  await app.register(bulk, { maxOperations: 50 })
-  return app
-}
-// #endregion
-
 // #region readme-plugin-openapi
 export async function openapiExample (): Promise<FastifyInstance> {
   const app = Fastify()
@@ -151,60 +139,6 @@ export async function lintExample (): Promise<FastifyInstance> {
   await app.register(lint, { mode: 'error' })
   // Refused at registration: "isActive" is a boolean with an is- prefix [boolean-name].
   app.get('/v1/flags', { schema: { response: { 200: Type.Object({ isActive: Type.Boolean() }) } } }, async () => ({ isActive: true }))
-  return app
-}
-// #endregion
-
-// #region readme-plugin-jobs
-export async function jobsExample (secret: string): Promise<FastifyInstance> {
-  const store = createStore({ dataDir: 'memory' })
-  const app = Fastify()
-  await app.register(problem)
-  await app.register(conventions) // the execution context a job belongs to
-  await app.register(auth, { verifier: { secret } })
-  await app.register(query, { cursorSecret: 'an example cursor secret' }) // pages of GET /v1/jobs
-  await app.register(jobs, { store, path: '/v1/jobs', readScopes: { reports: ['reports:read'] } })
-  // The work: any instance runs it, each unit in a transaction that holds the job.
-  app.jobs.define('REPORT', async (run) => {
-    const rows = await run.transaction(async (tx) => (await tx.query('SELECT count(*)::int AS n FROM jobs')).rows)
-    return { result: { jobs: rows[0]?.n }, completedCount: 1 }
-  })
-  app.post('/v1/reports', { config: { auth: { scopes: ['reports:write'] } } }, async (request, reply) => {
-    // The job is written in the transaction that accepts the work: it exists exactly when that commits.
-    const job = await store.transaction(async (tx) => await app.jobs.enqueue(tx, {
-      ctx: request.executionContext,
-      id: randomUUID(),
-      kind: 'REPORT',
-      collection: 'reports',
-      subject: request.principal?.sub ?? '',
-      input: {},
-      operationCount: 1,
-      requestId: request.requestId
-    }))
-    app.jobs.wake()
-    return reply.accepted(job) // 202, Link: </v1/jobs/<id>>; rel="monitor", the job
-  })
-  app.addHook('onClose', async () => { await store.close() })
-  return app
-}
-// #endregion
-
-// #region readme-plugin-csv
-export async function csvExample (): Promise<FastifyInstance> {
-  const app = Fastify()
-  await app.register(problem)
-  await app.register(conventions)
-  await app.register(query, { cursorSecret: 'an example secret, use 32 random bytes' })
-  await app.register(csv)
-  // GET /v1/books with Accept: text/csv → id,title,year,tags,author.name,author.country
-  // (tags joined with |), the other pages in Link; Accept: image/png → 406.
-  registerCollection(app, {
-    url: '/v1/books',
-    collection: { fields: bookFields, defaultLimit: 2 },
-    schema: { response: { 200: Collection(Book) } },
-    config: { csv: true },
-    handler: async (request, reply) => await reply.sendCollection(queryMemory(books, collectionQueryOf(request), bookFields))
-  })
   return app
 }
 // #endregion

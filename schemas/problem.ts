@@ -5,7 +5,8 @@ export const ContextItem = Type.Object({
   code: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$', maxLength: 100 })),
   message: Type.String({ minLength: 1, maxLength: 1000 }),
   field: Type.Optional(Type.String({ maxLength: 1000 })),
-  source: Type.Optional(Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('header')])),
+  // `path` for path parameters: the convention names body, query and header only.
+  source: Type.Optional(Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('header'), Type.Literal('path')])),
   value: Type.Optional(Type.String({ maxLength: 1000 }))
 }, { $id: 'ContextItem', additionalProperties: true })
 export type ContextItem = Static<typeof ContextItem>
@@ -25,7 +26,7 @@ export const Problem = Type.Object({
   examples: [{
     title: 'Invalid Data',
     status: 400,
-    detail: 'The request body has 1 invalid field; correct it and retry.',
+    detail: 'The request has 1 invalid value; see context for each one.',
     instance: '/v1/documents',
     requestId: '6f1c2d4e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
     context: [{ code: 'INPUT_BLANK', message: 'must not be blank', field: 'name', source: 'body', value: '' }]

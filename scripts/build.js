@@ -108,6 +108,8 @@ async function runFile ({ file, rest }) {
   await import(pathToFileURL(path).href)
 }
 
+// npm pack runs prepare after prepack, which has built dist/ afresh already: one build is enough.
+if (args.has('--template') && ['pack', 'publish'].includes(process.env.npm_command ?? '')) process.exit(0)
 if (args.has('--clean')) rmSync(dist, { recursive: true, force: true })
 const needed = !args.has('--if-needed') || !upToDate()
 if (needed && args.has('--if-needed')) say('sources changed since the last build: building dist/')

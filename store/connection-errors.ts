@@ -10,6 +10,8 @@ export interface ServerTarget {
   user: string
   /** Whether the URL asks for TLS (`sslmode` other than `disable`, or `ssl=true`). */
   tls: boolean
+  /** Whether a password is given, in the URL or in PGPASSWORD (pg reads both); never the password itself. */
+  password: boolean
 }
 
 function osUser (): string {
@@ -30,7 +32,7 @@ export function serverTarget (databaseUrl: string): ServerTarget {
   try {
     url = parse(databaseUrl)
   } catch {
-    return { host: 'localhost', port: 5432, database: '(unreadable URL)', user: '(unreadable URL)', tls: false }
+    return { host: 'localhost', port: 5432, database: '(unreadable URL)', user: '(unreadable URL)', tls: false, password: false }
   }
   const host = url.host === null || url.host === undefined || url.host === '' ? 'localhost' : url.host
   const port = url.port === null || url.port === undefined || url.port === '' ? 5432 : Number(url.port)
@@ -38,7 +40,8 @@ export function serverTarget (databaseUrl: string): ServerTarget {
   const database = url.database === null || url.database === undefined || url.database === '' ? user : url.database
   const sslmode = (url as { sslmode?: string }).sslmode
   const tls = sslmode !== undefined ? sslmode !== 'disable' : url.ssl !== undefined && url.ssl !== false
-  return { host, port, database, user, tls }
+  const password = (url.password ?? '') !== '' || (process.env.PGPASSWORD ?? '') !== ''
+  return { host, port, database, user, tls, password }
 }
 
 /** `database "app" on db.internal:5432 as user "svc"`: no password, ever. */
@@ -73,7 +76,9 @@ function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {
   if (isDatabaseError(err)) {
     switch (err.code) {
       case '3D000': return `The database "${t.database}" does not exist on ${server}: check the database name in DATABASE_URL, or create it.`
-      case '28P01': return `Authentication failed for user "${t.user}" on ${server}: check the user and password in DATABASE_URL.`
+      case '28P01': return t.password
+        ? `Authentication failed for user "${t.user}" on ${server}: check the user and password in DATABASE_URL.`
+        : noPassword(t, server)
       case '28000': return t.tls
         ? `${capital(server)} does not accept user "${t.user}" for database "${t.database}" (no pg_hba.conf entry): check the user and database in DATABASE_URL, and the server's pg_hba.conf.`
         : `${capital(server)} does not accept user "${t.user}" for database "${t.database}" without TLS (no pg_hba.conf entry): if the server requires TLS, add ?sslmode=require to DATABASE_URL; else check the user, the database and the server's pg_hba.conf.`
@@ -95,10 +100,17 @@ function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {
     return `The TLS certificate of ${server} was not accepted (${code}): check the sslmode and sslrootcert in DATABASE_URL.`
   }
   // pg's own refusals carry no code: these are its fixed English texts, not the server's.
+  // A server that asks for SCRAM-SHA-256 when there is no password: pg refuses before it answers.
+  if (/client password must be a (non-empty )?string/i.test(message)) return noPassword(t, server)
   if (/does not support SSL/i.test(message)) return `${capital(server)} does not support TLS, which DATABASE_URL asks for: remove sslmode (or ssl) from DATABASE_URL, or enable TLS on the server.`
   if (/timeout/i.test(message)) return `No connection to ${server} within ${timeoutMs} ms: check that the server answers (a host that drops packets, a firewall, an overloaded server), or whether every connection of the pool was busy for that long.`
   if (/terminated unexpectedly|Connection terminated/i.test(message)) return `${capital(server)} closed the connection while it was being opened: check whether the server requires TLS (add ?sslmode=require to DATABASE_URL), and the server's log.`
   return `${capital(server)} cannot be reached${code === undefined ? '' : ` (${code})`}: check DATABASE_URL and that the server is running.`
+}
+
+/** An authentication failure for want of a password: the server asks for one, DATABASE_URL gives none. */
+function noPassword (t: ServerTarget, server: string): string {
+  return `Authentication failed for user "${t.user}" on ${server}: the server asks for a password and DATABASE_URL has none; add it to DATABASE_URL (postgres://user:password@host/database), or set PGPASSWORD.`
 }
 
 function capital (text: string): string {

@@ -4,7 +4,7 @@ import type { ContextItem } from '../../schemas/problem.js'
 import { TransactionMode, type BulkActionValue } from '../../schemas/bulk.js'
 import { Nullable, UpperSnakeEnum } from '../../schemas/types.js'
 import { invalidData, type ProblemError } from '../problem/index.js'
-import { contextFromAjv } from '../problem/index.js'
+import { contextFromAjv, ROOT_FIELD } from '../problem/index.js'
 
 /** One operation of a bulk request as sent; its `entity` is checked per operation. */
 export interface RawOperation {
@@ -71,13 +71,8 @@ export function tooMany (n: number, max: number, asyncMax: number | null, items:
 /** The 400 of an envelope that fails its schema; the detail states the maximum when it was passed. */
 export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, maxOperations: number, asyncMax: number | null = null): ProblemError {
   const items: ContextItem[] = contextFromAjv(errors, 'body')
-  for (const item of items) {
-    // The body itself is not an object: there is no field to name.
-    if (item.field === '') {
-      delete item.field
-      item.message = 'must be a JSON object with an operations array'
-    }
-  }
+  // The body itself is not an object: its root is the field.
+  for (const item of items) if (item.field === ROOT_FIELD) item.message = 'must be a JSON object with an operations array'
   const over = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
   if (!over) return invalidData(items)
   return tooMany(((body as Envelope).operations).length, maxOperations, asyncMax, items)

@@ -47,7 +47,7 @@ export async function applyInTx (e: Endpoint, tx: Tx, call: WriteCall, ops: read
 
 /** ATOMIC: the operations not applied because others failed. */
 export function settleAtomic (ops: readonly Operation[]): void {
-  const failures = ops.filter(isFailed).map(op => op.index)
+  const failures = ops.filter(isFailed)
   if (failures.length === 0) return
   for (const op of ops) if (!isFailed(op)) op.outcome = rolledBack(failures)
 }

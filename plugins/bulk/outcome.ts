@@ -82,11 +82,19 @@ export function preconditionFailed (def: ResourceDefinition, op: Operation, exis
   ])
 }
 
+/**
+ * An operation as a detail names it: zero-based like the context items' fields (`operations[2]`),
+ * with the client's operationId when it sent one (otherwise the index is the operationId).
+ */
+export function operationName (op: Pick<Operation, 'index' | 'operationId'>): string {
+  const name = `operations[${op.index}]`
+  return op.operationId === String(op.index) ? name : `${name} (operationId ${JSON.stringify(op.operationId)})`
+}
+
 /** ATOMIC: an operation that was not applied because others failed. */
-export function rolledBack (failures: readonly number[]): Outcome {
-  const which = failures.length === 1
-    ? `operation ${String(failures[0])}`
-    : `operations ${failures.slice(0, -1).join(', ')} and ${String(failures.at(-1))}`
+export function rolledBack (failures: readonly Operation[]): Outcome {
+  const names = failures.map(operationName)
+  const which = names.length === 1 ? names[0] as string : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`
   return failed(`Not applied: the ATOMIC bulk request was rolled back because ${which} failed.`, [
     { code: 'ROLLED_BACK', message: `was not applied because ${which} failed` }
   ])

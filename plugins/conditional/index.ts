@@ -34,6 +34,9 @@ export interface Preconditions {
   ifNoneMatch: EntityTagList | null
 }
 
+// Where a request keeps its parsed headers, behind the `preconditions` accessor.
+const kPreconditions = Symbol('svc-conditional.preconditions')
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Conditional requests on this route: `false` off, or its rules. */
@@ -42,6 +45,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** `If-Match` / `If-None-Match` parsed; null on routes with `config.conditional = false`. */
     preconditions: Preconditions | null
+    [kPreconditions]?: Preconditions | null
   }
 }
 
@@ -107,8 +111,17 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   const notModifiedOn = opts.notModified ?? defaults.notModified
   if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
 
+  // An accessor on the prototype, not a value: Fastify copies value decorators into the
+  // contexts created after them only, while this plugin's hooks also run in the contexts
+  // created before it (routes registered earlier, such as /health or the docs), where a
+  // value decorator would leave the property undefined.
   // Guarded: a context registered below another one with its own options inherits it.
-  if (!fastify.hasRequestDecorator('preconditions')) fastify.decorateRequest('preconditions', null)
+  if (!fastify.hasRequestDecorator('preconditions')) {
+    fastify.decorateRequest('preconditions', {
+      getter (this: FastifyRequest): Preconditions | null { return this[kPreconditions] ?? null },
+      setter (this: FastifyRequest, value: Preconditions | null): void { this[kPreconditions] = value }
+    })
+  }
 
   fastify.addHook('onRoute', (route) => {
     const config: unknown = route.config?.conditional

@@ -47,6 +47,10 @@ export function tagsSorter (a: string, b: string): number {
   return Number(a === 'default') - Number(b === 'default') || a.localeCompare(b)
 }
 
+// Swagger UI's top bar shows a logo (@fastify/swagger-ui's Fastify one, or Swagger's with
+// `logo: null`); the page is the service's, so it shows none, and its title names the document.
+const NO_LOGO = { filename: 'svc-docs.css', content: '.swagger-ui .topbar .topbar-wrapper > a.link { display: none; }' }
+
 /**
  * Serves the OpenAPI document of the openapi plugin (register that one first) in Swagger UI,
  * with its assets from the package itself: the page fetches nothing from elsewhere.
@@ -58,6 +62,12 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
   if (typeof routePrefix !== 'string' || !/^\/[^?#]*[^/?#]$/.test(routePrefix)) throw new TypeError(`docs plugin: routePrefix must be a path without a trailing slash, got ${String(routePrefix)}`)
   if (typeof title !== 'string' || title.length === 0) throw new TypeError(`docs plugin: title must be a non-empty string, got ${String(title)}`)
 
+  // The page reads the document the service serves (`/openapi.json`), not the copy
+  // @fastify/swagger-ui serves at `<routePrefix>/json`, which only stands in when the openapi
+  // plugin serves none. Through `urls`, @fastify/swagger-ui's documented way: it fixes `url`.
+  const document = fastify.openapiDocument
+  const url = document.path ?? `${fastify.prefix}${routePrefix}/json`
+
   // Loaded at registration only: importing the suite loads no Swagger UI.
   const { default: swaggerUi } = await import('@fastify/swagger-ui')
   // A child context: its onRoute hook reaches only the routes Swagger UI adds.
@@ -65,12 +75,14 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
     child.addHook('onRoute', publicRoute)
     await child.register(swaggerUi, {
       routePrefix,
-      theme: { title },
+      // No logo of its own either (its types omit null, which it reads as "none").
+      logo: null as never,
+      theme: { title, css: [NO_LOGO] },
       // No "valid" badge: that would ask validator.swagger.io about the document.
       validatorUrl: false,
       // Authorize once, and the token survives a reload of the page.
       // @fastify/swagger-ui types the sorter over strings; Swagger UI hands it operations.
-      uiConfig: { deepLinking: true, docExpansion: 'list', operationsSorter: operationsSorter as unknown as (a: string, b: string) => number, tagsSorter, persistAuthorization: true }
+      uiConfig: { urls: [{ url, name: document.title }], deepLinking: true, docExpansion: 'list', operationsSorter: operationsSorter as unknown as (a: string, b: string) => number, tagsSorter, persistAuthorization: true }
     })
   })
 }

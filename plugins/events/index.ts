@@ -46,6 +46,13 @@ export interface EventsPluginOptions {
   retrySchedule?: string | readonly number[]
   /** Accept `http://` URLs and internal addresses (local development and tests only). Default false. */
   allowInsecureTargets?: boolean
+  /**
+   * How the refusal of an `http://` URL or an internal address names the setting that allows it
+   * (`allowInsecureTargets`), so that a developer knows what to turn on: a service that reads it
+   * from its environment names its variable (`'WEBHOOK_ALLOW_INSECURE_TARGETS=true'`); `false`
+   * names nothing. Default `'the allowInsecureTargets option of the events plugin'`.
+   */
+  allowInsecureTargetsHint?: string | false
   /** How long an attempt waits for a 2xx, in ms. Default 15 000. */
   timeoutMillis?: number
   /** Deliveries FAILED in a row that switch a subscription off. Default 20. */
@@ -138,6 +145,7 @@ const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   extraEventTypes: true,
   retrySchedule: true,
   allowInsecureTargets: true,
+  allowInsecureTargetsHint: true,
   timeoutMillis: true,
   maxFailures: true,
   worker: true,
@@ -206,6 +214,8 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (schedule === null) throw new TypeError(`events plugin: retrySchedule must be comma-separated durations such as "5s,5m,30m" or an array of milliseconds, got ${JSON.stringify(rawSchedule)}`)
   const allowInsecure = opts.allowInsecureTargets ?? false
   if (typeof allowInsecure !== 'boolean') throw new TypeError(`events plugin: allowInsecureTargets must be a boolean, got ${String(allowInsecure)}`)
+  const hint = opts.allowInsecureTargetsHint ?? 'the allowInsecureTargets option of the events plugin'
+  if (hint !== false && (typeof hint !== 'string' || hint.trim() === '')) throw new TypeError(`events plugin: allowInsecureTargetsHint must be a non-empty string or false, got ${JSON.stringify(hint)}`)
   const worker = opts.worker ?? defaults.worker
   if (typeof worker !== 'boolean') throw new TypeError(`events plugin: worker must be a boolean, got ${String(worker)}`)
   const timeoutMillis = positiveInteger('timeoutMillis', opts.timeoutMillis ?? defaults.timeoutMillis)
@@ -300,7 +310,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   }
 
   if (path !== false) {
-    registerSubscriptionRoutes(fastify, { path, store, tables, eventTypes: types, readScopes, writeScopes, allowInsecure, resolver, now })
+    registerSubscriptionRoutes(fastify, { path, store, tables, eventTypes: types, readScopes, writeScopes, allowInsecure, allowedBy: hint === false ? null : hint, resolver, now })
   }
 }
 

@@ -23,6 +23,8 @@ export interface SubscriptionRoutes {
   readScopes: readonly string[]
   writeScopes: readonly string[]
   allowInsecure: boolean
+  /** The setting that allows what `allowInsecure` allows, named in the refusals; null: none. */
+  allowedBy: string | null
   resolver: Resolver
   now: () => Date
 }
@@ -97,7 +99,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   }
 
   async function checkTarget (url: string): Promise<void> {
-    const refusal = await refuseTarget(url, r.allowInsecure, r.resolver)
+    const refusal = await refuseTarget(url, r.allowInsecure, r.resolver, r.allowedBy)
     if (refusal !== null) {
       throw invalidData([{ code: refusal.code, message: refusal.message, field: 'url', source: 'body', value: url }],
         `The url breaks a rule for webhook targets: it ${refusal.message}.`)

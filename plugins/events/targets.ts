@@ -66,12 +66,14 @@ function literalOf (hostname: string): string | null {
 
 /**
  * Checks a subscriber's URL when it is saved: `https://`, and every address its host has is a
- * public one. `allowInsecure` (local development, tests) accepts any http(s) URL.
+ * public one. `allowInsecure` (local development, tests) accepts any http(s) URL. `allowedBy`
+ * names the setting that turns `allowInsecure` on, for the refusals it would lift; null: none named.
  */
-export async function refuseTarget (url: string, allowInsecure: boolean, resolve: Resolver): Promise<TargetRefusal | null> {
+export async function refuseTarget (url: string, allowInsecure: boolean, resolve: Resolver, allowedBy: string | null = null): Promise<TargetRefusal | null> {
   const parsed = new URL(url)
   if (allowInsecure) return null
-  if (parsed.protocol !== 'https:') return { code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }
+  const hint = allowedBy === null ? '' : ` (in local development, ${allowedBy} allows it)`
+  if (parsed.protocol !== 'https:') return { code: 'URL_NOT_HTTPS', message: `must be an https:// URL${hint}` }
   const literal = literalOf(parsed.hostname)
   let addresses: string[]
   if (literal !== null) addresses = [literal]
@@ -84,7 +86,7 @@ export async function refuseTarget (url: string, allowInsecure: boolean, resolve
   }
   if (addresses.length === 0) return { code: 'URL_UNRESOLVABLE', message: 'must name a host that resolves to an address' }
   if (addresses.some(isInternalAddress)) {
-    return { code: 'URL_INTERNAL_ADDRESS', message: 'must not resolve to a loopback, private, link-local or other internal address' }
+    return { code: 'URL_INTERNAL_ADDRESS', message: `must not resolve to a loopback, private, link-local or other internal address${hint}` }
   }
   return null
 }

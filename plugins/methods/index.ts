@@ -34,33 +34,65 @@ function catchAll (params: Record<string, string | undefined>, path: string): bo
 }
 
 /**
+ * How many characters of a path a match took from its parameters. The router prefers a fixed
+ * segment to a parameter within one method; across methods a path belongs alike to the routes
+ * that take the most of it literally, so `POST /v1/things/search` owns that path and
+ * `GET /v1/things/:id` does not serve the id `search` there (405, not its 404).
+ */
+function parameterLength (params: Record<string, string | undefined>): number {
+  let taken = 0
+  // A match's parameters are strings (an optional one that is absent has no key).
+  for (const key in params) taken += (params[key] as string).length
+  return taken
+}
+
+/**
  * Method semantics of the convention: Fastify answers 404 for a known path with a method it
  * lacks (fastify#917), so a request that matched no route is looked up again in the app's own
  * router (`findRoute`) under every method it serves: OPTIONS gets 204 with `Allow`, any other
- * method 405 with `Allow`, and only a truly unknown path stays a 404. The app's router, not a
- * copy of it, so its options hold alike (`ignoreTrailingSlash`, `caseSensitive`, duplicate
- * slashes, constraints, HEAD routes or none), whether set in `routerOptions` or at the top.
+ * method 405 with `Allow`, and only a truly unknown path stays a 404. A path that a route of one
+ * method takes literally is not served by another method's parametric route (parameterLength).
+ * The app's router, not a copy of it, so its options hold alike (`ignoreTrailingSlash`,
+ * `caseSensitive`, duplicate slashes, constraints, HEAD routes or none), whether set in
+ * `routerOptions` or at the top.
  */
 async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptions): Promise<void> {
   refuseUnknownOptions('methods', opts, OPTION_KEYS)
   const answerOptions = opts.options ?? true
   if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${String(answerOptions)}`)
 
-  function allowedMethods (path: string): string[] | null {
-    const allowed: string[] = []
+  /**
+   * The routes that match a path under each method (a catch-all's aside), with how much of it
+   * each took from parameters. Without constraints: a constrained route is not found.
+   */
+  function matches (path: string): Array<{ method: string, taken: number }> {
+    const found: Array<{ method: string, taken: number }> = []
     for (const method of fastify.supportedMethods) {
-      const found = fastify.findRoute({ method: method as HTTPMethods, url: path })
-      if (found !== null && !catchAll(found.params, path)) allowed.push(method)
+      const match = fastify.findRoute({ method: method as HTTPMethods, url: path })
+      if (match !== null && !catchAll(match.params, path)) found.push({ method, taken: parameterLength(match.params) })
     }
-    if (allowed.length === 0) return null
+    return found
+  }
+
+  function allowedMethods (path: string): string[] | null {
+    const found = matches(path)
+    if (found.length === 0) return null
+    // The path belongs to the routes that take most of it literally (parameterLength).
+    const least = Math.min(...found.map(m => m.taken))
+    const allowed = found.filter(m => m.taken === least).map(m => m.method)
     if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS')
     return allowed.sort((a, b) => rank(a) - rank(b))
   }
   fastify.decorate('allowedMethods', allowedMethods)
 
   fastify.addHook('onRequest', async function methodsHook (request, reply) {
-    if (!matchedNoRoute(request)) return
     const path = pathOf(request.url)
+    if (!matchedNoRoute(request)) {
+      // A matched route serves the request unless another method's route takes more of the path
+      // literally (parameterLength): the id route does not serve `GET <collection>/search`.
+      const taken = parameterLength(request.params as Record<string, string>)
+      if (taken === 0 || !matches(path).some(m => m.taken < taken)) return
+    }
     const allowed = allowedMethods(path)
     if (allowed === null) return
     const allow = allowed.join(', ')

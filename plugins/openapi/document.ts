@@ -51,6 +51,25 @@ export function addPatterns (node: unknown): unknown {
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options']
 
+/** Marks an operation whose route takes a body without requiring it (operation.ts); @fastify/swagger copies `x-` keys of a route schema to it. */
+export const OPTIONAL_BODY = 'x-optional-body'
+
+/**
+ * @fastify/swagger marks every request body required; the operations marked `OPTIONAL_BODY`
+ * (a route that reads a missing body as its default, such as an action's) say it may be left
+ * out instead. Changes `paths` in place.
+ */
+export function optionalBodies (paths: Json): void {
+  for (const item of Object.values(paths)) {
+    for (const method of METHODS) {
+      const op = (item as Json)[method] as Json | undefined
+      if (op?.[OPTIONAL_BODY] === undefined) continue
+      delete op[OPTIONAL_BODY]
+      if (isObject(op.requestBody)) op.requestBody.required = false
+    }
+  }
+}
+
 /**
  * Keeps every operationId once (OpenAPI 3.1 §4.8.10: unique among all operations): a
  * repeated one gets the number of its occurrence (`getThing2`). Changes `paths` in place.

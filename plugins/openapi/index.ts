@@ -6,7 +6,7 @@ import { CursorPaging, OffsetPaging } from '../../schemas/collection.js'
 import { BulkContextItem, BulkOperationResult, BulkResponse } from '../../schemas/bulk.js'
 import { optionsOperation } from './allow.js'
 import { exampleOf, shareComponents } from './components.js'
-import { addPatterns, uniqueOperationIds } from './document.js'
+import { addPatterns, optionalBodies, uniqueOperationIds } from './document.js'
 import { factsOf, unroutedFacts } from './facts.js'
 import { nameOperation } from './naming.js'
 import { everyOperationHeaders } from './headers.js'
@@ -43,6 +43,10 @@ export interface OpenApiPluginOptions {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where the document is served (with the route prefix), or null when `routePrefix` is false; and its title. */
+    openapiDocument: { path: string | null, title: string }
+  }
   interface FastifyContextConfig {
     /** Extra problem statuses this route can answer (e.g. 409, 412, 428), for the document. */
     problems?: number[]
@@ -52,9 +56,10 @@ declare module 'fastify' {
      * (a webhook's signature), as JSON Schemas by lowercase name, documented only;
      * `responseHeaders` the headers the route sends besides the plugins' ones, by status;
      * `body` the request body a route reads itself (no `schema.body`), as a schema by media
-     * type; `content` a response's schema by media type, by status, for a body that is not JSON.
+     * type; `content` a response's schema by media type, by status, for a body that is not JSON;
+     * `optionalBody: true` a body the route takes but does not require (`requestBody.required: false`).
      */
-    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>> }
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean }
   }
 }
 
@@ -148,6 +153,8 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   if (typeof stateOnce !== 'boolean') throw new TypeError(`openapi plugin: stateOnce must be a boolean, got ${String(stateOnce)}`)
 
   fastify.addSchema(Problem)
+  // For the docs page, which reads this document rather than a copy of its own.
+  fastify.decorate('openapiDocument', { path: routePrefix === false ? null : `${fastify.prefix}${routePrefix}`, title: (opts.info ?? defaults.info).title })
 
   // Read when the document is built (at the first request for it): every route is registered by then.
   const context = (): DocumentContext => ({ commonProblems: common, collections: servedCollections(fastify) })
@@ -226,6 +233,7 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext, stat
     }
   }
   const patterned = addPatterns(paths) as Json
+  optionalBodies(patterned)
   uniqueOperationIds(patterned)
   caseHeaders(patterned)
   omitDefaults(patterned)

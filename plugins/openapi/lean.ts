@@ -240,13 +240,14 @@ export function shareRepeated (doc: Json): Json {
     op.requestBody = { $ref: `#/components/requestBodies/${name}` }
   }
 
-  // Problem answers of any status carrying the same headers are one response (operation.ts
-  // describes them alike): `Problem`, numbered per set of headers. Others are named by status
-  // (`NoContent`), short, for a reference is written at every use; an OPTIONS operation's
-  // answers differ from the others' (no token, no rate limit): `OptionsNoContent`.
+  // Responses are named by status (`NoContent`, `Conflict`: a problem answer of one status,
+  // with its example, operation.ts), short, for a reference is written at every use; numbered
+  // per other shape (another set of headers). The `default` that stands for several problem
+  // statuses is `Problem`; an OPTIONS operation's answers differ from the others' (no token,
+  // no rate limit): `OptionsNoContent`.
   const optionsOps = new Set((Object.values(paths) as Json[]).map(item => item.options))
   const responseName = (op: Json, status: string, r: Json): string =>
-    isProblem(r) ? 'Problem' : (optionsOps.has(op) ? 'Options' : '') + pascal(STATUS_CODES[status] ?? String(r.description))
+    isProblem(r) && status === 'default' ? 'Problem' : (optionsOps.has(op) && !isProblem(r) ? 'Options' : '') + pascal(STATUS_CODES[status] ?? String(r.description))
   const responseNames = nameRepeated(ops.flatMap(op => Object.entries(op.responses as Record<string, Json>).map(([status, r]) => [responseName(op, status, r), r] as [string, unknown])), new Set())
   const shared: Json = {}
   for (const op of ops) {

@@ -21,7 +21,8 @@ const list = (statuses: readonly number[]): string =>
  * so that a reader can tell an operation's from its parameters, body and security.
  */
 export function problemsDescription (statuses: readonly number[]): string {
-  return `A problem (RFC 9457): ${list(statuses)}, as the operation allows (401 where it takes a token, 404 where it names an item, 413 and 415 where it takes a body). Its title says what went wrong; its detail and context items, what to change.`
+  // Short: the document repeats it per set of headers, and it is bounded (test/openapi/document.test.ts).
+  return `A problem (RFC 9457): ${list(statuses)}, as the operation allows (401 where it takes a token, 404 where it names an item, 413 and 415 where it takes a body).`
 }
 
 /**

@@ -5,6 +5,8 @@ import type { RouteFacts } from './facts.js'
 import { cacheableRead, conventionHeaders, responseHeaders } from './headers.js'
 import { nameOperation, successDescription } from './naming.js'
 import { statusesOf } from './statuses.js'
+import { problemExample } from './examples.js'
+import { OPTIONAL_BODY } from './document.js'
 
 type Json = Record<string, unknown>
 
@@ -18,14 +20,13 @@ export interface DocumentContext {
 const DESCRIPTION = 'x-response-description'
 
 /**
- * A problem response, the same whatever its status: the status and the problem's title say
- * what went wrong, so the operations that answer a problem with the same headers share one
- * response object in the document (lean.ts).
+ * A problem response of `status`: described by its title, with an example of its own status
+ * (the Problem schema's is a 400). The operations that answer a status with the same headers
+ * share one response object in the document (lean.ts).
  */
-const PROBLEM_DESCRIPTION = 'A problem: its status and title say what went wrong; its detail and context items, what to change.'
-
-function problemResponse (): Json {
-  return { description: PROBLEM_DESCRIPTION, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } }
+function problemResponse (status: number): Json {
+  const example = problemExample(status)
+  return { description: example.title, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' }, example } } }
 }
 
 // Keys of a response entry that describe the response itself, not its body.
@@ -68,7 +69,7 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
   const response: Record<string, Json> = { ...(doc.response as Record<string, Json> | undefined) }
   // A route without a success schema answers something: @fastify/swagger's own default, a 200.
   if (!Object.keys(response).some(s => s.startsWith('2'))) response[200] = {}
-  for (const status of statusesOf(route, doc, ctx.commonProblems, facts)) response[status] ??= problemResponse()
+  for (const status of statusesOf(route, doc, ctx.commonProblems, facts)) response[status] ??= problemResponse(status)
   doc.headers = conventionHeaders(facts, doc.headers as Json | undefined)
   // RFC 9110 §15.4.5: a read with a matching If-None-Match answers 304 without a body.
   if (cacheableRead(facts) && response[200] !== undefined) response[304] ??= { type: 'null', description: 'Not Modified' }
@@ -107,5 +108,6 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
   const own = config.openapi
   if (own?.description !== undefined) doc.description = [doc.description, own.description].filter(d => d !== undefined).join('\n\n')
   if (own?.internal === true) doc['x-internal'] = true
+  if (own?.optionalBody === true) doc[OPTIONAL_BODY] = true
   return doc
 }

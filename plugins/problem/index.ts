@@ -159,7 +159,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500
       if (status >= 400 && status < 500) {
         // Errors of other plugins with a client status: keep the status, never their internals.
-        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: safeDetail(error) })
+        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: writtenForClient(error) ? safeDetail(error) : UNEXPLAINED })
       } else {
         request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
         pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')
@@ -193,14 +193,27 @@ function setHandler (kind: 'notFound' | 'error', set: () => unknown): void {
   }
 }
 
-/** A 4xx message of a Fastify plugin is meant for the client, but is cut short and kept to one line. */
+/** The detail of a 4xx whose message describes the code rather than the request. */
+const UNEXPLAINED = 'The request cannot be processed as sent; check it against the API description.'
+
+/**
+ * Whether a 4xx error's message was written for the client: Fastify's and its plugins' own
+ * (@fastify/error), and those marked `expose` (http-errors, as @fastify/static raises them).
+ * Any other error given a client status (a TypeError, a stream error Fastify marks 400 while
+ * reading a body) says something about the code, not about the request.
+ */
+function writtenForClient (error: FastifyError & { expose?: unknown }): boolean {
+  return error.name === 'FastifyError' || error.expose === true
+}
+
+/** A 4xx message written for the client, cut short and kept to one line. */
 function safeDetail (error: FastifyError): string | undefined {
   const line = String(error.message).split('\n', 1)[0] as string
   return line === '' ? undefined : line.slice(0, 300)
 }
 
 export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
-export { contextFromAjv, fieldFromPointer } from './validation-context.js'
+export { contextFromAjv, fieldFromPointer, ROOT_FIELD } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
 export { sentRequestId, requestIdSettingsOf, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER, type RequestIdSettings } from './request-id.js'
 export { unavailableProblem } from './unavailable.js'

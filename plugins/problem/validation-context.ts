@@ -2,14 +2,26 @@ import type { ErrorObject } from 'ajv'
 import type { ContextItem } from '../../schemas/problem.js'
 import { describeFormat } from '../../schemas/formats.js'
 
-/** Fastify names the request parts `querystring`/`headers`; the convention says `query`/`header`. */
+/**
+ * Fastify names the request parts `querystring`/`headers`/`params`; the convention says
+ * `query`/`header`, and names no part for path parameters: `path`, as OpenAPI's `in` does
+ * (the convention gives every validation item a source).
+ */
 const SOURCES: Record<string, ContextItem['source'] | undefined> = {
   body: 'body',
   querystring: 'query',
   query: 'query',
   headers: 'header',
-  header: 'header'
+  header: 'header',
+  params: 'path'
 }
+
+/**
+ * The field of a violation by the request part as a whole (a body that is not an object): the
+ * root, as JSONPath writes it. The convention gives every validation item a field, and the
+ * fields below it are relative to it (`pages[0].description`); no camelCase property is `$`.
+ */
+export const ROOT_FIELD = '$'
 
 /** `/pages/0/description` → `pages[0].description` (conventions: context item `field`). */
 export function fieldFromPointer (pointer: string, prefix = ''): string {
@@ -24,6 +36,13 @@ export function fieldFromPointer (pointer: string, prefix = ''): string {
 
 function join (base: string, name: string): string {
   return base === '' ? name : `${base}.${name}`
+}
+
+/** A JSON value's type in the words of a schema's `type`, to say what was sent instead. */
+function typeOf (value: unknown): string {
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  return typeof value
 }
 
 function printable (value: unknown): string | undefined {
@@ -45,7 +64,8 @@ function mapError (e: ErrorObject, prefix: string): Mapped {
       return { code: 'INPUT_NULL', message: 'is required', field: join(field, String(p.missingProperty)) }
     case 'type':
       if (data === null) return { code: 'INPUT_NULL', message: 'must not be null', field }
-      return { code: 'INPUT_INVALID', message: `must be ${String(p.type).replace(',', ' or ')}`, field, value }
+      // The value is a string, as the convention types it: the message says what it was (3.5 is not "3.5").
+      return { code: 'INPUT_INVALID', message: `must be ${String(p.type).replace(',', ' or ')}, not ${typeOf(data)}`, field, value }
     case 'minLength':
       if (typeof data === 'string' && data.trim() === '') return { code: 'INPUT_BLANK', message: 'must not be blank', field, value }
       return { code: 'INPUT_MIN_VALUE', message: `must have at least ${String(p.limit)} characters`, field, value }
@@ -130,7 +150,7 @@ export function contextFromAjv (errors: readonly ErrorObject[], part: string, fi
   const items: ContextItem[] = []
   for (const e of kept) {
     const m = mapError(e, fieldPrefix)
-    const item: ContextItem = { code: m.code, message: m.message, field: m.field }
+    const item: ContextItem = { code: m.code, message: m.message, field: m.field === '' ? ROOT_FIELD : m.field }
     if (source !== undefined) item.source = source
     if (m.value !== undefined) item.value = m.value
     items.push(item)

@@ -5,8 +5,12 @@ import { constraintNames } from '../../store/table/index.js'
 import type { ResourceDefinition } from './define.js'
 import { withArticle } from '../shared/article.js'
 
-/** What the failed statement was doing, to tell the two sides of a foreign key apart. */
-export type Operation = 'write' | 'delete'
+/**
+ * What the failed statement was doing: to tell the two sides of a foreign key apart, and
+ * whether the values came from the request body (`write`) or were the stored ones (`transition`,
+ * such as a restore, which has no body).
+ */
+export type Operation = 'write' | 'delete' | 'transition'
 
 /** Every definition known to the plugin, by table, to name the children that block a delete. */
 export type Registry = ReadonlyMap<string, ResourceDefinition>
@@ -20,23 +24,28 @@ function printable (value: unknown): string | undefined {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
 }
 
-function uniqueProblem (def: ResourceDefinition, err: UniqueViolation, body: Record<string, unknown>): ProblemError {
+/** The context item's `source`: the body, unless the values were the stored ones (a request without a body). */
+type Source = { source: 'body' } | Record<string, never>
+
+function uniqueProblem (def: ResourceDefinition, err: UniqueViolation, body: Record<string, unknown>, source: Source): ProblemError {
   const field = def.storage.spec.unique.find(f => constraintNames.unique(def.storage.table, f) === err.constraint)
   if (field === undefined) {
     return problems.conflict(`${withArticle(def.name, true)} with this id already exists; use another id.`)
   }
   const value = printable(body[field])
-  const detail = field === 'name'
-    ? `${withArticle(def.name, true)} named '${String(value)}' already exists; choose another name.`
-    : `${withArticle(def.name, true)} with ${field} '${String(value)}' already exists; choose another ${field}.`
-  const item: { code: string, message: string, field: string, source: 'body', value?: string } = {
-    code: `UNIQUE_${upperSnake(field)}_VIOLATION`, message: `must be unique among ${def.collection}`, field, source: 'body'
+  const which = field === 'name' ? `named '${String(value)}'` : `with ${field} '${String(value)}'`
+  // Without a body the client cannot choose another value here: the other entity must give it up.
+  const detail = 'source' in source
+    ? `${withArticle(def.name, true)} ${which} already exists; choose another ${field}.`
+    : `Another ${def.name} ${which} exists; change or delete that one first, then retry.`
+  const item: { code: string, message: string, field: string, source?: 'body', value?: string } = {
+    code: `UNIQUE_${upperSnake(field)}_VIOLATION`, message: `must be unique among ${def.collection}`, field, ...source
   }
   if (value !== undefined) item.value = value
   return problems.conflict(detail, { context: [item], cause: err })
 }
 
-function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op: Operation, id: string, body: Record<string, unknown>, registry: Registry, itemPath: (id: string) => string): ProblemError {
+function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op: Operation, id: string, body: Record<string, unknown>, source: Source, registry: Registry, itemPath: (id: string) => string): ProblemError {
   if (op === 'delete') {
     // The violated key belongs to the referencing (child) table: name its collection.
     const child = registry.get(err.table ?? '')
@@ -49,7 +58,7 @@ function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op
   }
   const value = printable(body[ref.field])
   return problems.conflict(`No ${ref.resource.name} has the id '${String(value)}' given in ${ref.field}; create it first or correct ${ref.field}.`, {
-    context: [{ code: 'REFERENCE_NOT_FOUND', message: `must name an existing ${ref.resource.name}`, field: ref.field, source: 'body', ...(value === undefined ? {} : { value }) }],
+    context: [{ code: 'REFERENCE_NOT_FOUND', message: `must name an existing ${ref.resource.name}`, field: ref.field, ...source, ...(value === undefined ? {} : { value }) }],
     cause: err
   })
 }
@@ -62,8 +71,9 @@ function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op
  */
 export function storeProblem (err: unknown, def: ResourceDefinition, op: Operation, id: string, body: Record<string, unknown>, registry: Registry, itemPath: (id: string) => string = def.itemPath): unknown {
   if (!isStoreError(err)) return err
-  if (err instanceof UniqueViolation) return uniqueProblem(def, err, body)
-  if (err instanceof ForeignKeyViolation) return referenceProblem(def, err, op, id, body, registry, itemPath)
+  const source: Source = op === 'transition' ? {} : { source: 'body' }
+  if (err instanceof UniqueViolation) return uniqueProblem(def, err, body, source)
+  if (err instanceof ForeignKeyViolation) return referenceProblem(def, err, op, id, body, source, registry, itemPath)
   if (err instanceof SerializationFailure) {
     return problems.conflict(`The ${def.name} was changed by a concurrent request; retry.`, { cause: err })
   }

@@ -146,6 +146,13 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
 })
 
+t.test('configuration: insecure webhook targets are announced as a warning, as the development secrets are', async t => {
+  const insecure = loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' }).warnings.filter(w => w.startsWith('WEBHOOK_ALLOW_INSECURE_TARGETS'))
+  t.same(insecure, ['WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)'])
+  t.notOk(loadConfig({}).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when unset')
+  t.notOk(loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'false' }).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when false')
+})
+
 t.test('npm run token prints a verifiable token with the asked claims', async t => {
   const token = tokenCommand(['--sub', 'alice', '--scope', 'documents:read', '--expires-in', '120'], { LOG_LEVEL: 'silent' })
   const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>

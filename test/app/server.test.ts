@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url'
 
 const serverTs = fileURLToPath(new URL('../../server.ts', import.meta.url))
 
-t.test('server.ts listens, answers /health, and exits 0 on SIGTERM', async t => {
+t.test('server.ts listens, answers /health, exits 0 on SIGTERM, and says when it has stopped', async t => {
   // The same loader flags as this test process, so the TypeScript entry runs as is.
   const child = spawn(process.execPath, [...process.execArgv, serverTs], {
-    env: { ...process.env, PORT: '0', DATA_DIR: 'memory', LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: '0', DATA_DIR: 'memory', LOG_LEVEL: 'info', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
@@ -22,12 +22,16 @@ t.test('server.ts listens, answers /health, and exits 0 on SIGTERM', async t => 
     child.once('exit', (code) => reject(new Error(`server exited with ${String(code)} before listening: ${out}`)))
   })
   t.match(out, /AUTH_JWT_SECRET is not set/, 'the development secret is announced as a warning')
+  t.match(out, /"level":40[^\n]*WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:\/\/ URLs/, 'so are insecure webhook targets')
   const res = await fetch(`${url}/health`)
   t.equal(res.status, 200)
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
+  // 'close': the process has exited and its output is all read.
+  const [code] = await once(child, 'close') as [number | null]
   t.equal(code, 0, 'a clean exit after draining')
-  t.match(out, /shutting down/)
+  const messages = out.trim().split('\n').map(line => (JSON.parse(line) as { msg: string }).msg)
+  t.ok(messages.includes('shutting down: draining requests in flight'))
+  t.equal(messages.at(-1), 'stopped: requests in flight answered, the store closed', 'the last line says everything is closed')
 })
 
 t.test('server.ts refuses to start with an invalid configuration', async t => {

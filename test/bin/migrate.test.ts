@@ -112,6 +112,29 @@ for (const db of databases) {
   })
 }
 
+t.test('a TypeScript module under plain Node.js: loaded through the project\'s tsx, or an error saying how to run it', async t => {
+  // The built bin (dist/, made before the tests) in a process without this test's TypeScript loader.
+  const bin = fileURLToPath(new URL('../../dist/bin/lint.js', import.meta.url))
+  const root = fileURLToPath(new URL('../..', import.meta.url))
+  const elsewhere = mkdtempSync(join(tmpdir(), 'svc-migrate-ts-'))
+  t.teardown(() => { rmSync(elsewhere, { recursive: true, force: true }) })
+  const run = async (cwd: string): Promise<{ code: number, stdout: string, stderr: string }> =>
+    await promisify(execFile)(process.execPath, [bin, 'migrate', 'new', 'typed', '--resources', fixture('notes-v1.ts'), '--dir', join(elsewhere, 'sql')], { cwd, env: { ...process.env, DATA_DIR: join(elsewhere, 'db'), DATABASE_URL: '', NODE_OPTIONS: '' } })
+      .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number, stdout: string, stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }))
+
+  // A project without tsx (a folder outside this repository): a usage error naming each way.
+  const without = await run(elsewhere)
+  t.equal(without.code, 2, without.stderr)
+  t.match(without.stderr, /^svc-conventions migrate: \/\S+\/notes-v1\.ts is TypeScript, which Node\.js v[\d.]+ does not load by itself \(ERR_[A-Z_]+\), and the project has no tsx to load it with: /)
+  for (const way of ['npm i -D tsx', 'npx tsx node_modules/.bin/svc-conventions migrate …', 'node --import tsx node_modules/.bin/svc-conventions migrate …', 'the compiled .js module']) t.match(without.stderr, way, way)
+  t.same(readdirSync(elsewhere), [], 'nothing written, no database opened')
+
+  // This repository has tsx: the module is loaded through it.
+  const through = await run(root)
+  t.equal(through.code, 0, through.stderr)
+  t.match(through.stdout, /^Wrote \S+0001_typed\.sql: the tables match the definitions/)
+})
+
 t.test('the service\'s database: DATA_DIR, relative to where the command runs', async t => {
   const cwd = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int); INSERT INTO cli_log VALUES (1);' } })
   const io = capture(cwd, { DATA_DIR: 'db' })

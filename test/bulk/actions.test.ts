@@ -304,7 +304,7 @@ for (const db of databases) {
         operations: [
           { action: 'CREATE', entity: { name: unique(), authorId: a.id, kind: 'INVOICE' } },
           { action: 'UPDATE', ifMatch: keep.etag, entity: { id: keep.id, name: keep.name, authorId: a.id, kind: 'CONTRACT' } },
-          { action: 'CREATE', entity: { name: taken.name, authorId: a.id, kind: 'INVOICE' } },
+          { operationId: 'dup-name', action: 'CREATE', entity: { name: taken.name, authorId: a.id, kind: 'INVOICE' } },
           { action: 'CREATE', entity: { name: unique(), authorId: a.id, kind: 'INVOICE' } }
         ]
       })
@@ -314,8 +314,8 @@ for (const db of databases) {
       for (const i of [0, 1, 3]) {
         t.same(body.operations[i].result, {
           status: 'FAILED',
-          detail: 'Not applied: the ATOMIC bulk request was rolled back because operation 2 failed.',
-          context: [{ message: 'was not applied because operation 2 failed', code: 'ROLLED_BACK' }]
+          detail: 'Not applied: the ATOMIC bulk request was rolled back because operations[2] (operationId "dup-name") failed.',
+          context: [{ message: 'was not applied because operations[2] (operationId "dup-name") failed', code: 'ROLLED_BACK' }]
         })
       }
       t.equal(body.operations[0].entityId, null, 'a rolled-back CREATE names no entity')
@@ -338,7 +338,8 @@ for (const db of databases) {
       t.same(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.match(body.operations[1].result.context, [{ code: 'INPUT_INVALID', field: 'operations[1].entity.email' }])
       t.match(body.operations[3].result.context, [{ code: 'INPUT_NULL', field: 'operations[3].entity.name' }])
-      t.equal(body.operations[0].result.detail, 'Not applied: the ATOMIC bulk request was rolled back because operations 1 and 3 failed.')
+      // Numbered as the context fields are (operations[1].entity.email): zero-based.
+      t.equal(body.operations[0].result.detail, 'Not applied: the ATOMIC bulk request was rolled back because operations[1] and operations[3] failed.')
       t.equal(await count(store, 'authors'), before)
     })
 
@@ -358,7 +359,7 @@ for (const db of databases) {
       t.same(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.equal(body.operations[2].result.context[0].code, 'PRECONDITION_FAILED')
       t.equal(body.operations[3].result.context[0].code, 'ENTITY_NOT_FOUND')
-      t.match(body.operations[1].result.detail, 'because operations 2 and 3 failed')
+      t.match(body.operations[1].result.detail, 'because operations[2] and operations[3] failed')
       t.equal(await count(store, 'authors'), before)
       t.ok(await entity('authors', b.id), 'the delete rolled back')
     })

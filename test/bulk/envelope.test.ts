@@ -27,9 +27,10 @@ t.test('request-level problems', async t => {
   }
 
   const cases: Array<[string, unknown, Json[]]> = [
-    ['a body that is an array', [author()], [{ code: 'INPUT_INVALID', message: 'must be a JSON object with an operations array', source: 'body' }]],
-    ['a body that is null', 'null', [{ code: 'INPUT_NULL', message: 'must be a JSON object with an operations array' }]],
-    ['a body that is a string', '"ops"', [{ code: 'INPUT_INVALID' }]],
+    // The body as a whole is the field `$` (JSONPath's root), as on every route.
+    ['a body that is an array', [author()], [{ code: 'INPUT_INVALID', message: 'must be a JSON object with an operations array', field: '$', source: 'body' }]],
+    ['a body that is null', 'null', [{ code: 'INPUT_NULL', message: 'must be a JSON object with an operations array', field: '$' }]],
+    ['a body that is a string', '"ops"', [{ code: 'INPUT_INVALID', field: '$', value: 'ops' }]],
     ['no operations', {}, [{ code: 'INPUT_NULL', field: 'operations', source: 'body' }]],
     ['operations not an array', { operations: { 0: author() } }, [{ code: 'INPUT_INVALID', field: 'operations' }]],
     ['empty operations', { operations: [] }, [{ code: 'INPUT_EMPTY', field: 'operations' }]],

@@ -34,6 +34,27 @@ t.test('the parsed headers are on the request; a route can switch them off', asy
   t.same(JSON.parse(off.body).preconditions, null)
 })
 
+t.test('routes of a context created before the plugin get the parsed headers and its problems too', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  // Registered first, like the reference service's /health and docs pages.
+  await app.register(async (early) => {
+    early.get('/early', async (request) => ({ preconditions: request.preconditions }))
+  })
+  await app.register(conditional)
+  t.teardown(() => app.close())
+  for (const method of ['GET', 'HEAD'] as const) {
+    const bad = await app.inject({ method, url: '/early', headers: { 'if-match': 'garbage' } })
+    t.equal(bad.statusCode, 400, method)
+    t.match(bad.headers['content-type'], /^application\/problem\+json/, method)
+    if (method === 'GET') t.match(JSON.parse(bad.body), { title: 'Invalid Data', context: [{ code: 'INPUT_INVALID', field: 'If-Match', value: 'garbage' }] })
+  }
+  const parsed = await app.inject({ url: '/early', headers: { 'if-none-match': '"a"' } })
+  t.same(JSON.parse(parsed.body).preconditions, { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] })
+  const none = await app.inject({ url: '/early' })
+  t.same(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
+})
+
 t.test('a malformed header is 400 Invalid Data with one item per header', async t => {
   const app = await build(t)
   const res = await app.inject({ url: '/parsed', headers: { 'if-match': 'nope', 'if-none-match': '"a' } })

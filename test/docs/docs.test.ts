@@ -34,9 +34,14 @@ t.test('the page, its assets and the document need no token and no convention he
   t.equal(js.statusCode, 200, 'assets are served locally')
   const init = await app.inject({ url: '/docs/static/swagger-initializer.js', headers: browser })
   t.match(init.body, /validatorUrl: null/, 'no badge from validator.swagger.io')
+  t.match(init.body, '"urls":[{"url":"/openapi.json","name":"Reference resource service"}]', 'the page reads /openapi.json, named by its title')
+  t.notMatch(init.body, /data:image|img\.src/, 'no logo image replaces the top bar\'s link')
+  t.match(page.body, '/docs/static/theme/svc-docs.css')
+  const css = await app.inject({ url: '/docs/static/theme/svc-docs.css', headers: browser })
+  t.equal(css.body, '.swagger-ui .topbar .topbar-wrapper > a.link { display: none; }', 'and Swagger UI\'s own logo is hidden')
   const doc = await app.inject({ url: '/docs/json', headers: browser })
   t.equal(doc.statusCode, 200)
-  t.same(JSON.parse(doc.body), app.swagger(), 'the same document as /openapi.json')
+  t.same(JSON.parse(doc.body), app.swagger(), '@fastify/swagger-ui\'s copy, unused by the page, is the same document as /openapi.json')
   t.notOk((app.swagger() as { paths: Record<string, unknown> }).paths['/docs'], 'the docs routes are not documented')
   // The API itself keeps its rules.
   t.equal((await app.inject({ url: '/v1/documents', headers: browser })).statusCode, 403, 'an API route still wants the User-Agent form')
@@ -72,6 +77,29 @@ t.test('routePrefix and title options; bad options refused at registration', asy
   t.match(page.body, /<title>Things<\/title>/)
   t.equal((await app.inject({ url: '/docs' })).statusCode, 404)
   await app.close()
+  // [openapi's options, docs' routePrefix, the document the page reads]: the served one, else swagger-ui's copy.
+  const documents: Array<[Record<string, unknown>, string, string]> = [
+    [{ routePrefix: '/spec.json', info: { title: 'Spec', version: '1' } }, '/api/docs', '{"url":"/spec.json","name":"Spec"}'],
+    [{ routePrefix: false }, '/api/docs', '{"url":"/api/docs/json","name":"API"}']
+  ]
+  for (const [options, routePrefix, urls] of documents) {
+    const other = Fastify()
+    await other.register(problem)
+    await other.register(openapi, options)
+    await other.register(docs, { routePrefix })
+    const init = await other.inject({ url: `${routePrefix}/static/swagger-initializer.js` })
+    t.match(init.body, `"urls":[${urls}]`, JSON.stringify(options))
+    await other.close()
+  }
+  const prefixed = Fastify()
+  await prefixed.register(problem)
+  await prefixed.register(async (api) => {
+    await api.register(openapi)
+    await api.register(docs)
+  }, { prefix: '/v2' })
+  t.match((await prefixed.inject({ url: '/v2/docs/static/swagger-initializer.js' })).body, '"urls":[{"url":"/v2/openapi.json","name":"API"}]', 'under a route prefix, the document\'s path has it')
+  t.equal((await prefixed.inject({ url: '/v2/openapi.json' })).statusCode, 200)
+  await prefixed.close()
   for (const opts of [{ routePrefix: 'docs' }, { routePrefix: '/docs/' }, { routePrefix: 5 }, { title: '' }, { title: 3 }]) {
     const bad = Fastify()
     await bad.register(openapi)
@@ -93,9 +121,11 @@ t.test('the viewer lists the operations in headless Chromium, and a call from it
   })
   t.teardown(() => context.close())
   const outside: string[] = []
+  const fetched: string[] = []
   // Anything not from the service is refused and recorded: the page must work offline.
   await context.route('**/*', async (route) => {
     const url = route.request().url()
+    fetched.push(url)
     if (url.startsWith(base) || url.startsWith('data:')) return await route.continue()
     outside.push(url)
     return await route.abort()
@@ -105,6 +135,10 @@ t.test('the viewer lists the operations in headless Chromium, and a call from it
   await page.waitForSelector('.opblock-summary-path', { timeout: 30000 })
   const title = await page.locator('.info .title').first().innerText()
   t.match(title, /Reference resource service/)
+  t.ok(fetched.includes(`${base}/openapi.json`), 'the page reads the service\'s document')
+  t.notOk(fetched.some(u => u.startsWith(`${base}/docs/json`)), 'and no copy of it')
+  t.notOk(await page.locator('.topbar a.link').isVisible(), 'no logo in the top bar')
+  t.equal(await page.locator('.topbar select').inputValue(), '/openapi.json', 'which names the document instead')
   const operations = await page.locator('.opblock-summary').evaluateAll(els => els.map(e => {
     const method = e.querySelector('.opblock-summary-method')?.textContent ?? ''
     const path = e.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -64,11 +64,13 @@ t.test('every command of docs/walkthrough.md answers as the page says', async t 
   child.stdout.on('data', (chunk: Buffer) => { out += String(chunk) })
   child.stderr.on('data', (chunk: Buffer) => { err += String(chunk) })
   await new Promise(resolve => child.on('close', resolve))
+  t.same(readdirSync(dir).sort(), ['npm'], 'the steps leave no file behind in the folder they run in')
   const outputs = out.split(/^@@step \d+$/m)
   // What the page says of some answers' bodies, beyond their statuses.
   const claims: Array<[string, RegExp, string]> = [
     ['filter=pageCount=ge=100', /"name":"The Dispossessed".*"name":"The Lathe of Heaven"|"name":"The Lathe of Heaven".*"name":"The Dispossessed"/s, 'the FIQL filter finds the two long ones'],
     ['totalCount=true', /"totalCount":3/, 'the total'],
+    ['/publish', /"status":"PUBLISHED".*"publishedDateTime":"\d{4}-.*INVALID_STATE_TRANSITION/s, 'published by the action, then refused from PUBLISHED'],
     ['transactionMode', /"status":"PARTIAL".*UNIQUE_NAME_VIOLATION/s, 'a partial bulk, the taken name failing'],
     ['x-request-id: walkthrough-404', /"requestId":"walkthrough-404"/, 'the request id in the problem']
   ]

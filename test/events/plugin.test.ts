@@ -34,6 +34,8 @@ t.test('options are checked at boot, naming the option', async t => {
     ['retrySchedule text', { retrySchedule: '5s,soon' }, /retrySchedule must be/],
     ['retrySchedule numbers', { retrySchedule: [1, -1] }, /retrySchedule must be/],
     ['allowInsecureTargets', { allowInsecureTargets: 'yes' }, /allowInsecureTargets must be a boolean/],
+    ['allowInsecureTargetsHint', { allowInsecureTargetsHint: ' ' }, /allowInsecureTargetsHint must be a non-empty string or false, got " "/],
+    ['allowInsecureTargetsHint type', { allowInsecureTargetsHint: true }, /allowInsecureTargetsHint must be a non-empty string or false, got true/],
     ['worker', { worker: 1 }, /worker must be a boolean/],
     ['timeoutMillis', { timeoutMillis: 0 }, /timeoutMillis must be a positive integer/],
     ['userAgent', { userAgent: 'alone/1' }, /^events plugin: userAgent must be an object/],
@@ -90,6 +92,25 @@ t.test('a worker-less instance records events and serves no routes with path: fa
   t.equal((await a.inject({ url: '/webhook-subscriptions' })).statusCode, 404)
   await store.transaction(async (tx) => { await a.events.emit(tx, { ctx: 'prod', type: 'order.shipped', data: {} }) })
   t.pass('emitted with no subscriber')
+})
+
+t.test('a refused target names the setting that allows it: the option by default, a service\'s own words, or nothing', async t => {
+  const refusal = async (opts: Partial<EventsPluginOptions>, url: string): Promise<{ status: number, detail: string, message: string }> => {
+    const a = await app({ worker: false, readScopes: [], writeScopes: [], purgeInterval: 0, ...opts })
+    const res = await a.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url, events: ['order.shipped'] } })
+    const body = res.json()
+    return { status: res.statusCode, detail: body.detail, message: body.context?.[0]?.message }
+  }
+  t.match(await refusal({}, 'http://hooks.example.com/in'), {
+    status: 400,
+    message: 'must be an https:// URL (in local development, the allowInsecureTargets option of the events plugin allows it)',
+    detail: 'The url breaks a rule for webhook targets: it must be an https:// URL (in local development, the allowInsecureTargets option of the events plugin allows it).'
+  })
+  t.match(await refusal({ allowInsecureTargetsHint: 'HOOKS_INSECURE=1' }, 'https://127.0.0.1:8443/in'), {
+    status: 400,
+    message: 'must not resolve to a loopback, private, link-local or other internal address (in local development, HOOKS_INSECURE=1 allows it)'
+  })
+  t.match(await refusal({ allowInsecureTargetsHint: false }, 'http://hooks.example.com/in'), { status: 400, message: 'must be an https:// URL' })
 })
 
 t.test('an unavailable database is a 503, naming nothing of the fault', async t => {

@@ -62,12 +62,18 @@ for (const db of databases) {
       for (const [url, code] of cases) {
         const res = await call('POST', '/v1/webhook-subscriptions', { url, events: ['author.created'] })
         t.equal(res.status, 400, url)
-        t.match(res.body.context, [{ code, field: 'url', source: 'body', value: url }], url)
+        t.match(res.body.context, [{ code, field: 'url', source: 'body', value: url, message: / \(in local development, WEBHOOK_ALLOW_INSECURE_TARGETS=true allows it\)$/ }], url)
       }
       const ok = await call('POST', '/v1/webhook-subscriptions', { url: 'https://hooks.example.com/in', events: ['author.created'] })
       t.equal(ok.status, 201)
       const moved = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { url: 'https://internal.example.com/in' })
       t.equal(moved.status, 400, 'a PATCH of the url is checked too')
+      // In production the refusal names no setting: its clients cannot change it, and it must stay off there.
+      const production = await startEvents(t, store, {
+        WEBHOOK_ALLOW_INSECURE_TARGETS: 'false', NODE_ENV: 'production', CURSOR_SECRET: 'a production cursor secret 0123', WEBHOOK_SECRET_SCANNER: DEV_WEBHOOK_SECRET, OVERLOAD_MAX_EVENT_LOOP_DELAY: '0', OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '0'
+      }, { resolver, worker: false })
+      const refused = await client(production.base)('POST', '/v1/webhook-subscriptions', { url: 'http://hooks.example.com/in', events: ['author.created'] })
+      t.match(refused, { status: 400, body: { context: [{ code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }] } }, 'production: no setting named')
       const unknown = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { events: ['author.eaten'] })
       t.match(unknown.body.context, [{ code: 'INPUT_INVALID', field: 'events[0]', value: 'author.eaten' }])
       await call('DELETE', `/v1/webhook-subscriptions/${ok.body.id as string}`)

@@ -43,6 +43,15 @@ t.test('at save: https only; no literal or name reaching an internal address; in
   t.equal(await refuseTarget('http://127.0.0.1:8080/in', true, resolve), null, 'WEBHOOK_ALLOW_INSECURE_TARGETS=true')
 })
 
+t.test('a refusal the insecure setting would lift names that setting, when one is given', async t => {
+  const resolve = stub({ 'hooks.example.com': ['93.184.216.34'], localhost: ['127.0.0.1'] })
+  const setting = 'WEBHOOK_ALLOW_INSECURE_TARGETS=true'
+  t.same(await refuseTarget('http://hooks.example.com/in', false, resolve, setting), { code: 'URL_NOT_HTTPS', message: `must be an https:// URL (in local development, ${setting} allows it)` })
+  t.same(await refuseTarget('https://localhost:8443/in', false, resolve, setting), { code: 'URL_INTERNAL_ADDRESS', message: `must not resolve to a loopback, private, link-local or other internal address (in local development, ${setting} allows it)` })
+  t.same(await refuseTarget('http://hooks.example.com/in', false, resolve), { code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }, 'none named')
+  t.same(await refuseTarget('https://nowhere.example.com/in', false, resolve, setting), { code: 'URL_UNRESOLVABLE', message: 'must name a host that resolves to an address' }, 'a host that does not resolve: no setting lifts that')
+})
+
 t.test('at connect: every address a name resolves to is checked again; literals before the attempt', async t => {
   const lookup = guardedLookup(stub({ 'good.example.com': ['93.184.216.34'], 'rebound.example.com': ['10.0.0.7'], 'empty.example.com': [] }))
   const ask = async (host: string, all: boolean): Promise<{ err: Error | null, address: unknown }> => await new Promise((resolve) => {

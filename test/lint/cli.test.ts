@@ -2,7 +2,8 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { HELP, USAGE, VERSION, lintCommand, type LintIo } from '../../bin/lint.js'
+import { BIN_HELP, COMMANDS, HELP, USAGE, VERSION, binCommand, lintCommand, type LintIo } from '../../bin/lint.js'
+import { USAGE as MIGRATE_USAGE } from '../../bin/migrate.js'
 import { formatReport } from '../../plugins/lint/report.js'
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
@@ -36,8 +37,8 @@ t.test('exit codes and output', async t => {
   t.match(io.stderr.pop(), /is not an OpenAPI 3\.x document/)
   t.equal(await lintCommand(['lint', 'null.json'], io), 2)
   const malformed: Array<[string[], RegExp]> = [
-    [[], /^svc-lint: no command: use lint$/],
-    [['check', 'ok.json'], /^svc-lint: unknown command "check": use lint$/],
+    [[], /^svc-lint: no command: use lint or migrate \(svc-conventions --help\)$/],
+    [['check', 'ok.json'], /^svc-lint: unknown command "check": use lint or migrate \(svc-conventions --help\)$/],
     [['lint'], /^svc-lint: no document: name a file or a URL, or pipe one in$/],
     [['lint', 'a', 'b'], /^svc-lint: one document at a time$/],
     [['lint', '--format', 'xml', 'ok.json'], /^svc-lint: --format must be text or json, got "xml"$/],
@@ -54,10 +55,15 @@ t.test('exit codes and output', async t => {
 })
 
 t.test('--help and --version, with or without the command', async t => {
-  for (const argv of [['--help'], ['-h'], ['lint', '--help']]) {
+  for (const argv of [['--help'], ['-h']]) {
     const io = capture()
     t.equal(await lintCommand(argv, io), 0, argv.join(' '))
-    t.same(io.stdout, [HELP])
+    t.same(io.stdout, [BIN_HELP], `${argv.join(' ')}: the commands of the bin`)
+  }
+  for (const argv of [['lint', '--help'], ['lint', '-h']]) {
+    const io = capture()
+    t.equal(await lintCommand(argv, io), 0, argv.join(' '))
+    t.same(io.stdout, [HELP], `${argv.join(' ')}: the command's own help`)
     t.match(HELP, /^usage: svc-conventions lint \[--format text\|json\] \[<file> \| <url> \| -\]\n/)
   }
   for (const argv of [['--version'], ['-v']]) {
@@ -66,6 +72,24 @@ t.test('--help and --version, with or without the command', async t => {
     t.same(io.stdout, [VERSION])
   }
   t.match(VERSION, /^\d+\.\d+\.\d+/, 'the package\'s version')
+})
+
+t.test('svc-conventions --help lists every command the bin runs, one line each, and each answers its own --help', async t => {
+  t.same(Object.keys(COMMANDS), ['lint', 'migrate'])
+  t.match(BIN_HELP, /^usage: svc-conventions <command> \[<options>\]\n/)
+  for (const [name, line] of Object.entries(COMMANDS)) {
+    t.match(BIN_HELP, `\n  ${name.padEnd(9)}${line}\n`, `${name}: one line`)
+  }
+  t.equal(BIN_HELP.split('\n').filter(l => /^ {2}[a-z]+ {2,}/.test(l)).length, Object.keys(COMMANDS).length, 'no other command line')
+  const helps: Record<string, string> = { lint: HELP, migrate: MIGRATE_USAGE }
+  for (const name of Object.keys(COMMANDS)) {
+    const io = capture()
+    t.equal(await binCommand([name, '--help'], io), 0, `${name} --help`)
+    t.same(io.stdout, [helps[name]], `${name} --help: its usage`)
+  }
+  const io = capture()
+  t.equal(await binCommand(['--help'], io), 0)
+  t.same(io.stdout, [BIN_HELP])
 })
 
 t.test('YAML or JSON, from a file, a URL or standard input', async t => {

@@ -60,20 +60,30 @@ t.test('OPTIONS is answered by the methods plugin before a catch-all OPTIONS rou
   await app.close()
 })
 
-t.test('Allow is what the path serves, from every pattern that matches it (a static route beside a parametric one)', async t => {
+async function things (t: Test): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(problem)
   await app.register(methods)
   app.post('/v1/things/search', async () => ({ results: [] }))
-  app.get('/v1/things/:id', async () => ({ id: 1 }))
+  app.get('/v1/things/:id', async (req) => ({ id: (req.params as { id: string }).id }))
   app.delete('/v1/things/:id', async () => null)
   app.route({ method: ['PUT', 'PATCH'], url: '/v1/things/:id', handler: async () => null })
   app.get('/v1/things/:id/parts', async () => ({ results: [] }))
+  // A child collection's search beside its item route: the fixed segment is not the first parameter.
+  app.post('/v1/things/:id/parts/search', async () => ({ results: [] }))
+  app.get('/v1/things/:id/parts/:partId', async () => ({ part: 1 }))
   t.teardown(() => app.close())
+  return app
+}
+
+t.test('Allow is what the path serves: a fixed path beside a parametric one belongs to the route that names it', async t => {
+  const app = await things(t)
   const table: Array<[string, string]> = [
-    ['/v1/things/search', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
+    ['/v1/things/search', 'POST, OPTIONS'],
     ['/v1/things/42', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'],
-    ['/v1/things/search/parts', 'GET, HEAD, OPTIONS']
+    ['/v1/things/search/parts', 'GET, HEAD, OPTIONS'],
+    ['/v1/things/42/parts/search', 'POST, OPTIONS'],
+    ['/v1/things/42/parts/7', 'GET, HEAD, OPTIONS']
   ]
   for (const [url, allow] of table) {
     const res = await app.inject({ method: 'OPTIONS', url })
@@ -82,8 +92,42 @@ t.test('Allow is what the path serves, from every pattern that matches it (a sta
     t.same(app.allowedMethods(url), allow.split(', '), `allowedMethods(${url})`)
   }
   t.equal(app.allowedMethods('/v1/nothing'), null)
-  const wrong = await app.inject({ method: 'POST', url: '/v1/things/42' })
-  t.equal(wrong.statusCode, 405, 'POST is served at /v1/things/search only')
+})
+
+t.test('a parametric route does not serve a path that a route of another method names literally', async t => {
+  const app = await things(t)
+  // [method, url, status, Allow of a 405]
+  const table: Array<[string, string, number, string | undefined]> = [
+    ['GET', '/v1/things/search', 405, 'POST, OPTIONS'],
+    ['HEAD', '/v1/things/search', 405, 'POST, OPTIONS'],
+    ['PUT', '/v1/things/search', 405, 'POST, OPTIONS'],
+    ['DELETE', '/v1/things/search?x=1', 405, 'POST, OPTIONS'],
+    ['GET', '/v1/things/42/parts/search', 405, 'POST, OPTIONS'],
+    ['POST', '/v1/things/search', 200, undefined],
+    ['POST', '/v1/things/42/parts/search', 200, undefined],
+    ['GET', '/v1/things/42', 200, undefined],
+    ['GET', '/v1/things/search/parts', 200, undefined],
+    ['GET', '/v1/things/42/parts/7', 200, undefined],
+    ['POST', '/v1/things/42', 405, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS']
+  ]
+  for (const [method, url, status, allow] of table) {
+    const res = await app.inject({ method: method as 'GET', url })
+    t.equal(res.statusCode, status, `${method} ${url}`)
+    t.equal(res.headers.allow, allow, `${method} ${url}`)
+    if (status === 405 && method !== 'HEAD') t.match(JSON.parse(res.body), { title: 'Method Not Allowed', detail: new RegExp(`^The method ${method} is not supported at /v1/things/`) })
+  }
+})
+
+t.test('a route with constraints is served where its parameters match (the lookups have no constraints)', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  app.route({ method: 'GET', url: '/v2/things/:id', constraints: { version: '2.0.0' }, handler: async () => ({ v: 2 }) })
+  app.get('/v2/things/:id', async () => ({ v: 1 }))
+  t.teardown(() => app.close())
+  const res = await app.inject({ url: '/v2/things/1', headers: { 'accept-version': '2.x' } })
+  t.equal(res.statusCode, 200)
+  t.same(JSON.parse(res.body), { v: 2 })
 })
 
 t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => {

@@ -217,6 +217,31 @@ t.test('the reference service document', async t => {
     t.same(raw.paths[item].parameters, [{ $ref: '#/components/parameters/DocumentId' }], 'the path parameter once, for every operation of the path')
   })
 
+  t.test('each listed problem status shows a valid example of its own status (issue 42)', async t => {
+    const validate = documentValidator(doc)({ $ref: '#/components/schemas/Problem' })
+    let seen = 0
+    for (const { path, method, op } of api) {
+      for (const [status, r] of Object.entries(op.responses as Doc)) {
+        if (status === 'default' || Number(status) < 400) continue
+        const example = r.content['application/problem+json'].example
+        t.match(example, { status: Number(status), title: r.description }, `${method} ${path} ${status}`)
+        t.ok(validate(example), `${method} ${path} ${status}: valid ${JSON.stringify(validate.errors)}`)
+        seen++
+      }
+    }
+    t.ok(seen > 20, `${seen} problem responses listed per status`)
+    t.same(Object.keys(raw.components.responses).filter(n => /^(Conflict|PreconditionFailed|PreconditionRequired|ServiceUnavailable)/.test(n)).length > 3, true, 'a shared response per status')
+  })
+
+  t.test('a body is required unless the route reads none as its default: an action\'s (issue 42)', async t => {
+    for (const { path, method, op } of api) {
+      if (op.requestBody === undefined) continue
+      const action = /\/(publish|archive|restore)$/.test(path)
+      t.equal(op.requestBody.required, !action, `${method} ${path}: ${action ? 'optional' : 'required'}`)
+    }
+    t.same(raw.paths['/v1/documents/{documentId}/restore'].post['x-optional-body'], undefined, 'the marker is not in the document')
+  })
+
   t.test('components: each shape once, with valid examples', async t => {
     const schemas = doc.components.schemas as Doc
     t.same(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')

@@ -235,30 +235,32 @@ t.test('shareRepeated: parameters, bodies, responses and headers used more than 
   t.same(out.components.requestBodies, { CreateABody: body }, 'named after the first operation')
   t.same(out.paths['/b'].put.requestBody, { $ref: '#/components/requestBodies/CreateABody' })
   t.same(out.paths['/b'].delete.requestBody, { content: {} })
-  t.same(Object.keys(out.components.responses).sort(), ['OK', 'Problem', 'Problem2'], 'a problem answer is `Problem`; a second shape of a response is numbered')
-  t.same(out.paths['/b'].put.responses[400], { $ref: '#/components/responses/Problem2' })
-  t.same(out.components.responses.Problem2.headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } })
+  t.same(Object.keys(out.components.responses).sort(), ['BadRequest', 'BadRequest2', 'OK'], 'a problem answer is named by its status; a second shape of a response is numbered')
+  t.same(out.paths['/b'].put.responses[400], { $ref: '#/components/responses/BadRequest2' })
+  t.same(out.components.responses.BadRequest2.headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } })
   t.same(out.paths['/b'].delete.responses[204], { description: 'Gone' }, 'a response used once stays in place')
   t.same(out.paths['/a'].post.responses[200].headers, { 'Content-Language': { $ref: '#/components/headers/ContentLanguage2' }, 'X-Once': { schema: { type: 'string' } } })
   t.same(doc.paths['/a'].get.parameters[0], limit, 'the input is not changed')
 })
 
-t.test('shareRepeated names a response by its status, an OPTIONS operation\'s apart; a problem of any status is `Problem`', async t => {
-  const problem = { description: 'A problem.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
+t.test('shareRepeated names a response by its status, an OPTIONS operation\'s apart; the default problem is `Problem`', async t => {
+  // Problem answers carry an example of their status (operation.ts): one response per status.
+  const problem = (status: number): Doc => ({ description: 'A problem.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: { status } } } })
+  const problems = { description: 'Problems.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
   const allowed = { description: 'Served methods in Allow.' }
   const done = { description: 'Done and acknowledged.' }
   const odd = { description: 'Some other answer' }
   const doc: Doc = {
     paths: {
-      '/a': { get: { responses: { 204: done, 299: odd, 404: problem } }, options: { responses: { 204: allowed, 400: problem } } },
-      '/b': { get: { responses: { 204: done, 299: odd, 409: problem } }, options: { responses: { 204: allowed, 400: problem } } }
+      '/a': { get: { responses: { 204: done, 299: odd, 409: problem(409), default: problems } }, options: { responses: { 204: allowed, 400: problem(400) } } },
+      '/b': { get: { responses: { 204: done, 299: odd, 409: problem(409), default: problems } }, options: { responses: { 204: allowed, 400: problem(400) } } }
     },
     components: { schemas: {} }
   }
   const out: Doc = shareRepeated(doc)
-  t.same(Object.keys(out.components.responses).sort(), ['NoContent', 'OptionsNoContent', 'Problem', 'SomeOtherAnswer'])
-  t.same(out.paths['/b'].get.responses, { 204: { $ref: '#/components/responses/NoContent' }, 299: { $ref: '#/components/responses/SomeOtherAnswer' }, 409: { $ref: '#/components/responses/Problem' } }, 'a status without a reason phrase: by its description')
-  t.same(out.paths['/a'].options.responses[400], { $ref: '#/components/responses/Problem' })
+  t.same(Object.keys(out.components.responses).sort(), ['BadRequest', 'Conflict', 'NoContent', 'OptionsNoContent', 'Problem', 'SomeOtherAnswer'])
+  t.same(out.paths['/b'].get.responses, { 204: { $ref: '#/components/responses/NoContent' }, 299: { $ref: '#/components/responses/SomeOtherAnswer' }, 409: { $ref: '#/components/responses/Conflict' }, default: { $ref: '#/components/responses/Problem' } }, 'a status without a reason phrase: by its description')
+  t.same(out.paths['/a'].options.responses[400], { $ref: '#/components/responses/BadRequest' }, 'a problem of an OPTIONS operation is named by its status alone')
 })
 
 t.test('shareRepeated adds no empty kind of component', async t => {

@@ -41,7 +41,13 @@ t.test('every operation documents its problem responses, the conventional header
   const get = doc.paths['/v1/things/{thingId}'].get
   t.same(Object.keys(get.responses).sort(), ['200', '304', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
   t.same(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
-  t.match(get.responses['412'].description, /^A problem: its status and title say what went wrong/, 'one description for every problem: its status says which')
+  // Each status its own example, not the Problem schema's 400: [status, title].
+  const statuses: Array<[string, string]> = [['400', 'Invalid Data'], ['401', 'Unauthorized'], ['403', 'Forbidden'], ['404', 'Not Found'], ['406', 'Not Acceptable'], ['409', 'Conflict'], ['412', 'Precondition Failed'], ['429', 'Too Many Requests'], ['500', 'Internal Server Error']]
+  for (const [status, title] of statuses) {
+    const media = get.responses[status].content['application/problem+json']
+    t.match(media.example, { status: Number(status), title, requestId: String }, `${status}: an example of its own status`)
+    t.equal(get.responses[status].description, status === '400' ? 'Invalid Data' : title, `${status}: described by its title`)
+  }
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
   t.same(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
   t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)

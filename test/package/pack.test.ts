@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -32,6 +32,10 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true, type: 'module' }))
   const peers = ['fastify', '@sinclair/typebox', '@fastify/type-provider-typebox', 'typescript', '@types/node'].map(name => `${name}@${pkg.devDependencies[name] ?? 'latest'}`)
   await run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed.filename), ...peers], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+  // What only the reference service uses (tracing, load shedding) is not installed with the suite.
+  for (const name of ['@opentelemetry/api', '@fastify/otel', '@fastify/under-pressure']) {
+    t.notOk(existsSync(join(dir, 'node_modules', name)), `${name} is not installed with the package`)
+  }
 
   // The sample exactly as the README prints it.
   const sample = regions(readFileSync(join(root, 'examples', 'five-minute.ts'), 'utf8'), 'five-minute.ts').find(r => r.name === 'readme-five-minute')

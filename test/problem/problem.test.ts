@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance } from 'fastify'
 import { Writable } from 'node:stream'
 import { Type } from '@sinclair/typebox'
 import problem, { ProblemError, problems, defineProblem } from '../../plugins/problem/index.js'
@@ -19,8 +19,12 @@ async function build (t: Test, logs: string[] = []): Promise<FastifyInstance> {
     throw problems[kind]('a detail that says how to fix it')
   })
   app.get('/boom', async () => { throw new Error('password=hunter2 at SELECT * FROM secrets') })
-  app.get('/teapot', async () => { throw Object.assign(new Error('I am a teapot\nwith a second line'), { statusCode: 418 }) })
-  app.get('/silent', async () => { throw Object.assign(new Error(''), { statusCode: 409 }) })
+  app.get('/teapot', async () => { throw Object.assign(new Error('I am a teapot\nwith a second line'), { statusCode: 418, expose: true }) })
+  app.get('/silent', async () => { throw Object.assign(new Error(''), { statusCode: 409, expose: true }) })
+  app.get('/fastify-error', async () => { throw new errorCodes.FST_ERR_ROUTE_MISSING_CONTENT_TYPE('QUERY') })
+  app.get('/type-error', async () => { throw Object.assign(new TypeError("Cannot read properties of undefined (reading 'ifNoneMatch')"), { statusCode: 400 }) })
+  // What Fastify passes on when the body stream fails (it marks the error 400), e.g. a zlib stream.
+  app.get('/stream-error', async () => { throw Object.assign(new Error('incorrect header check'), { statusCode: 400, code: 'Z_DATA_ERROR', errno: -3 }) })
   app.get('/invalid', async () => { throw Object.assign(new Error('bad'), { validation: [{ keyword: 'minimum', instancePath: '/limit', schemaPath: '#/minimum', params: { limit: 1 }, data: 0 }] }) })
   app.post('/items', {
     schema: {
@@ -137,8 +141,21 @@ t.test('a 4xx error of another plugin keeps its status and only the first line o
   t.same(bodyOf(res), { title: "I'm a Teapot", status: 418, requestId: bodyOf(res).requestId, detail: 'I am a teapot' })
   const silent = await app.inject({ url: '/silent' })
   t.same(bodyOf(silent), { title: 'Conflict', status: 409, requestId: bodyOf(silent).requestId }, 'no detail without a message')
+  const fastifyError = await app.inject({ url: '/fastify-error' })
+  t.match(bodyOf(fastifyError), { status: 400, title: 'Bad Request', detail: "Method 'QUERY' must provide a 'Content-Type' header." }, 'a FastifyError is written for the client')
   const invalid = await app.inject({ url: '/invalid' })
   t.match(bodyOf(invalid), { status: 400, title: 'Invalid Data', context: [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'body' }] }, 'a validation error without a context is taken as the body')
+})
+
+t.test('a 4xx error whose message was not written for the client keeps its status, not its message', async t => {
+  const app = await build(t)
+  for (const url of ['/type-error', '/stream-error']) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, 400, url)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, url)
+    t.same(bodyOf(res), { title: 'Bad Request', status: 400, requestId: bodyOf(res).requestId, detail: 'The request cannot be processed as sent; check it against the API description.' }, url)
+    t.notMatch(res.body, /Cannot read|header check|undefined/, url)
+  }
 })
 
 t.test('Validation context codes: one item per violation, code from the failing keyword', async t => {

@@ -10,7 +10,7 @@ t.test('keyword → code, message and value', async t => {
   const rows: Array<[ErrorObject, string, RegExp, string | undefined]> = [
     [err('required', { missingProperty: 'name' }, {}, ''), 'INPUT_NULL', /required/, undefined],
     [err('type', { type: 'string' }, null), 'INPUT_NULL', /null/, undefined],
-    [err('type', { type: 'integer,null' }, 'x'), 'INPUT_INVALID', /integer or null/, 'x'],
+    [err('type', { type: 'integer,null' }, 'x'), 'INPUT_INVALID', /^must be integer or null, not string$/, 'x'],
     [err('minLength', { limit: 1 }, '  '), 'INPUT_BLANK', /blank/, '  '],
     [err('minLength', { limit: 3 }, 'ab'), 'INPUT_MIN_VALUE', /at least 3 characters/, 'ab'],
     [err('maxLength', { limit: 3 }, 'abcd'), 'INPUT_MAX_VALUE', /at most 3 characters/, undefined],
@@ -53,7 +53,8 @@ t.test('fields, sources, union folding and de-duplication', async t => {
   t.equal(contextFromAjv([err('required', { missingProperty: 'x' }, {}, '/meta')], 'body')[0]?.field, 'meta.x')
   t.equal(contextFromAjv([err('minimum', { limit: 1 }, 0, '/limit')], 'querystring')[0]?.source, 'query')
   t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/svc-flag')], 'headers')[0]?.source, 'header')
-  t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'params')[0]?.source, undefined, 'path parameters have no convention source')
+  t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'params')[0]?.source, 'path', 'path parameters: the convention names no source, OpenAPI says path')
+  t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'cookies')[0]?.source, undefined, 'a part the convention cannot name has no source')
   const union = [
     err('type', { type: 'string' }, 5, '/x', '#/properties/x/anyOf/0/type'),
     err('type', { type: 'null' }, 5, '/x', '#/properties/x/anyOf/1/type'),
@@ -80,4 +81,35 @@ t.test('one item per field: the most telling keyword speaks for a value that bre
   t.same(children.map(i => i.field), ['a', 'b', 'c'], 'child-field keywords never compete')
   const twoFields = contextFromAjv([err('format', { format: 'email' }, 'x', '/a'), err('format', { format: 'email' }, 'y', '/b')], 'body')
   t.equal(twoFields.length, 2, 'different fields keep their own items')
+})
+
+t.test('a type error says what was sent; its value stays the convention\'s string', async t => {
+  // [expected type, data sent, message, value]: "3.5" the string and 3.5 the number read alike in value, not in the message.
+  const rows: Array<[string, unknown, string, string | undefined]> = [
+    ['string,null', 3.5, 'must be string or null, not number', '3.5'],
+    ['string', 12, 'must be string, not integer', '12'],
+    ['integer', 3.5, 'must be integer, not number', '3.5'],
+    ['integer', '3', 'must be integer, not string', '3'],
+    ['boolean', 'true', 'must be boolean, not string', 'true'],
+    ['string', true, 'must be string, not boolean', 'true'],
+    ['string', [1], 'must be string, not array', undefined],
+    ['array', { a: 1 }, 'must be array, not object', undefined]
+  ]
+  for (const [type, data, message, value] of rows) {
+    t.same(contextFromAjv([err('type', { type }, data, '/amount')], 'body'), [{ code: 'INPUT_INVALID', message, field: 'amount', source: 'body', ...(value === undefined ? {} : { value }) }], `${type} ← ${JSON.stringify(data)}`)
+  }
+})
+
+t.test('a violation by the part as a whole names its root, $, as the field', async t => {
+  // [errors, part, field]: the convention gives every validation item a field; "" named nothing.
+  const rows: Array<[ErrorObject, string, string]> = [
+    [err('type', { type: 'object' }, [1, 2], ''), 'body', '$'],
+    [err('type', { type: 'object' }, null, ''), 'body', '$'],
+    [err('minProperties', { limit: 1 }, {}, ''), 'body', '$'],
+    [err('type', { type: 'object' }, 'x', ''), 'querystring', '$'],
+    [err('type', { type: 'object' }, 'x', '/meta'), 'body', 'meta'],
+    [err('required', { missingProperty: 'name' }, {}, ''), 'body', 'name']
+  ]
+  for (const [e, part, field] of rows) t.equal(contextFromAjv([e], part)[0]?.field, field, `${e.keyword} at "${e.instancePath}" of ${part}`)
+  t.equal(contextFromAjv([err('type', { type: 'object' }, 'x', '')], 'body', 'operations[0].entity')[0]?.field, 'operations[0].entity', 'under a prefix the prefix is the field')
 })

@@ -227,10 +227,13 @@ t.test('JSON Merge Patch: properties', async t => {
 
 t.test('store errors become problems without SQL', async t => {
   const registry = new Map<string, ResourceDefinition>([['authors', authors], ['documents', documents]])
-  const cases: Array<[string, unknown, 'write' | 'delete', Record<string, unknown>]> = [
-    ['unique name', new UniqueViolation({ constraint: 'documents_name_key', table: 'documents' }), 'write', { status: 409, detail: /named 'x'/, context: [{ code: 'UNIQUE_NAME_VIOLATION', value: 'x' }] }],
+  const cases: Array<[string, unknown, 'write' | 'delete' | 'transition', Record<string, unknown>]> = [
+    ['unique name', new UniqueViolation({ constraint: 'documents_name_key', table: 'documents' }), 'write', { status: 409, detail: "A document named 'x' already exists; choose another name.", context: [{ code: 'UNIQUE_NAME_VIOLATION', value: 'x', source: 'body' }] }],
+    // A transition (restore) sends no body: the stored name is not the client's to choose here.
+    ['unique name on a transition', new UniqueViolation({ constraint: 'documents_name_key', table: 'documents' }), 'transition', { status: 409, detail: "Another document named 'x' exists; change or delete that one first, then retry.", context: [{ code: 'UNIQUE_NAME_VIOLATION', field: 'name', value: 'x', source: undefined }] }],
+    ['missing reference on a transition', new ForeignKeyViolation({ constraint: 'documents_authorId_fkey', table: 'documents' }), 'transition', { status: 409, context: [{ code: 'REFERENCE_NOT_FOUND', field: 'authorId', source: undefined }] }],
     ['primary key', new UniqueViolation({ constraint: 'documents_pkey', table: 'documents' }), 'write', { status: 409, detail: /with this id already exists/ }],
-    ['missing reference', new ForeignKeyViolation({ constraint: 'documents_authorId_fkey', table: 'documents' }), 'write', { status: 409, context: [{ code: 'REFERENCE_NOT_FOUND', field: 'authorId' }] }],
+    ['missing reference', new ForeignKeyViolation({ constraint: 'documents_authorId_fkey', table: 'documents' }), 'write', { status: 409, context: [{ code: 'REFERENCE_NOT_FOUND', field: 'authorId', source: 'body' }] }],
     ['still referenced, table unknown to the driver', new ForeignKeyViolation({ constraint: 'x_fkey' }), 'delete', { status: 409, detail: /while other resources refer to it/ }],
     ['an unknown reference', new ForeignKeyViolation({ constraint: 'documents_other_fkey', table: 'documents' }), 'write', { status: 409, detail: /refers to something that does not exist/ }],
     ['still referenced by an unknown table', new ForeignKeyViolation({ constraint: 'x_fkey', table: 'x' }), 'delete', { status: 409, detail: /while other resources refer to it/ }],

@@ -116,6 +116,9 @@ for (const db of databases) {
       const restore = await call('POST', `${url}/restore`)
       t.equal(restore.status, 409)
       t.match(restore.body, { context: [{ code: 'UNIQUE_NAME_VIOLATION', field: 'name', value: doc.name }] })
+      // A restore has no body: neither the context item nor the detail points at one.
+      t.notOk('source' in restore.body.context[0], 'no source: the name is the stored one, not one sent')
+      t.equal(restore.body.detail, `Another document named '${doc.name as string}' exists; change or delete that one first, then retry.`)
       await call('PATCH', `/v1/documents/${twin.body.id as string}`, { name: unique('renamed') }, { 'if-match': twin.body.etag })
       const restored = await call('POST', `${url}/restore`)
       t.equal(restored.status, 200)

@@ -80,8 +80,17 @@ for (const db of databases) {
       t.match(post.headers.get('allow'), 'PATCH')
       const unknown = await fetch(`${base}/nowhere`, { method: 'OPTIONS', headers: { 'user-agent': 'svc-tests/1', accept: 'text/html' } })
       t.equal(unknown.status, 404, 'an unknown path: 404 without a token, nothing negotiated')
-      const search = await fetch(`${base}/v1/authors/search`, { method: 'OPTIONS', headers: { 'user-agent': 'svc-tests/1' } })
-      t.equal(search.headers.get('allow'), 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS', 'the search path is an item path too')
+      // Conventions, Search by POST: `<collection>/search` is the search route, not an item whose id is `search`.
+      for (const path of ['/v1/authors/search', '/v1/documents/search', '/v1/authors/a/documents/search']) {
+        const search = await fetch(`${base}${path}`, { method: 'OPTIONS', headers: { 'user-agent': 'svc-tests/1' } })
+        t.equal(search.headers.get('allow'), 'POST, OPTIONS', `OPTIONS ${path}`)
+        for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
+          const refused = await call(method, path, method === 'GET' || method === 'DELETE' ? undefined : {})
+          t.equal(refused.status, 405, `${method} ${path}`)
+          t.equal(refused.headers.get('allow'), 'POST, OPTIONS', `${method} ${path}`)
+          t.match(refused.body, { status: 405, detail: `The method ${method} is not supported at ${path}; use one of POST, OPTIONS.` })
+        }
+      }
     })
 
     t.test('raw HTTP/1.1 edge cases: no Host is a 400 problem; an unknown Expect is ignored', async t => {

@@ -45,6 +45,8 @@ t.test('the server a URL names, without its password', async (t) => {
   t.equal(serverTarget('postgres://a@h/d?ssl=true').tls, true)
   t.equal(serverTarget('postgres://a@h/d?sslmode=disable').tls, false)
   t.equal(serverTarget('postgres://a@h/d').tls, false)
+  t.equal(serverTarget('postgres://a:secret@h/d').password, true)
+  t.equal(serverTarget('postgres://a:@h/d').password, false, 'an empty password is none')
   t.equal(createStore({ databaseUrl: 'postgres://svc:secret@db.internal/app' }).location, 'PostgreSQL database "app" on db.internal:5432 as user "svc"')
 })
 
@@ -68,10 +70,37 @@ t.test('errors without a live server: TLS certificates, unknown causes', async (
   t.equal(connectionFailure(Object.assign(new Error('x'), { code: '3D000', severity: 'FATAL' }), target, 1).sqlState, '3D000', 'a SQLSTATE is kept')
 })
 
+t.test('an authentication failure for want of a password is named as such, not as a server out of reach', async (t) => {
+  const saved = process.env.PGPASSWORD
+  delete process.env.PGPASSWORD
+  t.teardown(() => { if (saved === undefined) delete process.env.PGPASSWORD; else process.env.PGPASSWORD = saved })
+  const without = serverTarget('postgres://svc@db:5432/app')
+  const withOne = serverTarget('postgres://svc:secret@db:5432/app')
+  t.equal(without.password, false)
+  const missing = 'Authentication failed for user "svc" on the PostgreSQL server at db:5432: the server asks for a password and DATABASE_URL has none; add it to DATABASE_URL (postgres://user:password@host/database), or set PGPASSWORD.'
+  const cases: Array<[string, unknown, typeof without, string, string | undefined]> = [
+    // SCRAM-SHA-256 without a password: pg refuses itself, with no code.
+    ['SCRAM, no password', new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string'), without, missing, undefined],
+    ['SCRAM, an empty password', new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a non-empty string'), without, missing, undefined],
+    // md5 or password: the server's 28P01.
+    ['md5, no password', Object.assign(new Error('password authentication failed for user "svc"'), { code: '28P01', severity: 'FATAL' }), without, missing, '28P01'],
+    ['a wrong password', Object.assign(new Error('password authentication failed for user "svc"'), { code: '28P01', severity: 'FATAL' }), withOne, 'Authentication failed for user "svc" on the PostgreSQL server at db:5432: check the user and password in DATABASE_URL.', '28P01']
+  ]
+  for (const [name, err, target, message, sqlState] of cases) {
+    const failure = connectionFailure(err, target, 1000)
+    t.equal(failure.message, message, name)
+    t.equal(failure.sqlState, sqlState, `${name}: SQLSTATE`)
+    t.notMatch(failure.message, /cannot be reached/, `${name}: not "cannot be reached"`)
+  }
+  process.env.PGPASSWORD = 'from-the-environment'
+  t.equal(serverTarget('postgres://svc@db/app').password, true, 'PGPASSWORD counts: pg sends it')
+})
+
 t.test('against servers: each cause named, with what to check, never the password', { skip: havePostgres() ? false : 'PostgreSQL server binaries not installed' }, async (t) => {
   const server = await startPostgres({
     hba: [
       'host all svc_pw 127.0.0.1/32 scram-sha-256',
+      'host all svc_plain 127.0.0.1/32 password',
       'hostssl all svc_tls 127.0.0.1/32 trust',
       'host all svc_tls 127.0.0.1/32 reject'
     ]
@@ -80,6 +109,7 @@ t.test('against servers: each cause named, with what to check, never the passwor
   const admin = new pg.Client({ connectionString: server.url })
   await admin.connect()
   await admin.query(`CREATE ROLE svc_pw LOGIN PASSWORD '${PASSWORD}'`)
+  await admin.query(`CREATE ROLE svc_plain LOGIN PASSWORD '${PASSWORD}'`)
   await admin.query('CREATE ROLE svc_tls LOGIN')
   await admin.end()
   const at = `127.0.0.1:${server.port}`
@@ -112,6 +142,17 @@ t.test('against servers: each cause named, with what to check, never the passwor
       name: 'authentication failed',
       url: `postgres://svc_pw:${WRONG}@${at}/postgres`,
       message: `Authentication failed for user "svc_pw" on the PostgreSQL server at ${at}: check the user and password in DATABASE_URL.`,
+      sqlState: '28P01'
+    },
+    {
+      name: 'no password, SCRAM asked',
+      url: `postgres://svc_pw@${at}/postgres`,
+      message: `Authentication failed for user "svc_pw" on the PostgreSQL server at ${at}: the server asks for a password and DATABASE_URL has none; add it to DATABASE_URL (postgres://user:password@host/database), or set PGPASSWORD.`
+    },
+    {
+      name: 'no password, a clear-text password asked (the server refuses: 28P01)',
+      url: `postgres://svc_plain@${at}/postgres`,
+      message: `Authentication failed for user "svc_plain" on the PostgreSQL server at ${at}: the server asks for a password and DATABASE_URL has none; add it to DATABASE_URL (postgres://user:password@host/database), or set PGPASSWORD.`,
       sqlState: '28P01'
     },
     {

@@ -52,7 +52,7 @@ t.test('a body string holding U+0000 is refused, with the schema errors (fuzz re
   t.equal(res.statusCode, 400)
   const items = JSON.parse(res.body).context.map((c: { field: string, message: string, code: string }) => [c.field, c.code, c.message])
   t.same(items, [
-    ['n', 'INPUT_INVALID', 'must be integer'],
+    ['n', 'INPUT_INVALID', 'must be integer, not string'],
     ['name', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
     ['tags[1]', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
     ['meta.k\u0000/~', 'INPUT_INVALID', 'must not contain the NUL character (U+0000) in a property name']

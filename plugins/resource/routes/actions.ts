@@ -34,8 +34,8 @@ export function registerActionRoutes (fastify: FastifyInstance, s: Served): void
         response: { 200: def.api.entity }
       },
       attachValidation: true,
-      config: { auth: { scopes: [...def.api.scopes.write] }, problems: [404, 409, 412], openapi: { responseHeaders: newEtagHeader(200) } } as FastifyContextConfig,
-      // No body is an empty one: only a body with members is refused.
+      // No body is an empty one (the document says so: optionalBody): only a body with members is refused.
+      config: { auth: { scopes: [...def.api.scopes.write] }, problems: [404, 409, 412], openapi: { responseHeaders: newEtagHeader(200), optionalBody: true } } as FastifyContextConfig,
       preValidation: async (request) => { request.body ??= {} }
     }, async (request, reply) => {
       refuseInvalid(s, request)

@@ -3,7 +3,7 @@ import type { ContextItem } from '../../../schemas/problem.js'
 import type { Preconditions } from '../../conditional/index.js'
 import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
-import { storeProblem } from '../problems.js'
+import { storeProblem, type Operation } from '../problems.js'
 import { claimed, claimOf, replayStatus } from '../../idempotency/index.js'
 import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
 import type { Tx } from '../../../store/types.js'
@@ -38,6 +38,11 @@ export function refuseInvalid (s: Served, request: FastifyRequest): void {
   if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request.validationError)
 }
 
+/** What a write did, as `storeProblem` words its conflicts: a transition's values are the stored ones, not a body's. */
+function operationOf (op: WriteOp): Operation {
+  return op.action === 'delete' ? 'delete' : op.action === 'transition' ? 'transition' : 'write'
+}
+
 /** A write's failure as the item routes answer it (the bulk endpoint words the same failures for its operations). */
 export function failureProblem (s: Served, method: string, path: string, id: string, result: WriteResult, failure: Failure): unknown {
   const { name } = s.def
@@ -67,7 +72,7 @@ export function failureProblem (s: Served, method: string, path: string, id: str
     case 'invalid':
       return invalidData(failure.items, `The ${name} would be invalid after this patch; see context for each value.`)
     case 'conflict':
-      return storeProblem(failure.error, s.def, result.op.action === 'delete' ? 'delete' : 'write', id, result.values, s.registry, (itemId) => s.itemPath(s.def, itemId))
+      return storeProblem(failure.error, s.def, operationOf(result.op), id, result.values, s.registry, (itemId) => s.itemPath(s.def, itemId))
     // The conditional plugin refuses these first; a write path rule all the same.
     /* c8 ignore next 2 */
     case 'precondition-required':
@@ -123,7 +128,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
       result = 'value' in outcome ? outcome.value : null
     }
   } catch (err) {
-    throw storeProblem(err, s.def, op.action === 'delete' ? 'delete' : 'write', op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
+    throw storeProblem(err, s.def, operationOf(op), op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
   }
   return result === null ? null : result.row
 }

@@ -1,0 +1,36 @@
+import t from 'tap'
+import { serviceClient, startService } from './service.js'
+
+// Issue 42: the context items of the reference service's problems, as a client reads them
+// (conventions, Validation context codes: each item has code, message, field, source and,
+// when applicable, value).
+
+t.test('context items name the part, the field and the value as sent', async t => {
+  const { base } = await startService(t)
+  const { call } = serviceClient(base)
+  const author = await call('POST', '/v1/authors', { name: 'Ann', email: 'ann@example.com' })
+  const document = { name: 'issue-42', authorId: author.body.id, kind: 'INVOICE' }
+  const draft = await call('POST', '/v1/documents', { ...document, name: 'issue-42-draft' })
+  // [what, method, path, body, the one context item]
+  const table: Array<[string, string, string, unknown, Record<string, unknown>]> = [
+    ['a path parameter against its pattern', 'GET', '/v1/documents/bad%20id', undefined,
+      { code: 'INPUT_INVALID', field: 'documentId', source: 'path', value: 'bad id', message: 'must match the pattern ^[A-Za-z0-9._~-]+$' }],
+    ['a path parameter too long', 'GET', `/v1/authors/${'x'.repeat(129)}`, undefined,
+      { code: 'INPUT_MAX_VALUE', field: 'authorId', source: 'path', message: 'must have at most 128 characters' }],
+    ['a body that is an array', 'POST', '/v1/documents', [1, 2],
+      { code: 'INPUT_INVALID', field: '$', source: 'body', message: 'must be object, not array' }],
+    ['a body that is null', 'POST', '/v1/documents', 'null',
+      { code: 'INPUT_NULL', field: '$', source: 'body', message: 'must not be null' }],
+    ['an action body that is a list', 'POST', `/v1/documents/${draft.body.id as string}/publish`, '[]',
+      { code: 'INPUT_INVALID', field: '$', source: 'body', message: 'must be object, not array' }],
+    ['a number for a decimal string', 'POST', '/v1/documents', { ...document, amount: 3.5 },
+      { code: 'INPUT_INVALID', field: 'amount', source: 'body', value: '3.5', message: 'must be string or null, not number' }],
+    ['a string for an integer', 'POST', '/v1/documents', { ...document, pageCount: '3' },
+      { code: 'INPUT_INVALID', field: 'pageCount', source: 'body', value: '3', message: 'must be integer, not string' }]
+  ]
+  for (const [what, method, path, body, item] of table) {
+    const res = await call(method, path, body)
+    t.equal(res.status, 400, what)
+    t.same(res.body.context, [item], what)
+  }
+})
