@@ -7,8 +7,8 @@ process.env.SOAK_FROM_SOURCE = '1'
 const soak = await import(new URL('../../bench/soak.js', import.meta.url).href)
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
-// The TypeScript loader the tests run under: the soak and its service child run the sources, no build needed.
-const loader = 'tsx'
+// The TypeScript loader tap itself uses: the soak and its service child run the sources, no build needed.
+const loader = fileURLToPath(new URL('../../node_modules/@isaacs/ts-node-temp-fork-for-pr-2009/import.mjs', import.meta.url))
 
 /** A workload's bookkeeping as createWorkload keeps it: key → [kind, sent, ok, refused]. */
 function workload (writes: Array<[string, string, number, number, number]>, bulks: string[][] = []): Record<string, unknown> {
@@ -51,7 +51,7 @@ const server = process.env.TEST_DATABASE_URL ?? ''
 const skip = server === '' && postgres.havePostgres?.() === false ? 'no PostgreSQL server: set TEST_DATABASE_URL or install the server binaries' : false
 
 t.test('a short soak against the sources passes its audit', { skip }, async (t) => {
-  const env: NodeJS.ProcessEnv = { ...process.env, SOAK_FROM_SOURCE: '1', SOAK_DURATION: '8', SOAK_CONNECTIONS: '20', SOAK_DOCUMENTS: '2000', SOAK_WRITE: '0', NODE_OPTIONS: '' }
+  const env: NodeJS.ProcessEnv = { ...process.env, SOAK_FROM_SOURCE: '1', SOAK_DURATION: '8', SOAK_CONNECTIONS: '20', SOAK_DOCUMENTS: '2000', SOAK_WRITE: '0', TS_NODE_TRANSPILE_ONLY: '1', NODE_OPTIONS: '' }
   // The server of `npm test` when there is one (a database of the soak's own on it); else the soak starts one.
   if (server !== '') env.SOAK_DATABASE_URL = server
   const child = spawn(process.execPath, ['--import', loader, 'bench/soak.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })

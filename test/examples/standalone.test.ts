@@ -10,7 +10,7 @@ const loader = join(root, 'node_modules', '@tapjs', 'typescript', 'dist', 'esm',
 async function startExample (t: Test, file: string, env: Record<string, string>): Promise<string> {
   const child = spawn(process.execPath, ['--conditions=svc-conventions-source', '--import', loader, join(root, 'examples', file)], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: '0' },
+    env: { ...process.env, ...env, PORT: '0', TS_NODE_TRANSPILE_ONLY: '1' },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   t.teardown(async () => {
