@@ -85,13 +85,49 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   }
   fastify.decorate('allowedMethods', allowedMethods)
 
+  // What the routes name literally, so that a parametric match looks no further unless a
+  // parameter took one of those names (`GET <collection>/search`): the lookups of `matches` under
+  // every method are the plugin's largest cost on an item request. Routes registered from here on
+  // are seen whole (onRoute); those registered before, through the router's own listing.
+  const literals = new Set<string>()
+  const seen = new Set<string>()
+  let mixed = false
+  function learn (url: string): void {
+    for (const segment of url.split('/')) {
+      if (!segment.includes(':') && !segment.includes('*')) literals.add(segment.toLowerCase())
+      // A segment that mixes text and parameters (`:name.:ext`) hides its text from a split by '/'.
+      else if (!/^(?::\w+(?:\(.*\))?|\*)$/.test(segment)) mixed = true
+    }
+  }
+  fastify.addHook('onRoute', (route) => {
+    learn(route.url)
+    seen.add(route.url)
+  })
+  fastify.addHook('onReady', async function learnEarlierRoutes () {
+    // Lines such as `│   ├── /search (POST)`: the tree's drawing and the methods stripped.
+    for (const line of fastify.printRoutes({ commonPrefix: false }).split('\n')) {
+      learn(line.replace(/^[\s│├└─]+/, '').replace(/ \([A-Z, -]+\)$/, ''))
+    }
+  })
+
+  /** Whether a parameter of the matched route took a name that some route takes literally. */
+  function mayBeShadowed (pattern: string, params: Record<string, string>): boolean {
+    // A route registered before the plugin (its names unknown), or a mixed segment: look it up.
+    if (mixed || !seen.has(pattern)) return true
+    for (const key in params) {
+      for (const part of (params[key] as string).split('/')) if (literals.has(part.toLowerCase())) return true
+    }
+    return false
+  }
+
   fastify.addHook('onRequest', async function methodsHook (request, reply) {
     const path = pathOf(request.url)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path
       // literally (parameterLength): the id route does not serve `GET <collection>/search`.
-      const taken = parameterLength(request.params as Record<string, string>)
-      if (taken === 0 || !matches(path).some(m => m.taken < taken)) return
+      const params = request.params as Record<string, string>
+      const taken = parameterLength(params)
+      if (taken === 0 || !mayBeShadowed(request.routeOptions.url as string, params) || !matches(path).some(m => m.taken < taken)) return
     }
     const allowed = allowedMethods(path)
     if (allowed === null) return

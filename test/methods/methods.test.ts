@@ -195,3 +195,41 @@ t.test('routes registered before the plugin, or in another context of the app, c
   t.equal((await app.inject({ method: 'DELETE', url: '/early' })).headers.allow, 'GET, HEAD, OPTIONS')
   t.equal((await app.inject({ method: 'GET', url: '/sibling' })).headers.allow, 'PUT, OPTIONS')
 })
+
+t.test('a name taken literally shadows a parameter wherever the routes were registered, and only where a parameter took it', async t => {
+  const app = Fastify()
+  // Before the plugin: the literal route, and a parametric one of its own.
+  app.post('/v1/early/search', async () => ({}))
+  app.get('/v1/early/:id', async () => ({ early: true }))
+  await app.register(problem)
+  await app.register(methods)
+  app.get('/v1/late/:id', async () => ({ late: true }))
+  app.post('/v1/late/search', async () => ({}))
+  app.get('/v1/late/:id/:part', async () => ({ part: true }))
+  app.get('/v1/blobs/*', async () => ({ blob: true }))
+  app.post('/v1/blobs/search/latest', async () => ({}))
+  // A parameter beside text in one segment.
+  await app.register(async (child) => { child.get('/v1/files/:name.:ext', async () => ({ file: true })) })
+  t.teardown(() => app.close())
+  // [method, url, status, Allow]
+  const table: Array<[string, string, number, string | undefined]> = [
+    ['GET', '/v1/early/search', 405, 'POST, OPTIONS'],
+    ['GET', '/v1/early/42', 200, undefined],
+    ['GET', '/v1/late/search', 405, 'POST, OPTIONS'],
+    ['GET', '/v1/late/SEARCH', 200, undefined],
+    ['GET', '/v1/late/%73earch', 405, 'POST, OPTIONS'],
+    ['GET', '/v1/late/42', 200, undefined],
+    // `late` is a literal segment, but the route that takes it here takes it literally too.
+    ['GET', '/v1/late/late', 200, undefined],
+    ['GET', '/v1/late/42/search', 200, undefined],
+    ['GET', '/v1/files/search.txt', 200, undefined],
+    ['GET', '/v1/blobs/a/b', 200, undefined],
+    ['GET', '/v1/blobs/a/search', 200, undefined],
+    ['GET', '/v1/blobs/search/latest', 405, 'POST, OPTIONS']
+  ]
+  for (const [method, url, status, allow] of table) {
+    const res = await app.inject({ method: method as 'GET', url })
+    t.equal(res.statusCode, status, `${method} ${url}`)
+    t.equal(res.headers.allow, allow, `${method} ${url}`)
+  }
+})
