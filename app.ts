@@ -3,9 +3,11 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import {
-  auth, bulk, cors, conventions, createStore, csv, docs, downstream, events, files, jobs, lint, methods, migrate, openapi, parseDuration, problem, problemServerOptions,
-  problems, query, rateLimit, redisRefusalCounts, RefusalCounts, resource, validation, webhooks, type EventsPluginOptions, type SharedRefusalCounts, type Store
+  auth, bulk, cors, conventions, createStore, csv, docs, downstream, events, files, jobs, lint, methods, openapi, problem, problemServerOptions, problems, query, rateLimit, resource, validation, webhooks, type EventsPluginOptions, type Store
 } from './index.js'
+import { migrate, RefusalCounts } from 'svc-conventions/store'
+import { parseDuration } from 'svc-conventions/rate-limit'
+import { redisRefusalCounts, type SharedRefusalCounts } from 'svc-conventions/auth'
 import { healthRoutes } from './routes/health.js'
 import type { TracingOptions } from './tracing.js'
 import { registerScannerWebhook } from './routes/webhooks.js'

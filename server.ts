@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyServerOptions } from 'fastify'
-import { storeLocation } from './index.js'
+import { storeLocation } from 'svc-conventions/store'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 

@@ -15,7 +15,7 @@
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
-import { signToken } from '../dist/index.js'
+import { signToken } from 'svc-conventions/auth'
 import { FLOOR_TABLE, floorSchema } from './lib/floor-outbox.js'
 import { fmt, load, pairedRounds, startServer } from './lib/harness.js'
 import { machineBusyMicros, postgresCpuMicros } from './lib/machine.js'

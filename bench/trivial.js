@@ -5,7 +5,7 @@
 // - the suite (servers/suite.js): the conventions core registered from dist/index.js.
 // The guard holds the suite to the floor, not to bare Fastify: what the rules cost is the
 // convention's price; what the suite adds on top of them is its own.
-import { signToken } from '../dist/index.js'
+import { signToken } from 'svc-conventions/auth'
 import { pairedRounds, pinned, startServer } from './lib/harness.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The package's bin, `svc-conventions <command>`: `lint` here, `migrate` in bin/migrate.ts.
+// The package's bin, `svc-conventions <command>`: `lint` here, `migrate` in bin/migrate.ts,
+// `check` in check/cli.ts.
 // svc-conventions lint [--format text|json] [<file> | <url> | -]: lints an OpenAPI 3.x document,
 // JSON or YAML, against the conventions. Exit codes: 0 clean, 1 violations, 2 usage or input errors.
 import { realpathSync } from 'node:fs'
@@ -7,7 +8,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { formatJson, formatReport, lintOpenApi } from '../index.js'
+import { formatJson, formatReport, lintOpenApi } from 'svc-conventions/lint'
 
 export interface LintIo {
   out: (line: string) => void
@@ -28,7 +29,9 @@ export const USAGE = 'usage: svc-conventions lint [--format text|json] [<file> |
 /** Every command of the bin, with its line in `svc-conventions --help`; `binCommand` runs each. */
 export const COMMANDS = {
   lint: 'lints an OpenAPI 3.x document (a file, a URL or standard input) against the conventions',
-  migrate: 'writes (new) and applies (up) versioned SQL migration files of your resource definitions'
+  migrate: 'writes (new) and applies (up) versioned SQL migration files of your resource definitions',
+  check: 'probes a running service over HTTP, rule by rule, against the conventions',
+  new: 'writes a new service built with the suite into a directory (as npm init svc-conventions does)'
 } as const
 
 /** What `svc-conventions --help` prints: each command on one line. */
@@ -173,8 +176,20 @@ export async function lintCommand (argv: readonly string[], io: LintIo = default
   return violations.length === 0 ? 0 : 1
 }
 
-/** The package's one bin on `argv` (without node and the script): `migrate …` is bin/migrate.ts's, the rest this file's. */
+/** The initializer's entry: create-svc-conventions/ ships inside the package, beside dist/. */
+interface Initializer { create: (argv: string[], io: { out: (line: string) => void, err: (line: string) => void }) => Promise<number> }
+
+/** `svc-conventions new <dir> [<options>]`: `npm init svc-conventions` run from an installed suite. */
+async function newCommand (argv: readonly string[], io: LintIo): Promise<number> {
+  const entry = new URL('./create-svc-conventions/index.js', import.meta.resolve('svc-conventions/package.json'))
+  const { create } = await import(entry.href) as Initializer
+  return await create([...argv], { out: io.out, err: io.err })
+}
+
+/** The package's one bin on `argv` (without node and the script): `migrate …` is bin/migrate.ts's, `check …` check/cli.ts's, the rest this file's. */
 export async function binCommand (argv: readonly string[], io: LintIo = defaultIo): Promise<number> {
+  if (argv[0] === 'check') return await (await import('../check/cli.js')).checkCommand(argv.slice(1), { out: io.out, err: io.err, readFile: io.readFile, env: process.env })
+  if (argv[0] === 'new') return await newCommand(argv.slice(1), io)
   if (argv[0] === 'migrate') return await (await import('./migrate.js')).migrateCommand(argv.slice(1), { out: io.out, err: io.err, env: process.env, cwd: process.cwd() })
   return await lintCommand(argv, io)
 }

@@ -6,9 +6,10 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
-  appliedMigrations, applyMigrationFiles, createStore, dependencyOrder, migrationText, previewTables, readMigrationFiles,
-  writeMigrationFile, type MigrationFile, type ResourceDefinition, type SchemaComparison, type Store
+  createStore, type ResourceDefinition, type Store
 } from '../index.js'
+import { appliedMigrations, applyMigrationFiles, migrationText, previewTables, readMigrationFiles, writeMigrationFile, type MigrationFile, type SchemaComparison } from 'svc-conventions/store'
+import { dependencyOrder } from 'svc-conventions/resource'
 
 export interface MigrateIo {
   out: (line: string) => void

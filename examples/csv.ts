@@ -6,8 +6,9 @@ import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  problem, conventions, query, csv, Collection, Id, Int32, Nullable, registerCollection, collectionQueryOf, fieldsFromSchema, queryMemory
+  problem, conventions, query, csv, Collection, Id, Int32, Nullable
 } from 'svc-conventions'
+import { registerCollection, collectionQueryOf, fieldsFromSchema, queryMemory } from 'svc-conventions/query'
 
 const Book = Type.Object({
   id: Id(),

@@ -13,9 +13,10 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
-  problem, problemServerOptions, validation, conventions, downstream, defineProblem, invalidData, problems,
-  DownstreamError, DownstreamProblemError, Id
+  problem, problemServerOptions, validation, conventions, downstream, problems, Id
 } from 'svc-conventions'
+import { defineProblem, invalidData } from 'svc-conventions/problem'
+import { DownstreamError, DownstreamProblemError } from 'svc-conventions/downstream'
 
 export interface ReviewsOptions {
   /** The reference service, e.g. `http://127.0.0.1:3000/`. */

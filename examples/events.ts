@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
-  problem, validation, conventions, auth, query, resource, events, defineResource, createStore, migrate, problems, Id, type Store, type EventsPluginOptions
+  problem, validation, conventions, auth, query, resource, events, defineResource, createStore, problems, Id, type Store, type EventsPluginOptions
 } from 'svc-conventions'
+import { migrate } from 'svc-conventions/store'
 
 export const notes = defineResource({
   name: 'note',

@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  problem, validation, query, collectionQueryOf, registerCollection, fieldsFromSchema, queryMemory, Id, Int32, Nullable
+  problem, validation, query, Id, Int32, Nullable
 } from 'svc-conventions'
+import { collectionQueryOf, registerCollection, fieldsFromSchema, queryMemory } from 'svc-conventions/query'
 
 // Bounded like every schema of the convention (strings with maxLength, integers with a range).
 export const Book = Type.Object({

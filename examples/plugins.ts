@@ -5,9 +5,9 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
-  problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit,
-  conditional, evaluateRead, openapi, docs, lint, Id
+  problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit, conditional, openapi, docs, lint, Id
 } from 'svc-conventions'
+import { evaluateRead } from 'svc-conventions/conditional'
 
 // #region readme-plugin-problem
 export async function problemExample (): Promise<FastifyInstance> {

@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
-  problem, validation, conventions, lint, webhooks, registerWebhook, standardWebhooks,
-  createStore, migrate, Decimal, Id, type Store
+  problem, validation, conventions, lint, webhooks, createStore, Decimal, Id, type Store
 } from 'svc-conventions'
+import { registerWebhook, standardWebhooks } from 'svc-conventions/webhooks'
+import { migrate } from 'svc-conventions/store'
 
 const PaymentSettled = Type.Object({
   invoiceId: Id(),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { Id, Int32, problems, registerWebhook, standardWebhooks, type ServedResource } from '../index.js'
+import { Id, Int32, problems, type ServedResource } from '../index.js'
+import { registerWebhook, standardWebhooks } from 'svc-conventions/webhooks'
 
 /** The scanner's payload (reference-service.md, Webhooks); the producer owns it, so extra fields pass. */
 export const DocumentScanned = Type.Object({

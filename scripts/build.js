@@ -45,7 +45,7 @@ function newestSource () {
       newest = Math.max(newest, s.mtimeMs)
     }
   }
-  for (const dir of ['model', 'plugins', 'schemas', 'store', 'routes', 'bin']) visit(join(root, dir))
+  for (const dir of ['model', 'plugins', 'schemas', 'store', 'routes', 'bin', 'check']) visit(join(root, dir))
   for (const name of readdirSync(root)) if (name.endsWith('.ts') || /^tsconfig.*\.json$/.test(name)) visit(join(root, name))
   return newest
 }

@@ -2,7 +2,7 @@
 // (secrets of the benchmark's own), a token with every scope of the documents and authors,
 // and a JSON request helper for the checks made before the load.
 import { createHmac } from 'node:crypto'
-import { signToken } from '../../dist/index.js'
+import { signToken } from 'svc-conventions/auth'
 import { startServer } from './harness.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'

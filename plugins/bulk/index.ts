@@ -9,7 +9,7 @@ import { Job, type JobRow } from '../jobs/index.js'
 import { contextFromAjv, invalidData, problems } from '../problem/index.js'
 import { claimed, claimOf } from '../idempotency/index.js'
 import { compileBodyValidator, NoQuery, storeProblem, type ResourceDefinition, type WriteCall } from '../resource/index.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { pathOf } from '../shared/url.js'
 import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, tooMany, type Envelope } from './envelope.js'
@@ -55,14 +55,9 @@ const anyHeaders = (): boolean => true
 /** The kind of the jobs that run asynchronous bulk requests. */
 export const BULK_JOB = 'BULK'
 
-function fail (option: string, value: unknown, rule: string): never {
-  throw new TypeError(`bulk plugin: ${option} must be ${rule}, got ${JSON.stringify(value) ?? String(value)}`)
-}
-
-function positiveInteger (option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) fail(option, value, 'a positive integer')
-  return value
-}
+const checks = optionChecks('bulk plugin')
+const fail: OptionChecks['fail'] = checks.fail
+const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
 
 function endpointOptions (option: string, value: unknown, maxOperations: number, maxAsyncOperations: number): Required<BulkEndpointOptions> | false {
   if (value === false) return false

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { problems } from '../problem/index.js'
-import { essenceOf, isUtf8, paramOf, parseMediaType, type MediaType, type MediaTypes } from './media-type.js'
+import { essenceOf, isUtf8, paramOf, parseMediaType, type MediaType, type MediaTypes } from '../shared/media-type.js'
 import { shown } from './shown.js'
 import { pathOf } from '../shared/url.js'
 

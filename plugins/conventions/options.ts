@@ -2,10 +2,11 @@ import { acceptRule, type AcceptRule } from './accept.js'
 import type { Consumes } from './content-type.js'
 import { isJsonSuffix } from './content-type.js'
 import { EXECUTION_CONTEXT_PATTERN, type ExecutionContextOptions, type ExecutionContextRule } from './execution-context.js'
-import { parseConcreteMediaType, type MediaType, type MediaTypes } from './media-type.js'
-import { formatServiceHeader, parseServiceHeader, type ServiceDescription, type ServiceHeaderOptions } from './service-header.js'
+import { parseConcreteMediaType, type MediaType, type MediaTypes } from '../shared/media-type.js'
+import type { ServiceHeaderOptions } from './service-header.js'
+import { formatServiceHeader, parseServiceHeader, type ServiceDescription } from '../shared/service-header.js'
 import { userAgentRule, type UserAgentOptions, type UserAgentRule } from './user-agent.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `conventions` plugin. `false` switches a rule off everywhere. */
 export interface ConventionsOptions {
@@ -105,21 +106,14 @@ const HEADER_NAMES_KEYS: OptionKeys<{ allow?: readonly string[] }> = { allow: tr
 
 const ROUTE_KEYS = new Set(['httpVersion', 'userAgent', 'accept', 'produces', 'contentType', 'contentTypes', 'executionContext', 'serviceHeader', 'idempotencyKey', 'contentLanguage', 'headerNames'])
 
-function show (value: unknown): string {
-  if (typeof value === 'function') return 'a function'
-  return JSON.stringify(value) ?? String(value)
-}
-
-function fail (where: string, name: string, rule: string, value: unknown): never {
-  throw new TypeError(`conventions plugin: ${where}${name} must be ${rule}, got ${show(value)}`)
-}
+const fail: OptionChecks['fail'] = optionChecks('conventions plugin').fail
 
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function optionalBoolean (name: string, value: unknown): boolean {
-  if (value !== undefined && typeof value !== 'boolean') fail('', name, 'a boolean', value)
+  if (value !== undefined && typeof value !== 'boolean') fail(name, value, 'a boolean')
   return value !== false
 }
 
@@ -127,30 +121,30 @@ function optionalBoolean (name: string, value: unknown): boolean {
 function switchable<T> (name: string, value: unknown, keys: OptionKeys<T>): Record<string, unknown> | null {
   if (value === undefined || value === true) return {}
   if (value === false) return null
-  if (!isObject(value)) fail('', name, 'a boolean or an object', value)
+  if (!isObject(value)) fail(name, value, 'a boolean or an object')
   refuseUnknownOptions('conventions', value, keys, { path: `${name}.` })
   return value
 }
 
 function optionalFunction (name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') fail('', name, 'a function', value)
+  if (value !== undefined && typeof value !== 'function') fail(name, value, 'a function')
 }
 
 function mediaTypes (where: string, name: string, value: unknown): MediaTypes {
   const rule = 'a non-empty array of media types such as "application/json", without wildcards'
-  if (!Array.isArray(value) || value.length === 0) fail(where, name, rule, value)
-  return value.map(v => parseConcreteMediaType(v) ?? fail(where, name, rule, value)) as unknown as MediaTypes
+  if (!Array.isArray(value) || value.length === 0) fail(`${where}${name}`, value, rule)
+  return value.map(v => parseConcreteMediaType(v) ?? fail(`${where}${name}`, value, rule)) as unknown as MediaTypes
 }
 
 function names (name: string, value: unknown): string[] {
   const rule = 'an array of names of 1 to 100 characters among a-z, 0-9, _ and -'
-  if (!Array.isArray(value) || !value.every(v => typeof v === 'string' && EXECUTION_CONTEXT_PATTERN.test(v))) fail('', name, rule, value)
+  if (!Array.isArray(value) || !value.every(v => typeof v === 'string' && EXECUTION_CONTEXT_PATTERN.test(v))) fail(name, value, rule)
   return value
 }
 
 function contentLanguage (where: string, value: unknown): string | null {
   if (value === false) return null
-  if (typeof value !== 'string' || !LANGUAGE_TAG.test(value)) fail(where, 'contentLanguage', 'false or a language tag such as "en-US"', value)
+  if (typeof value !== 'string' || !LANGUAGE_TAG.test(value)) fail(`${where}contentLanguage`, value, 'false or a language tag such as "en-US"')
   return value
 }
 
@@ -171,7 +165,7 @@ function executionContext (value: unknown): ExecutionContextRule | null {
   const all = new Set([...supported, ...names('executionContext.extra', o.extra ?? [])])
   const fallback = o.default ?? defaults.executionContext
   if (typeof fallback !== 'string' || !EXECUTION_CONTEXT_PATTERN.test(fallback) || (predicate === null && !all.has(fallback))) {
-    fail('', 'executionContext.default', 'a supported execution context name', fallback)
+    fail('executionContext.default', fallback, 'a supported execution context name')
   }
   return { names: all, predicate, fallback }
 }
@@ -180,9 +174,9 @@ function executionContext (value: unknown): ExecutionContextRule | null {
 function selfHeader (value: unknown): string | null {
   if (value === undefined) return null
   const rule = 'a service { id: UUID, name?: [a-z0-9-]{1,60}, attributes?: { camelCaseKey: value } }'
-  if (!isObject(value) || (value.attributes !== undefined && !isObject(value.attributes))) fail('', 'serviceHeader.self', rule, value)
+  if (!isObject(value) || (value.attributes !== undefined && !isObject(value.attributes))) fail('serviceHeader.self', value, rule)
   const header = formatServiceHeader(value as unknown as ServiceDescription)
-  if (!parseServiceHeader(header).ok) fail('', 'serviceHeader.self', rule, value)
+  if (!parseServiceHeader(header).ok) fail('serviceHeader.self', value, rule)
   return header
 }
 
@@ -197,7 +191,7 @@ function headerNames (value: unknown): ReadonlySet<string> | null {
   const o = switchable('headerNames', value, HEADER_NAMES_KEYS)
   if (o === null) return null
   const allow = o.allow ?? []
-  if (!Array.isArray(allow) || !allow.every(v => typeof v === 'string')) fail('', 'headerNames.allow', 'an array of header names', allow)
+  if (!Array.isArray(allow) || !allow.every(v => typeof v === 'string')) fail('headerNames.allow', allow, 'an array of header names')
   return new Set(allow.map(v => v.toLowerCase()))
 }
 
@@ -209,7 +203,7 @@ export function resolveOptions (opts: ConventionsOptions): { settings: Settings,
   const produces = mediaTypes('', 'produces', opts.produces ?? defaults.produces)
   const consumes = mediaTypes('', 'contentTypes', opts.contentTypes ?? defaults.contentTypes)
   const jsonTypes = mediaTypes('', 'jsonTypes', opts.jsonTypes ?? defaults.jsonTypes)
-  if (!jsonTypes.every(isJsonSuffix)) fail('', 'jsonTypes', 'an array of +json media types', opts.jsonTypes)
+  if (!jsonTypes.every(isJsonSuffix)) fail('jsonTypes', opts.jsonTypes, 'an array of +json media types')
   const service = serviceHeader(opts.serviceHeader)
   const settings: Settings = {
     httpVersion: optionalBoolean('httpVersion', opts.httpVersion),
@@ -233,11 +227,11 @@ export function resolveOptions (opts: ConventionsOptions): { settings: Settings,
  */
 export function resolveRoute (base: Settings, config: unknown, route: string): Settings {
   const where = `route ${route}: config.conventions`
-  if (!isObject(config)) fail(`route ${route}: `, 'config.conventions', 'false or an object', config)
+  if (!isObject(config)) fail(`route ${route}: config.conventions`, config, 'false or an object')
   const s: Settings = { ...base }
   const off: string[] = []
   for (const [key, value] of Object.entries(config)) {
-    if (!ROUTE_KEYS.has(key)) fail(`${where}.`, key, `one of ${[...ROUTE_KEYS].join(', ')} (unknown key)`, value)
+    if (!ROUTE_KEYS.has(key)) fail(`${where}.${key}`, value, `one of ${[...ROUTE_KEYS].join(', ')} (unknown key)`)
     if (key === 'produces') {
       const types = mediaTypes(`${where}.`, key, value)
       if (base.accept !== null) s.accept = acceptRule(types)
@@ -247,7 +241,7 @@ export function resolveRoute (base: Settings, config: unknown, route: string): S
     } else if (key === 'contentLanguage') {
       s.contentLanguage = contentLanguage(`${where}.`, value)
     } else if (value !== false) {
-      fail(`${where}.`, key, 'false (a route can only switch a rule off)', value)
+      fail(`${where}.${key}`, value, 'false (a route can only switch a rule off)')
     } else {
       off.push(key)
     }

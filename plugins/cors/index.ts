@@ -3,7 +3,7 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { problems, type ProblemError } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
 export interface CorsPluginOptions {
@@ -57,29 +57,27 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 
 const HEADER_NAME = /^[A-Za-z0-9-]+$/
 
-function fail (name: string, rule: string, value: unknown): never {
-  throw new TypeError(`cors plugin: ${name} ${rule}, got ${value instanceof RegExp ? String(value) : JSON.stringify(value)}`)
-}
+const fail: OptionChecks['fail'] = optionChecks('cors plugin').fail
 
 function list<T> (value: unknown, name: string): T[] {
-  if (!Array.isArray(value)) fail(name, 'must be an array', value)
+  if (!Array.isArray(value)) fail(name, value, 'an array')
   return value as T[]
 }
 
 function checkOrigin (origin: unknown, name: string): void {
   if (origin instanceof RegExp) {
     // An unanchored pattern lets https://app.example.com.evil.net through.
-    if (!origin.source.startsWith('^') || !origin.source.endsWith('$')) fail(name, 'must be anchored with ^ and $', origin)
+    if (!origin.source.startsWith('^') || !origin.source.endsWith('$')) fail(name, origin, 'anchored with ^ and $')
     return
   }
   // A serialized origin round-trips through URL unchanged; `*`, `null`, paths and trailing slashes do not.
   const ok = typeof origin === 'string' && URL.canParse(origin) && new URL(origin).origin === origin
-  if (!ok) fail(name, 'must be an exact origin such as https://app.example.com (never *) or a RegExp', origin)
+  if (!ok) fail(name, origin, 'an exact origin such as https://app.example.com (never *) or a RegExp')
 }
 
 function checkHeaders (value: unknown, name: string): string[] {
   const headers = list<string>(value, name)
-  headers.forEach((h, i) => { if (typeof h !== 'string' || !HEADER_NAME.test(h)) fail(`${name}[${i}]`, 'must be a header name (never *)', h) })
+  headers.forEach((h, i) => { if (typeof h !== 'string' || !HEADER_NAME.test(h)) fail(`${name}[${i}]`, h, 'a header name (never *)') })
   return headers
 }
 
@@ -113,14 +111,14 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   const origins = list<string | RegExp>(opts.origins ?? defaults.origins, 'origins')
   origins.forEach((o, i) => checkOrigin(o, `origins[${i}]`))
   const methods = list<string>(opts.methods ?? defaults.methods, 'methods')
-  if (methods.length === 0) fail('methods', 'must list at least one method', methods)
-  methods.forEach((m, i) => { if (!KNOWN_METHODS.has(m)) fail(`methods[${i}]`, `must be one of ${[...KNOWN_METHODS].join(', ')} (never *)`, m) })
+  if (methods.length === 0) fail('methods', methods, 'a non-empty array of methods')
+  methods.forEach((m, i) => { if (!KNOWN_METHODS.has(m)) fail(`methods[${i}]`, m, `one of ${[...KNOWN_METHODS].join(', ')} (never *)`) })
   const allowedHeaders = checkHeaders(opts.allowedHeaders ?? defaults.allowedHeaders, 'allowedHeaders')
   const exposedHeaders = checkHeaders(opts.exposedHeaders ?? defaults.exposedHeaders, 'exposedHeaders')
   const maxAge = opts.maxAge ?? defaults.maxAge
-  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_AGE_LIMIT) fail('maxAge', `must be an integer of seconds from 0 to ${MAX_AGE_LIMIT}`, maxAge)
+  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_AGE_LIMIT) fail('maxAge', maxAge, `an integer of seconds from 0 to ${MAX_AGE_LIMIT}`)
   const credentials = opts.credentials ?? defaults.credentials
-  if (typeof credentials !== 'boolean') fail('credentials', 'must be a boolean', credentials)
+  if (typeof credentials !== 'boolean') fail('credentials', credentials, 'a boolean')
 
   const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
   const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)

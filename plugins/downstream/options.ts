@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
-import { formatServiceHeader, isValidUserAgent } from '../conventions/index.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { formatServiceHeader } from '../shared/service-header.js'
+import { isValidUserAgent } from '../shared/user-agent.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 
 /** Retries of failed calls (429, 503, connection failures); `false` never retries. */
 export interface RetryOptions {
@@ -72,10 +73,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SERVICE_NAME = /^[a-z0-9-]{1,60}$/
 const EXECUTION_CONTEXT = /^[a-z0-9_-]{1,100}$/
 
-function fail (name: string, rule: string, value: unknown): never {
-  const shown = typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)
-  throw new TypeError(`downstream plugin: ${name} must be ${rule}, got ${shown}`)
-}
+const fail: OptionChecks['fail'] = optionChecks('downstream plugin').fail
 
 function object (name: string, value: unknown, keys: Readonly<Record<string, true>>): Record<string, unknown> {
   refuseUnknownOptions('downstream', value, keys, name === '' ? {} : { path: `${name}.` })
@@ -84,13 +82,13 @@ function object (name: string, value: unknown, keys: Readonly<Record<string, tru
 
 function integer (name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) fail(name, `an integer of ${min} or more`, value)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) fail(name, value, `an integer of ${min} or more`)
   return value
 }
 
 function fn<T> (name: string, value: unknown, fallback: T): T {
   if (value === undefined) return fallback
-  if (typeof value !== 'function') fail(name, 'a function', value)
+  if (typeof value !== 'function') fail(name, value, 'a function')
   return value as T
 }
 
@@ -99,10 +97,10 @@ const timer = async (ms: number): Promise<void> => { await new Promise((resolve)
 function userAgent (value: unknown): string {
   const ua = object('userAgent', value, USER_AGENT_KEYS)
   const { product, version, comment } = ua
-  if (typeof product !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(product)) fail('userAgent.product', 'a token such as "orders-service"', product)
-  if (!/^\d+$/.test(String(version)) || (typeof version !== 'number' && typeof version !== 'string')) fail('userAgent.version', 'the major version, digits only', version)
+  if (typeof product !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(product)) fail('userAgent.product', product, 'a token such as "orders-service"')
+  if (!/^\d+$/.test(String(version)) || (typeof version !== 'number' && typeof version !== 'string')) fail('userAgent.version', version, 'the major version, digits only')
   const text = `${product}/${String(version)}${comment === undefined ? '' : ` (${String(comment)})`}`
-  if (!isValidUserAgent(text, { strictVersion: true })) fail('userAgent.comment', 'text without parentheses or control characters', comment)
+  if (!isValidUserAgent(text, { strictVersion: true })) fail('userAgent.comment', comment, 'text without parentheses or control characters')
   return text
 }
 
@@ -112,7 +110,7 @@ function retry (value: unknown): Required<RetryOptions> {
   const r = object('retry', value, RETRY_KEYS)
   const base = integer('retry.base', r.base, defaults.retry.base, 1)
   const cap = integer('retry.cap', r.cap, Math.max(defaults.retry.cap, base), 1)
-  if (cap < base) fail('retry.cap', `at least retry.base (${base})`, cap)
+  if (cap < base) fail('retry.cap', cap, `at least retry.base (${base})`)
   return {
     attempts: integer('retry.attempts', r.attempts, defaults.retry.attempts, 1),
     base,
@@ -123,26 +121,26 @@ function retry (value: unknown): Required<RetryOptions> {
 
 function dispatcher (value: unknown): Dispatcher | null {
   if (value === undefined) return null
-  if (typeof value !== 'object' || value === null || typeof (value as { dispatch?: unknown }).dispatch !== 'function') fail('dispatcher', 'an undici Dispatcher (Agent, Pool, MockAgent…)', value)
+  if (typeof value !== 'object' || value === null || typeof (value as { dispatch?: unknown }).dispatch !== 'function') fail('dispatcher', value, 'an undici Dispatcher (Agent, Pool, MockAgent…)')
   return value as Dispatcher
 }
 
 /** Checks every option, naming the first bad one; the plugin and `createDownstream` both call it. */
 export function resolveOptions (opts: unknown): Settings {
   const o = object('', opts, OPTION_KEYS) as Partial<DownstreamOptions>
-  if (o.service === undefined) fail('service', 'this service\'s { id, name }', undefined)
+  if (o.service === undefined) fail('service', undefined, 'this service\'s { id, name }')
   const { id, name } = object('service', o.service, SERVICE_KEYS)
-  if (typeof id !== 'string' || !UUID.test(id)) fail('service.id', 'a UUID', id)
-  if (typeof name !== 'string' || !SERVICE_NAME.test(name)) fail('service.name', '1 to 60 characters among a-z, 0-9 and -', name)
-  if (o.userAgent === undefined) fail('userAgent', '{ product, version } such as { product: "orders-service", version: 2 }', undefined)
+  if (typeof id !== 'string' || !UUID.test(id)) fail('service.id', id, 'a UUID')
+  if (typeof name !== 'string' || !SERVICE_NAME.test(name)) fail('service.name', name, '1 to 60 characters among a-z, 0-9 and -')
+  if (o.userAgent === undefined) fail('userAgent', undefined, '{ product, version } such as { product: "orders-service", version: 2 }')
   let baseUrl: URL | null = null
   if (o.baseUrl !== undefined) {
     baseUrl = typeof o.baseUrl === 'string' && URL.canParse(o.baseUrl) ? new URL(o.baseUrl) : null
-    if (baseUrl === null || !/^https?:$/.test(baseUrl.protocol)) fail('baseUrl', 'an http:// or https:// URL', o.baseUrl)
+    if (baseUrl === null || !/^https?:$/.test(baseUrl.protocol)) fail('baseUrl', o.baseUrl, 'an http:// or https:// URL')
   }
   const timeouts = o.timeouts === undefined ? {} : object('timeouts', o.timeouts, TIMEOUT_KEYS)
   const context = o.defaultExecutionContext ?? defaults.defaultExecutionContext
-  if (typeof context !== 'string' || !EXECUTION_CONTEXT.test(context)) fail('defaultExecutionContext', '1 to 100 characters among a-z, 0-9, _ and -', context)
+  if (typeof context !== 'string' || !EXECUTION_CONTEXT.test(context)) fail('defaultExecutionContext', context, '1 to 100 characters among a-z, 0-9, _ and -')
   return {
     baseUrl,
     headers: {

@@ -5,6 +5,7 @@ import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/e
 import type { Store } from '../../store/types.js'
 import { createDownstream, DownstreamResponseError, DownstreamTooLargeError, type DownstreamClient, type DownstreamOptions } from '../downstream/index.js'
 import { signStandardWebhook } from '../webhooks/index.js'
+import { LeaseLoop } from '../shared/lease-loop.js'
 import { PRODUCTION, type ServiceIdentity } from './headers.js'
 import { guardedLookup, literalRefused, type Resolver } from './targets.js'
 
@@ -90,21 +91,28 @@ export class Dispatcher {
   private clean = new Set<string>()
   private flushing: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
-  private timer: NodeJS.Timeout | null = null
-  /** When the timer fires (Infinity: none set). */
-  private dueAt = Infinity
   /** When the earliest retry this instance recorded comes due, by `Date.now()` (Infinity: none). */
   private retryAt = Infinity
-  private unlisten: () => Promise<void> = async () => {}
-  private looking: Promise<void> | null = null
-  private again = false
   /** When the last look ended, and whether it left work in the outbox (it took all it could). */
   private lookedAt = 0
   private backlog = false
-  private stopped = true
+  private readonly loop: LeaseLoop
 
   constructor (o: DispatcherOptions) {
     this.o = o
+    this.loop = new LeaseLoop({
+      store: o.store,
+      channel: o.tables.channel,
+      look: async () => await this.look(),
+      notified: () => { this.wake() },
+      again: () => { this.soon() },
+      unheard: 'events: cannot listen for new deliveries; looking for them every pollMillis only',
+      log: o.log
+    })
+  }
+
+  private get stopped (): boolean {
+    return this.loop.stopped
   }
 
   private async deliveryClient (): Promise<{ agent: Agent, client: DownstreamClient }> {
@@ -120,13 +128,7 @@ export class Dispatcher {
   }
 
   async start (): Promise<void> {
-    this.stopped = false
-    try {
-      this.unlisten = await this.o.store.listen(this.o.tables.channel, () => { this.wake() })
-    } catch (err) {
-      this.o.log.warn({ err }, 'events: cannot listen for new deliveries; looking for them every pollMillis only')
-    }
-    this.schedule(0)
+    await this.loop.start()
   }
 
   /**
@@ -139,11 +141,7 @@ export class Dispatcher {
 
   /** Stops claiming; lets attempts in flight end and records them; gives back those not started. */
   async stop (): Promise<void> {
-    this.stopped = true
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = null
-    await this.unlisten()
-    await this.looking
+    await this.loop.stop()
     const unstarted = [...this.waiting.values()].flat().map(d => d.id)
     this.waiting.clear()
     await Promise.allSettled([...this.inFlight])
@@ -165,33 +163,8 @@ export class Dispatcher {
    * by one claim, not one each; at once when the last look was long enough ago.
    */
   private soon (): void {
-    if (this.stopped) return
-    if (this.looking !== null) {
-      this.again = true
-      return
-    }
-    const wait = Math.max(0, this.lookedAt + (this.backlog ? REFILL_MILLIS : TRICKLE_MILLIS) - Date.now())
-    // Unless a look is due sooner anyway (the idle poll's is not).
-    if (this.dueAt > Date.now() + wait) this.schedule(wait)
-  }
-
-  private schedule (millis: number): void {
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.dueAt = Date.now() + millis
-    this.timer = setTimeout(() => {
-      this.timer = null
-      this.dueAt = Infinity
-      // This look serves a retry due by now.
-      if (this.retryAt <= Date.now()) this.retryAt = Infinity
-      this.looking ??= this.look().finally(() => {
-        this.looking = null
-        if (this.again) {
-          this.again = false
-          this.soon()
-        }
-      })
-    }, millis)
-    this.timer.unref()
+    // Unless a look is due sooner anyway (the idle poll's is not); during a look, once it ends.
+    this.loop.soon(Math.max(0, this.lookedAt + (this.backlog ? REFILL_MILLIS : TRICKLE_MILLIS) - Date.now()))
   }
 
   private get leaseMillis (): number {
@@ -201,8 +174,10 @@ export class Dispatcher {
     return 2 * this.o.timeoutMillis + 10_000
   }
 
-  /** Claims while there is room and work; then sleeps until the next poll. */
-  private async look (): Promise<void> {
+  /** Claims while there is room and work; resolves to how long to wait before the next look. */
+  private async look (): Promise<number> {
+    // This look serves a retry due by now.
+    if (this.retryAt <= Date.now()) this.retryAt = Infinity
     // Left in the outbox: a claim stopped by the room, or by a subscription's share of it.
     let backlog = false
     try {
@@ -225,7 +200,7 @@ export class Dispatcher {
     }
     this.backlog = backlog
     this.lookedAt = Date.now()
-    if (!this.stopped) this.schedule(this.idleWait())
+    return this.idleWait()
   }
 
   private take (d: ClaimedDelivery): void {
@@ -335,7 +310,7 @@ export class Dispatcher {
   private retryWhenDue (batch: readonly AttemptOutcome[]): void {
     const now = this.o.now().getTime()
     for (const o of batch) if (o.next !== null) this.retryAt = Math.min(this.retryAt, Date.now() + o.next.getTime() - now)
-    if (!this.stopped && this.retryAt < this.dueAt) this.schedule(this.idleWait())
+    if (!this.stopped && this.retryAt < this.loop.dueAt) this.loop.schedule(this.idleWait())
   }
 
   /** How long an idle dispatcher waits before it looks again: the safety poll, or less for a retry due sooner. */

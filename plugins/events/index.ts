@@ -6,10 +6,10 @@ import { EventTables, type ClaimedDelivery, type OutboxEvent } from '../../store
 import { migrate } from '../../store/migrate.js'
 import type { Queryable, Store } from '../../store/types.js'
 import { pastTense, type ServedResource } from '../resource/index.js'
-import { parseDuration } from '../rate-limit/index.js'
+import { parseDuration } from '../shared/duration.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { createDownstream, type DownstreamOptions } from '../downstream/index.js'
 import { deliveryClientOptions, Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
@@ -172,13 +172,12 @@ export function parseRetrySchedule (value: string): number[] | null {
   return out
 }
 
-function positiveInteger (name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`events plugin: ${name} must be a positive integer, got ${String(value)}`)
-  return value
-}
+const checks = optionChecks('events plugin')
+const fail: OptionChecks['fail'] = checks.fail
+const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
 
 function stringList (name: string, value: unknown): string[] {
-  if (!Array.isArray(value) || value.some(s => typeof s !== 'string' || s === '')) throw new TypeError(`events plugin: ${name} must be an array of non-empty strings, got ${JSON.stringify(value)}`)
+  if (!Array.isArray(value) || value.some(s => typeof s !== 'string' || s === '')) fail(name, value, 'an array of non-empty strings')
   return [...value as string[]]
 }
 
@@ -199,25 +198,25 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   refuseUnknownOptions('events', opts, OPTION_KEYS)
   const { store, service } = opts
   const isStore = (s: unknown): boolean => typeof s === 'object' && s !== null && typeof (s as Store).transaction === 'function'
-  if (!isStore(store)) throw new TypeError(`events plugin: store must be a Store (createStore), got ${String(store)}`)
+  if (!isStore(store)) fail('store', store, 'a Store (createStore)')
   const workerStore = opts.workerStore ?? store
-  if (!isStore(workerStore)) throw new TypeError(`events plugin: workerStore must be a Store (createStore) on the same database as store, got ${String(workerStore)}`)
+  if (!isStore(workerStore)) fail('workerStore', workerStore, 'a Store (createStore) on the same database as store')
   if (typeof service !== 'object' || service === null || typeof service.id !== 'string' || !UUID.test(service.id) || typeof service.name !== 'string' || !SERVICE_NAME.test(service.name)) {
-    throw new TypeError(`events plugin: service must be { id: <a UUID>, name: <[a-z0-9-]{1,60}> }, got ${JSON.stringify(service)}`)
+    fail('service', service, '{ id: <a UUID>, name: <[a-z0-9-]{1,60}> }')
   }
   const path = opts.path ?? defaults.path
-  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) throw new TypeError(`events plugin: path must be an absolute path such as /v1/webhook-subscriptions, or false, got ${String(path)}`)
+  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) fail('path', path, 'an absolute path such as /v1/webhook-subscriptions, or false')
   const readScopes = stringList('readScopes', opts.readScopes ?? defaults.readScopes)
   const writeScopes = stringList('writeScopes', opts.writeScopes ?? defaults.writeScopes)
   const rawSchedule = opts.retrySchedule ?? DEFAULT_RETRY_SCHEDULE
   const schedule = typeof rawSchedule === 'string' ? parseRetrySchedule(rawSchedule) : Array.isArray(rawSchedule) && rawSchedule.every(n => Number.isSafeInteger(n) && n >= 0) ? [...rawSchedule] : null
-  if (schedule === null) throw new TypeError(`events plugin: retrySchedule must be comma-separated durations such as "5s,5m,30m" or an array of milliseconds, got ${JSON.stringify(rawSchedule)}`)
+  if (schedule === null) fail('retrySchedule', rawSchedule, 'comma-separated durations such as "5s,5m,30m" or an array of milliseconds')
   const allowInsecure = opts.allowInsecureTargets ?? false
-  if (typeof allowInsecure !== 'boolean') throw new TypeError(`events plugin: allowInsecureTargets must be a boolean, got ${String(allowInsecure)}`)
+  if (typeof allowInsecure !== 'boolean') fail('allowInsecureTargets', allowInsecure, 'a boolean')
   const hint = opts.allowInsecureTargetsHint ?? 'the allowInsecureTargets option of the events plugin'
-  if (hint !== false && (typeof hint !== 'string' || hint.trim() === '')) throw new TypeError(`events plugin: allowInsecureTargetsHint must be a non-empty string or false, got ${JSON.stringify(hint)}`)
+  if (hint !== false && (typeof hint !== 'string' || hint.trim() === '')) fail('allowInsecureTargetsHint', hint, 'a non-empty string or false')
   const worker = opts.worker ?? defaults.worker
-  if (typeof worker !== 'boolean') throw new TypeError(`events plugin: worker must be a boolean, got ${String(worker)}`)
+  if (typeof worker !== 'boolean') fail('worker', worker, 'a boolean')
   const timeoutMillis = positiveInteger('timeoutMillis', opts.timeoutMillis ?? defaults.timeoutMillis)
   const maxFailures = positiveInteger('maxFailures', opts.maxFailures ?? defaults.maxFailures)
   const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
@@ -225,11 +224,11 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   const perSubscription = positiveInteger('perSubscription', opts.perSubscription ?? defaults.perSubscription)
   const userAgent = opts.userAgent ?? { product: service.name, version: 1, comment: 'webhook delivery' }
   const prefix = opts.tablePrefix ?? defaults.tablePrefix
-  if (typeof prefix !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) throw new TypeError(`events plugin: tablePrefix must be a lowercase SQL name of at most 41 characters, got ${String(prefix)}`)
+  if (typeof prefix !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) fail('tablePrefix', prefix, 'a lowercase SQL name of at most 41 characters')
   const resolver = opts.resolver ?? systemResolver
-  if (typeof resolver !== 'function') throw new TypeError('events plugin: resolver must be a function')
+  if (typeof resolver !== 'function') fail('resolver', resolver, 'a function')
   const now = opts.now ?? (() => new Date())
-  if (typeof now !== 'function') throw new TypeError('events plugin: now must be a function returning a Date')
+  if (typeof now !== 'function') fail('now', now, 'a function returning a Date')
 
   const served = (fastify as unknown as { resources?: ReadonlyMap<string, ServedResource> }).resources ?? new Map<string, ServedResource>()
   const types = opts.eventTypes !== undefined

@@ -1,5 +1,6 @@
 import { create as createDisposition } from 'content-disposition'
-import { parseAccept, parseMediaType, qualityOf, type MediaType } from '../conventions/index.js'
+import { parseAccept, qualityOf } from '../shared/accept.js'
+import { parseMediaType, type MediaType } from '../shared/media-type.js'
 
 /**
  * `Content-Disposition: attachment` for a download (RFC 6266): the name in `filename`, or,

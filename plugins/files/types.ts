@@ -1,4 +1,4 @@
-import { essenceOf, parseMediaType, type MediaType } from '../conventions/index.js'
+import { essenceOf, parseMediaType, type MediaType } from '../shared/media-type.js'
 
 /** The media types a file may be uploaded as, by essence: each with the type it is stored as. */
 export type AllowedTypes = ReadonlyMap<string, string>

@@ -10,7 +10,7 @@ import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
 import { Job, JobCollection, type JobBody } from './schema.js'
@@ -92,10 +92,9 @@ const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis:
 const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true, retention: true, purgeInterval: true }
 const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 
-function positiveInteger (name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`jobs plugin: ${name} must be a positive integer, got ${String(value)}`)
-  return value
-}
+const checks = optionChecks('jobs plugin')
+const fail: OptionChecks['fail'] = checks.fail
+const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
 
 /** A job as its monitor shows it. */
 export function jobBody (job: JobView): JobBody {
@@ -119,22 +118,20 @@ export function jobBody (job: JobView): JobBody {
 async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): Promise<void> {
   refuseUnknownOptions('jobs', opts, OPTION_KEYS)
   const { store } = opts
-  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
-    throw new TypeError(`jobs plugin: store must be a Store (createStore), got ${String(store)}`)
-  }
+  if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') fail('store', store, 'a Store (createStore)')
   const path = opts.path ?? defaults.path
-  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) throw new TypeError(`jobs plugin: path must be an absolute path such as /v1/jobs, or false, got ${String(path)}`)
+  if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) fail('path', path, 'an absolute path such as /v1/jobs, or false')
   const worker = opts.worker ?? defaults.worker
-  if (typeof worker !== 'boolean') throw new TypeError(`jobs plugin: worker must be a boolean, got ${String(worker)}`)
+  if (typeof worker !== 'boolean') fail('worker', worker, 'a boolean')
   const leaseMillis = positiveInteger('leaseMillis', opts.leaseMillis ?? defaults.leaseMillis)
   const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
   const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
   const maxAttempts = positiveInteger('maxAttempts', opts.maxAttempts ?? defaults.maxAttempts)
   const tableName = opts.table ?? defaults.table
-  if (typeof tableName !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(tableName)) throw new TypeError(`jobs plugin: table must be a lowercase SQL name of at most 41 characters, got ${String(tableName)}`)
+  if (typeof tableName !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(tableName)) fail('table', tableName, 'a lowercase SQL name of at most 41 characters')
   const given = opts.readScopes
   if (given !== undefined && (typeof given !== 'object' || given === null || Object.values(given).some(s => !Array.isArray(s) || s.some(x => typeof x !== 'string')))) {
-    throw new TypeError(`jobs plugin: readScopes must be an object of scope lists by collection, got ${JSON.stringify(given)}`)
+    fail('readScopes', given, 'an object of scope lists by collection')
   }
 
   const { retention, purgeInterval } = retentionOptions('jobs', opts, defaults.retention)

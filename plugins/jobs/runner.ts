@@ -3,6 +3,7 @@ import { Unavailable } from '../../store/errors.js'
 import type { JobRow, JobTable, Lease } from '../../store/jobs.js'
 import type { Store, Tx } from '../../store/types.js'
 import { isProblemError, problems, type ProblemError } from '../problem/index.js'
+import { LeaseLoop } from '../shared/lease-loop.js'
 
 /** What a handler gets to run its job: transactions under the job's lease, and its recorded steps. */
 export interface JobRun {
@@ -60,65 +61,48 @@ export class Runner {
   private readonly o: RunnerOptions
   private running = 0
   private readonly inFlight = new Set<Promise<void>>()
-  private timer: NodeJS.Timeout | null = null
-  private stopped = true
-  private looking: Promise<void> | null = null
-  /** A wake came while looking: the look may have missed what it announced, so look again. */
-  private again = false
-  private unlisten: () => Promise<void> = async () => {}
+  private readonly loop: LeaseLoop
 
   constructor (o: RunnerOptions) {
     this.o = o
+    this.loop = new LeaseLoop({
+      store: o.store,
+      channel: o.table.channel,
+      look: async () => {
+        await this.look()
+        return this.o.pollMillis
+      },
+      notified: () => { this.wake() },
+      again: () => { this.wake() },
+      unheard: 'jobs: cannot listen for new jobs; looking for them every pollMillis only',
+      log: o.log
+    })
+  }
+
+  private get stopped (): boolean {
+    return this.loop.stopped
   }
 
   async start (): Promise<void> {
-    this.stopped = false
-    try {
-      this.unlisten = await this.o.store.listen(this.o.table.channel, () => { this.wake() })
-    } catch (err) {
-      this.o.log.warn({ err }, 'jobs: cannot listen for new jobs; looking for them every pollMillis only')
-    }
-    this.schedule(0)
+    await this.loop.start()
   }
 
   /** Looks for work now (a job was accepted here). */
   wake (): void {
-    if (!this.stopped) this.schedule(0)
+    this.loop.soon(0)
   }
 
   /** Stops claiming; lets the jobs in flight end, or gives them back at the lease's next renewal. */
   async stop (): Promise<void> {
-    this.stopped = true
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = null
-    await this.unlisten()
-    await this.looking
+    await this.loop.stop()
     await Promise.allSettled([...this.inFlight])
-  }
-
-  private schedule (millis: number): void {
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
-      this.timer = null
-      if (this.looking !== null) {
-        this.again = true
-        return
-      }
-      this.looking = this.look().finally(() => {
-        this.looking = null
-        if (!this.again) return
-        this.again = false
-        this.wake()
-      })
-    }, millis)
-    this.timer.unref()
   }
 
   private lease (): Lease {
     return { owner: this.owner, millis: this.o.leaseMillis }
   }
 
-  /** Claims jobs while there is room and work; then sleeps until the next poll. */
+  /** Claims jobs while there is room and work (the loop then waits until the next poll). */
   private async look (): Promise<void> {
     try {
       while (!this.stopped && this.running < this.o.concurrency) {
@@ -135,7 +119,6 @@ export class Runner {
     } catch (err) {
       this.o.log.warn({ err }, 'jobs: could not look for work; trying again later')
     }
-    if (!this.stopped) this.schedule(this.o.pollMillis)
   }
 
   private async run (job: JobRow): Promise<void> {

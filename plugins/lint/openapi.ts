@@ -1,4 +1,4 @@
-import { checkCustomHeaderName } from '../conventions/index.js'
+import { checkCustomHeaderName } from '../shared/header-names.js'
 import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import { checkMediaType } from './media-types.js'
 import { checkName } from './names.js'

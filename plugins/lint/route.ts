@@ -1,4 +1,4 @@
-import { checkCustomHeaderName, declaredHeaderNames } from '../conventions/index.js'
+import { checkCustomHeaderName, declaredHeaderNames } from '../shared/header-names.js'
 import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import { checkMediaType } from './media-types.js'
 import { checkName } from './names.js'

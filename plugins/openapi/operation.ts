@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE } from '../../schemas/problem.js'
-import { essenceOf } from '../conventions/index.js'
+import { essenceOf } from '../shared/media-type.js'
 import type { RouteFacts } from './facts.js'
 import { cacheableRead, conventionHeaders, responseHeaders } from './headers.js'
 import { nameOperation, successDescription } from './naming.js'

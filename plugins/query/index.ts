@@ -157,6 +157,7 @@ export type { CollectionPage, CollectionEnvelope, CursorPagingBody, OffsetPaging
 export { buildEnvelope, collectionQueryOf } from './envelope.js'
 export { registerCollection, type CollectionRoutesOptions } from './register.js'
 export { fieldsFromSchema, createFieldMap } from '../../model/fields.js'
+export { queryMemory } from '../../store/memory-query.js'
 export { parseFiql } from './fiql.js'
 export type { FieldDescriptor, FieldMap, FieldType, CollectionQuery, Filter, OrderingTerm, Paging, Page } from '../../model/query.js'
 // Its refusals are problems: the problem plugin renders them.

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
-import { formatDuration, parseDuration } from './duration.js'
+import { formatDuration, parseDuration } from '../shared/duration.js'
 import { redisStoreOf, type RedisClient } from './redis-store.js'
 import { needs } from '../shared/dependencies.js'
 
@@ -165,6 +165,6 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
   })
 }
 
-export { parseDuration, formatDuration } from './duration.js'
+export { parseDuration, formatDuration } from '../shared/duration.js'
 // Its 429 is a problem: the problem plugin renders it.
 export default fp(needs('rate-limit', ['problem'], rateLimitPlugin), { fastify: '5.x', name: 'svc-rate-limit' })

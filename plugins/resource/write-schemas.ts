@@ -129,8 +129,12 @@ function valueFiller (schema: Json): ((v: unknown) => unknown) | null {
   return null
 }
 
-/** Compiles a filler for an object's properties once; the per-request work is a loop. */
-export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler {
+/**
+ * Compiles a filler for an object's properties once; the per-request work is a loop. `present`:
+ * the properties the value names are filled inside (a merge patch's whole fields), the others
+ * left out.
+ */
+export function fillerOf (properties: Readonly<Record<string, TSchema>>, present = false): Filler {
   const steps = Object.entries(properties).map(([key, s]) => {
     const json = s as Json
     return { key, hasDefault: json.default !== undefined, copy: copier(json.default), nullable: isNullable(s), nested: valueFiller(json) }
@@ -143,6 +147,7 @@ export function fillerOf (properties: Readonly<Record<string, TSchema>>): Filler
     for (const st of steps) {
       let v = value[st.key]
       if (v === undefined) {
+        if (present) continue
         if (st.hasDefault) v = st.copy()
         else if (st.nullable) v = null
         else continue

@@ -69,3 +69,40 @@ export function refuseUnknownOptions (plugin: string, opts: unknown, known: Read
     throw new TypeError(`${plugin} plugin: ${where}unknown option ${path}${key}${near === undefined ? '' : ` (did you mean ${path}${near}?)`}; ${list}`)
   }
 }
+
+/*
+ * Every boot error about an option reads the same way, whichever plugin or builder throws it:
+ * `<owner>: <option> must be <rule>, got <value>`, so a reader finds the option to change and
+ * what it was given. Each owner makes its checks once: `const { fail } = optionChecks('bulk plugin')`.
+ */
+
+/** A value as a boot error quotes it: its JSON where it has one, else its text; a function is named, not printed. */
+export function shownValue (value: unknown): string {
+  if (typeof value === 'function') return 'a function'
+  if (value instanceof RegExp || (typeof value === 'number' && !Number.isFinite(value))) return String(value)
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    // A BigInt or a cycle.
+    return String(value)
+  }
+}
+
+export interface OptionChecks {
+  /** Throws `<owner>: <option> must be <rule>, got <value>`; `option` carries its path (`resources.x.actions`) or place (`route GET /x: config.x`). */
+  fail: (option: string, value: unknown, rule: string) => never
+  /** `value` when it is a positive safe integer; else fails with `rule` (default "a positive integer"). */
+  positiveInteger: (option: string, value: unknown, rule?: string) => number
+}
+
+/** The checks of one owner of options: `'bulk plugin'`, `'defineResource'`, `'Decimal'`. */
+export function optionChecks (owner: string): OptionChecks {
+  const fail = (option: string, value: unknown, rule: string): never => {
+    throw new TypeError(`${owner}: ${option} must be ${rule}, got ${shownValue(value)}`)
+  }
+  const positiveInteger = (option: string, value: unknown, rule = 'a positive integer'): number => {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) fail(option, value, rule)
+    return value as number
+  }
+  return { fail, positiveInteger }
+}

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { optionChecks } from './options.js'
 
 /**
  * Deletes what a table keeps past its retention now and then, never on a request's path.
@@ -29,9 +30,9 @@ const HOUR = 60 * 60 * 1000
  * checked, with their defaults: `defaultRetention`, and a purge every retention, at most hourly.
  */
 export function retentionOptions (plugin: string, opts: { retention?: unknown, purgeInterval?: unknown }, defaultRetention: number): { retention: number, purgeInterval: number } {
-  const retention = opts.retention ?? defaultRetention
-  if (typeof retention !== 'number' || !Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`${plugin} plugin: retention must be a positive integer, got ${String(retention)}`)
+  const { fail, positiveInteger } = optionChecks(`${plugin} plugin`)
+  const retention = positiveInteger('retention', opts.retention ?? defaultRetention)
   const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (typeof purgeInterval !== 'number' || !Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`${plugin} plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
-  return { retention, purgeInterval }
+  if (typeof purgeInterval !== 'number' || !Number.isSafeInteger(purgeInterval) || purgeInterval < 0) fail('purgeInterval', purgeInterval, 'a non-negative integer of milliseconds')
+  return { retention, purgeInterval: purgeInterval as number }
 }

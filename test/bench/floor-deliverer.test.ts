@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import pg from 'pg'
 import t from 'tap'
-import { parseServiceHeader } from '../../index.js'
+import { parseServiceHeader } from '../../plugins/conventions/index.js'
 import { receiver, verify } from '../events/helper.js'
 import { TEST_DATABASE_URL } from '../support/databases.js'
 

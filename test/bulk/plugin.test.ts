@@ -51,7 +51,7 @@ t.test('options', async t => {
     ['an unknown collection', { resources: { books: false } }, /^bulk plugin: resources.books must be a served collection \(authors\), got "books"$/],
     ['a collection set to true', { resources: { authors: true } }, /resources.authors must be false or \{ maxOperations\?, maxAsyncOperations\?, actions\? \}, got true/],
     ['a collection set to null', { resources: { authors: null } }, /resources.authors must be false or/],
-    ['a collection set to a function', { resources: { authors: () => ({}) } }, /resources.authors must be false or \{ maxOperations\?, maxAsyncOperations\?, actions\? \}, got \(\) ?=> ?\(\{\}\)$/],
+    ['a collection set to a function', { resources: { authors: () => ({}) } }, /resources.authors must be false or \{ maxOperations\?, maxAsyncOperations\?, actions\? \}, got a function$/],
     ['a collection set to an array', { resources: { authors: [] } }, /resources.authors must be false or/],
     ['no actions', { resources: { authors: { actions: [] } } }, /resources.authors.actions must be a non-empty subset of CREATE, UPDATE, CREATE_UPDATE, DELETE without repeats, got \[\]/],
     ['an unknown action', { resources: { authors: { actions: ['CREATE', 'UPSERT'] } } }, /resources.authors.actions must be/],

@@ -339,7 +339,7 @@ t.test('option validation at registration (TypeError naming the option and value
     ['RegExp without ^', { origins: [/https:\/\/app\.example\.com$/] }, /origins\[0\] must be anchored with \^ and \$, got \/https:\\\/\\\/app\\\.example\\\.com\$\//],
     ['RegExp without $', { origins: [/^https:\/\/app\.example\.com/] }, /must be anchored/],
     ['methods not a list', { methods: 'GET' }, /methods must be an array, got "GET"/],
-    ['empty methods', { methods: [] }, /methods must list at least one method, got \[\]/],
+    ['empty methods', { methods: [] }, /methods must be a non-empty array of methods, got \[\]/],
     ['wildcard method', { methods: ['GET', '*'] }, /methods\[1\] must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS \(never \*\), got "\*"/],
     ['lowercase method', { methods: ['get'] }, /methods\[0\] .* got "get"/],
     ['custom method', { methods: ['PURGE'] }, /methods\[0\] .* got "PURGE"/],

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import { RULES } from '../../check/rules/index.js'
 
 // docs/convention.md stays true: every rule the suite enforces names the test that proves it,
-// and that test exists; the rules not implemented yet stand apart, without a test.
+// and that test exists; every probe it names is a rule of `svc-conventions check`; the rules
+// not implemented yet stand apart, without a test.
 const root = join(import.meta.dirname, '..', '..')
 
 interface Row { line: number, cells: string[] }
@@ -62,6 +64,29 @@ t.test('every rule the suite enforces names a test that exists', async t => {
     }
     t.ok(readFileSync(file, 'utf8').includes(found.name), `${at}: ${found.file} has the test "${found.name}"`)
   }
+})
+
+/** `` `a.b`, `c.d` `` → the probe ids named in a cell. */
+export function probesOf (cell: string): string[] {
+  return cell === '' ? [] : cell.split(',').map(p => /^`([a-z0-9.-]+)`$/.exec(p.trim())?.[1] ?? `malformed: ${p.trim()}`)
+}
+
+t.test('every probe the page names is a rule of the check', async t => {
+  t.same(probesOf('`a.b`, `c-d.e`'), ['a.b', 'c-d.e'])
+  t.same(probesOf(''), [])
+  t.same(probesOf('a.b'), ['malformed: a.b'])
+  const page = readFileSync(join(root, 'docs', 'convention.md'), 'utf8')
+  t.ok(page.includes('| rule | section | enforced by | proven by | probe |'), 'the table has its probe column')
+  const ids = new Set(RULES.map(r => r.id))
+  const named = new Set<string>()
+  for (const { line, cells } of tableUnder(page, '## Rules the suite enforces')) {
+    t.equal(cells.length, 5, `docs/convention.md line ${line}: five cells`)
+    for (const id of probesOf(cells[4] ?? '')) {
+      t.ok(ids.has(id), `docs/convention.md line ${line}: the probe ${id} is a rule of check/rules/index.ts`)
+      named.add(id)
+    }
+  }
+  t.ok(named.size >= 40, `${named.size} probes named`)
 })
 
 t.test('the rules not implemented yet, when there are any, are apart and name no test', async t => {

@@ -43,7 +43,7 @@ t.test('options are checked at boot, naming the option', async t => {
     ['tablePrefix', { tablePrefix: 'Bad-Name' }, /tablePrefix must be a lowercase SQL name/],
     ['resolver', { resolver: 'dns' }, /resolver must be a function/],
     ['now', { now: 0 }, /now must be a function/],
-    ['retention', { retention: '7d' }, /events plugin: retention must be a positive integer, got 7d/],
+    ['retention', { retention: '7d' }, /events plugin: retention must be a positive integer, got "7d"/],
     ['purgeInterval', { purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
     ['eventTypes', { eventTypes: [] }, /there are no event types/],
     ['unknown', { tableprefix: 'x' }, /tableprefix/]

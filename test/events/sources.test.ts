@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
-import { signStandardWebhook } from '../../index.js'
+import { signStandardWebhook } from '../../plugins/webhooks/index.js'
 import { client, receiver, sleep, startEvents } from './helper.js'
 
 // Every path of the write path emits (jobs, the scanner webhook), safe targets over HTTP, and a

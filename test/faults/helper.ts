@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { havePostgres, startPostgres, type PostgresServer } from '../../scripts/postgres.js'
@@ -61,7 +61,8 @@ export async function compiledServer (): Promise<string> {
       else for (const f of await readdir(join(ROOT, entry), { recursive: true })) if (f.endsWith('.ts')) files.push(join(entry, f))
     }
     files.sort()
-    const hash = createHash('sha256').update(ts.version)
+    // The transform's own version too: a copy made another way is not reused.
+    const hash = createHash('sha256').update(ts.version).update('entries as paths')
     const sources = await Promise.all(files.map(async f => await readFile(join(ROOT, f), 'utf8')))
     files.forEach((f, i) => hash.update(`\0${f}\0${sources[i] as string}`))
     const cache = join(ROOT, 'node_modules', '.cache', 'svc-faults')
@@ -70,8 +71,20 @@ export async function compiledServer (): Promise<string> {
     if (existsSync(server)) return server
     const tmp = `${out}.${process.pid}.tmp`
     const compilerOptions = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, esModuleInterop: true }
+    // The service imports parts of the suite by its package name (`svc-conventions/store`): in
+    // the copy, a relative path to the copied source of that entry.
+    const exported = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports
+    const entryOf = (name: string): string | undefined => {
+      const entry = exported[name === 'svc-conventions' ? '.' : `./${name.slice('svc-conventions/'.length)}`] as Record<string, string> | undefined
+      return entry?.['svc-conventions-source']?.replace(/\.ts$/, '.js')
+    }
     for (const [i, f] of files.entries()) {
-      const js = ts.transpileModule(sources[i] as string, { compilerOptions, fileName: f }).outputText
+      const js = ts.transpileModule(sources[i] as string, { compilerOptions, fileName: f }).outputText.replace(/(from\s+|import\()'(svc-conventions(?:\/[a-z-]+)?)'/g, (whole, lead: string, name: string) => {
+        const target = entryOf(name)
+        if (target === undefined) return whole
+        const rel = relative(dirname(f), target).split(sep).join('/')
+        return `${lead}'${rel.startsWith('.') ? rel : `./${rel}`}'`
+      })
       await mkdir(dirname(join(tmp, f)), { recursive: true })
       await writeFile(join(tmp, f.replace(/\.ts$/, '.js')), js)
     }

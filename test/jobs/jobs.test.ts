@@ -1,6 +1,8 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { jobs, preferences, problem, problems, query, Unavailable, type Store } from '../../index.js'
+import { jobs, problem, problems, query, type Store } from '../../index.js'
+import { preferences } from '../../plugins/jobs/index.js'
+import { Unavailable } from '../../store/index.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, eventually, headers, json, token } from './helper.js'
 

@@ -9,7 +9,8 @@ import t from 'tap'
 // - arrows point one way: store/ and model/ import nothing from plugins/, model/ nothing
 //   from store/, and no folder imports one that imports it back;
 // - the reference service (routes/, app.ts, server.ts, tracing.ts, bin/), the examples, the benchmark and
-//   the service's own tests use the suite through its public entry only.
+//   the service's own tests use the suite through its public entries only: the root, or a
+//   subpath of package.json "exports" by the package's name (`svc-conventions/store`).
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -70,6 +71,15 @@ t.test('the reference service, examples, benchmark and service tests use the pub
   const internal = (e: Edge): boolean => ['plugins', 'store', 'model', 'schemas', 'dist'].includes(top(e.target)) && !['dist/index.js', 'dist/app.js', 'dist/config.js'].includes(e.target)
   t.same(edges('routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service').filter(internal), [])
   t.ok(edges('routes').length > 3, 'the files were read')
+})
+
+t.test('what they import by the package\'s name is an entry of its "exports"', async t => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }
+  const entries = new Set(Object.keys(pkg.exports).map(key => key === '.' ? 'svc-conventions' : `svc-conventions/${key.slice(2)}`))
+  const files = ['routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service'].flatMap(d => d.endsWith('.ts') ? [join(root, d)] : sources(join(root, d)))
+  const named = files.flatMap(file => [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(svc-conventions[^']*)'/gm)].map(m => m[1] as string))
+  t.ok(named.length > 5, 'the subpath imports were read')
+  t.same(named.filter(spec => !entries.has(spec)), [])
 })
 
 t.test('no folder imports one that imports it back, directly or through others', async t => {

@@ -2,6 +2,8 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { CHECK_HELP } from '../../check/cli.js'
+import { HELP as CREATE_HELP } from '../../create-svc-conventions/lib/options.js'
 import { BIN_HELP, COMMANDS, HELP, USAGE, VERSION, binCommand, lintCommand, type LintIo } from '../../bin/lint.js'
 import { USAGE as MIGRATE_USAGE } from '../../bin/migrate.js'
 import { formatReport } from '../../plugins/lint/report.js'
@@ -37,8 +39,8 @@ t.test('exit codes and output', async t => {
   t.match(io.stderr.pop(), /is not an OpenAPI 3\.x document/)
   t.equal(await lintCommand(['lint', 'null.json'], io), 2)
   const malformed: Array<[string[], RegExp]> = [
-    [[], /^svc-lint: no command: use lint or migrate \(svc-conventions --help\)$/],
-    [['check', 'ok.json'], /^svc-lint: unknown command "check": use lint or migrate \(svc-conventions --help\)$/],
+    [[], new RegExp(`^svc-lint: no command: use ${Object.keys(COMMANDS).join(' or ')} \\(svc-conventions --help\\)$`)],
+    [['lnt', 'ok.json'], new RegExp(`^svc-lint: unknown command "lnt": use ${Object.keys(COMMANDS).join(' or ')} \\(svc-conventions --help\\)$`)],
     [['lint'], /^svc-lint: no document: name a file or a URL, or pipe one in$/],
     [['lint', 'a', 'b'], /^svc-lint: one document at a time$/],
     [['lint', '--format', 'xml', 'ok.json'], /^svc-lint: --format must be text or json, got "xml"$/],
@@ -75,13 +77,13 @@ t.test('--help and --version, with or without the command', async t => {
 })
 
 t.test('svc-conventions --help lists every command the bin runs, one line each, and each answers its own --help', async t => {
-  t.same(Object.keys(COMMANDS), ['lint', 'migrate'])
+  t.same(Object.keys(COMMANDS), ['lint', 'migrate', 'check', 'new'])
   t.match(BIN_HELP, /^usage: svc-conventions <command> \[<options>\]\n/)
   for (const [name, line] of Object.entries(COMMANDS)) {
     t.match(BIN_HELP, `\n  ${name.padEnd(9)}${line}\n`, `${name}: one line`)
   }
   t.equal(BIN_HELP.split('\n').filter(l => /^ {2}[a-z]+ {2,}/.test(l)).length, Object.keys(COMMANDS).length, 'no other command line')
-  const helps: Record<string, string> = { lint: HELP, migrate: MIGRATE_USAGE }
+  const helps: Record<string, string> = { lint: HELP, migrate: MIGRATE_USAGE, check: CHECK_HELP, new: CREATE_HELP }
   for (const name of Object.keys(COMMANDS)) {
     const io = capture()
     t.equal(await binCommand([name, '--help'], io), 0, `${name} --help`)

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import * as fastifyModule from 'fastify'
 import type { FastifyInstance, FastifyServerOptions, RouteOptions } from 'fastify'
 import { buildApp } from '../../app.js'
@@ -41,6 +42,17 @@ t.test('the reference service\'s routes and OpenAPI document follow the conventi
   t.same(summary(violations), {}, 'no violations', { violations: violations.slice(0, 20) })
 })
 
+/** Every entry of the package (the root and its subpaths) as its TypeScript source module. */
+async function sourceEntries (): Promise<Record<string, unknown>> {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { exports: Record<string, string | Record<string, string>> }
+  const out: Record<string, unknown> = {}
+  for (const [key, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') continue
+    out[key === '.' ? 'svc-conventions' : `svc-conventions/${key.slice(2)}`] = await import(new URL(`../../${target['svc-conventions-source'] as string}`, import.meta.url).href)
+  }
+  return out
+}
+
 // Each example's build, called as its own test calls it. examples/resource.ts registers the
 // lint plugin itself (mode error), so its test proves it: its PGlite start is not paid twice here.
 const SECRET = 'an example secret of at least 32 bytes'
@@ -56,7 +68,7 @@ for (const [name, url, build] of examples) {
     const example = await t.mockImport<{ build: (...args: any[]) => Promise<FastifyInstance> }>(`../../examples/${name}.js`, {
       fastify: { ...fastifyModule, default: keepingRoutes(routes) },
       // The sources, not the package's built dist/ (which the mock loader would resolve to).
-      'svc-conventions': await import('../../index.js')
+      ...await sourceEntries()
     })
     const app = await build(example.build)
     t.teardown(async () => { await app.close() })

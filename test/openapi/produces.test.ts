@@ -2,7 +2,8 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { Type } from '@sinclair/typebox'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { problem, validation, conventions, openapi, query, csv, registerCollection, queryMemory, collectionQueryOf, createFieldMap, Collection } from '../../index.js'
+import { problem, validation, conventions, openapi, query, csv, Collection } from '../../index.js'
+import { registerCollection, queryMemory, collectionQueryOf, createFieldMap } from '../../plugins/query/index.js'
 import { inlineHeaders, referenceApp, responseFor, type Doc } from './support.js'
 
 // The document lists every media type a route produces, per success status (conventions:

@@ -17,21 +17,56 @@ const SECRET = 'a packed-install secret of at least 32 bytes'
 
 t.setTimeout(600_000)
 
+// The tarball's budget, about 15 % above its size when set: what it ships grows by decision, not
+// by accident (a folder of fixtures, a second copy of the sources).
+const PACKED_BUDGET = 1_130_000
+const UNPACKED_BUDGET = 4_400_000
+
+/**
+ * publint and @arethetypeswrong/cli over the packed tarball; each gives '' when it finds nothing
+ * wrong, else its report. The package is ES modules only: from CommonJS, Node 20.19+ and 22.12+
+ * (its engines) load it through require(), which the CommonJS check below proves, but attw
+ * models the older Nodes where only a dynamic import can; that rule (cjs-resolves-to-esm) is
+ * ignored, as is node10 resolution, which knows no "exports" (the node16 profile).
+ */
+async function lintPackage (tarball: string): Promise<{ publint: string, attw: string }> {
+  const bin = (name: string): string => join(root, 'node_modules', '.bin', name)
+  const report = async (file: string, args: string[]): Promise<string> =>
+    await run(file, args, { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(() => '', (err: { stdout?: string, stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? String(err)}`)
+  const [publint, attw] = await Promise.all([
+    report(bin('publint'), ['run', tarball, '--level', 'error']),
+    report(bin('attw'), [tarball, '--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii'])
+  ])
+  return { publint, attw }
+}
+
 t.test('packed, installed with its peers, type-checked and run from ESM and CommonJS', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-pack-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   // dist/ is built before the tests run (.taprc `before`); the prepack script would rebuild it
   // under the other tests' feet.
   const { stdout } = await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 })
-  const packed = (JSON.parse(stdout) as Array<{ filename: string, files: Array<{ path: string }> }>)[0]
+  const packed = (JSON.parse(stdout) as Array<{ filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }>)[0]
   if (packed === undefined) throw new Error('npm pack wrote nothing')
+  const tarball = join(dir, packed.filename)
+  // The ecosystem's checks of a package, over this tarball, while the install below runs.
+  const linted = lintPackage(tarball)
   const files = packed.files.map(f => f.path)
   t.ok(files.includes('dist/plugins/problem/index.js') && files.includes('dist/plugins/problem/index.d.ts'), 'the built plugins and their types')
   t.same(files.filter(f => /^(dist\/)?(app|config|server|tracing)\.(ts|js)$|^(dist\/)?routes\/|^(dist\/)?bin\/token\./.test(f)), [], 'not the reference service, nor its development secrets')
+  t.same(files.filter(f => /^(dist\/)?(test|bench|examples|docs|scripts)\/|\.(png|jpe?g|gif|svg|webp)$|\.tsbuildinfo$|\.build-stamp$/.test(f)), [], 'no tests, benchmarks, examples, docs or their images, nor build leftovers')
+  // A source map ships only with the source it maps: a stack trace in an adopter's service
+  // then points into the suite's TypeScript.
+  t.same(files.filter(f => f.endsWith('.map') && !files.includes(f.replace(/^dist\//, '').replace(/\.js\.map$/, '.ts'))), [], 'every source map has its source')
+  t.ok(packed.size <= PACKED_BUDGET, `packed ${packed.size} bytes, budget ${PACKED_BUDGET}`)
+  t.ok(packed.unpackedSize <= UNPACKED_BUDGET, `unpacked ${packed.unpackedSize} bytes, budget ${UNPACKED_BUDGET}`)
 
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true, type: 'module' }))
   const peers = ['fastify', '@sinclair/typebox', '@fastify/type-provider-typebox', 'typescript', '@types/node'].map(name => `${name}@${pkg.devDependencies[name] ?? 'latest'}`)
-  await run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed.filename), ...peers], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+  await run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, ...peers], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+  const { publint, attw } = await linted
+  t.equal(publint, '', 'publint: no error')
+  t.equal(attw, '', 'arethetypeswrong: the types of every entry resolve under node16 from ESM and bundler')
   // What only the reference service uses (tracing, load shedding) is not installed with the suite.
   for (const name of ['@opentelemetry/api', '@fastify/otel', '@fastify/under-pressure']) {
     t.notOk(existsSync(join(dir, 'node_modules', name)), `${name} is not installed with the package`)
@@ -61,7 +96,7 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
     })
     child.once('exit', (code) => { reject(new Error(`the sample exited with ${String(code)}: ${out}`)) })
   })
-  const token = (await run(process.execPath, ['--input-type=module', '-e', `import { signToken } from 'svc-conventions'\nprocess.stdout.write(signToken({ secret: ${JSON.stringify(SECRET)}, sub: 'me', scope: 'orders:read orders:write' }))`], { cwd: dir })).stdout
+  const token = (await run(process.execPath, ['--input-type=module', '-e', `import { signToken } from 'svc-conventions/auth'\nprocess.stdout.write(signToken({ secret: ${JSON.stringify(SECRET)}, sub: 'me', scope: 'orders:read orders:write' }))`], { cwd: dir })).stdout
   const headers = { 'user-agent': 'pack-test/1', 'content-type': 'application/json' }
   const created = await fetch(`http://127.0.0.1:${port}/v1/orders`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: JSON.stringify({ item: 'pen', quantity: 2 }) })
   t.equal(created.status, 201, 'ESM: created')

@@ -11,7 +11,7 @@ import { ResourceTable } from '../../store/table/index.js'
 import { quoteIdent } from '../../store/quote.js'
 import { pglite } from '../support/databases.js'
 
-// A replacement, a delete or a server-side `set` is written in one statement decided on its
+// A replacement, a delete, a server-side `set` or a merge patch of whole fields is written in one statement decided on its
 // preconditions alone (blindGuard, write-statement.ts), without reading the entity first. Two
 // implementations of one rule: the statement, on a real row, must change it exactly when
 // `decide` would on that row; when it writes nothing, it names the row as it found it (the
@@ -25,7 +25,7 @@ const cases = fc.record({
   exists: fc.boolean(),
   etag: fc.constantFrom(...TAGS),
   deleted: fc.boolean(),
-  action: fc.constantFrom('put' as const, 'delete' as const, 'set' as const),
+  action: fc.constantFrom('put' as const, 'delete' as const, 'set' as const, 'patch' as const),
   ifMatch: condition,
   ifNoneMatch: condition,
   requireIfMatch: fc.boolean()
@@ -66,7 +66,7 @@ t.test('a write decided on its preconditions writes exactly when decide would', 
         kind,
         scope: { ctx: 'prod', by: null },
         rows: [{ id, etag: '"new"', values: { title: 'after' } }],
-        fields: c.action === 'set' ? ['title'] : undefined,
+        fields: c.action === 'set' || c.action === 'patch' ? ['title'] : undefined,
         guard,
         current: true
       })
@@ -90,7 +90,9 @@ t.test('the cases it leaves to a read of the entity', async t => {
   t.not(blindGuard(op({ action: 'set' }), rules), null, 'the server\'s own change needs none')
   t.equal(blindGuard(op({ ifMatch: [{ weak: true, tag: '"a"' }] }), rules), null, 'only weak tags: no strong match possible')
   t.equal(blindGuard(op({ ifMatch: '*', ifNoneMatch: '*' }), rules), null, 'If-None-Match: *')
-  t.equal(blindGuard(op({ action: 'patch', ifMatch: '*' }), rules), null, 'a merge patch needs the entity')
+  t.not(blindGuard(op({ action: 'patch', ifMatch: '*', values: { title: 'x', tags: ['a'], pages: 3 } }), rules), null, 'a merge patch of whole fields needs none')
+  t.equal(blindGuard(op({ action: 'patch', ifMatch: '*', values: { title: 'x', description: null } }), rules), null, 'a merge patch that removes a field needs the entity')
+  t.equal(blindGuard(op({ action: 'patch', ifMatch: '*', values: { title: 'x', metadata: { a: 1 } } }), rules), null, 'a merge patch into an object needs the entity')
   t.equal(blindGuard(op({ action: 'transition', ifMatch: '*' }), rules), null, 'a transition needs its state')
   t.same(blindGuard(op({ ifMatch: '*', ifNoneMatch: [{ weak: true, tag: '"a"' }] }), rules), { by: 'preconditions', allowed: null, refused: ['"a"'], live: true })
 })

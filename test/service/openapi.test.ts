@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { headers, token } from '../resource/helper.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
-import { signStandardWebhook } from '../../index.js'
+import { signStandardWebhook } from 'svc-conventions/webhooks'
 import { documentValidator, inlineHeaders, resolveRefs, responseFor, type Doc } from '../openapi/support.js'
 import { startService } from './service.js'
 

@@ -4,7 +4,7 @@ import { databases } from '../support/databases.js'
 import { headers } from '../resource/helper.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { startService } from './service.js'
-import { signStandardWebhook } from '../../index.js'
+import { signStandardWebhook } from 'svc-conventions/webhooks'
 
 // Black-box: POST /_webhooks/scanner/document-scanned (reference-service.md, Webhooks) and
 // the rate limit, over real HTTP with a trusted proxy saying https.

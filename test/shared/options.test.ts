@@ -5,7 +5,7 @@ import methods from '../../plugins/methods/index.js'
 import lint from '../../plugins/lint/index.js'
 import openapi from '../../plugins/openapi/index.js'
 import docs from '../../plugins/docs/index.js'
-import { closestKey, refuseUnknownOptions } from '../../plugins/shared/options.js'
+import { closestKey, optionChecks, refuseUnknownOptions, shownValue } from '../../plugins/shared/options.js'
 
 // Every plugin refuses an option key it does not know, naming the key, the one probably meant
 // and all it knows (each plugin's own test has its cases; these are the plugins with no other
@@ -55,4 +55,32 @@ t.test('the plugins without an option table of their own refuse unknown keys', a
   t.teardown(() => prefixed.close())
   await prefixed.register(problem)
   await t.resolves(async () => { await prefixed.register(methods, { prefix: '/api', options: true } as never) }, 'register keys reach the plugin too, and pass')
+})
+
+t.test('optionChecks: every boot error reads <owner>: <option> must be <rule>, got <value>', async t => {
+  const { fail, positiveInteger } = optionChecks('things plugin')
+  t.throws(() => fail('path', 'x', 'an absolute path'), { name: 'TypeError', message: 'things plugin: path must be an absolute path, got "x"' })
+  t.throws(() => positiveInteger('max', 0), { message: 'things plugin: max must be a positive integer, got 0' })
+  t.throws(() => positiveInteger('max', '5', 'a positive integer of milliseconds'), { message: 'things plugin: max must be a positive integer of milliseconds, got "5"' })
+  t.equal(positiveInteger('max', 5), 5)
+})
+
+t.test('shownValue: a value as a boot error quotes it', async t => {
+  const cycle: Record<string, unknown> = {}
+  cycle.self = cycle
+  const cases: Array<[unknown, string]> = [
+    ['text', '"text"'],
+    [1.5, '1.5'],
+    [NaN, 'NaN'],
+    [-Infinity, '-Infinity'],
+    [undefined, 'undefined'],
+    [null, 'null'],
+    [[1, 'a'], '[1,"a"]'],
+    [{ a: 1 }, '{"a":1}'],
+    [/^a$/, '/^a$/'],
+    [() => 1, 'a function'],
+    [10n, '10'],
+    [cycle, '[object Object]']
+  ]
+  for (const [value, shown] of cases) t.equal(shownValue(value), shown, shown)
 })

@@ -1,10 +1,12 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import {
-  problem, validation, methods, conventions, cors, auth, openapi, conditional, idempotency, query, webhooks, rateLimit, lint, downstream,
-  signToken, createStore, createFieldMap, registerCollection, collectionQueryOf, queryMemory, registerWebhook, sharedToken,
-  fingerprintOf, replayStatus, type IdempotencyClaim, type Store
+  problem, validation, methods, conventions, cors, auth, openapi, conditional, idempotency, query, webhooks, rateLimit, lint, downstream, createStore, type Store
 } from '../../index.js'
+import { signToken } from '../../plugins/auth/index.js'
+import { createFieldMap, registerCollection, collectionQueryOf, queryMemory } from '../../plugins/query/index.js'
+import { registerWebhook, sharedToken } from '../../plugins/webhooks/index.js'
+import { fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
 
 // Each plugin of the public entry in a bare Fastify app, alone (with `problem` only where its
 // `dependencies` name svc-problem): it must declare every request value it sets, so a route

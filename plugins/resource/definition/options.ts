@@ -2,6 +2,7 @@ import { OptionalKind, type TProperties, type TSchema } from '@sinclair/typebox'
 import { DELETED_FIELDS, SERVER_FIELDS, unwrapNullable } from '../../../store/table/index.js'
 import { isOmittable } from '../write-schemas.js'
 import type { ResourceDefinition } from './types.js'
+import { optionChecks, type OptionChecks } from '../../shared/options.js'
 
 /** A field computed from the stored ones on the way out (e.g. `authorRef` from `authorId`). */
 export interface DerivedField<S extends TSchema = TSchema> {
@@ -170,9 +171,7 @@ const SQL_NAME = /^[a-z_][a-z0-9_]{0,40}$/
 const PROPERTY = /^[a-z][A-Za-z0-9]*$/
 const PATH = /^(\/[A-Za-z0-9._~-]+)+$/
 
-export function fail (option: string, value: unknown, rule: string): never {
-  throw new TypeError(`defineResource: ${option} must be ${rule}, got ${JSON.stringify(value)}`)
-}
+export const fail: OptionChecks['fail'] = optionChecks('defineResource').fail
 
 function names (list: readonly unknown[] | undefined, option: string): string[] {
   if (list === undefined) return []

@@ -104,6 +104,8 @@ export class Writer {
   readonly table: ResourceTable
   private readonly fillAll: Filler
   private readonly fillWritable: Filler
+  /** Fills inside the fields a merge patch replaces whole, and adds none. */
+  private readonly fillNamed: Filler
   /** Checks a merged PATCH result like a PUT body. */
   private readonly validateMerged: ValidateFunction
   private readonly rules: Rules
@@ -118,6 +120,7 @@ export class Writer {
     this.rules = { requireIfMatch: def.api.requireIfMatch, softDelete: def.api.softDelete, actions: new Map(def.api.actions.map(a => [a.name, a])) }
     this.fillAll = fillerOf(def.fields)
     this.fillWritable = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])))
+    this.fillNamed = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])), true)
     this.validateMerged = compileBodyValidator(def.api.bodies.create)
   }
 
@@ -128,8 +131,9 @@ export class Writer {
 
   /**
    * Applies one operation with no transaction held open. One statement for a new entity, and
-   * for a replacement, a delete or a server-side change decided on their preconditions alone
-   * (`blindGuard`); two when the entity must be read first (a merge patch, a transition), or
+   * for a replacement, a delete, a server-side change or a merge patch of whole fields decided
+   * on their preconditions alone (`blindGuard`); two when the entity must be read first (a
+   * merge patch into objects or with removals, a transition), or
    * when that one statement found the entity other than the write needs (a PUT that creates,
    * a failure to name). When another request changed the entity between the read and the
    * write, it is decided again in a transaction with the row locked (`locked`). A result with
@@ -144,9 +148,14 @@ export class Writer {
       const step = this.blindStep(result)
       const tried = await this.attempt(store, call, step, blind, claim, true)
       if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
-      // It did not apply: decided on the row as the statement found it.
+      // It did not apply: decided on the row as the statement found it (its ETag and deletion).
       row = tried.current === null ? undefined : { id: op.id, ...tried.current }
       result.values = op.values
+      // A patch those allow (changed between the statement's snapshot and its update) merges into
+      // the entity as stored: read whole.
+      if (op.action === 'patch' && row !== undefined && !('failure' in decide(op, row, this.rules))) {
+        row = (await this.table.current(store, call.ctx, [op.id], true, false)).get(op.id)
+      }
     } else if (op.action !== 'create' || (op.ifNoneMatch !== null && op.ifMatch !== null)) {
       // Anything but a new entity (a server-made id, or PUT with `If-None-Match: *` alone,
       // which creates unless the id exists) is decided on the entity as it is.
@@ -291,6 +300,11 @@ export class Writer {
     const { op } = result
     if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: newEtag(), values: {} } }
     if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: op.values } }
+    if (op.action === 'patch') {
+      // Only what the patch names changes, as `prepare` merges it: the statement sets those columns alone.
+      result.values = this.fillNamed(op.values)
+      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: result.values } }
+    }
     result.values = this.fillAll(op.values)
     return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: newEtag(), values: result.values } }
   }

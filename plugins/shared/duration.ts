@@ -1,4 +1,4 @@
-import { plural } from '../shared/plural.js'
+import { plural } from './plural.js'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND

@@ -1,0 +1,20 @@
+// The short exchange shown under a failure: the request as sent (token replaced), the status,
+// the headers a rule reads, and the start of the body.
+import type { Exchange } from '../types.js'
+
+const SHOWN = /^(content-type|location|allow|etag|www-authenticate|svc-|x-request-id|cache-control|access-control-)/
+const MAX_BODY = 300
+
+const cut = (text: string): string => text.length > MAX_BODY ? `${text.slice(0, MAX_BODY)}… (${text.length} characters)` : text
+
+/** The exchange as lines, `>` for the request and `<` for the answer. */
+export function exchangeLines (ex: Exchange): string[] {
+  const { request, response } = ex
+  const lines = [`> ${request.method} ${request.path}${request.version === undefined ? '' : ` ${request.version}`}`]
+  for (const [name, value] of Object.entries(request.headers)) if (name !== 'host') lines.push(`> ${name}: ${value}`)
+  if (request.body !== undefined) lines.push(`> ${cut(request.body)}`)
+  lines.push(response.status === 0 ? '< (no answer)' : `< ${response.status}`)
+  for (const [name, value] of Object.entries(response.headers)) if (SHOWN.test(name)) lines.push(`< ${name}: ${value}`)
+  if (response.text !== '') lines.push(`< ${cut(response.text.replace(/\s*\n\s*/g, ' '))}`)
+  return lines
+}

@@ -1,0 +1,103 @@
+// Property names and value forms, read from every JSON answer the check saw (conventions:
+// Naming rules for properties, Standard properties, URN-like references, Serialization rules by type).
+import { fail, notApplicable, pass, type Context, type Outcome } from '../context.js'
+import type { Exchange } from '../types.js'
+import type { Rule } from './rule.js'
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const CAMEL = /^[a-z][a-zA-Z0-9]*$/
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+const REF = /^([a-z]{1,10}):([a-z0-9]{1,20}):([a-z0-9]{0,20}):(.+)$/
+
+/** Every (object, key, value) of a JSON value, depth first. */
+function * entries (value: unknown): Generator<[Record<string, unknown>, string, unknown]> {
+  if (Array.isArray(value)) {
+    for (const v of value) yield * entries(v)
+  } else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      yield [value, k, v]
+      yield * entries(v)
+    }
+  }
+}
+
+/** The JSON bodies of successful answers: what the service produces, not what it refuses. */
+function bodies (ctx: Context): Exchange[] {
+  // The OpenAPI document describes the answers; its own keys ($ref, schema names) are not one.
+  return ctx.http.exchanges.filter(e => e.response.status >= 200 && e.response.status < 300 && e.response.json !== undefined && /json/i.test(e.response.headers['content-type'] ?? '') &&
+    typeof (e.response.json as { openapi?: unknown }).openapi !== 'string')
+}
+
+/** The first property of any body that `bad` says is wrong, as a failure. */
+function scan (ctx: Context, bad: (obj: Record<string, unknown>, key: string, value: unknown) => string | null, none: string, applies: (key: string, value: unknown) => boolean = () => true): Outcome {
+  let seen = 0
+  for (const ex of bodies(ctx)) {
+    for (const [obj, key, value] of entries(ex.response.json)) {
+      if (!applies(key, value)) continue
+      seen++
+      const reason = bad(obj, key, value)
+      if (reason !== null) return fail(reason, ex)
+    }
+  }
+  return seen === 0 ? notApplicable(none) : pass()
+}
+
+export const namingRules: Rule[] = [
+  {
+    id: 'naming.property-names',
+    section: 'Naming rules for properties',
+    title: 'property names are camelCase, acronyms too; booleans without is/has',
+    observes: true,
+    run: async (ctx) => scan(ctx, (_obj, key, value) => {
+      if (!CAMEL.test(key) || /[A-Z]{2}/.test(key)) return `the property ${JSON.stringify(key)} is not camelCase`
+      if (typeof value === 'boolean' && /^(is|has)[A-Z]/.test(key)) return `the boolean ${JSON.stringify(key)} starts with is or has`
+      return null
+    }, 'no JSON answer was seen')
+  },
+  {
+    id: 'naming.standard-properties',
+    section: 'Standard properties',
+    title: 'id and <entity>Id are strings; ref is {namespace}:{entity}:{sub-entity}:{id} with the id of its entity',
+    observes: true,
+    run: async (ctx) => scan(ctx, (obj, key, value) => {
+      if ((key === 'id' || key.endsWith('Id')) && typeof value !== 'string' && value !== null) return `the identifier ${key} is ${JSON.stringify(value)}, not a string`
+      if (key === 'ref' && value !== null) {
+        const m = REF.exec(String(value))
+        if (m === null || String(value).length > 255) return `the ref ${JSON.stringify(value)} is not {namespace}:{entity}:{sub-entity}:{id}`
+        if (typeof obj.id === 'string' && m[4] !== obj.id) return `the ref ${JSON.stringify(value)} does not end with the id ${obj.id}`
+      }
+      return null
+    }, 'no answer had an id or a ref', key => key === 'id' || key === 'ref' || key.endsWith('Id'))
+  },
+  {
+    id: 'naming.english',
+    section: 'Naming rules for properties',
+    title: 'names are correct American English nouns or adjectives, arrays plural',
+    unobservable: 'it takes a reader of English, not a probe'
+  },
+  {
+    id: 'serialization.date-times',
+    section: 'Serialization rules by type',
+    title: '…DateTime values are ISO 8601 in UTC (YYYY-MM-DDTHH:mm:ss[.sss]Z), …Date values YYYY-MM-DD',
+    observes: true,
+    run: async (ctx) => scan(ctx, (_obj, key, value) => {
+      if (value === null) return null
+      if (key.endsWith('DateTime') && (typeof value !== 'string' || !DATE_TIME.test(value))) return `${key} is ${JSON.stringify(value)}, not a UTC date-time`
+      if (key.endsWith('Date') && (typeof value !== 'string' || !DATE.test(value))) return `${key} is ${JSON.stringify(value)}, not YYYY-MM-DD`
+      return null
+    }, 'no answer had a …DateTime or …Date property', key => key.endsWith('DateTime') || key.endsWith('Date'))
+  },
+  {
+    id: 'serialization.decimals',
+    section: 'Serialization rules by type',
+    title: 'decimals, percentages and 64-bit integers are strings, never JSON numbers',
+    observes: true,
+    async run (ctx) {
+      // The document's decimal and int64 properties, and percentages by their name.
+      const typed = new Set(ctx.model.collections.flatMap(c => c.numericStrings))
+      return scan(ctx, (_obj, key, value) => value === null || typeof value === 'string' ? null : `${key} is ${JSON.stringify(value)}, not a string`,
+        'no answer had a decimal, percentage or 64-bit integer property', key => typed.has(key) || key.endsWith('Percentage'))
+    }
+  }
+]

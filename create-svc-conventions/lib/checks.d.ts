@@ -1,0 +1,4 @@
+export declare const SUPPORTED_NODE: string
+export declare function nodeSupported (version: string): boolean
+export declare function nameProblems (name: string): string[]
+export declare function occupants (dir: string): string[]

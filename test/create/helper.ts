@@ -1,0 +1,79 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { request } from 'node:http'
+import { promisify } from 'node:util'
+
+export const run = promisify(execFile)
+export const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+
+/**
+ * The environment of a generated project's commands: this one without what tap and the npm run
+ * around it add (loaders, coverage collection, npm's own settings), so that the project runs
+ * as it would in a terminal; npm takes packages from its cache first (warm after `npm ci`).
+ */
+export function projectEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_lifecycle_|npm_package_|npm_command$|npm_config_local_prefix$)/i.test(key)) continue
+    env[key] = value
+  }
+  return { ...env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...extra }
+}
+
+export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+
+/** One HTTP request with exactly the headers given (fetch would add a User-Agent of its own). */
+export async function call (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const req = request({ host: '127.0.0.1', port, method, path, headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json' } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { text += chunk })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }) })
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+export interface Started {
+  /** npm, leader of a process group of its own. */
+  child: ChildProcess
+  /** The service's own process, from its log. */
+  pid: number
+  port: number
+  output: () => string
+}
+
+/** `npm start` in `dir`; resolves once the service logs where it listens. */
+export async function start (dir: string, env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(npm, ['start'], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stderr?.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const [pid, port] = await new Promise<[number, number]>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      // pino's line: {"level":30,…,"pid":123,…,"msg":"Server listening at http://127.0.0.1:4567"}
+      const m = /"pid":(\d+)[^\n]*listening at http:\/\/127\.0\.0\.1:(\d+)/i.exec(out)
+      if (m !== null) resolve([Number(m[1]), Number(m[2])])
+    })
+    child.once('exit', (code) => { reject(new Error(`npm start exited with ${String(code)}:\n${out}`)) })
+  })
+  return { child, pid, port, output: () => out }
+}
+
+/** SIGTERM to the service alone, as a supervisor sends it; resolves with npm's exit code, which is the service's. */
+export async function stop (server: Started): Promise<number | null> {
+  if (server.child.exitCode !== null) return server.child.exitCode
+  const exited = new Promise<number | null>((resolve) => { server.child.once('exit', (code) => { resolve(code) }) })
+  process.kill(server.pid, 'SIGTERM')
+  return await exited
+}
+
+/** Whatever is left of `npm start` after a failed test: the whole group. */
+export function kill (server: Started): void {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return
+  try {
+    process.kill(-(server.child.pid as number), 'SIGKILL')
+  } catch {}
+}
