@@ -83,6 +83,18 @@ t.test('a change between the read and the write', async t => {
     t.equal(now.etag, patched.etag)
   })
 
+  t.test('a keyed patch decided on the entity as read: refused, the key stays free; the key of a change, answered as that change', async t => {
+    const a = await author()
+    const key = randomUUID()
+    const refused = await call('PATCH', `/v1/authors/${a.id as string}`, { name: 'Stale', ...REMOVAL }, { 'svc-idempotency-key': key, 'if-match': '"stale"' })
+    t.equal(refused.status, 412)
+    const done = await call('PATCH', `/v1/authors/${a.id as string}`, { name: 'Fresh', ...REMOVAL }, { 'svc-idempotency-key': key, 'if-match': a.etag })
+    t.equal(done.status, 204, 'the refusal did not keep the key')
+    const again = await call('PATCH', `/v1/authors/${a.id as string}`, { name: 'Fresh', ...REMOVAL }, { 'svc-idempotency-key': key, 'if-match': '"stale"' })
+    t.equal(again.status, 204, 'a retry with the key is answered as the change, whatever its If-Match now')
+    t.equal(((await call('GET', `/v1/authors/${a.id as string}`)).body as Json).etag, done.etag, 'and not applied again')
+  })
+
   t.test('a merge patch is merged again onto the entity as the other change left it', async t => {
     const a = await author()
     afterRead = changeEmail(a.id, 'other@example.com')
