@@ -9,9 +9,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import openapi from '../../plugins/openapi/index.js'
 import { problems } from '../../plugins/problem/errors.js'
-import { registerWebhook, standardWebhooks, type WebhookVerifier } from '../../plugins/webhooks/index.js'
+import { registerWebhook, sharedToken, standardWebhooks, type WebhookVerifier } from '../../plugins/webhooks/index.js'
 import { pglite } from '../support/databases.js'
-import { SECRET, bodyOf, build, signed } from './helper.js'
+import { SECRET, TOKEN, bodyOf, build, signed } from './helper.js'
 import { resolveRefs } from '../openapi/refs.js'
 
 const URL = '/_webhooks/scanner/document-scanned'
@@ -49,6 +49,23 @@ t.test('webhook routes', async t => {
       payloads.push(payload)
       if (payload.documentId === 'missing') throw problems.notFound('The document missing does not exist.', { instance: '/v1/documents/missing' })
     }
+  })
+
+  t.test('apply with a delivery that carries no id: applied, with no claim to make it once', async t => {
+    const seen: Array<{ payload: unknown, once: unknown }> = []
+    const app = await build(t, {
+      store,
+      routes: (app) => registerWebhook(app, {
+        producer: 'counter',
+        event: 'counted',
+        verifier: sharedToken({ tokens: TOKEN, idHeader: false }),
+        schema: Type.Object({ n: Type.Integer() }),
+        apply: async (payload, once) => { seen.push({ payload, once }); return true }
+      })
+    })
+    const res = await app.inject({ method: 'POST', url: '/_webhooks/counter/counted', payload: '{"n":1}', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', authorization: `Bearer ${TOKEN}` } })
+    t.equal(res.statusCode, 204, res.body)
+    t.same(seen, [{ payload: { n: 1 }, once: null }])
   })
 
   t.test('HTTPS only: plain HTTP 403 before anything else; a trusted proxy saying https passes', async t => {
