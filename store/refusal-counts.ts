@@ -13,7 +13,10 @@ export class RefusalCounts {
   private readonly readSql: string
   private readonly purger: Purge
 
-  constructor (private readonly store: Store, table = 'auth_refusals') {
+  private readonly store: Store
+
+  constructor (store: Store, table = 'auth_refusals') {
+    this.store = store
     this.table = table
     const t = quoteIdent(table)
     // $3: the time in milliseconds since the epoch, as the plugin counts it.

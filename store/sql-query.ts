@@ -74,8 +74,15 @@ export function likePattern (segments: readonly string[]): string {
 
 class Compiler {
   readonly params: unknown[] = []
+  private readonly fields: FieldMap
+  private readonly columns: FieldColumns
+  private readonly start: number
 
-  constructor (private readonly fields: FieldMap, private readonly columns: FieldColumns, private readonly start: number) {}
+  constructor (fields: FieldMap, columns: FieldColumns, start: number) {
+    this.fields = fields
+    this.columns = columns
+    this.start = start
+  }
 
   bind (value: unknown): string {
     this.params.push(value)

@@ -1,5 +1,5 @@
 // The reference service itself (dist/app.js) on the PostgreSQL server named by DATABASE_URL.
-// BENCH_FROM_SOURCE=1 loads app.ts instead, for a child started under tap's TypeScript loader
+// BENCH_FROM_SOURCE=1 loads app.ts instead, for a child started under the tests' TypeScript loader
 // (the soak smoke test, which must not depend on a build).
 import { serveStats } from '../lib/harness.js'
 

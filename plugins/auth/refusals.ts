@@ -7,7 +7,15 @@
 export class RefusalCounter {
   private readonly windows = new Map<string, { count: number, resetAt: number }>()
 
-  constructor (readonly max: number, readonly windowMs: number, private readonly maxTracked = 100_000) {}
+  readonly max: number
+  readonly windowMs: number
+  private readonly maxTracked: number
+
+  constructor (max: number, windowMs: number, maxTracked = 100_000) {
+    this.max = max
+    this.windowMs = windowMs
+    this.maxTracked = maxTracked
+  }
 
   /** Seconds until `key` may try again, or 0 when it may now. */
   waitFor (key: string, now: number): number {

@@ -49,7 +49,11 @@ export const CONVENTION_SCHEMAS: ReadonlySet<string> = new Set(['Problem', 'Cont
 /** Collects violations, dropping those of switched-off rules. */
 export class Collector {
   readonly violations: Violation[] = []
-  constructor (private readonly rules: RuleSwitches = {}) {}
+  private readonly rules: RuleSwitches
+
+  constructor (rules: RuleSwitches = {}) {
+    this.rules = rules
+  }
 
   add (rule: RuleId, path: string, message: string): void {
     if (this.rules[rule] !== false) this.violations.push({ rule, path, message })

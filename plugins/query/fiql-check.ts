@@ -26,12 +26,17 @@ export interface FilterParseOptions {
 }
 
 class Checker {
-  constructor (
-    private readonly fields: FieldMap,
-    private readonly parameter: string,
-    private readonly prefix: string | undefined,
-    private readonly selector: string | undefined
-  ) {}
+  private readonly fields: FieldMap
+  private readonly parameter: string
+  private readonly prefix: string | undefined
+  private readonly selector: string | undefined
+
+  constructor (fields: FieldMap, parameter: string, prefix: string | undefined, selector: string | undefined) {
+    this.fields = fields
+    this.parameter = parameter
+    this.prefix = prefix
+    this.selector = selector
+  }
 
   check (node: FiqlNode): Filter {
     if (node.kind === 'cmp') return this.comparison(node)

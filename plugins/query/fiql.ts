@@ -136,12 +136,15 @@ class Parser {
   private i = 0
   private depth = 0
   private comparisons = 0
+  private readonly text: string
+  private readonly parameter: string
+  private readonly limits: Readonly<FiqlLimits>
 
-  constructor (
-    private readonly text: string,
-    private readonly parameter: string,
-    private readonly limits: Readonly<FiqlLimits>
-  ) {}
+  constructor (text: string, parameter: string, limits: Readonly<FiqlLimits>) {
+    this.text = text
+    this.parameter = parameter
+    this.limits = limits
+  }
 
   parse (): FiqlNode {
     this.skipSpace()

@@ -7,8 +7,8 @@ process.env.SOAK_FROM_SOURCE = '1'
 const soak = await import(new URL('../../bench/soak.js', import.meta.url).href)
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
-// The TypeScript loader tap itself uses: the soak and its service child run the sources, no build needed.
-const loader = fileURLToPath(new URL('../../node_modules/@isaacs/ts-node-temp-fork-for-pr-2009/import.mjs', import.meta.url))
+// The TypeScript loader the tests run under: the soak and its service child run the sources, no build needed.
+const loader = fileURLToPath(new URL('../../scripts/strip-types.js', import.meta.url))
 
 /** A workload's bookkeeping as createWorkload keeps it: key → [kind, sent, ok, refused]. */
 function workload (writes: Array<[string, string, number, number, number]>, bulks: string[][] = []): Record<string, unknown> {

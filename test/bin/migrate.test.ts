@@ -2,8 +2,8 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { migrateCommand, USAGE, type MigrateIo } from '../../bin/migrate.js'
@@ -166,6 +166,8 @@ t.test('a server (DATABASE_URL), and the package\'s one bin routing `migrate`', 
   t.same(io.stdout.splice(0), ['Applied 0001_start.sql.'])
 
   const bin = fileURLToPath(new URL('../../bin/lint.ts', import.meta.url))
-  const { stdout } = await promisify(execFile)(process.execPath, [...process.execArgv, bin, 'migrate', 'up'], { cwd, env: { ...process.env, DATABASE_URL: url.href } })
+  // The test runner's loader is named relative to the repository (.taprc); this child runs elsewhere.
+  const execArgv = process.execArgv.map((arg) => arg.startsWith('--import=./') ? `--import=${pathToFileURL(resolve(arg.slice('--import='.length))).href}` : arg)
+  const { stdout } = await promisify(execFile)(process.execPath, [...execArgv, bin, 'migrate', 'up'], { cwd, env: { ...process.env, DATABASE_URL: url.href } })
   t.equal(stdout, 'Nothing to apply: the one file of migrations was applied before.\n')
 })

@@ -165,7 +165,7 @@ t.test('the summary counts in the singular; components keep their pointer', asyn
 t.test('the module runs as a command', async t => {
   const run = promisify(execFile)
   const script = fileURLToPath(new URL('../../bin/lint.ts', import.meta.url))
-  const args = ['--import', '@tapjs/typescript/import', script, 'lint']
+  const args = ['--import', new URL('../../scripts/strip-types.js', import.meta.url).href, script, 'lint']
   const clean = await run(process.execPath, [...args, fixture('clean-openapi.json')])
   t.equal(clean.stdout, 'svc-lint: no violations\n')
   await t.rejects(run(process.execPath, [...args, fixture('bad-openapi.json')]), { code: 1, stdout: /svc-lint: 5 violations/ })
