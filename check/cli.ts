@@ -19,6 +19,8 @@ export interface CheckIo {
 
 /** The environment variable read for the token when neither --token nor --token-file is given. */
 export const TOKEN_VARIABLE = 'SVC_CHECK_TOKEN'
+/** The same for the limited token. */
+export const LIMITED_TOKEN_VARIABLE = 'SVC_CHECK_LIMITED_TOKEN'
 
 export const CHECK_USAGE = 'usage: svc-conventions check <base-url> [--token <token> | --token-file <file>] [--writes] [--format text|json|junit|tap] [options]'
 
@@ -32,6 +34,10 @@ any effect.
   --token <token>          bearer token for the probes that should pass (never printed)
   --token-file <file>      the token, read from a file
                            (else the environment variable ${TOKEN_VARIABLE})
+  --limited-token <token>  a token the service accepts without a permission --token has,
+                           for the 403 probe (never printed)
+  --limited-token-file <file>  the limited token, read from a file
+                           (else the environment variable ${LIMITED_TOKEN_VARIABLE})
   --origin <origin>        an origin the service allows, for the accepted CORS preflight
   --openapi <url|file>     the service's OpenAPI document (default <base-url>/openapi.json)
   --collection <path>      a collection to probe when there is no document (repeatable)
@@ -78,6 +84,8 @@ async function optionsOf (argv: readonly string[], io: CheckIo): Promise<{ help:
       options: {
         token: { type: 'string' },
         'token-file': { type: 'string' },
+        'limited-token': { type: 'string' },
+        'limited-token-file': { type: 'string' },
         origin: { type: 'string' },
         openapi: { type: 'string' },
         collection: { type: 'string', multiple: true },
@@ -104,10 +112,12 @@ async function optionsOf (argv: readonly string[], io: CheckIo): Promise<{ help:
   const format = values.format ?? 'text'
   if (!(format in FORMATS)) throw new CheckError('usage', `--format must be text, json, junit or tap, got ${JSON.stringify(format)}`)
   if (values.token !== undefined && values['token-file'] !== undefined) throw new CheckError('usage', '--token or --token-file, not both')
+  if (values['limited-token'] !== undefined && values['limited-token-file'] !== undefined) throw new CheckError('usage', '--limited-token or --limited-token-file, not both')
   const readable = async (what: string, path: string): Promise<string> => {
     try { return await io.readFile(path) } catch (err) { throw new CheckError('usage', `cannot read the ${what} ${path}: ${(err as Error).message}`) }
   }
   const token = values.token ?? (values['token-file'] === undefined ? undefined : (await readable('token file', values['token-file'])).trim()) ?? io.env[TOKEN_VARIABLE]
+  const limitedToken = values['limited-token'] ?? (values['limited-token-file'] === undefined ? undefined : (await readable('limited token file', values['limited-token-file'])).trim()) ?? io.env[LIMITED_TOKEN_VARIABLE]
   let openapi: CheckOptions['openapi']
   if (values.openapi !== undefined && !/^https?:\/\//i.test(values.openapi)) {
     const text = await readable('document', values.openapi)
@@ -122,6 +132,7 @@ async function optionsOf (argv: readonly string[], io: CheckIo): Promise<{ help:
   const options: CheckOptions = {
     baseUrl: positionals[0] as string,
     ...(token === undefined || token === '' ? {} : { token }),
+    ...(limitedToken === undefined || limitedToken === '' ? {} : { limitedToken }),
     ...(values.origin === undefined ? {} : { origin: values.origin }),
     ...(openapi === undefined ? {} : { openapi }),
     collections: list(values.collection),

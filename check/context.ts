@@ -30,6 +30,8 @@ export interface Context {
   model: ServiceModel
   document: Record<string, unknown> | null
   hasToken: boolean
+  /** Whether a limited token (accepted, lacking a permission) was given. */
+  hasLimitedToken: boolean
   origin: string | undefined
   writes: boolean
   samples: Sample[]

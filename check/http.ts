@@ -30,8 +30,8 @@ export interface Probe {
   path: string
   headers?: Record<string, string | undefined>
   body?: string
-  /** Send the token (default true when there is one). */
-  auth?: boolean
+  /** Send the token (default true when there is one); 'limited' sends the limited token instead. */
+  auth?: boolean | 'limited'
   /** Our User-Agent unless given; `null` sends none. */
   userAgent?: string | null
   /** Follow redirects on the base URL's host (at most 3); never off it. Default false. */
@@ -41,6 +41,8 @@ export interface Probe {
 export interface ClientOptions {
   baseUrl: string
   token?: string | undefined
+  /** A token the service accepts without some permission (the 403 probe). */
+  limitedToken?: string | undefined
   maxRequests: number
   concurrency: number
   timeoutMillis: number
@@ -86,10 +88,13 @@ export class HttpClient {
     return new URL(this.prefix + path, this.base.origin)
   }
 
-  /** The token replaced wherever it would show. */
+  /** The tokens replaced wherever they would show. */
   redact (text: string): string {
-    const token = this.opts.token
-    return token === undefined || token === '' ? text : text.split(token).join('<token>')
+    let shown = text
+    for (const [token, name] of [[this.opts.token, '<token>'], [this.opts.limitedToken, '<limited token>']] as const) {
+      if (token !== undefined && token !== '') shown = shown.split(token).join(name)
+    }
+    return shown
   }
 
   async close (): Promise<void> {
@@ -125,7 +130,8 @@ export class HttpClient {
     const ua = probe.userAgent === undefined ? this.opts.userAgent : probe.userAgent
     if (ua !== null) headers['user-agent'] = ua
     headers.accept = 'application/json'
-    if ((probe.auth ?? true) && this.opts.token !== undefined) headers.authorization = `Bearer ${this.opts.token}`
+    const token = probe.auth === 'limited' ? this.opts.limitedToken : (probe.auth ?? true) ? this.opts.token : undefined
+    if (token !== undefined) headers.authorization = `Bearer ${token}`
     for (const [name, value] of Object.entries(probe.headers ?? {})) {
       if (value === undefined) delete headers[name.toLowerCase()]
       else headers[name.toLowerCase()] = value

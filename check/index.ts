@@ -71,6 +71,7 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
   const http = new HttpClient({
     baseUrl: options.baseUrl,
     token: options.token,
+    limitedToken: options.limitedToken,
     maxRequests: options.maxRequests ?? 500,
     concurrency: options.concurrency ?? 2,
     timeoutMillis: options.timeoutMillis ?? 10_000,
@@ -90,7 +91,7 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
         ? `${http.url('/openapi.json').href} answers no OpenAPI document: name one with --openapi, or the collections with --collection`
         : 'the document names no collection (a GET answering {results, paging}): name them with --collection')
     }
-    const ctx: Context = { http, model, document: found?.doc ?? null, hasToken: options.token !== undefined, origin: options.origin, writes: options.writes === true, samples: [], created: [], createFailure: null, leftBehind: [], usedKey: null }
+    const ctx: Context = { http, model, document: found?.doc ?? null, hasToken: options.token !== undefined, hasLimitedToken: options.limitedToken !== undefined, origin: options.origin, writes: options.writes === true, samples: [], created: [], createFailure: null, leftBehind: [], usedKey: null }
     for (const collection of model.collections.slice(0, MAX_SAMPLES)) {
       const exchange = await http.send({ path: collection.path })
       if (exchange.response.status === 401 && ctx.hasToken) {

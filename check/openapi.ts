@@ -21,6 +21,8 @@ export interface Collection {
   delete: boolean
   /** PATCH on the collection: the bulk endpoint. */
   bulk: boolean
+  /** The bulk body's `operations.maxItems`, or null when the document states none (the convention's default is 100). */
+  bulkMax: number | null
   /** POST `<collection>/search`. */
   search: boolean
   /** Offset paging offered; null when not known (no document). */
@@ -48,7 +50,7 @@ const PAGING_PARAMS = new Set(['limit', 'offset', 'cursor', 'filter', 'ordering'
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The node a local `$ref` (`#/a/b`) points at, or undefined. */
-function pointer (doc: Record<string, unknown>, ref: string): unknown {
+export function pointer (doc: Record<string, unknown>, ref: string): unknown {
   if (!ref.startsWith('#/')) return undefined
   let node: unknown = doc
   for (const raw of ref.slice(2).split('/')) {
@@ -123,6 +125,12 @@ function itemSchema (doc: Record<string, unknown>, op: Record<string, unknown> |
   return results === undefined ? null : resolve(doc, results.items)
 }
 
+/** The maximum number of operations a bulk body schema states, or null. */
+function bulkMaxOf (doc: Record<string, unknown>, body: Schema | null): number | null {
+  const max = body === null ? undefined : resolve(doc, propertiesOf(doc, body).operations).maxItems
+  return typeof max === 'number' && Number.isInteger(max) && max >= 0 ? max : null
+}
+
 /** Naive English singular of a path segment (`authors` → `author`, `categories` → `category`). */
 export function singularOf (name: string): string {
   const camel = name.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase())
@@ -161,6 +169,7 @@ export function modelOf (doc: Record<string, unknown>, source: string): ServiceM
       patch: operation(doc, itemOps, 'patch') !== null,
       delete: operation(doc, itemOps, 'delete') !== null,
       bulk: operation(doc, item, 'patch') !== null,
+      bulkMax: bulkMaxOf(doc, bodySchema(doc, operation(doc, item, 'patch'))),
       search: operation(doc, paths[`${path}/search`], 'post') !== null,
       offset: names.has('offset'),
       fiql: names.has('filter'),
@@ -176,5 +185,5 @@ export function modelOf (doc: Record<string, unknown>, source: string): ServiceM
 /** A collection known only by its path (`--collection`): what it offers is found by asking. */
 export function bareCollection (path: string): Collection {
   const name = path.split('/').filter(Boolean).pop() ?? path
-  return { path, itemPath: null, name, singular: singularOf(name), create: null, replace: null, patch: false, delete: false, bulk: false, search: false, offset: null, fiql: null, simpleFilters: [], ordering: [], numericStrings: [] }
+  return { path, itemPath: null, name, singular: singularOf(name), create: null, replace: null, patch: false, delete: false, bulk: false, bulkMax: null, search: false, offset: null, fiql: null, simpleFilters: [], ordering: [], numericStrings: [] }
 }

@@ -42,6 +42,8 @@ export interface CheckOptions {
   baseUrl: string
   /** A bearer token sent on probes that should pass; never printed. */
   token?: string
+  /** A token the service accepts but that lacks a permission `token` has (read or write of a collection): the 403 probe. Never printed. */
+  limitedToken?: string
   /** An origin the service allows, for the CORS probes of an accepted preflight. */
   origin?: string
   /** The OpenAPI document: a URL, or the parsed document. Default: `<base-url>/openapi.json` when it answers. */

@@ -1,5 +1,5 @@
 // Authentication: 401 with its titles and WWW-Authenticate, no-store on authenticated answers.
-import { answering, fail, notApplicable, notChecked, pass, statusFault, type Context, type Outcome } from '../context.js'
+import { answering, fail, itemPath, notApplicable, notChecked, pass, problemFault, statusFault, type Context, type Outcome } from '../context.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
@@ -35,6 +35,39 @@ async function refused (ctx: Context, authorization: string | undefined, titles:
   return fault === null ? pass() : fail(`${what}: ${fault}`, ex)
 }
 
+/**
+ * The limited token on each collection's GET: the first 403 is judged. With --writes, when it
+ * reads every collection, a POST it may not make.
+ */
+async function forbidden (ctx: Context): Promise<Outcome> {
+  if (!ctx.hasLimitedToken) return notChecked('needs --limited-token: a token the service accepts without a permission --token has')
+  let refused: Exchange | undefined
+  for (const c of ctx.model.collections) {
+    const ex = await ctx.http.send({ path: c.path, auth: 'limited' })
+    if (ex.response.status === 401) return fail('the limited token was refused as unauthenticated (401): 403 is for a caller the service knows', ex)
+    if (ex.response.status === 403) { refused = ex; break }
+  }
+  if (refused === undefined && ctx.writes) {
+    const c = ctx.model.collections.find(c => c.create !== null)
+    if (c !== undefined) {
+      // An empty body: a service that lets the limited token write refuses it as invalid (400), not
+      // as forbidden, and creates nothing.
+      const ex = await ctx.http.send({ method: 'POST', path: c.path, auth: 'limited', headers: { 'content-type': 'application/json' }, body: '{}' })
+      const id = (ex.response.json as { id?: unknown } | undefined)?.id
+      // A collection that takes {}: the entity is the check's, removed with the others.
+      if (ex.response.status === 201 && typeof id === 'string') ctx.created.push({ collection: c, id, path: itemPath(c, id), exchange: ex, deleted: false })
+      if (ex.response.status === 403) refused = ex
+    }
+  }
+  if (refused === undefined) return notApplicable(`the limited token may ${ctx.writes ? 'read every collection and create' : 'read every collection (with --writes a POST is tried too)'}`)
+  const fault = problemFault(refused, 403)
+  if (fault !== null) return fail(fault, refused)
+  const body = refused.response.json as { title?: unknown, detail?: unknown }
+  if (body.title !== 'Forbidden') return fail(`the title is ${JSON.stringify(body.title)}, expected "Forbidden"`, refused)
+  const path = refused.request.path.split('?')[0] ?? ''
+  return typeof body.detail === 'string' && body.detail.includes(path) ? pass() : fail(`the detail ${JSON.stringify(body.detail ?? null)} does not name the path ${path}`, refused)
+}
+
 export const authRules: Rule[] = [
   {
     id: 'auth.missing',
@@ -57,8 +90,8 @@ export const authRules: Rule[] = [
   {
     id: 'auth.forbidden',
     section: AUTH,
-    title: 'an authenticated caller without the permission gets 403',
-    unobservable: 'it needs a second token without a permission the first one has'
+    title: 'an authenticated caller without the permission gets 403 Forbidden, whose detail names the path',
+    run: forbidden
   },
   {
     id: 'auth.no-store',

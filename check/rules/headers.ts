@@ -141,5 +141,19 @@ export const headerRules: Rule[] = [
       const ex = ctx.http.exchanges.find(e => e.response.headers.location !== undefined && e.response.status !== 201 && (e.response.status < 300 || e.response.status > 399))
       return ex === undefined ? pass() : fail(`Location with a ${ex.response.status}`, ex)
     }
+  },
+  {
+    id: 'headers.content-language',
+    section: HEADERS,
+    title: 'Content-Language, when sent, lists language tags (default en-US when absent)',
+    observes: true,
+    async run (ctx) {
+      // BCP 47 in its common form: a 2–3 letter language, then subtags of 1–8 letters or digits.
+      const tag = /^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/
+      const sent = ctx.http.exchanges.filter(e => e.response.headers['content-language'] !== undefined)
+      if (sent.length === 0) return notApplicable('no answer carried Content-Language (en-US is meant)')
+      const bad = sent.find(e => !(e.response.headers['content-language'] ?? '').split(',').every(t => tag.test(t.trim())))
+      return bad === undefined ? pass() : fail(`Content-Language ${JSON.stringify(bad.response.headers['content-language'])} is not a list of language tags`, bad)
+    }
   }
 ]

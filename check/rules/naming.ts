@@ -1,6 +1,7 @@
 // Property names and value forms, read from every JSON answer the check saw (conventions:
 // Naming rules for properties, Standard properties, URN-like references, Serialization rules by type).
 import { fail, notApplicable, pass, type Context, type Outcome } from '../context.js'
+import { pointer } from '../openapi.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
@@ -9,6 +10,51 @@ const CAMEL = /^[a-z][a-zA-Z0-9]*$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 const REF = /^([a-z]{1,10}):([a-z0-9]{1,20}):([a-z0-9]{0,20}):(.+)$/
+const ENUM_VALUE = /^[A-Z0-9_]+$/
+// A context item's `source`, whose values the convention itself writes in lower case.
+const SOURCES = new Set(['body', 'query', 'header', 'path'])
+// Array names that are plural without a final s, and the problem body's `context`, which the
+// convention itself names.
+const PLURAL_WITHOUT_S = new Set(['context', 'data', 'media', 'criteria', 'phenomena', 'children', 'people', 'men', 'women', 'feet', 'teeth', 'mice', 'geese', 'indices', 'matrices', 'vertices', 'appendices', 'metadata'])
+
+/** Whether an array's name reads as plural: its last word ends in s, or is a plural without one. */
+export function pluralName (key: string): boolean {
+  const last = (key.match(/[A-Z]?[a-z0-9]+$/)?.[0] ?? key).toLowerCase()
+  return (last.endsWith('s') && !last.endsWith('ss') && !last.endsWith('us')) || PLURAL_WITHOUT_S.has(last)
+}
+
+/**
+ * Every string `enum` of the bodies a document describes (requests and answers), with the JSON
+ * pointer where it is written; `$ref`s followed once each. Parameters (and a search body's
+ * `ordering`) are left out: their enums are sort keys and attribute names, not values.
+ */
+function enums (doc: Record<string, unknown>): Array<[string, string]> {
+  const out: Array<[string, string]> = []
+  const followed = new Set<string>()
+  const walk = (value: unknown, at: string): void => {
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${at}/${i}`)
+      return
+    }
+    if (!isObject(value)) return
+    if (typeof value.$ref === 'string' && !followed.has(value.$ref)) {
+      followed.add(value.$ref)
+      walk(pointer(doc, value.$ref), value.$ref)
+    }
+    for (const [k, v] of Object.entries(value)) {
+      // `ordering` in a search body is the query parameter's sort keys again.
+      if (k === 'parameters' || k === 'ordering' || k === 'examples' || k === 'example' || k === 'default' || k === '$ref') continue
+      const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`
+      if (k === 'enum' && Array.isArray(v)) {
+        if (!v.every(e => SOURCES.has(e))) for (const e of v) if (typeof e === 'string') out.push([here, e])
+      } else {
+        walk(v, here)
+      }
+    }
+  }
+  walk(doc.paths, '#/paths')
+  return out
+}
 
 /** Every (object, key, value) of a JSON value, depth first. */
 function * entries (value: unknown): Generator<[Record<string, unknown>, string, unknown]> {
@@ -71,9 +117,29 @@ export const namingRules: Rule[] = [
     }, 'no answer had an id or a ref', key => key === 'id' || key === 'ref' || key.endsWith('Id'))
   },
   {
+    id: 'naming.plural-arrays',
+    section: 'Naming rules for properties',
+    title: 'arrays have plural names',
+    observes: true,
+    run: async (ctx) => scan(ctx, (_obj, key) => pluralName(key) ? null : `the array ${JSON.stringify(key)} has a singular name`,
+      'no JSON answer held an array property', (_key, value) => Array.isArray(value))
+  },
+  {
+    id: 'naming.enums',
+    section: 'Serialization rules by type',
+    title: 'enum values are upper-case alphanumerics and underscore (PURCHASE_ORDER)',
+    async run (ctx) {
+      if (ctx.document === null) return notApplicable('no OpenAPI document to read the enums of (--openapi)')
+      const found = enums(ctx.document)
+      const bad = found.find(([, value]) => !ENUM_VALUE.test(value))
+      if (bad !== undefined) return fail(`the enum value ${JSON.stringify(bad[1])} at ${bad[0]} is not upper-case alphanumerics and underscore`)
+      return found.length === 0 ? notApplicable('the document describes no body with an enum of strings') : pass()
+    }
+  },
+  {
     id: 'naming.english',
     section: 'Naming rules for properties',
-    title: 'names are correct American English nouns or adjectives, arrays plural',
+    title: 'names are correct American English nouns or adjectives',
     unobservable: 'it takes a reader of English, not a probe'
   },
   {

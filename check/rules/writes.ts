@@ -21,7 +21,13 @@ export async function createEntities (ctx: Context): Promise<void> {
     ctx.createFailure = doc === null ? 'no OpenAPI document to build an entity from (--openapi)' : null
     return
   }
+  // References point at entities that were there before the check where it can: its own would
+  // then be referred to by nothing, and deleting it at the end is never refused (409).
   const refs = new Map<string, string>()
+  for (const sample of ctx.samples) {
+    const id = sample.items[0]?.id
+    if (typeof id === 'string') refs.set(sample.collection.singular, id)
+  }
   const failures: string[] = []
   // Two passes: a collection whose entities refer to a later one gets its reference the second time.
   for (let pass = 0; pass < 2; pass++) {
@@ -32,7 +38,7 @@ export async function createEntities (ctx: Context): Promise<void> {
       const id = (ex.response.json as { id?: unknown } | undefined)?.id
       if (ex.response.status === 201 && typeof id === 'string') {
         ctx.created.push({ collection: c, id, path: itemPath(c, id), exchange: ex, deleted: false })
-        refs.set(c.singular, id)
+        if (!refs.has(c.singular)) refs.set(c.singular, id)
       } else if (pass === 1) {
         failures.push(`POST ${c.path} answered ${ex.response.status}`)
       }
@@ -258,7 +264,7 @@ export const writeRules: Rule[] = [
   {
     id: 'bulk.request',
     section: 'Bulk endpoint',
-    title: 'a bulk body without operations, or naming one id twice, is a 400',
+    title: 'a bulk body without operations, naming one id twice, or over the maximum of operations is a 400',
     usesEntities: true,
     async run (ctx) {
       const c = ctx.model.collections.find(c => c.bulk)
@@ -274,7 +280,14 @@ export const writeRules: Rule[] = [
       const operation = { action: 'UPDATE', entity: { ...body, id: e.id } }
       const twice = await ctx.http.send({ method: 'PATCH', path: e.collection.path, headers: JSON_TYPE, body: JSON.stringify({ transactionMode: 'ATOMIC', operations: [operation, operation] }) })
       const dup = statusFault(twice, 400)
-      return dup === null ? pass() : fail(`one id twice in a bulk request: ${dup}`, twice)
+      if (dup !== null) return fail(`one id twice in a bulk request: ${dup}`, twice)
+      // One operation more than the endpoint allows, each an update of an id no service holds:
+      // refused whole with 400; were it applied, every operation would fail and change nothing.
+      const max = e.collection.bulkMax ?? 100
+      const over = Array.from({ length: max + 1 }, () => ({ action: 'UPDATE', entity: { ...body, id: missingId() } }))
+      const tooMany = await ctx.http.send({ method: 'PATCH', path: e.collection.path, headers: JSON_TYPE, body: JSON.stringify({ transactionMode: 'ISOLATED', operations: over }) })
+      const over400 = statusFault(tooMany, 400)
+      return over400 === null ? pass() : fail(`${max + 1} operations where the endpoint allows ${max}${e.collection.bulkMax === null ? ' (the convention\'s default: the document states no maxItems)' : ''}: ${over400}`, tooMany)
     }
   },
   {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { check, CheckError, RULES, type VerdictKind } from '../../check/index.js'
+import { pluralName } from '../../check/rules/naming.js'
 import { checkCommand, CHECK_HELP, type CheckIo } from '../../check/cli.js'
 import { startFixture } from './fixture.js'
 
@@ -21,6 +22,7 @@ const FIXTURE: Record<string, VerdictKind> = {
   'headers.idempotency-key': 'fail',
   'headers.custom-names': 'pass',
   'headers.location': 'pass',
+  'headers.content-language': 'fail',
   'headers.propagation': 'not checked',
   'cors.refused': 'fail',
   'cors.allowed': 'not applicable',
@@ -61,6 +63,8 @@ const FIXTURE: Record<string, VerdictKind> = {
   'bulk.response': 'not checked',
   'naming.property-names': 'fail',
   'naming.standard-properties': 'fail',
+  'naming.plural-arrays': 'fail',
+  'naming.enums': 'not applicable',
   'naming.english': 'not checked',
   'serialization.date-times': 'fail',
   'serialization.decimals': 'fail',
@@ -105,7 +109,7 @@ t.test('reports and exit codes: text by section, JUnit one case per rule, TAP, J
   t.equal(text.code, 1, 'a rule fails: 1')
   t.match(text.out, /\nHeaders\n {2}FAIL {2}headers\.user-agent +a request without a valid User-Agent is refused with 403\n {8}without a User-Agent: expected 403, got 200\n {8}> GET \/items\n/)
   t.match(text.out, /\n {2}pass {2}methods\.not-found /)
-  t.match(text.out, /\n54 rules: 6 pass, 17 fail, 16 not applicable, 15 not checked; \d+ requests in \d+\.\d s$/)
+  t.match(text.out, /\n57 rules: 6 pass, 19 fail, 17 not applicable, 15 not checked; \d+ requests in \d+\.\d s$/)
   const withToken = await run(base, '--collection', '/items', '--only', 'headers.user-agent', '--token-from-env')
   t.notMatch(withToken.out, 'secret-from-the-environment', 'the token is never printed')
   t.match(withToken.out, '> authorization: Bearer <token>\n', 'it was sent, and shown replaced')
@@ -113,14 +117,14 @@ t.test('reports and exit codes: text by section, JUnit one case per rule, TAP, J
   const junit = await run(base, '--collection', '/items', '--format', 'junit')
   t.equal(junit.code, 1)
   t.equal(junit.out.match(/<testcase /g)?.length, RULES.length, 'one test case per rule')
-  t.equal(junit.out.match(/<failure /g)?.length, 17)
-  t.equal(junit.out.match(/<skipped /g)?.length, 31)
-  t.match(junit.out, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="svc-conventions check" tests="54" failures="17" skipped="31"/)
+  t.equal(junit.out.match(/<failure /g)?.length, 19)
+  t.equal(junit.out.match(/<skipped /g)?.length, 32)
+  t.match(junit.out, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="svc-conventions check" tests="57" failures="19" skipped="32"/)
 
   const tap = await run(base, '--collection', '/items', '--format', 'tap')
-  t.match(tap.out, /^TAP version 14\n1\.\.54\nnot ok 1 - versioning\.http-1\.0: /)
-  t.equal(tap.out.match(/^not ok /gm)?.length, 17)
-  t.equal(tap.out.match(/ # SKIP /g)?.length, 31)
+  t.match(tap.out, /^TAP version 14\n1\.\.57\nnot ok 1 - versioning\.http-1\.0: /)
+  t.equal(tap.out.match(/^not ok /gm)?.length, 19)
+  t.equal(tap.out.match(/ # SKIP /g)?.length, 32)
 
   const json = await run(base, '--collection', '/items', '--format', 'json', '--only', 'methods.not-found,methods.head')
   t.equal(json.code, 0, 'no rule fails: 0')
@@ -140,6 +144,8 @@ t.test('the command line: help, rule list, errors with exit code 2', async t => 
     ['an unknown rule', [base, '--only', 'no.such-rule'], {}, /no rule "no\.such-rule"/],
     ['a budget that is not a number', [base, '--max-requests', 'many'], {}, /--max-requests must be a whole number/],
     ['a token file that is not there', [base, '--token-file', '/nowhere/token'], {}, /cannot read the token file \/nowhere\/token/],
+    ['a limited token file that is not there', [base, '--limited-token-file', '/nowhere/limited'], {}, /cannot read the limited token file \/nowhere\/limited/],
+    ['both ways to give the limited token', [base, '--limited-token', 'a', '--limited-token-file', 'b'], {}, /--limited-token or --limited-token-file, not both/],
     ['no document and no collection', [base], {}, /answers no OpenAPI document: name one with --openapi, or the collections with --collection/],
     ['an unreachable service', [`http://127.0.0.1:${closed}`, '--collection', '/items'], {}, /cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/],
     ['TLS to a plain HTTP port', [base.replace('http:', 'https:'), '--collection', '/items'], {}, /TLS error talking to https:\/\/127\.0\.0\.1:\d+/],
@@ -158,13 +164,13 @@ t.test('the command line: help, rule list, errors with exit code 2', async t => 
   const listed = capture()
   t.equal(await checkCommand(['--list'], listed), 0)
   t.equal(listed.stdout[0]?.split('\n').length, RULES.length, 'one line per rule')
-  t.match(listed.stdout[0], /\nauth\.forbidden +Authentication: .*\[not observable from outside: /)
+  t.match(listed.stdout[0], /\nwebhooks\.consumers +Webhook consumer endpoints: .*\[not observable from outside: /)
   // The package's bin dispatches `check` to checkCommand.
   const { binCommand } = await import('../../bin/lint.js')
   const help = capture()
   t.equal(await binCommand(['check', '--help'], help), 0)
   t.same(help.stdout, [CHECK_HELP])
-  for (const option of ['--token', '--token-file', '--origin', '--openapi', '--collection', '--writes', '--only', '--skip', '--max-requests', '--concurrency', '--format', '--list']) t.match(CHECK_HELP, `\n  ${option} `, option)
+  for (const option of ['--token', '--token-file', '--limited-token', '--limited-token-file', '--origin', '--openapi', '--collection', '--writes', '--only', '--skip', '--max-requests', '--concurrency', '--format', '--list']) t.match(CHECK_HELP, `\n  ${option} `, option)
 })
 
 t.test('safe on a real service: the budget holds, no redirect is followed off the host', async t => {
@@ -197,4 +203,52 @@ t.test('check/ uses nothing of the suite\'s runtime', async t => {
     t.same(outside, [], `${file}: relative imports stay in check/`)
     t.same(imports.filter(s => !s.startsWith('.') && !s.startsWith('node:') && !['undici', 'yaml', 'svc-conventions/package.json'].includes(s)), [], `${file}: only Node, undici and yaml`)
   }
+})
+
+t.test('auth.forbidden: a limited token refused as unknown fails; without one the rule is not checked', async t => {
+  const { base } = await startFixture(t)
+  const io = capture({ 'limited.txt': 'limited-secret\n' }, { SVC_CHECK_TOKEN: 'fixture-token' })
+  t.equal(await checkCommand([base, '--collection', '/private', '--limited-token-file', 'limited.txt', '--only', 'auth.forbidden', '--format', 'json'], io), 1)
+  const [verdict] = (JSON.parse(io.stdout[0] ?? '{}') as { verdicts: Array<{ verdict: string, reason: string, exchange: { request: { headers: Record<string, string> } } }> }).verdicts
+  t.match(verdict, { verdict: 'fail', reason: /refused as unauthenticated \(401\)/ })
+  t.equal(verdict?.exchange.request.headers.authorization, 'Bearer <limited token>', 'the limited token is sent, never shown')
+  t.notMatch(io.stdout.join('\n'), /limited-secret|fixture-token/)
+
+  const without = await check({ baseUrl: base, collections: ['/private'], token: 'fixture-token', only: ['auth.forbidden'] })
+  t.match(without.verdicts, [{ verdict: 'not checked', reason: /needs --limited-token/ }])
+  // /items lets anyone read: with --writes the POST is tried, and {} is refused as invalid, not forbidden.
+  const readable = await check({ baseUrl: base, collections: ['/items'], limitedToken: 'limited', writes: true, only: ['auth.forbidden'] })
+  t.match(readable.verdicts, [{ verdict: 'not applicable', reason: /may read every collection and create/ }])
+})
+
+t.test('naming.enums reads the bodies a document describes; naming.plural-arrays the answers', async t => {
+  const { base } = await startFixture(t)
+  const body = (schema: Record<string, unknown>): Record<string, unknown> => ({ content: { 'application/json': { schema } } })
+  const docWith = (status: Record<string, unknown>): Record<string, unknown> => ({
+    openapi: '3.1.0',
+    paths: {
+      '/items': {
+        get: { parameters: [{ name: 'ordering', in: 'query', schema: { enum: ['name', '-name'] } }], responses: { 200: body({ $ref: '#/components/schemas/Item' }) } },
+        post: { requestBody: body({ properties: { status, ordering: { enum: ['name'] }, source: { enum: ['body', 'query'] } } }) }
+      }
+    },
+    components: { schemas: { Item: { properties: { kind: { enum: ['PURCHASE_ORDER', 'INVOICE_2'] }, self: { $ref: '#/components/schemas/Item' } } } } }
+  })
+  const cases: Array<[string, Record<string, unknown>, string, RegExp | undefined]> = [
+    ['upper-case values; sort keys, a search body\'s ordering and the context source aside', docWith({ enum: ['ACTIVE', 'ON_HOLD'] }), 'pass', undefined],
+    ['a lower-case value', docWith({ enum: ['ACTIVE', 'on-hold'] }), 'fail', /the enum value "on-hold" at #\/paths\/~1items\/post\/requestBody\/content\/application~1json\/schema\/properties\/status\/enum/],
+    ['no enum in any body', { openapi: '3.1.0', paths: { '/items': { get: { responses: {} } } } }, 'not applicable', /no body with an enum/]
+  ]
+  for (const [name, openapi, verdict, reason] of cases) {
+    const result = await check({ baseUrl: base, openapi, collections: ['/items'], only: ['naming.enums'] })
+    t.match(result.verdicts, [{ id: 'naming.enums', verdict, ...(reason === undefined ? {} : { reason }) }], name)
+  }
+  const noDoc = await check({ baseUrl: base, collections: ['/items'], only: ['naming.enums', 'naming.plural-arrays'] })
+  t.match(noDoc.verdicts, [{ verdict: 'fail', reason: 'the array "tag" has a singular name' }, { verdict: 'not applicable', reason: /no OpenAPI document/ }])
+
+  const names: Array<[string, boolean]> = [
+    ['results', true], ['operations', true], ['context', true], ['data', true], ['children', true], ['tags', true],
+    ['tag', false], ['status', false], ['address', false], ['item', false], ['relatedPeople', true], ['itemList', false]
+  ]
+  for (const [name, plural] of names) t.equal(pluralName(name), plural, name)
 })

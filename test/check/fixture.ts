@@ -5,15 +5,17 @@ import Fastify, { type FastifyInstance } from 'fastify'
  * A service written by hand with plain Fastify, without the suite: a collection answered as a
  * bare array, Fastify's default error JSON, no User-Agent rule, no CORS, no ETags. Its items
  * break the naming and serialization rules on purpose (a numeric id, `isActive`, a date-time
- * with an offset, a percentage as a number). `/private` wants `Bearer fixture-token`, and
+ * with an offset, a percentage as a number, an array named `tag`), and every answer says
+ * `Content-Language: english`. `/private` wants `Bearer fixture-token`, and
  * `/moved.json` redirects to `redirectTo` (another host).
  */
 export async function startFixture (t: { teardown: (fn: () => unknown) => void }, redirectTo = 'http://127.0.0.1:9/openapi.json'): Promise<{ app: FastifyInstance, base: string }> {
   const app = Fastify()
   const items = [
-    { id: 1, name: 'pen', isActive: true, discountPercentage: 12.5, createdDateTime: '2024-05-01T12:00:00+02:00' },
-    { id: 2, name: 'ink', isActive: false, discountPercentage: 0, createdDateTime: '2024-05-02T12:00:00+02:00' }
+    { id: 1, name: 'pen', isActive: true, discountPercentage: 12.5, createdDateTime: '2024-05-01T12:00:00+02:00', tag: ['office'] },
+    { id: 2, name: 'ink', isActive: false, discountPercentage: 0, createdDateTime: '2024-05-02T12:00:00+02:00', tag: [] }
   ]
+  app.addHook('onSend', async (_request, reply) => { reply.header('content-language', 'english') })
   app.get('/items', async () => items)
   app.get<{ Params: { id: string } }>('/items/:id', async (request, reply) => {
     const item = items.find(i => String(i.id) === request.params.id)
