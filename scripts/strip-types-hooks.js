@@ -20,8 +20,11 @@ export async function resolve (specifier, context, nextResolve) {
 
 export async function load (url, context, nextLoad) {
   if (!url.startsWith('file:') || !typescript.test(url)) return nextLoad(url, context)
-  const filename = fileURLToPath(url)
-  const source = await readFile(filename, 'utf8')
-  const { code } = transformSync(source, { mode: 'strip-only', filename })
-  return { format: url.endsWith('.cts') ? 'commonjs' : 'module', source: code, shortCircuit: true }
+  // The rest of the chain still loads the file: tap's coverage counts only the modules its own
+  // hook saw.
+  const format = url.endsWith('.cts') ? 'commonjs' : 'module'
+  const loaded = await nextLoad(url, { ...context, format })
+  const source = loaded.source ?? await readFile(fileURLToPath(url))
+  const { code } = transformSync(String(source), { mode: 'strip-only', filename: fileURLToPath(url) })
+  return { ...loaded, format, source: code }
 }

@@ -4,7 +4,8 @@ import type { ContextItem } from '../../schemas/problem.js'
 import type { StoreError } from '../../store/errors.js'
 import type { EntityTagList } from '../conditional/index.js'
 import { contextItem, type ProblemError } from '../problem/index.js'
-import { storeProblem, type Failure, type Registry, type ResourceDefinition, type WriteResult } from '../resource/index.js'
+import type { Failure, Registry, ResourceDefinition, WriteResult } from '../resource/index.js'
+import { storeProblem } from '../resource/internal.js'
 import { withArticle } from '../shared/article.js'
 
 type Row = Record<string, unknown>

@@ -5,7 +5,8 @@ import { conventionFormats } from '../../schemas/formats.js'
 import { EventTables, type ClaimedDelivery, type OutboxEvent } from '../../store/events.js'
 import { migrate } from '../../store/migrate.js'
 import type { Queryable, Store } from '../../store/types.js'
-import { pastTense, type ServedResource } from '../resource/index.js'
+import type { ServedResource } from '../resource/index.js'
+import { pastTense } from '../resource/internal.js'
 import { parseDuration } from '../shared/duration.js'
 import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
@@ -182,7 +183,7 @@ function stringList (name: string, value: unknown): string[] {
 }
 
 /** The events a served resource's writes emit. */
-export function resourceEventTypes (served: ServedResource): string[] {
+function resourceEventTypes (served: ServedResource): string[] {
   const def = served.definition
   const verbs = ['created', 'updated', 'deleted']
   if (def.api.softDelete) verbs.push('restored')
@@ -313,10 +314,9 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   }
 }
 
-export { EventTables, type SubscriptionRow, type DeliveryRow, type DeliveryStatus, type OutboxEvent } from '../../store/events.js'
-export { PRODUCTION, type ServiceIdentity } from './headers.js'
-export { isInternalAddress, refuseTarget, guardedLookup, systemResolver, type Resolver, type TargetRefusal } from './targets.js'
-export { webhookIdOf } from './dispatcher.js'
+export type { SubscriptionRow, DeliveryRow, DeliveryStatus, OutboxEvent } from '../../store/events.js'
+export type { ServiceIdentity } from './headers.js'
+export type { Resolver, TargetRefusal } from './targets.js'
 export { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch } from './schema.js'
 // Refusals are problems; subscriptions belong to the execution context (conventions); the collections page through the query plugin.
 export default fp(needs('events', ['problem', 'conventions', 'query'], eventsPlugin), { fastify: '5.x', name: 'svc-events' })

@@ -67,6 +67,6 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
 }
 
 export { fingerprintOf, replayStatus } from './keys.js'
-export { claimed, claimOf, WRITE_RETRIES } from './claim.js'
-export { IdempotencyKeys, type IdempotencyClaim, type IdempotencyRecord } from '../../store/idempotency-keys.js'
+export { claimed, claimOf } from './claim.js'
+export type { IdempotencyKeys, IdempotencyClaim, IdempotencyRecord } from '../../store/idempotency-keys.js'
 export default fp(idempotencyPlugin, { fastify: '5.x', name: 'svc-idempotency' })

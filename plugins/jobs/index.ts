@@ -97,7 +97,7 @@ const fail: OptionChecks['fail'] = checks.fail
 const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
 
 /** A job as its monitor shows it. */
-export function jobBody (job: JobView): JobBody {
+function jobBody (job: JobView): JobBody {
   return {
     id: job.id,
     ref: `svc:job::${job.id}`,
@@ -251,9 +251,8 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
   })
 }
 
-export { preferences } from './prefer.js'
 export { Job, JobCollection, type JobBody } from './schema.js'
 export type { JobHandler, JobRun } from './runner.js'
-export { JobTable, type JobRow, type JobView, type NewJob, type JobStatus } from '../../store/jobs.js'
+export type { JobRow, JobView, NewJob, JobStatus } from '../../store/jobs.js'
 // The monitor routes answer collections through the query plugin; refusals are problems.
 export default fp(needs('jobs', ['problem', 'query'], jobsPlugin), { fastify: '5.x', name: 'svc-jobs' })

@@ -8,6 +8,7 @@ import conditionalPlugin from '../conditional/index.js'
 import idempotencyPlugin, { type IdempotencyKeys } from '../idempotency/index.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import type { ResourceDefinition } from './define.js'
+import { dependencyOrder } from './order.js'
 import { itemPaths } from './paths.js'
 import { Representation } from './representation.js'
 import { registerCollectionRoutes } from './routes/collections.js'
@@ -69,28 +70,6 @@ declare module 'fastify' {
     /** The served resources by collection name. */
     resources: ReadonlyMap<string, ServedResource>
   }
-}
-
-/** Definitions in an order where every referenced table comes before the tables that reference it. */
-export function dependencyOrder (resources: readonly ResourceDefinition[]): ResourceDefinition[] {
-  const byTable = new Map(resources.map(r => [r.storage.table, r]))
-  const out: ResourceDefinition[] = []
-  const state = new Map<string, 'visiting' | 'done'>()
-  const visit = (r: ResourceDefinition, from: string): void => {
-    const s = state.get(r.storage.table)
-    if (s === 'done') return
-    if (s === 'visiting') throw new TypeError(`resource plugin: resources must not reference each other in a cycle, got one through ${r.collection}`)
-    state.set(r.storage.table, 'visiting')
-    for (const ref of r.references) {
-      const target = byTable.get(ref.resource.storage.table)
-      if (target === undefined) throw new TypeError(`resource plugin: resources must include ${ref.resource.collection}, which ${r.collection}.${ref.field} references (from ${from})`)
-      visit(target, r.collection)
-    }
-    state.set(r.storage.table, 'done')
-    out.push(r)
-  }
-  for (const r of resources) visit(r, 'resources')
-  return out
 }
 
 /**
@@ -168,13 +147,10 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
   fastify.decorate('resources', served)
 }
 
-export { defineResource, SERVER_MANAGED, type ResourceDefinition, type ResourceApi, type ResourceStorage, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions, type ServerProperties } from './define.js'
-export { Writer, newEtag, pastTense } from './write/writer.js'
+export { defineResource, type ResourceDefinition, type ResourceApi, type ResourceStorage, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions, type ServerProperties } from './define.js'
+export { dependencyOrder } from './order.js'
 export type { WriteAction, WriteOp, WriteResult, WriteCall, WriteOutbox, Failure } from './write/operations.js'
-export { Representation } from './representation.js'
-export { storeProblem, upperSnake, type Registry, type Operation } from './problems.js'
-export { mergePatch } from './merge-patch.js'
-export { createBody, patchBody, compileBodyValidator, fillerOf, NoQuery } from './write-schemas.js'
+export type { Registry, Operation } from './problems.js'
 /*
  * What the routes rely on, checked by Fastify at registration (a missing one fails the boot,
  * named): problem bodies (problem), the strict body validation and the schema builders'

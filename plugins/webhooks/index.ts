@@ -106,10 +106,9 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
 }
 
 export { registerWebhook, type WebhookApply, type WebhookDefinition, type WebhookHandler, type WebhookMethod } from './route.js'
-export { webhookPath, WEBHOOK_PREFIX } from './paths.js'
+export { WEBHOOK_PREFIX } from './paths.js'
 export { standardWebhooks, signStandardWebhook, type StandardWebhooksOptions } from './standard.js'
 export { sharedToken, type SharedTokenOptions } from './token.js'
-export { WebhookDeliveries } from '../../store/webhook-deliveries.js'
 export type { WebhookVerifier, VerifiedDelivery, VerifierDocumentation } from './verifier.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('webhooks', ['problem'], webhooksPlugin), { fastify: '5.x', name: 'svc-webhooks' })

@@ -4,6 +4,7 @@ import type { WriteClaim } from '../../store/statement-parts.js'
 import type { Tx } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { parseMediaType } from '../shared/media-type.js'
+import { optionChecks } from '../shared/options.js'
 import { webhookPath } from './paths.js'
 import type { WebhookDelivery } from './index.js'
 import type { WebhookVerifier } from './verifier.js'
@@ -61,18 +62,16 @@ function isObject (value: unknown): value is object {
 
 /** Checks a definition at once, so a mistake stops the boot naming the path. */
 function check (def: Partial<Record<keyof WebhookDefinition, unknown>>, path: string): void {
-  const fail = (name: string, rule: string, value: unknown): never => {
-    throw new TypeError(`registerWebhook ${path}: ${name} must be ${rule}, got ${typeof value === 'function' ? 'a function' : String(value)}`)
-  }
-  if (def.method !== undefined && !METHODS.includes(def.method as string)) fail('method', METHODS.join(', ') + ' or absent', def.method)
-  if (typeof def.verifier !== 'function') fail('verifier', 'a function such as standardWebhooks({ secrets })', def.verifier)
+  const { fail } = optionChecks(`registerWebhook ${path}`)
+  if (def.method !== undefined && !METHODS.includes(def.method as string)) fail('method', def.method, METHODS.join(', ') + ' or absent')
+  if (typeof def.verifier !== 'function') fail('verifier', def.verifier, 'a function such as standardWebhooks({ secrets })')
   if ((typeof def.handler === 'function') === (typeof def.apply === 'function')) {
-    if (def.handler !== undefined) fail('handler', 'an async function (payload, tx, request), or absent with apply', def.handler)
-    fail('apply', 'an async function (payload, once, request), or absent with handler', def.apply)
+    if (def.handler !== undefined) fail('handler', def.handler, 'an async function (payload, tx, request), or absent with apply')
+    fail('apply', def.apply, 'an async function (payload, once, request), or absent with handler')
   }
-  if (def.schema !== undefined && !isObject(def.schema)) fail('schema', 'a TypeBox schema', def.schema)
-  if (def.bodyLimit !== undefined && (!Number.isSafeInteger(def.bodyLimit) || (def.bodyLimit as number) < 1)) fail('bodyLimit', 'a positive integer of bytes', def.bodyLimit)
-  if (def.config !== undefined && !isObject(def.config)) fail('config', 'an object', def.config)
+  if (def.schema !== undefined && !isObject(def.schema)) fail('schema', def.schema, 'a TypeBox schema')
+  if (def.bodyLimit !== undefined && (!Number.isSafeInteger(def.bodyLimit) || (def.bodyLimit as number) < 1)) fail('bodyLimit', def.bodyLimit, 'a positive integer of bytes')
+  if (def.config !== undefined && !isObject(def.config)) fail('config', def.config, 'an object')
 }
 
 /** `application/json` or any `+json` type (the payload is the producer's, its media type too). */

@@ -30,6 +30,8 @@ async function service (t: Tap.Test, overrides: Overrides): Promise<string> {
 
 const CASES: Array<[string, keyof Overrides, Record<string, unknown>, string]> = [
   ['conventions without its User-Agent rule', 'conventions', { userAgent: false }, 'headers.user-agent'],
+  ['conventions without its Accept rule', 'conventions', { accept: false }, 'headers.accept'],
+  ['conventions serving HTTP/1.0', 'conventions', { httpVersion: false }, 'versioning.http-1.0'],
   ['methods without its OPTIONS answers', 'methods', { options: false }, 'methods.options'],
   ['problem reading another request-id header', 'problem', { requestIdHeader: 'x-correlation-id' }, 'headers.request-id']
 ]

@@ -1,7 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { jobs, problem, problems, query, type Store } from '../../index.js'
-import { preferences } from '../../plugins/jobs/index.js'
+import { preferences } from '../../plugins/jobs/prefer.js'
 import { Unavailable } from '../../store/index.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, eventually, headers, json, token } from './helper.js'

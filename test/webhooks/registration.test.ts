@@ -2,7 +2,8 @@ import t from 'tap'
 import fc from 'fast-check'
 import Fastify from 'fastify'
 import problem from '../../plugins/problem/index.js'
-import webhooks, { WEBHOOK_PREFIX, registerWebhook, standardWebhooks, webhookPath, type WebhookDefinition, type WebhooksPluginOptions } from '../../plugins/webhooks/index.js'
+import webhooks, { WEBHOOK_PREFIX, registerWebhook, standardWebhooks, type WebhookDefinition, type WebhooksPluginOptions } from '../../plugins/webhooks/index.js'
+import { webhookPath } from '../../plugins/webhooks/paths.js'
 import { pglite } from '../support/databases.js'
 import { SECRET } from './helper.js'
 
@@ -59,13 +60,13 @@ t.test('definitions are checked at once, naming the path', async t => {
   const base = { producer: 'scanner', event: 'document-scanned', verifier, handler }
   const table: Array<[string, unknown, RegExp]> = [
     ['not an object', null, /registerWebhook: the definition must be an object, got null/],
-    ['GET', { ...base, method: 'GET' }, /registerWebhook \/_webhooks\/scanner\/document-scanned: method must be POST, PUT, PATCH or absent, got GET/],
+    ['GET', { ...base, method: 'GET' }, /registerWebhook \/_webhooks\/scanner\/document-scanned: method must be POST, PUT, PATCH or absent, got "GET"/],
     ['no verifier', { ...base, verifier: undefined }, /verifier must be a function such as standardWebhooks\(\{ secrets \}\), got undefined/],
     ['verifier not a function', { ...base, verifier: { secrets: SECRET } }, /verifier must be a function/],
-    ['handler not a function', { ...base, handler: 'apply' }, /handler must be an async function \(payload, tx, request\), or absent with apply, got apply/],
+    ['handler not a function', { ...base, handler: 'apply' }, /handler must be an async function \(payload, tx, request\), or absent with apply, got "apply"/],
     ['neither handler nor apply', { ...base, handler: undefined }, /apply must be an async function \(payload, once, request\), or absent with handler, got undefined/],
     ['both handler and apply', { ...base, apply: handler }, /handler must be an async function \(payload, tx, request\), or absent with apply, got a function/],
-    ['schema not an object', { ...base, schema: 'DocumentScanned' }, /schema must be a TypeBox schema, got DocumentScanned/],
+    ['schema not an object', { ...base, schema: 'DocumentScanned' }, /schema must be a TypeBox schema, got "DocumentScanned"/],
     ['bodyLimit 0', { ...base, bodyLimit: 0 }, /bodyLimit must be a positive integer of bytes, got 0/],
     ['bodyLimit 1.5', { ...base, bodyLimit: 1.5 }, /bodyLimit must be .* got 1.5/],
     ['config an array', { ...base, config: [] }, /config must be an object, got /],

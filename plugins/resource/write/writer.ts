@@ -11,7 +11,7 @@ import { mergePatch } from '../merge-patch.js'
 import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
 import { blindGuard } from './blind.js'
 import { decide, type Rules, type StepKind } from './decide.js'
-import { WRITE_RETRIES } from '../../idempotency/index.js'
+import { WRITE_RETRIES } from '../../idempotency/internal.js'
 import type { WriteCall, WriteOp, WriteOutbox, WriteResult } from './operations.js'
 
 type Row = Record<string, unknown>
