@@ -3,9 +3,9 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import t from 'tap'
 
 // The layout's promises (design.md, "Layout"), checked on every import and re-export:
-// - each plugin folder is used by the others through its index.ts only, and plugins/shared/
-//   holds helpers that depend on no plugin, so a plugin can be read, changed and registered
-//   alone;
+// - each plugin folder is used by the others through its index.ts, or through its internal.ts
+//   for what only the suite's own plugins use (no package entry), and plugins/shared/ holds
+//   helpers that depend on no plugin, so a plugin can be read, changed and registered alone;
 // - arrows point one way: store/ and model/ import nothing from plugins/, model/ nothing
 //   from store/, and no folder imports one that imports it back;
 // - the reference service (routes/, app.ts, server.ts, tracing.ts, bin/), the examples, the benchmark and
@@ -49,13 +49,16 @@ function edges (...dirs: string[]): Edge[] {
 const top = (path: string): string => path.includes('/') ? path.slice(0, path.indexOf('/')) : path
 const pluginOf = (path: string): string | null => path.startsWith('plugins/') ? path.split('/')[1] as string : null
 
-t.test('a sibling plugin folder is imported through its index.ts only', async t => {
+t.test('a sibling plugin folder is imported through its index.ts or internal.ts only', async t => {
   const bad = edges('plugins').filter((e) => {
     const from = pluginOf(e.file)
     const to = pluginOf(e.target)
-    return to !== null && to !== from && to !== 'shared' && e.target !== `plugins/${to}/index.js`
+    return to !== null && to !== from && to !== 'shared' && e.target !== `plugins/${to}/index.js` && e.target !== `plugins/${to}/internal.js`
   })
   t.same(bad, [], 'imports of another plugin\'s internals')
+  // The sibling entries are not the package's.
+  const pkg = readFileSync(join(root, 'package.json'), 'utf8')
+  t.notMatch(pkg, /internal\.(ts|js)/, 'no internal.ts in package.json "exports"')
 })
 
 t.test('plugins/shared/ imports nothing from a plugin folder', async t => {
