@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const runner = readFileSync(new URL('../node_modules/@tapjs/test/test-built/dist/esm/index.js', import.meta.url), 'utf8')
-const loaders = /export const importLoaders = \[([^\]]*)\]/.exec(runner)?.[1] ?? ''
+const loaders = /^export const importLoaders = \[([^\]]*)\]/m.exec(runner)?.[1] ?? ''
 if (loaders.includes('@tapjs/typescript')) {
   execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/.bin/tap', import.meta.url)), 'build'], { stdio: 'inherit' })
 }
