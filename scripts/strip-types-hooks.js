@@ -12,17 +12,19 @@ export async function resolve (specifier, context, nextResolve) {
   try {
     return await nextResolve(specifier, context)
   } catch (err) {
-    // NodeNext sources import './x.js' for a file written as './x.ts'.
-    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !/^\.{1,2}\/|^file:/.test(specifier) || !specifier.endsWith('.js')) throw err
-    return nextResolve(specifier.slice(0, -3) + '.ts', context)
+    // NodeNext sources import './x.js' for a file written as './x.ts' (tap's mocks add a query).
+    const js = /\.js(?=[?#]|$)/
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !/^\.{1,2}\/|^file:/.test(specifier) || !js.test(specifier)) throw err
+    return nextResolve(specifier.replace(js, '.ts'), context)
   }
 }
 
 export async function load (url, context, nextLoad) {
-  if (!url.startsWith('file:') || !typescript.test(url)) return nextLoad(url, context)
+  const path = url.startsWith('file:') ? new URL(url).pathname : ''
+  if (!typescript.test(path)) return nextLoad(url, context)
   // The rest of the chain still loads the file: tap's coverage counts only the modules its own
   // hook saw.
-  const format = url.endsWith('.cts') ? 'commonjs' : 'module'
+  const format = path.endsWith('.cts') ? 'commonjs' : 'module'
   const loaded = await nextLoad(url, { ...context, format })
   const source = loaded.source ?? await readFile(fileURLToPath(url))
   const { code } = transformSync(String(source), { mode: 'strip-only', filename: fileURLToPath(url) })
