@@ -9,7 +9,8 @@ import { startService } from '../service/service.js'
 // docs/walkthrough.md runs as written: its bash blocks, in order, against a started service;
 // each block's HTTP answers are the statuses its "Answer:" paragraph names, in that order.
 const root = join(import.meta.dirname, '..', '..')
-const loader = join(root, 'node_modules', '@tapjs', 'typescript', 'dist', 'esm', 'import.mjs')
+// The tests' own TypeScript loader (types erased): the children's coverage maps like the tests'.
+const loader = join(root, 'scripts', 'strip-types.js')
 
 interface Step { line: number, code: string, statuses: number[] }
 
