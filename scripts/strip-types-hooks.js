@@ -2,21 +2,55 @@
 // stripper) replaces each annotation with spaces, so every line and column of the code that runs
 // is the one in the .ts file. Coverage then needs no source map, and no test process loads a
 // compiler. Node 22.18+ does the same built in; this keeps Node 20 on the same path.
+//
+// Every test process loads much the same hundred-odd sources: each stripped text is kept in
+// node_modules/.cache/strip-types under the digest of its source, and amaro is loaded only when
+// one is missing.
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { transformSync } from 'amaro'
 
 const typescript = /\.[cm]?ts$/
+const js = /\.js(?=[?#]|$)/
+const relative = /^\.{1,2}\//
+const cache = fileURLToPath(new URL('../node_modules/.cache/strip-types/', import.meta.url))
+let amaro
 
 export async function resolve (specifier, context, nextResolve) {
+  // NodeNext sources import './x.js' for a file written as './x.ts' (tap's mocks add a query).
+  // From a .ts file, the .ts twin is looked for first: a failed resolution costs an error each.
+  const parent = context.parentURL
+  if (parent !== undefined && relative.test(specifier) && js.test(specifier) && typescript.test(new URL(parent).pathname)) {
+    const ts = specifier.replace(js, '.ts')
+    if (existsSync(new URL(ts.replace(/[?#].*$/, ''), parent))) return nextResolve(ts, context)
+  }
   try {
     return await nextResolve(specifier, context)
   } catch (err) {
-    // NodeNext sources import './x.js' for a file written as './x.ts' (tap's mocks add a query).
-    const js = /\.js(?=[?#]|$)/
-    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !/^\.{1,2}\/|^file:/.test(specifier) || !js.test(specifier)) throw err
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !(relative.test(specifier) || specifier.startsWith('file:')) || !js.test(specifier)) throw err
     return nextResolve(specifier.replace(js, '.ts'), context)
   }
+}
+
+/** The source with its types erased, from the cache when this exact text was stripped before. */
+function strip (source, filename) {
+  const digest = createHash('sha1').update(filename).update('\0').update(source).digest('hex')
+  const file = `${cache}${digest}.js`
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {}
+  amaro ??= createRequire(import.meta.url)('amaro')
+  const { code } = amaro.transformSync(source, { mode: 'strip-only', filename })
+  try {
+    mkdirSync(cache, { recursive: true })
+    // Written aside, then renamed: processes starting at once never read half a file.
+    const aside = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`
+    writeFileSync(aside, code)
+    renameSync(aside, file)
+  } catch {}
+  return code
 }
 
 export async function load (url, context, nextLoad) {
@@ -27,6 +61,5 @@ export async function load (url, context, nextLoad) {
   const format = path.endsWith('.cts') ? 'commonjs' : 'module'
   const loaded = await nextLoad(url, { ...context, format })
   const source = loaded.source ?? await readFile(fileURLToPath(url))
-  const { code } = transformSync(String(source), { mode: 'strip-only', filename: fileURLToPath(url) })
-  return { ...loaded, format, source: code }
+  return { ...loaded, format, source: strip(String(source), fileURLToPath(url)) }
 }

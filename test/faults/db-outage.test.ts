@@ -1,6 +1,6 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SKIP, author, call, eventually, load, startDatabase, startService, unique, type Answer } from './helper.js'
+import { SKIP_OWN_SERVER, author, call, eventually, load, startDatabase, startService, unique, type Answer } from './helper.js'
 
 // The PostgreSQL server stops under load (reference service behind DATABASE_URL): every
 // answer meanwhile is a 503 (or 500) problem body that tells nothing of the database
@@ -17,7 +17,7 @@ interface Seen { phase: Phase, what: string, answer: Answer }
 /** What a problem body must never show: the driver, the database, the SQL, the code. */
 const INTERNAL = /ECONN|EPIPE|ETIMEDOUT|socket|postgres|pg_|sqlstate|SELECT |INSERT |UPDATE |DELETE FROM|relation |\bstack\b|\.ts:\d+|node_modules|127\.0\.0\.1|terminat/i
 
-t.test('the database server stops under load and comes back', { skip: SKIP }, async t => {
+t.test('the database server stops under load and comes back', { skip: SKIP_OWN_SERVER }, async t => {
   const db = await startDatabase(t)
   const svc = await startService(t, db.url)
   const authorId = await author(svc.base)

@@ -26,18 +26,50 @@ export function headers (extra: Record<string, string> = {}): Record<string, str
   return { 'user-agent': 'fault-tests/1 (tap)', authorization: `Bearer ${TOKEN}`, ...extra }
 }
 
-/** tap's `skip` for every fault test: a reason when the server binaries are missing. */
-export const SKIP: string | false = havePostgres()
+const SHARED = process.env.TEST_DATABASE_URL
+
+/** tap's `skip` for every fault test: a reason when there is no server to run them on. */
+export const SKIP: string | false = SHARED !== undefined || havePostgres()
+  ? false
+  : 'PostgreSQL server binaries not installed (Debian\'s postgresql package) and no TEST_DATABASE_URL; CI has both'
+
+/** tap's `skip` for a test that stops its server: a reason when the binaries are missing. */
+export const SKIP_OWN_SERVER: string | false = havePostgres()
   ? false
   : 'PostgreSQL server binaries not installed (Debian\'s postgresql package); CI has them'
 
 export interface Teardown { teardown: (fn: () => unknown) => void }
 
-/** A throwaway server, stopped and removed on teardown. */
+/** A throwaway server of the test's own, which it may stop and start: stopped and removed on teardown. */
 export async function startDatabase (t: Teardown): Promise<PostgresServer> {
   const server = await startPostgres()
   t.teardown(() => { server.stop() })
   return server
+}
+
+/**
+ * An empty database of the test's own, dropped on teardown: on the run's server
+ * (TEST_DATABASE_URL, as CI sets it) when there is one, which spares an initdb per test;
+ * else on a throwaway server. For tests that kill services, not the database.
+ */
+export async function freshDatabase (t: Teardown): Promise<{ url: string }> {
+  if (SHARED === undefined) return await startDatabase(t)
+  const name = `faults_${process.pid}_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+  const admin = async (text: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: SHARED })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  // FORCE: a killed service's connections may not have been noticed as gone yet.
+  t.teardown(async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) })
+  const url = new URL(SHARED)
+  url.pathname = `/${name}`
+  return { url: url.toString() }
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { SKIP, author, call, deliver, sql, startDatabase, startService, unique, type Answer } from './helper.js'
+import { SKIP, author, call, deliver, sql, freshDatabase, startService, unique, type Answer } from './helper.js'
 
 // Two service instances on one database (what PGlite cannot show: test/resource/concurrency
 // skips it there). Svc-Idempotency-Key (conventions: Headers) and webhook delivery ids
@@ -13,7 +13,7 @@ const count = (answers: readonly Answer[], status: number): number => answers.fi
 const key = (): string => randomUUID()
 
 t.test('two instances on one database', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   // Started together: the migrations of both meet on the same empty database.
   const [a, b] = await Promise.all([startService(t, db.url), startService(t, db.url)])
   const bases = [a.base, b.base]

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SKIP, author, call, load, sql, startDatabase, startService, type Service } from './helper.js'
+import { SKIP, author, call, load, sql, freshDatabase, startService, type Service } from './helper.js'
 
 // SIGKILL in the middle of ATOMIC bulks (reference-service.md, Bulk; conventions: "Bulk
 // endpoint", ATOMIC is all or nothing): after a restart every bulk is there whole or not at
@@ -14,7 +14,7 @@ const KILL_AFTER_MS = [150, 450, 900]
 interface Worker { docId: string, etag: string, marker: string | null }
 
 t.test('SIGKILL during ATOMIC bulks leaves each bulk all or nothing', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   let svc: Service = await startService(t, db.url)
   const authorId = await author(svc.base)
 

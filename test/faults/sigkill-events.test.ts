@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { signToken } from '../../plugins/auth/sign.js'
-import { SECRET, SKIP, call, eventually, sql, startDatabase, startService, type Service } from './helper.js'
+import { SECRET, SKIP, call, eventually, sql, freshDatabase, startService, type Service } from './helper.js'
 
 // Outgoing events (reference contract, "Outgoing events"): a change that commits has its
 // events, whatever happens to the instance after the commit; and instances sharing one
@@ -47,7 +47,7 @@ async function authors (base: string, n: number, prefix: string): Promise<void> 
 }
 
 t.test('SIGKILL between the commit and the delivery: after a restart every event is delivered', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   const hook = await receiver(t)
   let svc: Service = await startService(t, db.url, INSECURE)
   const sub = await call(svc.base, 'POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] }, WRITE)
@@ -71,7 +71,7 @@ t.test('SIGKILL between the commit and the delivery: after a restart every event
 })
 
 t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   const hook = await receiver(t)
   const a = await startService(t, db.url, INSECURE)
   const b = await startService(t, db.url, INSECURE)
@@ -87,7 +87,7 @@ t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP 
 })
 
 t.test('WEBHOOK_DELIVERY=false: an instance that only writes events; another delivers them', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   const hook = await receiver(t)
   const writer = await startService(t, db.url, { ...INSECURE, WEBHOOK_DELIVERY: 'false' })
   t.equal((await call(writer.base, 'POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] }, WRITE)).status, 201)

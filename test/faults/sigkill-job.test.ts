@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SKIP, author, call, eventually, sql, startDatabase, startService, type Service } from './helper.js'
+import { SKIP, author, call, eventually, sql, freshDatabase, startService, type Service } from './helper.js'
 
 // SIGKILL of the instance running an asynchronous ISOLATED bulk of 10,000 operations
 // (reference contract, "Asynchronous bulk": "survives restarts of the service (a job whose
@@ -11,7 +11,7 @@ const OPERATIONS = 10_000
 const LEASE = { JOB_LEASE_MILLIS: '3000' }
 
 t.test('SIGKILL during a 10,000-operation ISOLATED job: taken up again, each operation applied once', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   let svc: Service = await startService(t, db.url, LEASE)
   const authorId = await author(svc.base)
   const operations = Array.from({ length: OPERATIONS }, (_, i) => ({ operationId: `op-${i}`, action: 'CREATE', entity: { name: `job-doc-${i}`, authorId, kind: 'INVOICE', pageCount: i % 100 } }))

@@ -2,7 +2,7 @@ import t from 'tap'
 import http from 'node:http'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SKIP, author, call, exitOf, headers, load, sql, startDatabase, startService, type Service } from './helper.js'
+import { SKIP, author, call, exitOf, headers, load, sql, freshDatabase, startService, type Service } from './helper.js'
 
 // SIGTERM under load (reference-service.md, Running it: "stops accepting, finishes requests in
 // flight, closes the store, exits 0"). The service logs every request it accepts ("incoming
@@ -57,7 +57,7 @@ function accepted (svc: Service): Set<string> {
 }
 
 t.test('SIGTERM under load drains the requests in flight and loses none', { skip: SKIP }, async t => {
-  const db = await startDatabase(t)
+  const db = await freshDatabase(t)
   const svc = await startService(t, db.url, { LOG_LEVEL: 'info' })
   const port = Number(new URL(svc.base).port)
   const authorId = await author(svc.base)
