@@ -4,6 +4,7 @@ import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, StatementTimeout, TransactionAborted, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
 import { PgListener } from './pg-listener.js'
+import { ArrayQuery, type RowShape } from './pg-query.js'
 import { StatementNames } from './prepared.js'
 import type { IsolationLevel, PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
@@ -176,7 +177,8 @@ class Checkout implements Queryable {
   }
 
   query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-    return this.#send<pg.QueryArrayResult>(statementConfig(sql, params, options, this.names, this.named)).then((res) => ({ rows: rowsOf<R>(res), rowCount: res.rowCount ?? 0 }))
+    const query = new ArrayQuery(statementConfig(sql, params, options, this.names, this.named), types)
+    return this.#send<pg.QueryArrayResult>(query).then((res) => ({ rows: rowsOf<R>(res, query.shape), rowCount: res.rowCount ?? 0 }))
   }
 
   async exec (sql: string): Promise<void> {
@@ -189,7 +191,7 @@ class Checkout implements Queryable {
   }
 
   /** One statement through pg's callback API (see take()); a failure as failure() maps it. */
-  #send<T> (statement: string | pg.QueryArrayConfig): Promise<T> {
+  #send<T> (statement: string | ArrayQuery): Promise<T> {
     return new Promise((resolve, reject) => {
       const timer = this.timeout > 0 ? setTimeout(() => { reject(this.#timedOut()) }, this.timeout) : undefined
       const done = (failed: Error | null | undefined, res: T): void => {
@@ -198,7 +200,8 @@ class Checkout implements Queryable {
         else resolve(res)
       }
       try {
-        this.client.query(statement as pg.QueryConfig, done as (err: Error, res: pg.QueryResult) => void)
+        // A query object takes the callback as its own (pg's submittables).
+        this.client.query(statement as unknown as pg.QueryConfig, done as (err: Error, res: pg.QueryResult) => void)
       } catch (thrownNow) {
         // Refused before it was sent (a parameter pg cannot serialize). pg may still call back
         // once the connection is ready again; the promise is settled by then.
@@ -241,46 +244,12 @@ class Checkout implements Queryable {
   }
 }
 
-/** Builds one row object from a row's values, in the statement's column order. */
-type RowMaker = (values: unknown[]) => Record<string, unknown>
-
-// Makers by column list; statements are few and fixed, the cap only bounds odd callers.
-const makers = new Map<string, RowMaker>()
-const MAX_MAKERS = 256
-
-/**
- * The objects of an array-mode result, as pg would make them (a column named twice keeps
- * the first position and the last value). Each comes from an object literal made for the
- * column list, so all rows of a statement share one fast, fixed shape: pg builds each by
- * copying a null-prototype dictionary object, slow to make, to read and to collect.
- */
-function rowsOf<R> (res: pg.QueryArrayResult): R[] {
-  const names = res.fields.map((f) => f.name)
-  const key = names.join('\u0000')
-  let make = makers.get(key)
-  if (make === undefined) {
-    make = rowMaker(names)
-    if (makers.size < MAX_MAKERS) makers.set(key, make)
-  }
+/** The rows of an array-mode result as objects, made by the maker of their column list. */
+function rowsOf<R> (res: pg.QueryArrayResult, shape: RowShape | undefined): R[] {
   const rows = new Array<R>(res.rows.length)
-  for (let i = 0; i < res.rows.length; i++) rows[i] = make(res.rows[i] as unknown[]) as R
+  if (shape === undefined) return rows
+  for (let i = 0; i < res.rows.length; i++) rows[i] = shape.make(res.rows[i] as unknown[]) as R
   return rows
-}
-
-function rowMaker (names: readonly string[]): RowMaker {
-  // A quoted "__proto__" key in a literal would set the prototype: copy and assign, as pg does.
-  if (names.includes('__proto__')) {
-    const template: Record<string, unknown> = Object.create(null)
-    for (const n of names) template[n] = null
-    return (values) => {
-      const row = { ...template }
-      for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i]
-      return row
-    }
-  }
-  // Keys are JSON string literals (valid JavaScript), values indexed: no input reaches the code.
-  // eslint-disable-next-line no-new-func
-  return new Function('v', `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}}`) as RowMaker
 }
 
 function mapArray (value: unknown, parse: (text: string) => unknown): unknown {

@@ -1,0 +1,53 @@
+import t from 'tap'
+import pg from 'pg'
+import { ArrayQuery } from '../../store/pg-query.js'
+import { OID, parseInt8, parseTimestamptz } from '../../store/parsers.js'
+import { TEST_DATABASE_URL } from '../support/databases.js'
+
+// store/pg-query.ts sets two members of pg's Query; these run it on the installed pg against a
+// server, so an upgrade of pg that renames them fails here.
+
+const types = new pg.TypeOverrides()
+types.setTypeParser(OID.int8, parseInt8)
+types.setTypeParser(OID.timestamptz, parseTimestamptz)
+
+t.test('pg\'s Query keeps the members ArrayQuery sets', async t => {
+  const query = new pg.Query({ text: 'SELECT 1' }) as unknown as Record<string, unknown>
+  t.ok('_result' in query && typeof query._result === 'object', '_result')
+  t.ok('_parsers' in (query._result as object), '_result._parsers')
+  t.equal(typeof (pg.Query.prototype as unknown as Record<string, unknown>).handleRowDescription, 'function')
+})
+
+t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set TEST_DATABASE_URL to run it (CI does)' : false }, async t => {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
+  await client.connect()
+  t.teardown(() => client.end())
+  const run = async (text: string, values: unknown[] = [], name?: string): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
+    const query = new ArrayQuery({ text, values, rowMode: 'array', ...(name === undefined ? {} : { name }) }, types)
+    const result = await new Promise<pg.QueryArrayResult>((resolve, reject) => {
+      client.query(query as unknown as pg.QueryConfig, (err: Error | undefined, res: pg.QueryArrayResult) => { if (err !== undefined && err !== null) reject(err); else resolve(res) })
+    })
+    return { query, result }
+  }
+
+  const text = "SELECT $1::int8 AS big, $2::text AS label, '2024-05-01 12:00:00+02'::timestamptz AS at, NULL::int AS none"
+  const first = await run(text, ['9007199254740993', 'a'], 'pg-query-test')
+  t.same(first.result.rows, [['9007199254740993', 'a', '2024-05-01T10:00:00.000Z', null]], 'each column read by its type\'s parser: int8 exact, timestamptz in UTC')
+  t.same(first.result.fields.map(f => f.name), ['big', 'label', 'at', 'none'], 'the result keeps the row description')
+  t.same(first.query.shape?.make(first.result.rows[0] as unknown[]), { big: '9007199254740993', label: 'a', at: '2024-05-01T10:00:00.000Z', none: null })
+
+  const again = await run(text, ['1', 'b'], 'pg-query-test')
+  t.equal(again.query.shape, first.query.shape, 'the prepared statement\'s second answer reuses the shape')
+  t.same(again.result.rows, [['1', 'b', '2024-05-01T10:00:00.000Z', null]])
+
+  const retyped = await run('SELECT $1::int4 AS big, $2::text AS label', [7, 'c'])
+  t.not(retyped.query.shape, first.query.shape, 'another column list, another shape')
+  t.same(retyped.result.rows, [[7, 'c']], 'int4 read as a number')
+
+  const none = await run('CREATE TEMP TABLE pg_query_test (x int)')
+  t.equal(none.query.shape, undefined, 'a statement without rows has no shape')
+  t.same(none.result.rows, [])
+
+  await t.rejects(run('SELECT 1/0'), { code: '22012' }, 'an error reaches the callback')
+  t.same((await run('SELECT 2 AS two')).result.rows, [[2]], 'and the connection goes on')
+})
