@@ -1,22 +1,18 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { request } from 'node:http'
 import { promisify } from 'node:util'
+import { toolEnv } from '../support/child-env.js'
 
 export const run = promisify(execFile)
 export const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 
 /**
- * The environment of a generated project's commands: this one without what tap and the npm run
- * around it add (loaders, coverage collection, npm's own settings), so that the project runs
- * as it would in a terminal; npm takes packages from its cache first (warm after `npm ci`).
+ * The environment of a generated project's commands: as a tool's (toolEnv), so that the
+ * project runs as it would in a terminal; npm takes packages from its cache first (warm after
+ * `npm ci`).
  */
 export function projectEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_lifecycle_|npm_package_|npm_command$|npm_config_local_prefix$)/i.test(key)) continue
-    env[key] = value
-  }
-  return { ...env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...extra }
+  return toolEnv({ npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...extra })
 }
 
 export interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: string }

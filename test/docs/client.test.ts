@@ -7,6 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import { signToken } from '../../plugins/auth/sign.js'
 import { SECRET } from '../resource/helper.js'
 import { startService } from '../service/service.js'
+import { toolEnv } from '../support/child-env.js'
 
 // docs/client.md: types generated from the running service's /openapi.json, the recipe type-checked
 // against them, then run against the service.
@@ -29,7 +30,7 @@ t.test('a typed client from /openapi.json creates, lists with a filter, and gets
   writeFileSync(join(dir, 'reference-api.d.ts'), astToString(await openapiTS(await res.json() as never)))
 
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-  const checked = await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', join(dir, 'tsconfig.json')]).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
+  const checked = await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', join(dir, 'tsconfig.json')], { env: toolEnv() }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
   t.equal(checked, '', 'the recipe type-checks against the generated types')
 
   // Its types exist once generated above, so the module is typed here by hand, not by the check of the tests.

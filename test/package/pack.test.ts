@@ -5,11 +5,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { regions } from '../examples/samples.js'
+import { toolEnv } from '../support/child-env.js'
 
 // The package as a user gets it: packed, installed from the tarball with only its peers into an
 // empty project, type-checked there with the README's five-minute sample, which then runs from
 // ES modules; the same conventions work from CommonJS through require().
-const run = promisify(execFile)
+const exec = promisify(execFile)
+// Every child here runs tools or the installed copy of the package, never the sources: no coverage.
+const run = async (file: string, args: string[], opts: { cwd: string, maxBuffer?: number }): Promise<{ stdout: string, stderr: string }> =>
+  await exec(file, args, { ...opts, env: toolEnv() })
 const root = join(import.meta.dirname, '..', '..')
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
@@ -85,7 +89,7 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
   t.equal(checked, '', 'tsc over the sample and the package types: no error')
 
   // ESM: the compiled sample listens; a token signed with the package's signToken passes its auth.
-  const child = spawn(process.execPath, [join(dir, 'out', 'server.js')], { cwd: dir, env: { ...process.env, AUTH_JWT_SECRET: SECRET, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [join(dir, 'out', 'server.js')], { cwd: dir, env: toolEnv({ AUTH_JWT_SECRET: SECRET, PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill() })
   const port = await new Promise<number>((resolve, reject) => {
     let out = ''

@@ -1,0 +1,15 @@
+/**
+ * The environment of a child process that runs a tool (npm, tsc, publint, an installed copy of
+ * the package), not the suite's sources: this one without what tap adds (its loaders in
+ * NODE_OPTIONS, V8 coverage collection, its own variables) and without what an npm run around
+ * the tests adds, so that it runs as it would in a terminal. Its coverage could never count:
+ * none of its files are the sources.
+ */
+export function toolEnv (extra: Record<string, string> = {}, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_lifecycle_|npm_package_|npm_command$|npm_config_local_prefix$)/i.test(key)) continue
+    out[key] = value
+  }
+  return { ...out, ...extra }
+}
