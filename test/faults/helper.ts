@@ -10,6 +10,7 @@ import pg from 'pg'
 import { havePostgres, startPostgres, type PostgresServer } from '../../scripts/postgres.js'
 import { signToken } from '../../plugins/auth/sign.js'
 import { signStandardWebhook } from '../../plugins/webhooks/standard.js'
+import { admin } from '../support/databases.js'
 
 /**
  * Fault tests run the reference service as `npm start` does, in child processes that can be
@@ -55,18 +56,9 @@ export async function startDatabase (t: Teardown): Promise<PostgresServer> {
 export async function freshDatabase (t: Teardown): Promise<{ url: string }> {
   if (SHARED === undefined) return await startDatabase(t)
   const name = `faults_${process.pid}_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-  const admin = async (text: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: SHARED })
-    await client.connect()
-    try {
-      await client.query(text)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
+  await admin(SHARED, `CREATE DATABASE ${name}`)
   // FORCE: a killed service's connections may not have been noticed as gone yet.
-  t.teardown(async () => { await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) })
+  t.teardown(async () => { await admin(SHARED, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) })
   const url = new URL(SHARED)
   url.pathname = `/${name}`
   return { url: url.toString() }
