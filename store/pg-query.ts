@@ -76,7 +76,7 @@ function shapeOf (fields: readonly pg.FieldDef[], types: pg.CustomTypesConfig): 
  * column list, so all rows of a statement share one fast, fixed shape: pg builds each by
  * copying a null-prototype dictionary object, slow to make, to read and to collect.
  */
-export function rowMaker (names: readonly string[]): RowMaker {
+function rowMaker (names: readonly string[]): RowMaker {
   // A quoted "__proto__" key in a literal would set the prototype: copy and assign, as pg does.
   if (names.includes('__proto__')) {
     const template: Record<string, unknown> = Object.create(null)
