@@ -32,8 +32,9 @@ interface QueryInternals {
 // Made without a callback: the client gives the query the one its query() call is passed.
 const PgQuery = pg.Query as unknown as new (config: pg.QueryArrayConfig) => pg.Query & QueryInternals
 
-// Shapes by column list; statements are few and fixed, the cap only bounds odd callers.
-const shapes = new Map<string, RowShape>()
+// Shapes by type set, then by column list; statements are few and fixed, the cap only bounds
+// odd callers.
+const shapesByTypes = new WeakMap<pg.CustomTypesConfig, Map<string, RowShape>>()
 const MAX_SHAPES = 256
 
 export class ArrayQuery extends PgQuery {
@@ -59,6 +60,8 @@ export class ArrayQuery extends PgQuery {
 function shapeOf (fields: readonly pg.FieldDef[], types: pg.CustomTypesConfig): RowShape {
   let key = ''
   for (const f of fields) key += `${f.name}\u0000${f.dataTypeID}\u0000${f.format}\u0000`
+  let shapes = shapesByTypes.get(types)
+  if (shapes === undefined) shapesByTypes.set(types, shapes = new Map())
   let shape = shapes.get(key)
   if (shape === undefined) {
     shape = {
