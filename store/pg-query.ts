@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import pg from 'pg'
 
 /**
@@ -7,9 +8,14 @@ import pg from 'pg'
  * each time. Here both are made once per column list (names and types) and kept: the list
  * of parsers pg reads rows with, and the maker of the row objects (`RowShape.make`).
  *
- * It reaches into two members of pg's `Query` (`_result` and `_accumulateRows`), which
- * `test/store/pg-query.test.ts` pins on the installed version, so an upgrade that renames
- * them fails a test rather than a request.
+ * A named statement is described once per connection: PostgreSQL's answer to the first
+ * execution carries its row description, and later ones are bound and executed without asking
+ * for it again (`prepare`), read with the shape the first one gave. pg asks on every execution,
+ * and parses a description of every column each time.
+ *
+ * It reaches into pg's `Query` (`_result`, `_accumulateRows`, `prepare`, `hasBeenParsed`,
+ * `_getRows`) and its connection (`bind`), which `test/store/pg-query.test.ts` pins on the
+ * installed version, so an upgrade that renames them fails a test rather than a request.
  */
 
 type Parser = (text: string) => unknown
@@ -21,13 +27,35 @@ export type RowMaker = (values: unknown[]) => Record<string, unknown>
 export interface RowShape {
   parsers: Parser[]
   make: RowMaker
+  /** The columns, as the row description gave them. */
+  fields: pg.FieldDef[]
 }
 
-/** The members of pg's Query and its Result this class sets. */
+/** The members of pg's connection `prepare` uses. */
+interface Connection {
+  bind: (config: { portal: string, statement: string, values: unknown[], binary: boolean | undefined, valueMapper: (value: unknown) => unknown }) => void
+  sync: () => void
+}
+
+/** The members of pg's Query and its Result this class uses. */
 interface QueryInternals {
+  name: string | undefined
+  portal: string
+  values: unknown[]
+  binary: boolean | undefined
+  rows: number | undefined
   _result: { fields: pg.FieldDef[], _parsers: Parser[] | undefined }
   _accumulateRows: boolean
+  prepare (connection: Connection): void
+  hasBeenParsed (connection: Connection): boolean
+  _getRows (connection: Connection, rows: number | undefined): void
+  handleError (err: unknown, connection: Connection): void
 }
+
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown }
+
+/** By connection, the shape of each named statement it has described since it last parsed it. */
+const described = new WeakMap<Connection, Map<string, RowShape>>()
 
 // Made without a callback: the client gives the query the one its query() call is passed.
 const PgQuery = pg.Query as unknown as new (config: pg.QueryArrayConfig) => pg.Query & QueryInternals
@@ -41,17 +69,54 @@ export class ArrayQuery extends PgQuery {
   /** The shape of the rows, once the row description came (none for a statement without rows). */
   shape: RowShape | undefined = undefined
   readonly #types: pg.CustomTypesConfig
+  /** Where the description this query asked for is kept: its connection's, for a named statement. */
+  #describes: Map<string, RowShape> | undefined = undefined
 
   constructor (config: pg.QueryArrayConfig, types: pg.CustomTypesConfig) {
     super(config)
     this.#types = types
   }
 
+  override prepare (connection: Connection): void {
+    const name = this.name
+    if (name === undefined || name === '') {
+      super.prepare(connection)
+      return
+    }
+    let shapes = described.get(connection)
+    if (shapes === undefined) described.set(connection, shapes = new Map())
+    const shape = this.hasBeenParsed(connection) ? shapes.get(name) : undefined
+    if (shape === undefined) {
+      // Parsed now (or again, after pg forgot it), or not described yet: pg's way, which asks.
+      shapes.delete(name)
+      this.#describes = shapes
+      super.prepare(connection)
+      return
+    }
+    try {
+      connection.bind({ portal: this.portal, statement: name, values: this.values, binary: this.binary, valueMapper: prepareValue })
+    } catch (err) {
+      // A value pg cannot serialize fails the query; nothing was sent. pg's own way also drops
+      // the statement on the server, but not from its list of those parsed, so that each later
+      // execution of it on this connection would fail: here it stays. The sync ends the query.
+      connection.sync()
+      this.handleError(err, connection)
+      return
+    }
+    this.#use(shape, shape.fields)
+    this._getRows(connection, this.rows)
+  }
+
   // pg's own also starts a second result for a script's next statement: one statement here.
   handleRowDescription (msg: { fields: pg.FieldDef[] }): void {
     const shape = shapeOf(msg.fields, this.#types)
+    this.#describes?.set(this.name as string, shape)
+    this.#use(shape, msg.fields)
+  }
+
+  #use (shape: RowShape, fields: pg.FieldDef[]): void {
     this.shape = shape
-    this._result.fields = msg.fields
+    this._result.fields = fields
     this._result._parsers = shape.parsers
     this._accumulateRows = true
   }
@@ -66,7 +131,8 @@ function shapeOf (fields: readonly pg.FieldDef[], types: pg.CustomTypesConfig): 
   if (shape === undefined) {
     shape = {
       parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, f.format === 'binary' ? 'binary' : 'text') as Parser),
-      make: rowMaker(fields.map((f) => f.name))
+      make: rowMaker(fields.map((f) => f.name)),
+      fields: [...fields]
     }
     if (shapes.size < MAX_SHAPES) shapes.set(key, shape)
   }

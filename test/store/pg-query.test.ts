@@ -1,4 +1,6 @@
 import t from 'tap'
+import type { EventEmitter } from 'node:events'
+import { createRequire } from 'node:module'
 import pg from 'pg'
 import { ArrayQuery } from '../../store/pg-query.js'
 import { OID, parseInt8, parseTimestamptz } from '../../store/parsers.js'
@@ -15,17 +17,22 @@ t.test('pg\'s Query keeps the members ArrayQuery sets', async t => {
   const query = new pg.Query({ text: 'SELECT 1' }) as unknown as Record<string, unknown>
   t.ok('_result' in query && typeof query._result === 'object', '_result')
   t.ok('_parsers' in (query._result as object), '_result._parsers')
-  t.equal(typeof (pg.Query.prototype as unknown as Record<string, unknown>).handleRowDescription, 'function')
+  const proto = pg.Query.prototype as unknown as Record<string, unknown>
+  for (const member of ['handleRowDescription', 'prepare', 'hasBeenParsed', '_getRows', 'handleError']) t.equal(typeof proto[member], 'function', member)
+  const connection = (pg as unknown as { Connection: { prototype: Record<string, unknown> } }).Connection.prototype
+  for (const member of ['bind', 'sync']) t.equal(typeof connection[member], 'function', `connection.${member}`)
+  const utils = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (v: unknown) => unknown }
+  t.equal(utils.prepareValue([1, null, 'a"b']), '{"1",NULL,"a\\"b"}', 'pg/lib/utils.js prepareValue')
 })
 
 t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set TEST_DATABASE_URL to run it (CI does)' : false }, async t => {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
   await client.connect()
   t.teardown(() => client.end())
-  const run = async (text: string, values: unknown[] = [], name?: string): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
+  const run = async (text: string, values: unknown[] = [], name?: string, on = client): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
     const query = new ArrayQuery({ text, values, rowMode: 'array', ...(name === undefined ? {} : { name }) }, types)
     const result = await new Promise<pg.QueryArrayResult>((resolve, reject) => {
-      client.query(query as unknown as pg.QueryConfig, (err: Error | undefined, res: pg.QueryArrayResult) => { if (err !== undefined && err !== null) reject(err); else resolve(res) })
+      on.query(query as unknown as pg.QueryConfig, (err: Error | undefined, res: pg.QueryArrayResult) => { if (err !== undefined && err !== null) reject(err); else resolve(res) })
     })
     return { query, result }
   }
@@ -36,13 +43,43 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
   t.same(first.result.fields.map(f => f.name), ['big', 'label', 'at', 'none'], 'the result keeps the row description')
   t.same(first.query.shape?.make(first.result.rows[0] as unknown[]), { big: '9007199254740993', label: 'a', at: '2024-05-01T10:00:00.000Z', none: null })
 
+  const connection = (client as unknown as { connection: EventEmitter & { parsedStatements: Record<string, string> } }).connection
+  let descriptions = 0
+  connection.on('rowDescription', () => { descriptions++ })
   const again = await run(text, ['1', 'b'], 'pg-query-test')
   t.equal(again.query.shape, first.query.shape, 'the prepared statement\'s second answer reuses the shape')
   t.same(again.result.rows, [['1', 'b', '2024-05-01T10:00:00.000Z', null]])
+  t.equal(descriptions, 0, 'and comes without a row description: the connection described it once')
+
+  const unserializable = { toPostgres: () => { throw new Error('not a value') } }
+  await t.rejects(run(text, [unserializable, 'x'], 'pg-query-test'), /not a value/, 'a value pg cannot serialize fails the query')
+  t.same((await run(text, ['3', 'y'], 'pg-query-test')).result.rows, [['3', 'y', '2024-05-01T10:00:00.000Z', null]], 'and the statement runs on')
 
   const retyped = await run('SELECT $1::int4 AS big, $2::text AS label', [7, 'c'])
   t.not(retyped.query.shape, first.query.shape, 'another column list, another shape')
   t.same(retyped.result.rows, [[7, 'c']], 'int4 read as a number')
+
+  // A name is one text per connection: another connection may give it another column list.
+  const other = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
+  await other.connect()
+  t.teardown(() => other.end())
+  const renamed = await run('SELECT $1::text AS label, 5::int4 AS five', ['d'], 'pg-query-test', other)
+  t.same(renamed.result.rows, [['d', 5]], 'a name answering with other columns is read with its own parsers')
+  t.same(renamed.query.shape?.make(renamed.result.rows[0] as unknown[]), { label: 'd', five: 5 })
+  const back = await run(text, ['2', 'e'], 'pg-query-test')
+  t.same(back.result.rows, [['2', 'e', '2024-05-01T10:00:00.000Z', null]], 'and the first connection\'s statement still reads its own')
+  t.equal(back.query.shape, first.query.shape, 'with the shape of its column list')
+
+  // pg forgets a statement (the server dropped it): the name is parsed again, here for another
+  // text, and described again.
+  await client.query('DEALLOCATE "pg-query-test"')
+  delete connection.parsedStatements['pg-query-test']
+  descriptions = 0
+  const reparsed = await run('SELECT $1::text AS word', ['f'], 'pg-query-test')
+  t.same(reparsed.result.rows, [['f']], 'a name parsed again is described again')
+  t.same(reparsed.query.shape?.make(reparsed.result.rows[0] as unknown[]), { word: 'f' })
+  t.same((await run('SELECT $1::text AS word', ['g'], 'pg-query-test')).result.rows, [['g']], 'and read with its new shape after')
+  t.equal(descriptions, 1, 'one description for the new text')
 
   const none = await run('CREATE TEMP TABLE pg_query_test (x int)')
   t.equal(none.query.shape, undefined, 'a statement without rows has no shape')
