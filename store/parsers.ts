@@ -28,8 +28,9 @@ const TIMESTAMPTZ = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))
  * mostly a rearrangement. `infinity`, `-infinity` and BC values stay as PostgreSQL writes them.
  */
 export function parseTimestamptz (text: string): string {
-  // The sessions' own form, UTC with a four-digit year (`2024-05-01 12:00:00.12+00`): cut and
-  // joined at fixed places, without the general pattern. The text comes from PostgreSQL.
+  // The form the store's connections write (they run in UTC), with a four-digit year
+  // (`2024-05-01 12:00:00.12+00`): cut and joined at fixed places, without the general
+  // pattern. The text comes from PostgreSQL.
   const n = text.length
   if (n >= 22 && n <= 29 && text.endsWith('+00') && text[4] === '-' && text[7] === '-' && text[10] === ' ' && text[13] === ':' && text[16] === ':' && (n === 22 || text[19] === '.')) {
     const ms = n === 22 ? '000' : (text.slice(20, n - 3) + '00').slice(0, 3)
