@@ -29,6 +29,8 @@ export interface RowShape {
   make: RowMaker
   /** The columns, as the row description gave them. */
   fields: pg.FieldDef[]
+  /** The type set the parsers come from. */
+  types: pg.CustomTypesConfig
 }
 
 /** The members of pg's connection `prepare` uses. */
@@ -85,7 +87,9 @@ export class ArrayQuery extends PgQuery {
     }
     let shapes = described.get(connection)
     if (shapes === undefined) described.set(connection, shapes = new Map())
-    const shape = this.hasBeenParsed(connection) ? shapes.get(name) : undefined
+    let shape = this.hasBeenParsed(connection) ? shapes.get(name) : undefined
+    // The parsers depend on the type set too: a query with another set asks again.
+    if (shape?.types !== this.#types) shape = undefined
     if (shape === undefined) {
       // Parsed now (or again, after pg forgot it), or not described yet: pg's way, which asks.
       shapes.delete(name)
@@ -103,7 +107,7 @@ export class ArrayQuery extends PgQuery {
       this.handleError(err, connection)
       return
     }
-    this.#use(shape, shape.fields)
+    this.#use(shape)
     this._getRows(connection, this.rows)
   }
 
@@ -111,12 +115,12 @@ export class ArrayQuery extends PgQuery {
   handleRowDescription (msg: { fields: pg.FieldDef[] }): void {
     const shape = shapeOf(msg.fields, this.#types)
     this.#describes?.set(this.name as string, shape)
-    this.#use(shape, msg.fields)
+    this.#use(shape)
   }
 
-  #use (shape: RowShape, fields: pg.FieldDef[]): void {
+  #use (shape: RowShape): void {
     this.shape = shape
-    this._result.fields = fields
+    this._result.fields = shape.fields
     this._result._parsers = shape.parsers
     this._accumulateRows = true
   }
@@ -132,7 +136,8 @@ function shapeOf (fields: readonly pg.FieldDef[], types: pg.CustomTypesConfig): 
     shape = {
       parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, f.format === 'binary' ? 'binary' : 'text') as Parser),
       make: rowMaker(fields.map((f) => f.name)),
-      fields: [...fields]
+      fields: [...fields],
+      types
     }
     if (shapes.size < MAX_SHAPES) shapes.set(key, shape)
   }
