@@ -29,8 +29,8 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
   await client.connect()
   t.teardown(() => client.end())
-  const run = async (text: string, values: unknown[] = [], name?: string, on = client): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
-    const query = new ArrayQuery({ text, values, rowMode: 'array', ...(name === undefined ? {} : { name }) }, types)
+  const run = async (text: string, values: unknown[] = [], name?: string, on = client, typeSet = types): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
+    const query = new ArrayQuery({ text, values, rowMode: 'array', ...(name === undefined ? {} : { name }) }, typeSet)
     const result = await new Promise<pg.QueryArrayResult>((resolve, reject) => {
       on.query(query as unknown as pg.QueryConfig, (err: Error | undefined, res: pg.QueryArrayResult) => { if (err !== undefined && err !== null) reject(err); else resolve(res) })
     })
@@ -80,6 +80,21 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
   t.same(reparsed.query.shape?.make(reparsed.result.rows[0] as unknown[]), { word: 'f' })
   t.same((await run('SELECT $1::text AS word', ['g'], 'pg-query-test')).result.rows, [['g']], 'and read with its new shape after')
   t.equal(descriptions, 1, 'one description for the new text')
+
+  // The parsers come from the query's type set: the same statement run with another set on the
+  // same connection is described again and read with that set's parsers, and then the first
+  // set's queries are read with theirs again.
+  const numbers = new pg.TypeOverrides()
+  numbers.setTypeParser(OID.int8, (text: string) => Number(text) * 10)
+  const typed = 'SELECT $1::int8 AS big'
+  t.same((await run(typed, ['4'], 'pg-query-types')).result.rows, [['4']], 'int8 as text with the first set')
+  descriptions = 0
+  const otherSet = await run(typed, ['4'], 'pg-query-types', client, numbers)
+  t.same(otherSet.result.rows, [[40]], 'the same statement with another type set is read with its parsers')
+  t.equal(otherSet.query.shape?.types, numbers, 'in a shape made for that set')
+  t.equal(descriptions, 1, 'which the connection asked for again')
+  t.same((await run(typed, ['5'], 'pg-query-types')).result.rows, [['5']], 'and the first set reads its own again')
+  t.equal(descriptions, 2, 'after asking once more')
 
   const none = await run('CREATE TEMP TABLE pg_query_test (x int)')
   t.equal(none.query.shape, undefined, 'a statement without rows has no shape')
