@@ -5,7 +5,7 @@
 //   REFERENCE_URL=http://127.0.0.1:3000/ \
 //   REFERENCE_TOKEN=$(npm run -s token -- --scope "authors:read authors:write") \
 //   SERVICE_ID=$(node -p 'crypto.randomUUID()') \
-//     node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/downstream.ts
+//     node --conditions=svc-conventions-source --import tsx examples/downstream.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 // #region readme-downstream

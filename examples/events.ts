@@ -4,7 +4,7 @@
 // transaction of its change. Subscribers register at /v1/webhook-subscriptions and receive
 // each event signed with Standard Webhooks, once the change has committed.
 //
-//   node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/events.ts
+//   node --conditions=svc-conventions-source --import tsx examples/events.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 // #region readme-events

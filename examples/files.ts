@@ -3,7 +3,7 @@
 // the file and whose ETag changes with it.
 //
 //   AUTH_JWT_SECRET=$(openssl rand -hex 32) CURSOR_SECRET=$(openssl rand -hex 32) \
-//     node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/files.ts
+//     node --conditions=svc-conventions-source --import tsx examples/files.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 // #region readme-files

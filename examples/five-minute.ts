@@ -1,7 +1,7 @@
 // The five-minute guide of the README: an existing Fastify server with two hand-written
 // routes gains the conventions by registering the suite's plugins in front of them.
 // In this repository: AUTH_JWT_SECRET=$(openssl rand -hex 32) node --conditions=svc-conventions-source \
-//   --import @tapjs/typescript/import examples/five-minute.ts
+//   --import tsx examples/five-minute.ts
 // #region readme-five-minute
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'

@@ -1,7 +1,7 @@
 // Paging, filtering and ordering over one's own data, without the store: a plain
 // Fastify route serves an in-memory array through the query plugin and queryMemory.
 //
-//   node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/memory-collection.ts
+//   node --conditions=svc-conventions-source --import tsx examples/memory-collection.ts
 //   curl 'http://localhost:3000/books?limit=2&ordering=-year'
 //   curl 'http://localhost:3000/books?filter=year=ge=1950;tags==classic'
 //   curl 'http://localhost:3000/books?authorFilter=country==GB&offset=0&totalCount=true'

@@ -3,7 +3,7 @@
 // collections, and an OpenAPI document; the lint plugin checks every route as it registers.
 //
 //   AUTH_JWT_SECRET=$(openssl rand -hex 32) CURSOR_SECRET=$(openssl rand -hex 32) \
-//     node --conditions=svc-conventions-source --import @tapjs/typescript/import examples/resource.ts
+//     node --conditions=svc-conventions-source --import tsx examples/resource.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 // #region readme-resource

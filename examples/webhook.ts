@@ -4,7 +4,7 @@
 // X-Forwarded-Proto: https is believed.
 //
 //   WEBHOOK_SECRET=whsec_$(openssl rand -base64 32) node --conditions=svc-conventions-source \
-//     --import @tapjs/typescript/import examples/webhook.ts
+//     --import tsx examples/webhook.ts
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 // #region readme-webhook
