@@ -113,6 +113,8 @@ export class EventTables {
   private readonly S: string
   private readonly D: string
   private readonly emitSql: string
+  /** What a statement calls to notify `channel` when it commits. */
+  private readonly notifySql: string
   private readonly purger: Purge
 
   /** `retention`: milliseconds an ended delivery (SUCCEEDED or FAILED) stays listed. */
@@ -122,6 +124,7 @@ export class EventTables {
     this.channel = this.deliveries
     this.S = quoteIdent(this.subscriptions)
     this.D = quoteIdent(this.deliveries)
+    this.notifySql = `pg_notify('${this.channel.replaceAll("'", "''")}', '')`
     // Open deliveries have no ended_at: only ended ones are ever past keeping.
     this.purger = new Purge({ table: this.deliveries, column: 'ended_at', retention })
     // One statement per write, however many events and subscribers: the fan-out is a join.
@@ -129,7 +132,8 @@ export class EventTables {
       SELECT $1, gen_random_uuid()::text, s.id, e.type, e.payload, $2, 'PENDING', $3, $3
       FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, payload, n)
       JOIN ${this.S} s ON s.ctx = $1 AND s.active AND e.type = ANY(s.events)
-      ORDER BY e.n`
+      ORDER BY e.n
+      RETURNING ${this.notifySql}`
   }
 
   migrations (): Migration[] {
@@ -210,6 +214,13 @@ export class EventTables {
           when: "NEW.status = 'PENDING' AND NEW.lease_owner IS NULL AND (OLD.status <> 'PENDING' OR OLD.lease_owner IS NOT NULL) AND NEW.next_attempt_at <= now()"
         }
       })
+    }, {
+      // A new delivery is announced by the statement or the instance that writes it (emit,
+      // outboxPart, the events plugin), not by a trigger on every insert: each transaction that
+      // notifies takes one lock at its commit, in turn with every other, which held back
+      // concurrent writes with subscribers by a third. Deliveries coming due again still notify.
+      id: `events:${d}:v7-announced-by-writers`,
+      sql: `DROP TRIGGER IF EXISTS ${quoteIdent(`${d}_notify_insert`)} ON ${this.D}`
     }]
   }
 
@@ -233,9 +244,15 @@ export class EventTables {
    * row and active subscription of the context that wants `type`, holding the row as written;
    * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`).
    */
-  outboxPart (type: string, requestId: string | null, at: Date): OutboxPart {
+  /**
+   * `notify`: the statement notifies `channel` of the deliveries it writes when its transaction
+   * commits. Without it, the caller announces them once the statement has committed
+   * (`announce`), as an autocommit write does: the writes of a busy instance then share one
+   * notification instead of taking the commit's notify lock one after another.
+   */
+  outboxPart (type: string, requestId: string | null, at: Date, notify: boolean): OutboxPart {
     return {
-      key: this.D,
+      key: notify ? `${this.D}:notify` : this.D,
       // A date-time as text: pg formats a Date parameter far more slowly.
       values: [type, requestId, at.toISOString()],
       sql: (first, written) => {
@@ -243,9 +260,14 @@ export class EventTables {
         return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
         SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${$request}, 'PENDING', ${$at}, ${$at}
         FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND ${$type} = ANY(s.events)
-        RETURNING 1)`
+        RETURNING ${notify ? this.notifySql : '1'})`
       }
     }
+  }
+
+  /** Tells the instances listening on `channel` that deliveries were written and committed. */
+  async announce (db: Queryable): Promise<void> {
+    await db.query(`SELECT ${this.notifySql}`)
   }
 
   async insertSubscription (db: Queryable, s: NewSubscription, at: Date): Promise<SubscriptionRow> {

@@ -12,6 +12,7 @@ import { needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { createDownstream, type DownstreamOptions } from '../downstream/index.js'
+import { Announcer } from './announcer.js'
 import { deliveryClientOptions, Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
 import { registerSubscriptionRoutes } from './routes.js'
@@ -119,6 +120,8 @@ declare module 'fastify' {
 }
 
 const HOUR = 60 * 60 * 1000
+// A busy instance tells the others of its new deliveries at most this often (announcer.ts).
+const ANNOUNCE_GAP_MILLIS = 25
 const SERVICE_NAME = /^[a-z0-9-]{1,60}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
@@ -255,6 +258,15 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
 
   // Deliveries were written since the last wake: a request answered after that has committed them.
   let due = false
+  // What this instance's autocommit writes committed, told to the others that share the
+  // database, and to other apps of this process on the same store (a statement in a
+  // transaction notifies them itself as it commits).
+  const announcer = new Announcer({
+    send: async () => { await tables.announce(store) },
+    gapMillis: ANNOUNCE_GAP_MILLIS,
+    failed: (err) => { fastify.log.warn({ err }, 'events: could not tell the other instances of new deliveries; they find them at their next poll') }
+  })
+  fastify.addHook('onClose', async () => { await announcer.close() })
   async function emit (tx: Queryable, input: EventInput | readonly EventInput[]): Promise<void> {
     const list: readonly EventInput[] = Array.isArray(input) ? input : [input as EventInput]
     const at = now()
@@ -286,8 +298,11 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
       return payloadOf(d.eventType, d.createdDateTime, serialize(entity))
     })
     s.writer.emitTo({
-      part: (type, call) => tables.outboxPart(type, call.requestId ?? null, now()),
-      written: () => { due = true }
+      part: (type, call, committing) => tables.outboxPart(type, call.requestId ?? null, now(), !committing),
+      written: (_count, committed) => {
+        due = true
+        if (committed) announcer.announce()
+      }
     })
   }
   const render = (d: ClaimedDelivery): string => {

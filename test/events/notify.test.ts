@@ -58,6 +58,20 @@ for (const db of databases) {
     t.equal((await call('POST', `${path}/${failed.id as string}/retry`)).status, 200, 'retried by hand: the route writes, and wakes nobody itself')
     await until(() => hook.got.length >= 3, 'the attempt of a delivery retried, woken by its notification')
     await until(async () => (await call('GET', `${path}?status=SUCCEEDED`)).body.results.length === 1, 'delivered')
+
+    // Another instance that only writes: its change is one autocommit statement, which does
+    // not notify; the instance announces it once committed.
+    const other = await startEvents(t, writer, {}, { pollMillis: POLL, worker: false })
+    const otherCall = client(other.base)
+    t.equal((await otherCall('POST', '/v1/authors', { name: 'Announced', email: 'announced@example.com' }, { 'svc-execution-context': 'prod' })).status, 201)
+    await until(() => hook.got.length >= 4, 'the attempt of a change another instance wrote, woken by its announcement')
+    // A bulk's changes are written in a transaction, whose statement notifies as it commits.
+    // After the look that follows an attempt (a failure to wake would then pass unseen).
+    await until(async () => (await call('GET', `${path}?status=SUCCEEDED`)).body.results.length === 2, 'the announced one delivered')
+    await sleep(500)
+    const bulk = await otherCall('PATCH', '/v1/authors', { operations: [{ action: 'CREATE', entity: { name: 'In bulk', email: 'bulk@example.com' } }] }, { 'svc-execution-context': 'prod', 'content-type': 'application/json' })
+    t.equal(bulk.body.status, 'SUCCEEDED')
+    await until(() => hook.got.length >= 5, 'the attempt of a change another instance wrote in a transaction, woken as it committed')
     t.pass('every attempt came without the poll')
   })
 }

@@ -90,8 +90,12 @@ export interface WriteCall {
  * own outbox rows, so they commit exactly when the changes do.
  */
 export interface WriteOutbox {
-  /** The outbox part of a statement writing changes of `type` (e.g. `document.created`). */
-  part: (type: string, call: WriteCall) => OutboxPart
-  /** Told how many deliveries a statement wrote, once it answered. */
-  written: (count: number) => void
+  /**
+   * The outbox part of a statement writing changes of `type` (e.g. `document.created`).
+   * `committing`: the statement commits by itself (no transaction around it); its deliveries
+   * are then announced by `written`, else by the statement when its transaction commits.
+   */
+  part: (type: string, call: WriteCall, committing: boolean) => OutboxPart
+  /** Told how many deliveries a statement wrote, once it answered; `committed` as `part`'s `committing`. */
+  written: (count: number, committed: boolean) => void
 }

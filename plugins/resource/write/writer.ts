@@ -4,7 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import type { WriteClaim } from '../../../store/statement-parts.js'
 import { constraintNames, type Guard, type ResourceTable, type RowWrite, type TableWrite } from '../../../store/table/index.js'
-import type { Queryable, Store, Tx } from '../../../store/types.js'
+import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
@@ -200,17 +200,17 @@ export class Writer {
    * database's refusal, or `current` when it did not apply (its guard did not hold, or a row
    * appeared under its id), with the row as the statement found it when asked.
    */
-  private async attempt<R> (db: Queryable, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean): Promise<Attempt> {
+  private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean): Promise<Attempt> {
     let written
     try {
-      written = await this.table.write(db, { ...this.statementOf(call, [step]), guard, claim: claim?.part ?? null, current })
+      written = await this.table.write(store, { ...this.statementOf(call, [step], true), guard, claim: claim?.part ?? null, current })
     } catch (err) {
       if (this.lostInsertRace(step, err)) return { current: null }
       if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
       return { refused: err }
     }
     if (!written.claimed) return { replay: true }
-    if (written.events > 0) this.outbox?.written(written.events)
+    if (written.events > 0) this.outbox?.written(written.events, true)
     const stored = written.rows[0]
     return stored === undefined ? { current: written.current ?? null } : { stored }
   }
@@ -316,18 +316,18 @@ export class Writer {
     return out
   }
 
-  /** The statement of a run of steps of one kind and event, with its outbox rows. */
-  private statementOf (call: WriteCall, run: readonly Step[]): TableWrite {
+  /** The statement of a run of steps of one kind and event, with its outbox rows; `committing` as `WriteOutbox.part` has it. */
+  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean): TableWrite {
     const head = run[0] as Step
-    const outbox = this.outbox?.part(`${this.def.name}.${changeOf(head)}`, call) ?? null
+    const outbox = this.outbox?.part(`${this.def.name}.${changeOf(head)}`, call, committing) ?? null
     // A patch's fields are the client's choice: its texts are left to the driver, which
     // prepares those that repeat, up to its bound.
     return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox, named: head.result.op.action !== 'patch' }
   }
 
   private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
-    const written = await this.table.write(tx, this.statementOf(call, run))
-    if (written.events > 0) this.outbox?.written(written.events)
+    const written = await this.table.write(tx, this.statementOf(call, run, false))
+    if (written.events > 0) this.outbox?.written(written.events, false)
     const byId = new Map(written.rows.map(r => [r.id as string, r]))
     for (const s of run) {
       s.result.row = byId.get(s.write.id) ?? null
