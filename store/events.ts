@@ -217,8 +217,8 @@ export class EventTables {
     }, {
       // A new delivery is announced by the statement or the instance that writes it (emit,
       // outboxPart, the events plugin), not by a trigger on every insert: each transaction that
-      // notifies takes one lock at its commit, in turn with every other, which held back
-      // concurrent writes with subscribers by a third. Deliveries coming due again still notify.
+      // notifies takes one lock at its commit, in turn with every other, which held concurrent
+      // writes with subscribers back. Deliveries coming due again still notify.
       id: `events:${d}:v7-announced-by-writers`,
       sql: `DROP TRIGGER IF EXISTS ${quoteIdent(`${d}_notify_insert`)} ON ${this.D}`
     }]
@@ -243,8 +243,6 @@ export class EventTables {
    * A write's deliveries as part of its statement (store/statement-parts.ts): one per written
    * row and active subscription of the context that wants `type`, holding the row as written;
    * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`).
-   */
-  /**
    * `notify`: the statement notifies `channel` of the deliveries it writes when its transaction
    * commits. Without it, the caller announces them once the statement has committed
    * (`announce`), as an autocommit write does: the writes of a busy instance then share one
