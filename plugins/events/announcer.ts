@@ -4,8 +4,8 @@ export interface AnnouncerOptions {
   send: () => Promise<void>
   /** The least time from one notification to the next, in ms. */
   gapMillis: number
-  /** Told when a notification could not be sent. */
-  failed: (err: unknown) => void
+  /** Where a notification that could not be sent is logged. */
+  log: { warn: (obj: object, msg: string) => void }
 }
 
 /**
@@ -62,7 +62,9 @@ export class Announcer {
     }
     this.#waiting = false
     this.#lastAt = performance.now()
-    this.#sending = this.#o.send().catch(this.#o.failed).finally(() => {
+    this.#sending = this.#o.send().catch((err: unknown) => {
+      this.#o.log.warn({ err }, 'events: could not tell the other instances of new deliveries; they find them at their next poll')
+    }).finally(() => {
       this.#sending = null
       this.#pump()
     })

@@ -264,7 +264,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   const announcer = new Announcer({
     send: async () => { await tables.announce(store) },
     gapMillis: ANNOUNCE_GAP_MILLIS,
-    failed: (err) => { fastify.log.warn({ err }, 'events: could not tell the other instances of new deliveries; they find them at their next poll') }
+    log: fastify.log
   })
   fastify.addHook('onClose', async () => { await announcer.close() })
   async function emit (tx: Queryable, input: EventInput | readonly EventInput[]): Promise<void> {
