@@ -13,7 +13,7 @@ export interface AnnouncerOptions {
  * (store/events.ts, `outboxPart`). At most one notification is in flight, and the next follows
  * at least `gapMillis` after the last one, for every write announced meanwhile: the first write
  * after a quiet spell is announced at once, and those of a busy instance share one notification
- * a gap, where a notification per write would have each commit take PostgreSQL's notify lock in
+ * per gap, where a notification per write would have each commit take PostgreSQL's notify lock in
  * turn. An instance that is delivering claims again as its attempts end, so it needs none of
  * them; one notification that is lost costs the idle instances a poll's wait, never an event.
  */
