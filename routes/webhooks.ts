@@ -22,12 +22,13 @@ export function registerScannerWebhook (fastify: FastifyInstance, secret: string
     event: 'document-scanned',
     verifier: standardWebhooks({ secrets: [secret] }),
     schema: DocumentScanned,
-    // One statement: the document's change, its event and the delivery's id (writer.one).
+    // One statement: the document's change, its event and the delivery's id (writer.one); the
+    // answer has no body, so the statement returns the document's ETag alone.
     apply: async (event, once, request) => {
       const call = { ctx: request.executionContext, by: 'scanner', atomic: true, requestId: request.requestId }
       const outcome = await documents.writer.one(documents.store, call, {
         action: 'set', id: event.documentId, values: { pageCount: event.pageCount, fingerprint: event.fingerprint }, ifMatch: null, ifNoneMatch: null
-      }, once)
+      }, once, 'etag')
       if ('replay' in outcome) return false
       if (outcome.failure !== null) {
         // Nothing is recorded: a retry may succeed once the document exists.

@@ -56,7 +56,8 @@ export interface ServedResource {
   /**
    * One item write as the item routes run it (idempotency key claimed, failures thrown as
    * their problems), `also` in the same transaction after the entity's row is written: for
-   * plugins that serve a part of the entity on a route of their own (files).
+   * plugins that serve a part of the entity on a route of their own (files). The entity as
+   * stored; for a `status` of 204 without `also`, its `id` and `etag` alone.
    */
   writeItem: (request: FastifyRequest, op: WriteOp, status: number, also?: (tx: Tx, row: Record<string, unknown>) => Promise<void>) => Promise<Record<string, unknown> | null>
 }

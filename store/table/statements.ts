@@ -6,7 +6,7 @@ import { statementName, type ClaimPart, type OutboxPart } from '../statement-par
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
-import { writeStatement, type Guard, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
+import { writeStatement, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -40,6 +40,8 @@ export interface TableWrite {
    * its bound (`PoolOptions.preparedStatements`).
    */
   named?: boolean
+  /** What the statement answers for each row written (default `'row'`, the row as stored). */
+  returning?: Returning
   /** An idempotency claim the write depends on (IdempotencyKeys.claimPart). */
   claim?: ClaimPart | null
   /** The outbox rows the write adds (EventTables.outboxPart). */
@@ -47,7 +49,7 @@ export interface TableWrite {
 }
 
 export interface WriteOutcome {
-  /** The rows written, as stored. */
+  /** The rows written, as stored (with `returning: 'etag'`, their `id` and `etag` alone). */
   rows: Row[]
   /** False when the claim answers for another request: nothing was written. */
   claimed: boolean
@@ -177,7 +179,7 @@ export class ResourceTable {
   async write (db: Queryable, w: TableWrite): Promise<WriteOutcome> {
     const guard = w.guard ?? null
     const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
-    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false }
+    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })

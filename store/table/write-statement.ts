@@ -4,6 +4,13 @@ import type { Column } from './columns.js'
 /** What a write statement does to the rows it names. */
 export type WriteKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'restore'
 
+/**
+ * What a write statement answers for each row it wrote: the row as stored (as it was, for a
+ * delete), or its `id` and `etag` alone, for a write whose response carries no body (a 204),
+ * so that the database formats and sends no column the caller would drop.
+ */
+export type Returning = 'row' | 'etag'
+
 /** The parts of a table a write statement is made of (ResourceTable). */
 export interface WriteTable {
   /** The table, quoted. */
@@ -41,6 +48,7 @@ export interface WriteShape {
    * is decided on.
    */
   current: boolean
+  returning: Returning
 }
 
 function recordType (columns: readonly Column[], seen: boolean): string {
@@ -75,7 +83,7 @@ function slotsOf (shape: WriteShape): Slots {
 function keyOf (shape: WriteShape): string {
   const g = shape.guard
   const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
-  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.current ? 'cur' : '-'].join('|')
+  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.current ? 'cur' : '-', shape.returning].join('|')
 }
 
 /**
@@ -112,7 +120,9 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
   const $ctx = '$1'
   const $rows = '$2'
   const $by = `$${slots.by}::text`
-  const returning = t.all.map(c => `t.${c.ident}`).join(', ')
+  const answered = shape.returning === 'row' ? t.all : t.all.filter(c => c.field === 'id' || c.field === 'etag')
+  // The outbox's snapshot is made of the whole row, whatever the statement answers.
+  const returning = (shape.outbox === null ? answered : t.all).map(c => `t.${c.ident}`).join(', ')
   const guard = shape.guard
   const seen = guard?.by === 'seen'
   const guarded: string[] = []
@@ -172,7 +182,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
     ctes.push(shape.outbox.sql(slots.outbox, { source: 'w', snapshot, ctx: $ctx }))
   }
-  const columns = t.all.map(c => `w.${c.ident}`).join(', ')
+  const columns = answered.map(c => `w.${c.ident}`).join(', ')
   if (shape.claim === null && shape.outbox === null && !shape.current) return `WITH ${ctes.join(',\n')}\nSELECT ${columns} FROM w`
   const found = [
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,

@@ -121,6 +121,12 @@ for (const db of databases) {
       t.ok(hook.got.every(r => r.headers['svc-execution-context'] === 'preprod'))
       const published = got.find(r => r.json.type === 'document.published') as any
       t.match(published.json.data, { id: doc.id, status: 'PUBLISHED' })
+      // Those answered 204 hold the whole entity too, though the route asked its write for the ETag alone.
+      for (const type of ['document.updated', 'document.deleted']) {
+        const event = got.find(r => r.json.type === type) as any
+        t.match(event.json.data, { id: doc.id, name: doc.name, authorId: author.id, kind: 'INVOICE', createdDateTime: doc.createdDateTime }, `${type}: the whole entity`)
+      }
+      t.equal((got.find(r => r.json.type === 'document.updated') as any).json.data.description, 'changed')
       t.equal(new Set(hook.got.map(r => r.headers['webhook-id'])).size, 6)
       const byType = await deliveries(s.id, '?eventType=document.archived', ctx)
       t.equal(byType.length, 1, 'filtered on eventType')

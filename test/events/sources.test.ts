@@ -38,7 +38,7 @@ for (const db of databases) {
       })
       t.equal(scanned.status, 204)
       const [r] = await hook.waitFor(1)
-      t.match(r?.json, { type: 'document.updated', data: { id: doc.id, pageCount: 7, fingerprint: 'sha256:abc' } })
+      t.match(r?.json, { type: 'document.updated', data: { id: doc.id, name: doc.name, authorId: author.id, kind: 'INVOICE', pageCount: 7, fingerprint: 'sha256:abc' } })
       t.equal(r?.headers['x-request-id'], 'scanner-call')
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })

@@ -21,6 +21,14 @@ interface Case {
   statements: number
   run: () => Promise<{ status: number }>
   status: number
+  /** A write answered 204 asks its statement for the entity's id and ETag alone; one answered with the entity, for all of it. */
+  returns?: 'etag' | 'row'
+}
+
+/** What the write statement among `sent` answers: its last `SELECT`, after the CTEs. */
+function answerOf (sent: readonly string[]): string {
+  const write = sent.find(text => text.startsWith('WITH ')) ?? ''
+  return write.slice(write.lastIndexOf('\nSELECT '))
 }
 
 for (const db of databases) {
@@ -57,21 +65,21 @@ for (const db of databases) {
     }
 
     const cases: Case[] = [
-      { name: 'POST /v1/documents', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument()) },
+      { name: 'POST /v1/documents', statements: 1, status: 201, returns: 'row', run: async () => await call('POST', '/v1/documents', newDocument()) },
       { name: 'POST /v1/documents with Svc-Idempotency-Key', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument(), { 'svc-idempotency-key': randomUUID() }) },
       { name: 'GET /v1/documents/{id}', statements: 1, status: 200, run: async () => await call('GET', `/v1/documents/${id}`) },
       { name: 'GET /v1/documents', statements: 1, status: 200, run: async () => await call('GET', '/v1/documents?limit=5') },
       { name: 'GET /v1/documents with totalCount', statements: 1, status: 200, run: async () => await call('GET', '/v1/documents?limit=5&offset=1&totalCount=true') },
-      { name: 'PATCH /v1/documents/{id} with If-Match', statements: 1, status: 204, run: async () => keep(await call('PATCH', `/v1/documents/${id}`, { description: 'changed', tags: ['x'] }, ifMatch())) },
+      { name: 'PATCH /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PATCH', `/v1/documents/${id}`, { description: 'changed', tags: ['x'] }, ifMatch())) },
       { name: 'PATCH into an object, with a removal', statements: 2, status: 204, run: async () => keep(await call('PATCH', `/v1/documents/${id}`, { description: null, metadata: { source: { system: 'rt' } } }, ifMatch())) },
-      { name: 'PUT /v1/documents/{id} with If-Match', statements: 1, status: 204, run: async () => keep(await call('PUT', `/v1/documents/${id}`, { name: `doc ${randomUUID()}`, authorId, kind: 'CONTRACT' }, ifMatch())) },
-      { name: 'POST /v1/documents/{id}/publish', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/publish`, undefined, ifMatch())) },
+      { name: 'PUT /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}`, { name: `doc ${randomUUID()}`, authorId, kind: 'CONTRACT' }, ifMatch())) },
+      { name: 'POST /v1/documents/{id}/publish', statements: 2, status: 200, returns: 'row', run: async () => keep(await call('POST', `/v1/documents/${id}/publish`, undefined, ifMatch())) },
       { name: 'PATCH with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('PATCH', `/v1/documents/${id}`, { description: 'stale' }, { 'if-match': '"stale"' }) },
-      { name: 'DELETE /v1/documents/{id} with If-Match', statements: 1, status: 204, run: async () => keep(await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch())) },
+      { name: 'DELETE /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch())) },
       { name: 'DELETE of a deleted document (204)', statements: 1, status: 204, run: async () => await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch()) },
       { name: 'DELETE with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
       { name: 'PUT creating an author', statements: 2, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }) },
-      { name: 'scanner webhook delivery', statements: 1, status: 204, run: async () => await deliver(id, randomUUID()) },
+      { name: 'scanner webhook delivery', statements: 1, status: 204, returns: 'etag', run: async () => await deliver(id, randomUUID()) },
       { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) }
     ]
     for (const c of cases) {
@@ -80,6 +88,11 @@ for (const db of databases) {
       const sent = sql.texts().filter(text => !BACKGROUND.test(text))
       t.equal(answer.status, c.status, `${c.name}: ${c.status}`, { body: answer.body })
       t.equal(sent.length, c.statements, `${c.name}: ${c.statements} statement(s)`, { sent })
+      if (c.returns === undefined) continue
+      const answered = answerOf(sent)
+      t.match(answered, /w\."etag"/, `${c.name}: answers the ETag`)
+      if (c.returns === 'etag') t.notMatch(answered, /w\."name"/, `${c.name}: and no field`, { answered })
+      else t.match(answered, /w\."name"/, `${c.name}: and every field`, { answered })
     }
   })
 }

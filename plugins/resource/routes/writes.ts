@@ -99,6 +99,8 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
 /**
  * Runs one item write through the resource's write path with the claim of its key: the entity
  * as stored, or null when the key answers for an earlier request (or a DELETE found nothing).
+ * A write answered 204 carries no body, so it asks the database for the entity's id and ETag
+ * alone.
  * A failure is thrown as its problem, and nothing is written. One statement writes the entity,
  * claims the key and adds the outbox rows (`Writer.one`), after a read of the entity when the
  * decision needs it. `also` runs in one transaction with the write once the entity is written
@@ -110,7 +112,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
   let result: WriteResult | null
   try {
     if (also === undefined) {
-      const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim))
+      const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim), status === 204 ? 'etag' : 'row')
       if ('replay' in outcome) {
         // Another method, path or body: the idempotency plugin's own 409 says which.
         replayStatus(outcome.replay, claim as NonNullable<typeof claim>)

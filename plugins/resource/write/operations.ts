@@ -60,7 +60,10 @@ export interface WriteResult {
   op: WriteOp
   /** The stored values the write used (defaults filled, a patch merged): what a conflict names. */
   values: Row
-  /** The entity's row after the write (as it was, for a delete); null when nothing was written. */
+  /**
+   * The entity's row after the write (as it was, for a delete); null when nothing was written.
+   * Its `id` and `etag` alone when the write was asked for no more (`Writer.one`, `returning`).
+   */
   row: Row | null
   failure: Failure | null
   /**

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import type { WriteClaim } from '../../../store/statement-parts.js'
-import { constraintNames, type Guard, type ResourceTable, type RowWrite, type TableWrite } from '../../../store/table/index.js'
+import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite } from '../../../store/table/index.js'
 import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
@@ -138,15 +138,16 @@ export class Writer {
    * a failure to name). When another request changed the entity between the read and the
    * write, it is decided again in a transaction with the row locked (`locked`). A result with
    * its failure, or `{ replay }` when `claim` answers for an earlier request (nothing is
-   * written then). Throws on a system failure.
+   * written then). Throws on a system failure. `returning: 'etag'`: the caller answers no body,
+   * so the result's `row` may hold the entity's `id` and `etag` alone.
    */
-  async one<R> (store: Store, call: WriteCall, op: WriteOp, claim: WriteClaim<R> | null): Promise<WriteResult | { replay: R }> {
+  async one<R> (store: Store, call: WriteCall, op: WriteOp, claim: WriteClaim<R> | null, returning: Returning = 'row'): Promise<WriteResult | { replay: R }> {
     const result: WriteResult = { op, values: op.values, row: null, failure: null, change: null }
     let row: Row | undefined
     const blind = blindGuard(op, this.rules)
     if (blind !== null) {
       const step = this.blindStep(result)
-      const tried = await this.attempt(store, call, step, blind, claim, true)
+      const tried = await this.attempt(store, call, step, blind, claim, true, returning)
       if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
       // It did not apply: decided on the row as the statement found it (its ETag and deletion).
       row = tried.current === null ? undefined : { id: op.id, ...tried.current }
@@ -171,7 +172,7 @@ export class Writer {
       return first === null ? result : { replay: first }
     }
     if (row !== undefined) step.write.seen = row.etag as string
-    const tried = await this.attempt(store, call, step, row === undefined ? null : SEEN, claim, false)
+    const tried = await this.attempt(store, call, step, row === undefined ? null : SEEN, claim, false, returning)
     if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
     // Changed (or deleted, or created) since it was read: with others writing the entity now,
     // it is decided again with the row locked, so that it is not overtaken again.
@@ -200,10 +201,10 @@ export class Writer {
    * database's refusal, or `current` when it did not apply (its guard did not hold, or a row
    * appeared under its id), with the row as the statement found it when asked.
    */
-  private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean): Promise<Attempt> {
+  private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean, returning: Returning): Promise<Attempt> {
     let written
     try {
-      written = await this.table.write(store, { ...this.statementOf(call, [step], true), guard, claim: claim?.part ?? null, current })
+      written = await this.table.write(store, { ...this.statementOf(call, [step], true), guard, claim: claim?.part ?? null, current, returning })
     } catch (err) {
       if (this.lostInsertRace(step, err)) return { current: null }
       if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
