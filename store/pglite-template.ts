@@ -37,9 +37,49 @@ export function templateFile (dir?: string): string {
 /** The cached snapshot, or undefined when there is none (or it cannot be read). */
 export function readTemplate (file: string): Blob | undefined {
   try {
-    return new Blob([readFileSync(file)])
+    return new BytesBlob(readFileSync(file))
   } catch {
     return undefined
+  }
+}
+
+/**
+ * A Blob over bytes already in memory, which PGlite reads with `arrayBuffer()`. Node 20's own
+ * Blob copies the snapshot's tens of megabytes in, then out again through a stream, a good part
+ * of a start's CPU. Every read answers a copy of its own, as a Blob's do.
+ */
+class BytesBlob extends Blob {
+  readonly #bytes: Uint8Array
+
+  constructor (bytes: Uint8Array) {
+    super([])
+    this.#bytes = bytes
+  }
+
+  static {
+    // Blob's `size` is an accessor of its prototype.
+    Object.defineProperty(this.prototype, 'size', { get (this: BytesBlob) { return this.#bytes.byteLength } })
+  }
+
+  override async arrayBuffer (): Promise<ArrayBuffer> {
+    return new Uint8Array(this.#bytes).buffer
+  }
+
+  override async bytes (): Promise<Uint8Array> {
+    // A copy: a Buffer's slice() would share its memory.
+    return new Uint8Array(this.#bytes)
+  }
+
+  override async text (): Promise<string> {
+    return new TextDecoder().decode(this.#bytes)
+  }
+
+  override slice (start?: number, end?: number, type?: string): Blob {
+    return new Blob([this.#bytes]).slice(start, end, type)
+  }
+
+  override stream (): ReturnType<Blob['stream']> {
+    return new Blob([this.#bytes]).stream()
   }
 }
 

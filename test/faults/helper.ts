@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createHash, randomUUID } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { dirname, join, relative, sep } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import pg from 'pg'
 import { havePostgres, startPostgres, type PostgresServer } from '../../scripts/postgres.js'
 import { signToken } from '../../plugins/auth/sign.js'
 import { signStandardWebhook } from '../../plugins/webhooks/standard.js'
+import { toolEnv } from '../support/child-env.js'
 import { admin } from '../support/databases.js'
 
 /**
@@ -65,68 +65,17 @@ export async function freshDatabase (t: Teardown): Promise<{ url: string }> {
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-// Every top-level module of the service (server.ts, app.ts, config.ts, tracing.ts…) and these folders.
-const SOURCES = ['model', 'plugins', 'routes', 'schemas', 'store']
-const DAY = 24 * 60 * 60 * 1000
-let build: Promise<string> | undefined
+let built: Promise<string> | undefined
 
 /**
- * server.ts and everything it imports, transpiled once (type-free, as tap's loader does) into
- * node_modules/.cache/svc-faults/<digest of the sources>: the loader would transpile the
- * ~100 files again at every start, seconds each time on a busy 2-core runner, and these
- * tests start services often. Shared by test files running at once (built aside, renamed).
+ * The service as `npm start` runs it: dist/server.js, built first when a source is newer than
+ * the last build (scripts/build.js --if-needed, once per test file). CI's install builds it, so
+ * there the check alone runs.
  */
-export async function compiledServer (): Promise<string> {
-  build ??= (async () => {
-    const ts = (await import('typescript')).default
-    const files: string[] = (await readdir(ROOT)).filter(f => f.endsWith('.ts'))
-    for (const entry of SOURCES) {
-      if (entry.endsWith('.ts')) files.push(entry)
-      else for (const f of await readdir(join(ROOT, entry), { recursive: true })) if (f.endsWith('.ts')) files.push(join(entry, f))
-    }
-    files.sort()
-    // The transform's own version too: a copy made another way is not reused.
-    const hash = createHash('sha256').update(ts.version).update('entries as paths')
-    const sources = await Promise.all(files.map(async f => await readFile(join(ROOT, f), 'utf8')))
-    files.forEach((f, i) => hash.update(`\0${f}\0${sources[i] as string}`))
-    const cache = join(ROOT, 'node_modules', '.cache', 'svc-faults')
-    const out = join(cache, hash.digest('hex').slice(0, 16))
-    const server = join(out, 'server.js')
-    if (existsSync(server)) return server
-    const tmp = `${out}.${process.pid}.tmp`
-    const compilerOptions = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, esModuleInterop: true }
-    // The service imports parts of the suite by its package name (`svc-conventions/store`): in
-    // the copy, a relative path to the copied source of that entry.
-    const exported = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports
-    const entryOf = (name: string): string | undefined => {
-      const entry = exported[name === 'svc-conventions' ? '.' : `./${name.slice('svc-conventions/'.length)}`] as Record<string, string> | undefined
-      return entry?.['svc-conventions-source']?.replace(/\.ts$/, '.js')
-    }
-    for (const [i, f] of files.entries()) {
-      const js = ts.transpileModule(sources[i] as string, { compilerOptions, fileName: f }).outputText.replace(/(from\s+|import\()'(svc-conventions(?:\/[a-z-]+)?)'/g, (whole, lead: string, name: string) => {
-        const target = entryOf(name)
-        if (target === undefined) return whole
-        const rel = relative(dirname(f), target).split(sep).join('/')
-        return `${lead}'${rel.startsWith('.') ? rel : `./${rel}`}'`
-      })
-      await mkdir(dirname(join(tmp, f)), { recursive: true })
-      await writeFile(join(tmp, f.replace(/\.ts$/, '.js')), js)
-    }
-    await writeFile(join(tmp, 'package.json'), '{ "type": "module" }\n')
-    try {
-      await rename(tmp, out)
-    } catch {
-      // Another test file built the same sources first.
-      await rm(tmp, { recursive: true, force: true })
-    }
-    // Builds of older sources go after a day (never one a running test may still use).
-    for (const old of await readdir(cache)) {
-      const path = join(cache, old)
-      if (path !== out && Date.now() - (await stat(path)).mtimeMs > DAY) await rm(path, { recursive: true, force: true })
-    }
-    return server
-  })()
-  return await build
+export async function builtServer (): Promise<string> {
+  built ??= promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'build.js'), '--if-needed'], { cwd: ROOT, env: toolEnv() })
+    .then(() => join(ROOT, 'dist', 'server.js'))
+  return await built
 }
 
 export interface Service {
@@ -149,16 +98,15 @@ async function freePort (): Promise<number> {
 }
 
 /**
- * Starts server.ts (compiled, see compiledServer) on `databaseUrl` with the contract's
+ * Starts the built service (builtServer) on `databaseUrl` with the contract's
  * environment variables, and resolves once /health answers 200. Killed on teardown.
  */
 export async function startService (t: Teardown, databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort()
-  // No coverage from the child: it runs compiled copies, which map to no source file.
-  const { NODE_V8_COVERAGE: _coverage, ...inherited } = process.env
-  const child = spawn(process.execPath, [await compiledServer()], {
-    env: {
-      ...inherited,
+  // The child runs as a user's would: without tap's loaders and coverage, which fault tests
+  // do not count (the plugins' in-process tests do).
+  const child = spawn(process.execPath, [await builtServer()], {
+    env: toolEnv({
       HOST: '127.0.0.1',
       PORT: String(port),
       DATABASE_URL: databaseUrl,
@@ -171,7 +119,7 @@ export async function startService (t: Teardown, databaseUrl: string, env: Recor
       RATE_LIMIT_MAX: '1000000',
       LOG_LEVEL: 'warn',
       ...env
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''

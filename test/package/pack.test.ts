@@ -18,6 +18,10 @@ const root = join(import.meta.dirname, '..', '..')
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
 const SECRET = 'a packed-install secret of at least 32 bytes'
+// A run on a second Node version (.ci/run's Node 24 subset sets it) checks what the runtime
+// changes: the package's lint and the sample's type-check answer the same on any Node, so the
+// sample is only compiled there.
+const RUNTIME_ONLY = process.env.SVC_TESTS_RUNTIME_ONLY === '1'
 
 t.setTimeout(600_000)
 
@@ -54,7 +58,7 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
   if (packed === undefined) throw new Error('npm pack wrote nothing')
   const tarball = join(dir, packed.filename)
   // The ecosystem's checks of a package, over this tarball, while the install below runs.
-  const linted = lintPackage(tarball)
+  const linted = RUNTIME_ONLY ? undefined : lintPackage(tarball)
   const files = packed.files.map(f => f.path)
   t.ok(files.includes('dist/plugins/problem/index.js') && files.includes('dist/plugins/problem/index.d.ts'), 'the built plugins and their types')
   t.same(files.filter(f => /^(dist\/)?(app|config|server|tracing)\.(ts|js)$|^(dist\/)?routes\/|^(dist\/)?bin\/token\./.test(f)), [], 'not the reference service, nor its development secrets')
@@ -68,9 +72,11 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true, type: 'module' }))
   const peers = ['fastify', '@sinclair/typebox', '@fastify/type-provider-typebox', 'typescript', '@types/node'].map(name => `${name}@${pkg.devDependencies[name] ?? 'latest'}`)
   await run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, ...peers], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
-  const { publint, attw } = await linted
-  t.equal(publint, '', 'publint: no error')
-  t.equal(attw, '', 'arethetypeswrong: the types of every entry resolve under node16 from ESM and bundler')
+  if (linted !== undefined) {
+    const { publint, attw } = await linted
+    t.equal(publint, '', 'publint: no error')
+    t.equal(attw, '', 'arethetypeswrong: the types of every entry resolve under node16 from ESM and bundler')
+  }
   // What only the reference service uses (tracing, load shedding) is not installed with the suite.
   for (const name of ['@opentelemetry/api', '@fastify/otel', '@fastify/under-pressure']) {
     t.notOk(existsSync(join(dir, 'node_modules', name)), `${name} is not installed with the package`)
@@ -85,8 +91,8 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
     files: ['server.ts']
   }))
   const tsc = join(dir, 'node_modules', 'typescript', 'bin', 'tsc')
-  const checked = await run(process.execPath, [tsc, '-p', dir], { cwd: dir }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
-  t.equal(checked, '', 'tsc over the sample and the package types: no error')
+  const checked = await run(process.execPath, [tsc, '-p', dir, ...(RUNTIME_ONLY ? ['--noCheck'] : [])], { cwd: dir }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
+  t.equal(checked, '', RUNTIME_ONLY ? 'tsc compiles the sample' : 'tsc over the sample and the package types: no error')
 
   // ESM: the compiled sample listens; a token signed with the package's signToken passes its auth.
   const child = spawn(process.execPath, [join(dir, 'out', 'server.js')], { cwd: dir, env: toolEnv({ AUTH_JWT_SECRET: SECRET, PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] })

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createPgliteDriver } from '../../store/pglite.js'
-import { templateFile } from '../../store/pglite-template.js'
+import { readTemplate, templateFile } from '../../store/pglite-template.js'
 import type { Driver } from '../../store/driver.js'
 
 // In-memory PGlite starts from a cached snapshot of an empty cluster; the cache must never
@@ -32,17 +32,44 @@ t.test('the snapshot is named after the PGlite build and the user, in the folder
   t.equal(templateFile('/some/dir'), file, 'stable')
 })
 
+t.test('the snapshot read back is a Blob of the file\'s bytes, each read a copy of its own', async (t) => {
+  const file = join(tempDir(t), 'snapshot.tar')
+  const bytes = Buffer.from('a snapshot: ünïcode and bytes \u0000\u00ff')
+  writeFileSync(file, bytes)
+  const blob = readTemplate(file)
+  if (blob === undefined) throw new Error('readTemplate read nothing')
+  t.type(blob, Blob)
+  t.equal(blob.size, bytes.length)
+  const first = new Uint8Array(await blob.arrayBuffer())
+  t.same(Buffer.from(first), bytes)
+  first.fill(0)
+  t.same(Buffer.from(await blob.arrayBuffer()), bytes, 'changing what one read answered changes no other')
+  const viaBytes = await blob.bytes()
+  viaBytes.fill(0)
+  t.same(Buffer.from(await blob.bytes()), bytes)
+  t.equal(await blob.text(), bytes.toString('utf8'))
+  t.same(Buffer.from(await blob.slice(2, 10).arrayBuffer()), bytes.subarray(2, 10))
+  t.equal(blob.slice(0, 4, 'application/x-tar').type, 'application/x-tar')
+  const chunks: Uint8Array[] = []
+  for await (const chunk of blob.stream()) chunks.push(chunk)
+  t.same(Buffer.concat(chunks), bytes)
+  t.equal(readTemplate(join(tempDir(t), 'missing.tar')), undefined, 'none to read: undefined')
+})
+
 t.test('the first store saves a snapshot of the empty cluster; the next starts from it with nothing of the first', async (t) => {
   const dir = tempDir(t)
   const first = await open(t, dir)
   const file = templateFile(dir)
   t.equal(existsSync(file), true, 'snapshot saved by the first start')
-  t.ok(statSync(file).size > 1_000_000, 'a whole cluster')
+  const saved = statSync(file)
+  t.ok(saved.size > 1_000_000, 'a whole cluster')
   await first.exec('CREATE TABLE written_after_start (x int)')
   t.same(await tables(first), ['written_after_start'])
 
   const second = await open(t, dir)
   t.same(await tables(second), [], 'the snapshot predates every write')
+  // A snapshot PGlite refused would have been dropped and saved again.
+  t.match(statSync(file), { ino: saved.ino, mtimeMs: saved.mtimeMs }, 'the second started from the snapshot as saved')
   t.same((await second.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }], 'session setup still applied')
   await second.exec('CREATE TABLE own (x int); INSERT INTO own VALUES (1)')
   t.same((await second.query('SELECT x FROM own')).rows, [{ x: 1 }])
