@@ -18,9 +18,10 @@ import { responseFor } from '../openapi/support.js'
 // plugin needs (no auth, the idempotency-key rule off): execution context `prod`, no
 // createdBy, the idempotency key not read.
 
-t.test('options', async t => {
-  const store = await pglite.create(t)
+// One store for the file: each test's app registers its resources on it.
+const store = await pglite.create(t)
 
+t.test('options', async t => {
   async function attempt (opts: unknown, withResources = true): Promise<unknown> {
     const app = Fastify()
     t.teardown(() => app.close())
@@ -79,7 +80,6 @@ t.test('options', async t => {
 })
 
 t.test('settings per endpoint', async t => {
-  const store = await pglite.create(t)
   const app = await build(t, store, { maxOperations: 2, resources: { documents: false } })
   const { bulk } = api(app)
   const three = { operations: Array.from({ length: 3 }, (_, i) => ({ action: 'CREATE', entity: { name: `A${i}`, email: 'a@example.com' } })) }
@@ -92,7 +92,6 @@ t.test('settings per endpoint', async t => {
 })
 
 t.test('the OpenAPI document describes the endpoint from the entity schema', async t => {
-  const store = await pglite.create(t)
   const app = await build(t, store, { resources: { authors: { maxOperations: 50, actions: ['CREATE', 'DELETE'] } } })
   const doc = JSON.parse((await app.inject({ url: '/openapi.json', headers: { 'user-agent': 'bulk-tests/1' } })).body)
   const op = doc.paths['/v1/documents'].patch
@@ -129,7 +128,6 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
 })
 
 t.test('the plugin alone', async t => {
-  const store = await pglite.create(t)
   const notes = defineResource({ name: 'note', collection: 'notes', path: '/notes', idParam: 'noteId', fields: { title: Type.String({ minLength: 1 }) } })
   const app = Fastify()
   t.teardown(() => app.close())

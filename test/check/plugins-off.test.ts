@@ -12,10 +12,14 @@ import { CURSOR_SECRET, SECRET, listen, token } from '../resource/helper.js'
 
 type Overrides = Partial<Record<'problem' | 'conventions' | 'methods', Record<string, unknown>>>
 
+// One store for the file: each case's service registers the same resources on it, and the
+// check's verdicts do not depend on what earlier cases wrote.
+const store = createStore({ dataDir: 'memory' })
+t.teardown(async () => { await store.close() })
+
 async function service (t: Tap.Test, overrides: Overrides): Promise<string> {
-  const store = createStore({ dataDir: 'memory' })
   const app = Fastify({ ...problemServerOptions })
-  t.teardown(async () => { await app.close(); await store.close() })
+  t.teardown(async () => { await app.close() })
   await app.register(problem, overrides.problem ?? {})
   await app.register(validation)
   await app.register(conventions, overrides.conventions ?? {})

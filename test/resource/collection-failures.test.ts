@@ -6,10 +6,10 @@ import { DEV_WEBHOOK_SECRET, loadConfig } from '../../config.js'
 import { signStandardWebhook } from '../../plugins/webhooks/index.js'
 import { StatementTimeout, Unavailable } from '../../store/errors.js'
 
-const pglite = databases[0]
+// One store for the file: each test puts back what it replaced on it.
+const store = await databases[0]!.create(t)
 
 t.test('collection reads: a database that is away is a 503, any other failure a 500, neither leaks', async t => {
-  const store = await pglite!.create(t)
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
   const app = await buildApp(config, { store })
   t.teardown(() => app.close())
@@ -32,7 +32,6 @@ t.test('collection reads: a database that is away is a 503, any other failure a 
 })
 
 t.test('item and page reads: a database that is away is a 503', async t => {
-  const store = await pglite!.create(t)
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
   const app = await buildApp(config, { store })
   t.teardown(() => app.close())
@@ -47,7 +46,6 @@ t.test('item and page reads: a database that is away is a 503', async t => {
 })
 
 t.test('/health answers 503 while the store is not ready', async t => {
-  const store = await pglite!.create(t)
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory' })
   const app = await buildApp(config, { store })
   t.teardown(() => app.close())
@@ -61,7 +59,6 @@ t.test('/health answers 503 while the store is not ready', async t => {
 })
 
 t.test('a database that does not answer in time: 503 with CONNECTION_TIMEOUT, on reads, writes and webhook deliveries', async t => {
-  const store = await pglite!.create(t)
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', TRUST_PROXY: 'true' })
   const app = await buildApp(config, { store })
   t.teardown(() => app.close())

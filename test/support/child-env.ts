@@ -1,9 +1,14 @@
 /**
  * The environment of a child process that runs a tool (npm, tsc, publint, an installed copy of
- * the package), not the suite's sources: this one without what tap adds (its loaders in
- * NODE_OPTIONS, V8 coverage collection, its own variables) and without what an npm run around
- * the tests adds, so that it runs as it would in a terminal. Its coverage could never count:
- * none of its files are the sources.
+ * the package, the built service), not the suite's sources: this one without what tap adds (its
+ * loaders in NODE_OPTIONS, V8 coverage collection, its own variables) and without what an npm
+ * run around the tests adds, so that it runs as it would in a terminal. Its coverage could never
+ * count: none of its files are the sources (the built service's reach them through source maps,
+ * with other columns, as records of their own).
+ *
+ * tap's process tracking wraps `spawn` and `execFile` in test processes and puts its loader back
+ * into NODE_OPTIONS, with coverage on unless `_TAPJS_PROCESSINFO_COVERAGE_` says `0`: so that
+ * one is kept, at `0`.
  */
 export function toolEnv (extra: Record<string, string> = {}, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {}
@@ -11,5 +16,5 @@ export function toolEnv (extra: Record<string, string> = {}, env: NodeJS.Process
     if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_lifecycle_|npm_package_|npm_command$|npm_config_local_prefix$)/i.test(key)) continue
     out[key] = value
   }
-  return { ...out, ...extra }
+  return { ...out, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...extra }
 }
