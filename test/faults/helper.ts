@@ -103,8 +103,7 @@ async function freePort (): Promise<number> {
  */
 export async function startService (t: Teardown, databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort()
-  // The child runs as a user's would: without tap's loaders and coverage, which fault tests
-  // do not count (the plugins' in-process tests do).
+  // With no coverage: the fault tests count none (the plugins' in-process tests do).
   const child = spawn(process.execPath, [await builtServer()], {
     env: toolEnv({
       HOST: '127.0.0.1',
