@@ -9,6 +9,7 @@ import pg from 'pg'
 import { migrateCommand, USAGE, type MigrateIo } from '../../bin/migrate.js'
 import { createStore, evolveTables, type Store } from '../../store/index.js'
 import { databases, TEST_DATABASE_URL } from '../support/databases.js'
+import { toolEnv } from '../support/child-env.js'
 import { notes } from './fixtures/notes-v1.js'
 import { resources } from './fixtures/notes-v2.js'
 
@@ -118,11 +119,10 @@ t.test('a TypeScript module under plain Node.js: loaded through the project\'s t
   const root = fileURLToPath(new URL('../..', import.meta.url))
   const elsewhere = mkdtempSync(join(tmpdir(), 'svc-migrate-ts-'))
   t.teardown(() => { rmSync(elsewhere, { recursive: true, force: true }) })
-  // Not measured for coverage (tap's process tracking would measure it): tsx maps the sources it
-  // loads otherwise than tap's loader, and its report of a file would corrupt the merged one.
-  const withoutCoverage = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
+  // A tool's environment, without coverage: tsx maps the sources it loads otherwise than tap's
+  // loader, and its report of a file would corrupt the merged one.
   const run = async (cwd: string): Promise<{ code: number, stdout: string, stderr: string }> =>
-    await promisify(execFile)(process.execPath, [bin, 'migrate', 'new', 'typed', '--resources', fixture('notes-v1.ts'), '--dir', join(elsewhere, 'sql')], { cwd, env: { ...withoutCoverage, DATA_DIR: join(elsewhere, 'db'), DATABASE_URL: '', NODE_OPTIONS: '' } })
+    await promisify(execFile)(process.execPath, [bin, 'migrate', 'new', 'typed', '--resources', fixture('notes-v1.ts'), '--dir', join(elsewhere, 'sql')], { cwd, env: toolEnv({ DATA_DIR: join(elsewhere, 'db'), DATABASE_URL: '' }) })
       .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (err: { code: number, stdout: string, stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }))
 
   // A project without tsx (a folder outside this repository): a usage error naming each way.
