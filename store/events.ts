@@ -4,7 +4,7 @@ import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { readPage } from './read-page.js'
-import type { OutboxPart } from './statement-parts.js'
+import type { OutboxPart, QuietPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
@@ -260,6 +260,19 @@ export class EventTables {
         FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND ${$type} = ANY(s.events)
         RETURNING ${notify ? this.notifySql : '1'})`
       }
+    }
+  }
+
+  /**
+   * The check a write makes instead of its outbox part when no subscription is expected to want
+   * `type` (store/statement-parts.ts): none of the context's active subscriptions wants it, in
+   * the statement's snapshot, the one the outbox part would have joined.
+   */
+  quietPart (type: string): QuietPart {
+    return {
+      key: this.S,
+      values: [type],
+      sql: (first, ctx) => `NOT EXISTS (SELECT 1 FROM ${this.S} AS s WHERE s.ctx = ${ctx} AND s.active AND $${first}::text = ANY(s.events))`
     }
   }
 

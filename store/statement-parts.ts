@@ -43,6 +43,19 @@ export interface OutboxPart {
   sql: (first: number, written: { source: string, snapshot: string, ctx: string }) => string
 }
 
+/**
+ * In place of an outbox part, for a write whose event no subscription is expected to want: the
+ * condition `sql(first, ctx)` holds while none of the execution context `ctx` wants it, and the
+ * write (and its claim) applies only under it. A write that finds one wrote nothing, and is
+ * made again with its outbox part. It spares the statement the outbox's insert, which costs the
+ * database more than the check even when it writes no row. `key`, `values` as a claim's.
+ */
+export interface QuietPart {
+  key: string
+  values: readonly unknown[]
+  sql: (first: number, ctx: string) => string
+}
+
 const names = new Map<string, string>()
 
 /**

@@ -17,6 +17,7 @@ import { deliveryClientOptions, Dispatcher } from './dispatcher.js'
 import type { ServiceIdentity } from './headers.js'
 import { registerSubscriptionRoutes } from './routes.js'
 import { systemResolver, type Resolver } from './targets.js'
+import { WantedEvents } from './wanted.js'
 
 /** Options of the `events` plugin: outgoing events through a transactional outbox, delivered to subscribers. */
 export interface EventsPluginOptions {
@@ -289,6 +290,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   // holding the entity as written; its body is made when it is attempted.
   const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
   const bodies = new Map<string, (d: ClaimedDelivery) => string>()
+  const wanted = new WantedEvents((type) => tables.quietPart(type))
   for (const s of served.values()) {
     const def = s.definition
     let serialize: ((entity: unknown) => string) | null = null
@@ -299,6 +301,8 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     })
     s.writer.emitTo({
       part: (type, call, committing) => tables.outboxPart(type, call.requestId ?? null, now(), !committing),
+      quiet: (type, call) => wanted.quiet(type, call.ctx),
+      heard: (type, call, found) => { wanted.heard(type, call.ctx, found) },
       written: (_count, committed) => {
         due = true
         if (committed) announcer.announce()

@@ -2,7 +2,7 @@ import type { CollectionQuery, FieldMap, Page } from '../../model/query.js'
 import { filtersOn } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
 import { readPage } from '../read-page.js'
-import { statementName, type ClaimPart, type OutboxPart } from '../statement-parts.js'
+import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '../statement-parts.js'
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
@@ -46,6 +46,8 @@ export interface TableWrite {
   claim?: ClaimPart | null
   /** The outbox rows the write adds (EventTables.outboxPart). */
   outbox?: OutboxPart | null
+  /** In place of `outbox`, the check that no subscription wants the write's event (EventTables.quietPart). */
+  quiet?: QuietPart | null
 }
 
 export interface WriteOutcome {
@@ -57,6 +59,12 @@ export interface WriteOutcome {
   events: number
   /** With `TableWrite.current`: the row's `etag` and `deletedDateTime` before the write, or null when it did not exist. */
   current?: Row | null
+  /**
+   * With `TableWrite.quiet`, true when the write may have been stopped by a subscription that
+   * wants its event: it found one, or (a statement of the write alone, which cannot say) it
+   * wrote no row. Nothing was written then; the write is to be made again with its outbox.
+   */
+  wanted?: boolean
 }
 
 /** Where a write lands and who makes it: the execution context, and the token's `sub` (or null). */
@@ -179,19 +187,20 @@ export class ResourceTable {
   async write (db: Queryable, w: TableWrite): Promise<WriteOutcome> {
     const guard = w.guard ?? null
     const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
-    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
+    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, quiet: w.quiet ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })
     if (shape.claim === null && shape.outbox === null && !shape.current) {
       for (const row of rows) this.decode(row)
-      return { rows, claimed: true, events: 0 }
+      return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: rows.length === 0 }
     }
     const head = rows[0] as Row
     const claimed = head['svc:claimed'] as boolean
     const events = head['svc:events'] as number
     const etag = head['svc:etag'] as string | null
     const current = etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null }
+    const wanted = head['svc:wanted'] === true
     const written: Row[] = []
     for (const row of rows) {
       if (row.id === null) continue
@@ -199,9 +208,12 @@ export class ResourceTable {
       delete row['svc:events']
       delete row['svc:etag']
       delete row['svc:deleted']
+      delete row['svc:wanted']
       written.push(this.decode(row))
     }
-    return shape.current ? { rows: written, claimed, events, current } : { rows: written, claimed, events }
+    const outcome: WriteOutcome = shape.current ? { rows: written, claimed, events, current } : { rows: written, claimed, events }
+    if (shape.quiet !== null) outcome.wanted = wanted
+    return outcome
   }
 
   /** A row as an outbox holds it (`ARRAY[<column>::text, …]`, write-statement.ts), back as API values. */

@@ -1,4 +1,4 @@
-import type { ClaimPart, OutboxPart } from '../statement-parts.js'
+import type { ClaimPart, OutboxPart, QuietPart } from '../statement-parts.js'
 import type { Column } from './columns.js'
 
 /** What a write statement does to the rows it names. */
@@ -42,6 +42,8 @@ export interface WriteShape {
   guard: Guard | null
   claim: ClaimPart | null
   outbox: OutboxPart | null
+  /** In place of `outbox`: the write applies only while no subscription wants its event. */
+  quiet: QuietPart | null
   /**
    * Also answer the ETag and deletion time the (one) row had when the statement began
    * (`svc:etag`, `svc:deleted`; null when it did not exist): what a write that did not apply
@@ -62,10 +64,11 @@ interface Slots {
   refused: number
   claim: number
   outbox: number
+  quiet: number
   count: number
 }
 
-/** `$1` the execution context, `$2` the rows as JSON, then who writes (a delete names none), the guard's tags, the claim's values, the outbox's. */
+/** `$1` the execution context, `$2` the rows as JSON, then who writes (a delete names none), the guard's tags, the claim's values, the outbox's or the quiet check's. */
 function slotsOf (shape: WriteShape): Slots {
   let n = 3
   const by = shape.kind === 'delete' ? 0 : n++
@@ -76,14 +79,16 @@ function slotsOf (shape: WriteShape): Slots {
   n += shape.claim?.values.length ?? 0
   const outbox = n
   n += shape.outbox?.values.length ?? 0
-  return { by, allowed, refused, claim, outbox, count: n - 1 }
+  const quiet = n
+  n += shape.quiet?.values.length ?? 0
+  return { by, allowed, refused, claim, outbox, quiet, count: n - 1 }
 }
 
 /** What makes two statements of a table one text: everything but the values. */
 function keyOf (shape: WriteShape): string {
   const g = shape.guard
   const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
-  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.current ? 'cur' : '-', shape.returning].join('|')
+  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.current ? 'cur' : '-', shape.returning].join('|')
 }
 
 /**
@@ -91,8 +96,10 @@ function keyOf (shape: WriteShape): string {
  * claim `k` it depends on and before the outbox rows `o` that depend on it. When it carries
  * either, or `current`, it answers one row more than it wrote, or one row with nulls when it
  * wrote none: `svc:claimed` (the claim was taken, or there was none), `svc:events` (outbox rows
- * written), and with `current` the row's `svc:etag` and `svc:deleted` before the write. Its
- * text is made once per shape (`texts`, the table's own), so a request only gathers values.
+ * written), with `current` the row's `svc:etag` and `svc:deleted` before the write, and with a
+ * quiet check `svc:wanted` (a subscription wants the event: nothing was written). With none of
+ * them it is the write alone, which answers its rows. Its text is made once per shape
+ * (`texts`, the table's own), so a request only gathers values.
  */
 export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: string): { text: string, values: unknown[] } {
   const slots = slotsOf(shape)
@@ -107,6 +114,7 @@ export function writeStatement (t: WriteTable, texts: Map<string, string>, shape
   }
   shape.claim?.values.forEach((v, i) => { values[slots.claim - 1 + i] = v })
   shape.outbox?.values.forEach((v, i) => { values[slots.outbox - 1 + i] = v })
+  shape.quiet?.values.forEach((v, i) => { values[slots.quiet - 1 + i] = v })
   const key = keyOf(shape)
   let text = texts.get(key)
   if (text === undefined) {
@@ -134,6 +142,8 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
   }
   const ctes: string[] = []
   const conditions: string[] = []
+  const quiet = shape.quiet === null ? null : shape.quiet.sql(slots.quiet, $ctx)
+  if (quiet !== null) conditions.push(quiet)
   if (shape.current) {
     ctes.push(`cur AS (SELECT t.etag, ${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted
       FROM ${t.T} AS t JOIN jsonb_to_recordset(${$rows}::jsonb) AS x(id text) ON t.ctx = ${$ctx} AND t.id = x.id)`)
@@ -147,47 +157,53 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
         ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} FOR UPDATE OF t)`)
       when = 'EXISTS (SELECT 1 FROM g)'
     }
+    // Nor is the key claimed for a write that a subscription stops.
+    if (quiet !== null) when = when === null ? quiet : `${when} AND ${quiet}`
     ctes.push(shape.claim.sql(slots.claim, when))
     conditions.push('EXISTS (SELECT 1 FROM k)')
   }
   const x = `jsonb_to_recordset(${$rows}::jsonb) AS x(${recordType(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen)})`
   const match = [`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded, ...conditions].join(' AND ')
   const stamp = `etag = x.etag, "modifiedDateTime" = now(), "modifiedBy" = ${$by}`
+  let write: string
   switch (shape.kind) {
     case 'insert': {
       const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
-      ctes.push(`w AS (INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
+      write = `INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
         SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
         FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}
-        RETURNING ${returning})`)
+        RETURNING ${returning}`
       break
     }
     case 'update':
-      ctes.push(`w AS (UPDATE ${t.T} AS t SET ${[stamp, ...shape.set.map(c => `${c.ident} = x.${c.ident}`)].join(', ')}
-        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      write = `UPDATE ${t.T} AS t SET ${[stamp, ...shape.set.map(c => `${c.ident} = x.${c.ident}`)].join(', ')}
+        FROM ${x} WHERE ${match} RETURNING ${returning}`
       break
     case 'mark-deleted':
-      ctes.push(`w AS (UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = ${$by}
-        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      write = `UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = ${$by}
+        FROM ${x} WHERE ${match} RETURNING ${returning}`
       break
     case 'restore':
-      ctes.push(`w AS (UPDATE ${t.T} AS t SET ${stamp}, "deletedDateTime" = NULL, "deletedBy" = NULL
-        FROM ${x} WHERE ${match} RETURNING ${returning})`)
+      write = `UPDATE ${t.T} AS t SET ${stamp}, "deletedDateTime" = NULL, "deletedBy" = NULL
+        FROM ${x} WHERE ${match} RETURNING ${returning}`
       break
     case 'delete':
-      ctes.push(`w AS (DELETE FROM ${t.T} AS t USING ${x} WHERE ${match} RETURNING ${returning})`)
+      write = `DELETE FROM ${t.T} AS t USING ${x} WHERE ${match} RETURNING ${returning}`
       break
   }
+  // The write alone: no CTE around it, which would cost the database a scan of its result.
+  if (shape.claim === null && shape.outbox === null && !shape.current) return write
+  ctes.push(`w AS (${write})`)
   if (shape.outbox !== null) {
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
     ctes.push(shape.outbox.sql(slots.outbox, { source: 'w', snapshot, ctx: $ctx }))
   }
   const columns = answered.map(c => `w.${c.ident}`).join(', ')
-  if (shape.claim === null && shape.outbox === null && !shape.current) return `WITH ${ctes.join(',\n')}\nSELECT ${columns} FROM w`
   const found = [
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,
     `${shape.outbox === null ? '0' : '(SELECT count(*) FROM o)::integer'} AS "svc:events"`,
-    ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : [])
+    ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : []),
+    ...(quiet === null ? [] : [`NOT ${quiet} AS "svc:wanted"`])
   ]
   return `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`
 }

@@ -53,7 +53,7 @@ t.test('standalone', async t => {
     t.equal(seen.length, 2, 'two statements')
     t.match(seen[0], /^SELECT /)
     t.notMatch(seen[0], /FOR UPDATE/, 'the read holds no lock')
-    t.match(seen[1], /^WITH w AS \(UPDATE .* t\.etag = x\.seen/s, 'the write applies only at the ETag it was decided on')
+    t.match(seen[1], /^(WITH w AS \()?UPDATE .* t\.etag = x\.seen/s, 'the write applies only at the ETag it was decided on')
     real.query = query
     t.match(JSON.parse((await app.inject({ url })).body), { title: 'again', score: 0.5 }, 'the removed field has its default again')
   })

@@ -1,6 +1,6 @@
 import type { ContextItem } from '../../../schemas/problem.js'
 import type { EntityTagList } from '../../conditional/index.js'
-import type { OutboxPart } from '../../../store/statement-parts.js'
+import type { OutboxPart, QuietPart } from '../../../store/statement-parts.js'
 
 type Row = Record<string, unknown>
 
@@ -99,6 +99,13 @@ export interface WriteOutbox {
    * are then announced by `written`, else by the statement when its transaction commits.
    */
   part: (type: string, call: WriteCall, committing: boolean) => OutboxPart
+  /**
+   * In place of the outbox part, for a write of one entity: the check that no subscription of
+   * the call's execution context wants `type`, while none was found to (`heard`); else null.
+   */
+  quiet: (type: string, call: WriteCall) => QuietPart | null
+  /** Told whether a write of `type` found a subscription of the call's context that wants it. */
+  heard: (type: string, call: WriteCall, wanted: boolean) => void
   /** Told how many deliveries a statement wrote, once it answered; `committed` as `part`'s `committing`. */
   written: (count: number, committed: boolean) => void
 }

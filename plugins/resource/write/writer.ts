@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import type { WriteClaim } from '../../../store/statement-parts.js'
-import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite } from '../../../store/table/index.js'
+import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome } from '../../../store/table/index.js'
 import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
@@ -204,7 +204,9 @@ export class Writer {
   private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean, returning: Returning): Promise<Attempt> {
     let written
     try {
-      written = await this.table.write(store, { ...this.statementOf(call, [step], true), guard, claim: claim?.part ?? null, current, returning })
+      const write: TableWrite = { ...this.statementOf(call, [step], true, true), guard, claim: claim?.part ?? null, current, returning }
+      written = await this.table.write(store, write)
+      written = await this.withOutbox(store, call, this.eventOf(step), write, written)
     } catch (err) {
       if (this.lostInsertRace(step, err)) return { current: null }
       if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
@@ -214,6 +216,24 @@ export class Writer {
     if (written.events > 0) this.outbox?.written(written.events, true)
     const stored = written.rows[0]
     return stored === undefined ? { current: written.current ?? null } : { stored }
+  }
+
+  /**
+   * What a write of one entity did, with its outbox: made again with its outbox part when its
+   * quiet check found a subscription that wants the event (and nothing was written). The
+   * outbox is told what each write found, so that the next carries what it will need.
+   */
+  private async withOutbox (store: Store, call: WriteCall, type: string, write: TableWrite, written: WriteOutcome): Promise<WriteOutcome> {
+    const outbox = this.outbox
+    if (outbox === null) return written
+    if (write.quiet != null) {
+      outbox.heard(type, call, written.wanted === true)
+      if (written.wanted !== true) return written
+      return await this.table.write(store, { ...write, quiet: null, outbox: outbox.part(type, call, true) })
+    }
+    // A statement that wrote no row says nothing of the subscriptions.
+    if (written.rows.length > 0) outbox.heard(type, call, written.events > 0)
+    return written
   }
 
   /** The result of an attempt that wrote, that the database refused, or whose claim is another's. */
@@ -317,13 +337,24 @@ export class Writer {
     return out
   }
 
-  /** The statement of a run of steps of one kind and event, with its outbox rows; `committing` as `WriteOutbox.part` has it. */
-  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean): TableWrite {
+  /** The event a step's change is (e.g. `document.created`). */
+  private eventOf (s: Step): string {
+    return `${this.def.name}.${changeOf(s)}`
+  }
+
+  /**
+   * The statement of a run of steps of one kind and event, with its outbox rows; `committing` as
+   * `WriteOutbox.part` has it. `quietly`: with the outbox's quiet check instead, when it expects
+   * no subscription to want the event.
+   */
+  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean, quietly = false): TableWrite {
     const head = run[0] as Step
-    const outbox = this.outbox?.part(`${this.def.name}.${changeOf(head)}`, call, committing) ?? null
+    const type = this.eventOf(head)
+    const quiet = quietly ? this.outbox?.quiet(type, call) ?? null : null
+    const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
     // A patch's fields are the client's choice: its texts are left to the driver, which
     // prepares those that repeat, up to its bound.
-    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox, named: head.result.op.action !== 'patch' }
+    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox, quiet, named: head.result.op.action !== 'patch' }
   }
 
   private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {

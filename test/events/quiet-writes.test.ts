@@ -1,0 +1,125 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { databases } from '../support/databases.js'
+import { BACKGROUND, countStatements } from '../support/count-statements.js'
+import { client, startEvents } from './helper.js'
+
+// A write whose event no subscription wants carries a check in place of the outbox's insert;
+// one that finds a subscription wanting it writes nothing and is made again with its outbox.
+// Instances over one database, each learning from its own writes: a subscription made on one
+// is found by the next write of another, and no event is lost.
+
+const QUIET = 'NOT EXISTS (SELECT 1 FROM "event_subscriptions"'
+const OUTBOX = 'INSERT INTO "event_deliveries"'
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    // No delivery worker: the deliveries stay in the table, where they are counted.
+    const instance = async (): Promise<ReturnType<typeof client>> => client((await startEvents(t, store, {}, { worker: false })).base)
+    const [a, b] = [await instance(), await instance()]
+    const sql = countStatements(store)
+    t.teardown(() => { sql.restore() })
+    /**
+     * The statements of one request, without the instances' own background work and the
+     * notification announcing new deliveries, which the writes of a busy instance share.
+     */
+    const sent = async <T>(fn: () => Promise<T>): Promise<{ answer: T, texts: string[] }> => {
+      sql.reset()
+      const answer = await fn()
+      return { answer, texts: sql.texts().filter(text => !BACKGROUND.test(text) && !text.startsWith('SELECT pg_notify(')) }
+    }
+    const author = await a('POST', '/v1/authors', { name: 'Quiet', email: 'quiet@example.com' })
+    t.equal(author.status, 201, author.text)
+    const newDocument = (): Record<string, unknown> => ({ name: `quiet ${randomUUID()}`, authorId: author.body.id, kind: 'INVOICE' })
+    const deliveriesOf = async (id: string): Promise<string[]> =>
+      (await store.query<{ event_type: string }>('SELECT event_type FROM event_deliveries WHERE entity[1] = $1 ORDER BY created_at', [id])).rows.map(r => r.event_type)
+
+    await t.test('no subscription: one statement, the check in place of the outbox', async t => {
+      const { answer, texts } = await sent(async () => await a('POST', '/v1/documents', newDocument()))
+      t.equal(answer.status, 201, answer.text)
+      t.equal(texts.length, 1, 'one statement', { texts })
+      t.match(texts[0], QUIET)
+      t.notMatch(texts[0], OUTBOX)
+      t.same(await deliveriesOf(answer.body.id), [])
+    })
+
+    const sub = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['document.created', 'document.deleted'], description: null })
+    t.equal(sub.status, 201, sub.text)
+
+    await t.test('a subscription made on another instance: the next write finds it, writes nothing, and is made again with its outbox', async t => {
+      const first = await sent(async () => await a('POST', '/v1/documents', newDocument()))
+      t.equal(first.answer.status, 201, first.answer.text)
+      t.equal(first.texts.length, 2, 'the quiet write, then the write with its outbox', { texts: first.texts })
+      t.match(first.texts[0], QUIET)
+      t.match(first.texts[1], OUTBOX)
+      t.same(await deliveriesOf(first.answer.body.id), ['document.created'], 'its event is in the outbox, once')
+      const { rows } = await store.query<{ n: number }>('SELECT count(*)::integer AS n FROM documents WHERE id = $1', [first.answer.body.id])
+      t.equal(rows[0]?.n, 1, 'the document written once')
+
+      const next = await sent(async () => await a('POST', '/v1/documents', newDocument()))
+      t.equal(next.texts.length, 1, 'the instance knows now: one statement, with its outbox', { texts: next.texts })
+      t.match(next.texts[0], OUTBOX)
+      t.same(await deliveriesOf(next.answer.body.id), ['document.created'])
+    })
+
+    await t.test('an event the subscription does not want stays quiet', async t => {
+      const doc = await a('POST', '/v1/documents', newDocument())
+      const patched = await sent(async () => await a('PATCH', `/v1/documents/${doc.body.id as string}`, { description: 'quiet' }, { 'if-match': doc.headers.get('etag') as string }))
+      t.equal(patched.answer.status, 204, patched.answer.text)
+      t.equal(patched.texts.length, 1, { texts: patched.texts })
+      t.match(patched.texts[0], QUIET)
+      t.same(await deliveriesOf(doc.body.id), ['document.created'], 'no document.updated')
+    })
+
+    await t.test('a guarded write that finds the subscription: its ETag and deletion checked again with the outbox, one event', async t => {
+      const doc = await a('POST', '/v1/documents', newDocument())
+      const etag = doc.headers.get('etag') as string
+      // Another instance, which has not written a deletion yet.
+      const c = await instance()
+      const stale = await sent(async () => await c('DELETE', `/v1/documents/${doc.body.id as string}`, undefined, { 'if-match': '"stale"' }))
+      t.equal(stale.answer.status, 412, 'a stale ETag is refused, quiet or not')
+      const deleted = await sent(async () => await c('DELETE', `/v1/documents/${doc.body.id as string}`, undefined, { 'if-match': etag }))
+      t.equal(deleted.answer.status, 204, deleted.answer.text)
+      t.match(deleted.texts.at(-1), OUTBOX)
+      t.same(await deliveriesOf(doc.body.id), ['document.created', 'document.deleted'])
+      // What it knows now holds after a write with the outbox that wrote nothing.
+      const other = await a('POST', '/v1/documents', newDocument())
+      const refused = await sent(async () => await c('DELETE', `/v1/documents/${other.body.id as string}`, undefined, { 'if-match': '"stale"' }))
+      t.equal(refused.answer.status, 412)
+      t.equal(refused.texts.length, 1, { texts: refused.texts })
+      t.match(refused.texts[0], OUTBOX)
+      const next = await sent(async () => await c('DELETE', `/v1/documents/${other.body.id as string}`, undefined, { 'if-match': other.headers.get('etag') as string }))
+      t.equal(next.answer.status, 204)
+      t.equal(next.texts.length, 1, { texts: next.texts })
+      t.match(next.texts[0], OUTBOX)
+      t.same(await deliveriesOf(other.body.id), ['document.created', 'document.deleted'])
+    })
+
+    await t.test('with an idempotency key: the key is taken by the write that applies, and its repeat refused naming it', async t => {
+      const c = await instance()
+      const key = randomUUID()
+      const body = newDocument()
+      const first = await sent(async () => await c('POST', '/v1/documents', body, { 'svc-idempotency-key': key }))
+      t.equal(first.answer.status, 201, first.answer.text)
+      t.equal(first.texts.length, 2, 'the quiet write (its key untaken), then the write with its outbox', { texts: first.texts })
+      // A POST is not idempotent: its repeat is a conflict naming what the first created.
+      const again = await c('POST', '/v1/documents', body, { 'svc-idempotency-key': key })
+      t.equal(again.status, 409, again.text)
+      t.equal(again.body.instance, `/v1/documents/${first.answer.body.id as string}`)
+      t.same(await deliveriesOf(first.answer.body.id), ['document.created'], 'one event')
+    })
+
+    await t.test('the subscription switched off: the next write carries its outbox and finds none; the one after is quiet', async t => {
+      const off = await b('PATCH', `/v1/webhook-subscriptions/${sub.body.id as string}`, { active: false }, { 'if-match': sub.body.etag })
+      t.equal(off.status, 204, off.text)
+      const first = await sent(async () => await a('POST', '/v1/documents', newDocument()))
+      t.equal(first.texts.length, 1, { texts: first.texts })
+      t.match(first.texts[0], OUTBOX)
+      t.same(await deliveriesOf(first.answer.body.id), [])
+      const next = await sent(async () => await a('POST', '/v1/documents', newDocument()))
+      t.equal(next.texts.length, 1, { texts: next.texts })
+      t.match(next.texts[0], QUIET)
+    })
+  })
+}
