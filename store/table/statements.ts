@@ -6,7 +6,7 @@ import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
-import { writeStatement, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
+import { writeStatement, writesAlone, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -191,7 +191,7 @@ export class ResourceTable {
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })
-    if (shape.claim === null && shape.outbox === null && !shape.current) {
+    if (writesAlone(shape)) {
       for (const row of rows) this.decode(row)
       return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: rows.length === 0 }
     }

@@ -53,6 +53,14 @@ export interface WriteShape {
   returning: Returning
 }
 
+/**
+ * True when a statement of `shape` is the write alone, which answers its rows and nothing
+ * else: no claim, no outbox, no `current` (`writeStatement`).
+ */
+export function writesAlone (shape: WriteShape): boolean {
+  return shape.claim === null && shape.outbox === null && !shape.current
+}
+
 function recordType (columns: readonly Column[], seen: boolean): string {
   return ['id text', 'etag text', ...(seen ? ['seen text'] : []), ...columns.map(c => `${c.ident} ${c.sqlType}`)].join(', ')
 }
@@ -192,7 +200,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
       break
   }
   // The write alone: no CTE around it, which would cost the database a scan of its result.
-  if (shape.claim === null && shape.outbox === null && !shape.current) return write
+  if (writesAlone(shape)) return write
   ctes.push(`w AS (${write})`)
   if (shape.outbox !== null) {
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
