@@ -48,6 +48,9 @@ type Attempt = { stored: Row } | { refused: unknown } | { replay: true } | { cur
 /** The guard of a write decided on the row as read. */
 const SEEN: Guard = { by: 'seen' }
 
+/** What a statement writing one entity adds to its run's (Writer.attempt). */
+type OneWrite = Required<Pick<TableWrite, 'guard' | 'claim' | 'current' | 'returning'>>
+
 /** An operation on its way to the database. */
 interface Step {
   result: WriteResult
@@ -204,7 +207,7 @@ export class Writer {
   private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean, returning: Returning): Promise<Attempt> {
     let written
     try {
-      const write: TableWrite = { ...this.statementOf(call, [step], true, true), guard, claim: claim?.part ?? null, current, returning }
+      const write = this.statementOf(call, [step], true, { guard, claim: claim?.part ?? null, current, returning })
       written = await this.table.write(store, write)
       written = await this.withOutbox(store, call, this.eventOf(step), write, written)
     } catch (err) {
@@ -344,17 +347,31 @@ export class Writer {
 
   /**
    * The statement of a run of steps of one kind and event, with its outbox rows; `committing` as
-   * `WriteOutbox.part` has it. `quietly`: with the outbox's quiet check instead, when it expects
-   * no subscription to want the event.
+   * `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's quiet check in
+   * place of its rows when it expects no subscription to want the event.
    */
-  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean, quietly = false): TableWrite {
+  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean, one: OneWrite | null = null): TableWrite {
     const head = run[0] as Step
     const type = this.eventOf(head)
-    const quiet = quietly ? this.outbox?.quiet(type, call) ?? null : null
+    const quiet = one !== null ? this.outbox?.quiet(type, call) ?? null : null
     const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
-    // A patch's fields are the client's choice: its texts are left to the driver, which
-    // prepares those that repeat, up to its bound.
-    return { kind: head.kind, scope: { ctx: call.ctx, by: call.by }, rows: run.map(s => s.write), fields: head.fields, outbox, quiet, named: head.result.op.action !== 'patch' }
+    // Every property in one literal: a statement is made per write, and a spread into a larger
+    // literal costs the hot path more than the rest of this method.
+    return {
+      kind: head.kind,
+      scope: { ctx: call.ctx, by: call.by },
+      rows: run.map(s => s.write),
+      fields: head.fields,
+      outbox,
+      quiet,
+      // A patch's fields are the client's choice: its texts are left to the driver, which
+      // prepares those that repeat, up to its bound.
+      named: head.result.op.action !== 'patch',
+      guard: one?.guard ?? null,
+      claim: one?.claim ?? null,
+      current: one?.current ?? false,
+      returning: one?.returning ?? 'row'
+    }
   }
 
   private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
