@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Agent, Dispatcher, request as undiciRequest } from 'undici'
+import type { Agent, Dispatcher } from 'undici'
 import { answerOf, readBody, type DownstreamResponse } from './answer.js'
 import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
 import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
@@ -68,7 +68,10 @@ function targetUrl (settings: Settings, call: DownstreamCall): URL {
 }
 
 function headersOf (settings: Settings, call: DownstreamCall, context: PropagatedContext): Record<string, string> {
-  const headers = { ...settings.headers }
+  // Copied key by key, not spread: V8 gives an object spread and then added to a shape of its
+  // own each time, and every property access on it after, here and in undici, misses its cache.
+  const headers: Record<string, string> = {}
+  for (const name in settings.headers) headers[name] = settings.headers[name] as string
   if (context.requestId !== undefined && context.requestId !== '') headers['x-request-id'] = context.requestId
   const ctx = context.executionContext
   if (ctx !== undefined && ctx !== '' && ctx !== settings.defaultExecutionContext) headers['svc-execution-context'] = ctx
@@ -103,26 +106,29 @@ function retriesAfter (failure: unknown, method: string): boolean {
   return failure instanceof DownstreamTimeoutError && IDEMPOTENT_METHODS.has(method)
 }
 
-/** undici's request function and the dispatcher it goes through. */
-interface Transport { send: typeof undiciRequest, dispatcher: Dispatcher }
+/** The dispatcher calls go through (an undici Agent, or the caller's). */
+interface Transport { dispatcher: Dispatcher }
 
 async function call<T> (settings: Settings, transport: () => Promise<Transport>, c: DownstreamCall, context: PropagatedContext): Promise<DownstreamResponse<T>> {
   const method = (c.method ?? 'GET').toUpperCase()
   const url = targetUrl(settings, c)
   const headers = headersOf(settings, c, context)
   const body = c.json !== undefined ? JSON.stringify(c.json) : c.body
-  const timeouts = { ...settings.timeouts, ...c.timeouts }
+  const timeouts = { headers: c.timeouts?.headers ?? settings.timeouts.headers, body: c.timeouts?.body ?? settings.timeouts.body }
   const limit = c.maxResponseBytes ?? settings.maxResponseBytes
   const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
   const { attempts, base, cap, maxRetryAfter } = settings.retry
   const shown = `${url.origin}${url.pathname}`
-  const { send, dispatcher } = await transport()
+  const { dispatcher } = await transport()
+  const path = `${url.pathname}${url.search}`
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
     const canRetry = retryable && n < attempts
     let delay: number | null = null
     try {
-      const res = await send(url, { method: method as Dispatcher.HttpMethod, headers, body, dispatcher, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal: c.signal })
+      // The dispatcher's own request, with one literal: undici's top-level request() spreads
+      // its options into a new object, which costs the shape above again.
+      const res = await dispatcher.request({ origin: url.origin, path, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal: c.signal })
       if (canRetry && RETRY_STATUSES.has(res.statusCode)) {
         const after = retryAfter(res.headers['retry-after'], settings.now())
         // A longer wait than allowed is not shortened: the caller gets the answer instead.
@@ -174,7 +180,7 @@ export function createDownstream (options: DownstreamOptions): DownstreamClient 
   let loaded: Promise<Transport> | null = null
   const transport = async (): Promise<Transport> => await (loaded ??= import('undici').then((undici) => {
     if (settings.dispatcher === null) own = new undici.Agent()
-    return { send: undici.request, dispatcher: settings.dispatcher ?? own as Agent }
+    return { dispatcher: settings.dispatcher ?? own as Agent }
   }))
   return {
     ...view(settings, transport, none),
