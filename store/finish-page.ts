@@ -21,14 +21,18 @@ function keyValue (value: unknown): KeyValue {
 
 /**
  * The page of the items a back end fetched for `paging` (at most `limit + 1`, in fetch
- * order: reversed for a previous page). An empty page reached by a cursor (its
- * neighbours were deleted meanwhile) has no next or previous link: start again.
+ * order: reversed for a previous page), with `totalCount` when the paging asked for it. An
+ * empty page reached by a cursor (its neighbours were deleted meanwhile) has no next or
+ * previous link: start again.
  */
-export function finishPage<T> (rows: readonly T[], paging: Paging, ordering: readonly OrderingTerm[]): Page<T> {
+export function finishPage<T> (rows: readonly T[], paging: Paging, ordering: readonly OrderingTerm[], totalCount?: number): Page<T> {
   const more = rows.length > paging.limit
   const items = rows.slice(0, paging.limit)
   if (paging.kind === 'offset') {
-    return { items, hasNext: more, hasPrevious: paging.offset > 0, next: null, previous: null }
+    // One literal each way: a page spread into a larger one would get a shape of its own.
+    return totalCount === undefined
+      ? { items, hasNext: more, hasPrevious: paging.offset > 0, next: null, previous: null }
+      : { items, hasNext: more, hasPrevious: paging.offset > 0, next: null, previous: null, totalCount }
   }
   const backwards = paging.cursor?.direction === 'previous'
   if (backwards) items.reverse()

@@ -214,8 +214,7 @@ export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fie
   const { paging } = query
   const size = paging.limit + 1 // one more than the page, as the SQL back end fetches
   if (paging.kind === 'offset') {
-    const page = finishPage(rows.slice(paging.offset, paging.offset + size).map((row) => row.item), paging, query.ordering)
-    return paging.totalCount ? { ...page, totalCount: rows.length } : page
+    return finishPage(rows.slice(paging.offset, paging.offset + size).map((row) => row.item), paging, query.ordering, paging.totalCount ? rows.length : undefined)
   }
   const cursor = paging.cursor
   let fetched = rows.slice(0, size)

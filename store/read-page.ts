@@ -42,5 +42,5 @@ export async function readPage<T = Row> (db: RowSource, query: CollectionQuery, 
   const totalCount = (rows[0] as Row)[TOTAL_COUNT] as number
   for (const row of rows) delete row[TOTAL_COUNT]
   const items = rows.length === 1 && isCountOnly(rows[0] as Row) ? [] : rows.map(decode)
-  return { ...finishPage(items, query.paging, query.ordering), totalCount }
+  return finishPage(items, query.paging, query.ordering, totalCount)
 }

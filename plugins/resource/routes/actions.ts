@@ -41,8 +41,7 @@ export function registerActionRoutes (fastify: FastifyInstance, s: Served): void
       refuseInvalid(s, request)
       const id = (request.params as Record<string, string>)[def.idParam] as string
       const path = s.itemPath(def, id)
-      const op = { ...itemOp(request, 'transition', id, {}), transition: action.name }
-      const row = await writeItem(s, request, op, path, 200) as Row
+      const row = await writeItem(s, request, itemOp(request, 'transition', id, {}, action.name), path, 200) as Row
       const entity = s.rep.toEntity(row)
       reply.header('etag', entity.etag as string)
       return entity

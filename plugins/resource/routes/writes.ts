@@ -135,8 +135,10 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
   return result === null ? null : result.row
 }
 
-/** A write of `request`'s item with the request's preconditions. */
-export function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row): WriteOp {
+/** A write of `request`'s item with the request's preconditions (`transition`: the action's name, for one). */
+export function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row, transition?: string): WriteOp {
   const pre = preconditionsOf(request)
-  return { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
+  return transition === undefined
+    ? { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
+    : { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, transition }
 }
