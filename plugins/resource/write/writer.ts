@@ -348,15 +348,15 @@ export class Writer {
   /**
    * The statement of a run of steps of one kind and event, with its outbox rows; `committing` as
    * `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's quiet check in
-   * place of its rows when it expects no subscription to want the event.
+   * place of its outbox rows when it expects no subscription to want the event.
    */
   private statementOf (call: WriteCall, run: readonly Step[], committing: boolean, one: OneWrite | null = null): TableWrite {
     const head = run[0] as Step
     const type = this.eventOf(head)
     const quiet = one !== null ? this.outbox?.quiet(type, call) ?? null : null
     const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
-    // Every property in one literal: a statement is made per write, and a spread into a larger
-    // literal costs the hot path more than the rest of this method.
+    // Every property in one literal: spread into a larger literal, each write's statement got a
+    // shape of its own in V8, and every later read of it missed its inline cache.
     return {
       kind: head.kind,
       scope: { ctx: call.ctx, by: call.by },
