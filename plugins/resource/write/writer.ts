@@ -207,9 +207,10 @@ export class Writer {
   private async attempt<R> (store: Store, call: WriteCall, step: Step, guard: Guard | null, claim: WriteClaim<R> | null, current: boolean, returning: Returning): Promise<Attempt> {
     let written
     try {
-      const write = this.statementOf(call, [step], true, { guard, claim: claim?.part ?? null, current, returning })
+      const type = this.eventOf(step)
+      const write = this.statementOf(call, [step], type, true, { guard, claim: claim?.part ?? null, current, returning })
       written = await this.table.write(store, write)
-      written = await this.withOutbox(store, call, this.eventOf(step), write, written)
+      written = await this.withOutbox(store, call, type, write, written)
     } catch (err) {
       if (this.lostInsertRace(step, err)) return { current: null }
       if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
@@ -346,13 +347,12 @@ export class Writer {
   }
 
   /**
-   * The statement of a run of steps of one kind and event, with its outbox rows; `committing` as
-   * `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's quiet check in
-   * place of its outbox rows when it expects no subscription to want the event.
+   * The statement of a run of steps of one kind and event (`type`), with its outbox rows;
+   * `committing` as `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's
+   * quiet check in place of its outbox rows when it expects no subscription to want the event.
    */
-  private statementOf (call: WriteCall, run: readonly Step[], committing: boolean, one: OneWrite | null = null): TableWrite {
+  private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null): TableWrite {
     const head = run[0] as Step
-    const type = this.eventOf(head)
     const quiet = one !== null ? this.outbox?.quiet(type, call) ?? null : null
     const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
     // Every property in one literal: spread into a larger literal, each write's statement got a
@@ -375,7 +375,7 @@ export class Writer {
   }
 
   private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
-    const written = await this.table.write(tx, this.statementOf(call, run, false))
+    const written = await this.table.write(tx, this.statementOf(call, run, this.eventOf(run[0] as Step), false))
     if (written.events > 0) this.outbox?.written(written.events, false)
     const byId = new Map(written.rows.map(r => [r.id as string, r]))
     for (const s of run) {
