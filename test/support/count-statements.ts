@@ -2,6 +2,13 @@ import pg from 'pg'
 import type { Queryable, Store, Tx } from '../../store/index.js'
 
 /**
+ * The statements an instance sends by itself, whatever the request: job and delivery claims,
+ * purges' locks, LISTEN, and the read of the caller's address's refusal count that the auth
+ * plugin makes, with shared counts on a server, before it trusts a connection's first token.
+ */
+export const BACKGROUND = /lease_owner = \$1|pg_try_advisory|^(UN)?LISTEN |WHERE ctid = ANY|FROM "auth_refusals"/
+
+/**
  * Counts the SQL statements this process sends to its databases, for tests that bound them
  * (an idle instance, one request):
  *
@@ -27,13 +34,6 @@ import type { Queryable, Store, Tx } from '../../store/index.js'
  * serialization failure counts each run. Counters may overlap: each counts from its own
  * start, and restores in any order.
  */
-/**
- * The statements an instance sends by itself, whatever the request: job and delivery claims,
- * purges' locks, LISTEN, and the read of the caller's address's refusal count that the auth
- * plugin makes, with shared counts on a server, before it trusts a connection's first token.
- */
-export const BACKGROUND = /lease_owner = \$1|pg_try_advisory|^(UN)?LISTEN |WHERE ctid = ANY|FROM "auth_refusals"/
-
 export interface StatementCounter {
   /** Statements since the counter started or was last reset. */
   count: () => number
