@@ -42,11 +42,13 @@ interface Connection {
 /** The members of pg's Query and its Result this class uses. */
 interface QueryInternals {
   name: string | undefined
+  queryMode: string | undefined
+  _rowMode: string | undefined
   portal: string
   values: unknown[]
   binary: boolean | undefined
   rows: number | undefined
-  _result: { fields: pg.FieldDef[], _parsers: Parser[] | undefined }
+  _result: { fields: pg.FieldDef[], _parsers: Parser[] | undefined, rowAsArray: boolean, parseRow: unknown, _parseRowAsArray: unknown }
   _accumulateRows: boolean
   prepare (connection: Connection): void
   hasBeenParsed (connection: Connection): boolean
@@ -60,7 +62,7 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 const described = new WeakMap<Connection, Map<string, RowShape>>()
 
 // Made without a callback: the client gives the query the one its query() call is passed.
-const PgQuery = pg.Query as unknown as new (config: pg.QueryArrayConfig) => pg.Query & QueryInternals
+const PgQuery = pg.Query as unknown as new (text: string, values: unknown[]) => pg.Query & QueryInternals
 
 // Shapes by type set, then by column list; statements are few and fixed, the cap only bounds
 // odd callers.
@@ -74,8 +76,16 @@ export class ArrayQuery extends PgQuery {
   /** Where the description this query asked for is kept: its connection's, for a named statement. */
   #describes: Map<string, RowShape> | undefined = undefined
 
-  constructor (config: pg.QueryArrayConfig, types: pg.CustomTypesConfig) {
-    super(config)
+  /** `name` makes it a prepared statement, parsed once per connection. */
+  constructor (text: string, values: unknown[], name: string | undefined, types: pg.CustomTypesConfig) {
+    // Given a config object, pg copies it through its property descriptors, a slow path on
+    // every statement; given the text and values, it builds its own. The rest is set here.
+    super(text, values)
+    this.name = name
+    this.queryMode = 'extended'
+    this._rowMode = 'array'
+    this._result.rowAsArray = true
+    this._result.parseRow = this._result._parseRowAsArray
     this.#types = types
   }
 

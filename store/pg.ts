@@ -142,18 +142,6 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
   }
 }
 
-/**
- * One statement: extended protocol even without parameters, as on PGlite (exactly one
- * statement); rows as arrays, made into objects by rowsOf (pg's own are dictionary-mode).
- * Named by the caller (a fixed text) or else by `names` once the text repeats (prepared.ts).
- */
-function statementConfig (sql: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined, names: StatementNames | null, named: boolean): pg.QueryArrayConfig {
-  const config: pg.QueryArrayConfig & { queryMode: string } = { text: sql, values: params === undefined ? [] : [...params], queryMode: 'extended', rowMode: 'array' }
-  const name = named ? options?.name ?? names?.nameOf(sql) : undefined
-  if (name !== undefined) config.name = name
-  return config
-}
-
 /** One client taken from the pool, watching its connection until it goes back. */
 class Checkout implements Queryable {
   readonly client: pg.PoolClient
@@ -176,8 +164,14 @@ class Checkout implements Queryable {
     client.on('error', this.#onError)
   }
 
+  /**
+   * One statement: extended protocol even without parameters, as on PGlite (exactly one
+   * statement); rows as arrays, made into objects by rowsOf (pg's own are dictionary-mode).
+   * Named by the caller (a fixed text) or else by `names` once the text repeats (prepared.ts).
+   */
   query<R> (sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-    const query = new ArrayQuery(statementConfig(sql, params, options, this.names, this.named), types)
+    const name = this.named ? options?.name ?? this.names?.nameOf(sql) : undefined
+    const query = new ArrayQuery(sql, params === undefined ? [] : [...params], name, types)
     return this.#send<pg.QueryArrayResult>(query).then((res) => ({ rows: rowsOf<R>(res, query.shape), rowCount: res.rowCount ?? 0 }))
   }
 

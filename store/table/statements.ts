@@ -6,7 +6,7 @@ import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
-import { writeStatement, writesAlone, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable } from './write-statement.js'
+import { writeStatement, writesAlone, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable, type WriteRows } from './write-statement.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -133,7 +133,17 @@ export class ResourceTable {
     return rows
   }
 
-  private record (columns: readonly Column[], rows: readonly RowWrite[], seen: boolean): string {
+  private record (columns: readonly Column[], rows: readonly RowWrite[], seen: boolean): WriteRows {
+    const [first] = rows
+    if (rows.length === 1 && first !== undefined) {
+      const values: unknown[] = seen ? [first.id, first.etag, first.seen ?? null] : [first.id, first.etag]
+      for (const c of columns) {
+        const value = first.values[c.field] ?? null
+        // A JSON column's parameter is its JSON text: the driver would make an array an SQL array.
+        values.push(c.kind === 'json' && value !== null ? JSON.stringify(value) : value)
+      }
+      return values
+    }
     return JSON.stringify(rows.map(r => {
       const out: Row = seen ? { id: r.id, etag: r.etag, seen: r.seen ?? null } : { id: r.id, etag: r.etag }
       // A JSON value goes in as itself: jsonb_to_recordset reads a jsonb member as jsonb.

@@ -61,8 +61,33 @@ export function writesAlone (shape: WriteShape): boolean {
   return shape.claim === null && shape.outbox === null && !shape.current
 }
 
-function recordType (columns: readonly Column[], seen: boolean): string {
-  return ['id text', 'etag text', ...(seen ? ['seen text'] : []), ...columns.map(c => `${c.ident} ${c.sqlType}`)].join(', ')
+/**
+ * The rows a write statement is given: many as the JSON text of an array of records (one `$2`
+ * parameter, read by `jsonb_to_recordset`), or one row as its values, each a parameter of its
+ * own (`id`, `etag`, `seen` for a `seen` guard, then the columns; a JSON column's value as its
+ * JSON text). One row is what every item write sends: the database then parses no JSON, and
+ * each value is converted by its column type's input function alike.
+ */
+export type WriteRows = string | readonly unknown[]
+
+/** A column of the relation `x` the rows are read as, and for one row the parameter it is in. */
+interface RecordColumn {
+  ident: string
+  sqlType: string
+  slot: number
+}
+
+function recordColumns (columns: readonly Column[], seen: boolean, slots: Slots): RecordColumn[] {
+  const head = ['id', 'etag', ...(seen ? ['seen'] : [])]
+  // One row: `id` is `$2`, the other values follow every other parameter.
+  return [...head.map(ident => ({ ident, sqlType: 'text' })), ...columns]
+    .map((c, i) => ({ ident: c.ident, sqlType: c.sqlType, slot: i === 0 ? 2 : slots.row + i - 1 }))
+}
+
+/** The rows as the relation `x` with `columns`: the records of `$2`, or the one row's parameters. */
+function rowsAs (columns: readonly RecordColumn[], one: boolean): string {
+  if (one) return `(VALUES (${columns.map(c => `$${c.slot}::${c.sqlType}`).join(', ')})) AS x(${columns.map(c => c.ident).join(', ')})`
+  return `jsonb_to_recordset($2::jsonb) AS x(${columns.map(c => `${c.ident} ${c.sqlType}`).join(', ')})`
 }
 
 /** Where each group of a statement's parameters starts (1-based), in the order the values go. */
@@ -73,11 +98,17 @@ interface Slots {
   claim: number
   outbox: number
   quiet: number
+  /** One row: where its values after `id` start (0 for many rows). */
+  row: number
   count: number
 }
 
-/** `$1` the execution context, `$2` the rows as JSON, then who writes (a delete names none), the guard's tags, the claim's values, the outbox's or the quiet check's. */
-function slotsOf (shape: WriteShape): Slots {
+/**
+ * `$1` the execution context, `$2` the rows as JSON (or the one row's `id`), then who writes (a
+ * delete names none), the guard's tags, the claim's values, the outbox's or the quiet check's,
+ * and last the one row's other values.
+ */
+function slotsOf (shape: WriteShape, one: readonly unknown[] | null): Slots {
   let n = 3
   const by = shape.kind === 'delete' ? 0 : n++
   const pre = shape.guard?.by === 'preconditions' ? shape.guard : null
@@ -89,14 +120,16 @@ function slotsOf (shape: WriteShape): Slots {
   n += shape.outbox?.values.length ?? 0
   const quiet = n
   n += shape.quiet?.values.length ?? 0
-  return { by, allowed, refused, claim, outbox, quiet, count: n - 1 }
+  const row = one === null ? 0 : n
+  if (one !== null) n += one.length - 1
+  return { by, allowed, refused, claim, outbox, quiet, row, count: n - 1 }
 }
 
 /** What makes two statements of a table one text: everything but the values. */
-function keyOf (shape: WriteShape): string {
+function keyOf (shape: WriteShape, one: boolean): string {
   const g = shape.guard
   const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
-  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.current ? 'cur' : '-', shape.returning].join('|')
+  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.current ? 'cur' : '-', shape.returning, one ? '1' : 'n'].join('|')
 }
 
 /**
@@ -109,11 +142,16 @@ function keyOf (shape: WriteShape): string {
  * them it is the write alone, which answers its rows. Its text is made once per shape
  * (`texts`, the table's own), so a request only gathers values.
  */
-export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: string): { text: string, values: unknown[] } {
-  const slots = slotsOf(shape)
+export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: WriteRows): { text: string, values: unknown[] } {
+  const one = typeof rows === 'string' ? null : rows
+  const slots = slotsOf(shape, one)
   const values = new Array<unknown>(slots.count)
   values[0] = ctx
-  values[1] = rows
+  if (one === null) values[1] = rows
+  else {
+    values[1] = one[0]
+    for (let i = 1; i < one.length; i++) values[slots.row + i - 2] = one[i]
+  }
   if (slots.by > 0) values[slots.by - 1] = by
   const guard = shape.guard
   if (guard?.by === 'preconditions') {
@@ -123,24 +161,25 @@ export function writeStatement (t: WriteTable, texts: Map<string, string>, shape
   shape.claim?.values.forEach((v, i) => { values[slots.claim - 1 + i] = v })
   shape.outbox?.values.forEach((v, i) => { values[slots.outbox - 1 + i] = v })
   shape.quiet?.values.forEach((v, i) => { values[slots.quiet - 1 + i] = v })
-  const key = keyOf(shape)
+  const key = keyOf(shape, one !== null)
   let text = texts.get(key)
   if (text === undefined) {
-    text = statementText(t, shape, slots)
+    text = statementText(t, shape, slots, one !== null)
     texts.set(key, text)
   }
   return { text, values }
 }
 
-function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string {
+function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boolean): string {
   const $ctx = '$1'
-  const $rows = '$2'
   const $by = `$${slots.by}::text`
   const answered = shape.returning === 'row' ? t.all : t.all.filter(c => c.field === 'id' || c.field === 'etag')
   // The outbox's snapshot is made of the whole row, whatever the statement answers.
   const returning = (shape.outbox === null ? answered : t.all).map(c => `t.${c.ident}`).join(', ')
   const guard = shape.guard
   const seen = guard?.by === 'seen'
+  const record = recordColumns(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen, slots)
+  const only = (...idents: string[]): RecordColumn[] => record.filter(c => idents.includes(c.ident))
   const guarded: string[] = []
   if (guard?.by === 'seen') guarded.push('t.etag = x.seen')
   else if (guard?.by === 'preconditions') {
@@ -154,14 +193,14 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
   if (quiet !== null) conditions.push(quiet)
   if (shape.current) {
     ctes.push(`cur AS (SELECT t.etag, ${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted
-      FROM ${t.T} AS t JOIN jsonb_to_recordset(${$rows}::jsonb) AS x(id text) ON t.ctx = ${$ctx} AND t.id = x.id)`)
+      FROM ${t.T} AS t JOIN ${rowsAs(only('id'), one)} ON t.ctx = ${$ctx} AND t.id = x.id)`)
   }
   if (shape.claim !== null) {
     let when: string | null = null
     if (shape.guard !== null) {
       // The row is locked as the write was decided on before the key is claimed: a change made
       // meanwhile, or a row that is not there, leaves both the key and the row alone.
-      ctes.push(`g AS (SELECT 1 FROM ${t.T} AS t JOIN jsonb_to_recordset(${$rows}::jsonb) AS x(id text${seen ? ', seen text' : ''})
+      ctes.push(`g AS (SELECT 1 FROM ${t.T} AS t JOIN ${rowsAs(only('id', 'seen'), one)}
         ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} FOR UPDATE OF t)`)
       when = 'EXISTS (SELECT 1 FROM g)'
     }
@@ -170,7 +209,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots): string 
     ctes.push(shape.claim.sql(slots.claim, when))
     conditions.push('EXISTS (SELECT 1 FROM k)')
   }
-  const x = `jsonb_to_recordset(${$rows}::jsonb) AS x(${recordType(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen)})`
+  const x = rowsAs(record, one)
   const match = [`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded, ...conditions].join(' AND ')
   const stamp = `etag = x.etag, "modifiedDateTime" = now(), "modifiedBy" = ${$by}`
   let write: string

@@ -25,12 +25,25 @@ t.test('pg\'s Query keeps the members ArrayQuery sets', async t => {
   t.equal(utils.prepareValue([1, null, 'a"b']), '{"1",NULL,"a\\"b"}', 'pg/lib/utils.js prepareValue')
 })
 
+t.test('ArrayQuery is the Query pg makes of the same config', async t => {
+  // ArrayQuery gives pg the text and values and sets the rest itself: it must end as pg's own.
+  const values = ['a', 1]
+  const ours = new ArrayQuery('SELECT $1::text, $2::int', values, 'pg-query-same', types) as unknown as Record<string, unknown>
+  const theirs = new pg.Query({ text: 'SELECT $1::text, $2::int', values, name: 'pg-query-same', rowMode: 'array', queryMode: 'extended' } as pg.QueryConfig) as unknown as Record<string, unknown>
+  for (const member of ['text', 'values', 'name', 'queryMode', '_rowMode', 'portal', 'rows', 'binary']) t.same(ours[member], theirs[member], member)
+  const result = (q: Record<string, unknown>): Record<string, unknown> => q._result as Record<string, unknown>
+  for (const member of ['rowAsArray', 'parseRow']) t.equal(result(ours)[member], result(theirs)[member], `_result.${member}`)
+  t.equal(ours._results, ours._result, 'one result')
+  const unnamed = new ArrayQuery('SELECT 1', [], undefined, types) as unknown as Record<string, unknown>
+  t.equal(unnamed.name, undefined, 'no name: run unnamed')
+})
+
 t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set TEST_DATABASE_URL to run it (CI does)' : false }, async t => {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
   await client.connect()
   t.teardown(() => client.end())
   const run = async (text: string, values: unknown[] = [], name?: string, on = client, typeSet = types): Promise<{ query: ArrayQuery, result: pg.QueryArrayResult }> => {
-    const query = new ArrayQuery({ text, values, rowMode: 'array', ...(name === undefined ? {} : { name }) }, typeSet)
+    const query = new ArrayQuery(text, values, name, typeSet)
     const result = await new Promise<pg.QueryArrayResult>((resolve, reject) => {
       on.query(query as unknown as pg.QueryConfig, (err: Error | undefined, res: pg.QueryArrayResult) => { if (err !== undefined && err !== null) reject(err); else resolve(res) })
     })
