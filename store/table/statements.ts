@@ -6,7 +6,7 @@ import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
-import { writeStatement, writesAlone, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable, type WriteRows } from './write-statement.js'
+import { foundStatement, writeStatement, writesAlone, type Guard, type Returning, type WriteKind, type WriteShape, type WriteTable, type WriteRows } from './write-statement.js'
 import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
@@ -32,7 +32,7 @@ export interface TableWrite {
    * those whose ETag is still their `seen`, or that meet preconditions. Others are left out.
    */
   guard?: Guard | null
-  /** Also answer the (one) row's ETag and deletion as the statement found it (`WriteOutcome.current`). */
+  /** Also answer the (one) row's ETag and deletion when the write did not apply (`WriteOutcome.current`). */
   current?: boolean
   /**
    * Prepare the statement under a name of its own (default true). False for a text shaped by
@@ -57,7 +57,10 @@ export interface WriteOutcome {
   claimed: boolean
   /** Outbox rows written. */
   events: number
-  /** With `TableWrite.current`: the row's `etag` and `deletedDateTime` before the write, or null when it did not exist. */
+  /**
+   * With `TableWrite.current`, when the write did not apply: the row's `etag` and
+   * `deletedDateTime`, or null when it does not exist (`WriteShape.current`).
+   */
   current?: Row | null
   /**
    * With `TableWrite.quiet`, true when the write may have been stopped by a subscription that
@@ -203,6 +206,8 @@ export class ResourceTable {
     const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })
     if (writesAlone(shape)) {
       for (const row of rows) this.decode(row)
+      const first = w.rows[0]
+      if (rows.length === 0 && shape.current && first !== undefined) return await this.found(db, shape, w.scope.ctx, first.id)
       return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: rows.length === 0 }
     }
     const head = rows[0] as Row
@@ -223,6 +228,17 @@ export class ResourceTable {
     }
     const outcome: WriteOutcome = shape.current ? { rows: written, claimed, events, current } : { rows: written, claimed, events }
     if (shape.quiet !== null) outcome.wanted = wanted
+    return outcome
+  }
+
+  /** What a write alone that wrote nothing found (`foundStatement`): the row's ETag and deletion, and whether a subscription wants the event. */
+  private async found (db: Queryable, shape: WriteShape, ctx: string, id: string): Promise<WriteOutcome> {
+    const { text, values } = foundStatement(this.parts, this.writeTexts, shape, ctx, id)
+    const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
+    const head = rows[0] as Row
+    const etag = head['svc:etag'] as string | null
+    const outcome: WriteOutcome = { rows: [], claimed: true, events: 0, current: etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null } }
+    if (shape.quiet !== null) outcome.wanted = head['svc:wanted'] === true
     return outcome
   }
 

@@ -79,6 +79,12 @@ for (const db of databases) {
       const c = await instance()
       const stale = await sent(async () => await c('DELETE', `/v1/documents/${doc.body.id as string}`, undefined, { 'if-match': '"stale"' }))
       t.equal(stale.answer.status, 412, 'a stale ETag is refused, quiet or not')
+      // Written alone, it missed: what it found says a subscription wants the event, so the
+      // refusal is decided by the write made again with its outbox, which misses too.
+      t.equal(stale.texts.length, 3, 'the quiet write, what it found, the write with its outbox', { texts: stale.texts })
+      t.match(stale.texts[0], QUIET)
+      t.match(stale.texts[1], /^SELECT t\.etag AS "svc:etag", .*"svc:wanted"/s)
+      t.match(stale.texts[2], OUTBOX)
       const deleted = await sent(async () => await c('DELETE', `/v1/documents/${doc.body.id as string}`, undefined, { 'if-match': etag }))
       t.equal(deleted.answer.status, 204, deleted.answer.text)
       t.match(deleted.texts.at(-1), OUTBOX)

@@ -71,10 +71,10 @@ for (const db of databases) {
       { name: 'PATCH into an object, with a removal', statements: 2, status: 204, run: async () => keep(await call('PATCH', `/v1/documents/${id}`, { description: null, metadata: { source: { system: 'rt' } } }, ifMatch())) },
       { name: 'PUT /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}`, { name: `doc ${randomUUID()}`, authorId, kind: 'CONTRACT' }, ifMatch())) },
       { name: 'POST /v1/documents/{id}/publish', statements: 2, status: 200, returns: 'row', run: async () => keep(await call('POST', `/v1/documents/${id}/publish`, undefined, ifMatch())) },
-      { name: 'PATCH with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('PATCH', `/v1/documents/${id}`, { description: 'stale' }, { 'if-match': '"stale"' }) },
+      { name: 'PATCH with a stale If-Match (412)', statements: 2, status: 412, run: async () => await call('PATCH', `/v1/documents/${id}`, { description: 'stale' }, { 'if-match': '"stale"' }) },
       { name: 'DELETE /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch())) },
-      { name: 'DELETE of a deleted document (204)', statements: 1, status: 204, run: async () => await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch()) },
-      { name: 'DELETE with a stale If-Match (412)', statements: 1, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
+      { name: 'DELETE of a deleted document (204)', statements: 2, status: 204, run: async () => await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch()) },
+      { name: 'DELETE with a stale If-Match (412)', statements: 2, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
       { name: 'PUT creating an author', statements: 2, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }) },
       { name: 'scanner webhook delivery', statements: 1, status: 204, returns: 'etag', run: async () => await deliver(id, randomUUID()) },
       { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) }
