@@ -46,9 +46,9 @@ export interface WriteShape {
   quiet: QuietPart | null
   /**
    * Also answer the ETag and deletion time the (one) row had (`svc:etag`, `svc:deleted`; null
-   * when it did not exist), when the write did not apply: what it is decided on then. With a
-   * claim or an outbox, the statement answers them itself, as it found the row; otherwise the
-   * write is sent alone and, only when it wrote nothing, `foundStatement` reads them after it.
+   * when it did not exist), when the write did not apply: what it is decided on then. A write
+   * sent alone (`writesAlone`) has them read after it, only when it wrote nothing
+   * (`foundStatement`); any other statement answers them itself, as it found the row.
    */
   current: boolean
   returning: Returning
