@@ -70,6 +70,12 @@ export interface WriteOutcome {
   wanted?: boolean
 }
 
+/** The row a write found, from its statement's `svc:etag` and `svc:deleted`; null when there was none. */
+function foundRow (head: Row): Row | null {
+  const etag = head['svc:etag'] as string | null
+  return etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null }
+}
+
 /** Where a write lands and who makes it: the execution context, and the token's `sub` (or null). */
 export interface WriteScope {
   ctx: string
@@ -213,8 +219,7 @@ export class ResourceTable {
     const head = rows[0] as Row
     const claimed = head['svc:claimed'] as boolean
     const events = head['svc:events'] as number
-    const etag = head['svc:etag'] as string | null
-    const current = etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null }
+    const current = foundRow(head)
     const wanted = head['svc:wanted'] === true
     const written: Row[] = []
     for (const row of rows) {
@@ -236,8 +241,7 @@ export class ResourceTable {
     const { text, values } = foundStatement(this.parts, this.writeTexts, shape, ctx, id)
     const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
     const head = rows[0] as Row
-    const etag = head['svc:etag'] as string | null
-    const outcome: WriteOutcome = { rows: [], claimed: true, events: 0, current: etag === null ? null : { etag, deletedDateTime: head['svc:deleted'] ?? null } }
+    const outcome: WriteOutcome = { rows: [], claimed: true, events: 0, current: foundRow(head) }
     if (shape.quiet !== null) outcome.wanted = head['svc:wanted'] === true
     return outcome
   }
