@@ -11,7 +11,7 @@
 //   round before is delivered, with the CPU per POST of PostgreSQL, the subscriber, the load
 //   generator and the machine; in the same rounds, the floor (servers/floor-deliverer.js): the
 //   least any transactional outbox could add to those POSTs, the subscription off and a bare
-//   trigger and deliverer in its place;
+//   trigger and deliverer in its place (and in the rounds that deliver none, its trigger alone);
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
@@ -141,7 +141,8 @@ async function floorThroughput ({ db, url, subscriber }) {
  * the context's subscription switched off, each writing its event to a bare outbox by a trigger
  * in its transaction, delivered meanwhile by a bare process. `loader` loads a round of them (the
  * events its load left are delivered after it, as the suite's are before the next round);
- * `start` starts the deliverer of a set of processes; `drop` removes the trigger and the table.
+ * `writer` a round with the trigger alone, no deliverer started; `start` starts the deliverer of
+ * a set of processes; `drop` removes the trigger and the table.
  */
 async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
   const drop = async () => { for (const sql of floorSchema.drop) await db.query(sql) }
@@ -156,6 +157,16 @@ async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
     start: async () => {
       deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
       return deliverer
+    },
+    // The outbox write alone: the trigger writes each POST's event, no deliverer runs.
+    writer: async (server, options) => {
+      await call(server, 'PATCH', `/v1/webhook-subscriptions/${subscriptionId}`, { body: { active: false }, headers: hooks, expect: 204 })
+      await db.query(floorSchema.enable)
+      try {
+        return await load(server, options)
+      } finally {
+        await db.query(floorSchema.disable)
+      }
     },
     loader: async (server, options) => {
       // The suite's events of the round before are delivered, and their lags go with its own.
@@ -237,15 +248,17 @@ export async function runEvents ({ url, log }) {
       requests: [{ method: 'POST', path: '/v1/documents', setupRequest: (req) => ({ ...req, body: JSON.stringify(newDocument()) }) }]
     })
     const cases = (drain) => ({ 'with a subscription': post(true, drain), without: post(false, drain) })
-    // The outbox write alone: the same pairs on instances that write events but deliver none
-    // (WEBHOOK_DELIVERY=false). What they wrote is dropped before the rounds that deliver.
-    log('  the outbox write alone (WEBHOOK_DELIVERY=false)')
-    const written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases: cases(false), log })
-    await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
-    log('  delivered meanwhile by the posting instance, and the floor')
     const floor = await floorCase({ db, url, subscriber, lags, subscriptionId: sub.id })
-    let rounds
+    let written, rounds
     try {
+      // The outbox write alone: the same pairs on instances that write events but deliver none
+      // (WEBHOOK_DELIVERY=false), and the floor's trigger writing its events, none delivered.
+      // What they all wrote is dropped before the rounds that deliver.
+      log('  the outbox write alone (WEBHOOK_DELIVERY=false), and the floor\'s')
+      written = await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases: { ...cases(false), floor: { ...post(false, false), loader: floor.writer } }, log })
+      await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
+      await db.query(`TRUNCATE ${FLOOR_TABLE}`)
+      log('  delivered meanwhile by the posting instance, and the floor')
       rounds = await pairedRounds({ start: async () => ({ service: await startService(url), deliverer: await floor.start() }), cases: { ...cases(true), floor: { ...post(false, false), loader: floor.loader } }, log })
     } finally {
       await floor.drop()

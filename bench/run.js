@@ -175,6 +175,9 @@ if (cases.some((c) => c !== 'trivial')) {
       row(post, 'its context\'s one subscription switched off, on an instance that delivers none', summary(r.written.without), '1 (baseline)')
       guarded(post, 'the subscription on, on an instance that delivers none (`WEBHOOK_DELIVERY=false`): the outbox write alone', summary(r.written['with a subscription']),
         ratios(r.written, 'with a subscription', 'without'), 0.9, { of: ' of none', spread: `${post} with a subscription, the outbox write alone` })
+      // Information: what the least outbox costs those POSTs on this machine.
+      row(post, 'the floor, in the same rounds: the subscription off, a trigger writing each event to a bare outbox table, none delivered',
+        summary(r.written.floor), `${fmt(median(ratios(r.written, 'floor', 'without')), 3)} of none; the suite ${fmt(median(ratios(r.written, 'with a subscription', 'floor')), 3)} of this`)
       row(post, 'the subscription switched off', summary(r.rounds.without), '1 (baseline)')
       // Information: on a small machine, delivery takes its CPU from the POSTs.
       row(post, 'the subscription on, its events delivered meanwhile by the same instance', summary(r.rounds['with a subscription']),
