@@ -161,10 +161,11 @@ function keyOf (shape: WriteShape, one: boolean): string {
 /**
  * One statement, one round trip, one implicit transaction: the write as the CTE `w`, after the
  * claim `k` it depends on and before the outbox rows `o` that depend on it. When it carries
- * either, it answers one row more than it wrote, or one row with nulls when it wrote none:
+ * either, or `current` outside `writesAlone` (a PUT that may create), it answers one row more
+ * than it wrote, or one row with nulls when it wrote none:
  * `svc:claimed` (the claim was taken, or there was none), `svc:events` (outbox rows written),
  * with `current` the row's `svc:etag` and `svc:deleted` before the write, and with a quiet
- * check `svc:wanted` (a subscription wants the event: nothing was written). With neither it is
+ * check `svc:wanted` (a subscription wants the event: nothing was written). Otherwise it is
  * the write alone, which answers its rows (`writesAlone`). Its text is made once per shape
  * (`texts`, the table's own), so a request only gathers values.
  */
