@@ -345,6 +345,8 @@ export class EventTables {
    * until `at + leaseMillis`: one more attempt each. Oldest due first within a subscription.
    * Only the rows taken are locked: each subscription's due rows are read from its own index
    * range, so a long queue of one subscription costs a claim no more than a short one.
+   * The entity comes as JSON: the driver parses a JSON array natively, where the text form of
+   * a long text[] is read character by character in JavaScript, many times slower.
    */
   async claim (db: Queryable, owner: string, at: Date, leaseMillis: number, limit: number, skip: readonly string[], perSubscription: number): Promise<ClaimedDelivery[]> {
     const { rows } = await db.query(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
@@ -357,7 +359,7 @@ export class EventTables {
         WHERE s.active AND NOT (s.id = ANY($5::text[]))
         LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING ${deliveryColumns('d')}, d.payload, d.entity, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
+      RETURNING ${deliveryColumns('d')}, d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
     [owner, at, leaseMillis, limit, skip, perSubscription], { name: `${this.deliveries}_claim` })
     return rows.map(r => deliveryOf<ClaimedDelivery>(r))
   }

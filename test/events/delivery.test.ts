@@ -96,6 +96,20 @@ for (const db of databases) {
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 
+    t.test('a delivered entity is the one a GET answers, whatever its text holds', async t => {
+      const s = (await subscribe(['document.created'])).body
+      hook.got.length = 0
+      const author = (await call('POST', '/v1/authors', { name: 'Quoted "Author"', email: 'q@example.com' })).body
+      const awkward = 'a "quoted", {braced} \\ back\nslash NULL ünïcödé 👍'
+      const doc = (await call('POST', '/v1/documents', { name: unique('awkward "doc", {x}'), description: awkward, authorId: author.id, kind: 'INVOICE', tags: ['a,b', '{c}', '"q"', 'NULL', '\\', ' '] })).body
+      const [r] = await hook.waitFor(1)
+      const read = (await call('GET', `/v1/documents/${doc.id as string}`)).body
+      t.same((r as any).json.data, read, 'the delivered entity is the GET\'s, member for member')
+      t.equal((r as any).json.data.description, awkward)
+      t.same((r as any).json.data.tags, ['a,b', '{c}', '"q"', 'NULL', '\\', ' '])
+      await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
+    })
+
     t.test('the document lifecycle: created, published, deleted, restored, updated, archived; execution contexts apart', async t => {
       const ctx = { 'svc-execution-context': 'preprod' }
       const s = (await subscribe(['document.created', 'document.updated', 'document.published', 'document.deleted', 'document.restored', 'document.archived'], hook.url, ctx)).body
