@@ -1,10 +1,11 @@
 // Outgoing events on the seeded database (run.js), to a subscriber on loopback answering 204 at once
 // (servers/subscriber.js: a process of its own, so that it does not slow the load generator):
-// - delivery throughput: BENCH_EVENTS deliveries made due at once in the outbox while the
-//   service is stopped, then timed from its start until the last is recorded SUCCEEDED, with
-//   the CPU per event of the service, PostgreSQL, the subscriber and the whole machine (default
-//   settings of the events plugin); beside it the floor's (servers/floor-deliverer.js) draining
-//   as many events from its bare outbox table, with the same figures;
+// - delivery throughput: BENCH_EVENTS deliveries, after as many again to warm up, made due at
+//   once in the outbox while the service is stopped, then timed from when the warm-up ones have
+//   arrived until the last is recorded SUCCEEDED, with the CPU per event of the service,
+//   PostgreSQL, the subscriber and the whole machine (default settings of the events plugin);
+//   beside it the floor's (servers/floor-deliverer.js) draining as many events from its bare
+//   outbox table, warmed up and timed the same way, with the same figures;
 // - POST `/v1/documents` with one active subscription against the same POSTs with it switched
 //   off (same context, same documents), paired rounds: on instances that deliver none (the
 //   outbox write alone), then on instances that deliver meanwhile, each round starting once the
@@ -44,6 +45,41 @@ async function drained (db) {
 }
 
 const perRequest = (before, after, count) => before === null || count === 0 ? NaN : (after - before) / count
+
+/**
+ * A drain measured warm, as every other case is after its warm-up: `events` deliveries more
+ * than `events` are due when `begin()` starts `deliverer` on them. The measure starts once the
+ * subscriber has received the first `events` (the deliverer's code and the subscriber's are
+ * compiled by then, and both are at work, the suite's and the floor's alike) and ends when
+ * `done()` resolves, everything delivered and recorded. The rate and the CPU per event are
+ * those of the deliveries received meanwhile.
+ */
+async function warmDrain ({ subscriber, deliverer, begin, done }) {
+  const start = (await subscriber.stats()).received
+  await begin()
+  let warm = await subscriber.stats()
+  while (warm.received - start < events) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    warm = await subscriber.stats()
+  }
+  const before = { deliverer: await deliverer.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros(), at: process.hrtime.bigint() }
+  await done()
+  const ms = Number(process.hrtime.bigint() - before.at) / 1e6
+  const after = { deliverer: await deliverer.stats(), subscriber: await subscriber.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros() }
+  if (after.subscriber.received - start < 2 * events) throw new Error(`events: ${after.subscriber.received - start} of ${2 * events} delivered`)
+  const count = after.subscriber.received - warm.received
+  return {
+    rate: `${fmt(count / (ms / 1000))} events/s`,
+    eventsPerSecond: count / (ms / 1000),
+    p50: NaN,
+    p99: NaN,
+    cpu: perRequest(before.deliverer.cpuMicros, after.deliverer.cpuMicros, count),
+    pg: perRequest(before.pg, after.pg, count),
+    subscriber: perRequest(warm.cpuMicros, after.subscriber.cpuMicros, count),
+    machine: perRequest(before.machine, after.machine, count),
+    rss: after.deliverer.peakRss / 1048576
+  }
+}
 
 /**
  * `load`, with where else the CPU went per request: PostgreSQL, the subscriber, this process
@@ -93,10 +129,10 @@ function floorIdle (deliverer) {
 }
 
 /**
- * The floor's delivery throughput, beside the suite's: `events` events in its bare outbox table
- * (the trigger's body, of one seeded document), drained by its deliverer as fast as it goes,
- * timed from the start of the drain until the last is delivered, with the CPU per event of the
- * deliverer, PostgreSQL, the subscriber and the whole machine. Its events' lags are dropped.
+ * The floor's delivery throughput, beside the suite's: twice `events` events in its bare outbox
+ * table (the trigger's body, of one seeded document), drained by its deliverer as fast as it
+ * goes, measured warm (`warmDrain`), with the CPU per event of the deliverer, PostgreSQL, the
+ * subscriber and the whole machine. Its events' lags are dropped.
  */
 async function floorThroughput ({ db, url, subscriber }) {
   const drop = async () => { for (const sql of floorSchema.drop) await db.query(sql) }
@@ -105,29 +141,11 @@ async function floorThroughput ({ db, url, subscriber }) {
     for (const sql of floorSchema.create) await db.query(sql)
     await db.query(`INSERT INTO ${FLOOR_TABLE} (payload)
       SELECT '{"type":"document.created","timestamp":"' || to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || one.data || '}'
-      FROM (SELECT to_jsonb(d)::text AS data FROM documents d WHERE ctx = 'prod' LIMIT 1) AS one, generate_series(1, $1)`, [events])
+      FROM (SELECT to_jsonb(d)::text AS data FROM documents d WHERE ctx = 'prod' LIMIT 1) AS one, generate_series(1, $1)`, [2 * events])
     const deliverer = await startServer('floor-deliverer.js', { DATABASE_URL: url, BENCH_FLOOR_TARGET: `${subscriber.base}/hook` })
     try {
-      const before = { deliverer: await deliverer.stats(), subscriber: await subscriber.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros() }
-      const start = process.hrtime.bigint()
-      // Switched on and at once off: it drains the table without waiting for events to gather.
-      deliverer.child.send({ type: 'floor', on: true })
-      await floorIdle(deliverer)
-      const ms = Number(process.hrtime.bigint() - start) / 1e6
-      const after = { deliverer: await deliverer.stats(), subscriber: await subscriber.stats(), pg: postgresCpuMicros(), machine: machineBusyMicros() }
-      const delivered = after.subscriber.received - before.subscriber.received
-      if (delivered < events) throw new Error(`events: the floor delivered ${delivered} of ${events}`)
-      return {
-        rate: `${fmt(events / (ms / 1000))} events/s`,
-        eventsPerSecond: events / (ms / 1000),
-        p50: NaN,
-        p99: NaN,
-        cpu: perRequest(before.deliverer.cpuMicros, after.deliverer.cpuMicros, events),
-        pg: perRequest(before.pg, after.pg, events),
-        subscriber: perRequest(before.subscriber.cpuMicros, after.subscriber.cpuMicros, events),
-        machine: perRequest(before.machine, after.machine, events),
-        rss: after.deliverer.peakRss / 1048576
-      }
+      // Switched on, and off once warm: it drains the table without waiting for events to gather.
+      return await warmDrain({ subscriber, deliverer, begin: () => deliverer.child.send({ type: 'floor', on: true }), done: () => floorIdle(deliverer) })
     } finally {
       await deliverer.stop()
     }
@@ -203,29 +221,23 @@ export async function runEvents ({ url, log }) {
     await service.stop()
     await db.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, entity, request_id, status, next_attempt_at, created_at)
       SELECT d.ctx, gen_random_uuid()::text, d.subscription_id, d.event_type, d.payload, d.entity, d.request_id, 'PENDING', now(), now()
-      FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, events])
-    log(`  ${fmt(events)} deliveries due; starting the service`)
+      FROM event_deliveries d, generate_series(1, $2) WHERE d.subscription_id = $1`, [sub.id, 2 * events])
+    log(`  ${fmt(2 * events)} deliveries due, the first ${fmt(events)} to warm up; starting the service`)
     const before = await hook.received()
-    service = await startService(url)
-    const start = process.hrtime.bigint()
-    // From the service's start on (its own start-up left out): the other processes' CPU too,
-    // to set beside what each costs per event under the POSTs' load below.
-    const stats = await service.stats()
-    const others = { pg: postgresCpuMicros(), machine: machineBusyMicros(), subscriber: (await subscriber.stats()).cpuMicros }
+    let delivering = null
     // Watched at the subscriber until the last arrives, then in the outbox until it is recorded:
     // counting the outbox's open deliveries all along would add its own queries to PostgreSQL's share.
-    while (await hook.received() - before < events) await new Promise((resolve) => setTimeout(resolve, 25))
-    await drained(db)
-    const ms = Number(process.hrtime.bigint() - start) / 1e6
-    const after = await service.stats()
-    const pgCpu = perRequest(others.pg, postgresCpuMicros(), events)
-    const machineCpu = perRequest(others.machine, machineBusyMicros(), events)
-    const subscriberCpu = perRequest(others.subscriber, (await subscriber.stats()).cpuMicros, events)
-    await service.stop()
-    const delivered = await hook.received() - before
-    if (delivered < events) throw new Error(`events: ${delivered} of ${events} delivered`)
-    const throughput = { rate: `${fmt(events / (ms / 1000))} events/s`, eventsPerSecond: events / (ms / 1000), p50: NaN, p99: NaN, cpu: (after.cpuMicros - stats.cpuMicros) / events, pg: pgCpu, subscriber: subscriberCpu, machine: machineCpu, rss: after.peakRss / 1048576 }
-    log(`  ${fmt(events)} delivered in ${fmt(ms)} ms: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(pgCpu, 1)}, subscriber ${fmt(subscriberCpu, 1)}, machine ${fmt(machineCpu, 1)} µs`)
+    const throughput = await warmDrain({
+      subscriber,
+      deliverer: { stats: async () => await delivering.stats() },
+      begin: async () => { delivering = await startService(url) },
+      done: async () => {
+        while ((await subscriber.stats()).received - before < 2 * events) await new Promise((resolve) => setTimeout(resolve, 25))
+        await drained(db)
+      }
+    })
+    await delivering.stop()
+    log(`  ${fmt(events)} delivered warm: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(throughput.pg, 1)}, subscriber ${fmt(throughput.subscriber, 1)}, machine ${fmt(throughput.machine, 1)} µs`)
     await hook.take()
     const floorRate = await floorThroughput({ db, url, subscriber })
     log(`  the floor: ${floorRate.rate}; CPU per event: deliverer ${fmt(floorRate.cpu, 1)}, PostgreSQL ${fmt(floorRate.pg, 1)}, subscriber ${fmt(floorRate.subscriber, 1)}, machine ${fmt(floorRate.machine, 1)} µs`)
