@@ -47,8 +47,8 @@ async function drained (db) {
 const perRequest = (before, after, count) => before === null || count === 0 ? NaN : (after - before) / count
 
 /**
- * A drain measured warm, as every other case is after its warm-up: `events` deliveries more
- * than `events` are due when `begin()` starts `deliverer` on them. The measure starts once the
+ * A drain measured warm, as every other case is after its warm-up: twice `events` deliveries
+ * are due when `begin()` starts `deliverer` on them. The measure starts once the
  * subscriber has received the first `events` (the deliverer's code and the subscriber's are
  * compiled by then, and both are at work, the suite's and the floor's alike) and ends when
  * `done()` resolves, everything delivered and recorded. The rate and the CPU per event are
