@@ -69,6 +69,7 @@ async function warmDrain ({ subscriber, deliverer, begin, done }) {
   if (after.subscriber.received - start < 2 * events) throw new Error(`events: ${after.subscriber.received - start} of ${2 * events} delivered`)
   const count = after.subscriber.received - warm.received
   return {
+    count,
     rate: `${fmt(count / (ms / 1000))} events/s`,
     eventsPerSecond: count / (ms / 1000),
     p50: NaN,
@@ -237,10 +238,10 @@ export async function runEvents ({ url, log }) {
       }
     })
     await delivering.stop()
-    log(`  ${fmt(events)} delivered warm: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(throughput.pg, 1)}, subscriber ${fmt(throughput.subscriber, 1)}, machine ${fmt(throughput.machine, 1)} µs`)
+    log(`  ${fmt(throughput.count)} timed, warm: ${throughput.rate}; CPU per event: service ${fmt(throughput.cpu, 1)}, PostgreSQL ${fmt(throughput.pg, 1)}, subscriber ${fmt(throughput.subscriber, 1)}, machine ${fmt(throughput.machine, 1)} µs`)
     await hook.take()
     const floorRate = await floorThroughput({ db, url, subscriber })
-    log(`  the floor: ${floorRate.rate}; CPU per event: deliverer ${fmt(floorRate.cpu, 1)}, PostgreSQL ${fmt(floorRate.pg, 1)}, subscriber ${fmt(floorRate.subscriber, 1)}, machine ${fmt(floorRate.machine, 1)} µs`)
+    log(`  the floor, ${fmt(floorRate.count)} timed, warm: ${floorRate.rate}; CPU per event: deliverer ${fmt(floorRate.cpu, 1)}, PostgreSQL ${fmt(floorRate.pg, 1)}, subscriber ${fmt(floorRate.subscriber, 1)}, machine ${fmt(floorRate.machine, 1)} µs`)
 
     // The same POSTs in the same context (its documents, its indexes), paired: with the
     // subscription active, and with it switched off, which leaves the context none active.
