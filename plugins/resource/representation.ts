@@ -4,8 +4,8 @@ type Row = Record<string, unknown>
 
 /**
  * Row → entity. A row of the resource's table (store/table) already holds the API values under
- * the API names; only `ref` and the derived fields are added. Serialization (fast-json-stringify
- * from the entity or summary schema) orders the properties and writes nulls.
+ * the API names; only `ref` and the derived fields are added. The response serializer (the
+ * validation plugin, from the entity or summary schema) orders the properties and writes nulls.
  */
 export class Representation {
   private readonly def: ResourceDefinition
