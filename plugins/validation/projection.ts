@@ -88,6 +88,8 @@ const UNORDERED_KEY = /^(?:0|[1-9]\d*)$|^__proto__$/
 /** What the generated code is given: the sentinel's thrower, the defaults, the branch tests. */
 interface Program {
   functions: string[]
+  /** How many arrays the schema has: the copy pays for itself on a list, not on a small object. */
+  arrays: number
   defaults: unknown[]
   branches: Array<(v: unknown) => boolean>
   branch: BranchTest
@@ -171,6 +173,7 @@ function arrayOf (schema: Schema, p: Program): string | null {
   if (typeof items !== 'object' || items === null || Array.isArray(items)) return null
   const project = compile(items as Schema, p)
   if (project === null) return null
+  p.arrays++
   return add(p, 'if (!Array.isArray(v)) fail()\nconst n = v.length, o = new Array(n)\nfor (let i = 0; i < n; i++) o[i] = ' + project + '(v[i])\nreturn o')
 }
 
@@ -182,7 +185,13 @@ function union (schema: Schema, p: Program): string | null {
     if (typeof option !== 'object' || option === null) return null
     const project = compile(option as Schema, p)
     if (project === null) return null
-    p.branches.push(p.branch(option as object))
+    let accepts: (v: unknown) => boolean
+    try {
+      accepts = p.branch(option as object)
+    } catch {
+      return null // a branch Ajv cannot compile here: fast-json-stringify decides, as it always has
+    }
+    p.branches.push(accepts)
     // The first branch whose schema accepts the value, as fast-json-stringify picks it.
     lines.push(`if (B[${p.branches.length - 1}](v)) return ${project}(v)`)
   }
@@ -196,9 +205,10 @@ function notPlain (): never {
 
 /** The projection of values of `schema`, compiled to one function per node as fast-json-stringify compiles its own; null when the schema uses a keyword not read here. */
 function projectionOf (schema: object, branch: BranchTest): Project | null {
-  const p: Program = { functions: [], defaults: [], branches: [], branch }
+  const p: Program = { functions: [], arrays: 0, defaults: [], branches: [], branch }
   const root = compile(schema as Schema, p)
-  if (root === null) return null
+  // With no list to write, fast-json-stringify's few concatenations cost less than a copy.
+  if (root === null || p.arrays === 0) return null
   // Code made above from the schema's names, each quoted by JSON.stringify, as fast-json-stringify makes its own.
   // eslint-disable-next-line no-new-func
   const make = new Function('fail', 'D', 'B', `${p.functions.join('\n')}\nreturn ${root}`) as (fail: () => never, d: unknown[], b: Program['branches']) => Project
@@ -207,7 +217,8 @@ function projectionOf (schema: object, branch: BranchTest): Project | null {
 
 /**
  * A serializer for `schema` writing what `fallback` (fast-json-stringify for the same schema)
- * writes, faster for plain data; `fallback` itself when the schema uses keywords not read here.
+ * writes, faster for plain data; `fallback` itself when the schema has no array, or uses
+ * keywords not read here.
  */
 export function projectingSerializer (schema: object, fallback: (payload: unknown) => string, branch: BranchTest): (payload: unknown) => string {
   const project = projectionOf(schema, branch)
