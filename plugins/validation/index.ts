@@ -87,8 +87,8 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
     }
   }
 
-  // Responses are written as fast-json-stringify writes them: by it, or for plain data by
-  // projection.ts, faster and to the same bytes. It consults Ajv only to pick a branch of a union
+  // Responses are written as fast-json-stringify writes them: by it, or for a page of plain data
+  // by projection.ts, faster and to the same bytes. It consults Ajv only to pick a branch of a union
   // (e.g. cursor or offset paging), and must know the convention's formats then.
   const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
   const branch = branchTest(formats)

@@ -1,10 +1,11 @@
 /*
- * A response written by its schema, faster than fast-json-stringify for the suite's entities and
- * pages, and byte for byte the same. fast-json-stringify writes the JSON piece by piece in
- * JavaScript, escaping each string in a loop; on a page of entities that costs more than the
- * engine's own JSON.stringify over the same data. Here the payload is first copied into fresh
- * objects holding only what the schema writes, in its order (required properties first, as
- * fast-json-stringify orders them), then handed to JSON.stringify once.
+ * A page written by its schema, faster than fast-json-stringify and byte for byte the same.
+ * fast-json-stringify writes the JSON piece by piece in JavaScript, escaping each string in a
+ * loop; on a list of entities that costs more than the engine's own JSON.stringify over the same
+ * data. Here the payload is first copied into fresh objects holding only what the schema writes,
+ * in its order (required properties first, as fast-json-stringify orders them), then handed to
+ * JSON.stringify once. A schema without an array (one entity, a small object) is left to
+ * fast-json-stringify, whose few concatenations cost less than the copy there.
  *
  * Only plain data takes this path: strings, finite numbers, integers, booleans and nulls where
  * the schema's type says so, plain objects and arrays. Anything else (a Date, a number given as
