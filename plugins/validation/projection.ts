@@ -114,7 +114,7 @@ function compile (schema: Schema, p: Program): string | null {
   // A nullable type, as TypeBox writes one: [T, 'null'] in either order.
   if (!Array.isArray(type) || type.length !== 2 || !type.includes('null')) return null
   const other = type.find((t) => t !== 'null')
-  if (typeof other !== 'string' || other === 'null') return null
+  if (typeof other !== 'string') return null
   const inner = ofType(other, schema, p)
   return inner === null ? null : add(p, `return v === null ? null : ${inner}(v)`)
 }

@@ -186,7 +186,9 @@ t.test('cases: what each rule of fast-json-stringify looks like through the proj
     ['a missing required member: refused by fast-json-stringify', object, { at: null, meta: null }, 'threw', false],
     ['a union: the first branch that accepts the value', { type: 'array', items: paging }, [{ limit: 2, cursor: 'c' }], '[{"limit":2,"cursor":"c"}]', true],
     ['a union no branch accepts: refused by fast-json-stringify', { type: 'array', items: paging }, [{ limit: 'x' }], 'threw', false],
-    ['a number not finite: refused, or null, as fast-json-stringify does', { type: 'array', items: { type: 'number' } }, [1, Infinity], '[1,null]', false]
+    ['a number not finite: refused, or null, as fast-json-stringify does', { type: 'array', items: { type: 'number' } }, [1, Infinity], '[1,null]', false],
+    ['a getter that throws: its error, as fast-json-stringify throws it', { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } },
+      [{ get a (): string { throw new Error('boom') } }], 'threw', true]
   ]
   for (const [label, schema, payload, written, fast] of cases) {
     const s = serializers(schema)
@@ -210,6 +212,20 @@ t.test('schemas with keywords the projection does not read, or no array, are wri
     { type: 'object', properties: { hello: { type: 'string' } } }
   ]) t.notOk(serializers(schema).projects, JSON.stringify(schema))
   const fallback = (): string => 'fjs'
+  // Shapes no response schema should have, which fast-json-stringify may refuse itself: the copy
+  // never takes them.
+  const list = (items: unknown): object => ({ type: 'array', items })
+  for (const schema of [
+    list({ type: 'object', properties: { a: true } }), list({ type: 'object', properties: { a: null } }), list({ type: 'object', properties: { a: [] } }),
+    list({ type: ['null', 'null'] }), list({ type: 'date' }), list({ type: 'object', required: 'a', properties: { a: { type: 'string' } } }),
+    list({ anyOf: { type: 'string' } }), list({ anyOf: [{ type: 'string' }], type: 'string' }), list({ anyOf: [true] }), list({ anyOf: [null] }),
+    list({ anyOf: [{ type: 'object', properties: { a: { type: 'string', if: {} } } }] })
+  ]) t.equal(projectingSerializer(schema, fallback, branch), fallback, JSON.stringify(schema))
+  const oneOf = serializers(list({ oneOf: [{ type: 'integer' }, { type: 'string' }] }))
+  t.ok(oneOf.projects, 'oneOf is read as anyOf is')
+  t.equal(oneOf.mine([1, 'a']), '[1,"a"]')
+  const bare = serializers(list({ type: 'object' }))
+  t.equal(bare.mine([{ a: 1 }]), bare.fjs([{ a: 1 }]), 'an object schema without properties writes none')
   const refusing = (): never => { throw new Error('no compiling this branch') }
   t.equal(projectingSerializer({ type: 'array', items: { anyOf: [{ type: 'string' }] } }, fallback, refusing), fallback, 'a union whose branch Ajv cannot compile here')
 })
