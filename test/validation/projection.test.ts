@@ -217,13 +217,24 @@ t.test('schemas with keywords the projection does not read, or no array, are wri
   const list = (items: unknown): object => ({ type: 'array', items })
   for (const schema of [
     list({ type: 'object', properties: { a: true } }), list({ type: 'object', properties: { a: null } }), list({ type: 'object', properties: { a: [] } }),
-    list({ type: ['null', 'null'] }), list({ type: 'date' }), list({ type: 'object', required: 'a', properties: { a: { type: 'string' } } }),
+    list({ type: ['null', 'null'] }), list({ type: ['date', 'null'] }), list({ type: 'date' }), list({ type: 'object', required: 'a', properties: { a: { type: 'string' } } }),
     list({ anyOf: { type: 'string' } }), list({ anyOf: [{ type: 'string' }], type: 'string' }), list({ anyOf: [true] }), list({ anyOf: [null] }),
     list({ anyOf: [{ type: 'object', properties: { a: { type: 'string', if: {} } } }] })
   ]) t.equal(projectingSerializer(schema, fallback, branch), fallback, JSON.stringify(schema))
   const oneOf = serializers(list({ oneOf: [{ type: 'integer' }, { type: 'string' }] }))
   t.ok(oneOf.projects, 'oneOf is read as anyOf is')
   t.equal(oneOf.mine([1, 'a']), '[1,"a"]')
+  // A branch's keyword arrays hold values as well as schemas (a null in an enum): the string rewrite skips them.
+  const enumerated = serializers(list({ anyOf: [{ type: ['string', 'null'], enum: ['a', null] }, { type: 'integer' }] }))
+  t.ok(enumerated.projects, 'a union with an enum holding null is projected')
+  t.equal(enumerated.mine(['a', null, 3]), enumerated.fjs(['a', null, 3]))
+  // ... and schemas too: a union nested in a branch is rewritten with it.
+  const nested = serializers(list({ anyOf: [{ anyOf: [{ type: 'string' }, { type: 'null' }] }, { type: 'integer' }] }))
+  t.ok(nested.projects, 'a union nested in a branch is projected')
+  t.equal(nested.mine([new Date(0), null, 3]), nested.fjs([new Date(0), null, 3]), 'a Date taken by the nested string branch')
+  const listed = serializers(list({ anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] }))
+  t.ok(listed.projects, 'a branch holding a schema (items) is projected')
+  t.equal(listed.mine([[new Date(0), 'a'], null]), listed.fjs([[new Date(0), 'a'], null]), 'a Date in the branch\'s items')
   const bare = serializers(list({ type: 'object' }))
   t.equal(bare.mine([{ a: 1 }]), bare.fjs([{ a: 1 }]), 'an object schema without properties writes none')
   const refusing = (): never => { throw new Error('no compiling this branch') }
