@@ -4,18 +4,12 @@ import { Writable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify'
 import type { Server } from 'node:http'
-import fc from 'fast-check'
 import type { Test } from 'tap'
 import { buildApp } from '../../app.js'
 import { loadConfig } from '../../config.js'
 import type { Store } from '../../store/types.js'
 import { SECRET, headers, listen } from '../resource/helper.js'
 import { TEST_DATABASE_URL, pglite, postgres, type Teardown } from '../support/databases.js'
-
-// CI runs one fixed seed, so a submission's result is reproducible; elsewhere every run explores
-// new cases (fast-check prints the seed of a failure). FUZZ_SEED=<n> replays one.
-const seed = process.env.FUZZ_SEED ?? (process.env.CI === 'true' ? '20261121' : undefined)
-if (seed !== undefined) fc.configureGlobal({ seed: Number(seed) })
 
 /*
  * Shared by the fuzz files: the reference service over one store per file (PGlite, or the
