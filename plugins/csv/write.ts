@@ -31,17 +31,20 @@ export function fieldText (value: unknown, separator: string): string {
  * A step through anything but an object reads `undefined`.
  */
 type Reader = (item: unknown) => unknown[]
-const readers = new WeakMap<readonly Column[], Reader>()
+// By the columns' paths, not the array: a caller that makes its columns again for each page
+// (`columnsOf` per request) still compiles its reader once. Schemas are few, and so are these.
+const readers = new Map<string, Reader>()
 
 function readerOf (columns: readonly Column[]): Reader {
-  let reader = readers.get(columns)
+  const key = JSON.stringify(columns.map((c) => c.path))
+  let reader = readers.get(key)
   if (reader === undefined) {
     const read = (path: readonly string[]): string => path.reduce((from, key) =>
       `((v = ${from}), typeof v === 'object' && v !== null ? v[${JSON.stringify(key)}] : undefined)`, 'item')
     // Names quoted by JSON.stringify: the code holds no text of the schema's unquoted.
     // eslint-disable-next-line no-new-func
     reader = new Function('item', `let v\nreturn [${columns.map((c) => read(c.path)).join(',\n')}]`) as Reader
-    readers.set(columns, reader)
+    readers.set(key, reader)
   }
   return reader
 }
