@@ -87,8 +87,8 @@ const LEAK = /\n\s+at |\bat [^ ]+ \(|node_modules|\/work\/|SQLSTATE|violates|syn
 /**
  * Fastify's own answers written before any hook runs (defaultClientErrorHandler for bytes
  * Node's parser refuses, onBadUrl / onMaxParamLength for the router): a JSON body
- * `{"error",("code",)"message","statusCode"}`, not a problem. Reported, not yet fixable here:
- * app.ts has to pass `clientErrorHandler` and `frameworkErrors` (see the fuzz report).
+ * `{"error",("code",)"message","statusCode"}`, not a problem. A server built with
+ * `problemServerOptions` (plugins/problem/framework.ts) writes none; `report` counts them.
  */
 export function frameworkLevel (reply: Reply): string | undefined {
   if (reply.headers['content-type'] !== 'application/json') return undefined
