@@ -31,13 +31,17 @@ export function fieldText (value: unknown, separator: string): string {
  * A step through anything but an object reads `undefined`.
  */
 type Reader = (item: unknown) => unknown[]
-// By the columns' paths, not the array: a caller that makes its columns again for each page
-// (`columnsOf` per request) still compiles its reader once. Schemas are few, and so are these.
+// By the columns' paths, so that a caller that makes its columns again for each page
+// (`columnsOf` per request) still compiles its reader once; schemas are few, and so are these.
+// The array the plugin keeps per route finds its reader without making that key each page.
 const readers = new Map<string, Reader>()
+const byArray = new WeakMap<readonly Column[], Reader>()
 
 function readerOf (columns: readonly Column[]): Reader {
+  let reader = byArray.get(columns)
+  if (reader !== undefined) return reader
   const key = JSON.stringify(columns.map((c) => c.path))
-  let reader = readers.get(key)
+  reader = readers.get(key)
   if (reader === undefined) {
     const read = (path: readonly string[]): string => path.reduce((from, key) =>
       `((v = ${from}), typeof v === 'object' && v !== null ? v[${JSON.stringify(key)}] : undefined)`, 'item')
@@ -46,6 +50,7 @@ function readerOf (columns: readonly Column[]): Reader {
     reader = new Function('item', `let v\nreturn [${columns.map((c) => read(c.path)).join(',\n')}]`) as Reader
     readers.set(key, reader)
   }
+  byArray.set(columns, reader)
   return reader
 }
 
