@@ -18,7 +18,7 @@ const root = join(import.meta.dirname, '..', '..')
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
 const SECRET = 'a packed-install secret of at least 32 bytes'
-// A run on a second Node version (.ci/run's Node 24 subset sets it) checks what the runtime
+// A run on a second Node version (.ci/run's Node 22 and 24 subsets set it) checks what the runtime
 // changes: the package's lint and the sample's type-check answer the same on any Node, so the
 // sample is only compiled there.
 const RUNTIME_ONLY = process.env.SVC_TESTS_RUNTIME_ONLY === '1'
