@@ -37,49 +37,69 @@ export function templateFile (dir?: string): string {
 /** The cached snapshot, or undefined when there is none (or it cannot be read). */
 export function readTemplate (file: string): Blob | undefined {
   try {
-    return new BytesBlob(readFileSync(file))
+    return new SnapshotBlob(file, readFileSync(file))
   } catch {
     return undefined
   }
 }
 
 /**
- * A Blob over bytes already in memory, which PGlite reads with `arrayBuffer()`. Node 20's own
- * Blob copies the snapshot's tens of megabytes in, then out again through a stream, a good part
- * of a start's CPU. Every read answers a copy of its own, as a Blob's do.
+ * A Blob over the snapshot read from its file, which PGlite reads once, with `arrayBuffer()`.
+ * Node 20's own Blob copies the snapshot's tens of megabytes in, then out again through a
+ * stream, a good part of a start's CPU. The first read that hands out memory is given the bytes
+ * read from the file, uncopied; a later one reads the file again. So every read answers bytes of
+ * its own, as a Blob's do, and a start copies the snapshot once fewer.
  */
-class BytesBlob extends Blob {
-  readonly #bytes: Uint8Array
+class SnapshotBlob extends Blob {
+  readonly #file: string
+  readonly #size: number
+  #bytes: Uint8Array | undefined
 
-  constructor (bytes: Uint8Array) {
+  constructor (file: string, bytes: Uint8Array) {
     super([])
+    this.#file = file
+    this.#size = bytes.byteLength
     this.#bytes = bytes
   }
 
   static {
     // Blob's `size` is an accessor of its prototype.
-    Object.defineProperty(this.prototype, 'size', { get (this: BytesBlob) { return this.#bytes.byteLength } })
+    Object.defineProperty(this.prototype, 'size', { get (this: SnapshotBlob) { return this.#size } })
+  }
+
+  /** The bytes, for a reader that never hands them out. */
+  #peek (): Uint8Array {
+    return this.#bytes ?? readFileSync(this.#file)
+  }
+
+  /** Bytes the caller may keep and change: those read at first, then the file read again. */
+  #take (): Uint8Array {
+    const bytes = this.#peek()
+    this.#bytes = undefined
+    return bytes
   }
 
   override async arrayBuffer (): Promise<ArrayBuffer> {
-    return new Uint8Array(this.#bytes).buffer
+    const bytes = this.#take()
+    // A small file's Buffer is a view into a pool shared with other Buffers: that one is copied.
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    return whole ? bytes.buffer as ArrayBuffer : new Uint8Array(bytes).buffer
   }
 
   override async bytes (): Promise<Uint8Array> {
-    // A copy: a Buffer's slice() would share its memory.
-    return new Uint8Array(this.#bytes)
+    return new Uint8Array(await this.arrayBuffer())
   }
 
   override async text (): Promise<string> {
-    return new TextDecoder().decode(this.#bytes)
+    return new TextDecoder().decode(this.#peek())
   }
 
   override slice (start?: number, end?: number, type?: string): Blob {
-    return new Blob([this.#bytes]).slice(start, end, type)
+    return new Blob([this.#peek()]).slice(start, end, type)
   }
 
   override stream (): ReturnType<Blob['stream']> {
-    return new Blob([this.#bytes]).stream()
+    return new Blob([this.#peek()]).stream()
   }
 }
 

@@ -56,6 +56,23 @@ t.test('the snapshot read back is a Blob of the file\'s bytes, each read a copy 
   t.equal(readTemplate(join(tempDir(t), 'missing.tar')), undefined, 'none to read: undefined')
 })
 
+t.test('a snapshot too large for Buffer\'s pool: the first read has the bytes read at first, a later one reads the file again', async (t) => {
+  const file = join(tempDir(t), 'snapshot.tar')
+  const bytes = Buffer.alloc(64 * 1024, 'snapshot ')
+  writeFileSync(file, bytes)
+  const blob = readTemplate(file)
+  if (blob === undefined) throw new Error('readTemplate read nothing')
+  const later = Buffer.alloc(64 * 1024, 'replaced ')
+  writeFileSync(file, later)
+  t.equal(await blob.text(), bytes.toString(), 'a text read hands nothing out: the bytes read at first')
+  const first = new Uint8Array(await blob.arrayBuffer())
+  t.equal(first.byteLength, bytes.length)
+  t.same(Buffer.from(first), bytes, 'the bytes read when the snapshot was opened')
+  first.fill(0)
+  t.same(Buffer.from(await blob.arrayBuffer()), later, 'the next read is the file\'s, not what the first reader changed')
+  t.equal(blob.size, bytes.length)
+})
+
 t.test('the first store saves a snapshot of the empty cluster; the next starts from it with nothing of the first', async (t) => {
   const dir = tempDir(t)
   const first = await open(t, dir)
