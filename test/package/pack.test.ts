@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -22,6 +22,11 @@ const SECRET = 'a packed-install secret of at least 32 bytes'
 // changes: the package's lint and the sample's type-check answer the same on any Node, so the
 // sample is only compiled there.
 const RUNTIME_ONLY = process.env.SVC_TESTS_RUNTIME_ONLY === '1'
+// Where the installed project is kept for a later run on another Node (.ci/run sets it): the
+// full run packs, installs and compiles there and leaves it; a runtime-only run that finds it
+// made runs that same install, since packing, installing and compiling answer the same on any
+// Node. Unset: a temporary folder, removed after.
+const KEPT = process.env.SVC_TESTS_PACKED_DIR || undefined
 
 t.setTimeout(600_000)
 
@@ -48,9 +53,19 @@ async function lintPackage (tarball: string): Promise<{ publint: string, attw: s
   return { publint, attw }
 }
 
-t.test('packed, installed with its peers, type-checked and run from ESM and CommonJS', async (t) => {
+/** Where the project is made: the kept folder (the full run's, or a made one to reuse), else a temporary one. */
+function projectDir (t: Test): { dir: string, made: boolean } {
+  if (KEPT !== undefined) {
+    mkdirSync(KEPT, { recursive: true })
+    return { dir: KEPT, made: RUNTIME_ONLY && existsSync(join(KEPT, 'out', 'server.js')) }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'svc-pack-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  return { dir, made: false }
+}
+
+/** Packs the package, checks the tarball, installs it with its peers in `dir` and compiles the README's sample there. */
+async function makeProject (t: Test, dir: string): Promise<void> {
   // dist/ is built before the tests run (.taprc `before`); the prepack script would rebuild it
   // under the other tests' feet.
   const { stdout } = await run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 })
@@ -93,6 +108,12 @@ t.test('packed, installed with its peers, type-checked and run from ESM and Comm
   const tsc = join(dir, 'node_modules', 'typescript', 'bin', 'tsc')
   const checked = await run(process.execPath, [tsc, '-p', dir, ...(RUNTIME_ONLY ? ['--noCheck'] : [])], { cwd: dir }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err))
   t.equal(checked, '', RUNTIME_ONLY ? 'tsc compiles the sample' : 'tsc over the sample and the package types: no error')
+}
+
+t.test('packed, installed with its peers, type-checked and run from ESM and CommonJS', async (t) => {
+  const { dir, made } = projectDir(t)
+  if (made) t.comment(`the project packed, installed and compiled by the full run, in ${dir}`)
+  else await makeProject(t, dir)
 
   // ESM: the compiled sample listens; a token signed with the package's signToken passes its auth.
   const child = spawn(process.execPath, [join(dir, 'out', 'server.js')], { cwd: dir, env: toolEnv({ AUTH_JWT_SECRET: SECRET, PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] })
