@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { PGlite } from '@electric-sql/pglite'
+import { MemoryFS, type PGlite } from '@electric-sql/pglite'
+import { parseTar, type ParsedTarFileItem } from 'nanotar'
 
 /*
  * A new PGlite cluster runs initdb inside WebAssembly, several seconds on a busy machine;
@@ -34,72 +35,117 @@ export function templateFile (dir?: string): string {
   return join(dir ?? defaultDir(entry), `svc-conventions-pglite-${version}-${build}-${user}.tar`)
 }
 
-/** The cached snapshot, or undefined when there is none (or it cannot be read). */
-export function readTemplate (file: string): Blob | undefined {
+/**
+ * The cached snapshot, or undefined when there is none. A file that holds no cluster is deleted:
+ * it is only a cache, and the next in-memory start makes it again.
+ */
+export function readTemplate (file: string): Snapshot | undefined {
+  let bytes: Buffer
   try {
-    return new SnapshotBlob(file, readFileSync(file))
+    bytes = readFileSync(file)
   } catch {
     return undefined
   }
+  // nanotar reads the whole of a Uint8Array's buffer: a small file's Buffer shares a pool.
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
+  let entries: ParsedTarFileItem[] = []
+  try {
+    entries = parseTar(whole)
+  } catch {}
+  if (entries.some((entry) => entry.name === VERSION_FILE && entry.type === 'file')) return new Snapshot(entries)
+  dropTemplate(file)
+  return undefined
 }
 
+/** The file whose presence makes a folder a cluster, to PostgreSQL and to PGlite. */
+const VERSION_FILE = 'PG_VERSION'
+
 /**
- * A Blob over the snapshot read from its file, which PGlite reads once, with `arrayBuffer()`.
- * Node 20's own Blob copies the snapshot's tens of megabytes in, then out again through a
- * stream, a good part of a start's CPU. The first read that hands out memory is given the bytes
- * read from the file, uncopied; a later one reads the file again. So every read answers bytes of
- * its own, as a Blob's do, and a start copies the snapshot once fewer.
+ * The files of an empty cluster, as read from the snapshot. Each file's bytes are a view into
+ * the one buffer read from disk (nanotar's parse copies nothing), and a cluster started in
+ * memory keeps those views as its files: a start copies none of the snapshot's tens of
+ * megabytes. Hence one snapshot read starts one cluster.
  */
-class SnapshotBlob extends Blob {
-  readonly #file: string
-  readonly #size: number
-  #bytes: Uint8Array | undefined
+export class Snapshot {
+  #entries: readonly ParsedTarFileItem[] | undefined
 
-  constructor (file: string, bytes: Uint8Array) {
-    super([])
-    this.#file = file
-    this.#size = bytes.byteLength
-    this.#bytes = bytes
+  constructor (entries: readonly ParsedTarFileItem[]) {
+    this.#entries = entries
   }
 
-  static {
-    // Blob's `size` is an accessor of its prototype.
-    Object.defineProperty(this.prototype, 'size', { get (this: SnapshotBlob) { return this.#size } })
+  #take (): readonly ParsedTarFileItem[] {
+    const entries = this.#entries
+    if (entries === undefined) throw new Error('A snapshot read starts one cluster: read it again for another.')
+    this.#entries = undefined
+    return entries
   }
 
-  /** The bytes, for a reader that never hands them out. */
-  #peek (): Uint8Array {
-    return this.#bytes ?? readFileSync(this.#file)
+  /** PGlite's in-memory file system, holding the cluster when PGlite starts (its `fs` option). */
+  memoryFs (): MemoryFS {
+    return new SnapshotMemoryFs(this.#take())
   }
 
-  /** Bytes the caller may keep and change: those read at first, then the file read again. */
-  #take (): Uint8Array {
-    const bytes = this.#peek()
-    this.#bytes = undefined
-    return bytes
+  /**
+   * Writes the cluster into `dir`, an empty data directory. PG_VERSION goes last: a write cut
+   * short leaves a folder PGlite never takes for a cluster.
+   */
+  writeTo (dir: string): void {
+    let version: ParsedTarFileItem | undefined
+    for (const entry of this.#take()) {
+      const path = join(dir, entry.name)
+      if (entry.type === 'directory') {
+        mkdirSync(path, { recursive: true })
+      } else if (entry.type === 'file') {
+        if (entry.name === VERSION_FILE) {
+          version = entry
+          continue
+        }
+        mkdirSync(dirname(path), { recursive: true })
+        writeFileSync(path, entry.data ?? EMPTY)
+      }
+    }
+    writeFileSync(join(dir, VERSION_FILE), version?.data ?? EMPTY)
+  }
+}
+
+const EMPTY = new Uint8Array(0)
+
+/**
+ * PGlite's in-memory file system, filled with the snapshot's files once PostgreSQL's module has
+ * loaded and before PGlite looks for a cluster (its `initialSyncFs` step). Each file is handed
+ * over (`canOwn`), so the file system keeps the snapshot's bytes rather than a copy of them.
+ */
+class SnapshotMemoryFs extends MemoryFS {
+  #entries: readonly ParsedTarFileItem[] | undefined
+
+  constructor (entries: readonly ParsedTarFileItem[]) {
+    super()
+    this.#entries = entries
   }
 
-  override async arrayBuffer (): Promise<ArrayBuffer> {
-    const bytes = this.#take()
-    // A small file's Buffer is a view into a pool shared with other Buffers: that one is copied.
-    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
-    return whole ? bytes.buffer as ArrayBuffer : new Uint8Array(bytes).buffer
-  }
-
-  override async bytes (): Promise<Uint8Array> {
-    return new Uint8Array(await this.arrayBuffer())
-  }
-
-  override async text (): Promise<string> {
-    return new TextDecoder().decode(this.#peek())
-  }
-
-  override slice (start?: number, end?: number, type?: string): Blob {
-    return new Blob([this.#peek()]).slice(start, end, type)
-  }
-
-  override stream (): ReturnType<Blob['stream']> {
-    return new Blob([this.#peek()]).stream()
+  override async initialSyncFs (): Promise<void> {
+    const entries = this.#entries
+    this.#entries = undefined
+    const { FS, ENV } = (this.pg as PGlite).Module
+    const root = ENV.PGDATA as string
+    const made = new Set<string>()
+    const mkdir = (path: string): void => {
+      if (made.has(path)) return
+      FS.mkdirTree(path)
+      made.add(path)
+    }
+    mkdir(root)
+    for (const entry of entries ?? []) {
+      const path = `${root}/${entry.name}`
+      if (entry.type === 'directory') {
+        mkdir(path)
+      } else if (entry.type === 'file') {
+        mkdir(path.slice(0, path.lastIndexOf('/')))
+        FS.writeFile(path, entry.data ?? EMPTY, { canOwn: true })
+        const mtime = Number(entry.attrs?.mtime) * 1000
+        if (Number.isFinite(mtime)) FS.utime(path, mtime, mtime)
+      }
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { PGlite, type Results, type Transaction } from '@electric-sql/pglite'
+import { PGlite, type MemoryFS, type Results, type Transaction } from '@electric-sql/pglite'
 import { LOCK_FILE, type DataDirLock } from './data-dir-lock.js'
-import { dropTemplate, readTemplate, saveTemplate, templateFile } from './pglite-template.js'
+import { dropTemplate, readTemplate, saveTemplate, templateFile, type Snapshot } from './pglite-template.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
 import { fromDatabaseError, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
@@ -45,13 +45,16 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   // One options object: PGlite 0.5 drops the options of `new PGlite(undefined, options)`.
   // Server settings at start cost no statement; the buffer cache is PGlite's longest step of a start.
   const startParams = [...PGlite.defaultStartParams, '-c', 'TimeZone=UTC', '-c', `shared_buffers=${opts.sharedBuffers ?? '16MB'}`]
-  const make = (loadDataDir: Blob | undefined): PGlite => new PGlite({
+  const make = (fs: MemoryFS | undefined): PGlite => new PGlite({
     dataDir,
     startParams,
-    ...(loadDataDir === undefined ? {} : { loadDataDir }),
+    ...(fs === undefined ? {} : { fs }),
     parsers: { [OID.int8]: parseInt8, [OID.date]: parseDate, [OID.timestamptz]: parseTimestamptz }
   })
-  let db = make(snapshot)
+  // A data directory gets the snapshot's files before PGlite opens it; in memory, the snapshot
+  // is PGlite's file system.
+  if (snapshot !== undefined && dataDir !== undefined) writeSnapshot(snapshot, dataDir)
+  let db = make(snapshot !== undefined && memory ? snapshot.memoryFs() : undefined)
 
   async function open (): Promise<void> {
     try {
@@ -174,6 +177,19 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
 /** True when the data directory holds no cluster nor anything else (its lock file aside). */
 function isEmpty (dir: string): boolean {
   return readdirSync(dir).every((name) => name === LOCK_FILE)
+}
+
+/**
+ * Writes the snapshot's cluster into the (empty) data directory; PGlite then starts on it as on
+ * any cluster of its own. Should a write fail, what was written is removed and PGlite runs
+ * initdb there instead, which reports the folder's fault if it has one.
+ */
+function writeSnapshot (snapshot: Snapshot, dir: string): void {
+  try {
+    snapshot.writeTo(dir)
+  } catch {
+    emptyDir(dir)
+  }
 }
 
 /** Removes what a failed start wrote into a data directory that was empty, keeping the lock. */

@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite'
+import { PGlite, type MemoryFS } from '@electric-sql/pglite'
 import type { Filter, OrderingTerm, Page, Paging } from '../../model/query.js'
 import { readPage } from '../../store/read-page.js'
 import { readTemplate, templateFile } from '../../store/pglite-template.js'
@@ -31,9 +31,9 @@ const DDL = `CREATE TABLE docs (
   "publishedDateTime" timestamptz(3), "active" boolean NOT NULL, "flagged" boolean,
   "tags" text[] NOT NULL, "metadata" jsonb)`
 
-function snapshotOptions (): { loadDataDir?: Blob } {
-  const loadDataDir = readTemplate(templateFile())
-  return loadDataDir === undefined ? {} : { loadDataDir }
+function snapshotOptions (): { fs?: MemoryFS } {
+  const snapshot = readTemplate(templateFile())
+  return snapshot === undefined ? {} : { fs: snapshot.memoryFs() }
 }
 
 export class DocTable {

@@ -1,9 +1,12 @@
 import t, { type Test } from 'tap'
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
+import fc from 'fast-check'
+import { createTar, type TarFileInput } from 'nanotar'
 import { createPgliteDriver } from '../../store/pglite.js'
-import { readTemplate, templateFile } from '../../store/pglite-template.js'
+import { readTemplate, Snapshot, templateFile } from '../../store/pglite-template.js'
 import type { Driver } from '../../store/driver.js'
 
 // In-memory PGlite starts from a cached snapshot of an empty cluster; the cache must never
@@ -32,45 +35,85 @@ t.test('the snapshot is named after the PGlite build and the user, in the folder
   t.equal(templateFile('/some/dir'), file, 'stable')
 })
 
-t.test('the snapshot read back is a Blob of the file\'s bytes, each read a copy of its own', async (t) => {
-  const file = join(tempDir(t), 'snapshot.tar')
-  const bytes = Buffer.from('a snapshot: ünïcode and bytes \u0000\u00ff')
-  writeFileSync(file, bytes)
-  const blob = readTemplate(file)
-  if (blob === undefined) throw new Error('readTemplate read nothing')
-  t.type(blob, Blob)
-  t.equal(blob.size, bytes.length)
-  const first = new Uint8Array(await blob.arrayBuffer())
-  t.same(Buffer.from(first), bytes)
-  first.fill(0)
-  t.same(Buffer.from(await blob.arrayBuffer()), bytes, 'changing what one read answered changes no other')
-  const viaBytes = await blob.bytes()
-  viaBytes.fill(0)
-  t.same(Buffer.from(await blob.bytes()), bytes)
-  t.equal(await blob.text(), bytes.toString('utf8'))
-  t.same(Buffer.from(await blob.slice(2, 10).arrayBuffer()), bytes.subarray(2, 10))
-  t.equal(blob.slice(0, 4, 'application/x-tar').type, 'application/x-tar')
-  const chunks: Uint8Array[] = []
-  for await (const chunk of blob.stream()) chunks.push(chunk)
-  t.same(Buffer.concat(chunks), bytes)
-  t.equal(readTemplate(join(tempDir(t), 'missing.tar')), undefined, 'none to read: undefined')
+/** Every folder and file under `dir`, as `name/` and `name: contents` lines. */
+function tree (dir: string, under = ''): string[] {
+  return readdirSync(join(dir, under), { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1).flatMap((entry) => {
+    const name = under === '' ? entry.name : `${under}/${entry.name}`
+    return entry.isDirectory() ? [`${name}/`, ...tree(dir, name)] : [`${name}: ${readFileSync(join(dir, name), 'latin1')}`]
+  })
+}
+
+/** The snapshot read back from a tar of `items`, written into `dir`. */
+function snapshotIn (dir: string, items: TarFileInput[]): Snapshot {
+  const file = join(dir, `${randomUUID()}.tar`)
+  writeFileSync(file, createTar(items))
+  const snapshot = readTemplate(file)
+  if (snapshot === undefined) throw new Error('readTemplate read nothing')
+  return snapshot
+}
+
+t.test('a snapshot is a cluster\'s files: no file, not a tar, or a tar without PG_VERSION is none, and is deleted', async (t) => {
+  const dir = tempDir(t)
+  const cases: Array<[string, string | Uint8Array | undefined]> = [
+    ['no file', undefined],
+    ['an empty file', ''],
+    ['text', 'not a tar archive of a cluster'],
+    ['a tar of other files', createTar([{ name: 'base/' }, { name: 'base/1', data: 'x' }])],
+    ['PG_VERSION as a folder', createTar([{ name: 'PG_VERSION/' }])]
+  ]
+  for (const [name, contents] of cases) {
+    const file = join(dir, `${name}.tar`)
+    if (contents !== undefined) writeFileSync(file, contents)
+    t.equal(readTemplate(file), undefined, name)
+    t.equal(existsSync(file), false, `${name}: no file left`)
+  }
+  t.type(snapshotIn(dir, [{ name: 'PG_VERSION', data: '17\n' }]), Snapshot, 'PG_VERSION alone is one')
 })
 
-t.test('a snapshot too large for Buffer\'s pool: the first read has the bytes read at first, a later one reads the file again', async (t) => {
-  const file = join(tempDir(t), 'snapshot.tar')
-  const bytes = Buffer.alloc(64 * 1024, 'snapshot ')
-  writeFileSync(file, bytes)
-  const blob = readTemplate(file)
-  if (blob === undefined) throw new Error('readTemplate read nothing')
-  const later = Buffer.alloc(64 * 1024, 'replaced ')
-  writeFileSync(file, later)
-  t.equal(await blob.text(), bytes.toString(), 'a text read hands nothing out: the bytes read at first')
-  const first = new Uint8Array(await blob.arrayBuffer())
-  t.equal(first.byteLength, bytes.length)
-  t.same(Buffer.from(first), bytes, 'the bytes read when the snapshot was opened')
-  first.fill(0)
-  t.same(Buffer.from(await blob.arrayBuffer()), later, 'the next read is the file\'s, not what the first reader changed')
-  t.equal(blob.size, bytes.length)
+t.test('writeTo writes the snapshot\'s folders and files into a data directory, any tree', async (t) => {
+  const segment = fc.stringMatching(/^[a-z0-9_]{1,8}$/).filter((name) => name !== 'PG_VERSION')
+  const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => segments.join('/'))
+  // Distinct paths; one with another beneath it is that one's folder.
+  const files = fc.uniqueArray(fc.record({ path, data: fc.uint8Array({ maxLength: 1500 }) }), { selector: (f) => f.path, maxLength: 12 })
+    .map((files) => files.filter((f) => !files.some((g) => g.path.startsWith(`${f.path}/`))))
+  const base = tempDir(t)
+  await fc.assert(fc.asyncProperty(files, fc.boolean(), async (files, listFolders) => {
+    const folders = [...new Set(files.flatMap((f) => f.path.split('/').slice(0, -1).map((_, i, all) => all.slice(0, i + 1).join('/'))))]
+    // The archive may list each folder before its files, as PGlite's do, or leave them out.
+    const items: TarFileInput[] = [
+      ...(listFolders ? folders.map((name) => ({ name: `${name}/` })) : []),
+      ...files.map((f) => ({ name: f.path, data: f.data })),
+      { name: 'PG_VERSION', data: '17\n' }
+    ]
+    const dir = mkdtempSync(join(base, 'cluster-'))
+    snapshotIn(base, items).writeTo(dir)
+    const expected = [
+      ...folders.map((name) => `${name}/`),
+      ...files.map((f) => `${f.path}: ${Buffer.from(f.data).toString('latin1')}`),
+      'PG_VERSION: 17\n'
+    ]
+    t.same(tree(dir).sort(), expected.sort())
+  }), { numRuns: 40 })
+})
+
+t.test('a write cut short leaves no PG_VERSION, so the folder is never taken for a cluster', async (t) => {
+  // PG_VERSION comes first in the archive, and is written last all the same.
+  const snapshot = snapshotIn(tempDir(t), [{ name: 'PG_VERSION', data: '17\n' }, { name: 'base/' }, { name: 'base/1', data: 'a' }, { name: 'global/pg_control', data: 'b' }])
+  const dir = tempDir(t)
+  mkdirSync(join(dir, 'global', 'pg_control'), { recursive: true })
+  t.throws(() => { snapshot.writeTo(dir) })
+  t.equal(existsSync(join(dir, 'PG_VERSION')), false)
+  t.equal(readFileSync(join(dir, 'base', '1'), 'utf8'), 'a', 'the files before the failure were written')
+})
+
+t.test('one snapshot read starts one cluster: its files are handed over', async (t) => {
+  const inMemory = snapshotIn(tempDir(t), [{ name: 'PG_VERSION', data: '17\n' }])
+  inMemory.memoryFs()
+  t.throws(() => inMemory.memoryFs(), /read it again/)
+  t.throws(() => { inMemory.writeTo(tempDir(t)) }, /read it again/)
+  const onDisk = snapshotIn(tempDir(t), [{ name: 'PG_VERSION', data: '17\n' }])
+  onDisk.writeTo(tempDir(t))
+  t.throws(() => onDisk.memoryFs(), /read it again/)
 })
 
 t.test('the first store saves a snapshot of the empty cluster; the next starts from it with nothing of the first', async (t) => {
@@ -96,10 +139,24 @@ t.test('the first store saves a snapshot of the empty cluster; the next starts f
 t.test('a snapshot PGlite refuses is dropped and the store starts afresh, saving a good one', async (t) => {
   const dir = tempDir(t)
   const file = templateFile(dir)
-  writeFileSync(file, 'not a tar archive of a cluster')
+  // A cluster's version file, and nothing else of one.
+  writeFileSync(file, createTar([{ name: 'PG_VERSION', data: '17\n' }, { name: 'global/' }]))
   const driver = await open(t, dir)
   t.same((await driver.query('SELECT 41 + 1 AS n')).rows, [{ n: 42 }], 'the store works')
   t.ok(statSync(file).size > 1_000_000, 'the bad snapshot was replaced by a real one')
+})
+
+t.test('a data directory the snapshot cannot be written into is emptied, and a cluster made there afresh', async (t) => {
+  const dir = tempDir(t)
+  // `a` is a file, and then a folder holding `b`: the second write fails.
+  writeFileSync(templateFile(dir), createTar([{ name: 'PG_VERSION', data: '17\n' }, { name: 'a', data: 'x' }, { name: 'a/b', data: 'y' }]))
+  const dataDir = join(dir, 'data')
+  const driver = createPgliteDriver({ dataDir, template: dir })
+  t.teardown(() => driver.close())
+  await driver.exec('CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)')
+  t.same((await driver.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'the store works')
+  t.equal(existsSync(join(dataDir, 'a')), false, 'nothing of the snapshot is left')
+  t.equal(existsSync(join(dataDir, 'global', 'pg_control')), true, 'a cluster of its own')
 })
 
 t.test('an unwritable snapshot folder only costs the cache', async (t) => {
