@@ -35,9 +35,9 @@ t.test('the snapshot is named after the PGlite build and the user, in the folder
   t.equal(templateFile('/some/dir'), file, 'stable')
 })
 
-/** Every folder and file under `dir`, as `name/` and `name: contents` lines. */
+/** Every folder and file under `dir`, as `name/` and `name: contents` lines, in no set order. */
 function tree (dir: string, under = ''): string[] {
-  return readdirSync(join(dir, under), { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1).flatMap((entry) => {
+  return readdirSync(join(dir, under), { withFileTypes: true }).flatMap((entry) => {
     const name = under === '' ? entry.name : `${under}/${entry.name}`
     return entry.isDirectory() ? [`${name}/`, ...tree(dir, name)] : [`${name}: ${readFileSync(join(dir, name), 'latin1')}`]
   })
