@@ -27,8 +27,8 @@ export interface AuthPluginOptions {
    */
   cacheSize?: number
   /**
-   * Stops token guessing: once an address has had `max` requests refused with 401 within
-   * `timeWindow` milliseconds, its further requests with a token not yet verified are answered
+   * Stops token guessing: once an address has had `max` credentials refused with 401 within
+   * `timeWindow` milliseconds (a request without `Authorization` is not counted), its further requests with a token not yet verified are answered
    * 429 (with `Retry-After`) before the token is checked, until the window ends. Counted in
    * memory, per instance, unless `shared` keeps the counts where every instance sees them
    * (`redisRefusalCounts(redis)`, or a `RefusalCounts` table of the store): with N instances
@@ -149,9 +149,13 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     })
   }
 
-  /** Counts a 401 against the request's address (refusalLimit); other errors pass through. */
+  /**
+   * Counts a 401 against the request's address (refusalLimit) when it refused a credential the
+   * request presented: a request without one guesses nothing, and counting it would let an
+   * address's anonymous requests shut out its valid tokens. Other errors pass through.
+   */
   async function counted (request: FastifyRequest, err: unknown): Promise<unknown> {
-    if (refusals !== null && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, now())
+    if (refusals !== null && request.headers.authorization !== undefined && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, now())
     return err
   }
 
