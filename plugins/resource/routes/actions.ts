@@ -36,7 +36,8 @@ export function registerActionRoutes (fastify: FastifyInstance, s: Served): void
       attachValidation: true,
       // No body is an empty one (the document says so: optionalBody): only a body with members is refused.
       config: { auth: { scopes: [...def.api.scopes.write] }, problems: [404, 409, 412], openapi: { responseHeaders: newEtagHeader(200), optionalBody: true } } as FastifyContextConfig,
-      preValidation: async (request) => { request.body ??= {} }
+      // Only an absent body: a JSON `null` is a body, and not `{}`.
+      preValidation: async (request) => { if (request.body === undefined) request.body = {} }
     }, async (request, reply) => {
       refuseInvalid(s, request)
       const id = (request.params as Record<string, string>)[def.idParam] as string
