@@ -24,10 +24,15 @@ export interface IdempotencyClaim {
   instance: string
   /** The success status the first request answered. */
   status: number
+  /**
+   * The `ETag` the first request answered with (the entity's new one after a PUT or PATCH),
+   * so that a retry gets it too; null or absent when its answer carried none.
+   */
+  etag?: string | null
 }
 
 /** The stored outcome of the first request that used a key. */
-export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fingerprint' | 'instance' | 'status'>
+export type IdempotencyRecord = Pick<IdempotencyClaim, 'method' | 'target' | 'fingerprint' | 'instance' | 'status'> & { etag: string | null }
 
 export interface IdempotencyKeysOptions {
   /**
@@ -63,14 +68,14 @@ export class IdempotencyKeys {
     // A live key blocks the insert; an expired one is taken over, so it can be reused.
     // A concurrent claim of the same key waits on the primary key until the first commits.
     // $11: the clock, null for the database's.
-    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($11::timestamptz, now()), coalesce($11::timestamptz, now()) + $10 * interval '1 millisecond')
+    this.claimSql = `INSERT INTO ${t} AS k (ctx, resource, caller, key, method, target, fingerprint, instance, status, etag, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $12, coalesce($11::timestamptz, now()), coalesce($11::timestamptz, now()) + $10 * interval '1 millisecond')
       ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
-        fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
+        fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status, etag = EXCLUDED.etag,
         created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
       WHERE k.expires_at <= coalesce($11::timestamptz, now())
       RETURNING 1 AS claimed`
-    this.readSql = `SELECT method, target, fingerprint, instance, status FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
+    this.readSql = `SELECT method, target, fingerprint, instance, status, etag FROM ${t} WHERE ctx = $1 AND resource = $2 AND caller = $3 AND key = $4`
     this.heldSql = `${this.readSql} AND expires_at > coalesce($5::timestamptz, now())`
     // The retention rule of the table: a key goes once it has expired.
     this.purger = new Purge({ table, column: 'expires_at', retention: 0, ...(options.purgeBatchSize === undefined ? {} : { batchSize: options.purgeBatchSize }) })
@@ -102,6 +107,10 @@ export class IdempotencyKeys {
       sql: `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS caller text NOT NULL DEFAULT '';
       ALTER TABLE ${t} DROP CONSTRAINT ${quoteIdent(`${this.table}_pkey`)};
       ALTER TABLE ${t} ADD CONSTRAINT ${quoteIdent(`${this.table}_pkey`)} PRIMARY KEY (ctx, resource, caller, key)`
+    }, {
+      // The first answer's ETag, for its retries; a key stored before this answers without one.
+      id: `idempotency:${this.table}:v3-etag`,
+      sql: `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS etag text`
     }]
   }
 
@@ -116,15 +125,15 @@ export class IdempotencyKeys {
   private claimPart (claim: IdempotencyClaim): ClaimPart {
     return {
       key: this.T,
-      values: [claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null],
+      values: [claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null, claim.etag ?? null],
       sql: (first, when) => {
         const $ = (i: number): string => `$${first + i}`
         // Typed: a SELECT's parameters take no type from the columns they go to.
         const at = `coalesce(${$(10)}::timestamptz, now())`
-        return `k AS (INSERT INTO ${this.T} AS held (ctx, resource, caller, key, method, target, fingerprint, instance, status, created_at, expires_at)
-        SELECT ${[0, 1, 2, 3, 4, 5, 6, 7].map(i => `${$(i)}::text`).join(', ')}, ${$(8)}::integer, ${at}, ${at} + ${$(9)}::double precision * interval '1 millisecond'${when === null ? '' : ` WHERE ${when}`}
+        return `k AS (INSERT INTO ${this.T} AS held (ctx, resource, caller, key, method, target, fingerprint, instance, status, etag, created_at, expires_at)
+        SELECT ${[0, 1, 2, 3, 4, 5, 6, 7].map(i => `${$(i)}::text`).join(', ')}, ${$(8)}::integer, ${$(11)}::text, ${at}, ${at} + ${$(9)}::double precision * interval '1 millisecond'${when === null ? '' : ` WHERE ${when}`}
         ON CONFLICT (ctx, resource, caller, key) DO UPDATE SET method = EXCLUDED.method, target = EXCLUDED.target,
-          fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status,
+          fingerprint = EXCLUDED.fingerprint, instance = EXCLUDED.instance, status = EXCLUDED.status, etag = EXCLUDED.etag,
           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
         WHERE held.expires_at <= ${at}
         RETURNING 1)`
@@ -141,7 +150,7 @@ export class IdempotencyKeys {
   /** Claims the key on `db` (a transaction): null when it is now this request's, else the first request's record. */
   async claim (db: Queryable, claim: IdempotencyClaim): Promise<IdempotencyRecord | null> {
     const { rows } = await db.query(this.claimSql, [
-      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null
+      claim.ctx, claim.resource, claim.caller, claim.key, claim.method, claim.target, claim.fingerprint, claim.instance, claim.status, this.ttl, this.now?.() ?? null, claim.etag ?? null
     ])
     if (rows.length > 0) return null
     const found = await db.query<IdempotencyRecord>(this.readSql, [claim.ctx, claim.resource, claim.caller, claim.key])

@@ -31,19 +31,19 @@ export function claimOf (request: FastifyRequest, resource: string, instance: st
 /**
  * Runs a write in one transaction with the claim of its key, so the key is kept exactly when
  * the change is. An idempotent request whose key was used before gets the first request's
- * status back (`replay`) and changes nothing; a non-idempotent one, or another request under
+ * status and `ETag` back (`replay`, `etag`) and changes nothing; a non-idempotent one, or another request under
  * the same key, a 409 (conventions: Svc-Idempotency-Key). With `refuseReuse` (the detail of
  * that 409, from the first request's record), a request that is not idempotent at all (a bulk PATCH, conventions: "Bulk
  * endpoint") is never run twice under one key, whatever it was.
  */
-export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim | null, fn: (tx: Tx) => Promise<T>, refuseReuse?: (first: IdempotencyRecord) => string): Promise<{ value: T } | { replay: number }> {
+export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim | null, fn: (tx: Tx) => Promise<T>, refuseReuse?: (first: IdempotencyRecord) => string): Promise<{ value: T } | { replay: number, etag: string | null }> {
   return await store.transaction(async (tx) => {
     if (claim !== null) {
       const record = await keys.claim(tx, claim)
       if (record !== null) {
         // Another method, path or body: the idempotency plugin's own 409 says which.
         const status = replayStatus(record, claim)
-        if (refuseReuse === undefined) return { replay: status }
+        if (refuseReuse === undefined) return { replay: status, etag: record.etag }
         throw problems.conflict(refuseReuse(record), { instance: record.instance })
       }
     }

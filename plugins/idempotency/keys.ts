@@ -24,7 +24,7 @@ export function fingerprintOf (body: unknown): string {
  * action returns a 2xx"), else 409 naming the first resource ("a non-idempotent action
  * returns 409"), also when the key comes back with another method, path or body.
  */
-export function replayStatus (record: IdempotencyRecord, claim: IdempotencyClaim): number {
+export function replayStatus (record: Omit<IdempotencyRecord, 'etag'>, claim: IdempotencyClaim): number {
   const instance = record.instance
   if (record.method !== claim.method || record.target !== claim.target) {
     throw problems.conflict(`The Svc-Idempotency-Key was already used for ${record.method} ${record.target}; send a new key with each distinct request.`, { instance })

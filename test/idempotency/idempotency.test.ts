@@ -88,7 +88,9 @@ for (const db of databases) {
       for (const m of keys.migrations()) await store.exec(m.sql as string)
       const claim = claimOf()
       t.equal(await store.transaction(tx => keys.claim(tx, claim)), null)
-      t.same(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204 })
+      t.same(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, etag: null })
+      t.equal(await keys.claim(store, claimOf({ key: 'with-an-etag-000000000', etag: '"e1"' })), null)
+      t.equal((await keys.claim(store, claimOf({ key: 'with-an-etag-000000000' })))?.etag, '"e1"', 'the first answer\'s ETag is kept')
       t.equal(await keys.claim(store, { ...claim, ctx: 'preprod' }), null, 'keys are scoped by execution context')
       t.equal(await keys.claim(store, { ...claim, resource: 'authors' }), null, 'and by resource')
       t.equal(await keys.claim(store, { ...claim, caller: 'u2' }), null, 'and by caller')
@@ -104,7 +106,7 @@ for (const db of databases) {
       t.equal(await keys.claim(store, { ...claim, target: '/new' }), null, 'expired: taken over')
       t.equal((await keys.claim(store, claim))?.target, '/new')
       clock.advance(100)
-      t.same(await keys.purge(store), { deleted: 5, skipped: false }, 'expired rows are purged')
+      t.same(await keys.purge(store), { deleted: 6, skipped: false }, 'expired rows are purged')
       t.same(await keys.purge(store), { deleted: 0, skipped: false })
     })
 
@@ -226,27 +228,39 @@ for (const db of databases) {
         const url = `/v1/documents/${d.id as string}`
         const putKey = idemKey()
         const putBody = { name: d.name, authorId: a.id, kind: 'CONTRACT' }
-        t.equal((await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })).statusCode, 204)
+        const put = await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })
+        t.equal(put.statusCode, 204)
         const afterPut = json(await api.get(url))
-        t.equal((await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })).statusCode, 204, 'replayed although the If-Match is now stale')
+        t.equal(put.headers.etag, afterPut.etag, 'the new ETag')
+        const putAgain = await api.put(url, putBody, { 'if-match': d.etag, 'svc-idempotency-key': putKey })
+        t.equal(putAgain.statusCode, 204, 'replayed although the If-Match is now stale')
+        t.equal(putAgain.headers.etag, afterPut.etag, 'with the first answer\'s ETag')
         t.equal(json(await api.get(url)).etag, afterPut.etag, 'not applied again')
 
         const patchKey = idemKey()
         t.equal((await api.patch(url, { pageCount: 1 }, { 'if-match': afterPut.etag, 'svc-idempotency-key': patchKey })).statusCode, 204)
         const afterPatch = json(await api.get(url))
-        t.equal((await api.patch(url, { pageCount: 1 }, { 'if-match': afterPut.etag, 'svc-idempotency-key': patchKey })).statusCode, 204)
-        t.equal(json(await api.get(url)).etag, afterPatch.etag)
+        // Changed by another request meanwhile: the retry still answers with its own write's ETag.
+        const other = await api.patch(url, { pageCount: 2 }, { 'if-match': afterPatch.etag })
+        t.equal(other.statusCode, 204)
+        const patchAgain = await api.patch(url, { pageCount: 1 }, { 'if-match': afterPut.etag, 'svc-idempotency-key': patchKey })
+        t.equal(patchAgain.statusCode, 204)
+        t.equal(patchAgain.headers.etag, afterPatch.etag, 'the ETag its first answer gave, so a write on it is refused 412, not lost')
+        t.equal(json(await api.get(url)).etag, other.headers.etag, 'not applied again')
         const elsewhere = await api.patch(`/v1/documents/${unique('x')}`, { pageCount: 1 }, { 'if-match': '*', 'svc-idempotency-key': patchKey })
         t.equal(elsewhere.statusCode, 409, 'a key reused on another resource')
         t.equal(json(elsewhere).instance, url)
 
         const deleteKey = idemKey()
-        t.equal((await api.delete(url, { 'if-match': afterPatch.etag, 'svc-idempotency-key': deleteKey })).statusCode, 204)
-        t.equal((await api.delete(url, { 'if-match': afterPatch.etag, 'svc-idempotency-key': deleteKey })).statusCode, 204)
+        const current = other.headers.etag as string
+        t.equal((await api.delete(url, { 'if-match': current, 'svc-idempotency-key': deleteKey })).statusCode, 204)
+        const deleteAgain = await api.delete(url, { 'if-match': current, 'svc-idempotency-key': deleteKey })
+        t.equal(deleteAgain.statusCode, 204)
+        t.equal(deleteAgain.headers.etag, undefined, 'a DELETE answers no ETag, nor does its retry')
         // Documents are soft-deleted: the deletion shows, made once.
         const deleted = json(await api.get(url))
         t.match(deleted, { deletedDateTime: String })
-        t.not(deleted.etag, afterPatch.etag)
+        t.not(deleted.etag, current)
       })
 
       t.test('a key expires and can then be used again', async t => {

@@ -8,6 +8,7 @@ import { claimed, claimOf, replayStatus } from '../../idempotency/index.js'
 import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
 import type { Tx } from '../../../store/types.js'
 import type { Served } from './served.js'
+import { newEtag } from '../write/writer.js'
 
 type Row = Record<string, unknown>
 
@@ -98,7 +99,8 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
 
 /**
  * Runs one item write through the resource's write path with the claim of its key: the entity
- * as stored, or null when the key answers for an earlier request (or a DELETE found nothing).
+ * as stored, or null when a DELETE found nothing. When the key answers for an earlier request,
+ * `{ etag }` of that request's answer (null when it had none), which a retry answers again.
  * A write answered 204 carries no body, so it asks the database for the entity's id and ETag
  * alone.
  * A failure is thrown as its problem, and nothing is written. One statement writes the entity,
@@ -108,6 +110,11 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
  */
 export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number, also?: (tx: Tx, row: Row) => Promise<void>): Promise<Row | null> {
   const claim = claimOf(request, s.def.collection, path, status)
+  if (claim !== null) {
+    // The new ETag is drawn before the write, so that the key keeps it for a retry's answer.
+    op = { ...op, etag: newEtag() }
+    claim.etag = op.etag
+  }
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
   let result: WriteResult | null
   try {
@@ -116,7 +123,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
       if ('replay' in outcome) {
         // Another method, path or body: the idempotency plugin's own 409 says which.
         replayStatus(outcome.replay, claim as NonNullable<typeof claim>)
-        return null
+        return replayed(outcome.replay.etag)
       }
       result = outcome
       if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
@@ -127,12 +134,18 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
         if (also !== undefined && written.row !== null) await also(tx, written.row)
         return written
       })
-      result = 'value' in outcome ? outcome.value : null
+      if ('replay' in outcome) return replayed(outcome.etag)
+      result = outcome.value
     }
   } catch (err) {
     throw storeProblem(err, s.def, operationOf(op), op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
   }
   return result === null ? null : result.row
+}
+
+/** What a retry answers with: the first answer's ETag, when it had one. */
+function replayed (etag: string | null): Row | null {
+  return etag === null ? null : { etag }
 }
 
 /** A write of `request`'s item with the request's preconditions (`transition`: the action's name, for one). */

@@ -37,6 +37,11 @@ export interface WriteOp {
   ifMatch: EntityTagList | null
   /** Weak comparison with the current ETag (RFC 9110 §13.1.2); `*`: must not exist. */
   ifNoneMatch: EntityTagList | null
+  /**
+   * The ETag the write gives the entity, when its caller must know it before the write (an
+   * idempotency key keeps the answer's ETag for its retries); default a new one.
+   */
+  etag?: string
 }
 
 /** Why an operation was not applied; each caller words it for its own channel. */

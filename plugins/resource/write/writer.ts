@@ -317,21 +317,21 @@ export class Writer {
     } else if (op.action !== 'delete') {
       result.values = this.fillAll(op.values)
     }
-    return { result, kind: decision.step, fields, write: { id: op.id, etag: newEtag(), values: result.values } }
+    return { result, kind: decision.step, fields, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
   }
 
   /** The step of an operation `blindGuard` allows, as `prepare` makes it for an existing row. */
   private blindStep (result: WriteResult): Step {
     const { op } = result
-    if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: newEtag(), values: {} } }
-    if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: op.values } }
+    if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: {} } }
+    if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: op.values } }
     if (op.action === 'patch') {
       // Only what the patch names changes, as `prepare` merges it: the statement sets those columns alone.
       result.values = this.fillNamed(op.values)
-      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: newEtag(), values: result.values } }
+      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
     }
     result.values = this.fillAll(op.values)
-    return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: newEtag(), values: result.values } }
+    return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
   }
 
   /** The writable fields of a stored row, as a merge patch's target. */
