@@ -5,6 +5,8 @@ import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
 import { evaluatePreconditions, type Preconditions } from '../conditional/index.js'
+import { claimed, claimOf } from '../idempotency/index.js'
+import type { Tx } from '../../store/types.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/internal.js'
@@ -64,6 +66,14 @@ export function deliveryBody (d: DeliveryRow): DeliveryBody {
   }
 }
 
+/** `fn` in a transaction of its own on the store, or in the one `db` already is (a key's claim). */
+async function inTransaction<T> (db: Store | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return 'transaction' in db ? await db.transaction(fn) : await fn(db)
+}
+
+/** The resource name a subscription's `Svc-Idempotency-Key` is scoped by. */
+const KEYS = 'webhook-subscriptions'
+
 async function stored<T> (fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
@@ -91,6 +101,19 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   const idOf = (request: FastifyRequest): string => (request.params as { subscriptionId: string }).subscriptionId
   const notFound = (id: string): Error => problems.notFound(`No webhook subscription has the id ${id} in this execution context; check the id.`, { instance: itemPath(id) })
 
+  /**
+   * Runs a write with the claim of the request's `Svc-Idempotency-Key` in its transaction, when
+   * the idempotency plugin is registered (the resource plugin registers it): a repeated POST, or
+   * a key reused for another request, is a 409; a retried PATCH or DELETE gets its first
+   * answer's status and ETag (`replay`). Without a key, the write alone.
+   */
+  async function keyed<T> (request: FastifyRequest, instance: string, status: number, etag: string | null, write: (db: Store | Tx) => Promise<T>): Promise<{ value: T } | { replay: number, etag: string | null }> {
+    const claim = fastify.hasDecorator('idempotency') ? claimOf(request, KEYS, instance, status) : null
+    if (claim === null) return { value: await stored(async () => await write(store)) }
+    claim.etag = etag
+    return await stored(async () => await claimed(store, fastify.idempotency, claim, write))
+  }
+
   const known = new Set(r.eventTypes)
   function checkEvents (events: readonly string[] | undefined): void {
     if (events === undefined) return
@@ -114,9 +137,11 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     checkEvents(body.events)
     await checkTarget(body.url)
     const id = randomUUID()
-    const created = await stored(async () => await tables.insertSubscription(store, {
+    // A POST's key is never replayed (409): the outcome is the new subscription.
+    const outcome = await keyed(request, itemPath(id), 201, null, async (db) => await tables.insertSubscription(db, {
       ctx: request.executionContext, id, url: body.url, events: body.events, description: body.description ?? null, secret: newSecret(), etag: newEtag(), createdBy: request.principal?.sub ?? null
-    }, r.now()))
+    }, r.now())) as { value: SubscriptionRow }
+    const created = outcome.value
     reply.code(201).header('location', itemPath(id)).header('etag', created.etag)
     return subscriptionBody(created, true)
   })
@@ -159,24 +184,26 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     checkEvents(patch.events)
     if (patch.url !== undefined) await checkTarget(patch.url)
     const pre = request.preconditions as Preconditions | null
-    const updated = await stored(async () => await store.transaction(async (tx) => {
+    const etag = newEtag()
+    // A refusal is thrown inside the transaction, so that a key claimed with it is given back.
+    const outcome = await keyed(request, itemPath(id), 204, etag, async (db) => await inTransaction(db, async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
-      if (s === null) return null
+      if (s === null) throw notFound(id)
       const verdict = evaluatePreconditions(pre, s.etag)
-      if (verdict.kind === 'precondition-failed') return verdict.header
+      if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
+      if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
       return await tables.updateSubscription(tx, request.executionContext, id, {
         url: patch.url ?? s.url,
         events: patch.events ?? s.events,
         description: patch.description === undefined ? s.description : patch.description,
         active: patch.active ?? s.active,
-        etag: newEtag(),
+        etag,
         modifiedBy: request.principal?.sub ?? null
       }, r.now())
     }))
-    if (updated === null) throw notFound(id)
-    if (updated === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
-    if (updated === 'If-None-Match') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
-    return await reply.code(204).header('etag', updated.etag).send()
+    const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
+    if (answered !== null) reply.header('etag', answered)
+    return await reply.code(204).send()
   })
 
   fastify.delete(item, {
@@ -185,13 +212,13 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   }, async (request, reply) => {
     const id = idOf(request)
     const pre = request.preconditions as Preconditions | null
-    const outcome = await stored(async () => await store.transaction(async (tx) => {
+    await keyed(request, itemPath(id), 204, null, async (db) => await inTransaction(db, async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
-      if (evaluatePreconditions(pre, s?.etag ?? null).kind === 'precondition-failed') return 'mismatch'
+      if (evaluatePreconditions(pre, s?.etag ?? null).kind === 'precondition-failed') {
+        throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
+      }
       if (s !== null) await tables.deleteSubscription(tx, request.executionContext, id)
-      return 'done'
     }))
-    if (outcome === 'mismatch') throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
     return await reply.code(204).send()
   })
 

@@ -1,0 +1,81 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { databases } from '../support/databases.js'
+import { client, receiver, startEvents } from './helper.js'
+
+// Webhook subscriptions honour Svc-Idempotency-Key as every other resource does (conventions:
+// Svc-Idempotency-Key): a repeated POST is a 409 and creates nothing; a retried PATCH or DELETE
+// answers as the first did, ETag included; a key reused for another request is a 409; a refused
+// request keeps no key.
+
+const key = (): string => `key-${randomUUID()}`
+
+for (const db of databases) {
+  t.test(db.label, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const hook = await receiver(t)
+    const { base } = await startEvents(t, store)
+    const call = client(base)
+    const path = '/v1/webhook-subscriptions'
+
+    t.test('a repeated POST: 409 naming the first subscription, none created twice', async t => {
+      const k = key()
+      const body = { url: hook.url, events: ['author.created'], description: `keyed ${k}` }
+      const first = await call('POST', path, body, { 'svc-idempotency-key': k })
+      t.equal(first.status, 201)
+      const again = await call('POST', path, body, { 'svc-idempotency-key': k })
+      t.equal(again.status, 409)
+      t.equal(again.body.instance, first.headers.get('location'))
+      t.match(again.body.detail, /already used to create/)
+      const listed = (await call('GET', `${path}?limit=100`)).body.results as Array<{ description: string }>
+      t.equal(listed.filter(s => s.description === body.description).length, 1, 'one subscription')
+      const other = await call('POST', `${path}`, { ...body, description: 'another' }, { 'svc-idempotency-key': k })
+      t.equal(other.status, 409, 'another body with a used key')
+    })
+
+    t.test('a retried PATCH answers its first ETag and applies once; another body is a 409', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const k = key()
+      const first = await call('PATCH', url, { description: 'one' }, { 'if-match': s.etag, 'svc-idempotency-key': k })
+      t.equal(first.status, 204)
+      const etag = first.headers.get('etag')
+      t.not(etag, null)
+      const later = await call('PATCH', url, { active: false }, { 'if-match': etag as string })
+      t.equal(later.status, 204, 'changed since by another request')
+      const retry = await call('PATCH', url, { description: 'one' }, { 'if-match': s.etag, 'svc-idempotency-key': k })
+      t.equal(retry.status, 204, 'replayed although its If-Match is stale now')
+      t.equal(retry.headers.get('etag'), etag, 'with the ETag its first answer gave')
+      t.match((await call('GET', url)).body, { description: 'one', active: false, etag: later.headers.get('etag') }, 'not applied again')
+      const reused = await call('PATCH', url, { description: 'two' }, { 'if-match': later.headers.get('etag') as string, 'svc-idempotency-key': k })
+      t.equal(reused.status, 409, 'the key reused for another body')
+      t.match(reused.body.detail, /with another body/)
+      t.equal((await call('GET', url)).body.description, 'one')
+    })
+
+    t.test('a refused PATCH keeps no key: the same key then applies', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const k = key()
+      t.equal((await call('PATCH', url, { description: 'x' }, { 'if-match': '"stale"', 'svc-idempotency-key': k })).status, 412)
+      t.equal((await call('PATCH', `${path}/${randomUUID()}`, { description: 'x' }, { 'if-match': '*', 'svc-idempotency-key': k })).status, 404)
+      const applied = await call('PATCH', url, { description: 'x' }, { 'if-match': s.etag, 'svc-idempotency-key': k })
+      t.equal(applied.status, 204)
+      t.equal((await call('GET', url)).body.description, 'x')
+    })
+
+    t.test('a retried DELETE answers 204 again; the key is the caller\'s own', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const k = key()
+      t.equal((await call('DELETE', url, undefined, { 'svc-idempotency-key': k })).status, 204)
+      const again = await call('DELETE', url, undefined, { 'svc-idempotency-key': k })
+      t.equal(again.status, 204)
+      t.equal(again.headers.get('etag'), null)
+      t.equal((await call('GET', url)).status, 404)
+      const theirs = client(base, undefined, 'user-2')
+      const created = await theirs('POST', path, { url: hook.url, events: ['author.created'] }, { 'svc-idempotency-key': k })
+      t.equal(created.status, 201, 'another caller\'s same key is a new request')
+    })
+  })
+}
