@@ -75,7 +75,10 @@ export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, 
   for (const item of items) if (item.field === ROOT_FIELD) item.message = 'must be a JSON object with an operations array'
   const over = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
   if (!over) return invalidData(items)
-  return tooMany(((body as Envelope).operations).length, maxOperations, asyncMax, items)
+  const n = ((body as Envelope).operations).length
+  // The offending value of a list too long is its length, as `tooMany`'s own item says.
+  for (const item of items) if (item.field === 'operations' && item.code === 'INPUT_MAX_VALUE') item.value = String(n)
+  return tooMany(n, maxOperations, asyncMax, items)
 }
 
 function list (indexes: readonly number[]): string {

@@ -7,7 +7,7 @@ import { BULK_ACTIONS, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValu
 import type { Preconditions } from '../conditional/index.js'
 import { Job, type JobRow } from '../jobs/index.js'
 import { contextFromAjv, invalidData, problems } from '../problem/index.js'
-import { claimed, claimOf } from '../idempotency/index.js'
+import { claimed, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import type { ResourceDefinition, WriteCall } from '../resource/index.js'
 import { compileBodyValidator, NoQuery, storeProblem } from '../resource/internal.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
@@ -101,12 +101,19 @@ async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Oper
     try {
       await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {
         if (!await applyInTx(e, tx, call, pending)) throw new Rollback()
-      }, () => 'The Svc-Idempotency-Key was already used for this bulk request; a bulk PATCH is not idempotent, so it is not run again. Send a new key to run it again.')
+      }, reused)
     } catch (err) {
       if (!(err instanceof Rollback)) throw err
     }
   }
   if (atomic) settleAtomic(ops)
+}
+
+/** The 409 of a bulk request whose key was used before, naming the job that request started (its 202). */
+function reused (first: IdempotencyRecord): string {
+  return first.status === 202
+    ? `The Svc-Idempotency-Key was already used to start ${first.instance}; GET it instead of sending the bulk request again.`
+    : 'The Svc-Idempotency-Key was already used for a bulk request; a bulk PATCH is not idempotent, so it is not run again. Send a new key to run it again.'
 }
 
 /**
@@ -127,7 +134,7 @@ async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRe
     input: { transactionMode: body.transactionMode ?? 'ISOLATED', operations: body.operations },
     operationCount: body.operations.length,
     requestId: request.requestId
-  }), (first) => `The Svc-Idempotency-Key was already used to start ${first.instance}; GET it instead of sending the bulk request again.`)
+  }), reused)
   fastify.jobs.wake()
   return reply.accepted((outcome as { value: JobRow }).value)
 }

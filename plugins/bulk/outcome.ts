@@ -128,7 +128,7 @@ export function outcomeOf (def: ResourceDefinition, op: Operation, result: Write
   const failure: Failure | null = result.failure
   if (failure === null) {
     // As DELETE on an item: deleting what does not exist succeeds (Method rules 10).
-    return op.action === 'DELETE' && result.row === null ? succeeded(`No ${def.name} had this id; there was nothing to delete.`) : succeeded()
+    return op.action === 'DELETE' && result.row === null ? succeeded(`No ${def.name} had this id, or it was deleted already; there was nothing to delete.`) : succeeded()
   }
   switch (failure.kind) {
     case 'not-found': return notFound(def, op)
