@@ -1,14 +1,17 @@
 import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, KeyValue, Operand, OrderingTerm, Page, Scalar } from '../model/query.js'
 import { isWildcard } from '../model/query.js'
 import { readPath } from '../model/fields.js'
+import type { CaseFolding } from './case-folding.js'
 import { finishPage, sortKeyOf } from './finish-page.js'
 
 /*
  * Evaluates a collection query over plain API-shaped objects, with the semantics of
  * store/sql-query.ts: decimals compare numerically (exactly, as text), int64 as BigInt,
  * dates and date-times chronologically, text by code point (PostgreSQL's COLLATE "C");
- * the case-insensitive operators fold ASCII letters only; every operator but `isnull`
- * excludes nulls; in ordering, null is greater than every value.
+ * the case-insensitive operators lower-case each code point by its Unicode simple mapping,
+ * as ILIKE does under the store's UTF-8 fold collations (store/case-folding.ts), or ASCII
+ * letters only when told the store folds under "C"; every operator but `isnull` excludes
+ * nulls; in ordering, null is greater than every value.
  */
 
 export type Predicate = (item: unknown) => boolean
@@ -86,7 +89,15 @@ export function compareValues (type: FieldType, a: unknown, b: unknown): number 
   }
 }
 
-/** ASCII-only lower case: what ILIKE does under COLLATE "C" on every server. */
+export interface MemoryQueryOptions {
+  /**
+   * How the case-insensitive operators fold case: `'unicode'` (default), or `'ascii'` to agree
+   * with a store that folds under "C" (`caseFolding` of store/case-folding.ts says which).
+   */
+  folding?: CaseFolding
+}
+
+/** ASCII-only lower case: what ILIKE does under COLLATE "C". */
 function asciiLower (text: string): string {
   let out = ''
   let from = 0
@@ -98,6 +109,21 @@ function asciiLower (text: string): string {
     }
   }
   return from === 0 ? text : out + text.slice(from)
+}
+
+const ASCII = /^[\0-\x7F]*$/
+
+/**
+ * Unicode simple lower case, code point by code point: what ILIKE does under pg_c_utf8 and the
+ * libc C.UTF-8 collations. Code point by code point, as a final Σ is σ there, not ς; where
+ * JavaScript's full mapping is longer (İ alone: i and a combining dot), the simple one is its
+ * first code point.
+ */
+export function unicodeLower (text: string): string {
+  if (ASCII.test(text)) return asciiLower(text)
+  let out = ''
+  for (const ch of text) out += String.fromCodePoint(ch.toLowerCase().codePointAt(0) as number)
+  return out
 }
 
 /** Whether `text` is the segments with anything in between (only `*` wildcards, so leftmost matching is exact). */
@@ -131,7 +157,7 @@ function fieldOf (fields: FieldMap, path: string): FieldDescriptor {
 }
 
 /** A test of one non-null value. */
-function valueTest (node: Comparison, field: FieldDescriptor): (value: unknown) => boolean {
+function valueTest (node: Comparison, field: FieldDescriptor, lower: (text: string) => string): (value: unknown) => boolean {
   const type = field.type
   const first = node.values[0] as Operand
   switch (node.op) {
@@ -156,16 +182,16 @@ function valueTest (node: Comparison, field: FieldDescriptor): (value: unknown) 
       return node.op === 'in' ? test : (v) => !test(v)
     }
     default: {
-      const segments = node.ci ? textSegments(node).map(asciiLower) : textSegments(node)
-      const test = node.ci ? (v: unknown) => matches(asciiLower(v as string), segments) : (v: unknown) => matches(v as string, segments)
+      const segments = node.ci ? textSegments(node).map(lower) : textSegments(node)
+      const test = node.ci ? (v: unknown) => matches(lower(v as string), segments) : (v: unknown) => matches(v as string, segments)
       return node.op === 'notlike' ? (v) => !test(v) : test
     }
   }
 }
 
-function predicate (node: Filter, fields: FieldMap): Predicate {
+function predicate (node: Filter, fields: FieldMap, lower: (text: string) => string): Predicate {
   if (node.kind !== 'cmp') {
-    const children = node.children.map((child) => predicate(child, fields))
+    const children = node.children.map((child) => predicate(child, fields, lower))
     return node.kind === 'and'
       ? (item) => children.every((test) => test(item))
       : (item) => children.some((test) => test(item))
@@ -177,7 +203,7 @@ function predicate (node: Filter, fields: FieldMap): Predicate {
     return (item) => (readPath(item, path) === null) === wanted
   }
   // Every operator but isnull excludes nulls (conventions: "Advanced filtering" 3).
-  const test = valueTest(node, field)
+  const test = valueTest(node, field, lower)
   return (item) => {
     const value = readPath(item, path)
     return value !== null && test(value)
@@ -185,8 +211,8 @@ function predicate (node: Filter, fields: FieldMap): Predicate {
 }
 
 /** The filter as a test of one item; null matches everything. */
-export function compilePredicate (filter: Filter | null, fields: FieldMap): Predicate {
-  return filter === null ? () => true : predicate(filter, fields)
+export function compilePredicate (filter: Filter | null, fields: FieldMap, options: MemoryQueryOptions = {}): Predicate {
+  return filter === null ? () => true : predicate(filter, fields, options.folding === 'ascii' ? asciiLower : unicodeLower)
 }
 
 /** Order of two sort keys (values in `ordering` order); null is greater than every value. */
@@ -206,8 +232,8 @@ export function keyComparator (ordering: readonly OrderingTerm[], fields: FieldM
 }
 
 /** One page of `items` for the query, by keyset (cursor) or offset paging. */
-export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fields: FieldMap): Page<T> {
-  const test = compilePredicate(query.filter, fields)
+export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fields: FieldMap, options: MemoryQueryOptions = {}): Page<T> {
+  const test = compilePredicate(query.filter, fields, options)
   const compare = keyComparator(query.ordering, fields)
   const rows = items.filter(test).map((item) => ({ item, key: sortKeyOf(item, query.ordering) }))
   rows.sort((a, b) => compare(a.key, b.key))

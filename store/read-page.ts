@@ -1,4 +1,5 @@
 import type { CollectionQuery, FieldMap, Page } from '../model/query.js'
+import { foldCollation, needsFolding } from './case-folding.js'
 import type { FieldColumns } from './field-columns.js'
 import { finishPage } from './finish-page.js'
 import { compileSql, selectStatement, TOTAL_COUNT, type StatementParts } from './sql-query.js'
@@ -30,10 +31,12 @@ function isCountOnly (row: Row): boolean {
  * A finished page of the rows `query` selects from `source` (trusted SQL, with its own leading
  * parameters: partition, parent, soft delete): keyset or offset paging, the neighbours' keysets,
  * and the total count when the paging asks for it, in one statement (`selectStatement`).
- * Every collection the store serves is read through here.
+ * Every collection the store serves is read through here. The first case-insensitive filter
+ * read through `db` also asks the collation to fold case under (store/case-folding.ts), once.
  */
 export async function readPage<T = Row> (db: RowSource, query: CollectionQuery, fields: FieldMap, source: StatementParts, options: ReadPageOptions<T> = {}): Promise<Page<T>> {
-  const sql = compileSql(query, fields, { paramStart: (source.params?.length ?? 0) + 1, columns: options.columns })
+  const fold = needsFolding(query.filter) ? await foldCollation(db) : undefined
+  const sql = compileSql(query, fields, { paramStart: (source.params?.length ?? 0) + 1, columns: options.columns, foldCollation: fold })
   const statement = selectStatement(sql, source)
   const { rows } = await db.query<Row>(statement.text, statement.params)
   const decode = options.decode ?? ((row: Row) => row as T)

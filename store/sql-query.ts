@@ -1,5 +1,6 @@
 import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../model/query.js'
 import { isWildcard } from '../model/query.js'
+import type { FoldCollation } from './case-folding.js'
 import { defaultColumns, type FieldColumns } from './field-columns.js'
 
 /*
@@ -9,8 +10,9 @@ import { defaultColumns, type FieldColumns } from './field-columns.js'
  *
  * Semantics kept identical to store/memory-query.ts:
  * - text compares and sorts with COLLATE "C" (code-point order, the same on every
- *   server locale); the case-insensitive operators fold ASCII letters only, which is
- *   what ILIKE does under COLLATE "C";
+ *   server locale); the case-insensitive operators are ILIKE under the store's fold
+ *   collation (store/case-folding.ts): Unicode simple lower case of each code point, or
+ *   ASCII letters only under "C", on a database without a UTF-8 collation for it;
  * - every operator but `isnull` excludes nulls (conventions: "Advanced filtering" 3):
  *   `ne`, `out` and `notlike` say `IS NOT NULL` explicitly, as a negation would let
  *   null rows through;
@@ -56,6 +58,8 @@ export interface SqlCompileOptions {
   paramStart?: number
   /** The SQL of each path the query names; default `defaultColumns(fields)` (alias `t`). */
   columns?: FieldColumns
+  /** The collation the case-insensitive operators fold case under (`foldCollation`); default "C", ASCII letters only. */
+  foldCollation?: FoldCollation
 }
 
 /** LIKE pattern text: `%`, `_` and `\` escaped, one `%` between segments. */
@@ -77,11 +81,13 @@ class Compiler {
   private readonly fields: FieldMap
   private readonly columns: FieldColumns
   private readonly start: number
+  private readonly fold: string
 
-  constructor (fields: FieldMap, columns: FieldColumns, start: number) {
+  constructor (fields: FieldMap, columns: FieldColumns, start: number, fold: FoldCollation) {
     this.fields = fields
     this.columns = columns
     this.start = start
+    this.fold = `"${fold}"`
   }
 
   bind (value: unknown): string {
@@ -149,7 +155,9 @@ class Compiler {
       default: {
         const negate = node.op === 'notlike'
         const pattern = likePattern(textPattern(node.op, value))
-        return this.notNull(negate, col, `${text} ${negate ? 'NOT ' : ''}${node.ci ? 'ILIKE' : 'LIKE'} ${this.bind(pattern)} ${ESCAPE}`)
+        // ILIKE lower-cases both sides under the collation of its text; LIKE compares bytes.
+        const test = node.ci ? `(${col} COLLATE ${this.fold}) ${negate ? 'NOT ' : ''}ILIKE` : `${text} ${negate ? 'NOT ' : ''}LIKE`
+        return this.notNull(negate, col, `${test} ${this.bind(pattern)} ${ESCAPE}`)
       }
     }
   }
@@ -240,7 +248,7 @@ export function compileSql (query: CollectionQuery, fields: FieldMap, options: S
   checkCount('paramStart', paramStart, 1)
   const { paging } = query
   checkCount('limit', paging.limit, 1)
-  const compiler = new Compiler(fields, options.columns ?? defaultColumns(fields), paramStart)
+  const compiler = new Compiler(fields, options.columns ?? defaultColumns(fields), paramStart, options.foldCollation ?? 'C')
   const filterWhere = query.filter === null ? 'TRUE' : compiler.filter(query.filter)
   const cursor = paging.kind === 'cursor' ? paging.cursor : undefined
   // A previous page is the next page of the reversed ordering, read backwards.

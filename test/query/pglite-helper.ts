@@ -1,6 +1,6 @@
 import { PGlite, type MemoryFS } from '@electric-sql/pglite'
 import type { Filter, OrderingTerm, Page, Paging } from '../../model/query.js'
-import { readPage } from '../../store/read-page.js'
+import { readPage, type RowSource } from '../../store/read-page.js'
 import { readTemplate, templateFile } from '../../store/pglite-template.js'
 import { fields } from './fixtures.js'
 
@@ -36,10 +36,21 @@ function snapshotOptions (): { fs?: MemoryFS } {
   return snapshot === undefined ? {} : { fs: snapshot.memoryFs() }
 }
 
+/** What the table runs its statements on: a bare PGlite, or a store (either engine). */
+export interface DocDatabase extends RowSource {
+  exec: (sql: string) => Promise<unknown>
+}
+
 export class DocTable {
-  // The store's cached empty cluster when there is one (several times faster than initdb).
-  readonly db = new PGlite(snapshotOptions())
+  readonly db: DocDatabase
+  private readonly own: PGlite | undefined
   private byId = new Map<string, Doc>()
+
+  /** On `db`, or on a PGlite of its own, from the store's cached empty cluster when there is one (several times faster than initdb). */
+  constructor (db?: DocDatabase) {
+    this.own = db === undefined ? new PGlite(snapshotOptions()) : undefined
+    this.db = db ?? this.own as PGlite
+  }
 
   /** A fresh table holding `docs`. */
   async load (docs: readonly Doc[]): Promise<void> {
@@ -55,14 +66,18 @@ export class DocTable {
     await this.db.query(`INSERT INTO docs VALUES ${rows.join(', ')}`, params)
   }
 
-  /** One page through the SQL back end (readPage: one statement), its ids mapped back to the API objects. */
-  async page (filter: Filter | null, ordering: readonly OrderingTerm[], paging: Paging): Promise<Page<Doc>> {
+  /**
+   * One page through the SQL back end (readPage: one statement), its ids mapped back to the API
+   * objects; read through `via` (the table's database by default), which may answer for it.
+   */
+  async page (filter: Filter | null, ordering: readonly OrderingTerm[], paging: Paging, via: RowSource = this.db): Promise<Page<Doc>> {
     // A leading caller parameter, as the resource layer adds its partition or parent condition.
     const source = { select: 't."id"', from: 'docs t', where: 't."id" <> $1', params: ['never-an-id'] }
-    return await readPage(this.db, { filter, ordering, paging }, fields, source, { decode: (row) => this.byId.get(row.id as string) as Doc })
+    return await readPage(via, { filter, ordering, paging }, fields, source, { decode: (row) => this.byId.get(row.id as string) as Doc })
   }
 
+  /** Closes its own PGlite; a database it was given stays open. */
   async close (): Promise<void> {
-    await this.db.close()
+    await this.own?.close()
   }
 }

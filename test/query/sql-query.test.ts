@@ -41,14 +41,28 @@ t.test('each operator compiles to bound parameters', async (t) => {
     ['tags=in=(x,y)', '(t."tags" && $1::text[])', [['x', 'y']]],
     ['tags=out=(x)', '(t."tags" IS NOT NULL AND NOT (t."tags" && $1::text[]))', [['x']]],
     ['name=contains=a_', `t."name" COLLATE "C" LIKE $1 ${E}`, ['%a\\_%']],
-    ['name=startswithic=A', `t."name" COLLATE "C" ILIKE $1 ${E}`, ['A%']],
+    ['name=startswithic=A', `(t."name" COLLATE "C") ILIKE $1 ${E}`, ['A%']],
     ['name=endswith=\\\\', `t."name" COLLATE "C" LIKE $1 ${E}`, ['%\\\\']],
     ['name=like=a*b', `t."name" COLLATE "C" LIKE $1 ${E}`, ['a%b']],
-    ['name=notlikeic=a', `(t."name" IS NOT NULL AND t."name" COLLATE "C" NOT ILIKE $1 ${E})`, ['a']],
+    ['name=notlikeic=a', `(t."name" IS NOT NULL AND (t."name" COLLATE "C") NOT ILIKE $1 ${E})`, ['a']],
     ['metadata.score==3', '((t."metadata"->>\'score\')::integer) = $1::integer', [3]],
     ['name==a;pageCount==1,active==false', '((t."name" = $1::text AND t."pageCount" = $2::integer) OR t."active" = $3::boolean)', ['a', 1, false]]
   ]
   for (const [fiql, sql, params] of cases) t.same(where(fiql), [sql, params], fiql)
+})
+
+t.test('the case-insensitive operators fold under the collation given; ordering and the others keep "C"', async (t) => {
+  const E = "ESCAPE E'\\\\'"
+  const ordering: OrderingTerm[] = [{ field: 'name', direction: 'asc' }, { field: 'id', direction: 'asc' }]
+  const filter = parseFilter('name=containsic=É;metadata.source.system=notlikeic=*É;name=like=É*', fields)
+  for (const collation of ['pg_c_utf8', 'C.utf8', 'C.UTF-8'] as const) {
+    const sql = compileSql({ filter, ordering, paging: first }, fields, { foldCollation: collation })
+    t.equal(sql.where, `((t."name" COLLATE "${collation}") ILIKE $1 ${E} AND ` +
+      `((t."metadata"->'source'->>'system') IS NOT NULL AND ((t."metadata"->'source'->>'system') COLLATE "${collation}") NOT ILIKE $2 ${E}) AND ` +
+      `t."name" COLLATE "C" LIKE $3 ${E})`, collation)
+    t.same(sql.params, ['%É%', '%É', 'É%'], `${collation}: the values are parameters`)
+    t.equal(sql.orderBy, 't."name" COLLATE "C" ASC, t."id" COLLATE "C" ASC', `${collation}: the order is code points`)
+  }
 })
 
 t.test('ordering, limit and the keyset condition', async (t) => {

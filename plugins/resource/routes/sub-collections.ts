@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance } from 'fastify'
 import { fieldsFromSchema } from '../../../model/fields.js'
+import { caseFolding, type CaseFolding } from '../../../store/case-folding.js'
 import { queryMemory } from '../../../store/memory-query.js'
 import { Collection } from '../../../schemas/collection.js'
 import { Id } from '../../../schemas/types.js'
@@ -45,15 +46,19 @@ function registerOne (fastify: FastifyInstance, s: Served, sub: SubCollection): 
     config: { auth: { scopes: [...def.api.scopes.read] }, problems: [404], csv: true } as Omit<FastifyContextConfig, 'collection'>,
     handler: async function (request, reply) {
       const id = idOf(request.params)
+      const query = collectionQueryOf(request)
       let row: Row | null
+      // The items' case-insensitive filters fold case as the store's own collections do.
+      let folding: CaseFolding
       try {
         row = await s.table.get(s.store, request.executionContext, id)
+        folding = await caseFolding(s.store, query.filter)
       } catch (err) {
         throw unavailableProblem(err)
       }
       const path = s.itemPath(def, id)
       if (row === null) throw problems.notFound(`No ${def.name} exists at ${path}; check the ${def.name} id.`, { instance: path })
-      return await reply.sendCollection(queryMemory((row[sub.field] ?? []) as Row[], collectionQueryOf(request), fields))
+      return await reply.sendCollection(queryMemory((row[sub.field] ?? []) as Row[], query, fields, { folding }))
     }
   })
 
