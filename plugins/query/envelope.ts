@@ -56,12 +56,16 @@ export function buildEnvelope<T> (request: FastifyRequest, page: CollectionPage<
       throw new TypeError(`buildEnvelope: the request asked for totalCount, so the page needs totalCount (a count of the filter's matches), got ${String(page.totalCount)}`)
     }
     const extra = paging.totalCount ? [['totalCount', 'true'] as const] : []
-    const at = (to: number): { url: string } => ({ url: pageUrl(base, [limit, ['offset', String(to)], ...extra, ...links]) })
+    const at = (to: number, size = limit): { url: string } => ({ url: pageUrl(base, [size, ['offset', String(to)], ...extra, ...links]) })
     const body: OffsetPagingBody = paging.totalCount
       ? { limit: paging.limit, offset, totalCount: page.totalCount as number, next: null, previous: null }
       : { limit: paging.limit, offset, next: null, previous: null }
     if (page.hasNext) body.next = at(offset + paging.limit)
-    if (page.hasPrevious) body.previous = at(Math.max(0, offset - paging.limit))
+    // The previous page holds exactly the items before this one: nearer the start than a
+    // limit, that is the first `offset` of them, not a page overlapping this one. At 0, none.
+    if (page.hasPrevious && offset > 0) {
+      body.previous = offset < paging.limit ? at(0, ['limit', String(offset)]) : at(offset - paging.limit)
+    }
     return { results: page.items, paging: body }
   }
 

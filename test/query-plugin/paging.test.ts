@@ -64,11 +64,29 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
   t.same(first.body.paging, { limit: 10, offset: 0, next: { url: `http://localhost:80${PATH}?limit=10&offset=10` }, previous: null })
   t.same(ids(first.body), allIds.slice(0, 10))
   const middle = await get(app, `${PATH}?offset=5&limit=10`)
-  t.same(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=10&offset=0` })
+  t.same(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=5&offset=0` }, 'nearer the start than a limit: the items before, no more')
   t.same(middle.body.paging.next, { url: `http://localhost:80${PATH}?limit=10&offset=15` })
+  // [offset, limit, the previous link's limit and offset]: the previous page is exactly the items before this one.
+  const previous: Array<[number, number, string]> = [
+    [1, 10, 'limit=1&offset=0'],
+    [3, 7, 'limit=3&offset=0'],
+    [6, 7, 'limit=6&offset=0'],
+    [7, 7, 'limit=7&offset=0'],
+    [8, 7, 'limit=7&offset=1'],
+    [9, 4, 'limit=4&offset=5']
+  ]
+  for (const [offset, limit, link] of previous) {
+    const res = await get(app, `${PATH}?limit=${limit}&offset=${offset}&status=DRAFT`)
+    t.same(res.body.paging.previous, { url: `http://localhost:80${PATH}?${link}&status=DRAFT` }, `offset ${offset}, limit ${limit}`)
+    const back = await get(app, local(res.body.paging.previous.url))
+    const before = docs.filter((d) => d.status === 'DRAFT').slice(0, offset).map((d) => d.id)
+    t.same(ids(back.body), before.slice(-limit), `offset ${offset}, limit ${limit}: the previous page ends where this one starts`)
+  }
   const last = await get(app, `${PATH}?limit=10&offset=20`)
   t.same(ids(last.body), allIds.slice(20))
   t.same(last.body.paging, { limit: 10, offset: 20, next: null, previous: { url: `http://localhost:80${PATH}?limit=10&offset=10` } })
+  const claims = await build(t, { handler: async (_request, reply) => reply.sendCollection({ items: [], hasNext: false, hasPrevious: true, next: null, previous: null }) })
+  t.equal((await get(claims, `${PATH}?offset=0`)).body.paging.previous, null, 'at offset 0 no item comes before, whatever the page says')
   const beyond = await get(app, `${PATH}?offset=100`)
   t.equal(beyond.status, 200, 'an offset past the end is an empty page, not an error')
   t.same(beyond.body.results, [])
