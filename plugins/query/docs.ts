@@ -12,7 +12,8 @@ import { INT32_MAX, INT32_MIN } from '../../schemas/types.js'
  * minimum and maximum), so Ajv adds only what the hook leaves open: a filter value in its
  * field's own type (JSON types in a search body), and no longer than the FIQL expression
  * limit (`fiql.maxLength`), which bounds simple, hybrid and advanced filter text alike.
- * A `limit` above the route's maximum is lowered, not refused: its maximum is 2^31-1.
+ * A `limit` above the route's maximum is lowered, not refused, however large: the hook writes
+ * the limit applied over the one sent before Ajv reads it, so the schema keeps int32 bounds.
  */
 
 type Schema = Record<string, unknown>
@@ -120,7 +121,7 @@ function pagingHelp (route: CollectionRoute): Record<string, string> {
   }
 }
 
-// A limit above the route's maximum is lowered to it; above 2^31-1 it is refused (resolve.ts).
+// A limit above the route's maximum is lowered to it, however large; Ajv reads the one applied (index.ts).
 const LIMIT: Schema = { type: 'integer', minimum: 1, maximum: INT32_MAX }
 const OFFSET: Schema = { type: 'integer', minimum: 0, maximum: INT32_MAX }
 // The codec refuses a longer cursor (cursor.ts).

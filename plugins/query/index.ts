@@ -64,11 +64,21 @@ function hooksOf<H> (value: H | H[] | undefined): H[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
 
-/** Fills the request with its query, or throws the 400 that lists every violation. */
+/**
+ * Fills the request with its query, or throws the 400 that lists every violation. A `limit`
+ * sent is replaced by the one applied where the route's schema checks it next: any integer
+ * above the maximum is lowered, while the schema states a 32-bit integer (conventions:
+ * "Integer"), which the applied one always is.
+ */
 function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: CursorCodec, params: RequestParams, search: boolean): void {
   const resolved = resolveQuery(params, route, codec, () => route.scope(request))
   request.collectionQuery = resolved.query
   request[kCollection] = { route, resolved, codec, search }
+  if (params.limit !== undefined) {
+    // A limit was read, so a search body has a paging object holding it.
+    const holder = search ? (request.body as { paging: Record<string, unknown> }).paging : request.query as Record<string, unknown>
+    holder.limit = resolved.query.paging.limit
+  }
 }
 
 /**

@@ -36,9 +36,12 @@ function item (source: Source, field: string, code: string, message: string, val
   return out
 }
 
-/** An integer as sent, or undefined: digits (with a minus sign) in a query, a JSON integer in a body. */
+/**
+ * An integer as sent, or undefined: digits (with a minus sign) in a query, a JSON integer in a
+ * body. Past the range of a double it is ±Infinity, still an integer to compare with a bound.
+ */
 function integerOf (value: unknown, source: Source): number | undefined {
-  if (source === 'body') return typeof value === 'number' && Number.isInteger(value) ? value : undefined
+  if (source === 'body') return typeof value === 'number' && (Number.isInteger(value) || Math.abs(value) === Infinity) ? value : undefined
   const text = value as string // a query string gives text only
   const start = text.startsWith('-') ? 1 : 0
   if (text.length === start) return undefined
@@ -49,15 +52,18 @@ function integerOf (value: unknown, source: Source): number | undefined {
   return Number(text)
 }
 
-/** Checks a paging integer against its minimum and the 32-bit range (conventions: "Limits"). */
-function pagingInteger (value: unknown, source: Source, field: string, min: number, hint: string, items: ContextItem[]): number | undefined {
+/**
+ * Checks a paging integer against its minimum and, unless `capped` (a limit, lowered to the
+ * route's maximum however large), the 32-bit range (conventions: "Limits").
+ */
+function pagingInteger (value: unknown, source: Source, field: string, min: number, capped: boolean, hint: string, items: ContextItem[]): number | undefined {
   const n = integerOf(value, source)
   if (n === undefined) {
     items.push(item(source, field, 'INPUT_INVALID', `must be an integer${hint}.`, value))
   } else if (n < min) {
     items.push(item(source, field, 'INPUT_MIN_VALUE', `must be at least ${min}.`, value))
-  } else if (n > INT32_MAX) {
-    items.push(item(source, field, 'INPUT_MAX_VALUE', `must be at most ${INT32_MAX}, a 32-bit integer${hint}.`, value))
+  } else if (n > INT32_MAX && !capped) {
+    items.push(item(source, field, 'INPUT_MAX_VALUE', `must be at most ${INT32_MAX}, a 32-bit integer.`, value))
   } else {
     return n
   }
@@ -128,10 +134,10 @@ export function resolveQuery (params: RequestParams, route: CollectionRoute, cod
 
   let limit = route.defaultLimit
   if (params.limit !== undefined) {
-    const n = pagingInteger(params.limit, source, at + 'limit', 1, `; above ${route.maxLimit}, ${route.maxLimit} applies`, items)
+    const n = pagingInteger(params.limit, source, at + 'limit', 1, true, `; above ${route.maxLimit}, ${route.maxLimit} applies`, items)
     if (n !== undefined) limit = Math.min(n, route.maxLimit)
   }
-  const offset = params.offset === undefined ? undefined : pagingInteger(params.offset, source, at + 'offset', 0, '', items)
+  const offset = params.offset === undefined ? undefined : pagingInteger(params.offset, source, at + 'offset', 0, false, '', items)
   let totalCount = false
   if (params.totalCount !== undefined) {
     totalCount = source === 'body' ? params.totalCount === true : params.totalCount === 'true'

@@ -44,6 +44,18 @@ t.test('a cursor of a search works in its GET link and back in the body', async 
   t.same(faults(tampered), [['paging.cursor', 'INPUT_INVALID', 'body']])
 })
 
+t.test('a limit above the maximum gets the maximum, however large', async (t) => {
+  const app = await build(t)
+  // The body as JSON text: 1e400 is an integer to JSON, though JavaScript reads it as Infinity.
+  for (const limit of ['101', '2147483648', '1e300', '1e400']) {
+    for (const paging of [`{"limit":${limit}}`, `{"limit":${limit},"offset":0}`]) {
+      const res = await app.inject({ method: 'POST', url: `${PATH}/search`, headers: { 'content-type': 'application/json' }, payload: `{"paging":${paging}}` })
+      t.equal(res.statusCode, 200, paging)
+      t.equal(JSON.parse(res.body).paging.limit, 100, `${paging}: paging.limit says the maximum applies`)
+    }
+  }
+})
+
 t.test('the search body is checked: unknown names, paging members and types, source body', async (t) => {
   const app = await build(t)
   const table: Array<[unknown, Array<[string | undefined, string, string]>]> = [
@@ -54,7 +66,8 @@ t.test('the search body is checked: unknown names, paging members and types, sou
     [{ paging: { limit: '5' } }, [['paging.limit', 'INPUT_INVALID', 'body']]],
     [{ paging: { limit: 2.5 } }, [['paging.limit', 'INPUT_INVALID', 'body']]],
     [{ paging: { limit: 0 } }, [['paging.limit', 'INPUT_MIN_VALUE', 'body']]],
-    [{ paging: { limit: 1e300 } }, [['paging.limit', 'INPUT_MAX_VALUE', 'body']]],
+    [{ paging: { limit: -1e300 } }, [['paging.limit', 'INPUT_MIN_VALUE', 'body']]],
+    [{ paging: { offset: 2147483648 } }, [['paging.offset', 'INPUT_MAX_VALUE', 'body']]],
     [{ paging: { offset: -1 } }, [['paging.offset', 'INPUT_MIN_VALUE', 'body']]],
     [{ paging: { offset: 0, totalCount: 'true' } }, [['paging.totalCount', 'INPUT_INVALID', 'body']]],
     [{ paging: { totalCount: true } }, [['paging.totalCount', 'INPUT_INVALID', 'body']]],

@@ -55,6 +55,10 @@ for (const db of databases) {
     t.test('limit rules, offset paging and totalCount', async t => {
       const max = await get('/v1/documents?limit=500')
       t.equal(max.body.paging.limit, 100, 'above the maximum the maximum applies')
+      for (const limit of [2147483648, 1e30]) {
+        t.equal((await get(`/v1/documents?limit=${BigInt(limit)}`)).body.paging.limit, 100, `however large: ${limit}`)
+        t.equal((await call('POST', '/v1/documents/search', { paging: { limit } })).body.paging.limit, 100, `however large, in a search: ${limit}`)
+      }
       const zero = await get('/v1/documents?limit=0')
       t.equal(zero.status, 400)
       t.match(zero.body.context, [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'query' }])
