@@ -11,6 +11,9 @@ type Facts = Pick<RouteFacts, 'methods' | 'config'>
 // Safe methods (RFC 9110 §9.2.1) change nothing: no idempotency key, and a condition yields a 304.
 const readOnlyRoute = (facts: Facts): boolean => facts.methods.every(m => m === 'GET' || m === 'HEAD' || m === 'OPTIONS')
 
+// A route of the query plugin: a collection's GET, or its POST search.
+const isCollection = (facts: Facts): boolean => facts.config.collection !== undefined && facts.config.collection !== false
+
 // The convention's headers every operation may carry, named once: the document states them once (once.ts).
 const USER_AGENT = 'user-agent'
 const EXECUTION_CONTEXT = 'svc-execution-context'
@@ -29,7 +32,7 @@ const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the
  */
 function conditionalHeaders (facts: Facts): Record<string, unknown> {
   if ((facts.config.problems ?? []).includes(412)) return { ...IF_MATCH, ...IF_NONE_MATCH }
-  if (facts.config.collection !== undefined && facts.config.collection !== false && readOnlyRoute(facts)) return { ...IF_NONE_MATCH }
+  if (isCollection(facts) && readOnlyRoute(facts)) return { ...IF_NONE_MATCH }
   return {}
 }
 
@@ -120,7 +123,8 @@ function refusedBeforeCounting (facts: RouteFacts, status: number): boolean {
  * request, the challenge on a 401 (and on a 403 of a route with scopes); the `RateLimit-*`
  * headers on every answer the rate-limit plugin counted, `Retry-After` on a 429; `Location`
  * and `ETag` on a 201; `ETag` on a 200, 304 or 412 of a conditional read (item or
- * collection; the item routes send it before they evaluate the conditions).
+ * collection; the item routes send it before they evaluate the conditions), and on the 200 of
+ * a collection's search.
  */
 export function responseHeaders (facts: RouteFacts, status: number): Record<string, unknown> {
   const { config, conventions, requestId } = facts
@@ -135,6 +139,8 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   if (status === 429) Object.assign(headers, RETRY_AFTER)
   if (status === 201) Object.assign(headers, { location: str('Path of the created entity.', { format: 'uri-reference', maxLength: 2000 }) }, ETAG)
   if ((status === 200 || status === 304 || status === 412) && cacheableRead(facts)) Object.assign(headers, ETAG)
+  // A search's page carries the ETag its GET would (query plugin), with no 304 to go with it.
+  if (status === 200 && isCollection(facts) && !readOnlyRoute(facts)) Object.assign(headers, ETAG)
   // reply.accepted of the jobs plugin (conventions: 202; RFC 8288, RFC 7240 §3).
   if (status === 202) Object.assign(headers, ACCEPTED)
   Object.assign(headers, config.openapi?.responseHeaders?.[String(status)])

@@ -82,22 +82,38 @@ function applyQuery (request: FastifyRequest, route: CollectionRoute, codec: Cur
 }
 
 /**
- * onSend of GET/HEAD collection routes: a strong ETag over the page as sent, and 304
- * when `If-None-Match` matches it (conventions: "ETags with collections"; RFC 9110
- * §13.1.2, §15.4.5). A route that sets its own ETag keeps it and answers for it.
+ * A strong ETag over the page as sent (conventions: "ETags with collections"), set on a 200
+ * that has none: a route that sets its own keeps it and answers for it. Returns the body to
+ * send, encoded once for the hash and for the socket alike; undefined when it set no tag.
+ */
+function tagPage (reply: FastifyReply, payload: unknown): Buffer | undefined {
+  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return undefined
+  const body = typeof payload === 'string' ? Buffer.from(payload) : payload
+  reply.header('etag', collectionEtag(body))
+  return body
+}
+
+/**
+ * onSend of GET/HEAD collection routes: the page's ETag, and 304 when `If-None-Match`
+ * matches it (RFC 9110 §13.1.2, §15.4.5).
  */
 async function collectionEtagHook (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode !== 200 || reply.hasHeader('etag') || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload
-  // Encoded once, for the hash and for the socket alike.
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload
-  const etag = collectionEtag(body)
-  reply.header('etag', etag)
-  if (!ifNoneMatch(request.headers['if-none-match'], etag)) return body
+  const body = tagPage(reply, payload)
+  if (body === undefined) return payload
+  if (!ifNoneMatch(request.headers['if-none-match'], reply.getHeader('etag') as string)) return body
   reply.removeHeader('content-type')
   reply.removeHeader('content-length')
   reply.code(304)
   // GET: no body. HEAD keeps its payload, which Fastify only measures (RFC 9110 §8.6).
   return request.method === 'HEAD' ? body : null
+}
+
+/**
+ * onSend of a POST search: the same ETag as the GET of the same page. A POST is no
+ * conditional read, so `If-None-Match` is not evaluated (RFC 9110 §13.1.2).
+ */
+async function searchEtagHook (_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  return tagPage(reply, payload) ?? payload
 }
 
 async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions): Promise<void> {
@@ -149,6 +165,7 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
         params.faults.unshift(...readSearchQueryString(request.url, route))
         applyQuery(request, route, codec, params, true)
       }]
+      if (route.etag) options.onSend = [searchEtagHook, ...hooksOf(options.onSend)]
       options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route, formats) }
     } else {
       options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {

@@ -24,7 +24,7 @@ export interface CollectionConfig {
   defaultOrdering?: readonly OrderingTerm[]
   /** The unique, non-null identifier path (default `id`). */
   idField?: string
-  /** Strong `ETag` over each page and `If-None-Match` → 304 on GET/HEAD. Default true. */
+  /** Strong `ETag` over each page (a search's too) and `If-None-Match` → 304 on GET/HEAD. Default true. */
   etag?: boolean
 }
 

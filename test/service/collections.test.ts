@@ -50,6 +50,9 @@ for (const db of databases) {
       t.same(back.body.results.map((d: { id: string }) => d.id), first.body.results.map((d: { id: string }) => d.id), 'previous walks back')
       const again = await get('/v1/documents', { 'if-none-match': first.headers.get('etag') as string })
       t.equal(again.status, 304, 'If-None-Match on the collection ETag')
+      const searched = await call('POST', '/v1/documents/search', {}, { 'if-none-match': first.headers.get('etag') as string })
+      t.equal(searched.status, 200, 'a search is not answered 304')
+      t.equal(searched.headers.get('etag'), first.headers.get('etag'), 'a search carries the ETag of the same page')
     })
 
     t.test('limit rules, offset paging and totalCount', async t => {
