@@ -40,15 +40,101 @@ function join (base: string, name: string): string {
 
 /** A JSON value's type in the words of a schema's `type`, to say what was sent instead. */
 function typeOf (value: unknown): string {
+  if (value === null) return 'null'
   if (Array.isArray(value)) return 'array'
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
   return typeof value
 }
 
+/** Longest value quoted in full: a longer one is cut there, as the plugins quote what a client sent (conventions/shown.ts). */
+const MAX_SHOWN = 100
+
 function printable (value: unknown): string | undefined {
-  if (typeof value === 'string') return value
+  if (typeof value === 'string') return value.length > MAX_SHOWN ? value.slice(0, MAX_SHOWN) + '…' : value
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
   return undefined
+}
+
+type Schema = Record<string, unknown>
+
+// Keywords that say nothing of a value's form; a branch holding any keyword not here or below is not described.
+const ANNOTATIONS = new Set(['title', 'description', 'examples', 'default', 'readOnly', 'writeOnly', '$comment'])
+const DESCRIBED = new Set(['type', 'format', 'enum', 'const', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'anyOf', 'oneOf'])
+
+function isSchema (value: unknown): value is Schema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function bounds (min: unknown, max: unknown, unit: string): string {
+  if (typeof min === 'number' && typeof max === 'number') return min === max ? ` of ${min}${unit}` : ` from ${min} to ${max}${unit}`
+  if (typeof max === 'number') return ` of at most ${max}${unit}`
+  return typeof min === 'number' ? ` of at least ${min}${unit}` : ''
+}
+
+/** A string schema in words; its bounds are part of it, so what is named is what passes. */
+function describeString (schema: Schema): string[] {
+  if (Array.isArray(schema.enum)) return schema.enum.map(v => String(v))
+  if (schema.maxLength === 0) return ['an empty string']
+  // A format's own words say what it takes, its length included.
+  if (typeof schema.format === 'string') return [describeFormat(schema.format)]
+  const pattern = typeof schema.pattern === 'string' ? ` matching the pattern ${schema.pattern}` : ''
+  return [`a string${bounds(schema.minLength, schema.maxLength, ' characters')}${pattern}`]
+}
+
+/**
+ * The values one branch of a union admits, in words (`a decimal number written as a string`,
+ * `null`, `a boolean (true or false)`), with the JSON types it takes; undefined when a keyword of the branch
+ * is not one this reads, so that no message names a form the value would still fail.
+ */
+function describeBranch (schema: unknown): { words: string[], types: string[] } | undefined {
+  if (!isSchema(schema)) return undefined
+  const types = Array.isArray(schema.type) ? schema.type.map(String) : typeof schema.type === 'string' ? [schema.type] : []
+  // The value described is no object or array (unionMessage): such a branch fails by its type alone.
+  if (types.length > 0 && types.every(t => t === 'array' || t === 'object')) return { words: types.map(t => `an ${t}`), types }
+  if (Object.keys(schema).some(k => !DESCRIBED.has(k) && !ANNOTATIONS.has(k))) return undefined
+  const union = schema.anyOf ?? schema.oneOf
+  if (union !== undefined) return describeUnion(union)
+  if ('const' in schema) return { words: [String(schema.const)], types: [typeOf(schema.const)] }
+  if (types.length === 0) return undefined
+  const words = types.flatMap(type => {
+    switch (type) {
+      case 'null': return ['null']
+      case 'boolean': return ['a boolean (true or false)']
+      case 'string': return describeString(schema)
+      case 'integer': return [`an integer${bounds(schema.minimum, schema.maximum, '')}`]
+      case 'number': return [`a number${bounds(schema.minimum, schema.maximum, '')}`]
+      default: return [`an ${type}`]
+    }
+  })
+  return { words, types }
+}
+
+function describeUnion (branches: unknown): { words: string[], types: string[] } | undefined {
+  if (!Array.isArray(branches)) return undefined
+  const out = { words: [] as string[], types: [] as string[] }
+  for (const branch of branches) {
+    const described = describeBranch(branch)
+    if (described === undefined) return undefined
+    out.words.push(...described.words)
+    out.types.push(...described.types)
+  }
+  return out
+}
+
+/**
+ * The message of a value no branch of a union admits: each admitted form (`must be a 64-bit
+ * integer written as a string …, or an empty string`), and the value's type when no branch takes
+ * it. Ajv gives the branches only with `verbose`; an object or array value, whose failure may lie
+ * inside it, and a branch not described keep the general message.
+ */
+function unionMessage (e: ErrorObject, data: unknown): string {
+  const described = typeof data === 'object' && data !== null ? undefined : describeUnion(e.schema)
+  if (described === undefined) return 'does not match any of the allowed forms'
+  const words = [...new Set(described.words)]
+  const list = words.length === 1 ? words[0] as string : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1] as string}`
+  const sent = typeOf(data)
+  const taken = described.types.includes(sent) || (sent === 'integer' && described.types.includes('number'))
+  return `must be ${list}${taken ? '' : `, not ${sent}`}`
 }
 
 interface Mapped { code: string, message: string, field: string, value?: string }
@@ -70,7 +156,7 @@ function mapError (e: ErrorObject, prefix: string): Mapped {
       if (typeof data === 'string' && data.trim() === '') return { code: 'INPUT_BLANK', message: 'must not be blank', field, value }
       return { code: 'INPUT_MIN_VALUE', message: `must have at least ${String(p.limit)} characters`, field, value }
     case 'maxLength':
-      return { code: 'INPUT_MAX_VALUE', message: `must have at most ${String(p.limit)} characters`, field }
+      return { code: 'INPUT_MAX_VALUE', message: `must have at most ${String(p.limit)} characters`, field, value }
     case 'minItems':
       if (Array.isArray(data) && data.length === 0) return { code: 'INPUT_EMPTY', message: 'must not be empty', field }
       return { code: 'INPUT_MIN_VALUE', message: `must have at least ${String(p.limit)} items`, field }
@@ -107,7 +193,7 @@ function mapError (e: ErrorObject, prefix: string): Mapped {
       return { code: 'INPUT_INVALID', message: `must not repeat items (items ${String(p.j)} and ${String(p.i)} are equal)`, field }
     case 'anyOf':
     case 'oneOf':
-      return { code: 'INPUT_INVALID', message: 'does not match any of the allowed forms', field, value }
+      return { code: 'INPUT_INVALID', message: unionMessage(e, data), field, value }
     default:
       return { code: 'INPUT_INVALID', message: e.message ?? 'is invalid', field, value }
   }
@@ -125,6 +211,16 @@ function priority (e: ErrorObject): number {
     case 'format': case 'pattern': case 'enum': case 'const': case 'decimalDigits': case 'anyOf': case 'oneOf': return 2
     default: return 3
   }
+}
+
+/**
+ * A query violation's pointer cut to its parameter (`/name/0` → `/name`): the field of a query
+ * item is the parameter's name, which a client wrote, not the position of a repeated value in
+ * the array the schema reads them into.
+ */
+function parameterPointer (pointer: string): string {
+  const end = pointer.indexOf('/', 1)
+  return end === -1 ? pointer : pointer.slice(0, end)
 }
 
 /** Keywords whose item names a child field, so they never compete with the value's own errors. */
@@ -149,7 +245,7 @@ export function contextFromAjv (errors: readonly ErrorObject[], part: string, fi
   const source = SOURCES[part]
   const items: ContextItem[] = []
   for (const e of kept) {
-    const m = mapError(e, fieldPrefix)
+    const m = mapError(source === 'query' ? { ...e, instancePath: parameterPointer(e.instancePath) } : e, fieldPrefix)
     const item: ContextItem = { code: m.code, message: m.message, field: m.field === '' ? ROOT_FIELD : m.field }
     if (source !== undefined) item.source = source
     if (m.value !== undefined) item.value = m.value

@@ -13,7 +13,9 @@ t.test('keyword → code, message and value', async t => {
     [err('type', { type: 'integer,null' }, 'x'), 'INPUT_INVALID', /^must be integer or null, not string$/, 'x'],
     [err('minLength', { limit: 1 }, '  '), 'INPUT_BLANK', /blank/, '  '],
     [err('minLength', { limit: 3 }, 'ab'), 'INPUT_MIN_VALUE', /at least 3 characters/, 'ab'],
-    [err('maxLength', { limit: 3 }, 'abcd'), 'INPUT_MAX_VALUE', /at most 3 characters/, undefined],
+    [err('maxLength', { limit: 3 }, 'abcd'), 'INPUT_MAX_VALUE', /at most 3 characters/, 'abcd'],
+    [err('maxLength', { limit: 100 }, 'x'.repeat(101)), 'INPUT_MAX_VALUE', /at most 100 characters/, 'x'.repeat(100) + '…'],
+    [err('pattern', { pattern: '^a$' }, 'b'.repeat(500)), 'INPUT_INVALID', /pattern/, 'b'.repeat(100) + '…'],
     [err('minItems', { limit: 1 }, []), 'INPUT_EMPTY', /empty/, undefined],
     [err('minItems', { limit: 3 }, [1]), 'INPUT_MIN_VALUE', /at least 3 items/, undefined],
     [err('maxItems', { limit: 1 }, [1, 2]), 'INPUT_MAX_VALUE', /at most 1 items/, undefined],
@@ -98,6 +100,43 @@ t.test('a type error says what was sent; its value stays the convention\'s strin
   for (const [type, data, message, value] of rows) {
     t.same(contextFromAjv([err('type', { type }, data, '/amount')], 'body'), [{ code: 'INPUT_INVALID', message, field: 'amount', source: 'body', ...(value === undefined ? {} : { value }) }], `${type} ← ${JSON.stringify(data)}`)
   }
+})
+
+t.test('a value no branch of a union takes: the message names each form a branch takes', async t => {
+  const union = (schema: unknown, data: unknown): ErrorObject => ({ ...err('anyOf', {}, data), schema } as ErrorObject)
+  const empty = { type: 'string', maxLength: 0 }
+  // [branches (Ajv's e.schema with verbose), data sent, message]
+  const rows: Array<[unknown, unknown, string]> = [
+    [[{ type: 'string', format: 'int64', maxLength: 40 }, empty], '09223372036854775807', 'must be a 64-bit integer written as a string, like "9007199254740993" or an empty string'],
+    [[{ anyOf: [{ type: 'string', format: 'decimal' }, empty] }, { type: 'null' }, { type: 'array', items: {}, maxItems: 3 }], 10.2, 'must be a decimal number written as a string, like "-12.50", an empty string, null or an array, not number'],
+    [[{ anyOf: [{ type: 'boolean' }, empty] }, { type: 'null' }], 'true', 'must be a boolean (true or false), an empty string or null'],
+    [[{ type: 'integer', minimum: 1, maximum: 9 }, { type: 'null' }], 'x', 'must be an integer from 1 to 9 or null, not string'],
+    [[{ type: 'integer', minimum: 1 }, { type: 'number', maximum: 2 }], true, 'must be an integer of at least 1 or a number of at most 2, not boolean'],
+    [[{ type: 'number' }, { type: 'integer', minimum: 3, maximum: 3 }], 'x', 'must be a number or an integer of 3, not string'],
+    [[{ type: 'number', minimum: 0 }], 7, 'must be a number of at least 0'],
+    [[{ type: 'string', enum: ['A', 'B'] }, { const: 'C' }, { type: 'null' }], 'D', 'must be A, B, C or null'],
+    [[{ type: 'string', minLength: 1, maxLength: 5, description: 'a name' }, { type: 'string', pattern: '^-?[0-9]*$' }], 'x'.repeat(6), 'must be a string from 1 to 5 characters or a string matching the pattern ^-?[0-9]*$'],
+    [[{ type: ['integer', 'array'] }, { type: 'object', properties: {} }], 'x', 'must be an integer, an array or an object, not string'],
+    [[{ type: 'null' }, { type: 'null' }], 1, 'must be null, not integer'],
+    [[{ type: 'string', format: 'date' }], null, 'must be a calendar date like 2024-05-01, not null'],
+    // Forms it cannot name, or a value whose fault may lie inside it: the general message.
+    [[{ type: 'string', multipleOf: 2 }], 'x', 'does not match any of the allowed forms'],
+    [[{ $ref: 'X' }], 'x', 'does not match any of the allowed forms'],
+    [[true], 'x', 'does not match any of the allowed forms'],
+    [[{ title: 'no type' }], 'x', 'does not match any of the allowed forms'],
+    [[{ anyOf: 'broken' }], 'x', 'does not match any of the allowed forms'],
+    [[{ type: 'string' }], { a: 1 }, 'does not match any of the allowed forms'],
+    [undefined, 'x', 'does not match any of the allowed forms']
+  ]
+  for (const [schema, data, message] of rows) {
+    t.equal(contextFromAjv([union(schema, data)], 'body')[0]?.message, message, JSON.stringify(schema))
+  }
+})
+
+t.test('a query item names the parameter, not the position of a repeated value', async t => {
+  const items = contextFromAjv([err('maxLength', { limit: 2 }, 'abc', '/name/1'), err('format', { format: 'date' }, 'x', '/effectiveDate/0'), err('minimum', { limit: 1 }, 0, '/limit')], 'querystring')
+  t.same(items.map(i => [i.field, i.value]), [['name', 'abc'], ['effectiveDate', 'x'], ['limit', '0']])
+  t.equal(contextFromAjv([err('maxLength', { limit: 2 }, 'abc', '/names/1')], 'body')[0]?.field, 'names[1]', 'a body keeps the position')
 })
 
 t.test('a violation by the part as a whole names its root, $, as the field', async t => {
