@@ -58,3 +58,58 @@ export function defaultColumns (fields: FieldMap): FieldColumns {
   }
   return columns
 }
+
+/**
+ * A text field derived from a stored column by a fixed prefix, as a URN-like reference is from
+ * an id (`ref` = `svc:document::` followed by `id`): the query compares the whole text, but
+ * equality and `in` compare the column with the prefix stripped, so the column's index serves
+ * them, and a value without the prefix matches nothing.
+ */
+export interface PrefixedColumn {
+  readonly prefix: string
+  /** The stored column's SQL (`t."id"`). */
+  readonly column: string
+}
+
+/** The SQL of a prefixed field's text: `('svc:document::' || t."id")`, null when the column is. */
+export function prefixedSql (prefixed: PrefixedColumn): string {
+  return `(${quoteLiteral(prefixed.prefix)} || ${prefixed.column})`
+}
+
+/** A derived reference of a table's rows: `field` is `prefix` followed by the column `of`. */
+export interface DerivedRef {
+  readonly field: string
+  readonly prefix: string
+  readonly of: string
+}
+
+interface TableColumns {
+  columns: FieldColumns
+  prefixed: ReadonlyMap<string, PrefixedColumn>
+}
+
+const tables = new WeakMap<FieldMap, WeakMap<readonly DerivedRef[], TableColumns>>()
+
+/**
+ * The SQL of every path of `fields` on a table whose derived references are `refs` (alias `t`):
+ * `defaultColumn` for a stored path, the prefixed text for a reference. Built once per pair.
+ */
+export function tableColumns (fields: FieldMap, refs: readonly DerivedRef[]): TableColumns {
+  let byRefs = tables.get(fields)
+  if (byRefs === undefined) {
+    byRefs = new WeakMap()
+    tables.set(fields, byRefs)
+  }
+  let out = byRefs.get(refs)
+  if (out === undefined) {
+    const prefixed = new Map<string, PrefixedColumn>()
+    for (const ref of refs) if (fields.has(ref.field)) prefixed.set(ref.field, { prefix: ref.prefix, column: defaultColumn(ref.of, 'string') })
+    const columns = new Map([...fields.values()].map((field) => {
+      const derived = prefixed.get(field.path)
+      return [field.path, derived === undefined ? defaultColumn(field.path, field.type) : prefixedSql(derived)]
+    }))
+    out = { columns, prefixed }
+    byRefs.set(refs, out)
+  }
+  return out
+}

@@ -1,6 +1,6 @@
 import type { CollectionQuery, FieldMap, Page } from '../model/query.js'
 import { foldCollation, needsFolding } from './case-folding.js'
-import type { FieldColumns } from './field-columns.js'
+import type { FieldColumns, PrefixedColumn } from './field-columns.js'
 import { finishPage } from './finish-page.js'
 import { compileSql, selectStatement, TOTAL_COUNT, type StatementParts } from './sql-query.js'
 
@@ -14,6 +14,8 @@ export interface RowSource {
 export interface ReadPageOptions<T> {
   /** The SQL of each path the query names; default `defaultColumns(fields)` (alias `t`). */
   columns?: FieldColumns
+  /** Paths whose text is a prefix and a stored column (compileSql's `prefixed`). */
+  prefixed?: ReadonlyMap<string, PrefixedColumn>
   /**
    * A row as the item of the page (default the row itself): an API-shaped object, whose
    * ordering paths the cursors keep (`sortKeyOf`).
@@ -36,7 +38,7 @@ function isCountOnly (row: Row): boolean {
  */
 export async function readPage<T = Row> (db: RowSource, query: CollectionQuery, fields: FieldMap, source: StatementParts, options: ReadPageOptions<T> = {}): Promise<Page<T>> {
   const fold = needsFolding(query.filter) ? await foldCollation(db) : undefined
-  const sql = compileSql(query, fields, { paramStart: (source.params?.length ?? 0) + 1, columns: options.columns, foldCollation: fold })
+  const sql = compileSql(query, fields, { paramStart: (source.params?.length ?? 0) + 1, columns: options.columns, prefixed: options.prefixed, foldCollation: fold })
   const statement = selectStatement(sql, source)
   const { rows } = await db.query<Row>(statement.text, statement.params)
   const decode = options.decode ?? ((row: Row) => row as T)

@@ -1,7 +1,7 @@
 import type { CollectionQuery, Comparison, FieldDescriptor, FieldMap, FieldType, Filter, Keyset, Operand, OrderingTerm } from '../model/query.js'
 import { isWildcard } from '../model/query.js'
 import type { FoldCollation } from './case-folding.js'
-import { defaultColumns, type FieldColumns } from './field-columns.js'
+import { defaultColumns, type FieldColumns, type PrefixedColumn } from './field-columns.js'
 
 /*
  * Compiles a collection query to PostgreSQL (PGlite or a server). Every value is a
@@ -60,6 +60,8 @@ export interface SqlCompileOptions {
   columns?: FieldColumns
   /** The collation the case-insensitive operators fold case under (`foldCollation`); default "C", ASCII letters only. */
   foldCollation?: FoldCollation
+  /** Paths whose text is a prefix and a stored column (a `ref`): equality and `in` compare the column. */
+  prefixed?: ReadonlyMap<string, PrefixedColumn>
 }
 
 /** LIKE pattern text: `%`, `_` and `\` escaped, one `%` between segments. */
@@ -80,12 +82,14 @@ class Compiler {
   readonly params: unknown[] = []
   private readonly fields: FieldMap
   private readonly columns: FieldColumns
+  private readonly prefixed: ReadonlyMap<string, PrefixedColumn>
   private readonly start: number
   private readonly fold: string
 
-  constructor (fields: FieldMap, columns: FieldColumns, start: number, fold: FoldCollation) {
+  constructor (fields: FieldMap, columns: FieldColumns, prefixed: ReadonlyMap<string, PrefixedColumn>, start: number, fold: FoldCollation) {
     this.fields = fields
     this.columns = columns
+    this.prefixed = prefixed
     this.start = start
     this.fold = `"${fold}"`
   }
@@ -136,6 +140,8 @@ class Compiler {
           return this.notNull(negate, col, `${text} ${negate ? 'NOT ' : ''}LIKE ${this.bind(likePattern(value.wildcard))} ${ESCAPE}`)
         }
         if (array) return this.notNull(negate, col, `${negate ? 'NOT ' : ''}(${col} @> ARRAY[${this.bind(value)}::text])`)
+        const prefixed = negate ? undefined : this.prefixed.get(field.path)
+        if (prefixed !== undefined) return this.stripped(prefixed, [value as string])
         // Equality needs no COLLATE (deterministic collations compare bytes); an index serves it when
         // it has the expression's own collation (resource tables keep text columns in "C", columns.ts).
         return this.notNull(negate, col, `${col} ${negate ? '<>' : '='} ${this.bind(value)}::${cast}`)
@@ -148,6 +154,8 @@ class Compiler {
       case 'in':
       case 'out': {
         const negate = node.op === 'out'
+        const prefixed = negate ? undefined : this.prefixed.get(field.path)
+        if (prefixed !== undefined) return this.stripped(prefixed, node.values as string[])
         const list = `${this.bind(node.values)}::${cast}[]`
         if (array) return this.notNull(negate, col, `${negate ? 'NOT ' : ''}(${col} && ${list})`)
         return this.notNull(negate, col, negate ? `${col} <> ALL(${list})` : `${col} = ANY(${list})`)
@@ -160,6 +168,16 @@ class Compiler {
         return this.notNull(negate, col, `${test} ${this.bind(pattern)} ${ESCAPE}`)
       }
     }
+  }
+
+  /**
+   * A prefixed field equal to one of `values`: its column equal to one of them without the
+   * prefix, which its index serves; a value without the prefix matches nothing.
+   */
+  private stripped (prefixed: PrefixedColumn, values: readonly string[]): string {
+    const ids = values.filter((v) => v.startsWith(prefixed.prefix)).map((v) => v.slice(prefixed.prefix.length))
+    if (ids.length === 0) return 'FALSE'
+    return ids.length === 1 ? `${prefixed.column} = ${this.bind(ids[0])}::text` : `${prefixed.column} = ANY(${this.bind(ids)}::text[])`
   }
 
   /** A negated test also excludes nulls, explicitly (conventions: "Advanced filtering" 3). */
@@ -248,7 +266,7 @@ export function compileSql (query: CollectionQuery, fields: FieldMap, options: S
   checkCount('paramStart', paramStart, 1)
   const { paging } = query
   checkCount('limit', paging.limit, 1)
-  const compiler = new Compiler(fields, options.columns ?? defaultColumns(fields), paramStart, options.foldCollation ?? 'C')
+  const compiler = new Compiler(fields, options.columns ?? defaultColumns(fields), options.prefixed ?? new Map(), paramStart, options.foldCollation ?? 'C')
   const filterWhere = query.filter === null ? 'TRUE' : compiler.filter(query.filter)
   const cursor = paging.kind === 'cursor' ? paging.cursor : undefined
   // A previous page is the next page of the reversed ordering, read backwards.

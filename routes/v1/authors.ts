@@ -15,7 +15,8 @@ export const authors = defineResource({
   // Authors accept If-Match but do not require it.
   requireIfMatch: false,
   scopes: { read: ['authors:read'], write: ['authors:write'] },
-  filterable: ['id', 'name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy'],
+  // Every scalar field of the summary (reference contract: Collections).
+  filterable: ['id', 'ref', 'name', 'email', 'active', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy', 'etag'],
   sortable: ['name', 'email', 'active', 'createdDateTime', 'modifiedDateTime'],
   // (ctx, name, id): ordering=name and name filters. The default ordering, creation order, gets its own by itself.
   indexes: [['name']]

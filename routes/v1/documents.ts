@@ -61,10 +61,11 @@ export const documents = defineResource({
   subCollections: { pages: { key: 'number' } },
   scopes: { read: ['documents:read'], write: ['documents:write'] },
   summary: { omit: ['pages'] },
+  // Every scalar field of the summary (reference contract: Collections), tags and two paths inside metadata.
   filterable: [
-    'id', 'name', 'description', 'authorId', 'status', 'kind', 'pageCount', 'byteCount', 'amount', 'discountPercentage',
+    'id', 'ref', 'name', 'description', 'authorId', 'authorRef', 'status', 'kind', 'pageCount', 'byteCount', 'amount', 'discountPercentage',
     'tags', 'retentionDuration', 'validityInterval', 'reviewSchedule', 'effectiveDate', 'publishedDateTime',
-    'fingerprint', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy',
+    'fingerprint', 'createdDateTime', 'modifiedDateTime', 'createdBy', 'modifiedBy', 'deletedDateTime', 'deletedBy', 'etag',
     'metadata.source.system', 'metadata.source.region'
   ],
   sortable: [

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FieldDescriptor } from '../../model/query.js'
-import { defaultColumn } from '../field-columns.js'
+import { defaultColumn, type DerivedRef } from '../field-columns.js'
 import { quoteIdent } from '../quote.js'
 import type { Migration } from '../types.js'
 import { DELETED_COLUMNS, SERVER_COLUMNS, type Column } from './columns.js'
@@ -57,6 +57,8 @@ export interface TableSpec {
    * rows out unless asked. Unique sets then hold among the rows not deleted (`uniqueWhere`).
    */
   softDelete: boolean
+  /** Text fields of the items derived from a column by a prefix (`ref`), which queries may name. Default none. */
+  refs?: readonly DerivedRef[]
 }
 
 /** The predicate of a soft-deletable table's unique sets: a deleted row keeps its values without holding them. */

@@ -2,6 +2,7 @@ import type { CollectionQuery, FieldMap, Page } from '../../model/query.js'
 import { filtersOn } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
 import { readPage } from '../read-page.js'
+import { tableColumns, type DerivedRef } from '../field-columns.js'
 import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '../statement-parts.js'
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
@@ -111,6 +112,7 @@ export class ResourceTable {
   private readonly parts: WriteTable
   /** Write statements' texts by shape (write-statement.ts). */
   private readonly writeTexts = new Map<string, string>()
+  private readonly refs: readonly DerivedRef[]
 
   constructor (spec: TableSpec) {
     this.spec = spec
@@ -121,6 +123,7 @@ export class ResourceTable {
     this.selectSummary = this.all.filter(c => !spec.summaryOmit.includes(c.field)).map(c => `t.${c.ident}`).join(', ')
     this.writable = spec.columns.filter(c => spec.writable.includes(c.field))
     this.parts = { T: this.T, all: this.all, columns: spec.columns }
+    this.refs = spec.refs ?? []
   }
 
   /**
@@ -272,6 +275,7 @@ export class ResourceTable {
       where += ` AND t.${quoteIdent(scope.parent.field)} = $2`
     }
     if (this.spec.softDelete && !filtersOn(query.filter, 'deletedDateTime')) where += ' AND t."deletedDateTime" IS NULL'
-    return await readPage(db, query, fields, { select: this.selectSummary, from: `${this.T} t`, where, params }, { decode: this.decode })
+    const { columns, prefixed } = tableColumns(fields, this.refs)
+    return await readPage(db, query, fields, { select: this.selectSummary, from: `${this.T} t`, where, params }, { decode: this.decode, columns, prefixed })
   }
 }

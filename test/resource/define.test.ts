@@ -47,11 +47,20 @@ t.test('defineResource refuses what cannot work, naming the option', async t => 
     ['schema read-only without default', { fields: { name: Type.String({ readOnly: true }) } }, /fields\.name must be given a default/],
     ['derived clashing', { derived: { name: { schema: Type.String(), value: () => 'x' } } }, /derived\.name must be a name that is not already a field/],
     ['several types', { fields: { name: Type.Unsafe({ type: ['string', 'integer', 'null'] }) } }, /field name must have one JSON type/],
-    ['unstorable type', { fields: { name: Type.Union([Type.String(), Type.Integer()]) } }, /field name must have one JSON type/]
+    ['unstorable type', { fields: { name: Type.Union([Type.String(), Type.Integer()]) } }, /field name must have one JSON type/],
+    // A reference is filtered through its id; an index holds stored columns only.
+    ['an index on a ref', { filterable: ['ref'], indexes: [['ref']] }, /indexes must name stored fields of the collection items/],
+    ['a derived field filtered', { derived: { shout: { schema: Type.String(), value: () => 'x' } }, filterable: ['shout'] }, /queryable\(\) is false for "shout"/]
   ]
   for (const [name, change, message] of table) {
     t.throws(() => defineResource({ ...base, ...change } as never), { name: 'TypeError', message }, name)
   }
+})
+
+t.test('the references are filterable, with their prefix and column', async t => {
+  const note = defineResource({ ...base, fields: { name: Type.String(), authorId: Type.String() }, references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }, { field: 'name', resource: authors }], filterable: ['ref', 'authorRef', 'etag'] } as never)
+  t.same([...note.storage.fields.values()].filter(f => f.filterable).map(f => [f.path, f.type]), [['ref', 'string'], ['authorRef', 'string'], ['etag', 'string']])
+  t.same(note.storage.spec.refs, [{ field: 'ref', prefix: 'svc:note::', of: 'id' }, { field: 'authorRef', prefix: 'svc:author::', of: 'authorId' }], 'a reference without a ref field has none')
 })
 
 t.test('a definition: entity schema, read-only set, parent reference, derived refs', async t => {

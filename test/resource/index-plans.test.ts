@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { SECRET, headers } from './helper.js'
 import { buildApp } from '../../app.js'
@@ -152,6 +153,29 @@ for (const db of databases) {
       await served('/v1/documents?limit=20&status=ARCHIVED', 'documents_by_status_createdDateTime', [/status = 'ARCHIVED'::text/], 21)
       const child = await served('/v1/authors/a1/documents?limit=20', 'documents_by_authorId_createdDateTime', [/"authorId" = 'a1'::text/], 21)
       t.ok(child.results.every((d: any) => d.authorId === 'a1'))
+    })
+
+    t.test('a ref compared for equality reads its id by the primary key', async t => {
+      const id = (i: number): string => createHash('md5').update(`d${i}`).digest('hex')
+      const ref = (i: number): string => encodeURIComponent(`svc:document::${id(i)}`)
+      // [path, the ids the index scan is bounded by]: the page's one or two rows, its order sorted after.
+      const cases: Array<[string, string]> = [
+        [`/v1/documents?ref=${ref(7)}`, `id = '${id(7)}'::text`],
+        [`/v1/documents?filter=${encodeURIComponent(`ref=in=(svc:document::${id(7)},svc:document::${id(9)},${id(11)})`)}`, `id = ANY ('{${id(7)},${id(9)}}'::text[])`],
+        [`/v1/documents?ordering=name&refFilter=${encodeURIComponent(`ref==svc:document::${id(7)}`)}`, `id = '${id(7)}'::text`]
+      ]
+      for (const [path, bound] of cases) {
+        const { body, statement } = await page(path)
+        t.same(body.results.map((d: any) => d.ref).sort(), [...bound.matchAll(/[0-9a-f]{32}/g)].map(m => `svc:document::${m[0]}`).sort(), `${path}: the documents named`)
+        const plan = nodes(await store.transaction(async tx => {
+          await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off')
+          const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.params)
+          return (rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]?.Plan as PlanNode
+        }))
+        const scan = plan.find(n => n['Node Type'] === 'Index Scan')
+        t.equal(scan?.['Index Name'], 'documents_pkey', `${path}: the primary key`)
+        t.ok(String(scan?.['Index Cond']).includes(bound), `${path}: bounded by the id (${String(scan?.['Index Cond'])})`)
+      }
     })
   })
 }

@@ -131,6 +131,55 @@ for (const db of databases) {
       t.same(byIds.body.results.map((a: { name: string }) => a.name), ['Ann', 'Bob'])
     })
 
+    t.test('every scalar of the summary filters: refs as their text, etag, deletedBy', async t => {
+      const all = (await get('/v1/documents?limit=100&ordering=name')).body.results as Array<Record<string, string>>
+      const [d0, d1, d2] = all as [Record<string, string>, Record<string, string>, Record<string, string>]
+      const enc = encodeURIComponent
+      // [query, the names of the documents it selects]
+      const table: Array<[string, string[]]> = [
+        [`ref=${enc(d0.ref as string)}`, ['doc-00']],
+        [`ref=${enc(d0.ref as string)}&ref=${enc(d2.ref as string)}`, ['doc-00', 'doc-02']],
+        // A ref is its text: a bare id, or another entity's prefix, names nothing.
+        [`ref=${enc(d0.id as string)}`, []],
+        [`ref=${enc(`svc:author::${d0.id as string}`)}`, []],
+        [`filter=${enc(`ref=in=(${d1.ref as string},${d1.id as string})`)}`, ['doc-01']],
+        [`filter=${enc(`ref=in=(${d1.id as string})`)}`, []],
+        [`filter=${enc(`ref!=${d0.ref as string};name==doc-0*`)}`, ['doc-01', 'doc-02', 'doc-03', 'doc-04', 'doc-05', 'doc-06', 'doc-07', 'doc-08', 'doc-09']],
+        [`filter=${enc(`ref=out=(${d0.ref as string},${d1.id as string});name=lt=doc-03`)}`, ['doc-01', 'doc-02']],
+        [`refFilter=${enc(`ref==svc:document::${(d2.id as string).slice(0, 8)}*`)}`, ['doc-02']],
+        [`filter=${enc('ref=startswith=svc:document::;pageCount=lt=3')}`, ['doc-00', 'doc-01', 'doc-02']],
+        [`filter=${enc('ref=isnull=true')}`, []],
+        [`authorRef=${enc(bob.ref as string)}`, ['doc-00', 'doc-05', 'doc-10', 'doc-15', 'doc-20']],
+        [`filter=${enc(`authorRef=out=(${ann.ref as string});pageCount=ge=10`)}`, ['doc-10', 'doc-15', 'doc-20']],
+        [`authorRefFilter=${enc(`authorRef=endswith=${(bob.id as string).slice(-6)}`)}&pageCount=0`, ['doc-00']],
+        [`etag=${enc(d1.etag as string)}`, ['doc-01']],
+        // An ETag holds double quotes: in FIQL, a value in single quotes keeps them.
+        [`etagFilter=${enc(`etag=='${d1.etag as string}',etag=='${d2.etag as string}'`)}`, ['doc-01', 'doc-02']],
+        ['deletedBy=', all.map(d => d.name as string)],
+        ['deletedBy=user-1', []]
+      ]
+      for (const [query, names] of table) {
+        const res = await get(`/v1/documents?limit=100&ordering=name&${query}`)
+        t.equal(res.status, 200, query)
+        t.same(res.body.results.map((d: { name: string }) => d.name), names, query)
+      }
+      const searched = await call('POST', '/v1/documents/search', { ref: [d0.ref, d1.id], ordering: 'name' })
+      t.same(searched.body.results.map((d: { name: string }) => d.name), ['doc-00'], 'a search filters on refs too')
+      const authorsTable: Array<[string, string[]]> = [
+        [`ref=${enc(ann.ref as string)}`, ['Ann']],
+        [`refFilter=${enc(`ref=in=(${ann.ref as string},${bob.ref as string})`)}`, ['Ann', 'Bob']],
+        [`etag=${enc(bob.etag as string)}`, ['Bob']]
+      ]
+      for (const [query, names] of authorsTable) {
+        t.same((await get(`/v1/authors?ordering=name&${query}`)).body.results.map((a: { name: string }) => a.name), names, query)
+      }
+      // Deleted documents are listed when a filter names their deletion; then deletedBy selects them.
+      const gone = await call('POST', '/v1/documents', { name: 'gone', authorId: ann.id, kind: 'INVOICE' })
+      t.equal((await call('DELETE', `/v1/documents/${gone.body.id as string}`, undefined, { 'if-match': gone.body.etag })).status, 204)
+      const deleted = await get(`/v1/documents?filter=${enc('deletedBy==user-1;deletedDateTime=isnull=false')}`)
+      t.same(deleted.body.results.map((d: { name: string }) => d.name), ['gone'])
+    })
+
     t.test('the child collection and search by POST', async t => {
       const own = await get(`/v1/authors/${bob.id as string}/documents?ordering=pageCount`)
       t.equal(own.status, 200)

@@ -1,13 +1,31 @@
 import { fieldsFromSchema } from '../../../model/fields.js'
+import type { DerivedRef } from '../../../store/field-columns.js'
 import type { FieldMap, OrderingTerm } from '../../../model/query.js'
 import { columnOf, constraintNames, DELETED_FIELDS, NOT_DELETED, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
 import { fail, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
 
-/** Whether a path lies in a stored field: `ref` and derived fields are computed, with nothing to filter on. */
+/** Whether a path lies in a stored field: derived fields are computed, with nothing to filter on or index. */
 function storedIn (o: CheckedOptions): (path: string) => boolean {
   const stored = new Set([...SERVER_FIELDS, ...o.fieldNames, ...(o.softDelete ? DELETED_FIELDS : [])])
   return (path) => stored.has(path.split('.')[0] as string)
+}
+
+/**
+ * The URN-like references of the items (`ref`, each reference's `<entity>Ref`): a prefix before
+ * a stored id, so the store can filter on them (store/field-columns.ts `DerivedRef`).
+ */
+function refsOf (o: CheckedOptions): DerivedRef[] {
+  const refs: DerivedRef[] = [{ field: 'ref', prefix: `svc:${o.name}::`, of: 'id' }]
+  for (const r of o.references) if (r.ref !== undefined) refs.push({ field: r.ref, prefix: `svc:${r.resource.name}::`, of: r.field })
+  return refs
+}
+
+/** Whether a path can be queried: a stored field, or a reference derived from one. */
+function queryableIn (o: CheckedOptions): (path: string) => boolean {
+  const stored = storedIn(o)
+  const refs = new Set(refsOf(o).map(r => r.field))
+  return (path) => stored(path) || refs.has(path)
 }
 
 /** The paths of one `indexes` entry, checked: strings, at least one, each once. */
@@ -59,7 +77,7 @@ function resolveIndexes (o: CheckedOptions, api: ResourceApi, entries: unknown, 
 
 /** The filterable and sortable paths of the collection items; the table maps them onto its columns. */
 function fieldMapOf (o: CheckedOptions, api: ResourceApi): FieldMap {
-  return fieldsFromSchema(api.summary, { filterable: [...api.filterable], sortable: [...api.sortable], queryable: storedIn(o) })
+  return fieldsFromSchema(api.summary, { filterable: [...api.filterable], sortable: [...api.sortable], queryable: queryableIn(o) })
 }
 
 /**
@@ -88,6 +106,7 @@ export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage
     indexes: indexesOf(o, api),
     summaryOmit: o.summaryOmit,
     softDelete: o.softDelete,
+    refs: refsOf(o),
     ...(o.softDelete ? { uniqueWhere: NOT_DELETED } : {})
   }
   return { table: o.table, spec, fields: fieldMapOf(o, api), defaultOrdering: orderingOf(o), migration: tableMigration(spec) }
