@@ -6,9 +6,10 @@ import { problems } from '../problem/index.js'
  * a word (IncomingMessage.headers), so `Host: a` then `Host: b` would be served as host a, and
  * the paging URLs built from it. RFC 9112 §3.2: a request with more than one Host is a 400; the
  * same holds here for the other one-value headers the service reads, where two values leave
- * unclear which one the sender meant (RFC 9110 §5.3).
+ * unclear which one the sender meant (RFC 9110 §5.3). User-Agent is not among them: a repeated
+ * one is an invalid User-Agent, which the User-Agent rule refuses with 403 (user-agent.ts).
  */
-const SINGLE = new Set(['host', 'authorization', 'content-type', 'content-length', 'user-agent', 'if-modified-since', 'if-unmodified-since', 'proxy-authorization'])
+const SINGLE = new Set(['host', 'authorization', 'content-type', 'content-length', 'if-modified-since', 'if-unmodified-since', 'proxy-authorization'])
 const LENGTHS = new Set([...SINGLE].map((name) => name.length))
 
 /** Throws a 400 naming the first one-value header the request repeats. */

@@ -55,6 +55,27 @@ t.test('a missing User-Agent is refused with 403 naming the path', async t => {
   t.match(res.json(), { title: 'Forbidden', status: 403, instance: '/echo', detail: /Requests to \/echo need a User-Agent header .*; the header is missing\.$/ })
 })
 
+t.test('a User-Agent sent more than once is refused with 403, whatever the values', async t => {
+  const app = await build(t)
+  const cases: Array<[string, string[]]> = [
+    ['the same valid value twice', ['svc/1 (a)', 'svc/1 (a)']],
+    ['two valid values', ['svc/1', 'other/2']],
+    ['a valid then an invalid value', ['svc/1', 'curl']],
+    ['three lines', ['svc/1', 'svc/1', 'svc/1']]
+  ]
+  for (const [name, values] of cases) {
+    const res = await app.inject({ method: 'GET', url: '/echo?x=1', headers: headers({ 'user-agent': values as unknown as string }) })
+    t.equal(res.statusCode, 403, name)
+    t.match(res.json(), { title: 'Forbidden', status: 403, instance: '/echo', detail: /^Requests to \/echo need a User-Agent header .*; the header is sent more than once; send it once\.$/ }, name)
+  }
+  // A custom rule is not asked: two lines are refused before it.
+  const custom = await build(t, { userAgent: { validate: () => true } })
+  t.equal((await custom.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': ['a', 'b'] as unknown as string }) })).statusCode, 403, 'custom validate')
+  t.equal((await custom.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': 'a' }) })).statusCode, 200, 'custom validate, one line')
+  const off = await build(t, { userAgent: false })
+  t.equal((await off.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': ['a', 'b'] as unknown as string }) })).statusCode, 200, 'the rule off: not read, not refused')
+})
+
 t.test('a long value is cut short in the detail', async t => {
   const app = await build(t)
   const long = 'x'.repeat(150)

@@ -6,7 +6,7 @@ import { Tally, afterwards, good, judge, raw, report, send, startFuzzService } f
 /*
  * What an outside probe found (issue 24), kept fixed: methods Fastify does not route and
  * CONNECT get an answer of the convention, never a silent close; repeated and conflicting
- * headers are a 400 problem; a bulk body without the bulk shape is a 400 that applies nothing.
+ * headers are a 400 problem (a repeated User-Agent, an invalid one, a 403); a bulk body without the bulk shape is a 400 that applies nothing.
  */
 
 const line = (extra: string[]): string => ['host: 127.0.0.1', `authorization: Bearer ${token()}`, 'user-agent: probe-fuzz/1 (tap)', 'accept: application/json', ...extra, 'connection: close'].join('\r\n')
@@ -65,6 +65,9 @@ t.test('the probe\'s findings stay fixed', async (t) => {
     const twoHosts = await raw(port, [`GET /v1/authors HTTP/1.1\r\n${line(['host: evil.example'])}\r\n\r\n`])
     t.equal(twoHosts.reply?.status, 400, 'two Host headers: 400')
     t.match(JSON.parse(twoHosts.reply?.text ?? '{}'), { detail: /host header more than once/ })
+    const twoAgents = await raw(port, [`GET /v1/authors HTTP/1.1\r\n${line(['user-agent: probe-fuzz/1 (tap)'])}\r\n\r\n`])
+    t.equal(twoAgents.reply?.status, 403, 'the same User-Agent twice: 403')
+    t.match(JSON.parse(twoAgents.reply?.text ?? '{}'), { title: 'Forbidden', detail: /User-Agent header .*; the header is sent more than once; send it once\.$/ })
   })
 
   t.test('bulk bodies: without the bulk shape a 400 that applies nothing; with it, per-operation results', async (t) => {
