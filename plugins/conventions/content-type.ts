@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { problems } from '../problem/index.js'
-import { essenceOf, isUtf8, paramOf, parseMediaType, type MediaType, type MediaTypes } from '../shared/media-type.js'
+import { essenceOf, isUtf8, paramOf, parseMediaType, repeatedParam, type MediaType, type MediaTypes } from '../shared/media-type.js'
 import { shown } from './shown.js'
 import { pathOf } from '../shared/url.js'
 
@@ -16,7 +16,7 @@ function hasBody (headers: IncomingHttpHeaders): boolean {
 
 /**
  * Conventions: Headers, Content-Type — required with a body, only the route's types, and
- * only UTF-8. Refuses with 415 before the body is read; a bodiless request is not checked.
+ * only UTF-8, each parameter given once. Refuses with 415 before the body is read; a bodiless request is not checked.
  */
 export function checkContentType (request: FastifyRequest, headers: IncomingHttpHeaders, allowed: Consumes): void {
   if (!hasBody(headers)) return
@@ -34,6 +34,10 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   }
   if (!accepted.includes(essenceOf(mt))) {
     throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} is not accepted by ${target}; ${fix}.`, { instance: path })
+  }
+  const repeated = repeatedParam(mt)
+  if (repeated !== undefined) {
+    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} gives the parameter ${repeated} more than once; ${fix}, each parameter once.`, { instance: path })
   }
   const charset = paramOf(mt, 'charset')
   if (charset !== undefined && !isUtf8(charset)) {

@@ -78,6 +78,19 @@ export function paramOf (mt: MediaType, name: string): string | undefined {
   return undefined
 }
 
+/**
+ * The name of a parameter given more than once, or undefined. RFC 6838 §4.3 makes it an
+ * error: which value the sender meant is unclear, and readers differ on which one wins.
+ */
+export function repeatedParam (mt: MediaType): string | undefined {
+  const { params } = mt
+  for (let i = 1; i < params.length; i++) {
+    const name = (params[i] as [string, string])[0]
+    for (let j = 0; j < i; j++) if ((params[j] as [string, string])[0] === name) return name
+  }
+  return undefined
+}
+
 /** True for `utf-8` in any case (RFC 9110 §8.3.2: charset names are case-insensitive). */
 export function isUtf8 (charset: string): boolean {
   return charset.toLowerCase() === 'utf-8'

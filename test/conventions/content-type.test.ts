@@ -17,7 +17,12 @@ t.test('POST /echo accepts JSON only, in UTF-8', async t => {
     ['application/merge-patch+json', 415, /"application\/merge-patch\+json" is not accepted by POST \/echo/],
     ['json', 415, /^The Content-Type "json" is not a valid media type; send the body as application\/json\.$/],
     ['application/json; charset', 415, /is not a valid media type/],
-    ['application/json; charset=latin1', 415, /^The Content-Type "application\/json; charset=latin1" declares charset "latin1", but only UTF-8 is accepted/]
+    ['application/json; charset=latin1', 415, /^The Content-Type "application\/json; charset=latin1" declares charset "latin1", but only UTF-8 is accepted/],
+    // A parameter twice, whatever the values: which one the sender meant is unclear.
+    ['application/json; charset=UTF-8; charset=iso-8859-1', 415, /^The Content-Type "application\/json; charset=UTF-8; charset=iso-8859-1" gives the parameter charset more than once; send the body as application\/json, each parameter once\.$/],
+    ['application/json; charset=utf-8; CHARSET="UTF-8"', 415, /gives the parameter charset more than once/],
+    ['application/json; a=1; charset=utf-8; a=1', 415, /gives the parameter a more than once/],
+    ['application/json; a=1; b=2; charset=utf-8', 200, null]
   ]
   for (const [type, status, detail] of cases) {
     const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': type }), payload: body })
