@@ -29,17 +29,18 @@ function item (message: string, value: string): ContextItem {
 }
 
 /**
- * Sets `request.executionContext` (the sent value, else the default) and echoes a sent,
- * well-formed value on the response ("returned … when it was in the request", the 400 for
- * an unsupported one too); a malformed one is not sent back. Returns the violation, or null.
+ * Sets `request.executionContext` (the sent value, else the default) and echoes a sent value
+ * on the response ("returned … when it was in the request": the requested value, on the 400
+ * for a malformed or unsupported one too; it arrived as a legal header value, so it can be
+ * sent back as it came). Returns the violation, or null.
  */
 export function applyExecutionContext (request: FastifyRequest, headers: IncomingHttpHeaders, reply: FastifyReply, rule: ExecutionContextRule): ContextItem | null {
   const value = headers[EXECUTION_CONTEXT_HEADER]
   if (typeof value !== 'string') return null
+  reply.header(EXECUTION_CONTEXT_HEADER, value)
   if (!EXECUTION_CONTEXT_PATTERN.test(value)) {
     return item('must be 1 to 100 characters among a-z, 0-9, _ and -', value)
   }
-  reply.header(EXECUTION_CONTEXT_HEADER, value)
   if (!rule.names.has(value) && (rule.predicate === null || !rule.predicate(value, request))) {
     const hint = rule.predicate === null ? `use one of ${[...rule.names].join(', ')}` : 'use a context this service runs'
     return item(`names an execution context this service does not support; ${hint}, or omit the header for ${rule.fallback}`, value)

@@ -130,7 +130,8 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   const { config, conventions, requestId } = facts
   const headers: Record<string, unknown> = {}
   if (requestId !== null) headers[requestId.header] = str(`The \`${requestId.header}\` of the request, when it sent one of at most ${requestId.maxLength} characters.`, { maxLength: requestId.maxLength })
-  if (ruleOn(config, 'executionContext')) headers[EXECUTION_CONTEXT] = str('The `Svc-Execution-Context` of the request, when it sent one.', { maxLength: 100 })
+  // Echoed as sent, also on the 400 that refuses it: only the header limit (str's) bounds it.
+  if (ruleOn(config, 'executionContext')) headers[EXECUTION_CONTEXT] = str('The `Svc-Execution-Context` of the request, when it sent one, as sent (also on the 400 that refuses it).')
   const language = conventions?.contentLanguage ?? null
   if (language !== null) headers[CONTENT_LANGUAGE] = str(`\`${language}\`: the language of the response's text (conventions plugin, \`contentLanguage\`).`, { maxLength: 100, examples: [language] })
   if (facts.authenticated && status !== 401) Object.assign(headers, CACHE_CONTROL)
