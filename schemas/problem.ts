@@ -5,8 +5,8 @@ export const ContextItem = Type.Object({
   code: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$', maxLength: 100 })),
   message: Type.String({ minLength: 1, maxLength: 1000 }),
   field: Type.Optional(Type.String({ maxLength: 1000 })),
-  // `path` for path parameters: the convention names body, query and header only.
-  source: Type.Optional(Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('header'), Type.Literal('path')])),
+  // The convention's sources; an item about a path parameter has none.
+  source: Type.Optional(Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('header')])),
   value: Type.Optional(Type.String({ maxLength: 1000 }))
 }, { $id: 'ContextItem', additionalProperties: true })
 export type ContextItem = Static<typeof ContextItem>

@@ -4,16 +4,16 @@ import { describeFormat } from '../../schemas/formats.js'
 
 /**
  * Fastify names the request parts `querystring`/`headers`/`params`; the convention says
- * `query`/`header`, and names no part for path parameters: `path`, as OpenAPI's `in` does
- * (the convention gives every validation item a source).
+ * `query`/`header`. Path parameters get no source: the context item's `source` is one of
+ * `body`, `query` or `header`, and optional, so one outside that list is left out rather than
+ * made up; the field still names the parameter.
  */
 const SOURCES: Record<string, ContextItem['source'] | undefined> = {
   body: 'body',
   querystring: 'query',
   query: 'query',
   headers: 'header',
-  header: 'header',
-  params: 'path'
+  header: 'header'
 }
 
 /**

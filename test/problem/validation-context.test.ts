@@ -55,7 +55,9 @@ t.test('fields, sources, union folding and de-duplication', async t => {
   t.equal(contextFromAjv([err('required', { missingProperty: 'x' }, {}, '/meta')], 'body')[0]?.field, 'meta.x')
   t.equal(contextFromAjv([err('minimum', { limit: 1 }, 0, '/limit')], 'querystring')[0]?.source, 'query')
   t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/svc-flag')], 'headers')[0]?.source, 'header')
-  t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'params')[0]?.source, 'path', 'path parameters: the convention names no source, OpenAPI says path')
+  const param = contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'params')[0]
+  t.notOk(param !== undefined && 'source' in param, 'path parameters: no source, the convention names body, query and header only')
+  t.match(param, { code: 'INPUT_INVALID', field: 'id', value: 'y' }, 'and the field, code and value as for other parts')
   t.equal(contextFromAjv([err('pattern', { pattern: 'x' }, 'y', '/id')], 'cookies')[0]?.source, undefined, 'a part the convention cannot name has no source')
   const union = [
     err('type', { type: 'string' }, 5, '/x', '#/properties/x/anyOf/0/type'),

@@ -3,7 +3,8 @@ import { serviceClient, startService } from './service.js'
 
 // Issue 42: the context items of the reference service's problems, as a client reads them
 // (conventions, Validation context codes: each item has code, message, field, source and,
-// when applicable, value).
+// when applicable, value; an item about a path parameter has no source, as the convention's
+// context item names body, query and header only).
 
 t.test('context items name the part, the field and the value as sent', async t => {
   const { base } = await startService(t)
@@ -14,9 +15,11 @@ t.test('context items name the part, the field and the value as sent', async t =
   // [what, method, path, body, the one context item]
   const table: Array<[string, string, string, unknown, Record<string, unknown>]> = [
     ['a path parameter against its pattern', 'GET', '/v1/documents/bad%20id', undefined,
-      { code: 'INPUT_INVALID', field: 'documentId', source: 'path', value: 'bad id', message: 'must match the pattern ^[A-Za-z0-9._~-]+$' }],
+      { code: 'INPUT_INVALID', field: 'documentId', value: 'bad id', message: 'must match the pattern ^[A-Za-z0-9._~-]+$' }],
+    ['a path parameter that is not ASCII, without a source (the convention names body, query and header)', 'GET', '/v1/authors/caf%C3%A9', undefined,
+      { code: 'INPUT_INVALID', field: 'authorId', value: 'café', message: 'must match the pattern ^[A-Za-z0-9._~-]+$' }],
     ['a path parameter too long', 'GET', `/v1/authors/${'x'.repeat(129)}`, undefined,
-      { code: 'INPUT_MAX_VALUE', field: 'authorId', source: 'path', value: 'x'.repeat(100) + '…', message: 'must have at most 128 characters' }],
+      { code: 'INPUT_MAX_VALUE', field: 'authorId', value: 'x'.repeat(100) + '…', message: 'must have at most 128 characters' }],
     // A value longer than 100 characters is quoted cut short, as the plugins quote what a client sent.
     ['a filter value too long', 'GET', `/v1/documents?name=${'x'.repeat(2001)}`, undefined,
       { code: 'INPUT_MAX_VALUE', field: 'name', source: 'query', value: 'x'.repeat(100) + '…', message: 'must have at most 2000 characters' }],
