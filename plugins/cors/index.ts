@@ -29,15 +29,21 @@ const OPTION_KEYS: OptionKeys<CorsPluginOptions> = { origins: true, methods: tru
 
 export const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
+// The convention's request headers, Prefer (RFC 7240) for asynchronous requests
+// (`respond-async`), and Content-Disposition, which names an uploaded file.
 export const DEFAULT_ALLOWED_HEADERS = [
   'Authorization', 'Content-Type', 'Content-Language', 'Accept', 'X-Request-ID', 'If-Match', 'If-None-Match',
-  'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key', 'User-Agent'
+  'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key', 'User-Agent', 'Prefer', 'Content-Disposition'
 ]
 
-// Rate-limit headers as named by draft-ietf-httpapi-ratelimit-headers, plus Retry-After of a 429.
+// The convention's response headers; rate-limit headers as named by
+// draft-ietf-httpapi-ratelimit-headers, Retry-After of a 429 and a 503; what a 202 sends (the
+// monitor in Link, Preference-Applied), the pages of a CSV listing in Link, a download's
+// Content-Disposition, and the Allow of a 405.
 export const DEFAULT_EXPOSED_HEADERS = [
   'ETag', 'Location', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Content-Language',
-  'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'
+  'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After',
+  'Link', 'Preference-Applied', 'Content-Disposition', 'Allow'
 ]
 
 const defaults = {

@@ -103,6 +103,30 @@ t.test('no origins configured: every cross-origin preflight is refused', async t
   t.equal(actual.headers['access-control-allow-origin'], undefined)
 })
 
+t.test('what the service sends and reads beyond the basics: a page may send and read it, by default', async t => {
+  const app = await build(t)
+  // The headers a service of the plugins answers with, by feature, as the jobs, csv and files
+  // plugins and the methods plugin write them.
+  app.post('/v1/reports', { config: { auth: false } }, async (_request, reply) => reply.code(202)
+    .header('link', '</v1/jobs/1>; rel="monitor"').header('preference-applied', 'respond-async')
+    .header('content-disposition', 'attachment; filename="r.csv"').send({ id: '1' }))
+  // Requested headers, one preflight each: Prefer asks for asynchronous processing, Content-Disposition names an upload.
+  for (const name of ['Prefer', 'prefer', 'Content-Disposition']) {
+    const res = await app.inject({ method: 'OPTIONS', url: '/v1/reports', headers: preflight(APP, 'POST', name) })
+    t.equal(res.statusCode, 204, `${name} may be sent`)
+  }
+  const accepted = await app.inject({ method: 'POST', url: '/v1/reports', headers: { origin: APP, prefer: 'respond-async' } })
+  t.equal(accepted.statusCode, 202)
+  const exposed = String(accepted.headers['access-control-expose-headers']).toLowerCase().split(', ')
+  for (const name of ['link', 'preference-applied', 'content-disposition']) {
+    t.ok(name in accepted.headers, `${name} is sent`)
+    t.ok(exposed.includes(name), `${name} may be read`)
+  }
+  const refused = await app.inject({ method: 'DELETE', url: '/v1/authors', headers: { origin: APP } })
+  t.equal(refused.statusCode, 405)
+  t.ok(typeof refused.headers.allow === 'string' && exposed.includes('allow'), 'the Allow of a 405 may be read')
+})
+
 t.test('actual requests: allowed origins may read, others are served without CORS headers', async t => {
   const app = await build(t)
   const token = signToken({ secret: SECRET, sub: 'u', scope: 'authors:read' })
