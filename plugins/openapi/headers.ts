@@ -63,8 +63,8 @@ export function conventionHeaders (facts: Pick<RouteFacts, 'methods' | 'config' 
     properties[USER_AGENT] = str('`<product>/<major-version> <comment>`; required (403 without it).', { pattern: '^\\S+/\\d', examples: ['my-client/1'] })
     required.push(USER_AGENT)
   }
-  // Taken by the problem plugin on every route (conventions: Errors 4); one it cannot use is replaced, never refused.
-  if (requestId !== null) properties[requestId.header] = str(`Correlation id; becomes the problem \`requestId\` and is echoed. One longer than ${requestId.maxLength} characters is not refused but replaced by a generated id, which the problem \`requestId\` then carries.`)
+  // Taken by the problem plugin on every route (conventions: Errors 4); one it cannot use as sent is refused.
+  if (requestId !== null) properties[requestId.header] = str(`Correlation id; becomes the problem \`requestId\` and is echoed. 1 to ${requestId.maxLength} visible ASCII characters (spaces and tabs may separate them); another value is refused with 400, which carries a generated \`requestId\` and echoes nothing.`, { maxLength: requestId.maxLength })
   if (ruleOn(config, 'executionContext')) properties[EXECUTION_CONTEXT] = str('Data partition (`prod` when absent); echoed when sent.', { pattern: '^[a-z0-9_-]{1,100}$', maxLength: 100 })
   if (ruleOn(config, 'serviceHeader')) properties[SERVICE] = str('Calling service: `id=<uuid>; name=<name>`.')
   if (ruleOn(config, 'idempotencyKey') && !readOnlyRoute(facts)) properties['svc-idempotency-key'] = str('Client-generated key making a retry safe.', { pattern: '^[a-z0-9-]{20,255}$', maxLength: 255 })

@@ -8,14 +8,14 @@ import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
-import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, sentRequestId } from './request-id.js'
+import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, requestIdRule, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
   requestIdHeader?: string
   /** Generates a request id when none is sent (e.g. `(request) => request.id`). Default: a random UUID. */
   generateRequestId?: (request: FastifyRequest) => string
-  /** Longest accepted `X-Request-ID`; a longer one is replaced by a generated id. Default 200. */
+  /** Longest accepted `X-Request-ID`; a longer one is refused (400). Default 200. */
   maxRequestIdLength?: number
   /**
    * Whether the plugin sets the context's not-found handler (404 problems). `false` leaves it
@@ -124,12 +124,17 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     }
   })
 
+  // A sent id that cannot be used as it is (conventions: "its value becomes requestId") is
+  // refused rather than replaced unseen; the refusal carries a generated id and echoes nothing.
+  const field = opts.requestIdHeader ?? 'X-Request-ID'
+  const refused: ContextItem = { code: 'INPUT_INVALID', message: requestIdRule(maxLength), field, source: 'header' }
   fastify.addHook('onRequest', async function requestIdHook (request, reply) {
-    const sent = sentRequestId(request.headers[headerName], maxLength)
-    if (sent !== undefined) {
-      request.requestId = sent
-      reply.header(headerName, sent)
-    }
+    const value = request.headers[headerName]
+    if (value === undefined) return
+    const sent = sentRequestId(value, maxLength)
+    if (sent === undefined) throw invalidData([refused])
+    request.requestId = sent
+    reply.header(headerName, sent)
   })
 
   // Node answers an Expect other than 100-continue with an empty 417 unless someone listens;

@@ -1,18 +1,34 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, RawRequestDefaultExpression } from 'fastify'
 
-/** Longest `X-Request-ID` honoured by default; a longer one is replaced by a generated id. */
+/**
+ * Longest `X-Request-ID` taken by default; a longer one is refused. It becomes the problem's
+ * `requestId`, whose schema bounds it, and is echoed and written in every log line.
+ */
 export const MAX_REQUEST_ID_LENGTH = 200
 
 /** The header carrying the caller's correlation id, unless the problem plugin names another. */
 export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id'
 
+/*
+ * Visible ASCII, with spaces and tabs only between characters (what Node leaves of a header
+ * value it trims). Node reads a header's bytes as latin1, so an id beyond ASCII (UTF-8 `café`)
+ * would come back garbled in the problem body and the logs: not the id the caller sent.
+ */
+const USABLE = /^[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?$/
+
+/** The rule a sent request id breaks, as a context item's message says it. */
+export function requestIdRule (max: number): string {
+  return `must be 1 to ${max} visible ASCII characters (spaces and tabs may separate them); send such an id, or none and one is generated`
+}
+
 /**
- * The caller's request id when it can be used as sent (conventions: Errors, rule 4): a
- * non-empty value of at most `max` characters; undefined otherwise, and a generated id is used.
+ * The caller's request id when it can be used as sent (conventions: Errors, rule 4): 1 to
+ * `max` visible ASCII characters; undefined otherwise. The problem plugin refuses a request
+ * whose id is sent but unusable; the answers made before its hook use a generated id.
  */
 export function sentRequestId (value: unknown, max: number = MAX_REQUEST_ID_LENGTH): string | undefined {
-  return typeof value === 'string' && value.length > 0 && value.length <= max ? value : undefined
+  return typeof value === 'string' && value.length <= max && USABLE.test(value) ? value : undefined
 }
 
 /** Where a server's requests carry their id: one setting for the plugin and the server options. */

@@ -70,6 +70,26 @@ t.test('the probe\'s findings stay fixed', async (t) => {
     t.match(JSON.parse(twoAgents.reply?.text ?? '{}'), { title: 'Forbidden', detail: /User-Agent header .*; the header is sent more than once; send it once\.$/ })
   })
 
+  t.test('an X-Request-ID that cannot be used as sent: 400 naming the rule, a generated requestId, nothing echoed', async (t) => {
+    // Raw bytes: the UTF-8 of café, which Node reads as latin1 (cafÃ©).
+    const table: Array<[string, Buffer]> = [
+      ['UTF-8 beyond ASCII', Buffer.from('café', 'utf8')],
+      ['201 characters', Buffer.from('a'.repeat(201))]
+    ]
+    for (const [name, id] of table) {
+      const head = Buffer.concat([Buffer.from(`GET /v1/authors HTTP/1.1\r\n${line([])}\r\nx-request-id: `, 'latin1'), id, Buffer.from('\r\n\r\n')])
+      const answer = await raw(port, [head])
+      t.equal(answer.reply?.status, 400, name)
+      t.equal(answer.reply?.headers['x-request-id'], undefined, `${name}: not echoed`)
+      const body = JSON.parse(answer.reply?.text ?? '{}')
+      t.match(body, { title: 'Invalid Data', requestId: /^[0-9a-f-]{36}$/, context: [{ code: 'INPUT_INVALID', field: 'X-Request-ID', source: 'header', message: /^must be 1 to 200 visible ASCII characters/ }] }, name)
+      t.notOk('value' in body.context[0], `${name}: the value is not sent back`)
+    }
+    const taken = await raw(port, [`GET /v1/authors HTTP/1.1\r\n${line(['x-request-id: trace 1'])}\r\n\r\n`])
+    t.equal(taken.reply?.status, 200)
+    t.equal(taken.reply?.headers['x-request-id'], 'trace 1', 'visible ASCII with a space is taken and echoed')
+  })
+
   t.test('bulk bodies: without the bulk shape a 400 that applies nothing; with it, per-operation results', async (t) => {
     const tally = new Tally()
     const count = async (): Promise<number> => JSON.parse((await send(base, 'GET', '/v1/authors?offset=0&limit=1&totalCount=true', good())).text).paging.totalCount as number

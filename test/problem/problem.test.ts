@@ -85,9 +85,44 @@ t.test('requestId comes from X-Request-ID, which is echoed; otherwise a fresh UU
   const b = await app.inject({ url: '/raise/conflict' })
   t.notOk(a.headers['x-request-id'], 'nothing echoed when nothing was sent')
   t.not(bodyOf(a).requestId, bodyOf(b).requestId)
-  const long = await app.inject({ url: '/raise/conflict', headers: { 'x-request-id': 'x'.repeat(201) } })
-  t.match(bodyOf(long).requestId, UUID, 'an over-long id is replaced, not echoed')
-  t.notOk(long.headers['x-request-id'])
+  // Taken as sent: visible ASCII, spaces and tabs between, at most 200 characters.
+  for (const id of ['a'.repeat(200), 'trace 1', 'x\ty', '{"a":1}', '~', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01']) {
+    const res = await app.inject({ url: '/raise/conflict', headers: { 'x-request-id': id } })
+    t.equal(res.statusCode, 409, `${JSON.stringify(id)} taken`)
+    t.equal(bodyOf(res).requestId, id)
+    t.equal(res.headers['x-request-id'], id)
+  }
+})
+
+t.test('an X-Request-ID that cannot be used as sent is refused: 400, a generated requestId, nothing echoed', async t => {
+  const app = await build(t)
+  const item = { code: 'INPUT_INVALID', message: 'must be 1 to 200 visible ASCII characters (spaces and tabs may separate them); send such an id, or none and one is generated', field: 'X-Request-ID', source: 'header' }
+  const cases: Array<[string, string]> = [
+    ['over 200 characters', 'x'.repeat(201)],
+    // Node reads the bytes of a header as latin1: UTF-8 café arrives as cafÃ©.
+    ['UTF-8 beyond ASCII, as Node reads it', Buffer.from('café').toString('latin1')],
+    ['latin1 beyond ASCII', 'caf\u00e9'],
+    ['empty', ''],
+    ['blank', ' '],
+    ['a control character', 'a\u007fb']
+  ]
+  for (const [name, id] of cases) {
+    const res = await app.inject({ url: '/raise/conflict', headers: { 'x-request-id': id } })
+    t.equal(res.statusCode, 400, name)
+    const body = bodyOf(res)
+    t.same(body.context, [item], `${name}: one context item naming the rule, without the value`)
+    t.match(body, { title: 'Invalid Data', status: 400, requestId: UUID }, `${name}: a generated requestId`)
+    t.notOk('x-request-id' in res.headers, `${name}: not echoed`)
+  }
+  // The header and the length the plugin was given.
+  const own = Fastify()
+  t.teardown(() => own.close())
+  await own.register(problem, { requestIdHeader: 'X-Correlation-ID', maxRequestIdLength: 10 })
+  own.get('/raise/conflict', async () => { throw problems.conflict('taken') })
+  const refused = await own.inject({ url: '/raise/conflict', headers: { 'x-correlation-id': 'c'.repeat(11) } })
+  t.equal(refused.statusCode, 400)
+  t.match(bodyOf(refused).context, [{ field: 'X-Correlation-ID', message: /^must be 1 to 10 visible ASCII characters/ }])
+  t.equal((await own.inject({ url: '/raise/conflict', headers: { 'x-correlation-id': 'c'.repeat(10), 'x-request-id': 'é' } })).statusCode, 409, 'another header is not read')
 })
 
 t.test('unknown route: 404 with instance; known path with another method: 405 with Allow', async t => {
