@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
-import { problems } from '../problem/index.js'
+import { methodNotAllowedProblem } from '../problem/internal.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
@@ -131,13 +131,9 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
     }
     const allowed = allowedMethods(path)
     if (allowed === null) return
-    const allow = allowed.join(', ')
     // Answered: the hooks after this one do not run.
-    if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allow).send()
-    throw problems.methodNotAllowed(`The method ${request.method} is not supported at ${path}; use one of ${allow}.`, {
-      headers: { allow },
-      instance: path
-    })
+    if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allowed.join(', ')).send()
+    throw methodNotAllowedProblem(request.method, path, allowed)
   })
 }
 

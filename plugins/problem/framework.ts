@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
 import { problems, type ProblemError } from './errors.js'
 import { idsAreRequestIds, problemGenReqId, requestIdSettingsOf, sentRequestId } from './request-id.js'
+import { readRefusedHead, unknownMethodProblem } from './unmatched.js'
+import { pathOf } from '../shared/url.js'
 
 /*
  * Two kinds of refusal never reach a plugin's error handler: those Node's HTTP parser makes
@@ -47,29 +49,70 @@ const NOT_HTTP = { status: 400, detail: 'The request is not valid HTTP/1.1; chec
 /**
  * Fastify's `clientErrorHandler` option: a request Node's parser refused gets a problem
  * (431, 408 or 400) and the connection is closed, since the stream can no longer be read.
- * A HEAD request gets the head only.
+ * A method the parser does not know (`FOO`, a lower-case `get`) in a head otherwise whole and
+ * well-formed gets what Fastify's path gives a method no route serves (405 with Allow, or 404),
+ * with its X-Request-ID. A HEAD request gets the head only. `this` is the server's Fastify
+ * instance (Fastify binds it).
  */
-export function problemClientErrorHandler (error: ConnectionError, socket: Socket): void {
+export function problemClientErrorHandler (this: FastifyInstance, error: ConnectionError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   if (!socket.writable) {
     socket.destroy(error)
     return
   }
-  const { status, detail } = CLIENT_ERRORS[error.code] ?? NOT_HTTP
-  const title = STATUS_CODES[status] as string
-  const body = JSON.stringify({ title, status, detail, requestId: randomUUID() } satisfies Problem)
   // Node gives the bytes read so far as a Buffer (Fastify's type says otherwise).
   const raw: unknown = error.rawPacket
-  const head = Buffer.isBuffer(raw) && raw.toString('latin1', 0, 5) === 'HEAD '
-  socket.end([
-    `HTTP/1.1 ${status} ${title}`,
+  const packet = Buffer.isBuffer(raw) ? raw : undefined
+  const refused = error.code === 'HPE_INVALID_METHOD' && packet !== undefined ? unknownMethod(this, packet) : null
+  if (refused !== null) {
+    const { problem: pe, requestId, headers } = refused
+    for (const [name, value] of Object.entries(pe.headers ?? {})) headers[name] = String(value)
+    const problem: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId }
+    if (pe.instance !== undefined) problem.instance = pe.instance
+    socket.end(answer(problem, headers, false))
+    return
+  }
+  const { status, detail } = CLIENT_ERRORS[error.code] ?? NOT_HTTP
+  const head = packet !== undefined && packet.toString('latin1', 0, 5) === 'HEAD '
+  socket.end(answer({ title: STATUS_CODES[status] as string, status, detail, requestId: randomUUID() }, {}, head))
+}
+
+/** The 405 or 404 of a method Node does not know, with the request id to send; null when the head cannot be read. */
+function unknownMethod (app: FastifyInstance, packet: Buffer): { problem: ProblemError, requestId: string, headers: Record<string, string> } | null {
+  const { header, maxLength } = requestIdSettingsOf(app)
+  const head = readRefusedHead(packet, header)
+  if (head === null) return null
+  const sent = sentRequestId(head.requestId, maxLength)
+  return {
+    // The router refuses a path that does not decode before it looks for a route.
+    problem: decodes(pathOf(head.target)) ? unknownMethodProblem(app, head.method, head.target) : (ROUTER_PROBLEMS.FST_ERR_BAD_URL as () => ProblemError)(),
+    requestId: sent ?? randomUUID(),
+    headers: sent === undefined ? {} : { [header]: sent }
+  }
+}
+
+function decodes (path: string): boolean {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A whole problem answer on a connection that closes after it. */
+function answer (problem: Problem, headers: Record<string, string>, headOnly: boolean): string {
+  const body = JSON.stringify(problem)
+  return [
+    `HTTP/1.1 ${problem.status} ${problem.title}`,
     `Content-Type: ${PROBLEM_MEDIA_TYPE}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Content-Language: en-US',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
     '',
-    head ? '' : body
-  ].join('\r\n'))
+    headOnly ? '' : body
+  ].join('\r\n')
 }
 
 /**

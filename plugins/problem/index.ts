@@ -8,6 +8,7 @@ import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
+import { unmatchedProblem } from './unmatched.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, requestIdRule, sentRequestId } from './request-id.js'
 
 export interface ProblemPluginOptions {
@@ -150,12 +151,8 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (server.listenerCount('connect') === 0) server.on('connect', answerTunnelRequest(server))
 
   if (notFound) {
-    setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => {
-      const path = pathOf(request.url)
-      // An authority (CONNECT host:port) or `*` where the method wants none: no path to look up.
-      if (!path.startsWith('/')) throw problems.badRequest('The request target is not a path; send the request to a path of this service.')
-      throw problems.notFound(`No resource exists at ${path}; check the path.`, { instance: path })
-    }))
+    // An authority (CONNECT host:port) or `*` where the method wants none: no path to look up (400).
+    setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => { throw unmatchedProblem(pathOf(request.url)) }))
   }
 
   setHandler('error', () => fastify.setErrorHandler(async (error: FastifyError, request, reply) => {

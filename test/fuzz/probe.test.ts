@@ -4,9 +4,11 @@ import { token } from '../resource/helper.js'
 import { Tally, afterwards, good, judge, raw, report, send, startFuzzService } from './support.js'
 
 /*
- * What an outside probe found (issue 24), kept fixed: methods Fastify does not route and
- * CONNECT get an answer of the convention, never a silent close; repeated and conflicting
- * headers are a 400 problem (a repeated User-Agent, an invalid one, a 403); a bulk body without the bulk shape is a 400 that applies nothing.
+ * What an outside probe found (issue 24), kept fixed: methods Fastify does not route,
+ * methods Node's parser does not know, and CONNECT get an answer of the convention (405 with
+ * Allow on a known path), never a silent close; repeated and conflicting headers are a 400
+ * problem (a repeated User-Agent, an invalid one, a 403); a bulk body without the bulk shape
+ * is a 400 that applies nothing.
  */
 
 const line = (extra: string[]): string => ['host: 127.0.0.1', `authorization: Bearer ${token()}`, 'user-agent: probe-fuzz/1 (tap)', 'accept: application/json', ...extra, 'connection: close'].join('\r\n')
@@ -34,6 +36,19 @@ t.test('the probe\'s findings stay fixed', async (t) => {
     }), { numRuns: 300 })
     report(t, 'methods', tally)
     t.ok((tally.statuses.get(405) ?? 0) > 0, 'methods a path does not serve get 405 with Allow')
+    // Methods Node's parser does not know (FOO, a lower-case get) get what TRACE, which it knows, gets.
+    for (const path of ['/v1/authors', `/v1/authors/${author.id as string}`, '/v1/nowhere']) {
+      const ask = async (m: string): Promise<{ status?: number, allow?: string, id?: string, connection?: string, detail?: string }> => {
+        const answer = await raw(port, [`${m} ${path} HTTP/1.1\r\n${line(['x-request-id: probe-1'])}\r\n\r\n`])
+        const body = JSON.parse(answer.reply?.text ?? '{}')
+        return { status: answer.reply?.status, allow: answer.reply?.headers.allow, id: answer.reply?.headers['x-request-id'], connection: answer.reply?.headers.connection, detail: String(body.detail).replace(` ${m} `, ' <method> ') }
+      }
+      const known = await ask('TRACE')
+      for (const m of ['FOO', 'get']) {
+        const unknown = await ask(m)
+        t.same(unknown, { ...known, connection: 'close' }, `${m} ${path}: as TRACE (${String(known.status)}), the connection closed`)
+      }
+    }
   })
 
   t.test('repeated and conflicting headers: a 400 problem, or the answer the request would get without them', async (t) => {

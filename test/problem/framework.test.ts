@@ -2,7 +2,8 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { connect, type Socket } from 'node:net'
 import { Writable } from 'node:stream'
-import problem, { problemClientErrorHandler, problemFrameworkErrors, problemServerOptions } from '../../plugins/problem/index.js'
+import problem, { problemClientErrorHandler as handler, problemFrameworkErrors, problemServerOptions } from '../../plugins/problem/index.js'
+import methods from '../../plugins/methods/index.js'
 
 // Refusals made before any hook runs: Node's HTTP parser (clientErrorHandler) and Fastify's
 // router (frameworkErrors). With the suite's server options both are problem bodies.
@@ -114,6 +115,83 @@ t.test('requests Node\'s parser refuses are problems, and the connection is clos
   t.equal((await raw(port, 'GET /items/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status, 200, 'the server still serves')
 })
 
+/** The status, Allow, X-Request-ID and problem of an answer, the method's name taken out of the detail. */
+function gist (res: Raw, method: string): Record<string, unknown> {
+  const header = (name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'im').exec(res.headers)?.[1]
+  const body = JSON.parse(res.body)
+  return { status: res.status, allow: header('allow'), requestId: header('x-request-id'), title: body.title, detail: String(body.detail).replace(`The method ${method} `, 'The method <method> '), instance: body.instance }
+}
+
+t.test('a method Node\'s parser does not know gets what Fastify gives a method no route serves: 405 with Allow, 404, 400', async (t) => {
+  const app = Fastify({ ...problemServerOptions, logger: false })
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(methods)
+  app.get('/items', async () => ({}))
+  app.route({ method: ['GET', 'DELETE'], url: '/items/:id', handler: async () => ({}) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  // Node knows TRACE (Fastify's path: the methods plugin answers); it does not know FOO, get or BREW.
+  const targets = ['/items', '/items/a?x=1', '/items/', '/nowhere', '/items/%ZZ', '*', `/items/${'a'.repeat(300)}`]
+  for (const target of targets) {
+    const request = (method: string): string => `${method} ${target} HTTP/1.1\r\nHost: x\r\nX-Request-ID: r-1\r\nConnection: close\r\n\r\n`
+    const known = await raw(port, request('TRACE'))
+    for (const method of ['FOO', 'get', 'BREW']) {
+      const res = await raw(port, request(method))
+      t.same(gist(res, method), gist(known, 'TRACE'), `${method} ${target.slice(0, 20)}: as TRACE`)
+      t.match(res.headers, /^connection: close$/im, `${method} ${target.slice(0, 20)}: the connection closes`)
+      t.match(res.headers, new RegExp(`^content-length: ${Buffer.byteLength(res.body)}$`, 'im'), 'the length is the body\'s')
+    }
+  }
+  t.equal((await raw(port, request2('FOO /items HTTP/1.1', []))).status, 405, 'without X-Request-ID')
+  const ids: Array<[string, string[], string | undefined]> = [
+    ['none sent', [], undefined],
+    ['one sent', ['x-request-id:  trace 1 '], 'trace 1'],
+    ['two lines, joined as Node joins them', ['X-Request-ID: a', 'x-request-id: b'], 'a, b'],
+    ['too long: generated, not echoed', [`X-Request-ID: ${'x'.repeat(201)}`], undefined],
+    ['beyond ASCII: generated, not echoed', ['X-Request-ID: caf\u00c3\u00a9'], undefined]
+  ]
+  for (const [name, lines, echoed] of ids) {
+    const res = await raw(port, request2('FOO /items/a HTTP/1.1', lines))
+    t.equal(res.status, 405, name)
+    t.equal(gist(res, 'FOO').requestId, echoed, `${name}: the header`)
+    if (echoed === undefined) t.match(JSON.parse(res.body).requestId, UUID, `${name}: a generated requestId`)
+    else t.equal(JSON.parse(res.body).requestId, echoed, `${name}: the requestId`)
+  }
+  // What cannot be read whole, or what Node would refuse on other grounds, keeps the plain 400.
+  const plain: Array<[string, string]> = [
+    ['a head cut short', 'FOO /items HTTP/1.1\r\nHost: x\r\n'],
+    ['HTTP/1.0', request2('FOO /items HTTP/1.0', [])],
+    ['a version that is no version', request2('FOO /items HTTP/1.x', [])],
+    ['two spaces in the request line', request2('FOO  /items HTTP/1.1', [])],
+    ['a method that is no token', request2('F(O) /items HTTP/1.1', [])],
+    ['a header name that is no token', request2('FOO /items HTTP/1.1', ['Bad Name: 1'])],
+    ['a folded header line', request2('FOO /items HTTP/1.1', ['X-A: 1', ' folded'])],
+    ['a control character in a value', request2('FOO /items HTTP/1.1', ['X-A: a\u0001b'])],
+    ['the HTTP/2 preface (Node: HPE_PAUSED_H2_UPGRADE)', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n']
+  ]
+  for (const [name, bytes] of plain) {
+    const res = await raw(port, bytes)
+    t.equal(res.status, 400, name)
+    t.match(JSON.parse(res.body), { title: 'Bad Request', detail: 'The request is not valid HTTP/1.1; check the request line and the headers.', requestId: UUID }, name)
+  }
+  t.equal((await raw(port, request2('FOO /items HTTP/2.0', []))).status, 405, 'a later version is read')
+
+  // Without the methods plugin, Fastify's path gives a method no route serves a 404.
+  const bare = await build(t)
+  await bare.listen({ port: 0, host: '127.0.0.1' })
+  const barePort = (bare.server.address() as { port: number }).port
+  const trace = await raw(barePort, request2('TRACE /items/a HTTP/1.1', []))
+  const foo = await raw(barePort, request2('FOO /items/a HTTP/1.1', []))
+  t.equal(foo.status, 404)
+  t.same(gist(foo, 'FOO'), gist(trace, 'TRACE'), 'as TRACE')
+})
+
+/** A request head of `line` and `fields`, with Host, that closes the connection. */
+function request2 (line: string, fields: string[]): string {
+  return [line, 'Host: x', ...fields, 'Connection: close', '', ''].join('\r\n')
+}
+
 t.test('an Expect other than 100-continue is served as if absent, not an empty 417', async (t) => {
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -145,6 +223,8 @@ t.test('the client error handler: timeouts, resets and sockets that cannot be wr
     destroy: (err: unknown) => { destroyed = err }
   }) as unknown as Socket
   const error = (code: string): never => Object.assign(new Error(code), { code }) as never
+  // Fastify binds the server's instance; none of these cases reads it.
+  const problemClientErrorHandler = (err: never, s: Socket): void => { handler.call({} as never, err, s) }
 
   problemClientErrorHandler(error('ERR_HTTP_REQUEST_TIMEOUT'), socket({}))
   t.match(written[0], /^HTTP\/1\.1 408 Request Timeout\r\n/)
@@ -153,10 +233,13 @@ t.test('the client error handler: timeouts, resets and sockets that cannot be wr
   problemClientErrorHandler(error('HPE_INVALID_METHOD'), socket({ destroyed: true }))
   t.equal(written.length, 1, 'nothing is written to a reset or destroyed socket')
   t.equal(destroyed, 'no')
+  problemClientErrorHandler(error('HPE_INVALID_METHOD'), socket({}))
+  t.match(written[1], /^HTTP\/1\.1 400 Bad Request\r\n/, 'no bytes to read the method from: the plain 400')
+  written.length = 1
   const notWritable = error('HPE_INVALID_METHOD')
   problemClientErrorHandler(notWritable, socket({ writable: false }))
   t.equal(destroyed, notWritable, 'a socket that cannot be written is destroyed')
   t.equal(written.length, 1)
   t.equal(problemServerOptions.frameworkErrors, problemFrameworkErrors)
-  t.equal(problemServerOptions.clientErrorHandler, problemClientErrorHandler)
+  t.equal(problemServerOptions.clientErrorHandler, handler)
 })
