@@ -100,11 +100,9 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     const headers = request.headers
     // Read first, so that every refusal below echoes an accepted context too.
     const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
-    if (s.httpVersion) {
-      checkHttpVersion(request, headers.host)
-      checkRepeatedHeaders(request)
-    }
-    if (s.userAgent !== null) await checkUserAgent(request, headers['user-agent'], s.userAgent)
+    if (s.httpVersion) checkHttpVersion(request, headers.host)
+    const userAgentRepeated = (s.httpVersion || s.userAgent !== null) && checkRepeatedHeaders(request, s.httpVersion)
+    if (s.userAgent !== null) await checkUserAgent(request, headers['user-agent'], s.userAgent, userAgentRepeated)
     // No route of the path serves it: no media types of its own, so nothing is negotiated.
     if (!matchedNoRoute(request)) {
       if (s.accept !== null) request.negotiatedType = checkAccept(request, headers.accept, s.accept)

@@ -10,22 +10,30 @@ import { problems } from '../problem/index.js'
  * one is an invalid User-Agent, which the User-Agent rule refuses with 403 (user-agent.ts).
  */
 const SINGLE = new Set(['host', 'authorization', 'content-type', 'content-length', 'if-modified-since', 'if-unmodified-since', 'proxy-authorization'])
-const LENGTHS = new Set([...SINGLE].map((name) => name.length))
+const USER_AGENT = 'user-agent'
+const LENGTHS = new Set([...SINGLE, USER_AGENT].map((name) => name.length))
 
-/** Throws a 400 naming the first one-value header the request repeats. */
-export function checkRepeatedHeaders (request: FastifyRequest): void {
+/**
+ * One pass over the request's header lines: with `refuse`, throws a 400 naming the first
+ * one-value header the request repeats; says whether User-Agent comes more than once, which
+ * the User-Agent rule refuses.
+ */
+export function checkRepeatedHeaders (request: FastifyRequest, refuse: boolean): boolean {
   const raw = request.raw.rawHeaders
   let seen: Set<string> | undefined
+  let userAgents = 0
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string
     // Most names are told apart by their length alone, without making a lower-case copy.
     if (!LENGTHS.has(name.length)) continue
     const lower = name.toLowerCase()
-    if (!SINGLE.has(lower)) continue
+    if (lower === USER_AGENT) userAgents++
+    if (!refuse || !SINGLE.has(lower)) continue
     seen ??= new Set()
     if (seen.has(lower)) {
       throw problems.badRequest(`The request carries the ${lower} header more than once; send it once, with one value.`)
     }
     seen.add(lower)
   }
+  return userAgents > 1
 }

@@ -33,30 +33,13 @@ export function userAgentRule (options: UserAgentOptions): UserAgentRule {
 }
 
 /**
- * Whether the request has more than one User-Agent line: Node keeps the first and drops the
- * others, so a check of `value` alone would pass a request whose sender is unclear.
- */
-function repeated (request: FastifyRequest): boolean {
-  const raw = request.raw.rawHeaders
-  let seen = false
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string
-    // Told apart by length first, without making a lower-case copy of every name.
-    if (name.length !== 10 || name.toLowerCase() !== 'user-agent') continue
-    if (seen) return true
-    seen = true
-  }
-  return false
-}
-
-/**
  * Conventions: Headers, User-Agent — absent or invalid gives 403, and the detail names the
- * path and the rule. `value` is the request's header; sent more than once, it is invalid
- * whatever the values.
+ * path and the rule. `value` is the request's header; sent more than once (`repeated`: Node
+ * keeps the first line and drops the others), it is invalid whatever the values.
  */
-export async function checkUserAgent (request: FastifyRequest, value: string | undefined, rule: UserAgentRule): Promise<void> {
+export async function checkUserAgent (request: FastifyRequest, value: string | undefined, rule: UserAgentRule, repeated: boolean): Promise<void> {
   const opts = rule.options
-  if (value !== undefined && repeated(request)) refuse(request, 'the header is sent more than once; send it once', opts)
+  if (repeated) refuse(request, 'the header is sent more than once; send it once', opts)
   const valid = rule.valid === null
     ? await (opts.validate as NonNullable<UserAgentOptions['validate']>)(value, request)
     : value !== undefined && rule.valid.get(value)

@@ -1,6 +1,6 @@
 import type { TObject, TProperties } from '@sinclair/typebox'
 import { apiOf } from './definition/api.js'
-import { checkOptions, type ResourceOptions } from './definition/options.js'
+import { checkOptions, refPrefix, type ResourceOptions } from './definition/options.js'
 import { storageOf } from './definition/storage.js'
 import type { ResourceDefinition, ServerProperties } from './definition/types.js'
 
@@ -15,6 +15,7 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
   const api = apiOf(o)
   const storage = storageOf(o, api)
   const itemPrefix = `${o.path}/`
+  const selfPrefix = refPrefix(o.name)
   return {
     name: o.name,
     collection: o.collection,
@@ -25,7 +26,7 @@ export function defineResource<P extends TProperties, D extends TProperties = Re
     parent: o.parent,
     api: api as ResourceDefinition<P, D>['api'] & { entity: TObject<ServerProperties & P & D> },
     storage,
-    ref: (id) => `svc:${o.name}::${id}`,
+    ref: (id) => selfPrefix + id,
     itemPath: (id) => itemPrefix + encodeURIComponent(id)
   }
 }

@@ -2,7 +2,7 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { standardProperties } from '../../../schemas/standard.js'
 import { DateTime, Id, Nullable } from '../../../schemas/types.js'
 import { createBody, isNullable, patchBody } from '../write-schemas.js'
-import { fail, SERVER_MANAGED, type CheckedOptions, type DerivedField } from './options.js'
+import { fail, refPrefix, SERVER_MANAGED, type CheckedOptions, type DerivedField } from './options.js'
 import type { ResourceApi } from './types.js'
 
 function required (props: Record<string, unknown>): TObject {
@@ -20,11 +20,12 @@ function referenceRefs (o: CheckedOptions): Record<string, DerivedField> {
   for (const r of o.references) {
     if (r.ref === undefined) continue
     const entity = r.resource.name
+    const prefix = refPrefix(entity)
     const field = r.field
     const refSchema = standardProperties.ref(entity, { description: `URN-like reference of the ${entity} named by ${field}.` })
     out[r.ref] = {
       schema: isNullable(o.fields[field] as TSchema) ? Nullable(refSchema) : refSchema,
-      value: (e) => e[field] === null ? null : `svc:${entity}::${String(e[field])}`
+      value: (e) => e[field] === null ? null : prefix + String(e[field])
     }
   }
   return out

@@ -164,6 +164,11 @@ export interface CheckedOptions {
 }
 
 /** Names the API adds to every entity besides the stored server fields: `ref`. */
+/** `svc:<entity>::`, the part of an entity's URN-like reference before its id (conventions: URN-like references). */
+export function refPrefix (entity: string): string {
+  return `svc:${entity}::`
+}
+
 export const SERVER_MANAGED: readonly string[] = ['id', 'ref', ...SERVER_FIELDS.filter(f => f !== 'id'), ...DELETED_FIELDS]
 
 const ENTITY = /^[a-z0-9]{1,20}$/

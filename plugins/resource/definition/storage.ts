@@ -2,7 +2,7 @@ import { fieldsFromSchema } from '../../../model/fields.js'
 import type { DerivedRef } from '../../../store/field-columns.js'
 import type { FieldMap, OrderingTerm } from '../../../model/query.js'
 import { columnOf, constraintNames, DELETED_FIELDS, NOT_DELETED, indexKey, SERVER_FIELDS, tableMigration, type IndexKey, type TableIndex, type TableSpec } from '../../../store/table/index.js'
-import { fail, type CheckedOptions, type IndexOptions } from './options.js'
+import { fail, refPrefix, type CheckedOptions, type IndexOptions } from './options.js'
 import type { ResourceApi, ResourceStorage } from './types.js'
 
 /** Whether a path lies in a stored field: derived fields are computed, with nothing to filter on or index. */
@@ -16,8 +16,8 @@ function storedIn (o: CheckedOptions): (path: string) => boolean {
  * a stored id, so the store can filter on them (store/field-columns.ts `DerivedRef`).
  */
 function refsOf (o: CheckedOptions): DerivedRef[] {
-  const refs: DerivedRef[] = [{ field: 'ref', prefix: `svc:${o.name}::`, of: 'id' }]
-  for (const r of o.references) if (r.ref !== undefined) refs.push({ field: r.ref, prefix: `svc:${r.resource.name}::`, of: r.field })
+  const refs: DerivedRef[] = [{ field: 'ref', prefix: refPrefix(o.name), of: 'id' }]
+  for (const r of o.references) if (r.ref !== undefined) refs.push({ field: r.ref, prefix: refPrefix(r.resource.name), of: r.field })
   return refs
 }
 
