@@ -116,7 +116,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
     claim.etag = op.etag
   }
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
-  let result: WriteResult | null
+  let result: WriteResult
   try {
     if (also === undefined) {
       const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim), status === 204 ? 'etag' : 'row')
@@ -140,7 +140,7 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
   } catch (err) {
     throw storeProblem(err, s.def, operationOf(op), op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
   }
-  return result === null ? null : result.row
+  return result.row
 }
 
 /** What a retry answers with: the first answer's ETag, when it had one. */
