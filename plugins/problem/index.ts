@@ -132,7 +132,9 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   fastify.addHook('onRequest', async function requestIdHook (request, reply) {
     const value = request.headers[headerName]
     if (value === undefined) return
-    const sent = sentRequestId(value, maxLength)
+    // With the server's generator (same header and length), request.id is the sent id exactly
+    // when it was usable: checked there once already.
+    const sent = fromServer ? (request.id === value ? value : undefined) : sentRequestId(value, maxLength)
     if (sent === undefined) throw invalidData([refused])
     request.requestId = sent
     reply.header(headerName, sent)
