@@ -1,7 +1,9 @@
+import { cutShort } from '../shared/cut-short.js'
+
 /**
- * A client-sent value as quoted in a problem detail: cut to 100 characters so a long
- * header cannot bloat the error body (the problem schema caps `detail` at 2000).
+ * A client-sent value as quoted in a problem detail: cut short so a long header cannot bloat
+ * the error body (the problem schema caps `detail` at 2000).
  */
 export function shown (value: string): string {
-  return JSON.stringify(value.length > 100 ? value.slice(0, 100) + '…' : value)
+  return JSON.stringify(cutShort(value))
 }

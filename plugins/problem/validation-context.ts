@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv'
 import type { ContextItem } from '../../schemas/problem.js'
 import { describeFormat } from '../../schemas/formats.js'
+import { cutShort } from '../shared/cut-short.js'
 
 /**
  * Fastify names the request parts `querystring`/`headers`/`params`; the convention says
@@ -46,11 +47,8 @@ function typeOf (value: unknown): string {
   return typeof value
 }
 
-/** Longest value quoted in full: a longer one is cut there, as the plugins quote what a client sent (conventions/shown.ts). */
-const MAX_SHOWN = 100
-
 function printable (value: unknown): string | undefined {
-  if (typeof value === 'string') return value.length > MAX_SHOWN ? value.slice(0, MAX_SHOWN) + '…' : value
+  if (typeof value === 'string') return cutShort(value)
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
   return undefined
 }

@@ -1,6 +1,7 @@
 import type { ContextItem } from '../../schemas/problem.js'
 import type { CollectionRoute } from './route.js'
 import { isWellFormed, parseQueryString } from './params.js'
+import { cutShort } from '../shared/cut-short.js'
 
 /*
  * The two ways a collection request arrives, brought to one shape: the query string of
@@ -31,13 +32,9 @@ export interface RequestParams {
   faults: ContextItem[]
 }
 
-/** A name as the client wrote it, cut short: an unknown name can be as long as the URL. */
-function shown (name: string): string {
-  return name.length > 100 ? name.slice(0, 100) + '…' : name
-}
-
+/** A violation's item; the field as the client wrote it, cut short: an unknown name can be as long as the URL. */
 function fault (source: Source, field: string, message: string, value?: string): ContextItem {
-  const item: ContextItem = { code: 'INPUT_INVALID', message, field: shown(field), source }
+  const item: ContextItem = { code: 'INPUT_INVALID', message, field: cutShort(field), source }
   if (value !== undefined) item.value = value
   return item
 }
@@ -48,7 +45,7 @@ function byName (a: [string, unknown], b: [string, unknown]): number {
 
 function unknownMessage (name: string, route: CollectionRoute): string {
   const paging = route.offset ? 'limit, cursor, offset, totalCount' : 'limit, cursor'
-  return `${shown(name)} is not a parameter of this collection; use an attribute that can be filtered, <attribute>Filter, filter, ordering or ${paging}.`
+  return `${cutShort(name)} is not a parameter of this collection; use an attribute that can be filtered, <attribute>Filter, filter, ordering or ${paging}.`
 }
 
 /** The query string of a GET (or HEAD) on the collection. */
@@ -119,7 +116,7 @@ export function readSearchQueryString (url: string, route: CollectionRoute): Con
     const kind = route.names.get(name)
     const message = kind === 'limit' || kind === 'offset' || kind === 'cursor' || kind === 'totalCount'
       ? `Paging parameters are never sent both in the query string and in the body; send ${name} in the body's paging.`
-      : `A search takes its parameters in the JSON body; move ${shown(name)} there.`
+      : `A search takes its parameters in the JSON body; move ${cutShort(name)} there.`
     return fault('query', name, message, name)
   })
 }
