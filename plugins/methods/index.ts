@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { methodNotAllowedProblem } from '../problem/internal.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
@@ -31,6 +31,11 @@ const rank = (m: string): number => { const i = ORDER.indexOf(m); return i === -
 function catchAll (params: Record<string, string | undefined>, path: string): boolean {
   const rest = params['*']
   return rest === path || rest === path.slice(1)
+}
+
+/** A CORS preflight (Fetch §3.2.2): OPTIONS with an Origin and the method the page will use. */
+function isPreflight (request: FastifyRequest): boolean {
+  return request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
 }
 
 /**
@@ -121,6 +126,9 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   }
 
   fastify.addHook('onRequest', async function methodsHook (request, reply) {
+    // A CORS preflight is the cors plugin's to answer (its Access-Control-* headers, or a 403
+    // with Svc-Cors-Error), whichever of the two was registered first: its hook may come later.
+    if (isPreflight(request) && fastify.hasPlugin('svc-cors')) return
     const path = pathOf(request.url)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path

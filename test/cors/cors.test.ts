@@ -218,6 +218,30 @@ t.test('non-preflight OPTIONS is left to the methods plugin (204 + Allow)', asyn
   t.equal(res.headers['access-control-allow-origin'], APP, 'an actual OPTIONS request from an allowed origin')
 })
 
+t.test('preflights are answered by the cors plugin whichever of cors and methods is registered first', async t => {
+  for (const order of [['cors', 'methods'], ['methods', 'cors']]) {
+    const app = Fastify()
+    await app.register(problem)
+    for (const name of order) {
+      if (name === 'cors') await app.register(cors, { origins: [APP] })
+      else await app.register(methods)
+    }
+    app.get('/v1/authors', async () => ({ results: [] }))
+    const table: Array<[string, Record<string, string>, number, Record<string, string | undefined>]> = [
+      ['an allowed preflight', preflight(APP, 'GET'), 204, { 'access-control-allow-origin': APP, allow: undefined }],
+      ['a refused origin', preflight('https://evil.example.com', 'GET'), 403, { 'svc-cors-error': 'bad origin' }],
+      ['a refused method', preflight(APP, 'PURGE'), 403, { 'svc-cors-error': 'bad method' }],
+      ['an OPTIONS that is no preflight', { origin: APP }, 204, { allow: 'GET, HEAD, OPTIONS' }]
+    ]
+    for (const [name, headers, status, expected] of table) {
+      const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers })
+      t.equal(res.statusCode, status, `${order.join(' then ')}: ${name}`)
+      for (const [header, value] of Object.entries(expected)) t.equal(res.headers[header], value, `${order.join(' then ')}: ${name}: ${header}`)
+    }
+    await app.close()
+  }
+})
+
 t.test('composition with auth: a preflight needs no token, a refusal is 403 not 401', async t => {
   const app = await build(t)
   const ok = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET', 'authorization') })

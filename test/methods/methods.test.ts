@@ -130,6 +130,14 @@ t.test('a route with constraints is served where its parameters match (the looku
   t.same(JSON.parse(res.body), { v: 2 })
 })
 
+t.test('without the cors plugin, a CORS preflight is an OPTIONS like any other: 204 with Allow', async t => {
+  const app = await build(t)
+  const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } })
+  t.equal(res.statusCode, 204)
+  t.equal(res.headers.allow, 'GET, HEAD, POST, OPTIONS')
+  t.equal(res.headers['access-control-allow-origin'], undefined)
+})
+
 t.test('options: false leaves OPTIONS to other handlers (405 here)', async t => {
   const app = Fastify()
   await app.register(problem)
