@@ -81,6 +81,15 @@ function checkOrigin (origin: unknown, name: string): void {
   if (!ok) fail(name, origin, 'an exact origin such as https://app.example.com (never *) or a RegExp')
 }
 
+/**
+ * The pattern held to the whole origin: `^a|b$` anchors each branch at one end only, so as
+ * written it would let `https://a.example.com.evil.net` through its first branch.
+ */
+function wholeMatch (re: RegExp): RegExp {
+  // Without g and y, test() keeps no lastIndex between requests.
+  return new RegExp(`^(?:${re.source})$`, re.flags.replace(/[gy]/g, ''))
+}
+
 function checkHeaders (value: unknown, name: string): string[] {
   const headers = list<string>(value, name)
   headers.forEach((h, i) => { if (typeof h !== 'string' || !HEADER_NAME.test(h)) fail(`${name}[${i}]`, h, 'a header name (never *)') })
@@ -127,13 +136,13 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   if (typeof credentials !== 'boolean') fail('credentials', credentials, 'a boolean')
 
   const exact = new Set(origins.filter((o): o is string => typeof o === 'string'))
-  const patterns = origins.filter((o): o is RegExp => o instanceof RegExp)
+  const patterns = origins.filter((o): o is RegExp => o instanceof RegExp).map(wholeMatch)
   const allowedMethods = new Set(methods)
   const allowedHeaderSet = new Set(allowedHeaders.map((h) => h.toLowerCase()))
 
   function isAllowed (origin: string): boolean {
     if (exact.has(origin)) return true
-    return patterns.some((re) => { re.lastIndex = 0; return re.test(origin) })
+    return patterns.some((re) => re.test(origin))
   }
 
   // Explicit lists only (convention, Headers: Access-Control-*); computed once.

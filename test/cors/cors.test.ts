@@ -91,6 +91,25 @@ t.test('refused preflights: 403 problem with Svc-Cors-Error, detail naming path 
   }
 })
 
+t.test('a RegExp origin must match the whole origin, also when it alternates between branches', async t => {
+  // Each branch anchored at one end only, as written: ^(a|b)$ is meant.
+  const app = await build(t, { origins: [/^https:\/\/one\.example\.com|https:\/\/two\.example\.com$/] })
+  const table: Array<[string, number]> = [
+    ['https://one.example.com', 204],
+    ['https://two.example.com', 204],
+    ['https://one.example.com.evil.net', 403],
+    ['https://evil.net/https://two.example.com', 403],
+    ['https://evil.nethttps://two.example.com', 403]
+  ]
+  for (const [origin, status] of table) {
+    const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(origin, 'GET') })
+    t.equal(res.statusCode, status, origin)
+    t.equal(res.headers['access-control-allow-origin'], status === 204 ? origin : undefined, `${origin}: Allow-Origin`)
+    const actual = await app.inject({ method: 'GET', url: '/health', headers: { origin } })
+    t.equal(actual.headers['access-control-allow-origin'], status === 204 ? origin : undefined, `${origin}: actual request`)
+  }
+})
+
 t.test('no origins configured: every cross-origin preflight is refused', async t => {
   const app = await build(t, {})
   const res = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight(APP, 'GET') })
