@@ -157,7 +157,9 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => { throw unmatchedProblem(pathOf(request.url)) }))
   }
 
-  setHandler('error', () => fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+  setHandler('error', () => fastify.setErrorHandler(async (thrown: FastifyError | null | undefined, request, reply) => {
+    // `throw null` or `throw undefined` reaches the handler as it is: an unexpected fault too.
+    const error = thrown ?? new Error(`a handler threw ${String(thrown)}`) as FastifyError
     let pe = toProblemError(error)
     if (pe === undefined) {
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500

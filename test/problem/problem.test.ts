@@ -169,6 +169,23 @@ t.test('unexpected throw: 500 with nothing internal, logged with the requestId',
   t.match(line.err.message, /hunter2/, 'the log keeps what the client never sees')
 })
 
+t.test('a throw of null, undefined or a primitive is an unexpected fault: a 500 problem, logged', async t => {
+  const logs: string[] = []
+  const app = await build(t, logs)
+  const thrown: Array<[string, unknown]> = [['null', null], ['undefined', undefined], ['a number', 42], ['a string', 'SELECT * FROM secrets']]
+  for (const [name, value] of thrown) {
+    app.get(`/throws/${name.replace(' ', '-')}`, async () => { throw value })
+  }
+  for (const [name] of thrown) {
+    const requestId = `req-${name.replace(' ', '-')}`
+    const res = await app.inject({ url: `/throws/${name.replace(' ', '-')}`, headers: { 'x-request-id': requestId } })
+    t.equal(res.statusCode, 500, `${name}: status`)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, `${name}: a problem`)
+    t.same(bodyOf(res), { title: 'Internal Server Error', status: 500, requestId, detail: 'An unexpected error occurred; retry later, and quote the requestId if it persists.' }, `${name}: nothing internal`)
+    t.ok(logs.some(l => JSON.parse(l).requestId === requestId), `${name}: logged with the requestId`)
+  }
+})
+
 t.test('a 4xx error of another plugin keeps its status and only the first line of its message', async t => {
   const app = await build(t)
   const res = await app.inject({ url: '/teapot' })
