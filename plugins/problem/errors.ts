@@ -66,6 +66,11 @@ export class ProblemError extends Error {
   }
 }
 
+/** Conventions, Errors 2: the problem body is never used with a status other than 4xx or 5xx. */
+export function isErrorStatus (status: number): boolean {
+  return Number.isInteger(status) && status >= 400 && status <= 599
+}
+
 export function isProblemError (err: unknown): err is ProblemError {
   return err instanceof ProblemError
 }
@@ -77,6 +82,7 @@ type Factory = (detail?: string, init?: Omit<ProblemInit, 'detail'>) => ProblemE
  * Returns a factory so call sites read `throw problems.notFound('...')`.
  */
 export function defineProblem (status: number, code: string, title?: string): Factory {
+  if (!isErrorStatus(status)) throw new TypeError(`defineProblem: status must be a 4xx or 5xx status, got ${String(status)} (a problem is never the body of another status)`)
   return (detail, init = {}) => new ProblemError(status, code, { title, ...init, detail })
 }
 

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
-import { ProblemError, invalidData, isProblemError, problems } from './errors.js'
+import { ProblemError, invalidData, isErrorStatus, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
@@ -60,7 +60,8 @@ const FASTIFY_CODES: Record<string, (err: FastifyError) => ProblemError> = {
 }
 
 function toProblemError (err: FastifyError & { validation?: ErrorObject[], validationContext?: string }): ProblemError | undefined {
-  if (isProblemError(err)) return err
+  // One built with another status is a mistake of the code that threw it: an unexpected fault.
+  if (isProblemError(err)) return isErrorStatus(err.statusCode) ? err : undefined
   if (Array.isArray(err.validation)) {
     const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext ?? 'body')
     return invalidData(items)

@@ -268,6 +268,21 @@ t.test('defineProblem and ProblemError carry headers, instance, type, context an
   await app.close()
 })
 
+t.test('a problem is never the body of a status other than 4xx or 5xx', async t => {
+  for (const status of [200, 204, 302, 399, 600, 400.5]) {
+    t.throws(() => defineProblem(status, 'SVC_ERR_X'), { name: 'TypeError', message: `defineProblem: status must be a 4xx or 5xx status, got ${status} (a problem is never the body of another status)` }, `defineProblem(${status})`)
+  }
+  const logs: string[] = []
+  const app = await build(t, logs)
+  for (const status of [200, 302, 999]) app.get(`/status/${status}`, async () => { throw new ProblemError(status, 'SVC_ERR_X', { detail: 'internal detail' }) })
+  for (const status of [200, 302, 999]) {
+    const res = await app.inject({ url: `/status/${status}`, headers: { 'x-request-id': `req-${status}` } })
+    t.equal(res.statusCode, 500, `ProblemError(${status}): an unexpected fault`)
+    t.same(bodyOf(res), { title: 'Internal Server Error', status: 500, requestId: `req-${status}`, detail: 'An unexpected error occurred; retry later, and quote the requestId if it persists.' })
+    t.ok(logs.some(l => JSON.parse(l).requestId === `req-${status}`), `ProblemError(${status}): logged`)
+  }
+})
+
 t.test('options are checked at registration', async t => {
   const table: Array<[unknown, RegExp]> = [
     [{ generateRequestId: 'x' }, /^problem plugin: generateRequestId must be a function$/],
