@@ -14,7 +14,7 @@ import { caseHeaders, headerCase, hoistCommonParameters, omitDefaults, omitEchoe
 import { foldProblems, stateHeadersOnce } from './once.js'
 import { DERIVED_PROBLEMS } from './statuses.js'
 import { describeOperation, type DocumentContext } from './operation.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 
 type Json = Record<string, unknown>
 
@@ -140,9 +140,37 @@ function withHead (info: NonNullable<OpenApiPluginOptions['info']>): NonNullable
  */
 const OPTION_KEYS: OptionKeys<OpenApiPluginOptions> = { info: true, servers: true, routePrefix: true, commonProblems: true, components: true, tokenHelp: true, stateOnce: true }
 
+const fail: OptionChecks['fail'] = optionChecks('openapi plugin').fail
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function nonEmptyString (value: unknown): boolean {
+  return typeof value === 'string' && value !== ''
+}
+
+/** OpenAPI 3.1 §4.8.2: an Info Object has a title and a version; a bad one made a document no tool reads. */
+function checkInfo (info: unknown): void {
+  const rule = '{ title, version, description? } of strings'
+  if (!isObject(info) || !nonEmptyString(info.title) || !nonEmptyString(info.version) || (info.description !== undefined && typeof info.description !== 'string')) fail('info', info, rule)
+}
+
+/** OpenAPI 3.1 §4.8.5: each Server Object has a url; without one the document failed on its first request. */
+function checkServers (servers: unknown): void {
+  const rule = 'an array of { url, description? } of strings'
+  if (!Array.isArray(servers)) fail('servers', servers, rule)
+  servers.forEach((server: unknown, i) => {
+    if (!isObject(server) || !nonEmptyString(server.url) || (server.description !== undefined && typeof server.description !== 'string')) fail(`servers[${i}]`, server, '{ url, description? } of strings')
+  })
+}
+
 async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptions): Promise<void> {
   refuseUnknownOptions('openapi', opts, OPTION_KEYS)
+  if (opts.info !== undefined) checkInfo(opts.info)
+  if (opts.servers !== undefined) checkServers(opts.servers)
   const common = opts.commonProblems ?? defaults.commonProblems
+  if (!Array.isArray(common)) fail('commonProblems', common, 'an array of 4xx/5xx statuses')
   const routePrefix = opts.routePrefix ?? defaults.routePrefix
   const components = opts.components ?? defaults.components
   for (const s of common) if (!Number.isInteger(s) || s < 400 || s > 599) throw new TypeError(`openapi plugin: commonProblems must hold 4xx/5xx statuses, got ${String(s)}`)

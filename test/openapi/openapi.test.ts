@@ -120,6 +120,30 @@ t.test('options are checked at registration', async t => {
   for (const opts of [{ commonProblems: [200] }, { commonProblems: [4.5] }, { routePrefix: 'openapi.json' }, { routePrefix: 7 }]) {
     await t.rejects(async () => { await Fastify().register(openapi, opts as never).ready() }, TypeError, JSON.stringify(opts))
   }
+  // Each named, with the value given, rather than a document without a title or a 500 at its first request.
+  const table: Array<[unknown, RegExp]> = [
+    [{ info: 'Notes' }, /^openapi plugin: info must be \{ title, version, description\? \} of strings, got "Notes"$/],
+    [{ info: {} }, /^openapi plugin: info must be .* got \{\}$/],
+    [{ info: { title: 'Notes' } }, /^openapi plugin: info must be /],
+    [{ info: { title: '', version: '1' } }, /^openapi plugin: info must be /],
+    [{ info: { title: 1, version: '1' } }, /^openapi plugin: info must be /],
+    [{ info: { title: 'Notes', version: 1 } }, /^openapi plugin: info must be /],
+    [{ info: { title: 'Notes', version: '1', description: 5 } }, /^openapi plugin: info must be /],
+    [{ servers: 'https://api.example.com' }, /^openapi plugin: servers must be an array of \{ url, description\? \} of strings, got "https:\/\/api\.example\.com"$/],
+    [{ servers: [{ url: 'https://api.example.com' }, {}] }, /^openapi plugin: servers\[1\] must be \{ url, description\? \} of strings, got \{\}$/],
+    [{ servers: [{ url: 5 }] }, /^openapi plugin: servers\[0\] must be /],
+    [{ servers: [{ url: 'https://api.example.com', description: 5 }] }, /^openapi plugin: servers\[0\] must be /],
+    [{ servers: [null] }, /^openapi plugin: servers\[0\] must be /],
+    [{ commonProblems: 500 }, /^openapi plugin: commonProblems must be an array of 4xx\/5xx statuses, got 500$/]
+  ]
+  for (const [opts, message] of table) {
+    await t.rejects(async () => { await Fastify().register(openapi, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
+  }
+  const app = Fastify()
+  await app.register(openapi, { info: { title: 'Notes', version: '2', description: 'Notes of the team.' }, servers: [{ url: 'https://api.example.com', description: 'production' }, { url: '/' }] })
+  const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
+  t.same([doc.info.title, doc.info.version, doc.servers.length], ['Notes', '2', 2], 'good ones are used as given')
+  await app.close()
 })
 
 t.test('conditional requests and response headers', async t => {
