@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit, conditional, openapi, docs, lint, Id
 } from 'svc-conventions'
-import { evaluateRead } from 'svc-conventions/conditional'
+import { evaluatePreconditions } from 'svc-conventions/conditional'
 
 // #region readme-plugin-problem
 export async function problemExample (): Promise<FastifyInstance> {
@@ -96,9 +96,12 @@ export async function conditionalExample (): Promise<FastifyInstance> {
   await app.register(conditional)
   let version = 1
   app.get('/v1/setting', async (_request, reply) => await reply.header('etag', `"${version}"`).send({ value: 'on' }))
-  // PUT without If-Match → 428; with a stale one → 412.
+  // PUT without If-Match → 428; with a stale one, or with If-None-Match: * (create only) → 412.
   app.put('/v1/setting', { config: { conditional: { requireIfMatch: true } } }, async (request, reply) => {
-    evaluateRead(request.preconditions, `"${version}"`, '/v1/setting') // throws the 412
+    // A write: evaluateRead is for reads, where a matching If-None-Match is a 304, not a refusal.
+    if (evaluatePreconditions(request.preconditions, `"${version}"`).kind === 'precondition-failed') {
+      throw problems.preconditionFailed('The setting has changed; GET it again and send its ETag in If-Match.', { instance: '/v1/setting' })
+    }
     version++
     return await reply.code(204).header('etag', `"${version}"`).send()
   })

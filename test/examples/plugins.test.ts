@@ -72,6 +72,9 @@ t.test('conditional', async t => answers(t, conditionalExample, [
   { request: { url: '/v1/setting', headers: { 'if-none-match': '"1"' } }, status: 304 },
   { request: { method: 'PUT', url: '/v1/setting' }, status: 428 },
   { request: { method: 'PUT', url: '/v1/setting', headers: { 'if-match': '"7"' } }, status: 412 },
+  // If-None-Match: * asks to create only: the setting exists, so nothing is overwritten.
+  { request: { method: 'PUT', url: '/v1/setting', headers: { 'if-none-match': '*' } }, status: 412 },
+  { request: { method: 'PUT', url: '/v1/setting', headers: { 'if-match': '"1"', 'if-none-match': '"1"' } }, status: 412 },
   { request: { method: 'PUT', url: '/v1/setting', headers: { 'if-match': '"1"' } }, status: 204, headers: { etag: '"2"' } }
 ]))
 
