@@ -140,7 +140,7 @@ export async function lintExample (): Promise<FastifyInstance> {
   await app.register(problem)
   await app.register(validation)
   await app.register(lint, { mode: 'error' })
-  // Refused at registration: "isActive" is a boolean with an is- prefix [boolean-name].
+  // Refused at registration: "isActive" is a boolean with an is- prefix [boolean-prefix].
   app.get('/v1/flags', { schema: { response: { 200: Type.Object({ isActive: Type.Boolean() }) } } }, async () => ({ isActive: true }))
   return app
 }

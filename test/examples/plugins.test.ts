@@ -101,7 +101,7 @@ t.test('docs', async t => answers(t, docsExample, [
 ]))
 
 t.test('lint', async t => {
-  await t.rejects(lintExample().then(async app => { await app.ready() }), /isActive/)
+  await t.rejects(lintExample().then(async app => { await app.ready() }), /isActive.* \[boolean-prefix\]/)
 })
 
 t.test('jobs', async t => {
