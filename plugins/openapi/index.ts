@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema } from 'fastify'
 import { Problem } from '../../schemas/problem.js'
+import { isErrorStatus } from '../problem/errors.js'
 import { CursorPaging, OffsetPaging } from '../../schemas/collection.js'
 import { BulkContextItem, BulkOperationResult, BulkResponse } from '../../schemas/bulk.js'
 import { optionsOperation } from './allow.js'
@@ -179,6 +180,15 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   if (opts.tokenHelp !== undefined && (typeof opts.tokenHelp !== 'string' || opts.tokenHelp === '')) throw new TypeError(`openapi plugin: tokenHelp must be a non-empty string, got ${String(opts.tokenHelp)}`)
   const stateOnce = opts.stateOnce ?? defaults.stateOnce
   if (typeof stateOnce !== 'boolean') throw new TypeError(`openapi plugin: stateOnce must be a boolean, got ${String(stateOnce)}`)
+
+  // A route's own problem statuses become responses of the document: a bad one stops the boot,
+  // naming the route, rather than a response the service never answers (`[999]`, `'409'`).
+  fastify.addHook('onRoute', (route) => {
+    const problems: unknown = route.config?.problems
+    if (problems !== undefined && (!Array.isArray(problems) || !problems.every(isErrorStatus))) {
+      fail(`route ${String(route.method)} ${route.url}: config.problems`, problems, 'an array of 4xx/5xx statuses')
+    }
+  })
 
   fastify.addSchema(Problem)
   // For the docs page, which reads this document rather than a copy of its own.

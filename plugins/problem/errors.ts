@@ -67,8 +67,8 @@ export class ProblemError extends Error {
 }
 
 /** Conventions, Errors 2: the problem body is never used with a status other than 4xx or 5xx. */
-export function isErrorStatus (status: number): boolean {
-  return Number.isInteger(status) && status >= 400 && status <= 599
+export function isErrorStatus (status: unknown): status is number {
+  return Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599
 }
 
 export function isProblemError (err: unknown): err is ProblemError {

@@ -139,6 +139,13 @@ t.test('options are checked at registration', async t => {
   for (const [opts, message] of table) {
     await t.rejects(async () => { await Fastify().register(openapi, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
   }
+  for (const problems of [[200], [999], [409.5], ['409'], '409', null]) {
+    const app = Fastify()
+    await app.register(openapi)
+    await t.rejects(async () => { app.get('/v1/notes', { config: { problems } as never }, async () => ({})); await app.ready() },
+      { name: 'TypeError', message: `openapi plugin: route GET /v1/notes: config.problems must be an array of 4xx/5xx statuses, got ${JSON.stringify(problems)}` }, `config.problems ${JSON.stringify(problems)}`)
+    await app.close()
+  }
   const app = Fastify()
   await app.register(openapi, { info: { title: 'Notes', version: '2', description: 'Notes of the team.' }, servers: [{ url: 'https://api.example.com', description: 'production' }, { url: '/' }] })
   const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
