@@ -123,6 +123,11 @@ const REFUSED_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Requ
 
 async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): Promise<void> {
   refuseUnknownOptions('cors', opts, OPTION_KEYS)
+  // A second @fastify/cors below the first throws from its decorator outside the boot's
+  // promise: the process died on an uncaught exception instead of a refused registration.
+  if (fastify.hasPlugin('@fastify/cors')) {
+    throw new Error('cors plugin: @fastify/cors is registered already, here or above (the cors plugin registered twice?); register the cors plugin once, with every origin, and not beside @fastify/cors')
+  }
   const origins = list<string | RegExp>(opts.origins ?? defaults.origins, 'origins')
   origins.forEach((o, i) => checkOrigin(o, `origins[${i}]`))
   const methods = list<string>(opts.methods ?? defaults.methods, 'methods')

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import methods from '../../plugins/methods/index.js'
 import auth, { signToken } from '../../plugins/auth/index.js'
+import fastifyCors from '@fastify/cors'
 import cors, { DEFAULT_ALLOWED_HEADERS, DEFAULT_EXPOSED_HEADERS, DEFAULT_METHODS, type CorsPluginOptions } from '../../plugins/cors/index.js'
 
 const APP = 'https://app.example.com'
@@ -392,6 +393,25 @@ t.test('Vary is appended to, never duplicated or overwritten', async t => {
     t.equal(preflight.statusCode, 204)
     t.equal(preflight.headers.vary, expected, `${preset} (preflight)`)
   }
+})
+
+t.test('registered twice, or beside @fastify/cors: the registration is refused, naming the plugin', async t => {
+  const message = /^cors plugin: @fastify\/cors is registered already, here or above \(the cors plugin registered twice\?\)/
+  const twice = Fastify()
+  await twice.register(problem)
+  await twice.register(cors, { origins: [APP] })
+  await t.rejects(async () => { await twice.register(cors, { origins: ['https://other.example.com'] }); await twice.ready() }, { message }, 'twice in one context')
+  await twice.close()
+  const child = Fastify()
+  await child.register(problem)
+  await child.register(cors, { origins: [APP] })
+  await t.rejects(async () => { await child.register(async (c) => { await c.register(cors, { origins: [APP] }) }); await child.ready() }, { message }, 'again in a child context')
+  await child.close()
+  const library = Fastify()
+  await library.register(problem)
+  await library.register(fastifyCors)
+  await t.rejects(async () => { await library.register(cors, { origins: [APP] }); await library.ready() }, { message }, 'beside @fastify/cors')
+  await library.close()
 })
 
 t.test('option validation at registration (TypeError naming the option and value)', async t => {
