@@ -4,7 +4,7 @@ import { Ajv, type Options as AjvOptions } from 'ajv'
 import addStandardFormats from 'ajv-formats'
 import fastJson, { type Schema as SerializerSchema } from 'fast-json-stringify'
 import { addConventionFormats, conventionFormats } from '../../schemas/formats.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
 import { compiledOnce } from '../shared/compiled-once.js'
@@ -69,8 +69,13 @@ function compile (ajv: Ajv, schema: object): ReturnType<Ajv['compile']> {
 
 async function validationPlugin (fastify: FastifyInstance, opts: ValidationPluginOptions): Promise<void> {
   refuseUnknownOptions('validation', opts, OPTION_KEYS)
-  if (opts.ajv !== undefined && (typeof opts.ajv !== 'object' || opts.ajv === null)) {
+  if (opts.ajv !== undefined && (typeof opts.ajv !== 'object' || opts.ajv === null || Array.isArray(opts.ajv))) {
     throw new TypeError('validation plugin: ajv must be an object of Ajv options')
+  }
+  // Spread into the suite's list below: a string would become a keyword per character.
+  const keywords: unknown = opts.ajv?.keywords
+  if (keywords !== undefined && !Array.isArray(keywords)) {
+    throw new TypeError(`validation plugin: ajv.keywords must be an array of keywords such as ["x-internal"], got ${shownValue(keywords)}`)
   }
   checkAjvPlugins(opts.plugins)
   const strict = makeAjv(false, opts)

@@ -145,7 +145,9 @@ t.test('plugin options are checked at registration', async t => {
     [{ plugins: evenKeyword }, /^validation plugin: plugins must be an array of Ajv plugins, got a function$/],
     [{ plugins: 'ajv-keywords' }, /^validation plugin: plugins must be an array of Ajv plugins, got "ajv-keywords"$/],
     [{ plugins: ['ajv-keywords'] }, /^validation plugin: plugins\[0\] must be an Ajv plugin or \[plugin, options\], got "ajv-keywords"$/],
-    [{ plugins: [[evenKeyword]] }, /plugins\[0\] must be an Ajv plugin or \[plugin, options\]/]
+    [{ plugins: [[evenKeyword]] }, /plugins\[0\] must be an Ajv plugin or \[plugin, options\]/],
+    [{ ajv: [] }, /^validation plugin: ajv must be an object of Ajv options$/],
+    [{ ajv: { keywords: 'x-internal' } }, /^validation plugin: ajv.keywords must be an array of keywords such as \["x-internal"\], got "x-internal"$/]
   ]
   for (const [opts, message] of table) {
     await t.rejects(async () => { await Fastify().register(validation, opts as never).ready() }, { name: 'TypeError', message }, JSON.stringify(opts))
