@@ -44,6 +44,11 @@ declare module 'fastify' {
   }
 }
 
+/** Whether an OpenAPI document (the openapi plugin's @fastify/swagger) is registered already. */
+function hasDocument (fastify: FastifyInstance): boolean {
+  return typeof (fastify as unknown as { swagger?: unknown }).swagger === 'function'
+}
+
 function describe (where: string, violations: Violation[]): string {
   return `svc-lint: ${where} breaks the conventions:\n${violations.map(v => `  ${v.path}: ${v.message} [${v.rule}]`).join('\n')}`
 }
@@ -90,9 +95,18 @@ async function lintPlugin (fastify: FastifyInstance, opts: LintPluginOptions): P
     report(`${methods.join(',')} ${route.url}`, violations)
   })
 
+  // Hooks run in registration order, and @fastify/swagger builds the document in an onReady
+  // hook of its own: registered after this plugin, the document is not there yet when it is read.
+  const documentBefore = hasDocument(fastify)
   fastify.addHook('onReady', async () => {
     const swagger = (fastify as unknown as { swagger?: () => unknown }).swagger
     if (!checkDocument || typeof swagger !== 'function') return
+    if (!documentBefore) {
+      const message = 'svc-lint: the OpenAPI document cannot be linted at ready(): register the lint plugin after openapi (or @fastify/swagger), or with { openapi: false }'
+      if (mode === 'error') throw new Error(message)
+      fastify.log.warn(message)
+      return
+    }
     const document = swagger.call(fastify)
     report('the OpenAPI document', lintOpenApi(document, { rules: opts.rules, skip: (path, method) => skipped.has(`${method} ${path}`) }))
   })

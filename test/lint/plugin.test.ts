@@ -153,3 +153,25 @@ t.test('the OpenAPI document is linted when the app is ready', async t => {
   await t.resolves(async () => { await off.ready() }, 'openapi: false')
   await off.close()
 })
+
+t.test('registered before openapi: the document cannot be linted, and the error says to register lint after it', async t => {
+  const message = 'svc-lint: the OpenAPI document cannot be linted at ready(): register the lint plugin after openapi (or @fastify/swagger), or with { openapi: false }'
+  const early = await build({})
+  await early.register(openapi)
+  await t.rejects(async () => { await early.ready() }, { message }, 'mode error: the boot fails, naming the order')
+  await early.close()
+
+  const lines: string[] = []
+  const warned = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(line) } } } })
+  await warned.register(problem)
+  await warned.register(lint, { mode: 'warn' })
+  await warned.register(openapi)
+  await t.resolves(async () => { await warned.ready() }, 'mode warn: the boot goes on')
+  t.same(lines.map(l => (JSON.parse(l) as { msg: string }).msg), [message], 'and says why the document was not linted')
+  await warned.close()
+
+  const off = await build({ openapi: false })
+  await off.register(openapi)
+  await t.resolves(async () => { await off.ready() }, 'openapi: false needs no order')
+  await off.close()
+})
