@@ -22,7 +22,7 @@ export interface RateLimitPluginOptions {
   redis?: string | RedisClient
   /** Prefix of the keys in Redis. Default `svc-rate-limit:`. */
   nameSpace?: string
-  /** When counting fails (Redis unreachable), let requests through rather than answer 500. Default false. */
+  /** When counting fails (Redis unreachable), let requests through rather than answer 503. Default false. */
   skipOnError?: boolean
 }
 
