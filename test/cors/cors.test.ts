@@ -395,6 +395,36 @@ t.test('Vary is appended to, never duplicated or overwritten', async t => {
   }
 })
 
+t.test('a refusal made before the library\'s hook (auth or conventions registered first) still carries the CORS headers of an allowed origin', async t => {
+  const secret = SECRET
+  const configs: Array<[string, CorsPluginOptions]> = [
+    ['defaults', { origins: [APP] }],
+    ['credentials, no exposed headers', { origins: [APP], credentials: true, exposedHeaders: [] }]
+  ]
+  for (const [name, opts] of configs) {
+    const app = Fastify()
+    await app.register(problem)
+    await app.register(auth, { verifier: { secret } })
+    await app.register(cors, opts)
+    await app.register(methods)
+    app.get('/v1/authors', async () => ({ results: [] }))
+    app.get('/closed', { config: { cors: false } }, async () => ({ ok: true }))
+    const refused = await app.inject({ url: '/v1/authors', headers: { origin: APP } })
+    t.equal(refused.statusCode, 401, `${name}: auth refused it first`)
+    t.equal(refused.headers['access-control-allow-origin'], APP, `${name}: the page may read the problem`)
+    t.equal(refused.headers['access-control-allow-credentials'], opts.credentials === true ? 'true' : undefined, `${name}: credentials`)
+    t.equal(refused.headers['access-control-expose-headers'], opts.exposedHeaders === undefined ? DEFAULT_EXPOSED_HEADERS.join(', ') : undefined, `${name}: exposed headers`)
+    t.equal(refused.headers.vary, 'Origin', `${name}: Vary`)
+    const other = await app.inject({ url: '/v1/authors', headers: { origin: 'https://evil.example.com' } })
+    t.equal(other.headers['access-control-allow-origin'], undefined, `${name}: another origin gets none`)
+    const closed = await app.inject({ url: '/closed', headers: { origin: APP } })
+    t.equal(closed.headers['access-control-allow-origin'], undefined, `${name}: nor a route with config.cors false`)
+    const preflight = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: { origin: APP, 'access-control-request-method': 'PURGE' } })
+    t.same([preflight.statusCode, preflight.headers['access-control-allow-origin']], [403, undefined], `${name}: a refused preflight stays without`)
+    await app.close()
+  }
+})
+
 t.test('registered twice, or beside @fastify/cors: the registration is refused, naming the plugin', async t => {
   const message = /^cors plugin: @fastify\/cors is registered already, here or above \(the cors plugin registered twice\?\)/
   const twice = Fastify()
