@@ -2,7 +2,7 @@ import { acceptRule, type AcceptRule } from './accept.js'
 import type { Consumes } from './content-type.js'
 import { isJsonSuffix } from './content-type.js'
 import { EXECUTION_CONTEXT_PATTERN, type ExecutionContextOptions, type ExecutionContextRule } from './execution-context.js'
-import { parseConcreteMediaType, type MediaType, type MediaTypes } from '../shared/media-type.js'
+import { isUtf8, parseConcreteMediaType, type MediaType, type MediaTypes } from '../shared/media-type.js'
 import type { ServiceHeaderOptions } from './service-header.js'
 import { formatServiceHeader, parseServiceHeader, type ServiceDescription } from '../shared/service-header.js'
 import { userAgentRule, type UserAgentOptions, type UserAgentRule } from './user-agent.js'
@@ -136,6 +136,18 @@ function mediaTypes (where: string, name: string, value: unknown): MediaTypes {
   return value.map(v => parseConcreteMediaType(v) ?? fail(`${where}${name}`, value, rule)) as unknown as MediaTypes
 }
 
+/**
+ * Request media types are matched by type and a body is UTF-8 only: a parameter of one
+ * (`charset=latin1`) would be ignored without a word, so none is taken but charset=utf-8.
+ */
+function requestTypes (where: string, name: string, value: unknown): MediaTypes {
+  const types = mediaTypes(where, name, value)
+  if (!types.every(mt => mt.params.every(([key, v]) => key === 'charset' && isUtf8(v)))) {
+    fail(`${where}${name}`, value, 'an array of media types without parameters (charset=utf-8 aside): a request body is matched by its type, and is UTF-8')
+  }
+  return types
+}
+
 function names (name: string, value: unknown): string[] {
   const rule = 'an array of names of 1 to 100 characters among a-z, 0-9, _ and -'
   if (!Array.isArray(value) || !value.every(v => typeof v === 'string' && EXECUTION_CONTEXT_PATTERN.test(v))) fail(name, value, rule)
@@ -201,8 +213,8 @@ export function resolveOptions (opts: ConventionsOptions): { settings: Settings,
   const accept = optionalBoolean('accept', opts.accept)
   const contentType = optionalBoolean('contentType', opts.contentType)
   const produces = mediaTypes('', 'produces', opts.produces ?? defaults.produces)
-  const consumes = mediaTypes('', 'contentTypes', opts.contentTypes ?? defaults.contentTypes)
-  const jsonTypes = mediaTypes('', 'jsonTypes', opts.jsonTypes ?? defaults.jsonTypes)
+  const consumes = requestTypes('', 'contentTypes', opts.contentTypes ?? defaults.contentTypes)
+  const jsonTypes = requestTypes('', 'jsonTypes', opts.jsonTypes ?? defaults.jsonTypes)
   if (!jsonTypes.every(isJsonSuffix)) fail('jsonTypes', opts.jsonTypes, 'an array of +json media types')
   const service = serviceHeader(opts.serviceHeader)
   const settings: Settings = {
@@ -236,7 +248,7 @@ export function resolveRoute (base: Settings, config: unknown, route: string): S
       const types = mediaTypes(`${where}.`, key, value)
       if (base.accept !== null) s.accept = acceptRule(types)
     } else if (key === 'contentTypes') {
-      const types = mediaTypes(`${where}.`, key, value)
+      const types = requestTypes(`${where}.`, key, value)
       if (base.consumes !== null) s.consumes = types
     } else if (key === 'contentLanguage') {
       s.contentLanguage = contentLanguage(`${where}.`, value)

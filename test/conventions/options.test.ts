@@ -6,6 +6,7 @@ import { build, headers } from './app.js'
 
 const id = '0b7c4f3e-2a1d-4e5f-8a9b-0c1d2e3f4a5b'
 const mediaRule = 'must be a non-empty array of media types such as "application/json", without wildcards'
+const requestRule = 'must be an array of media types without parameters (charset=utf-8 aside): a request body is matched by its type, and is UTF-8'
 const namesRule = 'must be an array of names of 1 to 100 characters among a-z, 0-9, _ and -'
 const selfRule = 'must be a service { id: UUID, name?: [a-z0-9-]{1,60}, attributes?: { camelCaseKey: value } }'
 const optionNames = 'httpVersion, userAgent, accept, produces, contentType, contentTypes, jsonTypes, executionContext, serviceHeader, idempotencyKey, contentLanguage, headerNames'
@@ -27,6 +28,10 @@ t.test('invalid options throw a TypeError at registration naming the option and 
     [{ produces: () => [] }, `produces ${mediaRule}, got a function`],
     [{ contentType: null }, 'contentType must be a boolean, got null'],
     [{ contentTypes: ['text'] }, `contentTypes ${mediaRule}, got ["text"]`],
+    // Matched by type and read as UTF-8: a parameter would be ignored without a word.
+    [{ contentTypes: ['application/json; charset=latin1'] }, `contentTypes ${requestRule}, got ["application/json; charset=latin1"]`],
+    [{ contentTypes: ['application/json', 'application/vnd.svc-note+json; version=2'] }, `contentTypes ${requestRule}, got ["application/json","application/vnd.svc-note+json; version=2"]`],
+    [{ jsonTypes: ['application/merge-patch+json; charset=utf-16'] }, `jsonTypes ${requestRule}, got ["application/merge-patch+json; charset=utf-16"]`],
     [{ jsonTypes: ['application/json'] }, 'jsonTypes must be an array of +json media types, got ["application/json"]'],
     [{ jsonTypes: [] }, `jsonTypes ${mediaRule}, got []`],
     [{ executionContext: 5 }, 'executionContext must be a boolean or an object, got 5'],
@@ -77,7 +82,10 @@ t.test('true and full option objects are accepted', async t => {
     serviceHeader: true,
     idempotencyKey: true,
     headerNames: true,
-    contentLanguage: 'en-GB'
+    contentLanguage: 'en-GB',
+    // The one parameter a request type may name: its charset, UTF-8.
+    contentTypes: ['application/json; charset=utf-8'],
+    jsonTypes: ['application/merge-patch+json; charset=UTF-8']
   })
   const res = await app.inject({ method: 'GET', url: '/echo', headers: headers() })
   t.equal(res.statusCode, 200)
@@ -93,6 +101,7 @@ t.test('invalid route configs stop the registration, naming the route', async t 
     [{ produces: [] }, `route GET /r: config.conventions.produces ${mediaRule}, got []`],
     [{ produces: undefined }, `route GET /r: config.conventions.produces ${mediaRule}, got undefined`],
     [{ contentTypes: ['*/*'] }, `route GET /r: config.conventions.contentTypes ${mediaRule}, got ["*/*"]`],
+    [{ contentTypes: ['text/csv; header=present'] }, `route GET /r: config.conventions.contentTypes ${requestRule}, got ["text/csv; header=present"]`],
     [{ contentLanguage: 'x y' }, 'route GET /r: config.conventions.contentLanguage must be false or a language tag such as "en-US", got "x y"']
   ]
   for (const [conventionsConfig, message] of cases) {
