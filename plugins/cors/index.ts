@@ -194,23 +194,21 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   // left off. Only known as the response leaves, so decided here, after the library (which adds
   // it as the request arrives) and any handler that set Vary itself.
   if (origins.length > 0) {
-    // A hook registered before this plugin (auth's 401, a conventions refusal) answers before the
-    // library's onRequest hook runs: without Access-Control-Allow-Origin the page cannot read
-    // that problem. An allowed origin's answer gets the library's headers here, whatever refused it.
-    fastify.addHook('onSend', async function refusedBeforeCors (request, reply, payload) {
+    fastify.addHook('onSend', async function corsOnSend (request, reply, payload) {
+      if ((request.routeOptions.config as { cors?: unknown }).cors === false) return payload
       const origin = request.headers.origin
-      if (origin === undefined || reply.hasHeader('access-control-allow-origin') || request.headers['access-control-request-method'] !== undefined) return payload
-      if ((request.routeOptions.config as { cors?: unknown }).cors === false || !isAllowed(origin)) return payload
-      reply.header('access-control-allow-origin', origin)
-      if (credentials) reply.header('access-control-allow-credentials', 'true')
-      if (exposedHeaders.length > 0) reply.header('access-control-expose-headers', exposedHeaders.join(', '))
-      appendVary(reply, 'Origin')
-      return payload
-    })
-    fastify.addHook('onSend', async function varyOnOrigin (request, reply, payload) {
-      if (request.headers.origin !== undefined || (request.routeOptions.config as { cors?: unknown }).cors === false) return payload
-      if (noStore(reply)) dropVary(reply, 'Origin')
-      else appendVary(reply, 'Origin')
+      if (origin === undefined) {
+        if (noStore(reply)) dropVary(reply, 'Origin')
+        else appendVary(reply, 'Origin')
+      } else if (!reply.hasHeader('access-control-allow-origin') && request.headers['access-control-request-method'] === undefined && isAllowed(origin)) {
+        // A hook registered before this plugin (auth's 401, a conventions refusal) answered
+        // before the library's onRequest hook ran: without Access-Control-Allow-Origin the page
+        // cannot read that problem, so an allowed origin's answer gets the library's headers here.
+        reply.header('access-control-allow-origin', origin)
+        if (credentials) reply.header('access-control-allow-credentials', 'true')
+        if (exposedHeaders.length > 0) reply.header('access-control-expose-headers', exposedHeaders.join(', '))
+        appendVary(reply, 'Origin')
+      }
       return payload
     })
   }
