@@ -5,6 +5,7 @@ import type { ErrorObject } from 'ajv'
 import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
 import { ProblemError, invalidData, isErrorStatus, isProblemError, problems } from './errors.js'
 import { contextFromAjv } from './validation-context.js'
+import { laterPartErrors } from './later-parts.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
@@ -59,11 +60,13 @@ const FASTIFY_CODES: Record<string, (err: FastifyError) => ProblemError> = {
   FST_ERR_BAD_URL: () => problems.badRequest('The request URL is not valid.')
 }
 
-function toProblemError (err: FastifyError & { validation?: ErrorObject[], validationContext?: string }): ProblemError | undefined {
+function toProblemError (err: FastifyError & { validation?: ErrorObject[], validationContext?: string }, request: FastifyRequest): ProblemError | undefined {
   // One built with another status is a mistake of the code that threw it: an unexpected fault.
   if (isProblemError(err)) return isErrorStatus(err.statusCode) ? err : undefined
   if (Array.isArray(err.validation)) {
-    const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext ?? 'body')
+    const part = err.validationContext ?? 'body'
+    const items: ContextItem[] = contextFromAjv(err.validation, part)
+    for (const later of laterPartErrors(request, part)) items.push(...contextFromAjv(later.errors, later.part))
     return invalidData(items)
   }
   const mapped = err.code !== undefined ? FASTIFY_CODES[err.code] : undefined
@@ -161,7 +164,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   setHandler('error', () => fastify.setErrorHandler(async (thrown: FastifyError | null | undefined, request, reply) => {
     // `throw null` or `throw undefined` reaches the handler as it is: an unexpected fault too.
     const error = thrown ?? new Error(`a handler threw ${String(thrown)}`) as FastifyError
-    let pe = toProblemError(error)
+    let pe = toProblemError(error, request)
     if (pe === undefined) {
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500
       if (status >= 400 && status < 500) {

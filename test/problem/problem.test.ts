@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import Fastify, { errorCodes, type FastifyInstance } from 'fastify'
+import Fastify, { errorCodes, type FastifyInstance, type FastifySchemaValidationError } from 'fastify'
 import { Writable } from 'node:stream'
 import { Type } from '@sinclair/typebox'
 import problem, { ProblemError, problems, defineProblem } from '../../plugins/problem/index.js'
@@ -228,6 +228,12 @@ t.test('Validation context codes: one item per violation, code from the failing 
     ['INPUT_INVALID (unknown query parameter)', { payload: { name: 'a' }, query: 'sort=name' }, [{ code: 'INPUT_INVALID', field: 'sort', source: 'query' }]],
     ['INPUT_INVALID (header)', { payload: { name: 'a' }, headers: { 'svc-flag': 'NO!' } }, [{ code: 'INPUT_INVALID', field: 'svc-flag', source: 'header', value: 'NO!' }]],
     ['nested field path', { payload: { name: 'a', pages: [{ description: 'ok' }, { description: 'long' }] } }, [{ code: 'INPUT_MAX_VALUE', field: 'pages[1].description', source: 'body' }]],
+    ['every part at once (Fastify stops at the first)', { payload: { name: '' }, query: 'limit=0', headers: { 'svc-flag': 'NO!' } }, [
+      { code: 'INPUT_BLANK', field: 'name', source: 'body' }, { code: 'INPUT_MIN_VALUE', field: 'limit', source: 'query' }, { code: 'INPUT_INVALID', field: 'svc-flag', source: 'header' }
+    ]],
+    ['the query and a header at once', { payload: { name: 'a' }, query: 'limit=0', headers: { 'svc-flag': 'NO!' } }, [
+      { code: 'INPUT_MIN_VALUE', field: 'limit', source: 'query' }, { code: 'INPUT_INVALID', field: 'svc-flag', source: 'header' }
+    ]],
     ['several violations at once', { payload: { name: '', count: 99, tags: [], extra: true } }, [
       { code: 'INPUT_INVALID', field: 'extra' }, { code: 'INPUT_BLANK', field: 'name' }, { code: 'INPUT_EMPTY', field: 'tags' }, { code: 'INPUT_MAX_VALUE', field: 'count' }
     ]]
@@ -248,6 +254,45 @@ t.test('Validation context codes: one item per violation, code from the failing 
     }
     for (const c of body.context) t.type(c.message, 'string', `${name}: message`)
   }
+})
+
+t.test('every part at once: the parts after the failed one run as Fastify would run them', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  // Validators of another kind than Ajv's (called with the data alone), and one that throws.
+  const failing = (instancePath: string, data: unknown): (() => boolean) & { errors: FastifySchemaValidationError[] } => Object.assign(() => false, { errors: [{ keyword: 'minimum', instancePath, schemaPath: '#/minimum', params: { limit: 1 }, data }] })
+  const badId = failing('/id', 'x')
+  const badPage = failing('/page', 0)
+  const throwing = (): boolean => { throw new Error('a validator that throws') }
+  app.post('/things/:id', {
+    schema: {
+      params: Type.Object({ id: Type.Integer() }),
+      // A body schema per media type has no one function to run: it is left out.
+      body: { content: { 'application/json': { schema: Type.Object({ name: Type.String() }) } } },
+      querystring: Type.Object({ page: Type.Optional(Type.Integer()) }),
+      headers: Type.Object({ 'svc-flag': Type.Optional(Type.String()) })
+    },
+    validatorCompiler: ({ httpPart }) => ({ params: badId, querystring: badPage }[httpPart ?? ''] ?? (httpPart === 'headers' ? throwing : () => true))
+  }, async () => ({}))
+  // No body at all: its validator sees null, as Fastify would give it.
+  const seen: unknown[] = []
+  app.post('/plain/:id', {
+    schema: { params: Type.Object({ id: Type.Integer() }), body: Type.Object({}) },
+    validatorCompiler: ({ httpPart }) => httpPart === 'params' ? badId : (data: unknown) => { seen.push(data); return true }
+  }, async () => ({}))
+  // A validation error of a part Fastify does not name: no other part is run again.
+  app.get('/elsewhere', { schema: { querystring: Type.Object({ page: Type.Integer() }) } }, async () => {
+    throw Object.assign(new Error('bad'), { validation: badId.errors, validationContext: 'cookies' })
+  })
+  const fields = (res: { body: string }): unknown => bodyOf(res).context.map((c: { source?: string, field: string }) => [c.source ?? null, c.field])
+  const res = await app.inject({ method: 'POST', url: '/things/x?page=0', payload: { name: 1 } })
+  t.equal(res.statusCode, 400)
+  t.same(fields(res), [[null, 'id'], ['query', 'page']])
+  t.same(fields(await app.inject({ method: 'POST', url: '/plain/x' })), [[null, 'id']])
+  t.same(seen, [null])
+  t.same(fields(await app.inject({ method: 'GET', url: '/elsewhere?page=1' })), [[null, 'id']])
+  await app.close()
 })
 
 t.test('defineProblem and ProblemError carry headers, instance, type, context and extensions', async t => {
