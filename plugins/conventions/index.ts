@@ -71,8 +71,9 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     fastify.decorateRequest('executionContext', '')
     fastify.decorateRequest('callingService', null)
     fastify.decorateRequest('idempotencyKey', null)
-    fastify.decorateRequest('negotiatedType', null)
   }
+  // The csv plugin declares it too, for a server without this one: registered before, it is there.
+  if (!fastify.hasRequestDecorator('negotiatedType')) fastify.decorateRequest('negotiatedType', null)
 
   // Registration-time checks: a bad route config or header name stops the boot, naming the route.
   fastify.addHook('onRoute', function (routeOptions) {

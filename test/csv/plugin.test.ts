@@ -78,6 +78,20 @@ t.test('with the conventions plugin: text/csv is produced, anything else is a 40
   t.equal(search.statusCode, 406, 'the POST produces JSON alone')
 })
 
+t.test('registered before the conventions plugin: both boot, and Accept still picks among JSON and CSV', async t => {
+  // Each declares request.negotiatedType; the second one registered must not declare it again.
+  const server = Fastify()
+  t.teardown(() => server.close())
+  await server.register(problem)
+  await server.register(csv)
+  await server.register(conventions)
+  server.get('/items', { schema: { response: { 200: Collection(Item) } }, config: { csv: true } }, async () => page)
+  const csvPage = await server.inject({ url: '/items', headers: { 'user-agent': UA, accept: 'text/csv' } })
+  t.equal(csvPage.headers['content-type'], 'text/csv; charset=UTF-8')
+  const refused = await server.inject({ url: '/items', headers: { 'user-agent': UA, accept: 'image/png' } })
+  t.equal(refused.statusCode, 406, 'the conventions plugin negotiates')
+})
+
 t.test('a route\'s own produces and Vary are kept', async t => {
   const server = Fastify()
   t.teardown(() => server.close())
