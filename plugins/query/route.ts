@@ -3,6 +3,7 @@ import type { FieldMap, OrderingTerm } from '../../model/query.js'
 import type { FiqlLimits } from './fiql.js'
 import { orderingResolver, type OrderingResolver } from './ordering.js'
 import { INT32_MAX } from '../../schemas/types.js'
+import { closestKey, type OptionKeys } from '../shared/options.js'
 
 /** `routeOptions.config.collection`: the route answers a collection GET, or its POST search. */
 export interface CollectionConfig {
@@ -27,6 +28,8 @@ export interface CollectionConfig {
   /** Strong `ETag` over each page (a search's too) and `If-None-Match` → 304 on GET/HEAD. Default true. */
   etag?: boolean
 }
+
+const CONFIG_KEYS: OptionKeys<CollectionConfig> = { fields: true, defaultLimit: true, maxLimit: true, offset: true, scope: true, defaultOrdering: true, idField: true, etag: true }
 
 /** What a parameter name is to a collection route. */
 export type ParamKind = 'limit' | 'offset' | 'cursor' | 'totalCount' | 'ordering' | 'filter' | 'simple' | 'hybrid'
@@ -111,6 +114,13 @@ function parameterNames (fields: FieldMap, offset: boolean, where: string): Map<
 /** Checks `config.collection` of a route once; throws a TypeError naming the option and its value. */
 export function resolveRoute (config: unknown, url: string, where: string, base: RouteDefaults): CollectionRoute {
   if (typeof config !== 'object' || config === null) throw new TypeError(`${where}: config.collection must be an object or false, got ${String(config)}`)
+  // Misspelt, a key would be ignored and the plugin's default kept: the opposite of what was asked.
+  const keys = Object.keys(CONFIG_KEYS)
+  for (const key of Object.keys(config)) {
+    if (Object.hasOwn(CONFIG_KEYS, key)) continue
+    const near = closestKey(key, keys)
+    throw new TypeError(`${where}: unknown option config.collection.${key}${near === undefined ? '' : ` (did you mean config.collection.${near}?)`}; config.collection takes ${keys.join(', ')}`)
+  }
   const c = config as Partial<CollectionConfig>
   if (!(c.fields instanceof Map) || c.fields.size === 0) throw new TypeError(`${where}: config.collection.fields must be a field map (createFieldMap, fieldsFromSchema), got ${String(c.fields)}`)
   const maxLimit = c.maxLimit === undefined ? base.maxLimit : checkLimit(where, 'config.collection.maxLimit', c.maxLimit)

@@ -55,7 +55,10 @@ t.test('config.collection is checked when the route is added', async (t) => {
     [{ fields: noId }, /config\.collection: ordering: idField "id" is not in the field map/],
     [{ fields, idField: 'nope' }, /idField "nope"/],
     [{ fields, defaultOrdering: [{ field: 'tags', direction: 'asc' }] }, /defaultOrdering has/],
-    [{ fields: clash }, /the attribute limit has the name of a paging or filter parameter/]
+    [{ fields: clash }, /the attribute limit has the name of a paging or filter parameter/],
+    // Misspelt, a route's limit would be ignored and the plugin's kept.
+    [{ fields, defaultLimt: 3 }, /^query plugin: config\.collection of GET \/x: unknown option config\.collection\.defaultLimt \(did you mean config\.collection\.defaultLimit\?\); config\.collection takes fields, defaultLimit, maxLimit, offset, scope, defaultOrdering, idField, etag$/],
+    [{ fields, pageSize: 3 }, /unknown option config\.collection\.pageSize; config\.collection takes/]
   ]
   for (const [config, message] of table) {
     t.throws(() => app.get('/x', { config: { collection: config as false } }, async () => ({})), { name: 'TypeError', message }, JSON.stringify(config))
