@@ -50,6 +50,7 @@ export interface BulkPluginOptions {
 
 const defaults = { maxOperations: DEFAULT_MAX_OPERATIONS, maxAsyncOperations: 10_000, asyncBodyLimit: 32 * 1024 * 1024, resources: {} }
 const OPTION_KEYS: OptionKeys<BulkPluginOptions> = { maxOperations: true, maxAsyncOperations: true, bodyLimit: true, resources: true }
+const ENDPOINT_KEYS: OptionKeys<BulkEndpointOptions> = { maxOperations: true, maxAsyncOperations: true, actions: true }
 
 const anyHeaders = (): boolean => true
 
@@ -63,6 +64,8 @@ const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
 function endpointOptions (option: string, value: unknown, maxOperations: number, maxAsyncOperations: number): Required<BulkEndpointOptions> | false {
   if (value === false) return false
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(option, value, 'false or { maxOperations?, maxAsyncOperations?, actions? }')
+  // Misspelt, a collection's setting would be ignored and the plugin's kept.
+  refuseUnknownOptions('bulk', value, ENDPOINT_KEYS, { path: `${option}.` })
   const o = value as BulkEndpointOptions
   const actions: unknown = o.actions ?? BULK_ACTIONS
   if (!Array.isArray(actions) || actions.length === 0 || new Set(actions).size !== actions.length ||

@@ -58,7 +58,10 @@ t.test('options', async t => {
     ['an unknown action', { resources: { authors: { actions: ['CREATE', 'UPSERT'] } } }, /resources.authors.actions must be/],
     ['a repeated action', { resources: { authors: { actions: ['CREATE', 'CREATE'] } } }, /resources.authors.actions must be/],
     ['actions not an array', { resources: { authors: { actions: 'CREATE' } } }, /resources.authors.actions must be/],
-    ['a bad maximum of a collection', { resources: { authors: { maxOperations: -1 } } }, /^bulk plugin: resources.authors.maxOperations must be a positive integer, got -1$/]
+    ['a bad maximum of a collection', { resources: { authors: { maxOperations: -1 } } }, /^bulk plugin: resources.authors.maxOperations must be a positive integer, got -1$/],
+    // Misspelt, a collection's maximum would be ignored and the plugin's kept.
+    ['a misspelt key of a collection', { resources: { authors: { maxOperation: 5 } } }, /^bulk plugin: unknown option resources\.authors\.maxOperation \(did you mean resources\.authors\.maxOperations\?\); resources\.authors takes maxOperations, maxAsyncOperations, actions$/],
+    ['an unknown key of a collection', { resources: { authors: { limit: 5 } } }, /^bulk plugin: unknown option resources\.authors\.limit; resources\.authors takes/]
   ]
   for (const [name, opts, message] of refused) {
     t.test(name, async t => {
