@@ -37,6 +37,7 @@ export interface FilesPluginOptions {
 const OPTION_KEYS: OptionKeys<FilesPluginOptions> = { resources: true }
 const ENDPOINT_KEYS: OptionKeys<FileEndpointOptions> = { field: true, mediaTypes: true, maxBytes: true, table: true }
 const defaults = { field: 'content', maxBytes: 10 * 1024 * 1024 }
+const SQL_NAME = /^[a-z_][a-z0-9_]{0,40}$/
 
 function endpointOf (collection: string, s: ServedResource | undefined, value: unknown): Endpoint {
   const option = `resources.${collection}`
@@ -52,7 +53,8 @@ function endpointOf (collection: string, s: ServedResource | undefined, value: u
   const maxBytes = o.maxBytes ?? defaults.maxBytes
   if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new TypeError(`files plugin: ${option}.maxBytes must be a positive integer, got ${JSON.stringify(maxBytes)}`)
   const table = o.table ?? `${def.storage.table}_${field}`
-  if (typeof table !== 'string' || table === '') throw new TypeError(`files plugin: ${option}.table must be a table name, got ${JSON.stringify(table)}`)
+  // The rule of every table option of the suite: PostgreSQL would cut a longer name at 63 bytes.
+  if (typeof table !== 'string' || !SQL_NAME.test(table)) throw new TypeError(`files plugin: ${option}.table must be a lowercase SQL name of at most 41 characters, got ${JSON.stringify(table)}`)
   return { served: s, field, maxBytes, allowed: allowedTypes(`${option}.mediaTypes`, o.mediaTypes), contents: new FileContents(table, def.storage.table), url: `${def.path}/:${def.idParam}/${field}` }
 }
 

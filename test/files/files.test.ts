@@ -63,7 +63,11 @@ t.test('files plugin alone', async t => {
       [{ resources: { notes: { mediaTypes: ['application/pdf'] } } }, /resources\.notes\.field must be a read-only field/],
       [{ resources: { notes: { field: 'other', mediaTypes: ['application/pdf'] } } }, /resources\.notes\.field/],
       [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], maxBytes: 0 } } }, /maxBytes must be a positive integer/],
-      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: '' } } }, /table must be a table name/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: '' } } }, /^files plugin: resources\.notes\.table must be a lowercase SQL name of at most 41 characters, got ""$/],
+      // Quoted, such a name would make a table no other plugin's rule allows, and a long one is cut by PostgreSQL at 63 bytes.
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: 'Note Files' } } }, /resources\.notes\.table must be a lowercase SQL name/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: 'x'.repeat(64) } } }, /resources\.notes\.table must be a lowercase SQL name/],
+      [{ resources: { notes: { field: 'attachment', mediaTypes: ['application/pdf'], table: 7 } } }, /resources\.notes\.table must be a lowercase SQL name of at most 41 characters, got 7$/],
       [{ resources: { notes: { field: 'attachment', mediaTypes: [] } } }, /mediaTypes must be a non-empty array/],
       [{ resources: { notes: { field: 'attachment', mediaTypes: ['image/*'] } } }, /concrete media types/],
       [{ resources: { notes: { field: 'attachment', mediaTypes: ['multipart/form-data'] } } }, /concrete media types/],
