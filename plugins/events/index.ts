@@ -236,6 +236,10 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (typeof now !== 'function') fail('now', now, 'a function returning a Date')
 
   const served = (fastify as unknown as { resources?: ReadonlyMap<string, ServedResource> }).resources ?? new Map<string, ServedResource>()
+  // eventTypes replaces the default list that extraEventTypes adds to: with both, the extra ones would be dropped unseen.
+  if (opts.eventTypes !== undefined && opts.extraEventTypes !== undefined) {
+    throw new TypeError(`events plugin: extraEventTypes adds to the default event types, which eventTypes replaces; give one of them (list ${stringList('extraEventTypes', opts.extraEventTypes).join(', ')} in eventTypes)`)
+  }
   const types = opts.eventTypes !== undefined
     ? stringList('eventTypes', opts.eventTypes)
     : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]

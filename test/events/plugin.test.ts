@@ -46,6 +46,8 @@ t.test('options are checked at boot, naming the option', async t => {
     ['retention', { retention: '7d' }, /events plugin: retention must be a positive integer, got "7d"/],
     ['purgeInterval', { purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
     ['eventTypes', { eventTypes: [] }, /there are no event types/],
+    // extraEventTypes adds to the default list, which eventTypes replaces: with both, it would be dropped unseen.
+    ['eventTypes and extraEventTypes', { extraEventTypes: ['order.paid'] }, /^events plugin: extraEventTypes adds to the default event types, which eventTypes replaces; give one of them \(list order\.paid in eventTypes\)$/],
     ['unknown', { tableprefix: 'x' }, /tableprefix/]
   ]
   for (const [name, opts, message] of cases) await t.rejects(app(opts), message, name)
