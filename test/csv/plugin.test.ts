@@ -142,7 +142,10 @@ t.test('bad options and route configs stop the boot, naming them', async t => {
     [{ config: { csv: 'yes' } }, /csv plugin: config\.csv of GET \/x must be true, false or \{ item: <object schema> \}, got "yes"/],
     [{ config: { csv: true } }, /config\.csv of GET \/x: the route has no collection response schema \(200 with results\.items\); give config\.csv = \{ item: <object schema> \}/],
     [{ config: { csv: {} } }, /the route has no collection response schema/],
-    [{ config: { csv: { item: Type.String() } } }, /config\.csv of GET \/x: the item schema must be an object schema with properties/]
+    [{ config: { csv: { item: Type.String() } } }, /config\.csv of GET \/x: the item schema must be an object schema with properties/],
+    // A route's own separator is no setting: it would be ignored and the plugin's used.
+    [{ config: { csv: { item: Item, arraySeparator: ';' } } }, /^csv plugin: config\.csv of GET \/x: unknown option config\.csv\.arraySeparator; config\.csv takes item$/],
+    [{ config: { csv: { iten: Item } } }, /unknown option config\.csv\.iten \(did you mean config\.csv\.item\?\)/]
   ]
   for (const [opts, message] of routes) {
     const server = Fastify()
