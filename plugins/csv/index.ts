@@ -26,6 +26,13 @@ declare module 'fastify' {
     /** The route's collection pages can also be sent as CSV (GET and HEAD only). */
     csv?: CsvRouteConfig
   }
+  interface FastifyRequest {
+    /**
+     * The media type `Accept` chose (the conventions plugin's declaration, repeated: with this
+     * plugin alone, nothing else declares it to an adopter's program); null without that plugin.
+     */
+    negotiatedType: string | null
+  }
 }
 
 export const CSV_MEDIA_TYPE = 'text/csv'

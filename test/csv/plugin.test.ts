@@ -2,6 +2,8 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { parse } from 'csv-parse/sync'
+import { readFileSync } from 'node:fs'
+import ts from 'typescript'
 import { problem, conventions, csv, Collection, type CsvPluginOptions } from '../../index.js'
 
 // The csv plugin at inject level: alone in a bare Fastify server, and behind the conventions plugin.
@@ -125,6 +127,13 @@ t.test('a route\'s own produces and Vary are kept', async t => {
   t.equal(jsonOnly.headers.vary, undefined)
   t.match((await server.inject({ url: '/hooked', headers: { 'user-agent': UA, accept: 'text/csv' } })).body, 'x;y;z')
   t.match((await server.inject({ url: '/hooked-twice', headers: { 'user-agent': UA, accept: 'text/csv' } })).body, 'x;y;z;z')
+})
+
+t.test('the published types declare request.negotiatedType, which the plugin declares at run time', async t => {
+  // Used alone, nothing else brings the conventions plugin's declaration to an adopter's program.
+  const source = readFileSync(new URL('../../plugins/csv/index.ts', import.meta.url), 'utf8')
+  const { outputText } = ts.transpileDeclaration(source, { fileName: 'index.ts', compilerOptions: { module: ts.ModuleKind.NodeNext } })
+  t.match(outputText, /interface FastifyRequest \{[^}]*negotiatedType: string \| null;/)
 })
 
 t.test('bad options and route configs stop the boot, naming them', async t => {
