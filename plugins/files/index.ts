@@ -11,7 +11,7 @@ import { pathOf } from '../shared/url.js'
 import { problems } from '../problem/index.js'
 import { registerFileRoutes, type Endpoint } from './routes.js'
 import { allowedTypes, storedType } from './types.js'
-import { filenameOf, readRaw } from './upload.js'
+import { filenameOf, readRaw, sentDisposition } from './upload.js'
 
 /** One resource's attached file. */
 export interface FileEndpointOptions {
@@ -90,7 +90,7 @@ async function filesPlugin (fastify: FastifyInstance, opts: FilesPluginOptions):
       if (mediaType === null) {
         throw problems.unsupportedMediaType(`The Content-Type ${JSON.stringify(sent)} is not accepted by ${request.method} ${path}; send the file as one of ${[...e.allowed.values()].join(', ')}, or as multipart/form-data.`, { instance: path })
       }
-      const filename = filenameOf(request.headers['content-disposition'])
+      const filename = filenameOf(sentDisposition(request))
       const length = request.headers['content-length']
       const bytes = await readRaw(payload, length === undefined ? null : Number(length), e, path)
       return { mediaType, filename, bytes }

@@ -28,6 +28,21 @@ function cleanName (name: string | undefined): string | null {
 }
 
 /**
+ * The request's `Content-Disposition`, which has one value (RFC 6266 §4.1): sent twice, Node
+ * would join both into one text and the first name would be kept unseen, so it is a 400 naming
+ * it, as the conventions plugin does for the other one-value headers (RFC 9110 §5.3).
+ */
+export function sentDisposition (request: FastifyRequest): string | undefined {
+  const raw = request.raw.rawHeaders
+  let count = 0
+  for (let i = 0; i < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === 'content-disposition') count++
+  if (count > 1) {
+    throw invalidData([{ code: 'INPUT_INVALID', message: 'must be sent once: a file has one name', field: 'Content-Disposition', source: 'header' }])
+  }
+  return request.headers['content-disposition']
+}
+
+/**
  * The filename of a raw upload's `Content-Disposition` (RFC 6266: `filename*` wins over
  * `filename`); null without the header. The library reads leniently, so a header it cannot
  * make sense of (another disposition type, a `filename*` that does not decode and no

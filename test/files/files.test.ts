@@ -118,6 +118,10 @@ t.test('files plugin alone', async t => {
       t.equal(bad.statusCode, 400, header)
       t.match(JSON.parse(bad.body), { context: [{ field: 'Content-Disposition', source: 'header' }] })
     }
+    // One value (RFC 6266): repeated, which name was meant is unclear, as for the other one-value headers.
+    const twice = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': ['attachment; filename="a.pdf"', 'attachment; filename="b.pdf"'] as unknown as string }, payload: 'x' })
+    t.equal(twice.statusCode, 400, 'Content-Disposition twice')
+    t.match(JSON.parse(twice.body), { context: [{ code: 'INPUT_INVALID', field: 'Content-Disposition', source: 'header', message: /once/ }] })
     t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'inline; filename*=UTF-8\'\'%E0%A4%A; filename="fallback.pdf"' }, payload: 'x' })).statusCode, 204, 'an undecodable filename* with a fallback')
     t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'fallback.pdf')
     // Without the conventions plugin's check (switched off here by the type it accepts), the plugin refuses it itself.
