@@ -8,7 +8,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
-import { needs } from '../shared/dependencies.js'
+import { missingDependencies, needs } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
@@ -135,6 +135,9 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   }
 
   const { retention, purgeInterval } = retentionOptions('jobs', opts, defaults.retention)
+  // The monitor reads a job in the request's execution context, which the conventions plugin
+  // sets: without it every job would be a 404 (the resource plugin needs it for the same reason).
+  if (path !== false && !fastify.hasPlugin('svc-conventions')) throw missingDependencies('jobs', ['conventions'])
 
   const table = new JobTable(tableName, retention)
   await migrate(store, table.migrations())

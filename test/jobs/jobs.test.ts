@@ -48,6 +48,14 @@ t.test('options that cannot work are refused at registration, naming the option'
     await t.rejects(async () => { await app.register(jobs, opts as never); await app.ready() }, { message }, JSON.stringify(Object.keys(opts)))
     await app.close()
   }
+  // The monitor reads a job in the request's execution context: without the conventions plugin
+  // there is none, and every job would be a 404.
+  const bare = Fastify()
+  await bare.register(problem)
+  await bare.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
+  await t.rejects(async () => { await bare.register(jobs, { store, worker: false }); await bare.ready() },
+    { message: /^The jobs plugin needs the conventions plugin registered before it: await app\.register\(conventions\) first/ }, 'monitor routes need the conventions plugin')
+  await bare.close()
   const app = Fastify()
   await app.register(problem)
   await app.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
