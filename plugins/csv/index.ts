@@ -4,7 +4,7 @@ import type { ConventionsRouteConfig, PublishedConventions } from '../convention
 import { negotiate, parseAccept } from '../shared/accept.js'
 import { essenceOf, parseMediaType, type MediaType } from '../shared/media-type.js'
 import { publishedBy } from '../shared/published.js'
-import { closestKey, refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownKeys, refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { columnsOf, itemSchemaOf, type Column } from './columns.js'
 import { linkHeader, resultsOf } from './page.js'
 import { writeCsv } from './write.js'
@@ -42,7 +42,7 @@ export const CSV_CONTENT_TYPE = 'text/csv; charset=UTF-8'
 const defaults = { arraySeparator: '|' }
 const OPTION_KEYS: OptionKeys<CsvPluginOptions> = { arraySeparator: true }
 const ROUTE_CONFIG = 'true, false or { item: <object schema> }'
-const ROUTE_KEYS = ['item']
+const ROUTE_KEYS: OptionKeys<Exclude<CsvRouteConfig, boolean>> = { item: true }
 
 // Without the conventions plugin (or with its Accept rule off) the plugin picks by itself,
 // by the same rule: JSON whenever it is acceptable.
@@ -61,11 +61,7 @@ function routeColumns (route: RouteOptions, where: string): Column[] {
   const explicit = typeof config === 'object' && config !== null
   if (!explicit && config !== true) throw new TypeError(`${where} must be ${ROUTE_CONFIG}, got ${JSON.stringify(config)}`)
   // Misspelt or guessed (a route's own arraySeparator), a key would be ignored unseen.
-  const unknown = explicit ? Object.keys(config).find((k) => !ROUTE_KEYS.includes(k)) : undefined
-  if (unknown !== undefined) {
-    const near = closestKey(unknown, ROUTE_KEYS)
-    throw new TypeError(`${where}: unknown option config.csv.${unknown}${near === undefined ? '' : ` (did you mean config.csv.${near}?)`}; config.csv takes ${ROUTE_KEYS.join(', ')}`)
-  }
+  if (explicit) refuseUnknownKeys(`${where}: `, config, ROUTE_KEYS, 'config.csv.')
   const item = explicit ? (config as { item?: unknown }).item : itemSchemaOf(route.schema?.response)
   if (item === null || item === undefined) throw new TypeError(`${where}: the route has no collection response schema (200 with results.items); give config.csv = { item: <object schema> }`)
   try {

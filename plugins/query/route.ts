@@ -3,7 +3,7 @@ import type { FieldMap, OrderingTerm } from '../../model/query.js'
 import type { FiqlLimits } from './fiql.js'
 import { orderingResolver, type OrderingResolver } from './ordering.js'
 import { INT32_MAX } from '../../schemas/types.js'
-import { closestKey, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownKeys, type OptionKeys } from '../shared/options.js'
 
 /** `routeOptions.config.collection`: the route answers a collection GET, or its POST search. */
 export interface CollectionConfig {
@@ -115,12 +115,7 @@ function parameterNames (fields: FieldMap, offset: boolean, where: string): Map<
 export function resolveRoute (config: unknown, url: string, where: string, base: RouteDefaults): CollectionRoute {
   if (typeof config !== 'object' || config === null) throw new TypeError(`${where}: config.collection must be an object or false, got ${String(config)}`)
   // Misspelt, a key would be ignored and the plugin's default kept: the opposite of what was asked.
-  const keys = Object.keys(CONFIG_KEYS)
-  for (const key of Object.keys(config)) {
-    if (Object.hasOwn(CONFIG_KEYS, key)) continue
-    const near = closestKey(key, keys)
-    throw new TypeError(`${where}: unknown option config.collection.${key}${near === undefined ? '' : ` (did you mean config.collection.${near}?)`}; config.collection takes ${keys.join(', ')}`)
-  }
+  refuseUnknownKeys(`${where}: `, config, CONFIG_KEYS, 'config.collection.')
   const c = config as Partial<CollectionConfig>
   if (!(c.fields instanceof Map) || c.fields.size === 0) throw new TypeError(`${where}: config.collection.fields must be a field map (createFieldMap, fieldsFromSchema), got ${String(c.fields)}`)
   const maxLimit = c.maxLimit === undefined ? base.maxLimit : checkLimit(where, 'config.collection.maxLimit', c.maxLimit)

@@ -57,16 +57,25 @@ export interface OptionsPlace {
  */
 export function refuseUnknownOptions (plugin: string, opts: unknown, known: Readonly<Record<string, true>>, place: OptionsPlace = {}): void {
   const { where = '', path = '' } = place
-  const name = path === '' ? 'the options' : path.slice(0, -1)
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
-    throw new TypeError(`${plugin} plugin: ${where}${name} must be an object, got ${JSON.stringify(opts) ?? String(opts)}`)
+    throw new TypeError(`${plugin} plugin: ${where}${path === '' ? 'the options' : path.slice(0, -1)} must be an object, got ${JSON.stringify(opts) ?? String(opts)}`)
   }
+  refuseUnknownKeys(`${plugin} plugin: ${where}`, opts, known, path)
+}
+
+/**
+ * Throws a TypeError when object `value` has a key outside `known` (Fastify's register keys
+ * aside for a plugin's own options, `path` empty): `<prefix>unknown option <path><key> (did
+ * you mean <path><closest>?); <what> takes …`. For options checked where the message names
+ * its own place (a route's config).
+ */
+export function refuseUnknownKeys (prefix: string, value: object, known: Readonly<Record<string, true>>, path = ''): void {
   const keys = Object.keys(known)
-  for (const key of Object.keys(opts)) {
+  for (const key of Object.keys(value)) {
     if (Object.hasOwn(known, key) || (path === '' && REGISTER_KEYS.has(key))) continue
     const near = closestKey(key, keys)
-    const list = path === '' ? `the options are ${keys.join(', ')}` : `${name} takes ${keys.join(', ')}`
-    throw new TypeError(`${plugin} plugin: ${where}unknown option ${path}${key}${near === undefined ? '' : ` (did you mean ${path}${near}?)`}; ${list}`)
+    const list = path === '' ? `the options are ${keys.join(', ')}` : `${path.slice(0, -1)} takes ${keys.join(', ')}`
+    throw new TypeError(`${prefix}unknown option ${path}${key}${near === undefined ? '' : ` (did you mean ${path}${near}?)`}; ${list}`)
   }
 }
 
