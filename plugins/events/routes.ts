@@ -10,6 +10,7 @@ import type { Tx } from '../../store/types.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/internal.js'
+import { NoQuery } from '../shared/no-query.js'
 import { webhookIdOf } from './dispatcher.js'
 import { refuseTarget, type Resolver } from './targets.js'
 import { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch, type DeliveryBody } from './schema.js'
@@ -130,7 +131,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   }
 
   fastify.post(path, {
-    schema: { tags, summary: 'Create a webhook subscription', body: SubscriptionCreate(r.eventTypes), response: { 201: entity } },
+    schema: { tags, querystring: NoQuery, summary: 'Create a webhook subscription', body: SubscriptionCreate(r.eventTypes), response: { 201: entity } },
     config: write()
   }, async (request, reply) => {
     const body = request.body as { url: string, events: string[], description?: string | null }
@@ -165,7 +166,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   fastify.get(item, {
-    schema: { tags, summary: 'Get a webhook subscription', params, response: { 200: entity } },
+    schema: { tags, querystring: NoQuery, summary: 'Get a webhook subscription', params, response: { 200: entity } },
     config: read({ problems: [404] })
   }, async (request, reply) => {
     const id = idOf(request)
@@ -176,7 +177,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   fastify.patch(item, {
-    schema: { tags, summary: 'Change a webhook subscription (JSON Merge Patch)', params, body: SubscriptionPatch(r.eventTypes), response: { 204: NO_CONTENT } },
+    schema: { tags, querystring: NoQuery, summary: 'Change a webhook subscription (JSON Merge Patch)', params, body: SubscriptionPatch(r.eventTypes), response: { 204: NO_CONTENT } },
     config: write({ problems: [404, 412], conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: ETAG_HEADER(204) } })
   }, async (request, reply) => {
     const id = idOf(request)
@@ -207,7 +208,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   fastify.delete(item, {
-    schema: { tags, summary: 'Delete a webhook subscription and its deliveries', params, response: { 204: NO_CONTENT } },
+    schema: { tags, querystring: NoQuery, summary: 'Delete a webhook subscription and its deliveries', params, response: { 204: NO_CONTENT } },
     config: write({ problems: [412] })
   }, async (request, reply) => {
     const id = idOf(request)
@@ -247,7 +248,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   })
 
   fastify.post(`${item}/deliveries/:deliveryId/retry`, {
-    schema: { tags, summary: 'Deliver a FAILED delivery again now', params: Type.Object({ subscriptionId: Id(), deliveryId: Id() }), response: { 200: Delivery } },
+    schema: { tags, querystring: NoQuery, summary: 'Deliver a FAILED delivery again now', params: Type.Object({ subscriptionId: Id(), deliveryId: Id() }), response: { 200: Delivery } },
     config: write({ problems: [404, 409] })
   }, async (request, wrapped) => {
     const { subscriptionId, deliveryId } = request.params as { subscriptionId: string, deliveryId: string }

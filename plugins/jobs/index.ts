@@ -9,6 +9,7 @@ import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { missingDependencies, needs } from '../shared/dependencies.js'
+import { NoQuery } from '../shared/no-query.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
@@ -206,7 +207,7 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
   const scopesOf = (): Readonly<Record<string, readonly string[]>> => (scopes ??= readScopesOf(fastify, given))
 
   fastify.get(`${path}/:jobId`, {
-    schema: { tags: ['jobs'], summary: 'Get a job', params: Type.Object({ jobId: Id() }), response: { 200: Job } },
+    schema: { tags: ['jobs'], querystring: NoQuery, summary: 'Get a job', params: Type.Object({ jobId: Id() }), response: { 200: Job } },
     config: { auth: { scopes: [] }, problems: [403, 404] }
   }, async (request) => {
     const id = (request.params as { jobId: string }).jobId

@@ -186,10 +186,3 @@ export function compileBodyValidator (schema: TSchema, nulScope?: (data: unknown
   // U+0000 refused like a schema violation: the store cannot hold it (validation/nul.ts).
   return refusingNul(compileBody(schema as object), nulScope)
 }
-
-/**
- * The query of item routes and writes: none. One sent (`DELETE …?name=x`) is refused, not
- * ignored, so no client believes it filtered or narrowed anything (conventions: Simple
- * filtering 9, "Filters apply to GET only").
- */
-export const NoQuery = Type.Object({}, { additionalProperties: false })

@@ -8,7 +8,7 @@ import { evaluateRead, notModified } from '../../conditional/index.js'
 import { invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem } from '../problems.js'
-import { NoQuery } from '../write-schemas.js'
+import { NoQuery } from '../../shared/no-query.js'
 import type { Served } from './served.js'
 import { itemOp, newEtagHeader, preconditionsOf, refuseInvalid, writeItem } from './writes.js'
 
