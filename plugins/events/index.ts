@@ -8,7 +8,7 @@ import type { Queryable, Store } from '../../store/types.js'
 import type { ServedResource } from '../resource/index.js'
 import { pastTense } from '../resource/internal.js'
 import { parseDuration } from '../shared/duration.js'
-import { needs } from '../shared/dependencies.js'
+import { needs, scopesNeedAuth } from '../shared/dependencies.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { createDownstream, type DownstreamOptions } from '../downstream/index.js'
@@ -37,6 +37,12 @@ export interface EventsPluginOptions {
   readScopes?: readonly string[]
   /** Token scopes to create, change, delete subscriptions and retry deliveries. Default `['webhooks:write']`. */
   writeScopes?: readonly string[]
+  /**
+   * Serve the routes with their scopes although the auth plugin, which alone checks them, is not
+   * registered (a gateway in front checks the tokens, or a test): they then let every caller in.
+   * Default false: the boot stops, naming the scopes.
+   */
+  withoutAuth?: boolean
   /**
    * The event types a subscription may name. Default: those of the resources the resource
    * plugin serves (`<name>.created`, `.updated`, `.deleted`, `.restored` when soft-deletable,
@@ -146,6 +152,7 @@ const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   path: true,
   readScopes: true,
   writeScopes: true,
+  withoutAuth: true,
   eventTypes: true,
   extraEventTypes: true,
   retrySchedule: true,
@@ -213,6 +220,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) fail('path', path, 'an absolute path such as /v1/webhook-subscriptions, or false')
   const readScopes = stringList('readScopes', opts.readScopes ?? defaults.readScopes)
   const writeScopes = stringList('writeScopes', opts.writeScopes ?? defaults.writeScopes)
+  scopesNeedAuth(fastify, 'events', opts.withoutAuth, path === false ? [] : [...readScopes, ...writeScopes])
   const rawSchedule = opts.retrySchedule ?? DEFAULT_RETRY_SCHEDULE
   const schedule = typeof rawSchedule === 'string' ? parseRetrySchedule(rawSchedule) : Array.isArray(rawSchedule) && rawSchedule.every(n => Number.isSafeInteger(n) && n >= 0) ? [...rawSchedule] : null
   if (schedule === null) fail('retrySchedule', rawSchedule, 'comma-separated durations such as "5s,5m,30m" or an array of milliseconds')

@@ -19,7 +19,7 @@ import type { Served } from './routes/served.js'
 import { Writer } from './write/writer.js'
 import type { WriteOp } from './write/operations.js'
 import { writeItem } from './routes/writes.js'
-import { needs } from '../shared/dependencies.js'
+import { needs, scopesNeedAuth } from '../shared/dependencies.js'
 
 /** Options of the `resource` plugin: definitions served over one store. */
 export interface ResourcePluginOptions {
@@ -35,6 +35,12 @@ export interface ResourcePluginOptions {
    * Default `migrations` under the working directory, when it exists.
    */
   migrations?: string | false
+  /**
+   * Serve resources that have token scopes although the auth plugin, which alone checks them,
+   * is not registered (a gateway in front checks the tokens, or a test): their routes then let
+   * every caller in. Default false: the boot stops, naming the scopes.
+   */
+  withoutAuth?: boolean
 }
 
 /** A served resource, for plugins that build on the same tables (bulk, jobs, webhooks). */
@@ -62,7 +68,7 @@ export interface ServedResource {
   writeItem: (request: FastifyRequest, op: WriteOp, status: number, also?: (tx: Tx, row: Record<string, unknown>) => Promise<void>) => Promise<Record<string, unknown> | null>
 }
 
-const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true, migrations: true }
+const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true, migrations: true, withoutAuth: true }
 
 const defaults = { migrations: 'migrations' } as const
 
@@ -109,6 +115,7 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
     // Ignored, it would leave keys remembered for another time than asked.
     throw new TypeError('resource plugin: idempotencyTtl applies only when the resource plugin registers the idempotency plugin itself; the idempotency plugin is registered already, so set its ttl option instead')
   }
+  scopesNeedAuth(fastify, 'resource', opts.withoutAuth, resources.flatMap(r => [...r.api.scopes.read, ...r.api.scopes.write]))
   if (!fastify.hasRequestDecorator('preconditions')) await fastify.register(conditionalPlugin)
   // Conventions, PATCH: JSON Merge Patch bodies, parsed exactly like application/json.
   if (!fastify.hasContentTypeParser('application/merge-patch+json')) {

@@ -38,3 +38,17 @@ export function needs<Options extends FastifyPluginOptions> (plugin: string, dep
     await fn(fastify, opts)
   }
 }
+
+/**
+ * Throws when `plugin` is to serve routes that require the token scopes `scoped` while the auth
+ * plugin, which alone enforces a route's `config.auth`, is not registered before it: every
+ * caller would be let in, silently. `withoutAuth` (the plugin's option of that name) says so
+ * on purpose; without scopes a route asks for nothing of the kind.
+ */
+export function scopesNeedAuth (fastify: FastifyInstance, plugin: string, withoutAuth: unknown, scoped: readonly string[]): void {
+  if (withoutAuth !== undefined && typeof withoutAuth !== 'boolean') throw new TypeError(`${plugin} plugin: withoutAuth must be a boolean, got ${JSON.stringify(withoutAuth)}`)
+  if (withoutAuth === true || scoped.length === 0 || fastify.hasPlugin('svc-auth')) return
+  const err = new Error(`The ${plugin} plugin serves routes that require the token scopes ${list([...new Set(scoped)])}, which only the auth plugin checks, and it is not registered before it: every caller would be let in. ` +
+    'Register it first (await app.register(auth, { verifier }); import { auth } from \'svc-conventions\'), or give the plugin withoutAuth: true when something else checks the tokens.')
+  throw Object.assign(err, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' })
+}

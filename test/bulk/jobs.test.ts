@@ -19,7 +19,7 @@ async function build (t: Test, store: Store, jobOptions: Record<string, unknown>
   await app.register(validation)
   await app.register(conventions, { userAgent: false })
   await app.register(query, { cursorSecret: CURSOR_SECRET })
-  await app.register(resource, { store, resources: [authors, documents] })
+  await app.register(resource, { store, resources: [authors, documents], withoutAuth: true })
   await app.register(jobs, { store, pollMillis: 20, ...jobOptions })
   await app.register(bulk, bulkOptions)
   t.teardown(() => app.close())

@@ -30,7 +30,7 @@ t.test('options', async t => {
       await app.register(validation)
       await app.register(conventions)
       await app.register(query, { cursorSecret: CURSOR_SECRET })
-      await app.register(resource, { store, resources: [(await import('../../routes/v1/authors.js')).authors] })
+      await app.register(resource, { store, resources: [(await import('../../routes/v1/authors.js')).authors], withoutAuth: true })
     }
     try {
       await app.register(bulk, opts as BulkPluginOptions)

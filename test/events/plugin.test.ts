@@ -20,7 +20,7 @@ async function app (opts: Partial<EventsPluginOptions>, prereqs = true): Promise
     await a.register(conventions, { userAgent: false })
     await a.register(query, { cursorSecret: CURSOR_SECRET })
   }
-  await a.register(events, { store, service: SERVICE, eventTypes: ['order.shipped'], ...opts } as EventsPluginOptions)
+  await a.register(events, { store, service: SERVICE, eventTypes: ['order.shipped'], withoutAuth: true, ...opts } as EventsPluginOptions)
   return a
 }
 
@@ -52,6 +52,11 @@ t.test('options are checked at boot, naming the option', async t => {
   ]
   for (const [name, opts, message] of cases) await t.rejects(app(opts), message, name)
   await t.rejects(app({}, false), /needs the problem, conventions and query plugins/, 'its dependencies first')
+  // The routes' scopes are checked by the auth plugin alone: without it they would let anyone in.
+  await t.rejects(app({ withoutAuth: undefined }), { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /^The events plugin serves routes that require the token scopes webhooks:read and webhooks:write, which only the auth plugin checks/ }, 'scopes without auth')
+  await t.rejects(app({ withoutAuth: 1 as never }), /^events plugin: withoutAuth must be a boolean, got 1$/, 'withoutAuth')
+  await t.resolves(app({ withoutAuth: undefined, readScopes: [], writeScopes: [] }), 'no scopes: nothing to check')
+  await t.resolves(app({ withoutAuth: undefined, path: false }), 'no routes: nothing to check')
 })
 
 t.test('an application\'s own event, emitted in its transaction, delivered signed; one rolled back is not', async t => {
@@ -123,7 +128,7 @@ t.test('an unavailable database is a 503, naming nothing of the fault', async t 
   await a.register(validation)
   await a.register(conventions, { userAgent: false })
   await a.register(query, { cursorSecret: CURSOR_SECRET })
-  await a.register(events, { store: own, service: SERVICE, eventTypes: ['order.shipped'], worker: false, readScopes: [] })
+  await a.register(events, { store: own, service: SERVICE, eventTypes: ['order.shipped'], worker: false, readScopes: [], withoutAuth: true })
   await a.ready()
   await own.close()
   const res = await a.inject({ url: '/webhook-subscriptions' })

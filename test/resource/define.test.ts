@@ -277,7 +277,7 @@ t.test('resource plugin: options are checked at registration', async t => {
     ['twice', { store, resources: [authors, authors] }, /distinct tables, got authors twice/],
     ['missing reference', { store, resources: [documents] }, /must include authors, which documents\.authorId references/],
     ['cycle', { store, resources: [cyclic] }, /in a cycle, got one through notes/],
-    ['unknown option', { store, resources: [authors], idempotencyTTL: 1000 }, /^resource plugin: unknown option idempotencyTTL \(did you mean idempotencyTtl\?\); the options are store, resources, idempotencyTtl, migrations$/],
+    ['unknown option', { store, resources: [authors], idempotencyTTL: 1000 }, /^resource plugin: unknown option idempotencyTTL \(did you mean idempotencyTtl\?\); the options are store, resources, idempotencyTtl, migrations, withoutAuth$/],
     ['migrations not a path', { store, resources: [authors], migrations: '' }, /^resource plugin: migrations must be a directory path or false, got ""$/],
     ['migrations not a path either', { store, resources: [authors], migrations: true }, /^resource plugin: migrations must be a directory path or false, got true$/],
     ['a migrations directory that is not there', { store, resources: [authors], migrations: '/nonexistent/migrations' }, /^migrations: the directory \/nonexistent\/migrations does not exist$/],
@@ -291,7 +291,7 @@ t.test('resource plugin: options are checked at registration', async t => {
   }
   t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
   const own = await prerequisites(Fastify())
-  await own.register(resource, { store, resources: [authors], idempotencyTtl: 1000 })
+  await own.register(resource, { store, resources: [authors], idempotencyTtl: 1000, withoutAuth: true })
   await own.ready()
   t.ok(own.hasDecorator('idempotency'), 'idempotencyTtl: the idempotency plugin it registers itself')
   await own.close()

@@ -15,7 +15,7 @@ async function build (t: { teardown: (fn: () => unknown) => void }, store: Store
   let served: FastifyInstance['resources'] = new Map()
   await app.register(async (child) => {
     await prerequisites(child)
-    await child.register(resource, { store, resources: [authors, documents] })
+    await child.register(resource, { store, resources: [authors, documents], withoutAuth: true })
     served = child.resources
   }, { prefix })
   t.teardown(() => app.close())
