@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { client, receiver, startEvents } from './helper.js'
 
-// Webhook subscriptions honour Svc-Idempotency-Key as every other resource does (conventions:
-// Svc-Idempotency-Key): a repeated POST is a 409 and creates nothing; a retried PATCH or DELETE
-// answers as the first did, ETag included; a key reused for another request is a 409; a refused
-// request keeps no key.
+// Webhook subscriptions take requests as every other resource does. They honour
+// Svc-Idempotency-Key (conventions: Svc-Idempotency-Key): a repeated POST is a 409 and creates
+// nothing; a retried PATCH or DELETE answers as the first did, ETag included; a key reused for
+// another request is a 409; a refused request keeps no key. And a query parameter on an item
+// route or a write is refused, not ignored (Simple filtering 9: filters apply to collection GETs).
 
 const key = (): string => `key-${randomUUID()}`
 
@@ -76,6 +77,29 @@ for (const db of databases) {
       const theirs = client(base, undefined, 'user-2')
       const created = await theirs('POST', path, { url: hook.url, events: ['author.created'] }, { 'svc-idempotency-key': k })
       t.equal(created.status, 201, 'another caller\'s same key is a new request')
+    })
+
+    t.test('a query parameter on an item route or a write is a 400 naming it; nothing is done', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'], description: 'kept' })).body
+      const item = `${path}/${s.id as string}`
+      const cases: Array<[string, string, unknown, Record<string, string>]> = [
+        ['POST', `${path}?active=true`, { url: hook.url, events: ['author.created'], description: 'not made' }, {}],
+        ['GET', `${item}?fields=url`, undefined, {}],
+        ['PATCH', `${item}?active=false`, { description: 'changed' }, { 'if-match': s.etag }],
+        ['DELETE', `${item}?active=false`, undefined, {}],
+        ['POST', `${item}/deliveries/00000000-0000-4000-8000-000000000000/retry?now=1`, undefined, {}]
+      ]
+      for (const [method, url, body, headers] of cases) {
+        const res = await call(method, url, body, headers)
+        t.equal(res.status, 400, `${method} ${url}`)
+        const parameter = new URL(url, base).searchParams.keys().next().value
+        t.same(res.body.context.map((c: { field: string, source: string }) => [c.field, c.source]), [[parameter, 'query']], `${method} ${url}: names the parameter`)
+      }
+      const still = await call('GET', item)
+      t.equal(still.status, 200, 'nothing was deleted')
+      t.match(still.body, { description: 'kept', active: true, etag: s.etag }, 'nor changed')
+      const listed = (await call('GET', `${path}?limit=100`)).body.results as Array<{ description: string }>
+      t.equal(listed.filter(x => x.description === 'not made').length, 0, 'nor created')
     })
   })
 }
