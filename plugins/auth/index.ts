@@ -8,7 +8,7 @@ import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVerifierOptions, type VerifierOption } from './verifiers.js'
 import { trustedUntil } from './cache.js'
 import { RefusalCounter, type SharedRefusalCounts } from './refusals.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
 export interface AuthPluginOptions {
@@ -98,10 +98,10 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   checkVerifierKeys(opts.verifier)
   const required = opts.required ?? defaults.required
   const cacheSize = opts.cacheSize ?? defaults.cacheSize
-  if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${String(required)}`)
-  if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${String(cacheSize)}`)
+  if (typeof required !== 'boolean') throw new TypeError(`auth plugin: required must be a boolean, got ${shownValue(required)}`)
+  if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError(`auth plugin: cacheSize must be a non-negative integer, got ${shownValue(cacheSize)}`)
   const now = opts.now ?? Date.now
-  if (typeof now !== 'function') throw new TypeError(`auth plugin: now must be a function returning milliseconds, got ${String(now)}`)
+  if (typeof now !== 'function') throw new TypeError(`auth plugin: now must be a function returning milliseconds, got ${shownValue(now)}`)
   const refusalLimit = opts.refusalLimit ?? false
   if (refusalLimit !== false) {
     const { max, timeWindow, shared } = refusalLimit as { max?: unknown, timeWindow?: unknown, shared?: unknown }

@@ -1,5 +1,6 @@
 import { createSigner } from 'fast-jwt'
 import { assertSecret } from './verifiers.js'
+import { shownValue } from '../shared/options.js'
 
 export interface SignTokenOptions {
   /** The HS256 secret the auth plugin verifies with, at least 32 bytes. */
@@ -23,7 +24,7 @@ export function signToken (opts: SignTokenOptions): string {
   const expiresIn = opts.expiresIn ?? '1h'
   // 0 would make fast-jwt drop `exp`, and the verifier refuses a token without one.
   if (expiresIn === 0 || (typeof expiresIn === 'number' && !Number.isFinite(expiresIn))) {
-    throw new TypeError(`signToken: expiresIn must be a non-zero number of seconds or a span such as '1h', got ${String(expiresIn)}`)
+    throw new TypeError(`signToken: expiresIn must be a non-zero number of seconds or a span such as '1h', got ${shownValue(expiresIn)}`)
   }
   const scope = Array.isArray(opts.scope) ? opts.scope.join(' ') : opts.scope ?? ''
   const sign = createSigner({

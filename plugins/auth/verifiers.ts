@@ -6,6 +6,7 @@ import { problems } from '../problem/index.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { tokenProblem } from './token-errors.js'
 import { PrincipalCache } from './cache.js'
+import { shownValue } from '../shared/options.js'
 
 /** Who is calling, as established from the bearer token. */
 export interface Principal {
@@ -85,7 +86,7 @@ function stringList (value: unknown, name: string): string[] | undefined {
 }
 
 function positiveInteger (value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new TypeError(`auth plugin: ${name} must be a positive integer of milliseconds, got ${String(value)}`)
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`auth plugin: ${name} must be a positive integer of milliseconds, got ${shownValue(value)}`)
   return value
 }
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../schemas/problem.js'
 import { invalidData, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, type EntityTagList } from './entity-tags.js'
 import { evaluatePreconditions } from './evaluate.js'
 import { needs } from '../shared/dependencies.js'
@@ -109,7 +109,7 @@ export function notModified (reply: FastifyReply): FastifyReply {
 async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPluginOptions): Promise<void> {
   refuseUnknownOptions('conditional', opts, OPTION_KEYS)
   const notModifiedOn = opts.notModified ?? defaults.notModified
-  if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${String(notModifiedOn)}`)
+  if (typeof notModifiedOn !== 'boolean') throw new TypeError(`conditional plugin: notModified must be a boolean, got ${shownValue(notModifiedOn)}`)
 
   // An accessor on the prototype, not a value: Fastify copies value decorators into the
   // contexts created after them only, while this plugin's hooks also run in the contexts

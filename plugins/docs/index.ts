@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
 export interface DocsPluginOptions {
@@ -59,8 +59,8 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
   refuseUnknownOptions('docs', opts, OPTION_KEYS)
   const routePrefix = opts.routePrefix ?? defaults.routePrefix
   const title = opts.title ?? defaults.title
-  if (typeof routePrefix !== 'string' || !/^\/[^?#]*[^/?#]$/.test(routePrefix)) throw new TypeError(`docs plugin: routePrefix must be a path without a trailing slash, got ${String(routePrefix)}`)
-  if (typeof title !== 'string' || title.length === 0) throw new TypeError(`docs plugin: title must be a non-empty string, got ${String(title)}`)
+  if (typeof routePrefix !== 'string' || !/^\/[^?#]*[^/?#]$/.test(routePrefix)) throw new TypeError(`docs plugin: routePrefix must be a path without a trailing slash, got ${shownValue(routePrefix)}`)
+  if (typeof title !== 'string' || title.length === 0) throw new TypeError(`docs plugin: title must be a non-empty string, got ${shownValue(title)}`)
 
   // The page reads the document the service serves (`/openapi.json`), not the copy
   // @fastify/swagger-ui serves at `<routePrefix>/json`, which only stands in when the openapi

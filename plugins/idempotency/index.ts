@@ -4,7 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { IdempotencyKeys } from '../../store/idempotency-keys.js'
 import { schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
 export interface IdempotencyPluginOptions {
@@ -33,7 +33,7 @@ const OPTION_KEYS: OptionKeys<IdempotencyPluginOptions> = { store: true, ttl: tr
 
 function positiveInteger (name: string, value: unknown, allowZero: boolean): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new TypeError(`idempotency plugin: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer of milliseconds, got ${String(value)}`)
+    throw new TypeError(`idempotency plugin: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer of milliseconds, got ${shownValue(value)}`)
   }
   return value
 }
@@ -42,17 +42,17 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
   refuseUnknownOptions('idempotency', opts, OPTION_KEYS)
   const store = opts.store
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
-    throw new TypeError(`idempotency plugin: store must be a Store (createStore), got ${String(store)}`)
+    throw new TypeError(`idempotency plugin: store must be a Store (createStore), got ${shownValue(store)}`)
   }
   const ttl = positiveInteger('ttl', opts.ttl ?? defaults.ttl, false)
   const purgeInterval = positiveInteger('purgeInterval', opts.purgeInterval ?? Math.min(ttl, HOUR), true)
   const table = opts.table ?? defaults.table
   if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(table)) {
-    throw new TypeError(`idempotency plugin: table must be a lowercase SQL name of at most 41 characters, got ${String(table)}`)
+    throw new TypeError(`idempotency plugin: table must be a lowercase SQL name of at most 41 characters, got ${shownValue(table)}`)
   }
 
   const now = opts.now
-  if (now !== undefined && typeof now !== 'function') throw new TypeError(`idempotency plugin: now must be a function returning a Date, got ${String(now)}`)
+  if (now !== undefined && typeof now !== 'function') throw new TypeError(`idempotency plugin: now must be a function returning a Date, got ${shownValue(now)}`)
 
   const keys = new IdempotencyKeys(table, ttl, now === undefined ? {} : { now })
   await migrate(store, keys.migrations())

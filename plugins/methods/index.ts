@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { methodNotAllowedProblem } from '../problem/internal.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { needs } from '../shared/dependencies.js'
@@ -64,7 +64,7 @@ function parameterLength (params: Record<string, string | undefined>): number {
 async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptions): Promise<void> {
   refuseUnknownOptions('methods', opts, OPTION_KEYS)
   const answerOptions = opts.options ?? true
-  if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${String(answerOptions)}`)
+  if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${shownValue(answerOptions)}`)
 
   /**
    * The routes that match a path under each method (a catch-all's aside), with how much of it

@@ -15,7 +15,7 @@ import { caseHeaders, headerCase, hoistCommonParameters, omitDefaults, omitEchoe
 import { foldProblems, stateHeadersOnce } from './once.js'
 import { DERIVED_PROBLEMS } from './statuses.js'
 import { describeOperation, type DocumentContext } from './operation.js'
-import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, shownValue, type OptionChecks, type OptionKeys } from '../shared/options.js'
 
 type Json = Record<string, unknown>
 
@@ -174,12 +174,12 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   if (!Array.isArray(common)) fail('commonProblems', common, 'an array of 4xx/5xx statuses')
   const routePrefix = opts.routePrefix ?? defaults.routePrefix
   const components = opts.components ?? defaults.components
-  for (const s of common) if (!Number.isInteger(s) || s < 400 || s > 599) throw new TypeError(`openapi plugin: commonProblems must hold 4xx/5xx statuses, got ${String(s)}`)
-  if (typeof components !== 'object' || components === null || Array.isArray(components)) throw new TypeError(`openapi plugin: components must be an object of schemas by name, got ${String(components)}`)
-  if (routePrefix !== false && (typeof routePrefix !== 'string' || !routePrefix.startsWith('/'))) throw new TypeError(`openapi plugin: routePrefix must be a path or false, got ${String(routePrefix)}`)
-  if (opts.tokenHelp !== undefined && (typeof opts.tokenHelp !== 'string' || opts.tokenHelp === '')) throw new TypeError(`openapi plugin: tokenHelp must be a non-empty string, got ${String(opts.tokenHelp)}`)
+  for (const s of common) if (!Number.isInteger(s) || s < 400 || s > 599) throw new TypeError(`openapi plugin: commonProblems must hold 4xx/5xx statuses, got ${shownValue(s)}`)
+  if (typeof components !== 'object' || components === null || Array.isArray(components)) throw new TypeError(`openapi plugin: components must be an object of schemas by name, got ${shownValue(components)}`)
+  if (routePrefix !== false && (typeof routePrefix !== 'string' || !routePrefix.startsWith('/'))) throw new TypeError(`openapi plugin: routePrefix must be a path or false, got ${shownValue(routePrefix)}`)
+  if (opts.tokenHelp !== undefined && (typeof opts.tokenHelp !== 'string' || opts.tokenHelp === '')) throw new TypeError(`openapi plugin: tokenHelp must be a non-empty string, got ${shownValue(opts.tokenHelp)}`)
   const stateOnce = opts.stateOnce ?? defaults.stateOnce
-  if (typeof stateOnce !== 'boolean') throw new TypeError(`openapi plugin: stateOnce must be a boolean, got ${String(stateOnce)}`)
+  if (typeof stateOnce !== 'boolean') throw new TypeError(`openapi plugin: stateOnce must be a boolean, got ${shownValue(stateOnce)}`)
 
   // A route's own problem statuses become responses of the document: a bad one stops the boot,
   // naming the route, rather than a response the service never answers (`[999]`, `'409'`).

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { ContextItem } from '../../schemas/problem.js'
+import { shownValue } from '../shared/options.js'
 
 /** Standard titles of the convention's "Common errors" table, by status. */
 export const STATUS_TITLES: Readonly<Record<number, string>> = {
@@ -82,7 +83,7 @@ type Factory = (detail?: string, init?: Omit<ProblemInit, 'detail'>) => ProblemE
  * Returns a factory so call sites read `throw problems.notFound('...')`.
  */
 export function defineProblem (status: number, code: string, title?: string): Factory {
-  if (!isErrorStatus(status)) throw new TypeError(`defineProblem: status must be a 4xx or 5xx status, got ${String(status)} (a problem is never the body of another status)`)
+  if (!isErrorStatus(status)) throw new TypeError(`defineProblem: status must be a 4xx or 5xx status, got ${shownValue(status)} (a problem is never the body of another status)`)
   return (detail, init = {}) => new ProblemError(status, code, { title, ...init, detail })
 }
 

@@ -7,7 +7,7 @@ import { ProblemError, invalidData, isErrorStatus, isProblemError, problems } fr
 import { contextFromAjv } from './validation-context.js'
 import { laterPartErrors } from './later-parts.js'
 import { pathOf } from '../shared/url.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { unmatchedProblem } from './unmatched.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, requestIdRule, sentRequestId } from './request-id.js'
@@ -99,7 +99,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (typeof header !== 'string' || !HEADER_NAME.test(header)) throw new TypeError(`problem plugin: requestIdHeader must be a header name such as "x-request-id", got ${JSON.stringify(header)}`)
   const headerName = header.toLowerCase()
   const maxLength = opts.maxRequestIdLength ?? defaults.maxRequestIdLength
-  if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${String(maxLength)}`)
+  if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${shownValue(maxLength)}`)
   const notFound = opts.notFound ?? defaults.notFound
   if (typeof notFound !== 'boolean') throw new TypeError(`problem plugin: notFound must be a boolean, got ${JSON.stringify(notFound)}`)
   const settings = { header: headerName, maxLength }

@@ -1,5 +1,6 @@
 import type { ComparisonOp } from '../../model/query.js'
 import { QueryError } from './errors.js'
+import { shownValue } from '../shared/options.js'
 
 /*
  * FIQL/RSQL parser (conventions: "Advanced filtering"), recursive descent over
@@ -70,7 +71,7 @@ export function resolveFiqlLimits (limits: Partial<FiqlLimits> = {}): Readonly<F
     const value = limits[name]
     if (value === undefined) continue
     if (!Number.isSafeInteger(value) || value < 1 || (name === 'maxDepth' && value > 100)) {
-      throw new TypeError(`FIQL limits: ${name} must be a positive integer${name === 'maxDepth' ? ' up to 100' : ''}, got ${String(value)}`)
+      throw new TypeError(`FIQL limits: ${name} must be a positive integer${name === 'maxDepth' ? ' up to 100' : ''}, got ${shownValue(value)}`)
     }
     out[name] = value
   }

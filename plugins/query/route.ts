@@ -3,7 +3,7 @@ import type { FieldMap, OrderingTerm } from '../../model/query.js'
 import type { FiqlLimits } from './fiql.js'
 import { orderingResolver, type OrderingResolver } from './ordering.js'
 import { INT32_MAX } from '../../schemas/types.js'
-import { refuseUnknownKeys, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownKeys, shownValue, type OptionKeys } from '../shared/options.js'
 
 /** `routeOptions.config.collection`: the route answers a collection GET, or its POST search. */
 export interface CollectionConfig {
@@ -77,7 +77,7 @@ export function collectionPath (path: string): string {
 /** A page size option: an integer from 1 to 2^31-1 (conventions: "Limits"). */
 export function checkLimit (where: string, name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > INT32_MAX) {
-    throw new TypeError(`${where}: ${name} must be an integer from 1 to ${INT32_MAX}, got ${String(value)}`)
+    throw new TypeError(`${where}: ${name} must be an integer from 1 to ${INT32_MAX}, got ${shownValue(value)}`)
   }
   return value
 }
@@ -113,18 +113,18 @@ function parameterNames (fields: FieldMap, offset: boolean, where: string): Map<
 
 /** Checks `config.collection` of a route once; throws a TypeError naming the option and its value. */
 export function resolveRoute (config: unknown, url: string, where: string, base: RouteDefaults): CollectionRoute {
-  if (typeof config !== 'object' || config === null) throw new TypeError(`${where}: config.collection must be an object or false, got ${String(config)}`)
+  if (typeof config !== 'object' || config === null) throw new TypeError(`${where}: config.collection must be an object or false, got ${shownValue(config)}`)
   // Misspelt, a key would be ignored and the plugin's default kept: the opposite of what was asked.
   refuseUnknownKeys(`${where}: `, config, CONFIG_KEYS, 'config.collection.')
   const c = config as Partial<CollectionConfig>
-  if (!(c.fields instanceof Map) || c.fields.size === 0) throw new TypeError(`${where}: config.collection.fields must be a field map (createFieldMap, fieldsFromSchema), got ${String(c.fields)}`)
+  if (!(c.fields instanceof Map) || c.fields.size === 0) throw new TypeError(`${where}: config.collection.fields must be a field map (createFieldMap, fieldsFromSchema), got ${shownValue(c.fields)}`)
   const maxLimit = c.maxLimit === undefined ? base.maxLimit : checkLimit(where, 'config.collection.maxLimit', c.maxLimit)
   const defaultLimit = c.defaultLimit === undefined ? Math.min(base.defaultLimit, maxLimit) : checkLimit(where, 'config.collection.defaultLimit', c.defaultLimit)
   if (defaultLimit > maxLimit) throw new TypeError(`${where}: config.collection.defaultLimit (${defaultLimit}) must not exceed maxLimit (${maxLimit})`)
   for (const name of ['offset', 'etag'] as const) {
-    if (c[name] !== undefined && typeof c[name] !== 'boolean') throw new TypeError(`${where}: config.collection.${name} must be a boolean, got ${String(c[name])}`)
+    if (c[name] !== undefined && typeof c[name] !== 'boolean') throw new TypeError(`${where}: config.collection.${name} must be a boolean, got ${shownValue(c[name])}`)
   }
-  if (c.scope !== undefined && typeof c.scope !== 'function') throw new TypeError(`${where}: config.collection.scope must be a function of the request, got ${String(c.scope)}`)
+  if (c.scope !== undefined && typeof c.scope !== 'function') throw new TypeError(`${where}: config.collection.scope must be a function of the request, got ${shownValue(c.scope)}`)
   const offset = c.offset ?? true
   const fields = c.fields
   let ordering: OrderingResolver

@@ -6,7 +6,7 @@ import { ResourceTable } from '../../store/table/index.js'
 import type { Store, Tx } from '../../store/types.js'
 import conditionalPlugin from '../conditional/index.js'
 import idempotencyPlugin, { type IdempotencyKeys } from '../idempotency/index.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import type { ResourceDefinition } from './define.js'
 import { dependencyOrder } from './order.js'
 import { itemPaths } from './paths.js'
@@ -91,10 +91,10 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
   refuseUnknownOptions('resource', opts, OPTION_KEYS)
   const { store, resources } = opts
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
-    throw new TypeError(`resource plugin: store must be a Store (createStore), got ${String(store)}`)
+    throw new TypeError(`resource plugin: store must be a Store (createStore), got ${shownValue(store)}`)
   }
   if (!Array.isArray(resources) || resources.length === 0 || resources.some(r => typeof r?.storage?.table !== 'string' || typeof r.storage.migration !== 'object')) {
-    throw new TypeError(`resource plugin: resources must be a non-empty array of defineResource() results, got ${String(resources)}`)
+    throw new TypeError(`resource plugin: resources must be a non-empty array of defineResource() results, got ${shownValue(resources)}`)
   }
   const tables = new Set<string>()
   for (const r of resources) {

@@ -4,7 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { DEFAULT_DELIVERY_RETENTION, WebhookDeliveries } from '../../store/webhook-deliveries.js'
 import { schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
@@ -73,23 +73,23 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
   refuseUnknownOptions('webhooks', opts, OPTION_KEYS)
   const store = opts.store
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
-    throw new TypeError(`webhooks plugin: store must be a Store (createStore), got ${String(store)}`)
+    throw new TypeError(`webhooks plugin: store must be a Store (createStore), got ${shownValue(store)}`)
   }
   const table = opts.table ?? defaults.table
   if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,57}$/.test(table)) {
-    throw new TypeError(`webhooks plugin: table must be a lowercase SQL name of at most 58 characters, got ${String(table)}`)
+    throw new TypeError(`webhooks plugin: table must be a lowercase SQL name of at most 58 characters, got ${shownValue(table)}`)
   }
   const allowHttp = opts.allowHttp ?? defaults.allowHttp
-  if (typeof allowHttp !== 'boolean') throw new TypeError(`webhooks plugin: allowHttp must be a boolean, got ${String(allowHttp)}`)
+  if (typeof allowHttp !== 'boolean') throw new TypeError(`webhooks plugin: allowHttp must be a boolean, got ${shownValue(allowHttp)}`)
   const bodyLimit = opts.bodyLimit ?? defaults.bodyLimit
-  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`webhooks plugin: bodyLimit must be a positive integer of bytes, got ${String(bodyLimit)}`)
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`webhooks plugin: bodyLimit must be a positive integer of bytes, got ${shownValue(bodyLimit)}`)
 
   const retention = opts.retention ?? DEFAULT_DELIVERY_RETENTION
-  if (!Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`webhooks plugin: retention must be a positive integer of milliseconds, got ${String(retention)}`)
+  if (!Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`webhooks plugin: retention must be a positive integer of milliseconds, got ${shownValue(retention)}`)
   const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got ${String(purgeInterval)}`)
+  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got ${shownValue(purgeInterval)}`)
   const now = opts.now
-  if (now !== undefined && typeof now !== 'function') throw new TypeError(`webhooks plugin: now must be a function returning a Date, got ${String(now)}`)
+  if (now !== undefined && typeof now !== 'function') throw new TypeError(`webhooks plugin: now must be a function returning a Date, got ${shownValue(now)}`)
 
   const deliveries = new WebhookDeliveries(table, { retention, ...(now === undefined ? {} : { now }) })
   await migrate(store, deliveries.migrations())

@@ -4,7 +4,7 @@ import type { WriteClaim } from '../../store/statement-parts.js'
 import type { Tx } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { parseMediaType } from '../shared/media-type.js'
-import { optionChecks } from '../shared/options.js'
+import { optionChecks, shownValue } from '../shared/options.js'
 import { webhookPath } from './paths.js'
 import type { WebhookDelivery } from './index.js'
 import type { WebhookVerifier } from './verifier.js'
@@ -100,7 +100,7 @@ function documentation (verifier: WebhookVerifier, allowHttp: boolean): { descri
  * Throws a TypeError at once for a bad path or definition.
  */
 export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, def: WebhookDefinition<S>): void {
-  if (!isObject(def)) throw new TypeError(`registerWebhook: the definition must be an object, got ${String(def)}`)
+  if (!isObject(def)) throw new TypeError(`registerWebhook: the definition must be an object, got ${shownValue(def)}`)
   const path = webhookPath(def.producer, def.event)
   check(def, path)
   // On a generic path the event name is the only name the producer has here.

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { problems } from '../problem/index.js'
 import { headerValue, type WebhookVerifier } from './verifier.js'
+import { shownValue } from '../shared/options.js'
 
 /** Options of the Standard Webhooks verifier (https://www.standardwebhooks.com). */
 export interface StandardWebhooksOptions {
@@ -74,7 +75,7 @@ export function standardWebhooks (opts: StandardWebhooksOptions): WebhookVerifie
   })
   const tolerance = opts.tolerance ?? defaults.tolerance
   if (!Number.isInteger(tolerance) || tolerance < 1) {
-    throw new TypeError(`standardWebhooks: tolerance must be a positive integer of seconds, got ${String(tolerance)}`)
+    throw new TypeError(`standardWebhooks: tolerance must be a positive integer of seconds, got ${shownValue(tolerance)}`)
   }
 
   const verify: WebhookVerifier = (rawBody, request) => {

@@ -1,5 +1,6 @@
 import { problems } from '../problem/index.js'
 import { digestOf, headerValue, matchesDigest, type VerifierDocumentation, type WebhookVerifier } from './verifier.js'
+import { shownValue } from '../shared/options.js'
 
 /** Options of the shared-token verifier: the producer sends a secret token with each delivery. */
 export interface SharedTokenOptions {
@@ -26,7 +27,7 @@ const BEARER = 'Bearer '
 
 function checkHeader (name: string, value: unknown): string {
   if (typeof value !== 'string' || !HEADER_NAME.test(value)) {
-    throw new TypeError(`sharedToken: ${name} must be a header name, got ${String(value)}`)
+    throw new TypeError(`sharedToken: ${name} must be a header name, got ${shownValue(value)}`)
   }
   return value.toLowerCase()
 }

@@ -191,7 +191,7 @@ t.test('option and route config validation at registration', async t => {
     ['empty issuer', { verifier: { secret: SECRET, issuer: '' } }, /verifier.issuer must be a non-empty string or list of strings, got ""/],
     ['empty audience list', { verifier: { secret: SECRET, audience: [] } }, /verifier.audience .* got \[\]/],
     ['audience of the wrong type', { verifier: { secret: SECRET, audience: 5 } }, /verifier.audience .* got 5/],
-    ['required not boolean', { verifier: { secret: SECRET }, required: 'yes' }, /required must be a boolean, got yes/],
+    ['required not boolean', { verifier: { secret: SECRET }, required: 'yes' }, /required must be a boolean, got "yes"/],
     ['negative cacheSize', { verifier: { secret: SECRET }, cacheSize: -1 }, /cacheSize must be a non-negative integer, got -1/],
     ['fractional cacheSize', { verifier: { secret: SECRET }, cacheSize: 1.5 }, /cacheSize must be a non-negative integer, got 1.5/],
     // Misspelt, an option would be ignored: a route meant to be open would still need a token, or the reverse.

@@ -137,7 +137,7 @@ t.test('evaluateRead', async t => {
 
 t.test('options and route configs are checked at registration', async t => {
   const options: Array<[unknown, RegExp]> = [
-    [{ notModified: 'yes' }, /notModified must be a boolean, got yes/],
+    [{ notModified: 'yes' }, /notModified must be a boolean, got "yes"/],
     [{ notModifed: false }, /^conditional plugin: unknown option notModifed \(did you mean notModified\?\); the options are notModified$/]
   ]
   for (const [opts, message] of options) {

@@ -256,7 +256,7 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await t.rejects(async () => { await Fastify().register(openapi, { components: [] as never }).ready() }, TypeError, 'components must be an object')
   await t.rejects(async () => { await Fastify().register(openapi, { components: 'Thing' as never }).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(openapi, { tokenHelp: 42 as never }).ready() }, /^openapi plugin: tokenHelp must be a non-empty string, got 42$/)
-  await t.rejects(async () => { await Fastify().register(openapi, { stateOnce: 'yes' as never }).ready() }, /^openapi plugin: stateOnce must be a boolean, got yes$/)
+  await t.rejects(async () => { await Fastify().register(openapi, { stateOnce: 'yes' as never }).ready() }, /^openapi plugin: stateOnce must be a boolean, got "yes"$/)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
     /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp, stateOnce$/)
 })

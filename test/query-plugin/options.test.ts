@@ -49,9 +49,9 @@ t.test('config.collection is checked when the route is added', async (t) => {
     [{ fields, maxLimit: 0 }, /config\.collection\.maxLimit must be an integer from 1 to 2147483647, got 0/],
     [{ fields, defaultLimit: -1 }, /config\.collection\.defaultLimit must be an integer/],
     [{ fields, defaultLimit: 30, maxLimit: 10 }, /config\.collection\.defaultLimit \(30\) must not exceed maxLimit \(10\)/],
-    [{ fields, offset: 'yes' }, /config\.collection\.offset must be a boolean, got yes/],
+    [{ fields, offset: 'yes' }, /config\.collection\.offset must be a boolean, got "yes"/],
     [{ fields, etag: 1 }, /config\.collection\.etag must be a boolean, got 1/],
-    [{ fields, scope: 'docs' }, /config\.collection\.scope must be a function of the request, got docs/],
+    [{ fields, scope: 'docs' }, /config\.collection\.scope must be a function of the request, got "docs"/],
     [{ fields: noId }, /config\.collection: ordering: idField "id" is not in the field map/],
     [{ fields, idField: 'nope' }, /idField "nope"/],
     [{ fields, defaultOrdering: [{ field: 'tags', direction: 'asc' }] }, /defaultOrdering has/],
@@ -64,7 +64,7 @@ t.test('config.collection is checked when the route is added', async (t) => {
     t.throws(() => app.get('/x', { config: { collection: config as false } }, async () => ({})), { name: 'TypeError', message }, JSON.stringify(config))
   }
   t.throws(() => app.get('/y', { config: { collection: 'yes' as unknown as false } }, async () => ({})),
-    new TypeError('query plugin: config.collection of GET /y: config.collection must be an object or false, got yes'), 'the message names the route')
+    new TypeError('query plugin: config.collection of GET /y: config.collection must be an object or false, got "yes"'), 'the message names the route')
   await app.close()
 })
 

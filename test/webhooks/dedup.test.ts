@@ -151,7 +151,7 @@ t.test('retention options are checked, naming the option', async t => {
   for (const [plugin, message] of [
     [{ retention: 0 }, /webhooks plugin: retention must be a positive integer of milliseconds, got 0/],
     [{ purgeInterval: -1 }, /webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got -1/],
-    [{ now: 'today' }, /webhooks plugin: now must be a function returning a Date, got today/]
+    [{ now: 'today' }, /webhooks plugin: now must be a function returning a Date, got "today"/]
   ] as const) {
     await t.rejects(build(t, { store, plugin: plugin as never }), { name: 'TypeError', message }, JSON.stringify(plugin))
   }

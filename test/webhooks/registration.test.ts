@@ -91,9 +91,9 @@ t.test('plugin options are checked at registration', async t => {
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{}, /webhooks plugin: store must be a Store \(createStore\), got undefined/],
     [{ store: {} }, /store must be a Store/],
-    [{ store, table: 'Deliveries' }, /table must be a lowercase SQL name of at most 58 characters, got Deliveries/],
+    [{ store, table: 'Deliveries' }, /table must be a lowercase SQL name of at most 58 characters, got "Deliveries"/],
     [{ store, table: 'd'.repeat(59) }, /table must be/],
-    [{ store, allowHttp: 'yes' }, /allowHttp must be a boolean, got yes/],
+    [{ store, allowHttp: 'yes' }, /allowHttp must be a boolean, got "yes"/],
     [{ store, bodyLimit: 0 }, /bodyLimit must be a positive integer of bytes, got 0/],
     [{ store, allowHTTP: true }, /^webhooks plugin: unknown option allowHTTP \(did you mean allowHttp\?\); the options are store, table, allowHttp, bodyLimit, retention, purgeInterval, now$/]
   ]

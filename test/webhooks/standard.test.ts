@@ -167,7 +167,7 @@ t.test('options are checked at creation, never echoing a secret', async t => {
     [{ secrets: [null] }, /secrets\[0\] .* got null/],
     [{ secrets: SECRET, tolerance: 0 }, /tolerance must be a positive integer of seconds, got 0/],
     [{ secrets: SECRET, tolerance: 1.5 }, /tolerance must be .* got 1.5/],
-    [{ secrets: SECRET, tolerance: '300' }, /tolerance must be .* got 300/]
+    [{ secrets: SECRET, tolerance: '300' }, /tolerance must be .* got "300"/]
   ]
   for (const [opts, message] of cases) {
     t.throws(() => standardWebhooks(opts as StandardWebhooksOptions), { name: 'TypeError', message }, JSON.stringify(opts) ?? 'undefined')

@@ -97,7 +97,7 @@ t.test('options are checked at creation, never echoing a token', async t => {
     [{ tokens: 'short' }, /tokens\[0\] must be a string of at least 16 characters without surrounding spaces, got a string of 5 characters/],
     [{ tokens: [TOKEN, ` ${TOKEN}`] }, /tokens\[1\] .* got a string of 36 characters/],
     [{ tokens: [7] }, /tokens\[0\] .* got 7/],
-    [{ tokens: TOKEN, header: 'bad header' }, /header must be a header name, got bad header/],
+    [{ tokens: TOKEN, header: 'bad header' }, /header must be a header name, got "bad header"/],
     [{ tokens: TOKEN, header: 42 }, /header must be a header name, got 42/],
     [{ tokens: TOKEN, idHeader: true }, /idHeader must be a header name, got true/]
   ]
