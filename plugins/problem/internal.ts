@@ -1,3 +1,5 @@
-// What the methods plugin uses of the problem plugin besides its public entry: not a package
-// entry, so none of it is a promise to adopters.
+// What other plugins of the suite use of the problem plugin besides its public entry (the
+// methods plugin its 405, openapi the rule of a problem status): not a package entry, so none
+// of it is a promise to adopters.
 export { methodNotAllowedProblem } from './unmatched.js'
+export { isErrorStatus } from './errors.js'
