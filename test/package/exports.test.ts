@@ -96,8 +96,8 @@ const expected: Record<string, string[]> = {
     'MIGRATION_FILE', 'MigrationFailed', 'NotNullViolation', 'Purge', 'RefusalCounts', 'SchemaMismatch',
     'SerializationFailure', 'StatementTimeout', 'StoreError', 'TransactionAborted', 'Unavailable',
     'UniqueViolation', 'appliedMigrations', 'applyMigrationFiles', 'compareTables', 'createStore',
-    'evolveTables', 'isStoreError', 'migrate', 'migrationSlug', 'migrationText', 'previewTables', 'quoteIdent',
-    'readMigrationFiles', 'storeLocation', 'writeMigrationFile'
+    'defaultColumn', 'defaultColumns', 'evolveTables', 'isStoreError', 'migrate', 'migrationSlug', 'migrationText',
+    'previewTables', 'quoteIdent', 'readMigrationFiles', 'readPage', 'storeLocation', 'writeMigrationFile'
   ],
   'svc-conventions/schemas': [
     'BULK_ACTIONS', 'BulkAction', 'BulkContextItem', 'BulkOperation', 'BulkOperationResult',
