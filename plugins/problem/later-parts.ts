@@ -31,7 +31,10 @@ export function laterPartErrors (request: FastifyRequest, failed: string): Array
     } catch {
       continue // the first violation is answered; a validator that throws adds nothing to it
     }
-    if (valid === false && Array.isArray(fn.errors)) found.push({ part, errors: fn.errors })
+    // An asynchronous validator ($async) is not waited for: the answer names what is known now,
+    // and its refusal, unobserved, would end the process.
+    if (typeof (valid as Promise<unknown> | undefined)?.then === 'function') (valid as Promise<unknown>).then(undefined, () => {})
+    else if (valid === false && Array.isArray(fn.errors)) found.push({ part, errors: fn.errors })
   }
   return found
 }

@@ -275,6 +275,11 @@ t.test('every part at once: the parts after the failed one run as Fastify would 
     },
     validatorCompiler: ({ httpPart }) => ({ params: badId, querystring: badPage }[httpPart ?? ''] ?? (httpPart === 'headers' ? throwing : () => true))
   }, async () => ({}))
+  // An asynchronous validator that refuses: not waited for, and its refusal does not escape.
+  app.post('/later/:id', {
+    schema: { params: Type.Object({ id: Type.Integer() }), querystring: Type.Object({}) },
+    validatorCompiler: ({ httpPart }) => httpPart === 'params' ? badId : (async () => { throw new Error('refused later') }) as never
+  }, async () => ({}))
   // No body at all: its validator sees null, as Fastify would give it.
   const seen: unknown[] = []
   app.post('/plain/:id', {
@@ -290,6 +295,7 @@ t.test('every part at once: the parts after the failed one run as Fastify would 
   t.equal(res.statusCode, 400)
   t.same(fields(res), [[null, 'id'], ['query', 'page']])
   t.same(fields(await app.inject({ method: 'POST', url: '/plain/x' })), [[null, 'id']])
+  t.same(fields(await app.inject({ method: 'POST', url: '/later/x' })), [[null, 'id']])
   t.same(seen, [null])
   t.same(fields(await app.inject({ method: 'GET', url: '/elsewhere?page=1' })), [[null, 'id']])
   await app.close()
