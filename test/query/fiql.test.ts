@@ -144,7 +144,7 @@ t.test('resolveFiqlLimits checks its options at setup', async (t) => {
   t.ok(Object.isFrozen(resolveFiqlLimits({})))
   const bad: Array<[string, unknown]> = [['maxLength', 0], ['maxDepth', 101], ['maxListSize', 1.5], ['maxComparisons', -1], ['maxLength', '10']]
   for (const [name, value] of bad) {
-    t.throws(() => resolveFiqlLimits({ [name]: value }), new TypeError(`FIQL limits: ${name} must be a positive integer${name === 'maxDepth' ? ' up to 100' : ''}, got ${String(value)}`))
+    t.throws(() => resolveFiqlLimits({ [name]: value }), new TypeError(`FIQL limits: ${name} must be a positive integer${name === 'maxDepth' ? ' up to 100' : ''}, got ${JSON.stringify(value)}`))
   }
 })
 
