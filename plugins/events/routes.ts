@@ -125,7 +125,9 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   async function checkTarget (url: string): Promise<void> {
     const refusal = await refuseTarget(url, r.allowInsecure, r.resolver, r.allowedBy)
     if (refusal !== null) {
-      throw invalidData([{ code: refusal.code, message: refusal.message, field: 'url', source: 'body', value: url }],
+      // The credentials refused are not sent back either.
+      const value = refusal.code === 'URL_CREDENTIALS' ? {} : { value: url }
+      throw invalidData([{ code: refusal.code, message: refusal.message, field: 'url', source: 'body', ...value }],
         `The url breaks a rule for webhook targets: it ${refusal.message}.`)
     }
   }

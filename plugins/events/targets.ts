@@ -54,7 +54,7 @@ export function isInternalAddress (address: string): boolean {
 
 /** A URL refused as a subscriber's target: the rule it breaks, for a 400 naming it. */
 export interface TargetRefusal {
-  code: 'URL_NOT_HTTPS' | 'URL_INTERNAL_ADDRESS' | 'URL_UNRESOLVABLE'
+  code: 'URL_CREDENTIALS' | 'URL_NOT_HTTPS' | 'URL_INTERNAL_ADDRESS' | 'URL_UNRESOLVABLE'
   message: string
 }
 
@@ -71,6 +71,11 @@ function literalOf (hostname: string): string | null {
  */
 export async function refuseTarget (url: string, allowInsecure: boolean, resolve: Resolver, allowedBy: string | null = null): Promise<TargetRefusal | null> {
   const parsed = new URL(url)
+  // A credential in the URL would be shown by every read of the subscription, which keeps its
+  // secret out of them; the secret's signature is what tells the subscriber who is calling.
+  if (parsed.username !== '' || parsed.password !== '') {
+    return { code: 'URL_CREDENTIALS', message: 'must not carry a user name or password, which every read of the subscription would show; the subscriber authenticates deliveries by their signature' }
+  }
   if (allowInsecure) return null
   const hint = allowedBy === null ? '' : ` (in local development, ${allowedBy} allows it)`
   if (parsed.protocol !== 'https:') return { code: 'URL_NOT_HTTPS', message: `must be an https:// URL${hint}` }

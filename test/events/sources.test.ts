@@ -74,6 +74,13 @@ for (const db of databases) {
       }, { resolver, worker: false })
       const refused = await client(production.base)('POST', '/v1/webhook-subscriptions', { url: 'http://hooks.example.com/in', events: ['author.created'] })
       t.match(refused, { status: 400, body: { context: [{ code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }] } }, 'production: no setting named')
+      const writes: Array<[string, string]> = [['POST', '/v1/webhook-subscriptions'], ['PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`]]
+      for (const [method, path] of writes) {
+        const credentials = await call(method, path, { url: 'https://hooks:s3cr3t@hooks.example.com/in', events: ['author.created'] })
+        t.equal(credentials.status, 400, `${method}: a URL with a user and password`)
+        t.same(credentials.body.context, [{ code: 'URL_CREDENTIALS', field: 'url', source: 'body', message: 'must not carry a user name or password, which every read of the subscription would show; the subscriber authenticates deliveries by their signature' }], `${method}: no value`)
+        t.notMatch(JSON.stringify(credentials.body), /s3cr3t/, `${method}: the password is not sent back`)
+      }
       const unknown = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { events: ['author.eaten'] })
       t.match(unknown.body.context, [{ code: 'INPUT_INVALID', field: 'events[0]', value: 'author.eaten' }])
       await call('DELETE', `/v1/webhook-subscriptions/${ok.body.id as string}`)

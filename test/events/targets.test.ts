@@ -23,7 +23,7 @@ t.test('internal addresses, IPv4 and IPv6, IPv4-mapped included', async t => {
   for (const a of external) t.equal(isInternalAddress(a), false, a)
 })
 
-t.test('at save: https only; no literal or name reaching an internal address; insecure allows all', async t => {
+t.test('at save: no credentials; https only; no literal or name reaching an internal address; insecure allows all', async t => {
   const resolve = stub({ 'hooks.example.com': ['93.184.216.34', '2606:2800:220:1::1'], 'sneaky.example.com': ['93.184.216.34', '192.168.1.5'], 'empty.example.com': [] })
   const cases: Array<[string, string | null]> = [
     ['https://hooks.example.com/in', null],
@@ -41,6 +41,9 @@ t.test('at save: https only; no literal or name reaching an internal address; in
   ]
   for (const [url, code] of cases) t.equal((await refuseTarget(url, false, resolve))?.code ?? null, code, url)
   t.equal(await refuseTarget('http://127.0.0.1:8080/in', true, resolve), null, 'WEBHOOK_ALLOW_INSECURE_TARGETS=true')
+  for (const url of ['https://user:pw@hooks.example.com/in', 'https://token@hooks.example.com/in', 'https://:pw@hooks.example.com/in', 'http://user:pw@127.0.0.1:8080/in']) {
+    for (const insecure of [false, true]) t.equal((await refuseTarget(url, insecure, resolve))?.code, 'URL_CREDENTIALS', `${url}, insecure ${String(insecure)}: credentials refused whatever the setting`)
+  }
 })
 
 t.test('a refusal the insecure setting would lift names that setting, when one is given', async t => {
