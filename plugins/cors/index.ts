@@ -123,10 +123,15 @@ const REFUSED_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Requ
 
 async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): Promise<void> {
   refuseUnknownOptions('cors', opts, OPTION_KEYS)
-  // A second @fastify/cors below the first throws from its decorator outside the boot's
-  // promise: the process died on an uncaught exception instead of a refused registration.
+  // A second @fastify/cors throws outside the boot's promise, from its decorator below the first
+  // or from its catch-all OPTIONS route beside one in a sibling context with the same prefix: the
+  // process died on an uncaught exception instead of a refused registration.
   if (fastify.hasPlugin('@fastify/cors')) {
-    throw new Error('cors plugin: @fastify/cors is registered already, here or above (the cors plugin registered twice?); register the cors plugin once, with every origin, and not beside @fastify/cors')
+    throw new Error('cors plugin: @fastify/cors is registered already, here or above; register the cors plugin instead, with every origin, and not beside @fastify/cors')
+  }
+  // The library's catch-all route: `*` under a prefix, stored as `/*` without one.
+  if (fastify.hasRoute({ method: 'OPTIONS', url: fastify.prefix === '' ? '/*' : `${fastify.prefix}*` })) {
+    throw new Error(`cors plugin: an OPTIONS route for every path under the prefix ${JSON.stringify(fastify.prefix)} is declared already (the cors plugin or @fastify/cors in a sibling context?), and the library declares its own; register the cors plugin once in the parent, with every origin, or give each context a prefix of its own`)
   }
   const origins = list<string | RegExp>(opts.origins ?? defaults.origins, 'origins')
   origins.forEach((o, i) => checkOrigin(o, `origins[${i}]`))
@@ -240,4 +245,4 @@ function libraryOptions (origins: Array<string | RegExp>, isAllowed: (origin: st
 }
 
 // Its refusals are problems: the problem plugin renders them.
-export default fp(needs('cors', ['problem'], corsPlugin), { fastify: '5.x', name: 'svc-cors' })
+export default fp(needs('cors', ['problem'], corsPlugin, { alsoBelow: true }), { fastify: '5.x', name: 'svc-cors' })

@@ -5,6 +5,7 @@ import { negotiate, parseAccept } from '../shared/accept.js'
 import { essenceOf, parseMediaType, type MediaType } from '../shared/media-type.js'
 import { publishedBy } from '../shared/published.js'
 import { refuseUnknownKeys, refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { once } from '../shared/dependencies.js'
 import { columnsOf, itemSchemaOf, type Column } from './columns.js'
 import { linkHeader, resultsOf } from './page.js'
 import { writeCsv } from './write.js'
@@ -133,4 +134,4 @@ async function csvPlugin (fastify: FastifyInstance, opts: CsvPluginOptions): Pro
 export type { Column } from './columns.js'
 export { columnsOf } from './columns.js'
 export { writeCsv } from './write.js'
-export default fp(csvPlugin, { fastify: '5.x', name: 'svc-csv' })
+export default fp(once('csv', csvPlugin), { fastify: '5.x', name: 'svc-csv' })

@@ -87,4 +87,4 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
   })
 }
 
-export default fp(needs('docs', ['openapi'], docsPlugin), { fastify: '5.x', name: 'svc-docs' })
+export default fp(needs('docs', ['openapi'], docsPlugin, { alsoBelow: true }), { fastify: '5.x', name: 'svc-docs' })

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createDownstream, type Downstream, type DownstreamClient, type PropagatedContext } from './client.js'
 import type { DownstreamOptions } from './options.js'
+import { once } from '../shared/dependencies.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -71,4 +72,4 @@ export { createDownstream } from './client.js'
 export { DownstreamError, DownstreamResponseError, DownstreamProblemError, DownstreamTimeoutError, DownstreamTooLargeError, DownstreamConnectionError } from './errors.js'
 export { backoff, retryAfter } from './retry.js'
 // Needs no other plugin: with problem and conventions registered it passes on what they settled.
-export default fp(downstream, { fastify: '5.x', name: 'svc-downstream' })
+export default fp(once('downstream', downstream), { fastify: '5.x', name: 'svc-downstream' })

@@ -5,6 +5,7 @@ import type { Store } from '../../store/types.js'
 import { IdempotencyKeys } from '../../store/idempotency-keys.js'
 import { schedulePurge } from '../shared/purge-timer.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
+import { once } from '../shared/dependencies.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
 export interface IdempotencyPluginOptions {
@@ -69,4 +70,4 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
 export { fingerprintOf, replayStatus } from './keys.js'
 export { claimed, claimOf } from './claim.js'
 export type { IdempotencyKeys, IdempotencyClaim, IdempotencyRecord } from '../../store/idempotency-keys.js'
-export default fp(idempotencyPlugin, { fastify: '5.x', name: 'svc-idempotency' })
+export default fp(once('idempotency', idempotencyPlugin), { fastify: '5.x', name: 'svc-idempotency' })

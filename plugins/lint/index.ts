@@ -4,6 +4,7 @@ import { lintOpenApi } from './openapi.js'
 import { lintRouteConfig, lintRouteSchema } from './route.js'
 import { RULES, type RuleSwitches, type Violation } from './rules.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
+import { once } from '../shared/dependencies.js'
 
 export { lintSchema, type SchemaLintOptions } from './schema.js'
 export { lintOpenApi, type OpenApiLintOptions } from './openapi.js'
@@ -112,4 +113,4 @@ async function lintPlugin (fastify: FastifyInstance, opts: LintPluginOptions): P
   })
 }
 
-export default fp(lintPlugin, { fastify: '5.x', name: 'svc-lint' })
+export default fp(once('lint', lintPlugin), { fastify: '5.x', name: 'svc-lint' })

@@ -16,6 +16,7 @@ import { foldProblems, stateHeadersOnce } from './once.js'
 import { DERIVED_PROBLEMS } from './statuses.js'
 import { describeOperation, type DocumentContext } from './operation.js'
 import { optionChecks, refuseUnknownOptions, shownValue, type OptionChecks, type OptionKeys } from '../shared/options.js'
+import { once } from '../shared/dependencies.js'
 
 type Json = Record<string, unknown>
 
@@ -287,4 +288,4 @@ function finish (fastify: FastifyInstance, doc: Json, ctx: DocumentContext, stat
   return shareRepeated(shareSchemas(shareNullable(shareTitled(shareFormats({ ...once, components: { ...components, schemas: addPatterns(components.schemas) } })))))
 }
 
-export default fp(openapiPlugin, { fastify: '5.x', name: 'svc-openapi' })
+export default fp(once('openapi', openapiPlugin, { alsoBelow: true }), { fastify: '5.x', name: 'svc-openapi' })

@@ -8,6 +8,7 @@ import { contextFromAjv } from './validation-context.js'
 import { laterPartErrors } from './later-parts.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
+import { once } from '../shared/dependencies.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { unmatchedProblem } from './unmatched.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, requestIdRule, sentRequestId } from './request-id.js'
@@ -227,4 +228,4 @@ export { contextFromAjv, fieldFromPointer, ROOT_FIELD } from './validation-conte
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
 export { sentRequestId, requestIdSettingsOf, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER, type RequestIdSettings } from './request-id.js'
 export { unavailableProblem } from './unavailable.js'
-export default fp(problemPlugin, { fastify: '5.x', name: 'svc-problem' })
+export default fp(once('problem', problemPlugin), { fastify: '5.x', name: 'svc-problem' })

@@ -27,16 +27,45 @@ export function missingDependencies (plugin: string, missing: readonly string[])
   return Object.assign(err, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' })
 }
 
+
+/** The mark a registration of `plugin` leaves on its context, shared by every copy of the suite. */
+const markOf = (plugin: string): symbol => Symbol.for(`svc-conventions.registered.${plugin}`)
+
 /**
- * `fn`, checking first that each of `dependencies` (plugin folder names, in the order they are
- * to be registered) was registered before `plugin` in this Fastify instance or an ancestor.
+ * `fn`, refusing first a second registration of `plugin` in the same context, where Fastify
+ * would run its hooks twice or stop on a decorator or route "already added" that does not say
+ * which plugin or what to do. A child context may register it again with other options for its
+ * own routes, unless `alsoBelow`: a plugin that serves the whole server (the document, the CORS
+ * library's catch-all route) is refused below a context that has it too.
  */
-export function needs<Options extends FastifyPluginOptions> (plugin: string, dependencies: readonly string[], fn: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
-  return async function checked (fastify: FastifyInstance, opts: Options): Promise<void> {
+export function once<Options extends FastifyPluginOptions> (plugin: string, fn: FastifyPluginAsync<Options>, { alsoBelow = false } = {}): FastifyPluginAsync<Options> {
+  const mark = markOf(plugin)
+  return async function registeredOnce (fastify: FastifyInstance, opts: Options): Promise<void> {
+    // fastify-plugin keeps the registration in the context it was made in; a child context
+    // inherits its parent's decorations through the prototype.
+    if (Object.hasOwn(fastify, mark)) {
+      const again = alsoBelow ? '' : '; a child context (app.register(async (child) => { … }, { prefix })) may register it again with other options for its own routes'
+      throw new Error(`The ${plugin} plugin is registered in this context already: register it once, with all its options${again}.`)
+    }
+    if (alsoBelow && mark in fastify) {
+      throw new Error(`The ${plugin} plugin is registered already in a parent context, whose registration serves this one too: register it once.`)
+    }
+    fastify.decorate(mark, true)
+    await fn(fastify, opts)
+  }
+}
+
+/**
+ * `fn` registered `once`, checking first that each of `dependencies` (plugin folder names, in
+ * the order they are to be registered) was registered before `plugin` in this Fastify instance
+ * or an ancestor.
+ */
+export function needs<Options extends FastifyPluginOptions> (plugin: string, dependencies: readonly string[], fn: FastifyPluginAsync<Options>, registration: { alsoBelow?: boolean } = {}): FastifyPluginAsync<Options> {
+  return once(plugin, async function checked (fastify: FastifyInstance, opts: Options): Promise<void> {
     const missing = dependencies.filter((d) => !fastify.hasPlugin(`svc-${d}`))
     if (missing.length > 0) throw missingDependencies(plugin, missing)
     await fn(fastify, opts)
-  }
+  }, registration)
 }
 
 /**

@@ -8,6 +8,7 @@ import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/opt
 import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
 import { compiledOnce } from '../shared/compiled-once.js'
+import { once } from '../shared/dependencies.js'
 import { branchTest, projectingSerializer } from './projection.js'
 
 export interface ValidationPluginOptions {
@@ -117,4 +118,4 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
 
 export type { AjvPlugin, AjvPluginEntry } from './ajv-plugins.js'
 export { refusingNul } from './nul.js'
-export default fp(validationPlugin, { fastify: '5.x', name: 'svc-validation' })
+export default fp(once('validation', validationPlugin), { fastify: '5.x', name: 'svc-validation' })

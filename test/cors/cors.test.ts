@@ -425,23 +425,45 @@ t.test('a refusal made before the library\'s hook (auth or conventions registere
   }
 })
 
-t.test('registered twice, or beside @fastify/cors: the registration is refused, naming the plugin', async t => {
-  const message = /^cors plugin: @fastify\/cors is registered already, here or above \(the cors plugin registered twice\?\)/
+t.test('registered twice, beside @fastify/cors, or in sibling contexts under one prefix: the registration is refused, naming the plugin', async t => {
   const twice = Fastify()
   await twice.register(problem)
   await twice.register(cors, { origins: [APP] })
-  await t.rejects(async () => { await twice.register(cors, { origins: ['https://other.example.com'] }); await twice.ready() }, { message }, 'twice in one context')
+  await t.rejects(async () => { await twice.register(cors, { origins: ['https://other.example.com'] }); await twice.ready() }, { message: /^The cors plugin is registered in this context already/ }, 'twice in one context')
   await twice.close()
-  const child = Fastify()
-  await child.register(problem)
-  await child.register(cors, { origins: [APP] })
-  await t.rejects(async () => { await child.register(async (c) => { await c.register(cors, { origins: [APP] }) }); await child.ready() }, { message }, 'again in a child context')
-  await child.close()
   const library = Fastify()
   await library.register(problem)
   await library.register(fastifyCors)
-  await t.rejects(async () => { await library.register(cors, { origins: [APP] }); await library.ready() }, { message }, 'beside @fastify/cors')
+  await t.rejects(async () => { await library.register(cors, { origins: [APP] }); await library.ready() },
+    { message: /^cors plugin: @fastify\/cors is registered already, here or above; register the cors plugin instead/ }, 'beside @fastify/cors')
   await library.close()
+
+  // Each sibling context its own origins: served under prefixes of their own, refused under one.
+  const siblings = async (prefixes: string[]): Promise<ReturnType<typeof Fastify>> => {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(problem)
+    for (const [i, prefix] of prefixes.entries()) {
+      await app.register(async (c) => {
+        await c.register(cors, { origins: [`https://${i}.example.com`] })
+        c.get('/x', async () => ({ ok: true }))
+      }, { prefix })
+    }
+    await app.ready()
+    return app
+  }
+  await t.rejects(siblings(['/v1', '/v1']), { message: 'cors plugin: an OPTIONS route for every path under the prefix "/v1" is declared already (the cors plugin or @fastify/cors in a sibling context?), and the library declares its own; register the cors plugin once in the parent, with every origin, or give each context a prefix of its own' })
+  await t.rejects(siblings(['', '']), { message: /^cors plugin: an OPTIONS route for every path under the prefix "" is declared already/ })
+  const app = await siblings(['/a', '/b'])
+  for (const [i, prefix] of ['/a', '/b'].entries()) {
+    const origin = `https://${i}.example.com`
+    const preflight = await app.inject({ method: 'OPTIONS', url: `${prefix}/x`, headers: { origin, 'access-control-request-method': 'GET' } })
+    t.same([preflight.statusCode, preflight.headers['access-control-allow-origin']], [204, origin], `${prefix}: its own preflight`)
+    const get = await app.inject({ url: `${prefix}/x`, headers: { origin } })
+    t.same([get.statusCode, get.headers['access-control-allow-origin']], [200, origin], `${prefix}: its own origin`)
+    const other = await app.inject({ method: 'OPTIONS', url: `${prefix}/x`, headers: { origin: `https://${1 - i}.example.com`, 'access-control-request-method': 'GET' } })
+    t.equal(other.statusCode, 403, `${prefix}: the sibling's origin is refused`)
+  }
 })
 
 t.test('option validation at registration (TypeError naming the option and value)', async t => {
