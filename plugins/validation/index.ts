@@ -7,6 +7,7 @@ import { addConventionFormats, conventionFormats } from '../../schemas/formats.j
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
+import { strictNumerals } from './numerals.js'
 import { compiledOnce } from '../shared/compiled-once.js'
 import { once } from '../shared/dependencies.js'
 import { branchTest, projectingSerializer } from './projection.js'
@@ -27,8 +28,9 @@ const OPTION_KEYS: OptionKeys<ValidationPluginOptions> = { ajv: true, plugins: t
 /**
  * Bodies are validated strictly: no type coercion, unknown properties rejected (never
  * trimmed), every violation collected so the problem lists one context item per violation.
- * Query strings, headers and path parameters arrive as text, so they are coerced, and a
- * single query value is accepted where the schema wants an array (repeatable parameters).
+ * Query strings, headers and path parameters arrive as text, so they are coerced (a number
+ * from decimal digits only), and a single query value is accepted where the schema wants an
+ * array (repeatable parameters).
  * A body string holding U+0000 is refused too (nul.ts).
  */
 const common: AjvOptions = {
@@ -109,7 +111,8 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
 
   // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
   const bodyValidator = compiledOnce((schema) => refusingNul(compile(strict, schema)))
-  const textValidator = compiledOnce((schema) => compile(coercing, schema))
+  // Text coerced to the schema's types, numbers only from decimal digits (numerals.ts).
+  const textValidator = compiledOnce((schema) => strictNumerals(compile(coercing, schema), schema))
   fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
     addShared()
     return httpPart === 'body' ? bodyValidator(schema as object) : textValidator(schema as object)
