@@ -14,8 +14,8 @@ export function collectionEtag (payload: string | Buffer): string {
 
 /**
  * Whether `If-None-Match` matches the strong tag `etag` by weak comparison (RFC 9110
- * §13.1.2): `*`, or a listed tag with the same opaque part, `W/` or not. A malformed
- * header matches nothing, so the client gets the full 200.
+ * §13.1.2): `*`, or a listed tag with the same opaque part, `W/` or not. A malformed header
+ * was refused before the page was read (index.ts).
  */
 export function ifNoneMatch (header: string | undefined, etag: string): boolean {
   if (header === undefined) return false

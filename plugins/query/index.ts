@@ -12,6 +12,7 @@ import { querystringSchema, searchBodySchema } from './docs.js'
 import { kCollection, type CollectionState } from './state.js'
 import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
+import { parsePreconditions } from '../conditional/index.js'
 
 /** Options of the `query` plugin: paging, filtering and ordering of collection routes. */
 export interface QueryPluginOptions {
@@ -169,6 +170,9 @@ async function queryPlugin (fastify: FastifyInstance, opts: QueryPluginOptions):
       options.schema = { ...options.schema, body: options.schema?.body ?? searchBodySchema(route, formats) }
     } else {
       options.preValidation = [...hooksOf(options.preValidation), async function collectionQuery (request: FastifyRequest) {
+        // The page's 304 reads If-None-Match: malformed, it is refused as the conditional plugin
+        // refuses it, which has read it already when it is registered.
+        if (route.etag && (request as { preconditions?: unknown }).preconditions === undefined) parsePreconditions(request)
         applyQuery(request, route, codec, readQueryString(request.url, route), false)
       }]
       // First of the route's onSend hooks: on the HEAD route Fastify adds, its last hook drops the payload.
