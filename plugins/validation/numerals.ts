@@ -2,11 +2,11 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 
 /*
  * Query strings, headers and path parameters arrive as text, which Ajv coerces to the schema's
- * types by JavaScript's rules: `1e1` became the integer 10, `0x10` 16, `%20` (a space) 0 and an
- * empty string to nothing at all, and an error showed the coerced value, not the one sent. The
- * convention wants a service strict in what it consumes: a number in text is written in decimal
- * digits. Values the schema types as integer or number are checked as they were sent, before Ajv
- * coerces them, and refused with the value sent.
+ * types by JavaScript's rules: `1e1` became the integer 10, `0x10` 16 and `%20` (a space) 0,
+ * and an error showed the coerced value, not the one sent. The convention wants a service strict
+ * in what it consumes: a number in text is written in decimal digits. Values the schema types as
+ * integer or number are checked as they were sent, before Ajv coerces them, and refused with the
+ * value sent.
  */
 
 const INTEGER = /^-?[0-9]+$/
