@@ -103,8 +103,11 @@ export function contextOf (ex: Exchange): Array<Record<string, unknown>> {
   return Array.isArray(context) ? context.filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null) : []
 }
 
+/** A status as a reason shows it: 0 is a request that got no answer in time. */
+export const statusShown = (status: number): string => status === 0 ? 'no answer in time' : String(status)
+
 /** What is wrong with the status of an answer, or null (the body is `errors.problem-body`'s). */
 export function statusFault (ex: Exchange, status: number | readonly number[]): string | null {
   const wanted = Array.isArray(status) ? status : [status]
-  return wanted.includes(ex.response.status) ? null : `expected ${wanted.join(' or ')}, got ${ex.response.status}`
+  return wanted.includes(ex.response.status) ? null : `expected ${wanted.join(' or ')}, got ${statusShown(ex.response.status)}`
 }

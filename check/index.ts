@@ -32,7 +32,10 @@ async function documentOf (http: HttpClient, openapi: CheckOptions['openapi']): 
   const url = openapi ?? '/openapi.json'
   const target = http.url(url)
   // The token goes to the service's own host only.
-  const ex = await http.send({ path: target.href, follow: true, auth: target.host === http.base.host })
+  const ex = await http.send({ path: target.href, follow: true, auth: target.host === http.base.host }).catch((err: unknown) => {
+    if (err instanceof NoAnswer) throw new CheckError('unreachable', `GET ${target.href}: ${err.message}`)
+    throw err
+  })
   const doc = ex.response.json
   if (ex.response.status === 200 && isObject(doc) && typeof doc.openapi === 'string') return { doc, source: target.href }
   if (openapi !== undefined) throw new CheckError('document', `${target.href} answered ${ex.response.status}, not an OpenAPI document`)
@@ -93,7 +96,12 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
     }
     const ctx: Context = { http, model, document: found?.doc ?? null, hasToken: options.token !== undefined, hasLimitedToken: options.limitedToken !== undefined, origin: options.origin, writes: options.writes === true, samples: [], created: [], createFailure: null, leftBehind: [], usedKey: null }
     for (const collection of model.collections.slice(0, MAX_SAMPLES)) {
-      const exchange = await http.send({ path: collection.path })
+      // A first page without an answer in time is a sample of status 0: the rules that need it
+      // say so, and the check goes on.
+      const exchange = await http.send({ path: collection.path }).catch((err: unknown) => {
+        if (!(err instanceof NoAnswer)) throw err
+        return { request: err.request, response: { status: 0, headers: {}, text: '', json: undefined } }
+      })
       if (exchange.response.status === 401 && ctx.hasToken) {
         throw new CheckError('token', `the token was refused: GET ${exchange.request.path} answered 401${typeof (exchange.response.json as { title?: unknown } | undefined)?.title === 'string' ? ` (${(exchange.response.json as { title: string }).title})` : ''}; check --token`)
       }

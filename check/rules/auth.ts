@@ -18,6 +18,7 @@ function refusalFault (ex: Exchange, titles: readonly string[]): string | null {
 async function guarded (ctx: Context): Promise<string | Outcome> {
   const s = answering(ctx) ?? ctx.samples[0]
   if (s === undefined) return notApplicable('no collection to probe')
+  if (s.exchange.response.status === 0) return notChecked(`GET ${s.collection.path} got no answer in time`)
   if (!ctx.hasToken && s.exchange.response.status !== 401) return notApplicable(`${s.collection.path} answers ${s.exchange.response.status} without a token`)
   if (ctx.hasToken) {
     // Answered with the token: whether it needs one is seen without it.

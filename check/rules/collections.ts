@@ -1,6 +1,6 @@
 // Collections: the envelope, limit bounds, cursor and offset paging, ETags and 304
 // (conventions: Collection response envelope, Collection endpoints, ETags with collections).
-import { contextOf, enveloped, fail, isEnvelope, itemPath, notApplicable, notChecked, pass, sampleWith, statusFault, type Context, type Item, type Outcome, type Sample } from '../context.js'
+import { contextOf, enveloped, fail, isEnvelope, itemPath, notApplicable, notChecked, pass, sampleWith, statusFault, statusShown, type Context, type Item, type Outcome, type Sample } from '../context.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
@@ -19,7 +19,7 @@ function pageOf (ex: Exchange): { items: Item[], paging: Paging } | null {
 
 /** What is wrong with an envelope, or null. */
 function envelopeFault (ex: Exchange): string | null {
-  if (ex.response.status !== 200) return `expected 200, got ${ex.response.status}`
+  if (ex.response.status !== 200) return `expected 200, got ${statusShown(ex.response.status)}`
   const body = ex.response.json
   if (Array.isArray(body)) return 'the root is a bare array'
   if (!isEnvelope(body)) return 'no results array and paging object at the root'

@@ -1,5 +1,5 @@
 // Headers: the request headers a service must check, and what it echoes (conventions: Headers).
-import { answering, contextOf, fail, notApplicable, notChecked, pass, statusFault, type Context, type Outcome } from '../context.js'
+import { answering, contextOf, fail, notApplicable, notChecked, pass, statusFault, statusShown, type Context, type Outcome } from '../context.js'
 import type { Rule } from './rule.js'
 
 const HEADERS = 'Headers'
@@ -8,7 +8,7 @@ const HEADERS = 'Headers'
 function target (ctx: Context): string | Outcome {
   const s = answering(ctx)
   if (s !== undefined) return s.collection.path
-  return ctx.samples[0] === undefined ? notApplicable('no collection to probe') : notChecked(`no collection answered a plain GET (${ctx.samples[0].exchange.response.status})`)
+  return ctx.samples[0] === undefined ? notApplicable('no collection to probe') : notChecked(`no collection answered a plain GET (${statusShown(ctx.samples[0].exchange.response.status)})`)
 }
 
 export const headerRules: Rule[] = [

@@ -1,0 +1,30 @@
+import type { AddressInfo } from 'node:net'
+import Fastify from 'fastify'
+import t from 'tap'
+import { check, CheckError } from '../../check/index.js'
+
+// What a user meets on services that answer badly: slowly, with stack traces, or refusing a
+// POST the collection does not take. The check gives verdicts, not a crash.
+
+async function serve (t: { teardown: (fn: () => unknown) => void }, routes: (app: ReturnType<typeof Fastify>) => void): Promise<string> {
+  const app = Fastify()
+  routes(app)
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+}
+
+t.test('a collection that answers too late fails collections.envelope; the check does not crash', async t => {
+  const timers = new Set<NodeJS.Timeout>()
+  const base = await serve(t, app => {
+    app.get('/slow', async () => { await new Promise(resolve => { timers.add(setTimeout(resolve, 2000)) }); return { results: [], paging: { limit: 10, next: null, previous: null } } })
+  })
+  t.teardown(() => { for (const timer of timers) clearTimeout(timer) })
+  const result = await check({ baseUrl: base, collections: ['/slow'], timeoutMillis: 300, only: ['collections.envelope', 'headers.accept', 'auth.missing'] })
+  t.match(result.verdicts, [
+    { id: 'headers.accept', verdict: 'not checked', reason: 'no collection answered a plain GET (no answer in time)' },
+    { id: 'auth.missing', verdict: 'not checked', reason: 'GET /slow got no answer in time' },
+    { id: 'collections.envelope', verdict: 'fail', reason: 'GET /slow: expected 200, got no answer in time', exchange: { request: { method: 'GET', path: '/slow' }, response: { status: 0 } } }
+  ])
+  await t.rejects(check({ baseUrl: base, openapi: `${base}/slow`, timeoutMillis: 300 }), new CheckError('unreachable', `GET ${base}/slow: no answer within 300 ms`), 'a document without an answer: the check cannot run')
+})
