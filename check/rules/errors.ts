@@ -1,11 +1,24 @@
 // Errors: every refusal the check provoked, read again once it is over (conventions: Errors).
 import { contextOf, fail, notApplicable, pass, problemFault } from '../context.js'
+import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
 const ERRORS = 'Errors'
 const CODE = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 // Stack frames and driver words: what a body must never show (Errors 7).
-const INTERNALS = /\n\s+at |node_modules|SQLSTATE|Traceback \(most recent call last\)|\bat [\w$.]+ \([^)]*:\d+:\d+\)/
+const INTERNALS = /\n\s+at |node_modules|SQLSTATE|Traceback \(most recent call last\)|\bat [\w$.]+ \([^)]*:\d+:\d+\)|\bgoroutine \d+ \[/
+
+/** The body as sent, and each string of it as JSON decodes it (a stack in JSON has `\\n`, not a line break). */
+function texts (ex: Exchange): string[] {
+  const out = [ex.response.text]
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v)
+    else if (Array.isArray(v)) v.forEach(walk)
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk)
+  }
+  walk(ex.response.json)
+  return out
+}
 
 export const errorRules: Rule[] = [
   {
@@ -46,7 +59,7 @@ export const errorRules: Rule[] = [
     title: 'refusals show no implementation details (stack frames, SQL states)',
     observes: true,
     async run (ctx) {
-      const ex = ctx.http.exchanges.find(e => e.response.status >= 400 && INTERNALS.test(e.response.text))
+      const ex = ctx.http.exchanges.find(e => e.response.status >= 400 && texts(e).some(text => INTERNALS.test(text)))
       return ex === undefined ? pass() : fail('the body shows implementation details', ex)
     }
   },

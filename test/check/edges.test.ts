@@ -28,3 +28,25 @@ t.test('a collection that answers too late fails collections.envelope; the check
   ])
   await t.rejects(check({ baseUrl: base, openapi: `${base}/slow`, timeoutMillis: 300 }), new CheckError('unreachable', `GET ${base}/slow: no answer within 300 ms`), 'a document without an answer: the check cannot run')
 })
+
+t.test('errors.no-internals finds a stack trace inside a JSON body, of any language', async t => {
+  const stacks: Record<string, string> = {
+    node: 'Error: boom\n    at Object.<anonymous> (file:///app/server.mjs:18:44)\n    at async Promise.all (index 0)',
+    java: 'java.lang.NullPointerException\n\tat com.example.OrderService.find(OrderService.java:42)',
+    dotnet: 'System.Exception: boom\r\n   at Shop.Orders.Get(Int32 id) in /src/Orders.cs:line 12',
+    go: 'panic: runtime error\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d'
+  }
+  let stack = ''
+  const base = await serve(t, app => {
+    app.get('/items', async () => ({ results: [], paging: { limit: 10, next: null, previous: null } }))
+    app.setNotFoundHandler(async (_request, reply) => await reply.code(404).send({ error: 'Not Found', stack }))
+  })
+  for (const [language, frames] of Object.entries(stacks)) {
+    stack = frames
+    const result = await check({ baseUrl: base, collections: ['/items'], only: ['methods.not-found', 'errors.no-internals'] })
+    t.match(result.verdicts.find(v => v.id === 'errors.no-internals'), { id: 'errors.no-internals', verdict: 'fail', reason: 'the body shows implementation details', exchange: { response: { status: 404 } } }, language)
+  }
+  stack = 'the path /svc-check names no resource'
+  const clean = await check({ baseUrl: base, collections: ['/items'], only: ['methods.not-found', 'errors.no-internals'] })
+  t.match(clean.verdicts.find(v => v.id === 'errors.no-internals'), { id: 'errors.no-internals', verdict: 'pass' }, 'a plain message passes')
+})
