@@ -1,5 +1,6 @@
 // Headers: the request headers a service must check, and what it echoes (conventions: Headers).
 import { answering, contextOf, fail, notApplicable, notChecked, pass, statusFault, statusShown, type Context, type Outcome } from '../context.js'
+import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
 const HEADERS = 'Headers'
@@ -9,6 +10,14 @@ function target (ctx: Context): string | Outcome {
   const s = answering(ctx)
   if (s !== undefined) return s.collection.path
   return ctx.samples[0] === undefined ? notApplicable('no collection to probe') : notChecked(`no collection answered a plain GET (${statusShown(ctx.samples[0].exchange.response.status)})`)
+}
+
+/**
+ * Without a document the POST probes go to a collection that may take no POST: its 405 is the
+ * right answer, and says nothing of the header the probe is about.
+ */
+function takesNoPost (ctx: Context, ex: Exchange): boolean {
+  return ctx.model.documentSource === null && ex.response.status === 405
 }
 
 export const headerRules: Rule[] = [
@@ -51,6 +60,7 @@ export const headerRules: Rule[] = [
       if (c === undefined) return notApplicable('no collection takes a POST in the document')
       // Not JSON and not an entity: a service that does not refuse it cannot create anything from it.
       const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'text/plain; charset=UTF-8' }, body: 'svc-conventions check: this body must be refused with 415' })
+      if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
       const fault = statusFault(ex, 415)
       return fault === null ? pass() : fail(`POST text/plain: ${fault}`, ex)
     }
@@ -108,6 +118,7 @@ export const headerRules: Rule[] = [
       if (c === undefined) return notApplicable('no collection takes a POST in the document')
       // An empty object creates nothing on a service that does not check the key either.
       const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'application/json', 'svc-idempotency-key': 'Not A Key' }, body: '{}' })
+      if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
       const fault = statusFault(ex, 400)
       if (fault !== null) return fail(`a malformed Svc-Idempotency-Key: ${fault}`, ex)
       if (!contextOf(ex).some(c => String(c.field).toLowerCase() === 'svc-idempotency-key')) return fail('the 400 has no context item naming Svc-Idempotency-Key', ex)

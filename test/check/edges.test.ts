@@ -50,3 +50,15 @@ t.test('errors.no-internals finds a stack trace inside a JSON body, of any langu
   const clean = await check({ baseUrl: base, collections: ['/items'], only: ['methods.not-found', 'errors.no-internals'] })
   t.match(clean.verdicts.find(v => v.id === 'errors.no-internals'), { id: 'errors.no-internals', verdict: 'pass' }, 'a plain message passes')
 })
+
+t.test('without a document, a collection that takes no POST answers the POST probes with 405: not applicable', async t => {
+  const base = await serve(t, app => {
+    app.get('/items', async () => ({ results: [], paging: { limit: 10, next: null, previous: null } }))
+    app.post('/items', async (_request, reply) => await reply.code(405).header('allow', 'GET, HEAD').type('application/problem+json').send({ title: 'Method Not Allowed', status: 405, requestId: 'r' }))
+  })
+  const result = await check({ baseUrl: base, collections: ['/items'], only: ['headers.content-type', 'headers.idempotency-key'] })
+  t.match(result.verdicts, [
+    { id: 'headers.content-type', verdict: 'not applicable', reason: 'POST /items answers 405: the collection takes no POST' },
+    { id: 'headers.idempotency-key', verdict: 'not applicable', reason: 'POST /items answers 405: the collection takes no POST' }
+  ])
+})
