@@ -2,7 +2,7 @@
 // the headers a rule reads, and the start of the body.
 import type { Exchange } from '../types.js'
 
-const SHOWN = /^(content-type|location|allow|etag|www-authenticate|svc-|x-request-id|cache-control|access-control-)/
+const SHOWN = /^(content-type|content-language|location|allow|etag|www-authenticate|svc-|x-|cache-control|access-control-)/
 const MAX_BODY = 300
 
 const cut = (text: string): string => text.length > MAX_BODY ? `${text.slice(0, MAX_BODY)}… (${text.length} characters)` : text

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import t from 'tap'
-import { check, CheckError } from '../../check/index.js'
+import { check, CheckError, formatText } from '../../check/index.js'
+import { startFixture } from './fixture.js'
 
 // What a user meets on services that answer badly: slowly, with stack traces, or refusing a
 // POST the collection does not take. The check gives verdicts, not a crash.
@@ -61,4 +62,15 @@ t.test('without a document, a collection that takes no POST answers the POST pro
     { id: 'headers.content-type', verdict: 'not applicable', reason: 'POST /items answers 405: the collection takes no POST' },
     { id: 'headers.idempotency-key', verdict: 'not applicable', reason: 'POST /items answers 405: the collection takes no POST' }
   ])
+})
+
+t.test('the exchange under a failure shows the header the rule judged', async t => {
+  const { base } = await startFixture(t)
+  const language = formatText(await check({ baseUrl: base, collections: ['/items'], only: ['headers.content-language'] }))
+  t.match(language, /Content-Language "english" is not a list of language tags\n(.*\n)*? {8}< content-language: english\n/)
+  const custom = await serve(t, app => {
+    app.get('/items', async (_request, reply) => await reply.header('x-trace-token', 'abc').send({ results: [], paging: { limit: 10, next: null, previous: null } }))
+  })
+  const names = formatText(await check({ baseUrl: custom, collections: ['/items'], only: ['headers.custom-names'] }))
+  t.match(names, /the response header x-trace-token is not of the convention's form\n(.*\n)*? {8}< x-trace-token: abc\n/)
 })
