@@ -42,6 +42,11 @@ function local (ctx: Context, url: string): string | null {
   return u.host === ctx.http.base.host ? u.href : null
 }
 
+/** Why no sample has items enough: none answered the envelope (whose results are the items), or `few`. */
+function fewItems (ctx: Context, few: string): string {
+  return enveloped(ctx) === undefined ? 'no collection answered the envelope' : few
+}
+
 export const collectionRules: Rule[] = [
   {
     id: 'collections.envelope',
@@ -88,7 +93,7 @@ export const collectionRules: Rule[] = [
     title: 'cursor paging: next and previous links walk the pages without gaps or repeats',
     async run (ctx) {
       const s = sampleWith(ctx, 3)
-      if (s === undefined) return unauthorized(ctx) ?? notApplicable('no collection has 3 items or more on its first page')
+      if (s === undefined) return unauthorized(ctx) ?? notApplicable(fewItems(ctx, 'no collection has 3 items or more on its first page'))
       const first = await ctx.http.send({ path: `${s.collection.path}?limit=2` })
       const firstPage = pageOf(first)
       if (firstPage === null) return fail('limit=2: no envelope', first)
@@ -130,7 +135,7 @@ export const collectionRules: Rule[] = [
     title: 'offset paging: offset and limit select the same items as the default order',
     async run (ctx) {
       const s = sampleWith(ctx, 3)
-      if (s === undefined) return unauthorized(ctx) ?? notApplicable('no collection has 3 items or more on its first page')
+      if (s === undefined) return unauthorized(ctx) ?? notApplicable(fewItems(ctx, 'no collection has 3 items or more on its first page'))
       if (s.collection.offset === false) return notApplicable(`the document offers no offset parameter on ${s.collection.path}`)
       const ex = await ctx.http.send({ path: `${s.collection.path}?offset=1&limit=2` })
       if (s.collection.offset === null && ex.response.status === 400) return notApplicable(`${s.collection.path} refuses offset: offset paging not offered`)
@@ -158,7 +163,7 @@ export const collectionRules: Rule[] = [
 
 async function notModified (ctx: Context, what: 'item' | 'collection'): Promise<Outcome> {
   const s: Sample | undefined = what === 'item' ? sampleWith(ctx, 1) : enveloped(ctx)
-  if (s === undefined) return unauthorized(ctx) ?? notApplicable(what === 'item' ? 'no collection has an item' : 'no collection answered the envelope')
+  if (s === undefined) return unauthorized(ctx) ?? notApplicable(fewItems(ctx, what === 'item' ? 'no collection has an item' : 'no collection answered the envelope'))
   const first = s.items[0]
   const path = what === 'item' && first !== undefined ? itemPath(s.collection, String(first.id)) : s.collection.path
   const got = what === 'item' ? await ctx.http.send({ path }) : s.exchange

@@ -74,3 +74,13 @@ t.test('the exchange under a failure shows the header the rule judged', async t 
   const names = formatText(await check({ baseUrl: custom, collections: ['/items'], only: ['headers.custom-names'] }))
   t.match(names, /the response header x-trace-token is not of the convention's form\n(.*\n)*? {8}< x-trace-token: abc\n/)
 })
+
+t.test('a collection that answers a bare array of items: the paging and ETag rules say the envelope is missing, not the items', async t => {
+  const { base } = await startFixture(t)
+  const result = await check({ baseUrl: base, collections: ['/items'], only: ['collections.cursor-paging', 'collections.offset-paging', 'etags.item'] })
+  t.same(result.verdicts.map(v => [v.id, v.verdict, v.reason]), [
+    ['collections.cursor-paging', 'not applicable', 'no collection answered the envelope'],
+    ['collections.offset-paging', 'not applicable', 'no collection answered the envelope'],
+    ['etags.item', 'not applicable', 'no collection answered the envelope']
+  ])
+})
