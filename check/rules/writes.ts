@@ -13,6 +13,23 @@ const tag = (): string => `svc-check-${Math.random().toString(36).slice(2, 10)}`
 const idemKey = (): string => `svc-check-${crypto.randomUUID()}`
 const JSON_TYPE = { 'content-type': 'application/json' }
 
+/**
+ * The id of what a 201 created: the body's `id`, else the last segment of its `Location` (the
+ * convention asks for a reference, in the body or in `Location`, or both: Method rules 3).
+ */
+function createdId (ex: Exchange): string | null {
+  const id = (ex.response.json as { id?: unknown } | undefined)?.id
+  if (typeof id === 'string') return id
+  const location = ex.response.headers.location
+  if (location === undefined) return null
+  try {
+    const last = new URL(location, 'http://svc-check.invalid').pathname.split('/').filter(Boolean).pop()
+    return last === undefined ? null : decodeURIComponent(last)
+  } catch {
+    return null
+  }
+}
+
 /** Creates one entity in each collection that takes a POST, references filled from the earlier ones. */
 export async function createEntities (ctx: Context): Promise<void> {
   const doc = ctx.document
@@ -35,8 +52,8 @@ export async function createEntities (ctx: Context): Promise<void> {
       if (ctx.created.some(e => e.collection === c)) continue
       const made = makeValue(doc, c.create as Record<string, unknown>, c.singular, tag(), refs)
       const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: JSON_TYPE, body: JSON.stringify(made.value) })
-      const id = (ex.response.json as { id?: unknown } | undefined)?.id
-      if (ex.response.status === 201 && typeof id === 'string') {
+      const id = createdId(ex)
+      if (ex.response.status === 201 && id !== null) {
         ctx.created.push({ collection: c, id, path: itemPath(c, id), exchange: ex, deleted: false })
         if (!refs.has(c.singular)) refs.set(c.singular, id)
       } else if (pass === 1) {
@@ -96,14 +113,17 @@ export const writeRules: Rule[] = [
   {
     id: 'methods.create',
     section: METHODS,
-    title: 'POST creates: 201, Location (which answers the entity) and the entity',
+    title: 'POST creates: 201 and a reference, Location (which answers the entity) or the id in the body',
     writes: true,
     async run (ctx) {
       const list = entities(ctx, () => true, 'a POST')
       if (!Array.isArray(list)) return list
       for (const e of list) {
+        const body = e.exchange.response.json
+        if (e.exchange.response.text !== '' && !isObject(body)) return fail('the 201 body is not a JSON object', e.exchange)
         const location = e.exchange.response.headers.location
-        if (location === undefined) return fail('a 201 without Location', e.exchange)
+        // Without Location the reference is the id in the body, which is how the check found it.
+        if (location === undefined) continue
         const target = new URL(location, ctx.http.url(e.collection.path))
         if (target.host !== ctx.http.base.host) return fail(`Location points off the service: ${location}`, e.exchange)
         const got = await ctx.http.send({ path: target.href })
@@ -214,14 +234,14 @@ export const writeRules: Rule[] = [
       const name = changeable(ctx, e.collection, body)
       if (name !== undefined) body[name] = tag()
       const first = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body) })
-      const id = (first.response.json as { id?: unknown } | undefined)?.id
-      if (first.response.status !== 201 || typeof id !== 'string') return fail(`POST with a Svc-Idempotency-Key: expected 201, got ${first.response.status}`, first)
+      const id = createdId(first)
+      if (first.response.status !== 201 || id === null) return fail(first.response.status === 201 ? 'POST with a Svc-Idempotency-Key: a 201 with neither an id nor a Location' : `POST with a Svc-Idempotency-Key: expected 201, got ${first.response.status}`, first)
       ctx.created.push({ collection: e.collection, id, path: itemPath(e.collection, id), exchange: first, deleted: false })
       ctx.usedKey = { key, path: e.collection.path, body }
       const again = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body) })
       if (again.response.status === 201) {
-        const twice = (again.response.json as { id?: unknown } | undefined)?.id
-        if (typeof twice === 'string' && twice !== id) ctx.created.push({ collection: e.collection, id: twice, path: itemPath(e.collection, twice), exchange: again, deleted: false })
+        const twice = createdId(again)
+        if (twice !== null && twice !== id) ctx.created.push({ collection: e.collection, id: twice, path: itemPath(e.collection, twice), exchange: again, deleted: false })
       }
       const fault = statusFault(again, 409)
       if (fault !== null) return fail(`the same POST with the same key: ${fault}`, again)
@@ -254,9 +274,9 @@ export const writeRules: Rule[] = [
       const name = Object.keys(other).find(k => typeof other[k] === 'string' && !k.endsWith('Id'))
       if (name !== undefined) other[name] = tag()
       const ex = await ctx.http.send({ method: 'POST', path: used.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': used.key }, body: JSON.stringify(other) })
-      const id = (ex.response.json as { id?: unknown } | undefined)?.id
+      const id = createdId(ex)
       const first = list[0]
-      if (ex.response.status === 201 && typeof id === 'string' && first !== undefined) ctx.created.push({ collection: first.collection, id, path: itemPath(first.collection, id), exchange: ex, deleted: false })
+      if (ex.response.status === 201 && id !== null && first !== undefined) ctx.created.push({ collection: first.collection, id, path: itemPath(first.collection, id), exchange: ex, deleted: false })
       const fault = statusFault(ex, 409)
       return fault === null ? pass() : fail(`the key of an earlier POST, another body: ${fault}`, ex)
     }

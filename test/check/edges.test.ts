@@ -84,3 +84,37 @@ t.test('a collection that answers a bare array of items: the paging and ETag rul
     ['etags.item', 'not applicable', 'no collection answered the envelope']
   ])
 })
+
+t.test('methods.create: the reference of a 201 is Location or the id in the body, either one', async t => {
+  const item = { type: 'object', properties: { id: { type: 'string', readOnly: true }, name: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['name'] }
+  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
+  const openapi = {
+    openapi: '3.1.0',
+    info: { title: 'items', version: '1' },
+    paths: {
+      '/items': {
+        get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: item }, paging: { type: 'object' } } }) } },
+        post: { requestBody: json(item), responses: { 201: json(item) } }
+      },
+      '/items/{id}': { get: { responses: { 200: json(item) } }, delete: { responses: { 204: {} } } }
+    }
+  }
+  for (const reference of ['body', 'location'] as const) {
+    const items = new Map<string, { id: string, name: string }>()
+    const base = await serve(t, app => {
+      app.get('/openapi.json', async () => openapi)
+      app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
+      app.post('/items', async (request, reply) => {
+        const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
+        items.set(entity.id, entity)
+        reply.code(201)
+        return reference === 'body' ? entity : await reply.header('location', `/items/${entity.id}`).send()
+      })
+      app.get('/items/:id', async (request, reply) => items.get((request.params as { id: string }).id) ?? await reply.code(404).send({}))
+      app.delete('/items/:id', async (request, reply) => { items.delete((request.params as { id: string }).id); return await reply.code(204).send() })
+    })
+    const result = await check({ baseUrl: base, writes: true, only: ['methods.create'] })
+    t.match(result.verdicts, [{ id: 'methods.create', verdict: 'pass' }], `the reference in the ${reference}`)
+    t.equal(items.size, 0, `${reference}: what the check created is deleted`)
+  }
+})
