@@ -118,3 +118,54 @@ t.test('methods.create: the reference of a 201 is Location or the id in the body
     t.equal(items.size, 0, `${reference}: what the check created is deleted`)
   }
 })
+
+t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; the entity\'s must change', async t => {
+  const item = { type: 'object', properties: { id: { type: 'string', readOnly: true }, name: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['name'] }
+  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
+  const openapi = {
+    openapi: '3.1.0',
+    info: { title: 'items', version: '1' },
+    paths: {
+      '/items': {
+        get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: item }, paging: { type: 'object' } } }) } },
+        post: { requestBody: json(item), responses: { 201: json(item) } }
+      },
+      '/items/{id}': { get: { responses: { 200: json(item) } }, put: { requestBody: json(item), responses: { 204: {} } }, patch: { requestBody: json(item), responses: { 204: {} } }, delete: { responses: { 204: {} } } }
+    }
+  }
+  for (const changes of [true, false]) {
+    const items = new Map<string, { id: string, name: string }>()
+    const base = await serve(t, app => {
+      app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => { done(null, JSON.parse(body as string)) })
+      app.get('/openapi.json', async () => openapi)
+      app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
+      app.post('/items', async (request, reply) => {
+        const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
+        items.set(entity.id, entity)
+        return await reply.code(201).send(entity)
+      })
+      // The ETag is the name when it changes with it, else always the same.
+      app.get('/items/:id', async (request, reply) => {
+        const entity = items.get((request.params as { id: string }).id)
+        return entity === undefined ? await reply.code(404).send({}) : await reply.header('etag', `"${changes ? entity.name : 'same'}"`).send(entity)
+      })
+      for (const method of ['PUT', 'PATCH'] as const) {
+        app.route({
+          method,
+          url: '/items/:id',
+          handler: async (request, reply) => {
+            const entity = items.get((request.params as { id: string }).id)
+            if (entity !== undefined) entity.name = (request.body as { name?: string }).name ?? entity.name
+            return await reply.code(204).send()
+          }
+        })
+      }
+      app.delete('/items/:id', async (request, reply) => { items.delete((request.params as { id: string }).id); return await reply.code(204).send() })
+    })
+    const result = await check({ baseUrl: base, writes: true, only: ['methods.put', 'methods.merge-patch'] })
+    t.match(result.verdicts, changes
+      ? [{ id: 'methods.put', verdict: 'pass' }, { id: 'methods.merge-patch', verdict: 'pass' }]
+      : [{ id: 'methods.put', verdict: 'fail', reason: 'the ETag did not change with the entity' }, { id: 'methods.merge-patch', verdict: 'fail', reason: 'the ETag did not change with the entity' }],
+    changes ? 'a 204 without ETag, the entity\'s ETag new' : 'an ETag that does not change fails')
+  }
+})
