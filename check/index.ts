@@ -42,6 +42,22 @@ async function documentOf (http: HttpClient, openapi: CheckOptions['openapi']): 
   return null
 }
 
+/**
+ * A document whose paths all start with the base URL's path prefix wrote them from the host's
+ * root (as a Fastify app registered under a prefix documents itself): the probes, relative to
+ * the base URL, take them without it.
+ */
+function relativeToBase (model: ServiceModel, doc: Record<string, unknown>, prefix: string): void {
+  const paths = isObject(doc.paths) ? Object.keys(doc.paths) : []
+  if (prefix === '' || paths.length === 0 || !paths.every(p => p.startsWith(`${prefix}/`))) return
+  const strip = (p: string): string => p.slice(prefix.length)
+  for (const c of model.collections) {
+    c.path = strip(c.path)
+    if (c.itemPath !== null) c.itemPath = strip(c.itemPath)
+  }
+  model.pathsWithoutGet = model.pathsWithoutGet.map(strip)
+}
+
 function validate (options: CheckOptions): void {
   let url: URL
   try { url = new URL(options.baseUrl) } catch { throw new CheckError('usage', `not a URL: ${JSON.stringify(options.baseUrl)}`) }
@@ -84,6 +100,7 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
   try {
     const found = await documentOf(http, options.openapi)
     const model: ServiceModel = found === null ? { documentSource: null, collections: [], pathsWithoutGet: [] } : modelOf(found.doc, found.source)
+    if (found !== null) relativeToBase(model, found.doc, http.prefix)
     const wanted = options.collections ?? []
     if (wanted.length > 0) {
       const known = model.collections.filter(c => wanted.includes(c.path))

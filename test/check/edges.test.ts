@@ -169,3 +169,26 @@ t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; th
     changes ? 'a 204 without ETag, the entity\'s ETag new' : 'an ETag that does not change fails')
   }
 })
+
+t.test('a base URL with a path prefix, and a document whose paths carry it (a Fastify app under a prefix)', async t => {
+  const item = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }
+  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
+  const base = await serve(t, app => {
+    app.register(async api => {
+      api.get('/openapi.json', async () => ({
+        openapi: '3.1.0',
+        info: { title: 'items', version: '1' },
+        paths: {
+          '/api/items': { get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: item }, paging: { type: 'object' } } }) } } },
+          '/api/items/{id}': { get: { responses: { 200: json(item) } } }
+        }
+      }))
+      api.get('/items', async () => ({ results: [{ id: 'a', name: 'pen' }], paging: { limit: 10, next: null, previous: null } }))
+      api.get('/items/:id', async (request, reply) => (request.params as { id: string }).id === 'a' ? { id: 'a', name: 'pen' } : await reply.code(404).send({}))
+    }, { prefix: '/api' })
+  })
+  const result = await check({ baseUrl: `${base}/api`, only: ['collections.envelope', 'methods.head'] })
+  t.match(result.verdicts, [{ id: 'methods.head', verdict: 'pass' }, { id: 'collections.envelope', verdict: 'pass' }])
+  const named = await check({ baseUrl: `${base}/api`, collections: ['/items'], only: ['collections.envelope'] })
+  t.match(named.verdicts, [{ id: 'collections.envelope', verdict: 'pass' }], '--collection is relative to the base URL, as the probes are')
+})
