@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import { check, CheckError, formatText } from '../../check/index.js'
 import { startFixture } from './fixture.js'
@@ -7,7 +7,7 @@ import { startFixture } from './fixture.js'
 // What a user meets on services that answer badly: slowly, with stack traces, or refusing a
 // POST the collection does not take. The check gives verdicts, not a crash.
 
-async function serve (t: { teardown: (fn: () => unknown) => void }, routes: (app: ReturnType<typeof Fastify>) => void): Promise<string> {
+async function serve (t: { teardown: (fn: () => unknown) => void }, routes: (app: FastifyInstance) => void): Promise<string> {
   const app = Fastify()
   routes(app)
   t.teardown(() => app.close())
