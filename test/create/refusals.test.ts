@@ -64,6 +64,7 @@ t.test('refusals: exit code 2, a message saying why, nothing written', async (t)
     ['a resource without fields', ['fine', '--resource', 'books'], /give at least one field/],
     ['a collection name in capitals', ['fine', '--resource', 'Books', 'title:string'], /a collection name is 1 to 40 lowercase letters/],
     ['an unknown field type', ['fine', '--resource', 'books', 'title:varchar'], /unknown type "varchar"; one of string, text, integer/],
+    ['a number field', ['fine', '--resource', 'books', 'weight:number'], /not an integer as a string \(Decimal\); use decimal, or integer/],
     ['a field the server sets', ['fine', '--resource', 'books', 'createdBy:string'], /createdBy is set by the server/],
     ['a field given twice', ['fine', '--resource', 'books', 'title:string', 'title:text'], /title is given twice/],
     ['a date not named …Date', ['fine', '--resource', 'books', 'published:date'], /the name of a date ends in Date \(publishedDate\)/],
@@ -113,7 +114,7 @@ t.test('names: the same verdict as npm\'s own validate-npm-package-name', { skip
 
 t.test('what is written: one language and one module system per project', async (t) => {
   for (const [dir, flags] of [['ts-esm', []], ['ts-cjs', ['--module', 'cjs']], ['js-esm', ['--javascript']], ['js-cjs', ['--javascript', '--module', 'cjs']]] as const) {
-    const outcome = await initialize([dir, '--no-install', ...flags, '--resource', 'orders', 'item:string', 'quantity:integer?', 'paid:boolean', 'amount:decimal?', 'dueDate:date?', 'shippedDateTime:date-time?', 'note:text?', 'weight:number?'])
+    const outcome = await initialize([dir, '--no-install', ...flags, '--resource', 'orders', 'item:string', 'quantity:integer?', 'paid:boolean', 'amount:decimal?', 'dueDate:date?', 'shippedDateTime:date-time?', 'note:text?'])
     t.equal(outcome.code, 0, dir)
     t.notOk(outcome.installed, `${dir}: --no-install`)
     t.match(outcome.out, new RegExp(`Next:\\n {2}cd ${dir}\\n {2}npm install\\n {2}npm test\\n {2}npm start`), `${dir}: what to run next`)
