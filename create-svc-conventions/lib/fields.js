@@ -9,7 +9,8 @@ export const FIELD_TYPES = {
   decimal: { schema: 'Decimal({ maxIntegerDigits: 15, maxFractionDigits: 4 })', builder: 'Decimal', example: () => '12.50' },
   boolean: { schema: 'Type.Boolean({ default: false })', example: () => true },
   date: { schema: 'DateOnly()', builder: 'DateOnly', example: () => '2025-05-01' },
-  'date-time': { schema: 'DateTime()', builder: 'DateTime', example: () => '2025-05-01T10:00:00Z' }
+  // As the service writes it back: milliseconds, UTC.
+  'date-time': { schema: 'DateTime()', builder: 'DateTime', example: () => '2025-05-01T10:00:00.000Z' }
 }
 
 /** The starter resource, when --resource is not given. */
