@@ -6,6 +6,9 @@ export default function readme (ctx) {
   const r = ctx.resource
   const ext = ctx.typescript ? 'ts' : 'js'
   const lang = ctx.typescript ? 'ts' : 'js'
+  // The second resource of the example: authors, or editors when the first is authors already.
+  const [two, one] = r.collection === 'authors' ? ['editors', 'editor'] : ['authors', 'author']
+  const a = word => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
   return `# ${ctx.name}
 
 An HTTP JSON service built with the [svc-conventions](https://www.npmjs.com/package/svc-conventions)
@@ -45,37 +48,37 @@ With \`NODE_ENV=production\` the service refuses to start without its secrets, o
 
 ## Add a second resource
 
-Write its definition beside the first, in \`resources/authors.${ext}\`:
+Write its definition beside the first, in \`resources/${two}.${ext}\`:
 
 \`\`\`${lang}
 ${imp(ctx, '@sinclair/typebox', { names: ['Type'] })}${imp(ctx, 'svc-conventions', { names: ['defineResource'] })}
-${exp(ctx)}const authors = defineResource({
-  name: 'author',
-  collection: 'authors',
-  path: '/v1/authors',
-  idParam: 'authorId',
+${exp(ctx)}const ${two} = defineResource({
+  name: '${one}',
+  collection: '${two}',
+  path: '/v1/${two}',
+  idParam: '${one}Id',
   fields: {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     email: Type.String({ format: 'email', maxLength: 254 })
   },
-  unique: ['email'], // a second author with this email is a 409
-  scopes: { read: ['authors:read'], write: ['authors:write'] },
+  unique: ['email'], // a second ${one} with this email is a 409
+  scopes: { read: ['${two}:read'], write: ['${two}:write'] },
   filterable: ['name', 'email'],
   sortable: ['name']
 })
-${exportsLine(ctx, ['authors'])}\`\`\`
+${exportsLine(ctx, [two])}\`\`\`
 
 List it, and its scopes, in \`resources/index.${ext}\`:
 
 \`\`\`${lang}
-${imp(ctx, './authors.js', { names: ['authors'] })}
-${exp(ctx)}const resources = [${r.collection}, authors]
-${exp(ctx)}const scopes = ['${r.collection}:read', '${r.collection}:write', 'authors:read', 'authors:write']
+${imp(ctx, `./${two}.js`, { names: [two] })}
+${exp(ctx)}const resources = [${r.collection}, ${two}]
+${exp(ctx)}const scopes = ['${r.collection}:read', '${r.collection}:write', '${two}:read', '${two}:write']
 \`\`\`
 
-Start again: the table is created, \`/v1/authors\` answers, and \`/openapi.json\` documents it.
-A field that names an author (\`authorId\` with \`references: [{ field: 'authorId', resource: authors }]\`)
-makes the database refuse a ${r.name} of an author that does not exist. Every option of
+Start again: the table is created, \`/v1/${two}\` answers, and \`/openapi.json\` documents it.
+A field that names ${a(one)} (\`${one}Id\` with \`references: [{ field: '${one}Id', resource: ${two} }]\`)
+makes the database refuse ${a(r.name)} of ${a(one)} that does not exist. Every option of
 \`defineResource\` (unique fields, references, actions, soft delete, indexes) is described in the
 suite's \`docs/plugins/resource.md\`.
 `

@@ -168,3 +168,15 @@ t.test('svc-conventions new runs the initializer; --help lists it', async (t) =>
   t.equal(await binCommand(['new', 'Bad Name'], io), 2)
   t.match(err.join('\n'), /cannot be an npm package name/)
 })
+
+t.test('the README\'s second resource is another one than the first, and its sentences read', async (t) => {
+  for (const [dir, collection, second] of [['first-books', 'books', 'authors'], ['first-authors', 'authors', 'editors'], ['first-orders', 'orders', 'authors']] as const) {
+    t.equal((await initialize([dir, '--no-install', '--resource', collection, 'label:string'])).code, 0)
+    const readme = readFileSync(join(work, dir, 'README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('## Add a second resource'))
+    t.match(section, `in \`resources/${second}.ts\``, `${collection}: a file of its own`)
+    t.match(section, `export const resources = [${collection}, ${second}]`, `${collection}: two resources`)
+    t.notMatch(section, new RegExp(`resources/${collection}\\.ts|\\[${collection}, ${collection}\\]`), `${collection}: the first is not overwritten`)
+    t.notMatch(section, /\ba [aeiou]/, `${collection}: a/an`)
+  }
+})
