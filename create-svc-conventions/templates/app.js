@@ -28,37 +28,44 @@ ${js(ctx, `/**
   const store = createStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: app.log })
   app.addHook('onClose', async () => { await store.close() })
 
-  // The convention, in the order a request travels. Each plugin refuses bad options at start.
-  await app.register(problem) // every 4xx/5xx as application/problem+json with requestId
-  await app.register(validation) // strict Ajv: every error at once, unknown properties are a 400
-  await app.register(conventions) // HTTP/1.1, User-Agent, Accept, Content-Type, Svc-* headers
-  await app.register(cors, { origins: config.corsOrigins }) // preflights answered before auth
-  await app.register(methods) // 405 with Allow; OPTIONS 204
-  await app.register(auth, { verifier: { secret: config.jwtSecret } }) // Bearer JWT, scopes per route
-  await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: '1 minute' }) // 429 per token, or address
-  await app.register(openapi, { info: { title: '${ctx.name}', version: '1.0.0' } }) // GET /openapi.json
-  await app.register(docs) // GET /docs: the API docs page
+  try {
+    // The convention, in the order a request travels. Each plugin refuses bad options at start.
+    await app.register(problem) // every 4xx/5xx as application/problem+json with requestId
+    await app.register(validation) // strict Ajv: every error at once, unknown properties are a 400
+    await app.register(conventions) // HTTP/1.1, User-Agent, Accept, Content-Type, Svc-* headers
+    await app.register(cors, { origins: config.corsOrigins }) // preflights answered before auth
+    await app.register(methods) // 405 with Allow; OPTIONS 204
+    await app.register(auth, { verifier: { secret: config.jwtSecret } }) // Bearer JWT, scopes per route
+    await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: '1 minute' }) // 429 per token, or address
+    await app.register(openapi, { info: { title: '${ctx.name}', version: '1.0.0' } }) // GET /openapi.json
+    await app.register(docs) // GET /docs: the API docs page
 
-  // Readiness, for a load balancer: no token, no header rules.
-  app.get('/health', {
-    schema: { summary: 'Readiness: UP once the store answers', response: { 200: { ...Health, description: 'The service is ready.' } } },
-    config: { auth: false, conventions: false, rateLimit: false }
-  }, async () => {
-    try {
-      await store.ready()
-    } catch (err) {
-      throw problems.unavailable('The store is not ready; retry shortly.', { cause: err, headers: { 'retry-after': 1 } })
-    }
-    return { status: ${ts(ctx, '\'UP\' as const')}${js(ctx, '\'UP\'')} }
-  })
+    // Readiness, for a load balancer: no token, no header rules.
+    app.get('/health', {
+      schema: { summary: 'Readiness: UP once the store answers', response: { 200: { ...Health, description: 'The service is ready.' } } },
+      config: { auth: false, conventions: false, rateLimit: false }
+    }, async () => {
+      try {
+        await store.ready()
+      } catch (err) {
+        throw problems.unavailable('The store is not ready; retry shortly.', { cause: err, headers: { 'retry-after': 1 } })
+      }
+      return { status: ${ts(ctx, '\'UP\' as const')}${js(ctx, '\'UP\'')} }
+    })
 
-  // Collections: limit, signed cursors, offset, filters (simple and FIQL), ordering, search by POST.
-  await app.register(query, { cursorSecret: config.cursorSecret })
-  // After query and before the resources: a route that breaks the convention stops the start,
-  // naming the route, the property and the rule.
-  await app.register(lint)
-  await app.register(resource, { store, resources })
-  await app.register(bulk) // PATCH on each collection: many operations in one request
+    // Collections: limit, signed cursors, offset, filters (simple and FIQL), ordering, search by POST.
+    await app.register(query, { cursorSecret: config.cursorSecret })
+    // After query and before the resources: a route that breaks the convention stops the start,
+    // naming the route, the property and the rule.
+    await app.register(lint)
+    await app.register(resource, { store, resources })
+    await app.register(bulk) // PATCH on each collection: many operations in one request
+  } catch (err) {
+    // A plugin refused to start: give the store back (its data directory, its connections), or
+    // the process that called buildApp, a test runner among them, would wait on it for ever.
+    await store.close().catch(() => {})
+    throw err
+  }
   return app
 }
 ${exportsLine(ctx, ['buildApp'])}`
