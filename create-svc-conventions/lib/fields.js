@@ -21,9 +21,14 @@ const SERVER_FIELDS = ['id', 'ref', 'etag', 'createdDateTime', 'createdBy', 'mod
 
 export const FIELD_SYNTAX = `<name>:<type>[?], <type> one of ${Object.keys(FIELD_TYPES).join(', ')}; ? makes it optional (null when absent)`
 
-/** `books` → `book`, `categories` → `category`; a name without a plural s stays as it is. */
+/**
+ * `books` → `book`, `categories` → `category`, `addresses` → `address`, `boxes` → `box`,
+ * `batches` → `batch`; a name without a plural s stays as it is.
+ */
 export function singular (collection) {
   if (/ies$/.test(collection)) return collection.slice(0, -3) + 'y'
+  // -es after a hissing sound; not after other s-endings, where the e is the word's (houses, cases).
+  if (/(ss|x|ch|sh)es$/.test(collection)) return collection.slice(0, -2)
   if (/(ss|us)$/.test(collection) || !collection.endsWith('s')) return collection
   return collection.slice(0, -1)
 }

@@ -68,3 +68,13 @@ t.test('a number field is refused, pointing to decimal: the lint plugin stops a 
   t.match(parseResource('things', ['weight:number?']), { error: /field "weight:number\?": .*use decimal, or integer/ })
   t.notOk('number' in FIELD_TYPES)
 })
+
+t.test('the singular of a collection names the entity (its ref, its id parameter)', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['books', 'book'], ['categories', 'category'], ['addresses', 'address'], ['classes', 'class'], ['boxes', 'box'], ['taxes', 'tax'],
+    ['batches', 'batch'], ['dishes', 'dish'], ['houses', 'house'], ['warehouses', 'warehouse'], ['cases', 'case'], ['status', 'status'], ['data', 'data']
+  ]
+  for (const [collection, name] of cases) {
+    t.match(parseResource(collection, ['label:string']), { name, idParam: `${name}Id` }, collection)
+  }
+})
