@@ -10,7 +10,7 @@ import lint from '../../plugins/lint/index.js'
 import resourcePlugin from '../../plugins/resource/index.js'
 import type { ResourceDefinition } from '../../plugins/resource/define.js'
 // The initializer is plain JavaScript: it runs with no build, and with nothing installed.
-import { FIELD_TYPES, example, parseResource } from '../../create-svc-conventions/lib/fields.js'
+import { FIELD_TYPES, example, parseResource, type Resource } from '../../create-svc-conventions/lib/fields.js'
 import { resource as resourceSource } from '../../create-svc-conventions/templates/resources.js'
 import { pglite } from '../support/databases.js'
 
@@ -27,8 +27,8 @@ const NAMES: Record<string, [string, string]> = {
 
 /** The definition the initializer writes (CommonJS JavaScript), evaluated against this repository's suite. */
 function definitionOf (specs: string[]): ResourceDefinition {
-  const parsed = parseResource('things', specs) as { error?: string }
-  if (parsed.error !== undefined) throw new Error(parsed.error)
+  const parsed = parseResource('things', specs)
+  if ('error' in parsed) throw new Error(parsed.error)
   const source = resourceSource({ typescript: false, esm: false, resource: parsed })
   const modules: Record<string, unknown> = { '@sinclair/typebox': typebox, 'svc-conventions': suite }
   const module = { exports: {} as Record<string, unknown> }
@@ -54,7 +54,7 @@ t.test('every field type of --resource, required or optional: the service starts
   await app.register(resourcePlugin, { store, resources: [definition], withoutAuth: true })
   await app.ready()
 
-  const entity = example(parseResource('things', specs))
+  const entity = example(parseResource('things', specs) as Resource)
   const created = await app.inject({ method: 'POST', url: '/v1/things', payload: entity })
   t.equal(created.statusCode, 201, created.body)
   const body = created.json() as Record<string, unknown>

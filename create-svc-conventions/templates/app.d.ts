@@ -1,0 +1,2 @@
+import type { TemplateContext } from './resources.js'
+export default function app (ctx: TemplateContext & { name: string }): string
