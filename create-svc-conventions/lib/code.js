@@ -54,3 +54,8 @@ export function literal (value, indent = '') {
   }
   return typeof value === 'string' ? `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : JSON.stringify(value)
 }
+
+/** `word` after its indefinite article: `a book`, `an order`. */
+export function withArticle (word) {
+  return `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
+}

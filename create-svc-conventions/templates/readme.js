@@ -1,5 +1,5 @@
 import { example } from '../lib/fields.js'
-import { exp, exportsLine, imp } from '../lib/code.js'
+import { exp, exportsLine, imp, withArticle } from '../lib/code.js'
 
 /** README.md of the new service: run it, call it, configure it, and add a second resource. */
 export default function readme (ctx) {
@@ -8,7 +8,6 @@ export default function readme (ctx) {
   const lang = ctx.typescript ? 'ts' : 'js'
   // The second resource of the example: authors, or editors when the first is authors already.
   const [two, one] = r.collection === 'authors' ? ['editors', 'editor'] : ['authors', 'author']
-  const a = word => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`
   return `# ${ctx.name}
 
 An HTTP JSON service built with the [svc-conventions](https://www.npmjs.com/package/svc-conventions)
@@ -77,8 +76,8 @@ ${exp(ctx)}const scopes = ['${r.collection}:read', '${r.collection}:write', '${t
 \`\`\`
 
 Start again: the table is created, \`/v1/${two}\` answers, and \`/openapi.json\` documents it.
-A field that names ${a(one)} (\`${one}Id\` with \`references: [{ field: '${one}Id', resource: ${two} }]\`)
-makes the database refuse ${a(r.name)} of ${a(one)} that does not exist. Every option of
+A field that names ${withArticle(one)} (\`${one}Id\` with \`references: [{ field: '${one}Id', resource: ${two} }]\`)
+makes the database refuse ${withArticle(r.name)} of ${withArticle(one)} that does not exist. Every option of
 \`defineResource\` (unique fields, references, actions, soft delete, indexes) is described in the
 suite's \`docs/plugins/resource.md\`.
 `

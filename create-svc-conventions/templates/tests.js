@@ -1,5 +1,5 @@
 import { example } from '../lib/fields.js'
-import { exp, exportsLine, imp, js, literal, ts } from '../lib/code.js'
+import { exp, exportsLine, imp, js, literal, ts, withArticle } from '../lib/code.js'
 
 /** test/helper.(ts|js): the service on an empty database in memory, and the headers of a client. */
 export function helper (ctx) {
@@ -26,7 +26,7 @@ ${js(ctx, '/** @type {import(\'fastify\').FastifyInstance} */\n')}let app${ts(ct
 before(async () => { app = await build() })
 after(async () => { await app.close() })
 
-test('POST creates a ${r.name}, GET reads it back with its ETag', async () => {
+test('POST creates ${withArticle(r.name)}, GET reads it back with its ETag', async () => {
   const created = await app.inject({ method: 'POST', url: '${path}', headers: headers(), payload: ${r.name} })
   assert.equal(created.statusCode, 201, created.body)
   const body = created.json()

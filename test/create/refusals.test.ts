@@ -178,5 +178,7 @@ t.test('the README\'s second resource is another one than the first, and its sen
     t.match(section, `export const resources = [${collection}, ${second}]`, `${collection}: two resources`)
     t.notMatch(section, new RegExp(`resources/${collection}\\.ts|\\[${collection}, ${collection}\\]`), `${collection}: the first is not overwritten`)
     t.notMatch(section, /\ba [aeiou]/, `${collection}: a/an`)
+    const tests = readFileSync(join(work, dir, 'test', `${collection}.test.ts`), 'utf8')
+    t.match(tests, collection === 'books' ? 'POST creates a book,' : `POST creates an ${collection.slice(0, -1)},`, `${collection}: the test's title reads too`)
   }
 })
