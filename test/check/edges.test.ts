@@ -85,20 +85,25 @@ t.test('a collection that answers a bare array of items: the paging and ETag rul
   ])
 })
 
-t.test('methods.create: the reference of a 201 is Location or the id in the body, either one', async t => {
-  const item = { type: 'object', properties: { id: { type: 'string', readOnly: true }, name: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['name'] }
-  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
-  const openapi = {
+// A collection of items the write rules can create in: its document, with `more` operations on an item.
+const ITEM = { type: 'object', properties: { id: { type: 'string', readOnly: true }, name: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['name'] }
+const asJson = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
+function itemsDocument (more: Record<string, unknown> = {}): unknown {
+  return {
     openapi: '3.1.0',
     info: { title: 'items', version: '1' },
     paths: {
       '/items': {
-        get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: item }, paging: { type: 'object' } } }) } },
-        post: { requestBody: json(item), responses: { 201: json(item) } }
+        get: { responses: { 200: asJson({ type: 'object', properties: { results: { type: 'array', items: ITEM }, paging: { type: 'object' } } }) } },
+        post: { requestBody: asJson(ITEM), responses: { 201: asJson(ITEM) } }
       },
-      '/items/{id}': { get: { responses: { 200: json(item) } }, delete: { responses: { 204: {} } } }
+      '/items/{id}': { get: { responses: { 200: asJson(ITEM) } }, delete: { responses: { 204: {} } }, ...more }
     }
   }
+}
+
+t.test('methods.create: the reference of a 201 is Location or the id in the body, either one', async t => {
+  const openapi = itemsDocument()
   for (const reference of ['body', 'location'] as const) {
     const items = new Map<string, { id: string, name: string }>()
     const base = await serve(t, app => {
@@ -120,19 +125,7 @@ t.test('methods.create: the reference of a 201 is Location or the id in the body
 })
 
 t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; the entity\'s must change', async t => {
-  const item = { type: 'object', properties: { id: { type: 'string', readOnly: true }, name: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['name'] }
-  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
-  const openapi = {
-    openapi: '3.1.0',
-    info: { title: 'items', version: '1' },
-    paths: {
-      '/items': {
-        get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: item }, paging: { type: 'object' } } }) } },
-        post: { requestBody: json(item), responses: { 201: json(item) } }
-      },
-      '/items/{id}': { get: { responses: { 200: json(item) } }, put: { requestBody: json(item), responses: { 204: {} } }, patch: { requestBody: json(item), responses: { 204: {} } }, delete: { responses: { 204: {} } } }
-    }
-  }
+  const openapi = itemsDocument({ put: { requestBody: asJson(ITEM), responses: { 204: {} } }, patch: { requestBody: asJson(ITEM), responses: { 204: {} } } })
   for (const changes of [true, false]) {
     const items = new Map<string, { id: string, name: string }>()
     const base = await serve(t, app => {
