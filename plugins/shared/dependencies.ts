@@ -27,7 +27,6 @@ export function missingDependencies (plugin: string, missing: readonly string[])
   return Object.assign(err, { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED' })
 }
 
-
 /** The mark a registration of `plugin` leaves on its context, shared by every copy of the suite. */
 const markOf = (plugin: string): symbol => Symbol.for(`svc-conventions.registered.${plugin}`)
 
