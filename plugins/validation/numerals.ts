@@ -76,9 +76,8 @@ function sentAt (numerals: readonly Numeral[], sent: readonly unknown[], instanc
     if (instancePath === n.pointer) return sent[k]
     if (!n.array || !instancePath.startsWith(`${n.pointer}/`)) continue
     const value = sent[k]
-    const index = Number(instancePath.slice(n.pointer.length + 1))
-    // A single value of an array parameter is its first item.
-    return Array.isArray(value) ? value[index] : index === 0 ? value : undefined
+    // A single value of an array parameter is its first and only item.
+    return Array.isArray(value) ? value[Number(instancePath.slice(n.pointer.length + 1))] : value
   }
   return undefined
 }
@@ -93,13 +92,12 @@ export function strictNumerals (validate: ValidateFunction, schema: unknown): Va
   const numerals = numeralsOf(schema)
   if (numerals.length === 0) return validate
   const checked = function strictNumeralsValidate (data: unknown): boolean {
-    if (typeof data !== 'object' || data === null) {
-      const valid = validate(data)
-      checked.errors = validate.errors
-      return valid
-    }
-    // Read before Ajv coerces them in place.
-    const sent = numerals.map(n => (data as Record<string, unknown>)[n.key])
+    // Read, arrays copied, before Ajv coerces them in place; not an object, Ajv alone says what is wrong with it.
+    const values = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>
+    const sent = numerals.map(n => {
+      const value = values[n.key]
+      return Array.isArray(value) ? [...value] : value
+    })
     let refused: ErrorObject[] | undefined
     for (const [k, n] of numerals.entries()) {
       const value = sent[k]

@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
-import { numeralsOf } from '../../plugins/validation/numerals.js'
+import { numeralsOf, strictNumerals } from '../../plugins/validation/numerals.js'
+import { Ajv } from 'ajv'
 import { Nullable } from '../../schemas/types.js'
 
 // A number in a query string, a header or a path parameter is read from decimal digits only;
@@ -20,6 +21,7 @@ async function server (t: Test): Promise<FastifyInstance> {
     n: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     x: Type.Optional(Type.Number()),
     ids: Type.Optional(Type.Array(Type.Integer())),
+    counts: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }))),
     maybe: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     nullable: Type.Optional(Type.Unsafe<number | null>({ type: ['integer', 'null'] })),
     either: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
@@ -46,7 +48,7 @@ t.test('query, path and header numbers: decimal digits accepted, other writings 
     t.same(JSON.parse(res.body).query, expected, query)
   }
   const bounds: Array<[string, string, string, string]> = [
-    ['n=-0', 'n', '-0', 'INPUT_MIN_VALUE'], ['n=0101', 'n', '0101', 'INPUT_MAX_VALUE'], ['ids=5&ids=-0003&nullable=', 'ids', '-0003', ''], ['maybe=-00', 'maybe', '-00', ''], ['maybe=', 'maybe', '', '']
+    ['n=-0', 'n', '-0', 'INPUT_MIN_VALUE'], ['n=0101', 'n', '0101', 'INPUT_MAX_VALUE'], ['ids=5&ids=-0003&nullable=', 'ids', '-0003', ''], ['maybe=-00', 'maybe', '-00', ''], ['maybe=', 'maybe', '', ''], ['counts=5&counts=00', 'counts', '00', 'INPUT_MIN_VALUE'], ['counts=-01', 'counts', '-01', 'INPUT_MIN_VALUE']
   ]
   for (const [query, field, value, code] of bounds) {
     const res = await app.inject({ url: `/q/1?${query}` })
@@ -132,4 +134,15 @@ t.test('property: an integer parameter is accepted exactly when it is decimal di
       t.same(items(res.body).map(i => [i.code, i.value]), [[digits ? (value < 1 ? 'INPUT_MIN_VALUE' : 'INPUT_MAX_VALUE') : 'INPUT_INVALID', sent]], `${JSON.stringify(sent)}: the value as sent`)
     }
   }), { numRuns: 300 })
+})
+
+t.test('a value that is not an object is left to Ajv', async t => {
+  const schema = Type.Object({ n: Type.Integer() })
+  const validate = strictNumerals(new Ajv({ coerceTypes: 'array', allErrors: true }).compile(schema), schema)
+  for (const data of [null, 'n=1', 5]) {
+    t.equal(validate(data), false, JSON.stringify(data))
+    t.match(validate.errors, [{ keyword: 'type', instancePath: '', params: { type: 'object' } }], JSON.stringify(data))
+  }
+  t.equal(validate({ n: '12' }), true)
+  t.equal(validate.errors, null)
 })
