@@ -21,8 +21,15 @@ function tooLarge (rules: UploadRules, path: string): Error {
   return problems.contentTooLarge(`The file is larger than ${rules.maxBytes} bytes, the most ${path} takes; send a smaller one.`, { instance: path })
 }
 
+/** Where a name came from: the raw upload's header, or the multipart body's file part. */
+const HEADER = { field: 'Content-Disposition', source: 'header' } as const
+const PART = { field: 'file', source: 'body' } as const
+
 /** A filename as a name, never a path, and null when there is none to keep. */
-function cleanName (name: string | undefined): string | null {
+function cleanName (name: string | undefined, where: typeof HEADER | typeof PART): string | null {
+  // RFC 8187 lets filename* carry %00, which PostgreSQL text and jsonb cannot hold: the store's
+  // refusal would be a 500 for the client's mistake (conventions: Errors, rule 8).
+  if (name?.includes('\u0000') === true) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with the NUL character (U+0000)', ...where }])
   const base = name?.split(/[/\\]/).pop()?.trim()
   return base === undefined || base === '' ? null : base.slice(0, 255)
 }
@@ -54,7 +61,7 @@ export function filenameOf (header: string | undefined): string | null {
   if (!/^(attachment|inline)$/i.test(type) || (parameters['filename*'] !== undefined && parameters.filename === undefined)) {
     throw invalidData([{ code: 'INPUT_INVALID', message: 'must be a Content-Disposition such as attachment; filename="report.pdf" (RFC 6266), with filename*=UTF-8\'\'… for a name that is not ASCII', field: 'Content-Disposition', source: 'header', value: header }])
   }
-  return cleanName(parameters.filename)
+  return cleanName(parameters.filename, HEADER)
 }
 
 /**
@@ -111,7 +118,7 @@ export async function readMultipart (request: FastifyRequest, rules: UploadRules
       if (mediaType === null) {
         throw problems.unsupportedMediaType(`The file part's Content-Type ${JSON.stringify(part.mimetype)} is not accepted by ${path}; send one of ${[...rules.allowed.values()].join(', ')}.`, { instance: path })
       }
-      upload = { mediaType, filename: cleanName(part.filename), bytes: await part.toBuffer() }
+      upload = { mediaType, filename: cleanName(part.filename, PART), bytes: await part.toBuffer() }
     }
   } catch (err) {
     throw multipartProblem(err, rules, path)
