@@ -30,7 +30,12 @@ for (const [net, bits] of [
   ['198.18.0.0', 15], // benchmarking
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4] // reserved, broadcast
-] as const) INTERNAL_V4.addSubnet(net, bits, 'ipv4')
+] as const) {
+  INTERNAL_V4.addSubnet(net, bits, 'ipv4')
+  // NAT64's well-known prefix (RFC 6052) embeds an IPv4 address in its last 32 bits, which the
+  // translator reaches: judged by that address (a DNS64 network gives public names such addresses too).
+  INTERNAL_V6.addSubnet(`64:ff9b::${net}`, 96 + bits, 'ipv6')
+}
 for (const [net, bits] of [
   ['::', 96], // unspecified, loopback, IPv4-compatible
   ['::ffff:0:0', 96], // IPv4-mapped: would reach any IPv4 address, internal ones included

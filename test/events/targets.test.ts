@@ -23,6 +23,16 @@ t.test('internal addresses, IPv4 and IPv6, IPv4-mapped included', async t => {
   for (const a of external) t.equal(isInternalAddress(a), false, a)
 })
 
+t.test('NAT64 (64:ff9b::/96, RFC 6052): judged by the IPv4 address it embeds, which its translator reaches', async t => {
+  const internal = ['64:ff9b::a00:1', '64:ff9b::10.0.0.1', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::c0a8:101', '64:ff9b::', '64:ff9b::ffff:ffff']
+  const external = ['64:ff9b::5db8:d822', '64:ff9b::93.184.216.34', '64:ff9b::808:808']
+  for (const a of internal) t.equal(isInternalAddress(a), true, a)
+  for (const a of external) t.equal(isInternalAddress(a), false, a)
+  t.equal((await refuseTarget('https://[64:ff9b::a9fe:a9fe]/latest/meta-data', false, stub({})))?.code, 'URL_INTERNAL_ADDRESS', 'a literal')
+  t.equal((await refuseTarget('https://nat64.example.com/in', false, stub({ 'nat64.example.com': ['64:ff9b::a00:7'] })))?.code, 'URL_INTERNAL_ADDRESS', 'a name a DNS64 server answers')
+  t.equal(literalRefused('https://[64:ff9b::7f00:1]/x'), true, 'before each attempt')
+})
+
 t.test('at save: no credentials; https only; no literal or name reaching an internal address; insecure allows all', async t => {
   const resolve = stub({ 'hooks.example.com': ['93.184.216.34', '2606:2800:220:1::1'], 'sneaky.example.com': ['93.184.216.34', '192.168.1.5'], 'empty.example.com': [] })
   const cases: Array<[string, string | null]> = [
