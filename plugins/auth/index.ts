@@ -21,7 +21,7 @@ export interface AuthPluginOptions {
   /** Whether a route without `config.auth` needs a token. Default true. When false, a token that is sent is still verified. */
   required?: boolean
   /**
-   * Verified tokens remembered by the built-in verifiers (fast-jwt's LRU cache, each kept until
+   * Verified tokens remembered by the built-in verifiers (PrincipalCache, the oldest leaving first, each kept until
    * its `exp` and at most 10 minutes), so a repeated token is not checked again. 0 turns it off.
    * Default 1000.
    */
