@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
+import { METHODS, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
@@ -81,7 +81,9 @@ export function problemClientErrorHandler (this: FastifyInstance, error: Connect
 function unknownMethod (app: FastifyInstance, packet: Buffer): { problem: ProblemError, requestId: string, headers: Record<string, string> } | null {
   const { header, maxLength } = requestIdSettingsOf(app)
   const head = readRefusedHead(packet, header)
-  if (head === null) return null
+  // A method Node parses heads a request it read whole: the refused bytes came after it in the
+  // same packet (pipelined, or past its Content-Length), and a 405 would name the wrong request.
+  if (head === null || METHODS.includes(head.method)) return null
   const sent = sentRequestId(head.requestId, maxLength)
   return {
     // The router refuses a path that does not decode before it looks for a route.

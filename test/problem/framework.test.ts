@@ -87,6 +87,19 @@ async function raw (port: number, bytes: string): Promise<Raw> {
   })
 }
 
+/** Every byte answered on a connection, until it closes. */
+async function rawText (port: number, bytes: string): Promise<string> {
+  const socket: Socket = connect(port, '127.0.0.1')
+  return await new Promise((resolve, reject) => {
+    let data = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { data += chunk })
+    socket.on('error', reject)
+    socket.on('close', () => { resolve(data) })
+    socket.write(bytes)
+  })
+}
+
 t.test('requests Node\'s parser refuses are problems, and the connection is closed', async (t) => {
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -176,6 +189,18 @@ t.test('a method Node\'s parser does not know gets what Fastify gives a method n
     t.match(JSON.parse(res.body), { title: 'Bad Request', detail: 'The request is not valid HTTP/1.1; check the request line and the headers.', requestId: UUID }, name)
   }
   t.equal((await raw(port, request2('FOO /items HTTP/2.0', []))).status, 405, 'a later version is read')
+
+  // Refused bytes after a request Node read whole, in the same packet (pipelined, or past its
+  // Content-Length): the packet's head is that request, not the refused one, so no 405 names it.
+  const after: Array<[string, string]> = [
+    ['a request, then one of a method Node does not know', 'GET /items/a HTTP/1.1\r\nHost: x\r\n\r\nFOO /items HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a request, then bytes past its Content-Length', 'DELETE /items/a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}XYZ']
+  ]
+  for (const [name, bytes] of after) {
+    const all = await rawText(port, bytes)
+    t.notMatch(all, /HTTP\/1\.1 405 /, `${name}: no 405 for the request that was read`)
+    t.match(all, /HTTP\/1\.1 400 Bad Request\r\n[\s\S]*"detail":"The request is not valid HTTP\/1\.1; check the request line and the headers\."/, `${name}: the plain 400`)
+  }
 
   // Without the methods plugin, Fastify's path gives a method no route serves a 404.
   const bare = await build(t)
