@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
-import type { Config } from './config.js'
+import { tokenClaims, type Config } from './config.js'
 import underPressure from '@fastify/under-pressure'
 import {
   auth, bulk, cors, conventions, createStore, csv, docs, downstream, events, files, jobs, lint, methods, openapi, problem, problemServerOptions, problems, query, rateLimit, resource, validation, webhooks, type EventsPluginOptions, type Store
@@ -96,7 +96,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
   if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
   await app.register(auth, {
-    verifier: config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret },
+    verifier: { ...config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret }, ...tokenClaims(config) },
     // A bad window is reported by the rate-limit plugin below.
     refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window, ...await sharedRefusals(app, config, store) }
   })

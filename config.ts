@@ -20,6 +20,9 @@ export const Config = Type.Object({
   // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
   jwtSecret: Type.String({ minLength: 32 }),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+  // The iss and aud a token must carry (any one of each list); empty: not checked.
+  authIssuer: Type.Array(Type.String({ minLength: 1 })),
+  authAudience: Type.Array(Type.String({ minLength: 1 })),
   corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/*]+$' })),
   webhookSecretScanner: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]+$' }),
   // How long received delivery ids are kept (a duration such as `7 days`), checked by app.ts.
@@ -64,6 +67,14 @@ export const DEV_CURSOR_SECRET = 'dev-only-cursor-secret-0123456789'
 export const DEV_SERVICE_ID = '5d0c7a3e-2f1b-4c8a-9e6d-0b1a2c3d4e5f'
 export const DEV_SERVICE_NAME = 'svc-reference'
 
+/** The iss and aud tokens are checked for (AUTH_ISSUER, AUTH_AUDIENCE), only those set. */
+export function tokenClaims (config: Pick<Config, 'authIssuer' | 'authAudience'>): { issuer?: string[], audience?: string[] } {
+  return {
+    ...config.authIssuer.length > 0 ? { issuer: config.authIssuer } : {},
+    ...config.authAudience.length > 0 ? { audience: config.authAudience } : {}
+  }
+}
+
 export interface ConfigResult { config: Config, warnings: string[] }
 
 function list (value: string | undefined): string[] {
@@ -101,6 +112,8 @@ const VARIABLES: Record<keyof Config, string> = {
   databasePgbouncer: 'DATABASE_PGBOUNCER',
   jwtSecret: 'AUTH_JWT_SECRET',
   jwksUrl: 'AUTH_JWKS_URL',
+  authIssuer: 'AUTH_ISSUER',
+  authAudience: 'AUTH_AUDIENCE',
   corsOrigins: 'CORS_ORIGINS',
   webhookSecretScanner: 'WEBHOOK_SECRET_SCANNER',
   webhookDeliveryRetention: 'WEBHOOK_DELIVERY_RETENTION',
@@ -187,6 +200,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
       ? DEV_JWT_SECRET
       : secret('AUTH_JWT_SECRET', DEV_JWT_SECRET),
     jwksUrl: env.AUTH_JWKS_URL === undefined || env.AUTH_JWKS_URL === '' ? null : env.AUTH_JWKS_URL,
+    authIssuer: list(env.AUTH_ISSUER),
+    authAudience: list(env.AUTH_AUDIENCE),
     corsOrigins: list(env.CORS_ORIGINS),
     webhookSecretScanner: secret('WEBHOOK_SECRET_SCANNER', DEV_WEBHOOK_SECRET),
     webhookDeliveryRetention: env.WEBHOOK_DELIVERY_RETENTION === undefined || env.WEBHOOK_DELIVERY_RETENTION === '' ? '7 days' : env.WEBHOOK_DELIVERY_RETENTION,
@@ -223,6 +238,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
   // On PGlite this process is the only one that can open the data: nothing else would deliver.
   if (raw.webhookDelivery === false && raw.databaseUrl === null) errors.push('WEBHOOK_DELIVERY: false needs DATABASE_URL, where other instances of the service deliver the events this one writes (on PGlite no other instance can open the data, so none would be delivered)')
   if (missing.length > 0 || errors.length > 0) throw new Error(`Invalid configuration:\n- ${[...missing, ...errors].join('\n- ')}`)
+  // An identity provider signs tokens for every service it serves, each with the same keys.
+  if (raw.jwksUrl !== null && raw.authAudience.length === 0) warnings.push('AUTH_JWKS_URL without AUTH_AUDIENCE: a token the identity provider issued for any other service is accepted too (set AUTH_AUDIENCE, and AUTH_ISSUER, to the values its tokens for this service carry)')
   if (raw.webhookAllowInsecureTargets === true) warnings.push('WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)')
   return { config: raw as Config, warnings }
 }

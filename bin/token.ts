@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
 import { signToken } from 'svc-conventions/auth'
-import { loadConfig } from '../config.js'
+import { loadConfig, tokenClaims } from '../config.js'
 
 /**
  * `npm run token -- [--sub ID] [--scope "a b"] [--expires-in 1h]`: prints a bearer token signed
@@ -13,7 +13,8 @@ export const ALL_SCOPES = 'authors:read authors:write documents:read documents:w
 export const TOKEN_USAGE = `usage: npm run token -- [--sub ID] [--scope "a b"] [--expires-in 1h]
 
 Prints a bearer token for the reference service, signed with AUTH_JWT_SECRET (the
-development secret when it is unset), on one line and nothing else:
+development secret when it is unset), with AUTH_ISSUER's first issuer and AUTH_AUDIENCE's
+audiences when they are set, on one line and nothing else:
 
   TOKEN=$(npm run -s token)          # -s: without npm's banner
   curl -H "Authorization: Bearer $TOKEN" -H 'User-Agent: me/1.0' http://127.0.0.1:3000/v1/authors
@@ -40,7 +41,9 @@ export function tokenCommand (argv: string[], env: NodeJS.ProcessEnv): string {
   if (values.help) return TOKEN_USAGE
   const { config } = loadConfig(env)
   const expiresIn = /^\d+$/.test(values['expires-in']) ? Number(values['expires-in']) : values['expires-in']
-  return signToken({ secret: config.jwtSecret, sub: values.sub, scope: values.scope, expiresIn })
+  // A token the service accepts: the first issuer it takes, and every audience it takes.
+  const { issuer, audience } = tokenClaims(config)
+  return signToken({ secret: config.jwtSecret, sub: values.sub, scope: values.scope, expiresIn, issuer: issuer?.[0], audience })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

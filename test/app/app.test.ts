@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../app.js'
 import { DEV_CURSOR_SECRET, loadConfig } from '../../config.js'
 import { tokenCommand } from '../../bin/token.js'
+import { signToken } from 'svc-conventions/auth'
 
 const UA = { 'user-agent': 'app-test/1 (tap)' }
 
@@ -151,6 +152,36 @@ t.test('configuration: insecure webhook targets are announced as a warning, as t
   t.same(insecure, ['WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)'])
   t.notOk(loadConfig({}).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when unset')
   t.notOk(loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'false' }).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when false')
+})
+
+t.test('configuration: AUTH_ISSUER and AUTH_AUDIENCE are the iss and aud a token must carry', async t => {
+  const { config, warnings } = loadConfig({ AUTH_ISSUER: 'https://idp.example.com/, https://old-idp.example.com/', AUTH_AUDIENCE: 'documents-api', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
+  t.same([config.authIssuer, config.authAudience], [['https://idp.example.com/', 'https://old-idp.example.com/'], ['documents-api']])
+  t.notOk(warnings.some(w => w.startsWith('AUTH_JWKS_URL')), 'no warning with an audience')
+  t.same(loadConfig({ AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }).warnings.filter(w => w.startsWith('AUTH_JWKS_URL')),
+    ['AUTH_JWKS_URL without AUTH_AUDIENCE: a token the identity provider issued for any other service is accepted too (set AUTH_AUDIENCE, and AUTH_ISSUER, to the values its tokens for this service carry)'])
+  t.notOk(loadConfig({}).warnings.some(w => w.startsWith('AUTH_JWKS_URL')), 'nor with the HS256 secret, which only this service signs with')
+  t.same([loadConfig({}).config.authIssuer, loadConfig({}).config.authAudience], [[], []], 'unset: neither is checked')
+
+  const env = { AUTH_ISSUER: 'https://idp.example.com/, https://old-idp.example.com/', AUTH_AUDIENCE: 'documents-api, documents-admin' }
+  const { url, token } = await start(t, env)
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>
+  t.same([payload.iss, payload.aud], ['https://idp.example.com/', ['documents-api', 'documents-admin']], 'npm run token signs with the configured claims')
+  const secret = loadConfig({}).config.jwtSecret
+  const cases: Array<[string, Partial<{ issuer: string, audience: string | string[] }>, number]> = [
+    ['npm run token\'s', { issuer: 'https://idp.example.com/', audience: ['documents-api', 'documents-admin'] }, 200],
+    ['the second issuer, one audience', { issuer: 'https://old-idp.example.com/', audience: 'documents-admin' }, 200],
+    ['another service\'s audience', { issuer: 'https://idp.example.com/', audience: 'billing-api' }, 401],
+    ['another issuer', { issuer: 'https://evil.example.com/', audience: 'documents-api' }, 401],
+    ['no aud', { issuer: 'https://idp.example.com/' }, 401],
+    ['no iss', { audience: 'documents-api' }, 401]
+  ]
+  for (const [name, claims, status] of cases) {
+    const bearer = signToken({ secret, sub: 'user-1', scope: 'authors:read', ...claims })
+    const res = await fetch(`${url}/v1/probe`, { headers: { ...UA, authorization: `Bearer ${bearer}` } })
+    t.equal(res.status, status, name)
+    if (status === 401) t.match(await res.json(), { status: 401, title: 'Invalid Token' }, `${name}: the token is named`)
+  }
 })
 
 t.test('npm run token prints a verifiable token with the asked claims', async t => {
