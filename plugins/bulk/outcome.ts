@@ -3,7 +3,7 @@ import type { BulkActionValue, BulkContextItem } from '../../schemas/bulk.js'
 import type { ContextItem } from '../../schemas/problem.js'
 import type { StoreError } from '../../store/errors.js'
 import type { EntityTagList } from '../conditional/index.js'
-import { contextItem, type ProblemError } from '../problem/index.js'
+import { contextItem, MAX_CONTEXT_ITEMS, type ProblemError } from '../problem/index.js'
 import type { Failure, Registry, ResourceDefinition, WriteResult } from '../resource/index.js'
 import { storeProblem } from '../resource/internal.js'
 import { withArticle } from '../shared/article.js'
@@ -38,9 +38,9 @@ export function succeeded (detail: string | null = null): Outcome {
   return { status: 'SUCCEEDED', detail, context: null }
 }
 
-/** A failure with the convention's context items (`source` belongs to problems, not to bulk results). */
+/** A failure with the convention's context items (`source` belongs to problems, not to bulk results), at most MAX_CONTEXT_ITEMS. */
 export function failed (detail: string, items: readonly ContextItem[]): Outcome {
-  const context = items.map((i) => {
+  const context = items.slice(0, MAX_CONTEXT_ITEMS).map((i) => {
     const { source: _source, ...item } = contextItem(i)
     return item
   })

@@ -5,7 +5,7 @@ import type { BulkActionValue } from '../../schemas/bulk.js'
 import type { ContextItem } from '../../schemas/problem.js'
 import { Id } from '../../schemas/types.js'
 import { parseEntityTags } from '../conditional/index.js'
-import { contextFromAjv } from '../problem/index.js'
+import { contextFromAjv, invalidDetail } from '../problem/index.js'
 import type { ResourceDefinition } from '../resource/index.js'
 import { compileBodyValidator } from '../resource/internal.js'
 import type { RawOperation } from './envelope.js'
@@ -83,12 +83,12 @@ export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperati
   // An object: the envelope's check saw to it.
   const entity = raw.entity
   const validate = raw.action === 'CREATE' ? v.create : raw.action === 'DELETE' ? v.remove : v.replace
-  if (!validate(entity)) items.push(...entityItems(def, validate.errors as ErrorObject[], prefix))
+  // Not pushed by spreading: an entity of a hundred thousand bad values is more arguments than a call takes.
+  const invalid = validate(entity) ? items : items.concat(entityItems(def, validate.errors as ErrorObject[], prefix))
   // The id is echoed in the result whenever it is a valid one, also when the rest is not.
   if (raw.action !== 'CREATE' && v.id(entity.id)) op.id = entity.id as string
-  if (items.length > 0) {
-    const n = items.length
-    op.outcome = failed(`The operation has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`, items)
+  if (invalid.length > 0) {
+    op.outcome = failed(invalidDetail(invalid.length, 'The operation'), invalid)
     return op
   }
   // Method rules 13 as on the item routes: checked before anything is read.

@@ -119,11 +119,25 @@ export function contextItem (item: ContextItem): ContextItem {
   return out
 }
 
-/** A 400 "Invalid Data" problem for one or more violations. */
+/**
+ * Most context items one problem, or one bulk operation's result, lists: a body of thousands of
+ * bad values gets an answer no larger than itself, not one many times its size that takes
+ * seconds to write.
+ */
+export const MAX_CONTEXT_ITEMS = 100
+
+/** "The request has 3 invalid values; see context for each one.", or which ones context lists when it cannot list them all. */
+export function invalidDetail (n: number, subject = 'The request'): string {
+  const each = n > MAX_CONTEXT_ITEMS ? `context lists the first ${MAX_CONTEXT_ITEMS}` : 'see context for each one'
+  return `${subject} has ${n} invalid ${n === 1 ? 'value' : 'values'}; ${each}.`
+}
+
+/** A 400 "Invalid Data" problem for one or more violations, listing at most MAX_CONTEXT_ITEMS. */
 export function invalidData (items: readonly ContextItem[], detail?: string): ProblemError {
   const n = items.length
+  const more = n > MAX_CONTEXT_ITEMS ? ` Context lists the first ${MAX_CONTEXT_ITEMS} of the ${n}.` : ''
   return problems.invalidData(
-    detail ?? `The request has ${n} invalid ${n === 1 ? 'value' : 'values'}; see context for each one.`,
-    { context: items.map(contextItem) }
+    detail === undefined ? invalidDetail(n) : detail + more,
+    { context: items.slice(0, MAX_CONTEXT_ITEMS).map(contextItem) }
   )
 }

@@ -66,8 +66,7 @@ function toProblemError (err: FastifyError & { validation?: ErrorObject[], valid
   if (isProblemError(err)) return isErrorStatus(err.statusCode) ? err : undefined
   if (Array.isArray(err.validation)) {
     const part = err.validationContext ?? 'body'
-    const items: ContextItem[] = contextFromAjv(err.validation, part)
-    for (const later of laterPartErrors(request, part)) items.push(...contextFromAjv(later.errors, later.part))
+    const items = laterPartErrors(request, part).reduce((all, later) => all.concat(contextFromAjv(later.errors, later.part)), contextFromAjv(err.validation, part))
     return invalidData(items)
   }
   const mapped = err.code !== undefined ? FASTIFY_CODES[err.code] : undefined
@@ -223,7 +222,7 @@ function safeDetail (error: FastifyError): string | undefined {
   return line === '' ? undefined : line.slice(0, 300)
 }
 
-export { ProblemError, problems, defineProblem, invalidData, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
+export { ProblemError, problems, defineProblem, invalidData, invalidDetail, MAX_CONTEXT_ITEMS, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer, ROOT_FIELD } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
 export { sentRequestId, requestIdSettingsOf, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER, type RequestIdSettings } from './request-id.js'
