@@ -27,9 +27,11 @@ const PART = { field: 'file', source: 'body' } as const
 
 /** A filename as a name, never a path, and null when there is none to keep. */
 function cleanName (name: string | undefined, where: typeof HEADER | typeof PART): string | null {
-  // RFC 8187 lets filename* carry %00, which PostgreSQL text and jsonb cannot hold: the store's
-  // refusal would be a 500 for the client's mistake (conventions: Errors, rule 8).
-  if (name?.includes('\u0000') === true) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with the NUL character (U+0000)', ...where }])
+  // RFC 8187 lets filename* carry any byte: %00, which PostgreSQL text cannot hold (the store's
+  // refusal would be a 500 for the client's mistake), and line breaks, which every reader of the
+  // entity's file description would get in a name they may put in a header or a log line.
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  if (name !== undefined && /[\u0000-\u001f\u007f]/.test(name)) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with a control character (U+0000 to U+001F, or U+007F), such as NUL or a line break', ...where }])
   const base = name?.split(/[/\\]/).pop()?.trim()
   return base === undefined || base === '' ? null : base.slice(0, 255)
 }

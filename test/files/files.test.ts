@@ -128,21 +128,27 @@ t.test('files plugin alone', async t => {
     t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/json' }, payload: '{}' })).statusCode, 415)
   })
 
-  t.test('a filename holding U+0000 (filename*=UTF-8\'\'…%00…) is a 400 naming where it came from, not the store\'s 500', async t => {
+  t.test('a filename holding a control character (filename*=UTF-8\'\'…%00…) is a 400 naming where it came from, not the store\'s 500', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`
-    const raw = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename*=UTF-8\'\'a%00b.pdf; filename="ab.pdf"' }, payload: 'x' })
-    t.equal(raw.statusCode, 400, 'a raw upload')
-    t.match(JSON.parse(raw.body), { context: [{ code: 'INPUT_INVALID', field: 'Content-Disposition', source: 'header', message: /NUL/ }] })
-    const multipart = await app.inject({
-      method: 'PUT',
-      url,
-      headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
-      payload: '--xyz\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8\'\'a%00b.pdf\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n'
-    })
-    t.equal(multipart.statusCode, 400, 'a multipart upload')
-    t.match(JSON.parse(multipart.body), { context: [{ code: 'INPUT_INVALID', field: 'file', source: 'body', message: /NUL/ }] })
+    for (const [name, encoded] of [['NUL', 'a%00b.pdf'], ['a line break', 'a%0D%0ASet-Cookie%3A%20x.pdf'], ['a tab', 'a%09b.pdf'], ['DEL', 'a%7Fb.pdf']]) {
+      const raw = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename*=UTF-8''${encoded as string}; filename="ab.pdf"` }, payload: 'x' })
+      t.equal(raw.statusCode, 400, `${name as string}: a raw upload`)
+      t.match(JSON.parse(raw.body), { context: [{ code: 'INPUT_INVALID', field: 'Content-Disposition', source: 'header', message: /control character/ }] })
+      const multipart = await app.inject({
+        method: 'PUT',
+        url,
+        headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
+        payload: `--xyz\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''${encoded as string}\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n`
+      })
+      t.equal(multipart.statusCode, 400, `${name as string}: a multipart upload`)
+      // busboy does not take a part whose name decodes to a line break for a file at all.
+      t.match(JSON.parse(multipart.body), { context: [{ code: 'INPUT_INVALID', field: 'file', source: 'body', message: name === 'a line break' ? /none was sent/ : /control character/ }] })
+    }
     t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment, null, 'nothing stored')
+    const accepted = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename*=UTF-8\'\'r%C3%A9sum%C3%A9%20%E2%80%94%20v2.pdf; filename="resume.pdf"' }, payload: 'x' })
+    t.equal(accepted.statusCode, 204, 'a name of printable characters, non-ASCII and spaces included, is kept')
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'résumé — v2.pdf')
   })
 
   t.test('conditional reads: If-None-Match 304 on GET and HEAD, a stale If-Match 412, HEAD 406', async t => {
