@@ -142,6 +142,9 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
     // A refused http:// or internal target names the variable that allows it; in production, nothing.
     allowInsecureTargetsHint: config.production ? false : 'WEBHOOK_ALLOW_INSECURE_TARGETS=true',
     worker: config.webhookDelivery,
+    // The reference contract's scope table asks webhooks:write alone of a subscription's writes,
+    // whatever events it names; the plugin's default also asks the read scope of their resource.
+    eventReadScopes: false,
     ...opts.events
   })
   return app

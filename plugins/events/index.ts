@@ -38,6 +38,13 @@ export interface EventsPluginOptions {
   /** Token scopes to create, change, delete subscriptions and retry deliveries. Default `['webhooks:write']`. */
   writeScopes?: readonly string[]
   /**
+   * A subscription's deliveries carry the entities its events are about, so naming a resource's
+   * events in a subscription (creating it, or changing its events or its URL) also needs that
+   * resource's read scopes: without them a token of `writeScopes` alone could read every entity
+   * through its own endpoint. Default true; `false` asks for `writeScopes` alone.
+   */
+  eventReadScopes?: boolean
+  /**
    * Serve the routes with their scopes although the auth plugin, which alone checks them, is not
    * registered (a gateway in front checks the tokens, or a test): they then let every caller in.
    * Default false: the boot stops, naming the scopes.
@@ -136,6 +143,7 @@ const defaults = {
   path: '/webhook-subscriptions',
   readScopes: ['webhooks:read'],
   writeScopes: ['webhooks:write'],
+  eventReadScopes: true,
   timeoutMillis: 15_000,
   maxFailures: 20,
   worker: true,
@@ -152,6 +160,7 @@ const OPTION_KEYS: OptionKeys<EventsPluginOptions> = {
   path: true,
   readScopes: true,
   writeScopes: true,
+  eventReadScopes: true,
   withoutAuth: true,
   eventTypes: true,
   extraEventTypes: true,
@@ -221,6 +230,8 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   const readScopes = stringList('readScopes', opts.readScopes ?? defaults.readScopes)
   const writeScopes = stringList('writeScopes', opts.writeScopes ?? defaults.writeScopes)
   scopesNeedAuth(fastify, 'events', opts.withoutAuth, path === false ? [] : [...readScopes, ...writeScopes])
+  const eventReadScopes = opts.eventReadScopes ?? defaults.eventReadScopes
+  if (typeof eventReadScopes !== 'boolean') fail('eventReadScopes', eventReadScopes, 'a boolean')
   const rawSchedule = opts.retrySchedule ?? DEFAULT_RETRY_SCHEDULE
   const schedule = typeof rawSchedule === 'string' ? parseRetrySchedule(rawSchedule) : Array.isArray(rawSchedule) && rawSchedule.every(n => Number.isSafeInteger(n) && n >= 0) ? [...rawSchedule] : null
   if (schedule === null) fail('retrySchedule', rawSchedule, 'comma-separated durations such as "5s,5m,30m" or an array of milliseconds')
@@ -252,6 +263,13 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     ? stringList('eventTypes', opts.eventTypes)
     : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]
   if (types.length === 0) throw new TypeError('events plugin: there are no event types: register the resource plugin before it, or give eventTypes')
+  // An event type `<name>.<verb>` of a served resource is read with that resource's read scopes.
+  const readScopesOf = new Map([...served.values()].map(s => [s.definition.name, s.definition.api.scopes.read]))
+  const typeScopes = new Map<string, readonly string[]>()
+  for (const type of eventReadScopes ? types : []) {
+    const scopes = readScopesOf.get(type.slice(0, type.lastIndexOf('.')))
+    if (scopes !== undefined) typeScopes.set(type, scopes)
+  }
 
   const { retention, purgeInterval } = retentionOptions('events', opts, defaults.retention)
   const tables = new EventTables(prefix, retention)
@@ -341,7 +359,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   }
 
   if (path !== false) {
-    registerSubscriptionRoutes(fastify, { path, store, tables, eventTypes: types, readScopes, writeScopes, allowInsecure, allowedBy: hint === false ? null : hint, resolver, now })
+    registerSubscriptionRoutes(fastify, { path, store, tables, eventTypes: types, readScopes, writeScopes, typeScopes, allowInsecure, allowedBy: hint === false ? null : hint, resolver, now })
   }
 }
 

@@ -25,6 +25,8 @@ export interface SubscriptionRoutes {
   eventTypes: readonly string[]
   readScopes: readonly string[]
   writeScopes: readonly string[]
+  /** The read scopes a subscription to an event type also needs, by type (the `eventReadScopes` option). */
+  typeScopes: ReadonlyMap<string, readonly string[]>
   allowInsecure: boolean
   /** The setting that allows what `allowInsecure` allows, named in the refusals; null: none. */
   allowedBy: string | null
@@ -122,6 +124,23 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     if (items.length > 0) throw invalidData(items)
   }
 
+  /**
+   * Deliveries to the subscription's URL will carry the entities of `events`: the caller must be
+   * able to read them. Without a principal (no auth plugin, a gateway checks tokens) there are no scopes to ask for.
+   */
+  function checkReadable (request: FastifyRequest, events: readonly string[]): void {
+    const principal = request.principal
+    if (principal == null) return
+    const missing = [...new Set(events.flatMap(e => r.typeScopes.get(e) ?? []))].filter(s => !principal.scopes.includes(s))
+    if (missing.length === 0) return
+    const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
+    const types = events.filter(e => r.typeScopes.get(e)?.some(s => missing.includes(s)) === true)
+    throw problems.forbidden(`The access token does not grant ${which} that a subscription to ${types.join(', ')} needs, since its deliveries carry those entities; request a token with ${missing.length === 1 ? 'it' : 'them'}, or leave ${types.length === 1 ? 'that event' : 'those events'} out.`, {
+      // RFC 6750 §3.1: insufficient_scope names the scopes the request needs.
+      headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${[...r.writeScopes, ...missing].join(' ')}"` }
+    })
+  }
+
   async function checkTarget (url: string): Promise<void> {
     const refusal = await refuseTarget(url, r.allowInsecure, r.resolver, r.allowedBy)
     if (refusal !== null) {
@@ -138,6 +157,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   }, async (request, reply) => {
     const body = request.body as { url: string, events: string[], description?: string | null }
     checkEvents(body.events)
+    checkReadable(request, body.events)
     await checkTarget(body.url)
     const id = randomUUID()
     // A POST's key is never replayed (409): the outcome is the new subscription.
@@ -192,6 +212,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const outcome = await keyed(request, itemPath(id), 204, etag, async (db) => await inTransaction(db, async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
       if (s === null) throw notFound(id)
+      // A new URL receives the events kept, as new events are received at the URL kept.
+      if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag)
       if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
       if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })

@@ -34,6 +34,7 @@ t.test('options are checked at boot, naming the option', async t => {
     ['retrySchedule text', { retrySchedule: '5s,soon' }, /retrySchedule must be/],
     ['retrySchedule numbers', { retrySchedule: [1, -1] }, /retrySchedule must be/],
     ['allowInsecureTargets', { allowInsecureTargets: 'yes' }, /allowInsecureTargets must be a boolean/],
+    ['eventReadScopes', { eventReadScopes: 'yes' }, /eventReadScopes must be a boolean/],
     ['allowInsecureTargetsHint', { allowInsecureTargetsHint: ' ' }, /allowInsecureTargetsHint must be a non-empty string or false, got " "/],
     ['allowInsecureTargetsHint type', { allowInsecureTargetsHint: true }, /allowInsecureTargetsHint must be a non-empty string or false, got true/],
     ['worker', { worker: 1 }, /worker must be a boolean/],
