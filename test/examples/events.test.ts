@@ -12,7 +12,7 @@ t.test('the events example: a resource\'s writes and a route of its own emit, de
   const app = await build(store, secret, { allowInsecureTargets: true, pollMillis: 20 })
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const token = signToken({ secret, sub: 'adopter', scope: ['notes:write', 'orders:write', 'webhooks:write'] })
+  const token = signToken({ secret, sub: 'adopter', scope: ['notes:read', 'notes:write', 'orders:write', 'webhooks:write'] })
   const plain = { 'user-agent': 'example-test/1', authorization: `Bearer ${token}` }
   const headers = { ...plain, 'content-type': 'application/json' }
   const sub = await app.inject({ method: 'POST', url: '/v1/webhook-subscriptions', headers, payload: { url: hook.url, events: ['note.created', 'order.shipped'] } })
