@@ -39,6 +39,7 @@ for (const [net, bits] of [
 for (const [net, bits] of [
   ['::', 96], // unspecified, loopback, IPv4-compatible
   ['::ffff:0:0', 96], // IPv4-mapped: would reach any IPv4 address, internal ones included
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765): embeds any IPv4 address too
   ['64:ff9b:1::', 48], // local-use IPv4/IPv6 translation
   ['100::', 64], // discard-only
   ['2001::', 23], // IETF protocol assignments (Teredo among them)
