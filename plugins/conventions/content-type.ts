@@ -39,6 +39,13 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   if (repeated !== undefined) {
     throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} gives the parameter ${repeated} more than once; ${fix}, each parameter once.`, { instance: path })
   }
+  // RFC 9110 §8.4: a body in a content coding the server does not decode is a 415 that names the
+  // codings it reads (§12.5.3). Parsed as it came, a gzipped body would be refused as bad JSON,
+  // and a file stored compressed, then served as if it were not.
+  const coding = headers['content-encoding']
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    throw problems.unsupportedMediaType(`The request's Content-Encoding ${shown(coding)} is not accepted; send the body uncompressed, without Content-Encoding.`, { instance: path, headers: { 'accept-encoding': 'identity' } })
+  }
   const charset = paramOf(mt, 'charset')
   if (charset !== undefined && !isUtf8(charset)) {
     throw problems.unsupportedMediaType(

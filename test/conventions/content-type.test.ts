@@ -35,6 +35,29 @@ t.test('POST /echo accepts JSON only, in UTF-8', async t => {
   }
 })
 
+t.test('a body in a content coding is a 415 naming identity, the one coding read', async t => {
+  const app = await build(t)
+  const { gzipSync } = await import('node:zlib')
+  const cases: Array<[string | undefined, Buffer | string, number]> = [
+    ['gzip', gzipSync(body), 415],
+    ['GZIP', gzipSync(body), 415],
+    ['br', body, 415],
+    ['gzip, identity', gzipSync(body), 415],
+    ['identity', body, 200],
+    [' Identity ', body, 200],
+    [undefined, body, 200]
+  ]
+  for (const [coding, payload, status] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/json', 'content-encoding': coding }), payload })
+    t.equal(res.statusCode, status, `Content-Encoding ${String(coding)}`)
+    if (status === 200) continue
+    t.equal(res.headers['accept-encoding'], 'identity', `${String(coding)}: the coding accepted`)
+    t.match(res.json(), { title: 'Unsupported Media Type', instance: '/echo', detail: `The request's Content-Encoding ${JSON.stringify(coding)} is not accepted; send the body uncompressed, without Content-Encoding.` })
+  }
+  const get = await app.inject({ method: 'GET', url: '/echo', headers: headers({ 'content-encoding': 'gzip' }) })
+  t.equal(get.statusCode, 200, 'a request without a body is not checked')
+})
+
 t.test('a transfer-coded body needs a Content-Type too', async t => {
   const app = await build(t)
   const res = await app.inject({ method: 'PUT', url: '/echo', headers: headers({ 'content-type': undefined, 'transfer-encoding': 'chunked' }) })
