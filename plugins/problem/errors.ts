@@ -126,9 +126,9 @@ export function contextItem (item: ContextItem): ContextItem {
  */
 export const MAX_CONTEXT_ITEMS = 100
 
-/** "The request has 3 invalid values; see context for each one.", or which ones context lists when it cannot list them all. */
-export function invalidDetail (n: number, subject = 'The request'): string {
-  const each = n > MAX_CONTEXT_ITEMS ? `context lists the first ${MAX_CONTEXT_ITEMS}` : 'see context for each one'
+/** "The request has 3 invalid values; see context for each one.", or which ones context lists when it lists only the first `listed`. */
+export function invalidDetail (n: number, subject = 'The request', listed = MAX_CONTEXT_ITEMS): string {
+  const each = n > listed ? `context lists the first ${listed}` : 'see context for each one'
   return `${subject} has ${n} invalid ${n === 1 ? 'value' : 'values'}; ${each}.`
 }
 

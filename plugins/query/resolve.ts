@@ -2,7 +2,7 @@ import type { ContextItem } from '../../schemas/problem.js'
 import type { CollectionQuery, Filter, OrderingTerm, Paging } from '../../model/query.js'
 import type { CollectionRoute } from './route.js'
 import type { RequestParams, Source } from './read.js'
-import { invalidData, type ProblemError } from '../problem/index.js'
+import { invalidData, invalidDetail, type ProblemError } from '../problem/index.js'
 import { isQueryError, toContextItem } from './errors.js'
 import { buildFilter, splitFilterParams } from './filter.js'
 import { queryFingerprint, type CursorCodec } from './cursor.js'
@@ -115,12 +115,11 @@ export function fingerprintOf (route: CollectionRoute, scope: string, ordering: 
   return fingerprint
 }
 
-/** Most context items a refusal lists: a URL or body of a thousand unknown names gets a short answer. */
-export const MAX_CONTEXT_ITEMS = 20
+/** Most context items a query's refusal lists, fewer than a body's: a URL or body of a thousand unknown names gets a short answer. */
+const QUERY_CONTEXT_ITEMS = 20
 
 function refusal (items: ContextItem[]): ProblemError {
-  if (items.length <= MAX_CONTEXT_ITEMS) return invalidData(items)
-  return invalidData(items.slice(0, MAX_CONTEXT_ITEMS), `The request has ${items.length} invalid values; context lists the first ${MAX_CONTEXT_ITEMS}.`)
+  return invalidData(items.slice(0, QUERY_CONTEXT_ITEMS), invalidDetail(items.length, 'The request', QUERY_CONTEXT_ITEMS))
 }
 
 /**
