@@ -8,7 +8,8 @@ import { DataDirInUse } from './errors.js'
  * PGlite is one PostgreSQL backend inside one process: two processes opening one data
  * directory each believe they are alone, and one overwrites what the other acknowledged.
  * A lock file in the directory, created exclusively, names the process that holds it. A lock
- * whose process is gone (killed, crashed) is taken over; one held by a living process, or by a
+ * whose process is gone (killed, crashed) is taken over, also when it names this process's pid
+ * without this process holding it; one held by a living process, or by a
  * process on another host (which cannot be checked from here), refuses the second opener.
  */
 
@@ -24,6 +25,14 @@ export interface DataDirLock {
 interface Holder { pid: number, host: string }
 
 const host = hostname()
+
+/**
+ * The lock files this process holds, shared by every copy of this module it loaded. A lock
+ * naming this process's pid that is not among them was left by an earlier process given the
+ * same pid: a container's service is PID 1 again after a crash and restart.
+ */
+const HELD_KEY = Symbol.for('svc-conventions.data-dir-locks')
+const heldHere: Set<string> = ((globalThis as Record<symbol, Set<string> | undefined>)[HELD_KEY] ??= new Set())
 
 function parse (text: string): Holder | undefined {
   const [pid, holderHost] = text.split('\n')
@@ -68,10 +77,10 @@ export function lockDataDir (dir: string): DataDirLock {
     const text = read(file)
     if (text === undefined) continue // released meanwhile: try again
     const holder = parse(text)
-    if (holder !== undefined && (holder.host !== host || holder.pid === process.pid || alive(holder.pid))) {
+    if (holder !== undefined && (holder.host !== host || (holder.pid === process.pid ? heldHere.has(file) : alive(holder.pid)))) {
       throw new DataDirInUse({ dataDir: dir, pid: holder.pid, host: holder.host === host ? undefined : holder.host, lockFile: file })
     }
-    // Stale (its process is gone) or unreadable (a crash while writing it): taken over.
+    // Stale (its process is gone, or had this pid before this process) or unreadable (a crash while writing it): taken over.
     takeOver(file, text)
   }
   /* c8 ignore next: only when other processes take and drop the lock ten times in a row */
@@ -101,9 +110,11 @@ function takeOver (file: string, stale: string): void {
 
 function held (file: string, mine: string): DataDirLock {
   let released = false
+  heldHere.add(file)
   const release = (): void => {
     if (released) return
     released = true
+    heldHere.delete(file)
     process.off('exit', release)
     if (read(file) === mine) unlinkSync(file)
   }
