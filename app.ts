@@ -172,7 +172,8 @@ async function sharedRefusals (app: FastifyInstance, config: Config, store: Stor
   if (config.redisUrl !== null) {
     // Loaded only when REDIS_URL is set: ioredis is an optional peer.
     const { Redis } = await import('ioredis')
-    const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    // As the rate limit's client: a Redis that does not answer costs a request half a second, not for ever.
+    const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, commandTimeout: 500 })
     app.addHook('onClose', async () => { redis.disconnect() })
     return { shared: redisRefusalCounts(redis) }
   }

@@ -113,8 +113,10 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
   if (typeof redisOption === 'string') {
     // Loaded here only: an app counting in memory needs no ioredis.
     const { Redis } = await loadIoredis()
-    // Short timeouts: a slow Redis must not hold every request (the library's advice).
-    const client = new Redis(redisOption, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    // Short timeouts: a slow Redis must not hold every request (the library's advice). A
+    // command's own timeout too: one that connected but does not answer (hung, cut off) would
+    // hold each request for ever, and while it reconnects each would wait out the backoff.
+    const client = new Redis(redisOption, { connectTimeout: 500, maxRetriesPerRequest: 1, commandTimeout: 500 })
     client.on('error', (err: Error) => { fastify.log.warn({ err }, 'rate-limit: Redis connection error') })
     fastify.addHook('onClose', async () => { client.disconnect() })
     redis = client

@@ -5,6 +5,7 @@ import { buildApp } from '../../app.js'
 import { DEV_CURSOR_SECRET, loadConfig } from '../../config.js'
 import { tokenCommand } from '../../bin/token.js'
 import { signToken } from 'svc-conventions/auth'
+import { answerOf, silentRedis } from '../rate-limit/redis.js'
 
 const UA = { 'user-agent': 'app-test/1 (tap)' }
 
@@ -69,6 +70,18 @@ t.test('the composed plugins over real HTTP', async t => {
   const refused = await fetch(`${url}/v1/probe`, { method: 'OPTIONS', headers: { ...UA, origin: 'https://evil.example.com', 'access-control-request-method': 'GET' } })
   t.equal(refused.status, 403)
   t.equal(refused.headers.get('svc-cors-error'), 'bad origin')
+})
+
+t.test('REDIS_URL naming a Redis that connects and never answers: 503 problems, not requests held for ever', async t => {
+  // The token-guessing throttle (auth) and the rate limit each ask it; each gives up after its command timeout.
+  const { url, token } = await start(t, { REDIS_URL: await silentRedis(t) })
+  for (const [name, headers] of [['a token', { ...UA, authorization: `Bearer ${token}` }], ['a bad token', { ...UA, authorization: 'Bearer abc.def.ghi' }]] as const) {
+    const res = await answerOf(fetch(`${url}/v1/probe`, { headers }))
+    if (res === 'no answer') return t.fail(`${name}: no answer, the request waits for Redis for ever`)
+    t.equal(res.status, 503, name)
+    t.equal(res.headers.get('retry-after'), '1', `${name}: Retry-After`)
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/, `${name}: a problem`)
+  }
 })
 
 t.test('HTTP/1.0 is refused with a problem', async t => {

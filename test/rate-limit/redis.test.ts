@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { bearer, bodyOf, build } from './helper.js'
-import { freePort, skipRedis, startRedis } from './redis.js'
+import { answerOf, freePort, silentRedis, skipRedis, startRedis } from './redis.js'
 
 const ALICE = bearer('alice')
 
@@ -52,4 +52,15 @@ t.test('Redis unreachable: a 503 saying so by default, requests let through with
   }
   const open = await build(t, { redis: url, skipOnError: true })
   t.equal((await open.inject({ url: '/things' })).statusCode, 200)
+})
+
+t.test('a Redis that connects and never answers: a 503 within the command timeout, not a request held for ever', async t => {
+  const app = await build(t, { redis: await silentRedis(t) })
+  for (const headers of [{}, { authorization: ALICE }]) {
+    const res = await answerOf(app.inject({ url: '/things', headers }))
+    if (res === 'no answer') return t.fail('no answer: the request waits for Redis for ever')
+    t.equal(res.statusCode, 503)
+    t.equal(res.headers['retry-after'], '1')
+    t.match(bodyOf(res), { status: 503, detail: 'The rate limit cannot be checked now; retry later.' })
+  }
 })

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { connect, createServer } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 
@@ -42,4 +42,27 @@ async function accepts (port: number): Promise<boolean> {
     socket.once('connect', () => { socket.end(); resolve(true) })
     socket.once('error', () => resolve(false))
   })
+}
+
+/**
+ * A "Redis" that accepts connections and never answers (a hung server, a connection cut off
+ * without a word): closed on teardown. Returns its URL.
+ */
+export async function silentRedis (t: Test): Promise<string> {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => {
+    for (const socket of sockets) socket.destroy()
+    await new Promise((resolve) => server.close(resolve))
+  })
+  return `redis://127.0.0.1:${(server.address() as { port: number }).port}`
+}
+
+/** What `answer` settles to, or 'no answer' if it has not within `ms` (a hang fails the test, not the run). */
+export async function answerOf<T> (answer: Promise<T>, ms = 10_000): Promise<T | 'no answer'> {
+  return await Promise.race([answer, sleep(ms, 'no answer' as const, { ref: false })])
 }
