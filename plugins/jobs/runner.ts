@@ -125,8 +125,16 @@ export class Runner {
     const { store, table } = this.o
     const owner = this.owner
     let lost = false
+    let renewing = false
     const renew = setInterval(() => {
-      table.renew(store, job.ctx, job.id, this.lease()).then((held) => { if (!held) lost = true }, () => {})
+      // One renewal at a time: while a transaction of the job holds its row (all of an ATOMIC
+      // bulk is one), a renewal waits for it, and one more per tick would hold one more pool
+      // connection each until that transaction ends.
+      if (renewing) return
+      renewing = true
+      table.renew(store, job.ctx, job.id, this.lease())
+        .then((held) => { if (!held) lost = true }, () => {})
+        .finally(() => { renewing = false })
     }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
     renew.unref()
     const run: JobRun = {

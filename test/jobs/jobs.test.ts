@@ -272,6 +272,47 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   t.equal(row?.status, 'RUNNING', 'still RUNNING, under a lease that runs out: another run takes it up')
 })
 
+t.test('a renewal of the lease that waits (the job\'s own transaction holds its row) is not sent again meanwhile', async t => {
+  const store = await pglite.create(t)
+  let open: () => void = () => {}
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  let finish: () => void = () => {}
+  const finished = new Promise<void>((resolve) => { finish = resolve })
+  const app = await build(t, store, { leaseMillis: 30, pollMillis: 10_000 }, {
+    // One long transaction, as an ATOMIC bulk is.
+    LONG: async (run) => {
+      await run.transaction(async () => { await finished })
+      return { result: null, completedCount: 1 }
+    }
+  })
+  // A renewal on PostgreSQL waits for the row the job's transaction locked; here it waits for the gate.
+  let sent = 0
+  let waiting = 0
+  let most = 0
+  app.jobs.table.renew = async () => {
+    sent++
+    most = Math.max(most, ++waiting)
+    await gate
+    waiting--
+    return true
+  }
+  const id = crypto.randomUUID()
+  await store.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'LONG', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+  app.jobs.wake()
+  await eventually(async () => sent > 0)
+  // Ten renewal periods: timers of one duration fire in the order they were set, so each tick
+  // of this one comes after a tick of the runner's renewal timer (leaseMillis / 3), set before it.
+  let ticks = 0
+  const timer = setInterval(() => { ticks++ }, 10)
+  t.teardown(() => { clearInterval(timer) })
+  await eventually(async () => ticks >= 10)
+  t.equal(most, 1, `one renewal waiting at a time (${sent} sent)`)
+  open()
+  t.ok(await eventually(async () => sent > 1), 'renewed again once the one waiting answered')
+  finish()
+  t.ok(await eventually(async () => (await app.jobs.table.get(store, 'prod', 'user-1', id))?.status === 'SUCCEEDED'), 'the job ends as it would have')
+})
+
 t.test('ended jobs go after their retention, with their steps; open ones stay', async t => {
   const store = await pglite.create(t)
   const app = await build(t, store, { retention: 1, purgeInterval: 20 }, {
