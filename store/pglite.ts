@@ -35,6 +35,27 @@ export interface PgliteDriverOptions {
  * the query mutex one at a time. Hence transactions must stay short, and isolation
  * levels cost nothing here: transactions never overlap.
  */
+/**
+ * The file-system errors PGlite reports by their Emscripten number alone (its `ErrnoError`
+ * has no message): an operator reads what to fix, not a bare "failed to start".
+ */
+const FILE_SYSTEM_ERRORS = new Map<number, string>([
+  [51, 'no space left on the device (ENOSPC)'],
+  [19, 'the disk quota is used up (EDQUOT)'],
+  [69, 'the file system is read-only (EROFS)'],
+  [2, 'permission denied (EACCES)'],
+  [63, 'operation not permitted (EPERM)'],
+  [29, 'an input/output error (EIO)']
+])
+
+/** Why the embedded database did not start, as the start's error says it: the file system's reason when PGlite gives one. */
+export function startFailure (err: unknown, dataDir: string | undefined): string {
+  const errno = (err as { name?: unknown, errno?: unknown } | null)?.name === 'ErrnoError' ? (err as { errno: unknown }).errno : undefined
+  const reason = typeof errno === 'number' ? FILE_SYSTEM_ERRORS.get(errno) : undefined
+  if (reason === undefined) return 'The embedded database failed to start.'
+  return `The embedded database failed to start: ${reason}${dataDir === undefined ? '' : ` in ${dataDir}`}.`
+}
+
 export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   const memory = opts.dataDir === 'memory'
   const dataDir = memory ? undefined : resolve(opts.dataDir)
@@ -60,7 +81,7 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     try {
       await started
     } catch (err) {
-      throw new Unavailable('The embedded database failed to start.', { cause: err })
+      throw new Unavailable(startFailure(err, dataDir), { cause: err })
     }
   }
 

@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { pathToFileURL } from 'node:url'
 import { createStore, DataDirInUse, LOCK_FILE } from '../../store/index.js'
 import { lockDataDir } from '../../store/data-dir-lock.js'
-import { createPgliteDriver } from '../../store/pglite.js'
+import { createPgliteDriver, startFailure } from '../../store/pglite.js'
 import { templateFile } from '../../store/pglite-template.js'
 
 // A data directory belongs to one store at a time: PGlite is one backend per directory, and a
@@ -127,4 +127,23 @@ t.test('a new data directory whose snapshot PGlite refuses starts afresh with in
   t.ok(existsSync(lock.file), 'the lock survives the fresh start')
   await driver.close()
   t.notOk(existsSync(lock.file), 'and goes with the driver')
+})
+
+t.test('a start that fails for the file system says why: PGlite gives only an Emscripten error number', async (t) => {
+  // What PGlite throws when a write fails in the data directory (its FS.ErrnoError).
+  const errnoError = (errno: number): Error => Object.assign(new Error(), { name: 'ErrnoError', errno })
+  const table: Array<[string, unknown, string | undefined, string]> = [
+    ['a full disk', errnoError(51), '/srv/data', 'The embedded database failed to start: no space left on the device (ENOSPC) in /srv/data.'],
+    ['a quota', errnoError(19), '/srv/data', 'The embedded database failed to start: the disk quota is used up (EDQUOT) in /srv/data.'],
+    ['a read-only file system', errnoError(69), '/srv/data', 'The embedded database failed to start: the file system is read-only (EROFS) in /srv/data.'],
+    ['no permission', errnoError(2), '/srv/data', 'The embedded database failed to start: permission denied (EACCES) in /srv/data.'],
+    ['not permitted', errnoError(63), '/srv/data', 'The embedded database failed to start: operation not permitted (EPERM) in /srv/data.'],
+    ['a failing disk', errnoError(29), '/srv/data', 'The embedded database failed to start: an input/output error (EIO) in /srv/data.'],
+    ['in memory', errnoError(51), undefined, 'The embedded database failed to start: no space left on the device (ENOSPC).'],
+    ['another file-system error', errnoError(54), '/srv/data', 'The embedded database failed to start.'],
+    ['an error number that is no number', Object.assign(new Error(), { name: 'ErrnoError', errno: 'ENOSPC' }), '/srv/data', 'The embedded database failed to start.'],
+    ['another error', new Error('abort'), '/srv/data', 'The embedded database failed to start.'],
+    ['nothing', undefined, '/srv/data', 'The embedded database failed to start.']
+  ]
+  for (const [name, err, dataDir, message] of table) t.equal(startFailure(err, dataDir), message, name)
 })
