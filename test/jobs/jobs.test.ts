@@ -313,6 +313,31 @@ t.test('a renewal of the lease that waits (the job\'s own transaction holds its 
   t.ok(await eventually(async () => (await app.jobs.table.get(store, 'prod', 'user-1', id))?.status === 'SUCCEEDED'), 'the job ends as it would have')
 })
 
+t.test('a renewal that finds the job held by another instance ends the run: nothing more of it commits', async t => {
+  const store = await pglite.create(t)
+  let committed = false
+  let renewals = 0
+  const app = await build(t, store, { leaseMillis: 30, pollMillis: 10_000 }, {
+    LOSE: async (run) => {
+      // The second renewal is sent once the first has answered that the job is not held any more.
+      await eventually(async () => renewals >= 2)
+      await run.transaction(async () => { committed = true })
+      return { result: null, completedCount: 1 }
+    }
+  })
+  app.jobs.table.renew = async () => {
+    renewals++
+    return false
+  }
+  const id = crypto.randomUUID()
+  await store.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'LOSE', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+  app.jobs.wake()
+  await eventually(async () => renewals >= 2)
+  await app.close()
+  t.notOk(committed, 'the work after the lease was lost does not run')
+  t.equal((await app.jobs.table.get(store, 'prod', 'user-1', id))?.status, 'RUNNING', 'left to the instance that holds it')
+})
+
 t.test('ended jobs go after their retention, with their steps; open ones stay', async t => {
   const store = await pglite.create(t)
   const app = await build(t, store, { retention: 1, purgeInterval: 20 }, {
