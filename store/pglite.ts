@@ -27,15 +27,6 @@ export interface PgliteDriverOptions {
 }
 
 /**
- * Embedded PostgreSQL: one connection in this process. PGlite already serializes it
- * soundly, and this driver relies on that rather than adding a lock of its own:
- * `db.transaction` holds PGlite's transaction mutex from BEGIN to COMMIT, and
- * `db.query`/`db.exec` take that same mutex, so a statement issued outside a running
- * transaction waits for it to end and never runs inside it; statements inside take
- * the query mutex one at a time. Hence transactions must stay short, and isolation
- * levels cost nothing here: transactions never overlap.
- */
-/**
  * The file-system errors PGlite reports by their Emscripten number alone (its `ErrnoError`
  * has no message): an operator reads what to fix, not a bare "failed to start".
  */
@@ -56,6 +47,15 @@ export function startFailure (err: unknown, dataDir: string | undefined): string
   return `The embedded database failed to start: ${reason}${dataDir === undefined ? '' : ` in ${dataDir}`}.`
 }
 
+/**
+ * Embedded PostgreSQL: one connection in this process. PGlite already serializes it
+ * soundly, and this driver relies on that rather than adding a lock of its own:
+ * `db.transaction` holds PGlite's transaction mutex from BEGIN to COMMIT, and
+ * `db.query`/`db.exec` take that same mutex, so a statement issued outside a running
+ * transaction waits for it to end and never runs inside it; statements inside take
+ * the query mutex one at a time. Hence transactions must stay short, and isolation
+ * levels cost nothing here: transactions never overlap.
+ */
 export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   const memory = opts.dataDir === 'memory'
   const dataDir = memory ? undefined : resolve(opts.dataDir)
