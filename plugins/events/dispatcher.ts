@@ -33,6 +33,8 @@ export interface DispatcherOptions {
   render: (d: ClaimedDelivery) => string
   now: () => Date
   log: { warn: (obj: object, msg: string) => void }
+  /** How long a stop lets attempts in flight end before it aborts them and gives them back. Default STOP_GRACE_MILLIS. */
+  stopGraceMillis?: number
 }
 
 /** How long ended attempts wait for others before one claim refills them all, while work waits in the outbox. */
@@ -41,6 +43,12 @@ const REFILL_MILLIS = 5
 const TRICKLE_MILLIS = 50
 /** How long outcomes gather before one statement records them. */
 const FLUSH_MILLIS = 50
+/**
+ * How long a stop waits for attempts in flight, a fraction of a process's time to stop
+ * (SHUTDOWN_TIMEOUT): a subscriber may take the whole attempt's timeout to answer, and those
+ * still waiting then are given back, to be made again by any instance (at least once).
+ */
+export const STOP_GRACE_MILLIS = 2000
 
 /** The most of a subscriber's answer read: only its status matters. */
 const ANSWER_BYTES = 64 * 1024
@@ -91,6 +99,9 @@ export class Dispatcher {
   private clean = new Set<string>()
   private flushing: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
+  /** Aborts the attempts in flight when a stop's grace has passed; those are given back, not recorded. */
+  private readonly stopping = new AbortController()
+  private readonly abandoned: string[] = []
   /** When the earliest retry this instance recorded comes due, by `Date.now()` (Infinity: none). */
   private retryAt = Infinity
   /** When the last look ended, and whether it left work in the outbox (it took all it could). */
@@ -139,15 +150,20 @@ export class Dispatcher {
     if (this.held === 0) this.soon()
   }
 
-  /** Stops claiming; lets attempts in flight end and records them; gives back those not started. */
+  /**
+   * Stops claiming; lets attempts in flight end, for a moment, and records them; gives back
+   * those not started, and those a subscriber was still answering when the moment passed.
+   */
   async stop (): Promise<void> {
     await this.loop.stop()
     const unstarted = [...this.waiting.values()].flat().map(d => d.id)
     this.waiting.clear()
+    const grace = setTimeout(() => { this.stopping.abort() }, this.o.stopGraceMillis ?? STOP_GRACE_MILLIS)
     await Promise.allSettled([...this.inFlight])
+    clearTimeout(grace)
     await this.flush()
     try {
-      await this.o.tables.release(this.o.store, this.owner, unstarted)
+      await this.o.tables.release(this.o.store, this.owner, [...unstarted, ...this.abandoned])
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
     }
@@ -222,6 +238,10 @@ export class Dispatcher {
     const sub = d.subscriptionId
     this.running.set(sub, (this.running.get(sub) ?? 0) + 1)
     const p = this.attempt(d).then((outcome) => {
+      if (outcome === null) {
+        this.abandoned.push(d.id)
+        return
+      }
       this.outcomes.push(outcome)
       this.flushSoon()
     }).finally(() => {
@@ -242,8 +262,8 @@ export class Dispatcher {
     this.inFlight.add(p)
   }
 
-  /** One POST; its outcome: SUCCEEDED on a 2xx in time, else the next attempt or FAILED. */
-  private async attempt (d: ClaimedDelivery): Promise<AttemptOutcome> {
+  /** One POST; its outcome: SUCCEEDED on a 2xx in time, else the next attempt or FAILED; null when a stop aborted it. */
+  private async attempt (d: ClaimedDelivery): Promise<AttemptOutcome | null> {
     let statusCode: number | null = null
     try {
       if (!this.o.allowInsecure && literalRefused(d.url)) throw new Error('internal address')
@@ -259,9 +279,11 @@ export class Dispatcher {
       const { client } = await this.deliveryClient()
       // The request that made the change, and its execution context, as every outgoing call carries them.
       const res = await client.with({ requestId: d.requestId ?? undefined, executionContext: d.ctx })
-        .request({ method: 'POST', url: d.url, headers, body, signal: AbortSignal.timeout(this.o.timeoutMillis) })
+        .request({ method: 'POST', url: d.url, headers, body, signal: AbortSignal.any([AbortSignal.timeout(this.o.timeoutMillis), this.stopping.signal]) })
       statusCode = res.status
     } catch (err) {
+      // Not the subscriber's doing: given back as it was, this attempt not counted.
+      if (this.stopping.signal.aborted) return null
       // An answer that is no 2xx, or a body past the cap, has a status; a refused, failed or
       // timed-out connection has none: all are retried alike.
       if (err instanceof DownstreamResponseError || err instanceof DownstreamTooLargeError) statusCode = err.status

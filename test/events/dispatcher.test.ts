@@ -61,6 +61,27 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
   t.pass('a stopped dispatcher ignores wakes')
 })
 
+t.test('a stop gives back the attempts a subscriber is still answering when its grace has passed, uncounted', async t => {
+  const hook = await receiver(t)
+  // The second delivery's subscriber answers at once, the first's never: its attempt would wait a minute.
+  hook.setRespond((r, res) => { if (r.headers['webhook-id'] === 'msg_d-2') { res.statusCode = 204; res.end() } })
+  let batch = [delivery('d-1', hook.url), { ...delivery('d-2', hook.url), subscriptionId: 's-2' }]
+  const finished: string[] = []
+  const released: string[] = []
+  const tables = {
+    claim: async () => { const out = batch; batch = []; return out },
+    finish: async (_db: unknown, _owner: string, o: Array<{ id: string }>) => { finished.push(...o.map(x => x.id)) },
+    release: async (_db: unknown, _owner: string, ids: string[]) => { released.push(...ids) }
+  } as unknown as EventTables
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 60_000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} }, stopGraceMillis: 50 })
+  await d.start()
+  await hook.waitFor(2)
+  for (let i = 0; i < 100 && finished.length === 0; i++) await sleep(20)
+  await d.stop()
+  t.same(finished, ['d-2'], 'the answered attempt is recorded')
+  t.same(released, ['d-1'], 'the one in flight is given back, for any instance to attempt again')
+})
+
 t.test('a target naming an internal address literally is refused before any connection', async t => {
   const hook = await receiver(t)
   const outcomes: Array<{ id: string, status: string, statusCode: number | null }> = []
