@@ -8,9 +8,9 @@ import { DataDirInUse } from './errors.js'
  * PGlite is one PostgreSQL backend inside one process: two processes opening one data
  * directory each believe they are alone, and one overwrites what the other acknowledged.
  * A lock file in the directory, created exclusively, names the process that holds it. A lock
- * whose process is gone (killed, crashed) is taken over, also when it names this process's pid
- * without this process holding it; one held by a living process, or by a
- * process on another host (which cannot be checked from here), refuses the second opener.
+ * whose process is gone (killed, crashed, a zombie not yet reaped) is taken over, also when it
+ * names this process's pid without this process holding it; one held by a living process, or
+ * by a process on another host (which cannot be checked from here), refuses the second opener.
  */
 
 /** The lock file's name, inside the data directory. */
@@ -43,11 +43,30 @@ function parse (text: string): Holder | undefined {
 function alive (pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
     // EPERM: the process exists but belongs to another user.
     return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
+  return !zombie(pid)
+}
+
+/**
+ * Whether `pid` has exited and only waits for its parent to reap it (Linux: state Z in
+ * /proc/<pid>/stat); signals still reach such a process. A killed holder stays one while its
+ * parent (a container's PID 1 that reaps nothing, say) has not collected it. False where
+ * there is no /proc.
+ */
+function zombie (pid: number): boolean {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    /* c8 ignore start: no /proc (not Linux), or the process was reaped between the signal and the read */
+  } catch {
+    return false
+  }
+  /* c8 ignore stop */
+  // "pid (command) state …": the command may hold spaces and parentheses, the state follows the last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z'
 }
 
 function read (file: string): string | undefined {
