@@ -41,6 +41,8 @@ export interface DispatcherOptions {
 const REFILL_MILLIS = 5
 /** The same once a claim found less than it could take: a trickle of events is then claimed in batches. */
 const TRICKLE_MILLIS = 50
+/** How soon a wake looks for work while attempts are in hand, unless their ends look sooner. */
+const BUSY_WAKE_MILLIS = 200
 /** How long outcomes gather before one statement records them. */
 const FLUSH_MILLIS = 50
 /**
@@ -144,10 +146,13 @@ export class Dispatcher {
 
   /**
    * Looks for work now, unless attempts are in hand: their ends look for more, so a busy
-   * instance does not claim once per request that emitted events.
+   * instance does not claim once per request that emitted events. Within BUSY_WAKE_MILLIS
+   * all the same, for attempts may not end soon: a subscriber that does not answer would
+   * otherwise hold every other subscriber's new deliveries until the poll.
    */
   wake (): void {
     if (this.held === 0) this.soon()
+    else this.loop.soon(BUSY_WAKE_MILLIS)
   }
 
   /**

@@ -61,6 +61,30 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
   t.pass('a stopped dispatcher ignores wakes')
 })
 
+t.test('a wake while a subscriber does not answer claims the others\' new deliveries, not at the poll', async t => {
+  const hook = await receiver(t)
+  hook.setRespond((r, res) => { if (r.headers['webhook-id'] !== 'msg_d-1') { res.statusCode = 204; res.end() } })
+  let batch = [delivery('d-1', hook.url)]
+  let claims = 0
+  const tables = {
+    claim: async () => { claims++; const out = batch; batch = []; return out },
+    finish: async () => {},
+    release: async () => {}
+  } as unknown as EventTables
+  // The poll is a minute away: only the wake can bring the second delivery in time.
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 60_000, pollMillis: 60_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} }, stopGraceMillis: 0 })
+  await d.start()
+  await hook.waitFor(1)
+  const before = claims
+  batch = [{ ...delivery('d-2', hook.url), subscriptionId: 's-2' }]
+  d.wake()
+  d.wake()
+  const got = await hook.waitFor(2, 20_000)
+  t.equal(got[1]?.headers['webhook-id'], 'msg_d-2', 'delivered while the first attempt still waits')
+  t.equal(claims, before + 1, 'one claim for the wakes of a moment')
+  await d.stop()
+})
+
 t.test('a stop gives back the attempts a subscriber is still answering when its grace has passed, uncounted', async t => {
   const hook = await receiver(t)
   // The second delivery's subscriber answers at once, the first's never: its attempt would wait a minute.
