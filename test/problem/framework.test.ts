@@ -72,21 +72,6 @@ t.test('an async constraint that fails is a 500 problem, logged, with nothing in
 
 interface Raw { status: number, headers: string, body: string }
 
-async function raw (port: number, bytes: string): Promise<Raw> {
-  const socket: Socket = connect(port, '127.0.0.1')
-  return await new Promise((resolve, reject) => {
-    let data = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (chunk: string) => { data += chunk })
-    socket.on('error', reject)
-    socket.on('close', () => {
-      const [head = '', body = ''] = data.split('\r\n\r\n')
-      resolve({ status: Number(head.split(' ')[1]), headers: head, body })
-    })
-    socket.write(bytes)
-  })
-}
-
 /** Every byte answered on a connection, until it closes. */
 async function rawText (port: number, bytes: string): Promise<string> {
   const socket: Socket = connect(port, '127.0.0.1')
@@ -98,6 +83,12 @@ async function rawText (port: number, bytes: string): Promise<string> {
     socket.on('close', () => { resolve(data) })
     socket.write(bytes)
   })
+}
+
+/** The one answer on a connection: its status, head and body. */
+async function raw (port: number, bytes: string): Promise<Raw> {
+  const [head = '', body = ''] = (await rawText(port, bytes)).split('\r\n\r\n')
+  return { status: Number(head.split(' ')[1]), headers: head, body }
 }
 
 t.test('requests Node\'s parser refuses are problems, and the connection is closed', async (t) => {
