@@ -10,6 +10,7 @@ import { trustedUntil } from './cache.js'
 import { RefusalCounter, type SharedRefusalCounts } from './refusals.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
+import { countedAddress } from '../shared/client-address.js'
 
 export interface AuthPluginOptions {
   /**
@@ -155,7 +156,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
    * address's anonymous requests shut out its valid tokens. Other errors pass through.
    */
   async function counted (request: FastifyRequest, err: unknown): Promise<unknown> {
-    if (refusals !== null && request.headers.authorization !== undefined && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(request.ip, now())
+    if (refusals !== null && request.headers.authorization !== undefined && (err as { statusCode?: unknown }).statusCode === 401) await refusals.add(countedAddress(request.ip), now())
     return err
   }
 
@@ -176,7 +177,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
       return
     }
     if (refusals !== null) {
-      const pending = refusals.waitFor(request.ip, now())
+      const pending = refusals.waitFor(countedAddress(request.ip), now())
       const wait = typeof pending === 'number' ? pending : await pending
       if (wait > 0) {
         throw problems.tooManyRequests(`Too many requests from this address were refused authentication; retry after ${plural(wait, 'second')} with a valid token.`, { headers: { 'retry-after': wait } })

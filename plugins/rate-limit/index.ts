@@ -7,6 +7,7 @@ import { refuseUnknownOptions, type OptionKeys } from '../shared/options.js'
 import { formatDuration, parseDuration } from '../shared/duration.js'
 import { redisStoreOf, type RedisClient } from './redis-store.js'
 import { needs } from '../shared/dependencies.js'
+import { countedAddress } from '../shared/client-address.js'
 
 /** Options of the `rate-limit` plugin: how many requests a caller may make in a window. */
 export interface RateLimitPluginOptions {
@@ -154,7 +155,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
     ...(redis === undefined ? {} : skipOnError ? { redis } : { store: redisStoreOf(redis, nameSpace) }),
     keyGenerator: (request) => {
       const sub = request.principal?.sub
-      return sub === undefined ? `ip:${request.ip}` : `sub:${sub}`
+      return sub === undefined ? `ip:${countedAddress(request.ip)}` : `sub:${sub}`
     },
     // @fastify/rate-limit throws what this returns: the problem plugin renders it.
     errorResponseBuilder: (request, context) => {

@@ -45,6 +45,17 @@ t.test('refusalLimit: after max refusals an address gets 429 before any token is
   t.equal((await app.inject({ url: '/health', remoteAddress: '10.0.0.1' })).statusCode, 200, 'a route without auth still answers')
 })
 
+t.test('refusalLimit: an IPv6 client is counted by its /64, an IPv4-mapped one by its IPv4 address', async t => {
+  const app = await build(t, { verifier: { secret: SECRET }, refusalLimit: { max: 3, timeWindow: 60_000 } })
+  const from = (remoteAddress: string, authorization: string): InjectOptions => ({ url: '/v1/authors', remoteAddress, headers: { authorization } })
+  const valid = `Bearer ${hs256({ sub: 'u', scope: 'authors:read' })}`
+  for (const address of ['2001:db8:1:2::a', '2001:db8:1:2::b', '2001:db8:1:2:ffff::c']) t.equal((await app.inject(from(address, 'Bearer bad'))).statusCode, 401, address)
+  t.equal((await app.inject(from('2001:db8:1:2::d', valid))).statusCode, 429, 'another address of the /64 is stopped')
+  t.equal((await app.inject(from('2001:db8:1:3::d', valid))).statusCode, 200, 'the next /64 is not')
+  for (const address of ['::ffff:10.0.0.9', '10.0.0.9', '::ffff:10.0.0.9']) await app.inject(from(address, 'Bearer bad'))
+  t.equal((await app.inject(from('10.0.0.9', valid))).statusCode, 429, 'one IPv4 client, whichever way its address came')
+})
+
 t.test('refusalLimit: a custom async verifier is counted too, and the window ends', async t => {
   const app = Fastify()
   t.teardown(() => app.close())

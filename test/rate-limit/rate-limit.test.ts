@@ -24,6 +24,8 @@ t.test('without a token: keyed by the client address, through the trusted proxy'
   t.same([await from('198.51.100.1'), await from('198.51.100.1')], [200, 429])
   t.equal(await from('198.51.100.2'), 200, 'another address')
   t.equal((await app.inject({ url: '/things', headers: { authorization: ALICE, 'x-forwarded-for': '198.51.100.1' } })).statusCode, 200, 'a token from the exhausted address has its own budget')
+  t.same([await from('2001:db8:1:2::1'), await from('2001:db8:1:2::2')], [200, 429], 'an IPv6 client by its /64: it may send from any address of it')
+  t.equal(await from('2001:db8:1:3::1'), 200, 'the next /64')
 })
 
 t.test('counted after auth, whatever the registration order; refused tokens are not counted', async t => {
