@@ -22,8 +22,8 @@ const expected: Record<string, string[]> = {
     'problems', 'query', 'rateLimit', 'resource', 'standardProperties', 'validation', 'webhooks'
   ],
   'svc-conventions/problem': [
-    'DEFAULT_REQUEST_ID_HEADER', 'MAX_REQUEST_ID_LENGTH', 'ProblemError', 'ROOT_FIELD', 'STATUS_TITLES',
-    'contextFromAjv', 'contextItem', 'default', 'defineProblem', 'fieldFromPointer', 'invalidData',
+    'DEFAULT_REQUEST_ID_HEADER', 'MAX_CONTEXT_ITEMS', 'MAX_REQUEST_ID_LENGTH', 'ProblemError', 'ROOT_FIELD', 'STATUS_TITLES',
+    'contextFromAjv', 'contextItem', 'default', 'defineProblem', 'fieldFromPointer', 'invalidData', 'invalidDetail',
     'isProblemError', 'problemClientErrorHandler', 'problemFrameworkErrors', 'problemServerOptions',
     'problems', 'requestIdSettingsOf', 'sentRequestId', 'unavailableProblem'
   ],
