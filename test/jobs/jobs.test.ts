@@ -2,7 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { jobs, problem, problems, query, type Store } from '../../index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
-import { Unavailable } from '../../store/index.js'
+import { quoteIdent, Unavailable } from '../../store/index.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, eventually, headers, json, token } from './helper.js'
 
@@ -325,8 +325,11 @@ t.test('a renewal that finds the job held by another instance ends the run: noth
       return { result: null, completedCount: 1 }
     }
   })
-  app.jobs.table.renew = async () => {
+  app.jobs.table.renew = async (_db, _ctx, jobId) => {
     renewals++
+    // Another instance holds the job now, for long: this one cannot claim it again either, once its
+    // run has ended (which on a slow machine could come before the app closes).
+    await store.query(`UPDATE ${quoteIdent(app.jobs.table.table)} SET lease_owner = 'another-instance', lease_until = now() + interval '1 hour' WHERE id = $1`, [jobId])
     return false
   }
   const id = crypto.randomUUID()
