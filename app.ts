@@ -174,6 +174,8 @@ async function sharedRefusals (app: FastifyInstance, config: Config, store: Stor
     const { Redis } = await import('ioredis')
     // As the rate limit's client: a Redis that does not answer costs a request half a second, not for ever.
     const redis = new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, commandTimeout: 500 })
+    // Without a listener ioredis prints its errors to stderr, outside the service's log.
+    redis.on('error', (err: Error) => { app.log.warn({ err }, 'auth: Redis connection error') })
     app.addHook('onClose', async () => { redis.disconnect() })
     return { shared: redisRefusalCounts(redis) }
   }

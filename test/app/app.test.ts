@@ -75,6 +75,11 @@ t.test('the composed plugins over real HTTP', async t => {
 t.test('REDIS_URL naming a Redis that connects and never answers: 503 problems, not requests held for ever', async t => {
   // The token-guessing throttle (auth) and the rate limit each ask it; each gives up after its command timeout.
   const { url, token } = await start(t, { REDIS_URL: await silentRedis(t) })
+  // ioredis prints the errors of a client without an 'error' listener to stderr, outside the log.
+  const printed: unknown[][] = []
+  const consoleError = console.error
+  console.error = (...args: unknown[]) => { printed.push(args) }
+  t.teardown(() => { console.error = consoleError })
   for (const [name, headers] of [['a token', { ...UA, authorization: `Bearer ${token}` }], ['a bad token', { ...UA, authorization: 'Bearer abc.def.ghi' }]] as const) {
     const res = await answerOf(fetch(`${url}/v1/probe`, { headers }))
     if (res === 'no answer') return t.fail(`${name}: no answer, the request waits for Redis for ever`)
@@ -82,6 +87,7 @@ t.test('REDIS_URL naming a Redis that connects and never answers: 503 problems, 
     t.equal(res.headers.get('retry-after'), '1', `${name}: Retry-After`)
     t.match(res.headers.get('content-type'), /^application\/problem\+json/, `${name}: a problem`)
   }
+  t.same(printed, [], 'every Redis client\'s errors go to the log, none to stderr')
 })
 
 t.test('HTTP/1.0 is refused with a problem', async t => {
