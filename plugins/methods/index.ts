@@ -11,10 +11,21 @@ export interface MethodsPluginOptions {
   options?: boolean
 }
 
+/** A request's values for Fastify's built-in route constraints, as its router derives them. */
+export interface RequestConstraints {
+  /** The `Host` header (`:authority` in HTTP/2). */
+  host?: string | undefined
+  /** The `Accept-Version` header. */
+  version?: string | undefined
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Methods served at a concrete path (with OPTIONS), or null when no route matches it. */
-    allowedMethods: (path: string) => string[] | null
+    /**
+     * Methods served at a concrete path (with OPTIONS), or null when no route matches it; with
+     * `constraints`, routes constrained by host or version count where those values match.
+     */
+    allowedMethods: (path: string, constraints?: RequestConstraints) => string[] | null
   }
 }
 
@@ -31,6 +42,13 @@ const rank = (m: string): number => { const i = ORDER.indexOf(m); return i === -
 function catchAll (params: Record<string, string | undefined>, path: string): boolean {
   const rest = params['*']
   return rest === path || rest === path.slice(1)
+}
+
+/** What the router derives from a request for the `host` and `version` constraints (find-my-way's strategies). */
+function constraintsOf (request: FastifyRequest): RequestConstraints {
+  // Node gives each header as one string (a repeated one joined) or not at all; HTTP/2 has `:authority`, not `Host`.
+  const headers = request.headers as Record<string, string | undefined>
+  return { host: headers.host ?? headers[':authority'], version: headers['accept-version'] }
 }
 
 /** A CORS preflight (Fetch §3.2.2): OPTIONS with an Origin and the method the page will use. */
@@ -67,20 +85,32 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
   if (typeof answerOptions !== 'boolean') throw new TypeError(`methods plugin: options must be a boolean, got ${shownValue(answerOptions)}`)
 
   /**
-   * The routes that match a path under each method (a catch-all's aside), with how much of it
-   * each took from parameters. Without constraints: a constrained route is not found.
+   * The route that serves a path under a method for these constraints, as the router would find
+   * it. A host that no route is constrained to matches the unconstrained routes (find-my-way's
+   * host strategy), but a version does not, even where no route is versioned and the router
+   * ignores it: a version that finds nothing is looked up again without it.
    */
-  function matches (path: string): Array<{ method: string, taken: number }> {
+  function find (method: string, path: string, { host, version }: RequestConstraints): ReturnType<FastifyInstance['findRoute']> {
+    const constraints = host === undefined ? undefined : { host }
+    const versioned = version === undefined ? null : fastify.findRoute({ method: method as HTTPMethods, url: path, constraints: { ...constraints, version } })
+    return versioned ?? fastify.findRoute({ method: method as HTTPMethods, url: path, constraints })
+  }
+
+  /**
+   * The routes that match a path under each method (a catch-all's aside), with how much of it
+   * each took from parameters. Without constraints, a route constrained by host or version is not found.
+   */
+  function matches (path: string, constraints: RequestConstraints): Array<{ method: string, taken: number }> {
     const found: Array<{ method: string, taken: number }> = []
     for (const method of fastify.supportedMethods) {
-      const match = fastify.findRoute({ method: method as HTTPMethods, url: path })
+      const match = find(method, path, constraints)
       if (match !== null && !catchAll(match.params, path)) found.push({ method, taken: parameterLength(match.params) })
     }
     return found
   }
 
-  function allowedMethods (path: string): string[] | null {
-    const found = matches(path)
+  function allowedMethods (path: string, constraints: RequestConstraints = {}): string[] | null {
+    const found = matches(path, constraints)
     if (found.length === 0) return null
     // The path belongs to the routes that take most of it literally (parameterLength).
     const least = Math.min(...found.map(m => m.taken))
@@ -130,14 +160,16 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
     // with Svc-Cors-Error), whichever of the two was registered first: its hook may come later.
     if (isPreflight(request) && fastify.hasPlugin('svc-cors')) return
     const path = pathOf(request.url)
+    // Routes constrained by host or version (route `constraints`) count where the request matches them.
+    const constraints = constraintsOf(request)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path
       // literally (parameterLength): the id route does not serve `GET <collection>/search`.
       const params = request.params as Record<string, string>
       const taken = parameterLength(params)
-      if (taken === 0 || !mayBeShadowed(request.routeOptions.url as string, params) || !matches(path).some(m => m.taken < taken)) return
+      if (taken === 0 || !mayBeShadowed(request.routeOptions.url as string, params) || !matches(path, constraints).some(m => m.taken < taken)) return
     }
-    const allowed = allowedMethods(path)
+    const allowed = allowedMethods(path, constraints)
     if (allowed === null) return
     // Answered: the hooks after this one do not run.
     if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allowed.join(', ')).send()

@@ -1,3 +1,5 @@
+import http2 from 'node:http2'
+import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import problem from '../../plugins/problem/index.js'
@@ -128,6 +130,53 @@ t.test('a route with constraints is served where its parameters match (the looku
   const res = await app.inject({ url: '/v2/things/1', headers: { 'accept-version': '2.x' } })
   t.equal(res.statusCode, 200)
   t.same(JSON.parse(res.body), { v: 2 })
+})
+
+t.test('routes constrained by host or version: 405 and OPTIONS where the request meets their constraints, as the router serves them', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(methods)
+  app.get('/v1/tenant', { constraints: { host: 'api.example.com' } }, async () => ({ host: true }))
+  app.get('/v1/things', { constraints: { version: '1.0.0' } }, async () => ({ v: 1 }))
+  app.get('/v1/plain', async () => ({ plain: true }))
+  t.teardown(() => app.close())
+  const api = { host: 'api.example.com' }
+  const v1 = { 'accept-version': '1.x' }
+  const table: Array<[string, string, Record<string, string>, number, string | undefined]> = [
+    ['DELETE', '/v1/tenant', api, 405, 'GET, HEAD, OPTIONS'],
+    ['OPTIONS', '/v1/tenant', api, 204, 'GET, HEAD, OPTIONS'],
+    ['DELETE', '/v1/tenant', { host: 'other.example.com' }, 404, undefined],
+    ['DELETE', '/v1/things', v1, 405, 'GET, HEAD, OPTIONS'],
+    ['OPTIONS', '/v1/things', v1, 204, 'GET, HEAD, OPTIONS'],
+    ['DELETE', '/v1/things', {}, 404, undefined],
+    // No route is versioned here: the router ignores Accept-Version, and so does the lookup.
+    ['DELETE', '/v1/plain', { ...v1, ...api }, 405, 'GET, HEAD, OPTIONS']
+  ]
+  for (const [method, url, headers, status, allow] of table) {
+    const res = await app.inject({ method: method as 'GET', url, headers })
+    t.equal(res.statusCode, status, `${method} ${url} ${JSON.stringify(headers)}`)
+    t.equal(res.headers.allow, allow, `${method} ${url} ${JSON.stringify(headers)}`)
+  }
+  t.same(app.allowedMethods('/v1/tenant', api), ['GET', 'HEAD', 'OPTIONS'])
+  t.equal(app.allowedMethods('/v1/tenant'), null, 'without constraints, a constrained route is not found')
+})
+
+t.test('over HTTP/2, a host-constrained route is looked up by :authority, as the router does', async t => {
+  const app = Fastify({ http2: true })
+  await app.register(problem)
+  await app.register(methods)
+  app.get('/v1/tenant', { constraints: { host: 'api.example.com' } }, async () => ({ host: true }))
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const session = http2.connect(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`)
+  t.teardown(() => session.close())
+  const head = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+    const req = session.request({ ':method': 'DELETE', ':path': '/v1/tenant', ':authority': 'api.example.com' })
+    req.on('response', resolve).on('error', reject).resume()
+    req.end()
+  })
+  t.equal(head[':status'], 405)
+  t.equal(head.allow, 'GET, HEAD, OPTIONS')
 })
 
 t.test('without the cors plugin, a CORS preflight is an OPTIONS like any other: 204 with Allow', async t => {
