@@ -121,10 +121,14 @@ function answer (problem: Problem, headers: Record<string, string>, headOnly: bo
  * The server options at once: `Fastify({ ...problemServerOptions, ... })`. With `genReqId`,
  * `request.id` (the log's `reqId`) is the convention's requestId, so a log line and the
  * problem answered carry the same one; it costs each request its id up front (a UUID when
- * the caller sends none) instead of on first use.
+ * the caller sends none) instead of on first use. `return503OnClosing: false`: a request that
+ * reaches a kept-alive connection while the app closes is served (its answer closing the
+ * connection) rather than refused by Fastify's own 503, written before any hook, whose body is
+ * no problem (conventions: Errors, rule 1).
  */
 export const problemServerOptions = {
   frameworkErrors: problemFrameworkErrors,
   clientErrorHandler: problemClientErrorHandler,
-  genReqId: problemGenReqId
-} satisfies Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler' | 'genReqId'>
+  genReqId: problemGenReqId,
+  return503OnClosing: false
+} satisfies Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler' | 'genReqId' | 'return503OnClosing'>

@@ -259,3 +259,46 @@ t.test('the client error handler: timeouts, resets and sockets that cannot be wr
   t.equal(problemServerOptions.frameworkErrors, problemFrameworkErrors)
   t.equal(problemServerOptions.clientErrorHandler, handler)
 })
+
+t.test('a request reaching a kept-alive connection while the app closes gets a problem, not Fastify\'s plain 503', async (t) => {
+  const app = Fastify({ ...problemServerOptions, logger: false })
+  await app.register(problem)
+  // Each step waits for the one before, not for a clock: the first request is in its handler,
+  // the app is closing (preClose runs after Fastify marks it so), the second request has arrived.
+  const signal = (): { promise: Promise<void>, done: () => void } => {
+    let done!: () => void
+    const promise = new Promise<void>((resolve) => { done = resolve })
+    return { promise, done }
+  }
+  const entered = signal()
+  const released = signal()
+  const closing = signal()
+  const arrived = signal()
+  app.addHook('preClose', async () => { closing.done() })
+  app.get('/hold', async () => {
+    entered.done()
+    await released.promise
+    return { held: true }
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  app.server.on('request', (req: { url?: string }) => { if (req.url === '/missing') arrived.done() })
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  let answers = ''
+  socket.on('data', (chunk) => { answers += String(chunk) })
+  const ended = new Promise((resolve) => socket.on('close', resolve))
+  socket.write('GET /hold HTTP/1.1\r\nHost: x\r\n\r\n')
+  await entered.promise
+  const closed = app.close()
+  await closing.promise
+  socket.write('GET /missing HTTP/1.1\r\nHost: x\r\nX-Request-ID: during-close\r\n\r\n')
+  await arrived.promise
+  released.done()
+  await ended
+  await closed
+  const second = answers.slice(answers.indexOf('{"held":true}') + '{"held":true}'.length)
+  t.match(second, /^HTTP\/1\.1 404 Not Found\r\n/)
+  t.match(second, /^content-type: application\/problem\+json/im)
+  t.match(second, /^connection: close$/im, 'the answer closes the connection')
+  t.match(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)), { status: 404, requestId: 'during-close' })
+  t.equal(problemServerOptions.return503OnClosing, false)
+})
