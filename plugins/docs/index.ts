@@ -75,6 +75,9 @@ async function docsPlugin (fastify: FastifyInstance, opts: DocsPluginOptions): P
     child.addHook('onRoute', publicRoute)
     await child.register(swaggerUi, {
       routePrefix,
+      // The page at `<routePrefix>` (no trailing slash) names its assets by absolute paths, which
+      // @fastify/swagger-ui writes without the context's route prefix unless told it ('' is none).
+      indexPrefix: fastify.prefix,
       // No logo of its own either (its types omit null, which it reads as "none").
       logo: null as never,
       theme: { title, css: [NO_LOGO] },

@@ -99,6 +99,10 @@ t.test('routePrefix and title options; bad options refused at registration', asy
   }, { prefix: '/v2' })
   t.match((await prefixed.inject({ url: '/v2/docs/static/swagger-initializer.js' })).body, '"urls":[{"url":"/v2/openapi.json","name":"API"}]', 'under a route prefix, the document\'s path has it')
   t.equal((await prefixed.inject({ url: '/v2/openapi.json' })).statusCode, 200)
+  // The page without a trailing slash names its assets by absolute paths: the prefix's, which serve them.
+  const assets = [...(await prefixed.inject({ url: '/v2/docs' })).body.matchAll(/(?:href|src)="([^"]+)"/g)].map(m => m[1] as string)
+  t.ok(assets.length > 0)
+  for (const asset of assets) t.equal((await prefixed.inject({ url: asset })).statusCode, 200, `under a route prefix, the page's ${asset} is served`)
   await prefixed.close()
   for (const opts of [{ routePrefix: 'docs' }, { routePrefix: '/docs/' }, { routePrefix: 5 }, { title: '' }, { title: 3 }]) {
     const bad = Fastify()
