@@ -191,6 +191,10 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
     }
   })
 
+  // The application's own @fastify/swagger would stop the boot below on its decorator, naming
+  // neither plugin; this one builds the document with an instance of its own.
+  if (fastify.hasDecorator('swagger')) throw new Error('openapi plugin: @fastify/swagger is registered already; remove that registration: this plugin registers it itself, serves the document at routePrefix and gives it as fastify.swagger() (and @fastify/swagger-ui, or the docs plugin, shows it)')
+
   fastify.addSchema(Problem)
   // For the docs page, which reads this document rather than a copy of its own.
   fastify.decorate('openapiDocument', { path: routePrefix === false ? null : `${fastify.prefix}${routePrefix}`, title: (opts.info ?? defaults.info).title })

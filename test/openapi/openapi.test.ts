@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Type, type TSchema } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
+import swagger from '@fastify/swagger'
 import openapi from '../../plugins/openapi/index.js'
 import { inlineHeaders } from './support.js'
 
@@ -259,4 +260,12 @@ t.test('shared schemas become components with $refs; resources give entities wit
   await t.rejects(async () => { await Fastify().register(openapi, { stateOnce: 'yes' as never }).ready() }, /^openapi plugin: stateOnce must be a boolean, got "yes"$/)
   await t.rejects(async () => { await Fastify().register(openapi, { routePrefx: '/doc.json' } as never).ready() },
     /^openapi plugin: unknown option routePrefx \(did you mean routePrefix\?\); the options are info, servers, routePrefix, commonProblems, components, tokenHelp, stateOnce$/)
+})
+
+t.test('@fastify/swagger registered by the application before it: the boot stops, naming both and what to do', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(swagger, { openapi: { info: { title: 'Ours', version: '1' } } })
+  await t.rejects(async () => { await app.register(openapi).ready() },
+    /^openapi plugin: @fastify\/swagger is registered already; remove that registration: this plugin registers it itself/)
 })
