@@ -166,10 +166,12 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     const error = thrown ?? new Error(`a handler threw ${String(thrown)}`) as FastifyError
     let pe = toProblemError(error, request)
     if (pe === undefined) {
-      const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+      const status = statusOf(error)
       if (status >= 400 && status < 500) {
-        // Errors of other plugins with a client status: keep the status, never their internals.
-        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: writtenForClient(error) ? safeDetail(error) : UNEXPLAINED })
+        // Errors of other plugins with a client status: keep the status and the headers they
+        // carry for it, as Fastify's own handler does (a 405's Allow, a 401's WWW-Authenticate,
+        // a 429's Retry-After), never their internals.
+        pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: writtenForClient(error) ? safeDetail(error) : UNEXPLAINED, headers: headersOf(error) })
       } else {
         request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
         pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')
@@ -201,6 +203,18 @@ function setHandler (kind: 'notFound' | 'error', set: () => unknown): void {
       : 'it renders every error as a problem, so leave the error handler to it (or register it in a context of its own)'
     throw new Error(`problem plugin: the context has its own ${kind === 'notFound' ? 'not-found' : 'error'} handler already; ${advice}`, { cause: err })
   }
+}
+
+/** An error's status as Fastify reads it: `statusCode`, else `status` (http-errors and Koa-style errors), else 500. */
+function statusOf (error: FastifyError & { status?: unknown }): number {
+  if (typeof error.statusCode === 'number') return error.statusCode
+  return typeof error.status === 'number' ? error.status : 500
+}
+
+/** The response headers an error carries (`headers`, as http-errors and @fastify/sensible set them). */
+function headersOf (error: FastifyError & { headers?: unknown }): Record<string, string | number> | undefined {
+  const { headers } = error
+  return typeof headers === 'object' && headers !== null ? headers as Record<string, string | number> : undefined
 }
 
 /** The detail of a 4xx whose message describes the code rather than the request. */

@@ -199,6 +199,34 @@ t.test('a 4xx error of another plugin keeps its status and only the first line o
   t.match(bodyOf(invalid), { status: 400, title: 'Invalid Data', context: [{ code: 'INPUT_MIN_VALUE', field: 'limit', source: 'body' }] }, 'a validation error without a context is taken as the body')
 })
 
+t.test('a 4xx error of another plugin keeps the headers it carries and a status given as status, as Fastify\'s own handler does', async t => {
+  const app = Fastify({ logger: false })
+  await app.register(problem)
+  // As http-errors builds them (createError(405, 'Only GET here', { headers: { Allow: 'GET' } })).
+  const clientError = (status: number, message: string, headers: Record<string, string>): Error => Object.assign(new Error(message), { status, statusCode: status, expose: true, headers })
+  app.get('/405', async () => { throw clientError(405, 'Only GET here', { Allow: 'GET' }) })
+  app.get('/401', async () => { throw clientError(401, 'The token expired', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }) })
+  app.get('/429', async () => { throw clientError(429, 'Slow down', { 'Retry-After': '30', 'Content-Type': 'text/plain' }) })
+  app.get('/status', async () => { throw Object.assign(new Error('gone'), { status: 404 }) })
+  app.get('/unexpected', async () => { throw Object.assign(new Error('internal'), { statusCode: 503, headers: { 'x-upstream': '10.0.0.5' } }) })
+  t.teardown(() => app.close())
+  const table: Array<[string, number, Record<string, string | undefined>]> = [
+    ['/405', 405, { allow: 'GET' }],
+    ['/401', 401, { 'www-authenticate': 'Bearer error="invalid_token"' }],
+    ['/429', 429, { 'retry-after': '30', 'content-type': 'application/problem+json; charset=utf-8' }],
+    ['/status', 404, {}],
+    // An unexpected fault shows nothing of itself, its headers included.
+    ['/unexpected', 500, { 'x-upstream': undefined }]
+  ]
+  for (const [url, status, headers] of table) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, status, url)
+    t.match(bodyOf(res), { status }, url)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, url)
+    for (const [name, value] of Object.entries(headers)) t.equal(res.headers[name], value, `${url} ${name}`)
+  }
+})
+
 t.test('a 4xx error whose message was not written for the client keeps its status, not its message', async t => {
   const app = await build(t)
   for (const url of ['/type-error', '/stream-error']) {
