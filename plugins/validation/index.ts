@@ -70,6 +70,10 @@ function compile (ajv: Ajv, schema: object): ReturnType<Ajv['compile']> {
   }
 }
 
+type Schemas = Record<string, unknown>
+type ValidatorCompiler = Parameters<FastifyInstance['setValidatorCompiler']>[0]
+type SerializerCompiler = Parameters<FastifyInstance['setSerializerCompiler']>[0]
+
 async function validationPlugin (fastify: FastifyInstance, opts: ValidationPluginOptions): Promise<void> {
   refuseUnknownOptions('validation', opts, OPTION_KEYS)
   if (opts.ajv !== undefined && (typeof opts.ajv !== 'object' || opts.ajv === null || Array.isArray(opts.ajv))) {
@@ -81,17 +85,32 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
     throw new TypeError(`validation plugin: ajv.keywords must be an array of keywords such as ["x-internal"], got ${shownValue(keywords)}`)
   }
   checkAjvPlugins(opts.plugins)
-  const strict = makeAjv(false, opts)
-  const coercing = makeAjv('array', opts)
-  let sharedAdded = false
 
-  // Schemas added with fastify.addSchema() are shared components ($ref targets).
-  function addShared (): void {
-    if (sharedAdded) return
-    sharedAdded = true
-    for (const schema of Object.values(fastify.getSchemas())) {
-      strict.addSchema(schema as object)
-      coercing.addSchema(schema as object)
+  /**
+   * The validators over one set of shared schemas (`$ref` targets, added with `addSchema()`),
+   * read when the first one is compiled: every schema of the context is added by then.
+   */
+  function validators (shared: () => Schemas): ValidatorCompiler {
+    const strict = makeAjv(false, opts)
+    const coercing = makeAjv('array', opts)
+    let sharedAdded = false
+    function addShared (): void {
+      if (sharedAdded) return
+      sharedAdded = true
+      for (const schema of Object.values(shared())) {
+        strict.addSchema(schema as object)
+        coercing.addSchema(schema as object)
+      }
+    }
+    // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
+    const bodyValidator = compiledOnce((schema) => refusingNul(compile(strict, schema)))
+    // Text coerced to the schema's types, numbers only from decimal digits (numerals.ts).
+    // Routes repeat schemas (a HEAD takes its GET's, collections share their query string):
+    // each distinct one is compiled once.
+    const textValidator = compiledOnce((schema) => strictNumerals(compile(coercing, schema), schema))
+    return ({ schema, httpPart }) => {
+      addShared()
+      return httpPart === 'body' ? bodyValidator(schema as object) : textValidator(schema as object)
     }
   }
 
@@ -100,23 +119,38 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
   // (e.g. cursor or offset paging), and must know the convention's formats then.
   const formats = Object.fromEntries(Object.entries(conventionFormats).map(([name, def]) => [name, def.validate]))
   const branch = branchTest(formats)
-  // Routes repeat schemas (a HEAD takes its GET's, collections share their query string):
-  // each distinct one is compiled once.
-  const serializer = compiledOnce((schema) => projectingSerializer(schema,
-    fastJson(schema as SerializerSchema, { schema: fastify.getSchemas() as Record<string, SerializerSchema>, ajv: { formats } }), branch))
-  fastify.setSerializerCompiler(({ schema }) => {
-    addShared()
-    return serializer(schema)
+  function serializers (shared: () => Schemas): SerializerCompiler {
+    const serializer = compiledOnce((schema) => projectingSerializer(schema,
+      fastJson(schema as SerializerSchema, { schema: shared() as Record<string, SerializerSchema>, ajv: { formats } }), branch))
+    return ({ schema }) => serializer(schema as object)
+  }
+
+  // A context below that adds schemas of its own gets its compilers from these builders (Fastify
+  // builds them anew there, from the server's original factories unless told otherwise): over its
+  // schemas, with the same rules, rather than Fastify's default Ajv, which coerces bodies and
+  // drops unknown properties. One per distinct set of schemas: Fastify asks once per route.
+  const built = { validators: new Map<string, ValidatorCompiler>(), serializers: new Map<string, SerializerCompiler>() }
+  function builder<C> (cache: Map<string, C>, make: (shared: () => Schemas) => C): (schemas: Schemas) => C {
+    return (schemas) => {
+      const key = JSON.stringify(schemas)
+      let compiler = cache.get(key)
+      if (compiler === undefined) {
+        compiler = make(() => schemas)
+        cache.set(key, compiler)
+      }
+      return compiler
+    }
+  }
+  fastify.setSchemaController({
+    compilersFactory: {
+      buildValidator: builder(built.validators, validators) as never,
+      buildSerializer: builder(built.serializers, serializers) as never
+    }
   })
 
-  // A body bound for the store: U+0000 refused with the schema's own errors (nul.ts).
-  const bodyValidator = compiledOnce((schema) => refusingNul(compile(strict, schema)))
-  // Text coerced to the schema's types, numbers only from decimal digits (numerals.ts).
-  const textValidator = compiledOnce((schema) => strictNumerals(compile(coercing, schema), schema))
-  fastify.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
-    addShared()
-    return httpPart === 'body' ? bodyValidator(schema as object) : textValidator(schema as object)
-  })
+  // This context's own: over the schemas added to it (fastify.addSchema()), before or after this plugin.
+  fastify.setValidatorCompiler<FastifySchema>(validators(() => fastify.getSchemas()))
+  fastify.setSerializerCompiler(serializers(() => fastify.getSchemas()))
 }
 
 export type { AjvPlugin, AjvPluginEntry } from './ajv-plugins.js'

@@ -30,6 +30,34 @@ t.test('bodies are strict, query and headers are coerced, shared schemas resolve
   await app.close()
 })
 
+t.test('a context below that adds schemas of its own keeps the rules: bodies strict, query coerced, its schemas resolved, responses written by them', async t => {
+  const app = Fastify()
+  await app.register(problem)
+  app.addSchema({ $id: 'Name', type: 'string', minLength: 1, maxLength: 3 })
+  await app.register(validation)
+  // Fastify builds a context's compilers anew once it adds a schema: the plugin's rules must hold there too.
+  for (const prefix of ['/v1', '/v2']) {
+    await app.register(async (api) => {
+      api.addSchema({ $id: 'Order', type: 'object', properties: { item: { $ref: 'Name#' }, qty: { type: 'integer' }, note: { type: ['string', 'null'] } }, required: ['item'], additionalProperties: false })
+      api.post('/orders', {
+        schema: { body: { $ref: 'Order#' }, querystring: Type.Object({ limit: Type.Optional(Type.Integer()) }), response: { 200: { $ref: 'Order#' } } }
+      }, async (request) => ({ ...(request.body as object), note: null, hidden: 'not in the schema' }))
+      api.put('/orders/:id', { schema: { body: { $ref: 'Order#' } } }, async (request) => request.body)
+    }, { prefix })
+  }
+  for (const prefix of ['/v1', '/v2']) {
+    const ok = await app.inject({ method: 'POST', url: `${prefix}/orders?limit=5`, payload: { item: 'pen', qty: 2 } })
+    t.equal(ok.statusCode, 200, prefix)
+    t.same(JSON.parse(ok.body), { item: 'pen', qty: 2, note: null }, `${prefix}: written by the response schema, null kept`)
+    const strict = await app.inject({ method: 'POST', url: `${prefix}/orders?limit=x`, payload: { item: 'pens', qty: '2', colour: 'red' } })
+    t.equal(strict.statusCode, 400, prefix)
+    const fields = JSON.parse(strict.body).context.map((c: { field: string }) => c.field).sort()
+    t.same(fields, ['colour', 'item', 'limit', 'qty'], `${prefix}: no body coercion, unknown property refused, the shared $ref applied, the query checked`)
+    t.equal((await app.inject({ method: 'PUT', url: `${prefix}/orders/1`, payload: { item: 'pen', colour: 'red' } })).statusCode, 400, `${prefix}: every route of the context`)
+  }
+  await app.close()
+})
+
 t.test('custom Ajv options are passed through; bad options are refused', async t => {
   const app = Fastify()
   await app.register(problem)
