@@ -131,7 +131,9 @@ function resourceComponents (fastify: FastifyInstance): Record<string, unknown> 
 // HEAD is served wherever GET is (RFC 9110 §9.3.2): said once here, not as an operation per GET.
 const HEAD_NOTE = '`HEAD` is served wherever `GET` is, and answers as it would, without a body.'
 
-function withHead (info: NonNullable<OpenApiPluginOptions['info']>): NonNullable<OpenApiPluginOptions['info']> {
+/** The document's info, saying so when the server serves HEAD (not with `exposeHeadRoutes: false`, where HEAD is no route). */
+function withHead (info: NonNullable<OpenApiPluginOptions['info']>, served: boolean): NonNullable<OpenApiPluginOptions['info']> {
+  if (!served) return info
   return { ...info, description: info.description === undefined ? HEAD_NOTE : `${info.description}\n\n${HEAD_NOTE}` }
 }
 
@@ -205,7 +207,8 @@ async function openapiPlugin (fastify: FastifyInstance, opts: OpenApiPluginOptio
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: withHead(opts.info ?? defaults.info),
+      // Fastify's initialConfig holds exposeHeadRoutes but does not type it.
+      info: withHead(opts.info ?? defaults.info, (fastify.initialConfig as { exposeHeadRoutes?: boolean }).exposeHeadRoutes !== false),
       servers: opts.servers,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', ...(opts.tokenHelp === undefined ? {} : { description: opts.tokenHelp }) } }

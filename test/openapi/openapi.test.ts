@@ -269,3 +269,15 @@ t.test('@fastify/swagger registered by the application before it: the boot stops
   await t.rejects(async () => { await app.register(openapi).ready() },
     /^openapi plugin: @fastify\/swagger is registered already; remove that registration: this plugin registers it itself/)
 })
+
+t.test('a server without HEAD routes (exposeHeadRoutes: false): the document does not say HEAD is served', async t => {
+  const app = Fastify({ exposeHeadRoutes: false })
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(openapi, { info: { title: 'T', version: '1.0.0', description: 'Things.' } })
+  app.get('/v1/things', async () => ({}))
+  t.equal((await app.inject({ method: 'HEAD', url: '/v1/things' })).statusCode, 404, 'no HEAD route')
+  const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
+  t.notMatch(doc.info.description, /HEAD/)
+  t.match(doc.info.description, /^Things\./)
+})
