@@ -160,16 +160,15 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
     // with Svc-Cors-Error), whichever of the two was registered first: its hook may come later.
     if (isPreflight(request) && fastify.hasPlugin('svc-cors')) return
     const path = pathOf(request.url)
-    // Routes constrained by host or version (route `constraints`) count where the request matches them.
-    const constraints = constraintsOf(request)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path
       // literally (parameterLength): the id route does not serve `GET <collection>/search`.
       const params = request.params as Record<string, string>
       const taken = parameterLength(params)
-      if (taken === 0 || !mayBeShadowed(request.routeOptions.url as string, params) || !matches(path, constraints).some(m => m.taken < taken)) return
+      if (taken === 0 || !mayBeShadowed(request.routeOptions.url as string, params) || !matches(path, constraintsOf(request)).some(m => m.taken < taken)) return
     }
-    const allowed = allowedMethods(path, constraints)
+    // Routes constrained by host or version (route `constraints`) count where the request matches them.
+    const allowed = allowedMethods(path, constraintsOf(request))
     if (allowed === null) return
     // Answered: the hooks after this one do not run.
     if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allowed.join(', ')).send()
