@@ -102,11 +102,15 @@ function decodes (path: string): boolean {
   }
 }
 
-/** A whole problem answer on a connection that closes after it. */
+/**
+ * A whole problem answer on a connection that closes after it. With `Date`, as Node writes it on
+ * every other answer: an origin server with a clock sends it on a 4xx (RFC 9110 §6.6.1).
+ */
 function answer (problem: Problem, headers: Record<string, string>, headOnly: boolean): string {
   const body = JSON.stringify(problem)
   return [
     `HTTP/1.1 ${problem.status} ${problem.title}`,
+    `Date: ${new Date().toUTCString()}`,
     `Content-Type: ${PROBLEM_MEDIA_TYPE}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Content-Language: en-US',

@@ -106,6 +106,8 @@ t.test('requests Node\'s parser refuses are problems, and the connection is clos
     t.equal(res.status, status, name)
     t.match(res.headers, /content-type: application\/problem\+json/i, name)
     t.match(res.headers, /connection: close/i, name)
+    // RFC 9110 §6.6.1: a 4xx of an origin server with a clock carries Date, in IMF-fixdate form.
+    t.match(res.headers, /^date: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/im, `${name}: Date`)
     if (hasBody) {
       const body = JSON.parse(res.body)
       t.equal(body.status, status, `${name}: status in the body`)
@@ -144,6 +146,7 @@ t.test('a method Node\'s parser does not know gets what Fastify gives a method n
       const res = await raw(port, request(method))
       t.same(gist(res, method), gist(known, 'TRACE'), `${method} ${target.slice(0, 20)}: as TRACE`)
       t.match(res.headers, /^connection: close$/im, `${method} ${target.slice(0, 20)}: the connection closes`)
+      t.match(res.headers, /^date: .+ GMT$/im, `${method} ${target.slice(0, 20)}: Date`)
       t.match(res.headers, new RegExp(`^content-length: ${Buffer.byteLength(res.body)}$`, 'im'), 'the length is the body\'s')
     }
   }
