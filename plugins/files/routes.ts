@@ -54,14 +54,20 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     }
   }
 
-  /** The headers of a download, and 406 when Accept does not admit the stored type. */
+  /**
+   * 406 when Accept does not admit the stored type, else the file's ETag, which a 304 and a 412
+   * carry too. The representation's own headers are `represent`'s, for a 200 only: on a problem
+   * `Content-Disposition: attachment` would name the problem body as the file.
+   */
   const describe = (request: FastifyRequest, reply: FastifyReply, file: FileFacts, path: string): void => {
     if (!admits(request.headers.accept, file.mediaType)) {
       throw problems.notAcceptable(`The file at ${path} is ${file.mediaType}, which the Accept header ${JSON.stringify(request.headers.accept)} does not admit; accept ${file.mediaType} or */*.`, { instance: path })
     }
+    reply.header('etag', file.etag)
+  }
+  const represent = (reply: FastifyReply, file: FileFacts): void => {
     reply.header('content-type', file.mediaType)
     reply.header('content-disposition', dispositionOf(file.filename))
-    reply.header('etag', file.etag)
   }
 
   const readOptions = {
@@ -92,6 +98,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     if (facts === null) throw noFile(path)
     describe(request, reply, facts, path)
     if (evaluateRead(preconditionsOf(request), facts.etag, path)) return await notModified(reply).send()
+    represent(reply, facts)
     reply.header('content-length', facts.byteCount)
     return await reply.send()
   })
@@ -111,6 +118,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     const file = await read(async () => await contents.get(s.store, ctx, id))
     if (file === null) throw noFile(path)
     describe(request, reply, file, path)
+    represent(reply, file)
     return await reply.send(file.bytes)
   })
 

@@ -167,6 +167,31 @@ t.test('files plugin alone', async t => {
     t.equal((await app.inject({ method: 'HEAD', url: '/v1/notes/nope/attachment' })).statusCode, 404)
   })
 
+  t.test('a refused or 304 read carries the file\'s ETag, never its Content-Type or Content-Disposition', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    t.equal((await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="a.pdf"' }, payload: '%PDF' })).statusCode, 204)
+    const { etag } = (await app.inject({ method: 'HEAD', url })).headers as { etag: string }
+    const file = dispositionOf('a.pdf')
+    const cases: Array<[string, 'GET' | 'HEAD', Record<string, string>, number, string | undefined]> = [
+      ['GET', 'GET', {}, 200, file],
+      ['HEAD', 'HEAD', {}, 200, file],
+      ['GET, If-Match matching', 'GET', { 'if-match': etag }, 200, file],
+      ['GET, a stale If-Match', 'GET', { 'if-match': '"stale"' }, 412, undefined],
+      ['HEAD, a stale If-Match', 'HEAD', { 'if-match': '"stale"' }, 412, undefined],
+      ['GET, If-None-Match matching', 'GET', { 'if-none-match': etag }, 304, undefined],
+      ['HEAD, If-None-Match matching', 'HEAD', { 'if-none-match': etag }, 304, undefined]
+    ]
+    for (const [name, method, headers, status, disposition] of cases) {
+      const res = await app.inject({ method, url, headers })
+      t.equal(res.statusCode, status, name)
+      t.equal(res.headers.etag, etag, `${name}: the ETag`)
+      t.equal(res.headers['content-disposition'], disposition, `${name}: Content-Disposition`)
+      if (status === 412) t.match(res.headers['content-type'], /^application\/problem\+json/, `${name}: a problem`)
+      if (status === 304) t.equal(res.headers['content-type'], undefined, `${name}: no Content-Type`)
+    }
+  })
+
   t.test('multipart: a malformed body is a 400', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`
