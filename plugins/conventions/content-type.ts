@@ -25,19 +25,22 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   const fix = `send the body as ${accepted.join(' or ')}`
   const header = headers['content-type']
   const target = `${request.method} ${path}`
+  // RFC 5789 §2.2: a PATCH refused for its document's type names the types the resource takes.
+  const advertised = request.method === 'PATCH' ? { 'accept-patch': accepted.join(', ') } : undefined
+  const refuse = (detail: string): Error => problems.unsupportedMediaType(detail, { instance: path, headers: advertised })
   if (header === undefined) {
-    throw problems.unsupportedMediaType(`The request to ${target} has a body but no Content-Type header; ${fix}.`, { instance: path })
+    throw refuse(`The request to ${target} has a body but no Content-Type header; ${fix}.`)
   }
   const mt = parseMediaType(header)
   if (mt === null) {
-    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} is not a valid media type; ${fix}.`, { instance: path })
+    throw refuse(`The Content-Type ${shown(header)} is not a valid media type; ${fix}.`)
   }
   if (!accepted.includes(essenceOf(mt))) {
-    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} is not accepted by ${target}; ${fix}.`, { instance: path })
+    throw refuse(`The Content-Type ${shown(header)} is not accepted by ${target}; ${fix}.`)
   }
   const repeated = repeatedParam(mt)
   if (repeated !== undefined) {
-    throw problems.unsupportedMediaType(`The Content-Type ${shown(header)} gives the parameter ${repeated} more than once; ${fix}, each parameter once.`, { instance: path })
+    throw refuse(`The Content-Type ${shown(header)} gives the parameter ${repeated} more than once; ${fix}, each parameter once.`)
   }
   // RFC 9110 §8.4: a body in a content coding the server does not decode is a 415 that names the
   // codings it reads (§12.5.3). Parsed as it came, a gzipped body would be refused as bad JSON,
@@ -48,10 +51,7 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   }
   const charset = paramOf(mt, 'charset')
   if (charset !== undefined && !isUtf8(charset)) {
-    throw problems.unsupportedMediaType(
-      `The Content-Type ${shown(header)} declares charset ${shown(charset)}, but only UTF-8 is accepted; encode the body in UTF-8 and send charset=UTF-8 or no charset.`,
-      { instance: path }
-    )
+    throw refuse(`The Content-Type ${shown(header)} declares charset ${shown(charset)}, but only UTF-8 is accepted; encode the body in UTF-8 and send charset=UTF-8 or no charset.`)
   }
 }
 

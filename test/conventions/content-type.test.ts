@@ -92,6 +92,27 @@ t.test('merge-patch routes parse application/merge-patch+json exactly like JSON'
   }
 })
 
+t.test('a PATCH refused for its Content-Type names the accepted types in Accept-Patch (RFC 5789 §2.2); other methods do not', async t => {
+  const app = await build(t)
+  const both = 'application/merge-patch+json, application/json'
+  const cases: Array<[string, 'PATCH' | 'POST', string | undefined, string | undefined]> = [
+    ['a type not accepted', 'PATCH', 'text/plain', both],
+    ['no media type', 'PATCH', 'json', both],
+    ['a charset other than UTF-8', 'PATCH', 'application/json; charset=latin1', both],
+    ['a parameter twice', 'PATCH', 'application/json; a=1; a=2', both],
+    ['no Content-Type', 'PATCH', undefined, both],
+    ['not a PATCH', 'POST', 'text/plain', undefined]
+  ]
+  for (const [name, method, type, expected] of cases) {
+    const res = await app.inject({ method, url: method === 'PATCH' ? '/merge' : '/echo', headers: headers({ 'content-type': type }), payload: '{}' })
+    t.equal(res.statusCode, 415, name)
+    t.equal(res.headers['accept-patch'], expected, `${name}: Accept-Patch`)
+  }
+  const coded = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': 'application/json', 'content-encoding': 'gzip' }), payload: '{}' })
+  t.equal(coded.headers['accept-patch'], undefined, 'a content coding refused: the type was fine, Accept-Encoding says what to change')
+  t.equal(coded.headers['accept-encoding'], 'identity')
+})
+
 t.test('+json types configured globally or per route get a JSON parser', async t => {
   const app = await build(t, { contentTypes: ['application/json', 'application/vnd.svc-thing+json'] }, app => {
     app.register(async child => {
