@@ -4,7 +4,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
-import { evaluatePreconditions, type Preconditions } from '../conditional/index.js'
+import { evaluatePreconditions, evaluateRead, notModified, type Preconditions } from '../conditional/index.js'
 import { claimed, claimOf } from '../idempotency/index.js'
 import type { Tx } from '../../store/types.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
@@ -189,12 +189,15 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
 
   fastify.get(item, {
     schema: { tags, querystring: NoQuery, summary: 'Get a webhook subscription', params, response: { 200: entity } },
-    config: read({ problems: [404] })
+    // As an author's GET (reference-service.md: "as for authors"): a stale If-Match is a 412,
+    // which the document then lists with both conditional headers and the 304.
+    config: read({ problems: [404, 412] })
   }, async (request, reply) => {
     const id = idOf(request)
     const s = await stored(async () => await tables.getSubscription(store, request.executionContext, id))
     if (s === null) throw notFound(id)
     reply.header('etag', s.etag)
+    if (evaluateRead(request.preconditions, s.etag, itemPath(id))) return await notModified(reply).send()
     return subscriptionBody(s)
   })
 

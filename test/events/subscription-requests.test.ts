@@ -79,6 +79,35 @@ for (const db of databases) {
       t.equal(created.status, 201, 'another caller\'s same key is a new request')
     })
 
+    t.test('a GET or HEAD of a subscription honours If-Match as an author\'s does (412), and If-None-Match (304); the document says so', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const etag = s.etag as string
+      const cases: Array<[string, string, Record<string, string>, number]> = [
+        ['a stale If-Match', 'GET', { 'if-match': '"stale"' }, 412],
+        ['a stale If-Match, HEAD', 'HEAD', { 'if-match': '"stale"' }, 412],
+        ['a weak If-Match: compared strongly', 'GET', { 'if-match': `W/${etag}` }, 412],
+        ['the current If-Match', 'GET', { 'if-match': etag }, 200],
+        ['If-Match *', 'GET', { 'if-match': '*' }, 200],
+        ['a stale If-Match before a matching If-None-Match', 'GET', { 'if-match': '"stale"', 'if-none-match': etag }, 412],
+        ['a matching If-None-Match', 'GET', { 'if-none-match': etag }, 304],
+        ['a matching weak If-None-Match, HEAD', 'HEAD', { 'if-none-match': `W/${etag}` }, 304],
+        ['another If-None-Match', 'GET', { 'if-none-match': '"other"' }, 200]
+      ]
+      for (const [name, method, headers, status] of cases) {
+        const res = await call(method, url, undefined, headers)
+        t.equal(res.status, status, name)
+        t.equal(res.headers.get('etag'), etag, `${name}: the ETag`)
+        if (status === 412 && method === 'GET') t.match(res.body, { status: 412, instance: url, detail: `If-Match does not match the current ETag of ${url}; GET it again and retry with its ETag.` }, name)
+        if (status === 304) t.equal(res.text, '', `${name}: no body`)
+      }
+      const document = (await call('GET', '/openapi.json')).body as { paths: Record<string, { get: { responses: Record<string, unknown>, parameters: Array<{ $ref?: string }> } }> }
+      const get = document.paths[`${path}/{subscriptionId}`]?.get
+      t.ok(get?.responses['304'], 'the document lists the 304')
+      t.ok(get?.responses['412'], 'and the 412')
+      t.same((get?.parameters ?? []).map(p => p.$ref).filter(r => r !== undefined && /If(None)?Match/.test(r)).sort(), ['#/components/parameters/IfMatch', '#/components/parameters/IfNoneMatch'], 'and both headers')
+    })
+
     t.test('a query parameter on an item route or a write is a 400 naming it; nothing is done', async t => {
       const s = (await call('POST', path, { url: hook.url, events: ['author.created'], description: 'kept' })).body
       const item = `${path}/${s.id as string}`
