@@ -74,8 +74,9 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     schema: { tags, summary: `Download the ${field} of ${withArticle(def.name)}`, querystring: NoQuery, params },
     config: {
       auth: { scopes: [...def.api.scopes.read] },
-      // 406 is the route's own: Accept is checked against the stored type.
-      problems: [404, 406],
+      // 406 is the route's own: Accept is checked against the stored type. 412: a stale If-Match
+      // (evaluateRead), so the document lists both conditional headers and the 304 too.
+      problems: [404, 406, 412],
       // The type produced is the stored one: Accept is checked against it here.
       conventions: { accept: false },
       openapi: {
