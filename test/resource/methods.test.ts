@@ -158,6 +158,32 @@ for (const db of databases) {
       t.equal(head.statusCode, 304)
     })
 
+    t.test('HEAD answers GET\'s status and headers: Content-Length the 200\'s, none on a 304 (RFC 9110 §8.6)', async t => {
+      const a = await author()
+      const url = `/v1/authors/${a.id as string}`
+      const length = String(Buffer.byteLength((await api.get(url)).body))
+      const cases: Array<[string, Record<string, string>, number, string | undefined]> = [
+        ['no condition', {}, 200, length],
+        ['another If-None-Match', { 'if-none-match': '"other"' }, 200, length],
+        ['the current If-Match', { 'if-match': a.etag as string }, 200, length],
+        ['a matching If-None-Match', { 'if-none-match': a.etag as string }, 304, undefined],
+        ['If-None-Match: *', { 'if-none-match': '*' }, 304, undefined]
+      ]
+      for (const [name, h, status, contentLength] of cases) {
+        const get = await api.get(url, h)
+        const head = await api.head(url, h)
+        t.equal(head.statusCode, status, name)
+        t.equal(get.statusCode, status, `${name}: as GET`)
+        t.equal(head.body, '', `${name}: no body`)
+        t.equal(head.headers['content-length'], contentLength, `${name}: Content-Length`)
+        t.equal(head.headers.etag, a.etag, `${name}: the ETag`)
+        t.equal(head.headers['content-type'], get.headers['content-type'], `${name}: GET's Content-Type`)
+      }
+      const stale = await api.head(url, { 'if-match': '"other"' })
+      t.equal(stale.statusCode, 412, 'a stale If-Match: 412 as on GET')
+      t.equal((await api.head('/v1/authors/nobody')).statusCode, 404)
+    })
+
     t.test('read-only fields in POST, PUT and PATCH bodies: 400 INPUT_INVALID naming each', async t => {
       const a = await author()
       const d = await document(a.id)

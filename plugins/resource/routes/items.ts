@@ -51,11 +51,12 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     return await create(request, reply, { ...(request.body as Row) })
   })
 
-  fastify.get(itemUrl, {
+  const readOptions = {
     schema: schema({ querystring: NoQuery, summary: `Get ${withArticle(def.name)}`, params, response: { 200: entity } }),
     attachValidation: true,
     config: config(scopes.read, { problems: [404, 412] })
-  }, async (request, reply) => {
+  }
+  const read = async (request: FastifyRequest, reply: FastifyReply): Promise<Row | undefined> => {
     refuseInvalid(s, request)
     const id = idOf(request)
     const path = s.itemPath(def, id)
@@ -70,7 +71,11 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     reply.header('etag', etag)
     if (evaluateRead(request.preconditions, etag, path)) return await notModified(reply).send()
     return s.rep.toEntity(row)
-  })
+  }
+  fastify.get(itemUrl, { ...readOptions, exposeHeadRoute: false }, read)
+  // HEAD is a route of its own rather than Fastify's GET without a body, which writes
+  // `Content-Length: 0` on a 304: RFC 9110 §8.6 allows there only the 200's length, or none.
+  fastify.head(itemUrl, readOptions, read)
 
   fastify.put(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Replace or create ${withArticle(def.name)}`, params, body: bodies.replace, response: { 204: NO_CONTENT } }),
