@@ -211,10 +211,18 @@ function statusOf (error: FastifyError & { status?: unknown }): number {
   return typeof error.status === 'number' ? error.status : 500
 }
 
-/** The response headers an error carries (`headers`, as http-errors and @fastify/sensible set them). */
+// The body's own framing, which the problem sets: a foreign error's values would not describe it.
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding'])
+
+/**
+ * The response headers an error carries (`headers`, as http-errors, @fastify/sensible and
+ * @fastify/static set them: a 416's `Content-Range`), but for those of its own body.
+ */
 function headersOf (error: FastifyError & { headers?: unknown }): Record<string, string | number> | undefined {
   const { headers } = error
-  return typeof headers === 'object' && headers !== null ? headers as Record<string, string | number> : undefined
+  if (typeof headers !== 'object' || headers === null) return undefined
+  const kept = Object.entries(headers).filter(([name]) => !BODY_HEADERS.has(name.toLowerCase()))
+  return kept.length === 0 ? undefined : Object.fromEntries(kept) as Record<string, string | number>
 }
 
 /** The detail of a 4xx whose message describes the code rather than the request. */

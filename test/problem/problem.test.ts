@@ -21,6 +21,16 @@ async function build (t: Test, logs: string[] = []): Promise<FastifyInstance> {
   app.get('/boom', async () => { throw new Error('password=hunter2 at SELECT * FROM secrets') })
   app.get('/teapot', async () => { throw Object.assign(new Error('I am a teapot\nwith a second line'), { statusCode: 418, expose: true }) })
   app.get('/silent', async () => { throw Object.assign(new Error(''), { statusCode: 409, expose: true }) })
+  // As @fastify/static passes on send's 416: the headers the status needs, and some of its body's.
+  app.get('/headers/:kind', async (request) => {
+    const headers: Record<string, unknown> = {
+      range: { 'Content-Range': 'bytes */10', 'Content-Type': 'text/html; charset=UTF-8', 'content-length': '99' },
+      framing: { 'Content-Length': '99', 'Transfer-Encoding': 'chunked', 'Content-Encoding': 'gzip' },
+      none: null,
+      text: 'Content-Range: bytes */10'
+    }
+    throw Object.assign(new Error('Range Not Satisfiable'), { statusCode: 416, expose: true, headers: headers[(request.params as { kind: string }).kind] })
+  })
   app.get('/fastify-error', async () => { throw new errorCodes.FST_ERR_ROUTE_MISSING_CONTENT_TYPE('QUERY') })
   app.get('/type-error', async () => { throw Object.assign(new TypeError("Cannot read properties of undefined (reading 'ifNoneMatch')"), { statusCode: 400 }) })
   // What Fastify passes on when the body stream fails (it marks the error 400), e.g. a zlib stream.
@@ -224,6 +234,25 @@ t.test('a 4xx error of another plugin keeps the headers it carries and a status 
     t.match(bodyOf(res), { status }, url)
     t.match(res.headers['content-type'], /^application\/problem\+json/, url)
     for (const [name, value] of Object.entries(headers)) t.equal(res.headers[name], value, `${url} ${name}`)
+  }
+})
+
+t.test('a 4xx error of another plugin keeps the headers it asks for (error.headers), not those of its own body', async t => {
+  const app = await build(t)
+  const cases: Array<[string, string | undefined]> = [
+    ['range', 'bytes */10'],
+    ['framing', undefined],
+    ['none', undefined],
+    ['text', undefined]
+  ]
+  for (const [kind, range] of cases) {
+    const res = await app.inject({ url: `/headers/${kind}` })
+    t.equal(res.statusCode, 416, kind)
+    t.equal(res.headers['content-range'], range, `${kind}: Content-Range`)
+    t.match(res.headers['content-type'], /^application\/problem\+json/, `${kind}: the problem's type`)
+    t.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)), `${kind}: the problem's length`)
+    t.equal(res.headers['content-encoding'], undefined, `${kind}: no coding`)
+    t.match(bodyOf(res), { title: 'Range Not Satisfiable', status: 416, detail: 'Range Not Satisfiable' }, kind)
   }
 })
 
