@@ -11,16 +11,17 @@ export const httpVersionNotSupported = defineProblem(400, 'SVC_ERR_HTTP_VERSION_
 
 /**
  * Conventions: "The service is an HTTP/1.1 API … HTTP/1.0 is unsupported". Versions
- * from 1.1 up (HTTP/2 behind the same server) pass; an HTTP/1.x request without a Host
- * header gets a 400 problem (RFC 9112 §3.2), which Node would otherwise answer with an empty
- * 400 of its own unless the server is created with `requireHostHeader: false`.
+ * from 1.1 up (HTTP/2 behind the same server) pass; with `refuseOld`, older ones are refused.
+ * An HTTP/1.1 request without a Host header gets a 400 problem whatever the route's rules: RFC
+ * 9112 §3.2 requires it of every server, and Node, which would answer it with an empty 400 of
+ * its own, leaves it to this plugin when the server is created with `requireHostHeader: false`.
  */
-export function checkHttpVersion (request: FastifyRequest, host: string | undefined): void {
+export function checkHttpVersion (request: FastifyRequest, host: string | undefined, refuseOld: boolean): void {
   const { httpVersionMajor: major, httpVersionMinor: minor } = request.raw
   if (major > 1) return
   if (major === 1 && minor >= 1) {
     if (host !== undefined) return
     throw problems.badRequest('An HTTP/1.1 request must carry a Host header; add one naming this service.')
   }
-  throw httpVersionNotSupported(`This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of HTTP/${major}.${minor}.`)
+  if (refuseOld) throw httpVersionNotSupported(`This service speaks HTTP/1.1; resend the request as HTTP/1.1 instead of HTTP/${major}.${minor}.`)
 }

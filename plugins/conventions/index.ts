@@ -101,8 +101,9 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     const headers = request.headers
     // Read first, so that every refusal below echoes an accepted context too.
     const contextItem = s.executionContext === null ? null : applyExecutionContext(request, headers, reply, s.executionContext)
-    if (s.httpVersion) checkHttpVersion(request, headers.host)
-    const userAgentRepeated = (s.httpVersion || s.userAgent !== null) && checkRepeatedHeaders(request, s.httpVersion)
+    // Host, missing or repeated, is refused on every route: HTTP/1.1 itself requires one.
+    checkHttpVersion(request, headers.host, s.httpVersion)
+    const userAgentRepeated = checkRepeatedHeaders(request, s.httpVersion)
     if (s.userAgent !== null) await checkUserAgent(request, headers['user-agent'], s.userAgent, userAgentRepeated)
     // No route of the path serves it: no media types of its own, so nothing is negotiated.
     if (!matchedNoRoute(request)) {

@@ -14,9 +14,9 @@ const USER_AGENT = 'user-agent'
 const LENGTHS = new Set([...SINGLE, USER_AGENT].map((name) => name.length))
 
 /**
- * One pass over the request's header lines: with `refuse`, throws a 400 naming the first
- * one-value header the request repeats; says whether User-Agent comes more than once, which
- * the User-Agent rule refuses.
+ * One pass over the request's header lines: throws a 400 for a repeated Host (RFC 9112 §3.2
+ * asks it of every server), and with `refuse` for the first other one-value header the request
+ * repeats; says whether User-Agent comes more than once, which the User-Agent rule refuses.
  */
 export function checkRepeatedHeaders (request: FastifyRequest, refuse: boolean): boolean {
   const raw = request.raw.rawHeaders
@@ -28,7 +28,7 @@ export function checkRepeatedHeaders (request: FastifyRequest, refuse: boolean):
     if (!LENGTHS.has(name.length)) continue
     const lower = name.toLowerCase()
     if (lower === USER_AGENT) userAgents++
-    if (!refuse || !SINGLE.has(lower)) continue
+    if (!SINGLE.has(lower) || (!refuse && lower !== 'host')) continue
     seen ??= new Set()
     if (seen.has(lower)) {
       throw problems.badRequest(`The request carries the ${lower} header more than once; send it once, with one value.`)

@@ -68,7 +68,32 @@ t.test('an HTTP/1.1 request without Host: a 400 problem (the server created with
   t.match(JSON.parse(res.body), { title: 'Bad Request', status: 400, detail: 'An HTTP/1.1 request must carry a Host header; add one naming this service.' })
   t.equal((await raw(app, 'HTTP/1.1', '/echo')).status, 200, 'with Host: served')
   t.equal((await raw(app, 'HTTP/2.0', '/echo', '')).status, 200, 'a later version names its authority otherwise')
-  t.equal((await raw(app, 'HTTP/1.1', '/free', '')).status, 200, 'the rule switched off on the route')
+  // RFC 9112 §3.2 holds whatever the route's rules: only the refusal of HTTP/1.0 is switched off.
+  t.equal((await raw(app, 'HTTP/1.1', '/free', '')).status, 400, 'the rule switched off on the route: still 400')
+  t.equal((await raw(app, 'HTTP/1.0', '/free', '')).status, 200, 'the rule switched off on the route: HTTP/1.0 served')
+})
+
+t.test('Host is required on every route, with every rule off too (RFC 9112 §3.2); HTTP/1.0 then served', async t => {
+  const app = Fastify({ http: { requireHostHeader: false } })
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(conventions)
+  app.get('/health', { config: { conventions: false } }, async () => ({ ok: true }))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const cases: Array<[string, string, number, string | undefined]> = [
+    ['HTTP/1.1', 'Host: localhost\r\n', 200, undefined],
+    ['HTTP/1.1', '', 400, 'An HTTP/1.1 request must carry a Host header; add one naming this service.'],
+    ['HTTP/1.1', 'Host: a\r\nHost: b\r\n', 400, 'The request carries the host header more than once; send it once, with one value.'],
+    ['HTTP/1.1', 'Host: a\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n', 200, undefined],
+    ['HTTP/1.0', '', 200, undefined],
+    ['HTTP/1.0', 'Host: a\r\nHost: b\r\n', 400, 'The request carries the host header more than once; send it once, with one value.']
+  ]
+  for (const [version, headers, status, detail] of cases) {
+    const name = `${version} ${JSON.stringify(headers)}`
+    const res = await raw(app, version, '/health', headers)
+    t.equal(res.status, status, name)
+    if (detail !== undefined) t.match(JSON.parse(res.body), { title: 'Bad Request', status: 400, detail }, name)
+  }
 })
 
 t.test('a one-value header sent twice: a 400 problem naming it (RFC 9112 §3.2 for Host)', async t => {
@@ -92,5 +117,6 @@ t.test('a one-value header sent twice: a 400 problem naming it (RFC 9112 §3.2 f
   t.equal(agent.status, 403, 'user-agent twice, the same value: 403')
   t.match(JSON.parse(agent.body), { title: 'Forbidden', status: 403, detail: /; the header is sent more than once; send it once\.$/ })
   t.equal((await raw(app, 'HTTP/1.1', '/echo', 'Host: localhost\r\nAccept: application/json\r\nAccept: */*\r\nX-Other: 1\r\nx-other: 2\r\n')).status, 200, 'list headers and others may repeat')
-  t.equal((await raw(app, 'HTTP/1.1', '/free', 'Host: a\r\nHost: b\r\n')).status, 200, 'the rule switched off on the route')
+  t.equal((await raw(app, 'HTTP/1.1', '/free', 'Host: a\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n')).status, 200, 'the rule switched off on the route')
+  t.equal((await raw(app, 'HTTP/1.1', '/free', 'Host: a\r\nHost: b\r\n')).status, 400, 'the rule switched off on the route: Host twice is still a 400')
 })
