@@ -172,6 +172,11 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
         // carry for it, as Fastify's own handler does (a 405's Allow, a 401's WWW-Authenticate,
         // a 429's Retry-After), never their internals.
         pe = new ProblemError(status, error.code ?? 'SVC_ERR_CLIENT', { detail: writtenForClient(error) ? safeDetail(error) : UNEXPLAINED, headers: headersOf(error) })
+      } else if (status === 503) {
+        // Another plugin shedding load (@fastify/under-pressure, http-errors' 503): still a 503
+        // the client may retry, with its Retry-After, but nothing else of the error shown.
+        request.log.warn({ err: error, requestId: request.requestId }, 'unavailable')
+        pe = problems.unavailable('The service cannot answer now; retry later, and quote the requestId if it persists.', { headers: retryAfterOf(error) })
       } else {
         request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
         pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')
@@ -223,6 +228,12 @@ function headersOf (error: FastifyError & { headers?: unknown }): Record<string,
   if (typeof headers !== 'object' || headers === null) return undefined
   const kept = Object.entries(headers).filter(([name]) => !BODY_HEADERS.has(name.toLowerCase()))
   return kept.length === 0 ? undefined : Object.fromEntries(kept) as Record<string, string | number>
+}
+
+/** The `Retry-After` among an error's headers, the one a 503 may show. */
+function retryAfterOf (error: FastifyError): Record<string, string | number> | undefined {
+  const entry = Object.entries(headersOf(error) ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')
+  return entry === undefined ? undefined : { 'retry-after': entry[1] }
 }
 
 /** The detail of a 4xx whose message describes the code rather than the request. */

@@ -218,7 +218,10 @@ t.test('a 4xx error of another plugin keeps the headers it carries and a status 
   app.get('/401', async () => { throw clientError(401, 'The token expired', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }) })
   app.get('/429', async () => { throw clientError(429, 'Slow down', { 'Retry-After': '30', 'Content-Type': 'text/plain' }) })
   app.get('/status', async () => { throw Object.assign(new Error('gone'), { status: 404 }) })
-  app.get('/unexpected', async () => { throw Object.assign(new Error('internal'), { statusCode: 503, headers: { 'x-upstream': '10.0.0.5' } }) })
+  app.get('/unexpected', async () => { throw Object.assign(new Error('internal'), { statusCode: 502, headers: { 'x-upstream': '10.0.0.5' } }) })
+  // As @fastify/under-pressure and http-errors shed load: a 503, with or without Retry-After.
+  app.get('/shed', async () => { throw Object.assign(new Error('db pool at 10.0.0.5 exhausted'), { statusCode: 503, headers: { 'Retry-After': '7', 'x-upstream': '10.0.0.5' } }) })
+  app.get('/shed-bare', async () => { throw Object.assign(new Error('Service Unavailable'), { status: 503 }) })
   t.teardown(() => app.close())
   const table: Array<[string, number, Record<string, string | undefined>]> = [
     ['/405', 405, { allow: 'GET' }],
@@ -226,7 +229,10 @@ t.test('a 4xx error of another plugin keeps the headers it carries and a status 
     ['/429', 429, { 'retry-after': '30', 'content-type': 'application/problem+json; charset=utf-8' }],
     ['/status', 404, {}],
     // An unexpected fault shows nothing of itself, its headers included.
-    ['/unexpected', 500, { 'x-upstream': undefined }]
+    ['/unexpected', 500, { 'x-upstream': undefined }],
+    // A 503 stays one the client may retry, with its Retry-After and nothing else of the error.
+    ['/shed', 503, { 'retry-after': '7', 'x-upstream': undefined }],
+    ['/shed-bare', 503, { 'retry-after': undefined }]
   ]
   for (const [url, status, headers] of table) {
     const res = await app.inject({ url })
@@ -234,6 +240,7 @@ t.test('a 4xx error of another plugin keeps the headers it carries and a status 
     t.match(bodyOf(res), { status }, url)
     t.match(res.headers['content-type'], /^application\/problem\+json/, url)
     for (const [name, value] of Object.entries(headers)) t.equal(res.headers[name], value, `${url} ${name}`)
+    if (status >= 500) t.notMatch(res.body, /internal|10\.0\.0\.5|exhausted/, `${url}: nothing of the error shown`)
   }
 })
 
