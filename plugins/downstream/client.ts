@@ -28,7 +28,7 @@ export interface DownstreamCall {
   /** `Svc-Idempotency-Key`: a key, or `true` for a new UUID, the same on every retry. A POST or PATCH with one is retried. */
   idempotencyKey?: string | true
   /** This call's timeouts, in ms, in place of the client's. */
-  timeouts?: { headers?: number, body?: number }
+  timeouts?: { headers?: number, body?: number, total?: number }
   /** This call's cap on the answer's body, in place of the client's. */
   maxResponseBytes?: number
   /** `false`: one attempt only. */
@@ -99,11 +99,11 @@ function failureOf (err: unknown, target: CallTarget, timeouts: Settings['timeou
 /**
  * Whether a failed attempt of a retryable call is tried again: a broken connection always;
  * a timeout only for an idempotent method, since a POST sent in full may still be at work
- * on the other side, and a second one would race it.
+ * on the other side, and a second one would race it; the call's own deadline never.
  */
 function retriesAfter (failure: unknown, method: string): boolean {
   if (failure instanceof DownstreamConnectionError) return true
-  return failure instanceof DownstreamTimeoutError && IDEMPOTENT_METHODS.has(method)
+  return failure instanceof DownstreamTimeoutError && failure.phase !== 'total' && IDEMPOTENT_METHODS.has(method)
 }
 
 /** The dispatcher calls go through (an undici Agent, or the caller's). */
@@ -114,13 +114,18 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const url = targetUrl(settings, c)
   const headers = headersOf(settings, c, context)
   const body = c.json !== undefined ? JSON.stringify(c.json) : c.body
-  const timeouts = { headers: c.timeouts?.headers ?? settings.timeouts.headers, body: c.timeouts?.body ?? settings.timeouts.body }
+  const timeouts = { headers: c.timeouts?.headers ?? settings.timeouts.headers, body: c.timeouts?.body ?? settings.timeouts.body, total: c.timeouts?.total ?? settings.timeouts.total }
   const limit = c.maxResponseBytes ?? settings.maxResponseBytes
   const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
   const { attempts, base, cap, maxRetryAfter } = settings.retry
   const shown = `${url.origin}${url.pathname}`
   const { dispatcher } = await transport()
   const path = `${url.pathname}${url.search}`
+  // The call's deadline: it aborts an attempt in flight; a wait that would end past it is not made.
+  const started = settings.now()
+  const deadline = AbortSignal.timeout(timeouts.total)
+  const signal = c.signal === undefined ? deadline : AbortSignal.any([c.signal, deadline])
+  const fits = (wait: number): boolean => settings.now() - started + wait < timeouts.total
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
     const canRetry = retryable && n < attempts
@@ -128,13 +133,14 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
     try {
       // The dispatcher's own request, with one literal: undici's top-level request() spreads
       // its options into a new object, which costs the shape above again.
-      const res = await dispatcher.request({ origin: url.origin, path, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal: c.signal })
+      const res = await dispatcher.request({ origin: url.origin, path, method: method as Dispatcher.HttpMethod, headers, body, headersTimeout: timeouts.headers, bodyTimeout: timeouts.body, signal })
       if (canRetry && RETRY_STATUSES.has(res.statusCode)) {
         const after = retryAfter(res.headers['retry-after'], settings.now())
-        // A longer wait than allowed is not shortened: the caller gets the answer instead.
-        if (after === null || after <= maxRetryAfter) {
+        const wait = after ?? backoff(n, base, cap, settings.random)
+        // A longer wait than allowed, or one past the deadline, is not shortened: the caller gets the answer instead.
+        if ((after === null || after <= maxRetryAfter) && fits(wait)) {
           await res.body.dump()
-          delay = after ?? backoff(n, base, cap, settings.random)
+          delay = wait
         }
       }
       if (delay === null) {
@@ -142,9 +148,12 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
         return answerOf<T>({ status: res.statusCode, headers: res.headers, bytes }, target)
       }
     } catch (err) {
-      const failure = failureOf(err, target, timeouts)
+      // The caller's abort stays the caller's, even when the deadline came at the same time.
+      const failure = deadline.aborted && c.signal?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
       if (!canRetry || !retriesAfter(failure, method)) throw failure
-      delay = backoff(n, base, cap, settings.random)
+      const wait = backoff(n, base, cap, settings.random)
+      if (!fits(wait)) throw failure
+      delay = wait
     }
     await settings.sleep(delay)
     return await attempt(n + 1)

@@ -80,12 +80,15 @@ export class DownstreamProblemError extends DownstreamResponseError {
 }
 
 /** No answer in time: `phase` `headers` (the status line and headers) or `body` (a pause between its parts). */
+const WAITED = { headers: 'no answer', body: 'no further part of the body', total: 'not done' } as const
+
 export class DownstreamTimeoutError extends DownstreamError {
-  readonly phase: 'headers' | 'body'
+  /** `headers`, `body`, or `total`: the whole call, retries included. */
+  readonly phase: 'headers' | 'body' | 'total'
   readonly timeout: number
 
-  constructor (phase: 'headers' | 'body', timeout: number, target: CallTarget, cause: unknown) {
-    super('SVC_ERR_DOWNSTREAM_TIMEOUT', `${target.method} ${target.url}: no ${phase === 'headers' ? 'answer' : 'further part of the body'} within ${timeout} ms (timeouts.${phase})`, target, cause)
+  constructor (phase: 'headers' | 'body' | 'total', timeout: number, target: CallTarget, cause: unknown) {
+    super('SVC_ERR_DOWNSTREAM_TIMEOUT', `${target.method} ${target.url}: ${WAITED[phase]} within ${timeout} ms (timeouts.${phase})`, target, cause)
     this.name = 'DownstreamTimeoutError'
     this.phase = phase
     this.timeout = timeout

@@ -23,8 +23,12 @@ export interface DownstreamOptions {
   userAgent: { product: string, version: number | string, comment?: string }
   /** Resolves relative URLs of calls. Default: calls give absolute URLs. */
   baseUrl?: string
-  /** Per call, in ms: `headers` until the answer's headers, `body` the longest pause inside the body. Default 10 000 / 30 000. */
-  timeouts?: { headers?: number, body?: number }
+  /**
+   * Per call, in ms: `headers` until the answer's headers, `body` the longest pause inside the
+   * body, `total` the whole call, its retries and the waits between them included (a body sent
+   * a byte at a time never pauses long). Default 10 000 / 30 000 / 60 000.
+   */
+  timeouts?: { headers?: number, body?: number, total?: number }
   /** The largest answer body read, in bytes. Default 1 MiB. */
   maxResponseBytes?: number
   retry?: RetryOptions | false
@@ -44,7 +48,7 @@ export interface DownstreamOptions {
 export interface Settings {
   baseUrl: URL | null
   headers: Record<string, string>
-  timeouts: { headers: number, body: number }
+  timeouts: { headers: number, body: number, total: number }
   maxResponseBytes: number
   retry: Required<RetryOptions>
   defaultExecutionContext: string
@@ -55,7 +59,7 @@ export interface Settings {
 }
 
 export const defaults = {
-  timeouts: { headers: 10_000, body: 30_000 },
+  timeouts: { headers: 10_000, body: 30_000, total: 60_000 },
   maxResponseBytes: 1024 * 1024,
   retry: { attempts: 3, base: 200, cap: 5000, maxRetryAfter: 30_000 },
   defaultExecutionContext: 'prod'
@@ -66,7 +70,7 @@ const OPTION_KEYS: OptionKeys<DownstreamOptions> = {
 }
 const SERVICE_KEYS: OptionKeys<DownstreamOptions['service']> = { id: true, name: true }
 const USER_AGENT_KEYS: OptionKeys<DownstreamOptions['userAgent']> = { product: true, version: true, comment: true }
-const TIMEOUT_KEYS: OptionKeys<NonNullable<DownstreamOptions['timeouts']>> = { headers: true, body: true }
+const TIMEOUT_KEYS: OptionKeys<NonNullable<DownstreamOptions['timeouts']>> = { headers: true, body: true, total: true }
 const RETRY_KEYS: OptionKeys<RetryOptions> = { attempts: true, base: true, cap: true, maxRetryAfter: true }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -150,7 +154,8 @@ export function resolveOptions (opts: unknown): Settings {
     },
     timeouts: {
       headers: integer('timeouts.headers', timeouts.headers, defaults.timeouts.headers, 1),
-      body: integer('timeouts.body', timeouts.body, defaults.timeouts.body, 1)
+      body: integer('timeouts.body', timeouts.body, defaults.timeouts.body, 1),
+      total: integer('timeouts.total', timeouts.total, defaults.timeouts.total, 1)
     },
     maxResponseBytes: integer('maxResponseBytes', o.maxResponseBytes, defaults.maxResponseBytes, 1),
     retry: retry(o.retry),

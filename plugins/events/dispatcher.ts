@@ -66,7 +66,8 @@ export function deliveryClientOptions (o: Pick<DispatcherOptions, 'service' | 'u
     service: o.service,
     userAgent: o.userAgent,
     retry: false,
-    timeouts: { headers: o.timeoutMillis, body: o.timeoutMillis },
+    // The attempt's whole time too: a subscriber answering a byte at a time never pauses long.
+    timeouts: { headers: o.timeoutMillis, body: o.timeoutMillis, total: o.timeoutMillis },
     maxResponseBytes: ANSWER_BYTES,
     defaultExecutionContext: PRODUCTION
   }
@@ -284,7 +285,7 @@ export class Dispatcher {
       const { client } = await this.deliveryClient()
       // The request that made the change, and its execution context, as every outgoing call carries them.
       const res = await client.with({ requestId: d.requestId ?? undefined, executionContext: d.ctx })
-        .request({ method: 'POST', url: d.url, headers, body, signal: AbortSignal.any([AbortSignal.timeout(this.o.timeoutMillis), this.stopping.signal]) })
+        .request({ method: 'POST', url: d.url, headers, body, signal: this.stopping.signal })
       statusCode = res.status
     } catch (err) {
       // Not the subscriber's doing: given back as it was, this attempt not counted.

@@ -24,6 +24,7 @@ t.test('bad options throw at creation, naming the option and the value', async t
     [{ ...good, timeouts: { header: 5 } }, /unknown option timeouts\.header \(did you mean timeouts\.headers\?\)/],
     [{ ...good, timeouts: { headers: 0 } }, /timeouts\.headers must be an integer of 1 or more, got 0/],
     [{ ...good, timeouts: { body: 1.5 } }, /timeouts\.body must be an integer of 1 or more, got 1\.5/],
+    [{ ...good, timeouts: { total: 0 } }, /timeouts\.total must be an integer of 1 or more, got 0/],
     [{ ...good, maxResponseBytes: '1MB' }, /maxResponseBytes must be an integer of 1 or more, got "1MB"/],
     [{ ...good, retry: true }, /retry must be an object, got true/],
     [{ ...good, retry: { attempts: 0 } }, /retry\.attempts must be an integer of 1 or more, got 0/],

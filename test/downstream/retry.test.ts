@@ -104,6 +104,47 @@ t.test('an abort is the caller\'s: passed on as it is, never retried', async t =
   t.same(sleeps, [])
 })
 
+t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
+  // A clock that the fake sleep moves: each wait ends exactly as long after as it was.
+  let now = NOW
+  const sleeps: number[] = []
+  const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, now: () => now, sleep: async (ms) => { sleeps.push(ms); now += ms }, timeouts: { total: 10_000 }, retry: { attempts: 5 } })
+  t.teardown(() => c.close())
+  const server = await downstreamServer(t, (_req, res) => json(res, 503, {}, { 'retry-after': '4' }))
+  const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
+  t.match(err, { name: 'DownstreamResponseError', status: 503, attempts: 3 }, 'the answer that came when no wait fitted')
+  t.same(sleeps.splice(0), [4000, 4000], 'a third wait of 4 s would end past 10 s')
+  t.equal(server.received.length, 3)
+
+  now = NOW
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => resolve(p)) })
+  })
+  const refused = await c.get(`http://127.0.0.1:${port}/x`, { timeouts: { total: 500 } }).catch((e: unknown) => e)
+  t.match(refused, { name: 'DownstreamConnectionError', reason: 'ECONNREFUSED', attempts: 3 }, 'the failure of the last attempt whose wait fitted')
+  t.same(sleeps, [150, 300], 'the backoff of 600 ms would end past the call\'s 500')
+})
+
+t.test('the call\'s deadline ends an answer sent a byte at a time, and is not retried', async t => {
+  const dripping: NodeJS.Timeout[] = []
+  t.teardown(() => { for (const timer of dripping) clearInterval(timer) })
+  const server = await downstreamServer(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('[')
+    // Never a pause as long as timeouts.body: only the deadline ends it.
+    dripping.push(setInterval(() => res.write('0,'), 20))
+  })
+  const { client: c, sleeps } = client(t, { timeouts: { headers: 5000, body: 5000 } })
+  const err = await c.get(`${server.url}/x`, { timeouts: { total: 300 } }).catch((e: unknown) => e)
+  t.ok(err instanceof DownstreamTimeoutError)
+  t.match(err, { phase: 'total', timeout: 300, attempts: 1, code: 'SVC_ERR_DOWNSTREAM_TIMEOUT', message: /GET http:\/\/127\.0\.0\.1:\d+\/x: not done within 300 ms \(timeouts\.total\)/ })
+  t.same(sleeps, [], 'a GET, idempotent, is not tried again past its deadline')
+  t.equal(server.received.length, 1)
+  // The caller's own abort stays the caller's.
+  const aborted = await c.get(`${server.url}/x`, { signal: AbortSignal.timeout(100), timeouts: { total: 5000 } }).catch((e: unknown) => e)
+  t.notOk(aborted instanceof DownstreamTimeoutError, 'an abort of the caller\'s is passed on as it is')
+})
+
 t.test('the default sleep waits on a timer', async t => {
   const server = await downstreamServer(t, (_req, res, n) => json(res, n === 1 ? 503 : 200, {}))
   const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, retry: { base: 1, cap: 2 } })
