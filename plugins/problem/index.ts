@@ -166,7 +166,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     const error = thrown ?? new Error(`a handler threw ${String(thrown)}`) as FastifyError
     let pe = toProblemError(error, request)
     if (pe === undefined) {
-      const status = statusOf(error)
+      const status = statusOf(error, reply.statusCode)
       if (status >= 400 && status < 500) {
         // Errors of other plugins with a client status: keep the status and the headers they
         // carry for it, as Fastify's own handler does (a 405's Allow, a 401's WWW-Authenticate,
@@ -210,10 +210,16 @@ function setHandler (kind: 'notFound' | 'error', set: () => unknown): void {
   }
 }
 
-/** An error's status as Fastify reads it: `statusCode`, else `status` (http-errors and Koa-style errors), else 500. */
-function statusOf (error: FastifyError & { status?: unknown }): number {
-  if (typeof error.statusCode === 'number') return error.statusCode
-  return typeof error.status === 'number' ? error.status : 500
+/**
+ * An error's status as Fastify's own handler reads it: its `statusCode`, else its `status`
+ * (http-errors and Koa-style errors), else the reply's (`reply.code(404).send(err)`), the first
+ * that is a 4xx or a 5xx; else 500.
+ */
+function statusOf (error: FastifyError & { status?: unknown }, replyStatus: number): number {
+  for (const status of [error.statusCode, error.status, replyStatus]) {
+    if (typeof status === 'number' && status >= 400 && status <= 599) return status
+  }
+  return 500
 }
 
 // The body's own framing, which the problem sets: a foreign error's values would not describe it.
