@@ -111,7 +111,8 @@ function dropVary (reply: FastifyReply, field: string): void {
   if (current === undefined) return
   const kept = String(current).split(',').filter((f) => f.trim().toLowerCase() !== field.toLowerCase())
   if (kept.every((f) => f.trim() === '')) reply.removeHeader('vary')
-  else reply.header('vary', kept.join(','))
+  // Trimmed: `Origin, Accept` leaves `Accept`, not ` Accept`.
+  else reply.header('vary', kept.join(',').trim())
 }
 
 /** Request values named in a detail are cut short. */

@@ -362,6 +362,8 @@ t.test('no-store responses to requests without Origin keep the Vary fields of ot
     [{ 'x-vary': 'none' }, undefined],
     [{ 'x-vary': 'Accept' }, 'Accept'],
     [{ 'x-vary': 'Accept,Accept-Language' }, 'Accept,Accept-Language'],
+    [{ 'x-vary': 'Origin, Accept' }, 'Accept'],
+    [{ 'x-vary': 'Accept, Origin, Accept-Language' }, 'Accept, Accept-Language'],
     [{ 'x-early-vary': '1' }, 'Accept']
   ]
   for (const [headers, vary] of table) {
