@@ -15,12 +15,26 @@ function hasBody (headers: IncomingHttpHeaders): boolean {
 }
 
 /**
+ * RFC 9112 §6.1: `chunked` is the one transfer coding Node decodes. Another coding before it
+ * (`gzip, chunked`) would reach the body parser still coded, and be refused as text that is not UTF-8.
+ */
+function otherTransferCoding (headers: IncomingHttpHeaders): string | undefined {
+  const te = headers['transfer-encoding']
+  if (te === undefined) return undefined
+  return te.split(',').map(c => c.trim().toLowerCase()).find(c => c !== 'chunked')
+}
+
+/**
  * Conventions: Headers, Content-Type — required with a body, only the route's types, and
  * only UTF-8, each parameter given once. Refuses with 415 before the body is read; a bodiless request is not checked.
  */
 export function checkContentType (request: FastifyRequest, headers: IncomingHttpHeaders, allowed: Consumes): void {
   if (!hasBody(headers)) return
   const path = pathOf(request.url)
+  const coding = otherTransferCoding(headers)
+  if (coding !== undefined) {
+    throw problems.badRequest(`The request's Transfer-Encoding ${shown(headers['transfer-encoding'] as string)} applies the coding ${shown(coding)}, which the service does not decode; send the body with Transfer-Encoding: chunked alone, or with a Content-Length.`, { instance: path })
+  }
   const accepted = allowed.map(essenceOf)
   const fix = `send the body as ${accepted.join(' or ')}`
   const header = headers['content-type']
@@ -45,9 +59,9 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   // RFC 9110 §8.4: a body in a content coding the server does not decode is a 415 that names the
   // codings it reads (§12.5.3). Parsed as it came, a gzipped body would be refused as bad JSON,
   // and a file stored compressed, then served as if it were not.
-  const coding = headers['content-encoding']
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    throw problems.unsupportedMediaType(`The request's Content-Encoding ${shown(coding)} is not accepted; send the body uncompressed, without Content-Encoding.`, { instance: path, headers: { 'accept-encoding': 'identity' } })
+  const contentCoding = headers['content-encoding']
+  if (contentCoding !== undefined && contentCoding.trim().toLowerCase() !== 'identity') {
+    throw problems.unsupportedMediaType(`The request's Content-Encoding ${shown(contentCoding)} is not accepted; send the body uncompressed, without Content-Encoding.`, { instance: path, headers: { 'accept-encoding': 'identity' } })
   }
   const charset = paramOf(mt, 'charset')
   if (charset !== undefined && !isUtf8(charset)) {

@@ -58,6 +58,24 @@ t.test('a body in a content coding is a 415 naming identity, the one coding read
   t.equal(get.statusCode, 200, 'a request without a body is not checked')
 })
 
+t.test('a body in a transfer coding other than chunked is a 400 naming the coding', async t => {
+  const app = await build(t)
+  const cases: Array<[string, number, string | null]> = [
+    ['chunked', 200, null],
+    ['Chunked', 200, null],
+    ['gzip, chunked', 400, 'gzip'],
+    ['GZIP , chunked', 400, 'gzip'],
+    ['identity, chunked', 400, 'identity'],
+    ['chunked, br', 400, 'br']
+  ]
+  for (const [coding, status, named] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/json', 'transfer-encoding': coding }), payload: body })
+    t.equal(res.statusCode, status, `Transfer-Encoding ${coding}`)
+    if (named === null) continue
+    t.match(res.json(), { title: 'Bad Request', instance: '/echo', detail: `The request's Transfer-Encoding ${JSON.stringify(coding)} applies the coding ${JSON.stringify(named)}, which the service does not decode; send the body with Transfer-Encoding: chunked alone, or with a Content-Length.` })
+  }
+})
+
 t.test('a transfer-coded body needs a Content-Type too', async t => {
   const app = await build(t)
   const res = await app.inject({ method: 'PUT', url: '/echo', headers: headers({ 'content-type': undefined, 'transfer-encoding': 'chunked' }) })
