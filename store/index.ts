@@ -167,4 +167,4 @@ export type {
   Tx
 } from './types.js'
 export { RefusalCounts } from './refusal-counts.js'
-export { Purge, type RetentionRule, type PurgeResult } from './purge.js'
+export { Purge, type RetentionRule, type ChildRows, type PurgeResult } from './purge.js'

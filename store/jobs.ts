@@ -100,8 +100,9 @@ export class JobTable {
     this.channel = table
     this.T = quoteIdent(table)
     this.S = quoteIdent(this.steps)
-    // Open jobs have no completed_at: only ended ones are ever past keeping.
-    this.purger = new Purge({ table, column: 'completed_at', retention })
+    // Open jobs have no completed_at: only ended ones are ever past keeping. Their steps go
+    // first, a batch at a time: a job has up to one per operation (10,000 for a bulk).
+    this.purger = new Purge({ table, column: 'completed_at', retention, children: [{ table: this.steps, on: [['ctx', 'ctx'], ['job_id', 'id']] }] })
   }
 
   /** Deletes the jobs that ended longer than the retention ago, their steps with them (store/purge.ts). `now` replaces the database's clock. */

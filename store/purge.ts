@@ -24,6 +24,18 @@ export interface RetentionRule {
   retention: number
   /** Rows deleted per statement. Default 1000. */
   batchSize?: number
+  /**
+   * Tables whose rows belong to this one's by a foreign key `ON DELETE CASCADE`: deleted first,
+   * a batch at a time, so that a batch of this table takes none of them along (a job's steps,
+   * up to one per operation, would otherwise make one batch of jobs millions of rows). Default none.
+   */
+  children?: readonly ChildRows[]
+}
+
+/** The rows of a table that belong to a purged table's: `on` pairs a column of theirs with the purged table's. */
+export interface ChildRows {
+  table: string
+  on: ReadonlyArray<readonly [string, string]>
 }
 
 /** What one run did: rows deleted, and whether another instance was purging the table meanwhile. */
@@ -43,6 +55,7 @@ export class Purge {
   readonly rule: Required<RetentionRule>
   private readonly lockSql: string
   private readonly deleteSql: string
+  private readonly childSql: string[]
 
   constructor (rule: RetentionRule) {
     const batchSize = rule.batchSize ?? DEFAULT_BATCH
@@ -51,14 +64,29 @@ export class Purge {
     }
     if (!Number.isSafeInteger(rule.retention) || rule.retention < 0) throw new TypeError(`purge: retention must be a non-negative integer of milliseconds, got ${String(rule.retention)}`)
     if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new TypeError(`purge: batchSize must be a positive integer, got ${String(batchSize)}`)
-    this.rule = { ...rule, batchSize }
+    const children = rule.children ?? []
+    for (const child of children) {
+      for (const name of [child.table, ...child.on.flat()]) {
+        if (typeof name !== 'string' || !NAME.test(name)) throw new TypeError(`purge: children must name lowercase SQL names, got ${JSON.stringify(name)}`)
+      }
+    }
+    this.rule = { ...rule, batchSize, children }
     const t = quoteIdent(rule.table)
     const c = quoteIdent(rule.column)
+    // The batch of rows past keeping, oldest first (the column's index), the same for the
+    // children's statements and the table's in one transaction.
+    const past = `FROM ${t} WHERE ${c} <= coalesce($1::timestamptz, now()) - $2 * interval '1 millisecond' ORDER BY ${c} LIMIT $3`
     // Per table and schema, so that purges of different tables, or of schemas side by side, never wait on each other.
     this.lockSql = `SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, hashtext(coalesce(current_schema(), '') || '.' || $1::text)) AS locked`
     // The clock is a parameter ($1: null for the database's own), so a test can move it.
-    this.deleteSql = `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
-      SELECT ctid FROM ${t} WHERE ${c} <= coalesce($1::timestamptz, now()) - $2 * interval '1 millisecond' LIMIT $3))`
+    this.deleteSql = `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid ${past}))`
+    // A batch of the children of that batch: while one is full, the table's rows wait.
+    this.childSql = children.map(({ table, on }) => {
+      const k = quoteIdent(table)
+      const join = on.map(([mine, theirs]) => `k.${quoteIdent(mine)} = p.${quoteIdent(theirs)}`).join(' AND ')
+      return `DELETE FROM ${k} WHERE ctid = ANY(ARRAY(
+      SELECT k.ctid FROM (SELECT ${on.map(([, theirs]) => quoteIdent(theirs)).join(', ')} ${past}) AS p JOIN ${k} AS k ON ${join} LIMIT $3))`
+    })
   }
 
   /**
@@ -72,11 +100,16 @@ export class Purge {
       const batch = await store.transaction(async (tx) => {
         const { rows } = await tx.query<{ locked: boolean }>(this.lockSql, [table])
         if (rows[0]?.locked !== true) return null
-        return (await tx.query(this.deleteSql, [now, retention, batchSize])).rowCount
+        for (const sql of this.childSql) {
+          // A full batch of children: there may be more; the next transaction goes on.
+          if ((await tx.query(sql, [now, retention, batchSize])).rowCount === batchSize) return { rows: 0, more: true }
+        }
+        const rowCount = (await tx.query(this.deleteSql, [now, retention, batchSize])).rowCount
+        return { rows: rowCount, more: rowCount === batchSize }
       })
       if (batch === null) return { deleted, skipped: true }
-      deleted += batch
-      if (batch < batchSize) return { deleted, skipped: false }
+      deleted += batch.rows
+      if (!batch.more) return { deleted, skipped: false }
     }
   }
 }
