@@ -401,6 +401,18 @@ export class EventTables {
     [changed.map(c => c.ctx), changed.map(c => c.sub), changed.map(c => c.reset), changed.map(c => c.add), maxFailures, at])
   }
 
+  /**
+   * Where the deliveries `owner` claimed ahead and holds go now that their turn has come: the
+   * URL and secret of their subscription as it is, by id; those whose subscription was deleted
+   * or switched off since the claim are left out.
+   */
+  async recheck (db: Queryable, owner: string, ids: readonly string[]): Promise<Map<string, { url: string, secret: string }>> {
+    const { rows } = await db.query<{ id: string, url: string, secret: string }>(`SELECT d.id, s.url, s.secret FROM ${this.D} AS d
+      JOIN ${this.S} AS s ON s.ctx = d.ctx AND s.id = d.subscription_id
+      WHERE d.id = ANY($2::text[]) AND d.lease_owner = $1 AND s.active`, [owner, ids])
+    return new Map(rows.map(r => [r.id, { url: r.url, secret: r.secret }]))
+  }
+
   /** Gives claimed attempts back unattempted (the instance stops): due again at once. */
   async release (db: Queryable, owner: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return

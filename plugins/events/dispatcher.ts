@@ -105,6 +105,8 @@ export class Dispatcher {
   /** Aborts the attempts in flight when a stop's grace has passed; those are given back, not recorded. */
   private readonly stopping = new AbortController()
   private readonly abandoned: string[] = []
+  /** Deliveries claimed ahead whose turn came, their subscriptions to be read again (`resume`). */
+  private due: ClaimedDelivery[] = []
   /** When the earliest retry this instance recorded comes due, by `Date.now()` (Infinity: none). */
   private retryAt = Infinity
   /** When the last look ended, and whether it left work in the outbox (it took all it could). */
@@ -168,11 +170,7 @@ export class Dispatcher {
     await Promise.allSettled([...this.inFlight])
     clearTimeout(grace)
     await this.flush()
-    try {
-      await this.o.tables.release(this.o.store, this.owner, [...unstarted, ...this.abandoned])
-    } catch (err) {
-      this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
-    }
+    await this.giveBack([...unstarted, ...this.abandoned])
     if (this.transport !== null) {
       const { agent, client } = await this.transport
       await client.close()
@@ -237,35 +235,103 @@ export class Dispatcher {
       this.waiting.set(sub, queue)
       return
     }
+    this.occupy(sub)
     this.begin(d)
   }
 
+  /** Starts an attempt of `d` in a turn of its subscription (`occupy`). */
   private begin (d: ClaimedDelivery): void {
-    const sub = d.subscriptionId
+    this.track(this.attemptAndRecord(d), d.subscriptionId)
+  }
+
+  private async attemptAndRecord (d: ClaimedDelivery): Promise<void> {
+    const outcome = await this.attempt(d)
+    if (outcome === null) {
+      this.abandoned.push(d.id)
+      return
+    }
+    this.outcomes.push(outcome)
+    this.flushSoon()
+  }
+
+  private occupy (sub: string): void {
     this.running.set(sub, (this.running.get(sub) ?? 0) + 1)
-    const p = this.attempt(d).then((outcome) => {
-      if (outcome === null) {
-        this.abandoned.push(d.id)
-        return
+  }
+
+  /** Holds a stop until `p` ends; then frees the turn it took of `sub`. */
+  private track (p: Promise<void>, sub: string): void {
+    this.hold(p.finally(() => { this.vacate(sub) }))
+  }
+
+  /** Holds a stop until `p` ends. */
+  private hold (p: Promise<void>): void {
+    const held = p.finally(() => { this.inFlight.delete(held) })
+    this.inFlight.add(held)
+  }
+
+  /** A turn of `sub` ended: the next delivery waiting for one takes it. */
+  private vacate (sub: string): void {
+    this.held--
+    const held = (this.heldBy.get(sub) as number) - 1
+    if (held === 0) this.heldBy.delete(sub)
+    else this.heldBy.set(sub, held)
+    const left = (this.running.get(sub) as number) - 1
+    if (left === 0) this.running.delete(sub)
+    else this.running.set(sub, left)
+    const next = this.waiting.get(sub)?.shift()
+    if (this.waiting.get(sub)?.length === 0) this.waiting.delete(sub)
+    if (next !== undefined) this.resume(next)
+    // Claimed ahead: the next claim comes while a round is still in hand, not once it ran dry.
+    if (held <= this.o.perSubscription) this.soon()
+  }
+
+  /**
+   * A delivery claimed ahead whose turn has come: the subscription may have changed while it
+   * waited, so its URL and secret are read again (`recheck`, one statement for the turns that
+   * come together) and one deleted or switched off meanwhile gets nothing: an attempt after the
+   * change was answered would reach a receiver the subscriber has let go.
+   */
+  private resume (d: ClaimedDelivery): void {
+    this.occupy(d.subscriptionId)
+    this.due.push(d)
+    // A stop waits for the look-up, which gathers the turns coming in this moment.
+    if (this.due.length === 1) this.hold(new Promise(resolve => setImmediate(resolve)).then(async () => { await this.recheck() }))
+  }
+
+  private async recheck (): Promise<void> {
+    const batch = this.due
+    this.due = []
+    const current = (async () => {
+      try {
+        const now = await this.o.tables.recheck(this.o.store, this.owner, batch.map(d => d.id))
+        // Switched off: given back, due once it is on again (deleted: its deliveries went with it).
+        const off = batch.filter(d => !now.has(d.id)).map(d => d.id)
+        if (off.length > 0) await this.giveBack(off)
+        return now
+      } catch (err) {
+        // Not attempted: their leases run out and any instance attempts them again.
+        this.o.log.warn({ err }, 'events: could not look up the subscriptions of deliveries waiting their turn; they will be attempted again')
+        return new Map<string, { url: string, secret: string }>()
       }
-      this.outcomes.push(outcome)
-      this.flushSoon()
-    }).finally(() => {
-      this.inFlight.delete(p)
-      this.held--
-      const held = (this.heldBy.get(sub) as number) - 1
-      if (held === 0) this.heldBy.delete(sub)
-      else this.heldBy.set(sub, held)
-      const left = (this.running.get(sub) as number) - 1
-      if (left === 0) this.running.delete(sub)
-      else this.running.set(sub, left)
-      const next = this.waiting.get(sub)?.shift()
-      if (this.waiting.get(sub)?.length === 0) this.waiting.delete(sub)
-      if (next !== undefined) this.begin(next)
-      // Claimed ahead: the next claim comes while a round is still in hand, not once it ran dry.
-      if (held <= this.o.perSubscription) this.soon()
-    })
-    this.inFlight.add(p)
+    })()
+    await Promise.allSettled(batch.map(async (d) => {
+      const turn = current.then(async (now) => {
+        const target = now.get(d.id)
+        if (target === undefined) return
+        if (this.stopped) this.abandoned.push(d.id)
+        else await this.attemptAndRecord({ ...d, ...target })
+      })
+      this.track(turn, d.subscriptionId)
+      await turn
+    }))
+  }
+
+  private async giveBack (ids: readonly string[]): Promise<void> {
+    try {
+      await this.o.tables.release(this.o.store, this.owner, ids)
+    } catch (err) {
+      this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
+    }
   }
 
   /** One POST; its outcome: SUCCEEDED on a 2xx in time, else the next attempt or FAILED; null when a stop aborted it. */

@@ -24,6 +24,7 @@ t.test('attempts beyond a subscription\'s limit wait their turn; a wake while lo
   const tables = {
     claim: async () => { claims++; await sleep(claims === 1 ? 20 : 200); const out = batch; batch = []; return out },
     finish: async (_db: unknown, _owner: string, outcomes: Array<{ id: string }>) => { finished.push(...outcomes.map(o => o.id)) },
+    recheck: async (_db: unknown, _owner: string, ids: string[]) => new Map(ids.map(id => [id, { url: hook.url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }])),
     release: async () => {}
   } as unknown as EventTables
   const warnings: unknown[] = []
@@ -181,4 +182,41 @@ t.test('a store that cannot listen: logged, and the poll does the work', async t
   await d.start()
   await d.stop()
   t.same(warnings, ['events: cannot listen for new deliveries; looking for them every pollMillis only'])
+})
+
+t.test('attempts waiting their turn: not made when their subscriptions cannot be read again, nor once a stop began', async t => {
+  const hook = await receiver(t)
+  const held: Array<() => void> = []
+  hook.setRespond((_r, res) => { held.push(() => { res.statusCode = 204; res.end() }) })
+  let batch = [delivery('d-1', hook.url), delivery('d-2', hook.url), delivery('d-3', hook.url)]
+  let rechecks = 0
+  let lookedUp: () => void = () => {}
+  const looking = new Promise<void>((resolve) => { lookedUp = resolve })
+  let answer: (found: Map<string, { url: string, secret: string }>) => void = () => {}
+  const released: string[] = []
+  const tables = {
+    claim: async () => { const out = batch; batch = []; return out },
+    finish: async () => {},
+    // The first look-up fails; the second answers only once the stop has begun.
+    recheck: async () => {
+      if (++rechecks === 1) throw new Error('database down')
+      lookedUp()
+      return await new Promise((resolve) => { answer = resolve })
+    },
+    release: async (_db: unknown, _owner: string, ids: string[]) => { released.push(...ids) }
+  } as unknown as EventTables
+  const warnings: string[] = []
+  const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 60_000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
+  await d.start()
+  await hook.waitFor(1)
+  // d-1 answered: d-2's turn, whose look-up fails; d-3's turn follows, looked up during the stop.
+  ;(held.shift() as () => void)()
+  await looking
+  const stopped = d.stop()
+  await new Promise((resolve) => setImmediate(resolve))
+  answer(new Map([['d-3', { url: hook.url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }]]))
+  await stopped
+  t.equal(hook.got.length, 1, 'only d-1 was attempted')
+  t.ok(warnings.some(w => /could not look up the subscriptions of deliveries waiting their turn/.test(w)))
+  t.same(released, ['d-3'], 'd-3 given back by the stop; d-2 left to its lease')
 })
