@@ -57,8 +57,6 @@ export interface ClaimedDelivery extends DeliveryRow {
   tries: number
   url: string
   secret: string
-  /** The subscription's deliveries FAILED in a row when it was claimed. */
-  failures: number
 }
 
 /** An event on its way to the outbox: its type and the body every subscriber receives. */
@@ -359,7 +357,7 @@ export class EventTables {
         WHERE s.active AND NOT (s.id = ANY($5::text[]))
         LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING ${deliveryColumns('d')}, d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret, s.consecutive_failures AS failures`,
+      RETURNING ${deliveryColumns('d')}, d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret`,
     [owner, at, leaseMillis, limit, skip, perSubscription], { name: `${this.deliveries}_claim` })
     return rows.map(r => deliveryOf<ClaimedDelivery>(r))
   }
@@ -367,29 +365,32 @@ export class EventTables {
   /**
    * Records how attempts ended (those `owner` still holds), in one statement, and counts each
    * subscription's deliveries FAILED in a row: one that reaches `maxFailures` is switched off.
-   * `clean`: subscriptions known to have no failures in a row, whose successes change nothing.
+   * The first statement also reads each subscription's count as it stands now: successes of one
+   * with none in a row change nothing, and need no statement. (As it stood when the attempt was
+   * claimed would not do: another instance may have recorded failures since, which the success,
+   * ending after them, must undo.)
    */
-  async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date, clean: ReadonlySet<string> = new Set()): Promise<void> {
+  async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date): Promise<void> {
     if (outcomes.length === 0) return
-    const { rows } = await db.query<{ ctx: string, sub: string, status: string }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
+    const { rows } = await db.query<{ ctx: string, sub: string, status: string, failures: number }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
         next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
-      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) AS x(id, status, code, next)
-      WHERE d.id = x.id AND d.lease_owner = $1
-      RETURNING d.ctx, d.subscription_id AS sub, d.status`,
+      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) AS x(id, status, code, next), ${this.S} AS s
+      WHERE d.id = x.id AND d.lease_owner = $1 AND s.ctx = d.ctx AND s.id = d.subscription_id
+      RETURNING d.ctx, d.subscription_id AS sub, d.status, s.consecutive_failures AS failures`,
     [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at])
     // Per subscription, in the order the attempts ended: a success starts the count again.
-    const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number }>()
+    const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number, failures: number }>()
     for (const r of rows) {
       if (r.status === 'PENDING') continue
       const key = `${r.ctx}\u0000${r.sub}`
-      const s = streaks.get(key) ?? { ctx: r.ctx, sub: r.sub, reset: false, add: 0 }
+      const s = streaks.get(key) ?? { ctx: r.ctx, sub: r.sub, reset: false, add: 0, failures: r.failures }
       if (r.status === 'SUCCEEDED') {
         s.reset = true
         s.add = 0
       } else s.add++
       streaks.set(key, s)
     }
-    const changed = [...streaks.values()].filter(c => !(c.reset && c.add === 0 && clean.has(c.sub)))
+    const changed = [...streaks.values()].filter(c => !(c.reset && c.add === 0 && c.failures === 0))
     if (changed.length === 0) return
     await db.query(`UPDATE ${this.S} AS s SET
         consecutive_failures = (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add,

@@ -98,8 +98,6 @@ export class Dispatcher {
   private readonly heldBy = new Map<string, number>()
   private held = 0
   private outcomes: AttemptOutcome[] = []
-  /** Subscriptions with no failures in a row when their attempts were claimed. */
-  private clean = new Set<string>()
   private flushing: Promise<void> | null = null
   private readonly inFlight = new Set<Promise<void>>()
   /** Aborts the attempts in flight when a stop's grace has passed; those are given back, not recorded. */
@@ -226,8 +224,6 @@ export class Dispatcher {
   private take (d: ClaimedDelivery): void {
     this.held++
     this.heldBy.set(d.subscriptionId, (this.heldBy.get(d.subscriptionId) ?? 0) + 1)
-    if (d.failures === 0) this.clean.add(d.subscriptionId)
-    else this.clean.delete(d.subscriptionId)
     const sub = d.subscriptionId
     if ((this.running.get(sub) ?? 0) >= this.o.perSubscription) {
       const queue = this.waiting.get(sub) ?? []
@@ -384,12 +380,10 @@ export class Dispatcher {
   /** Records the outcomes gathered so far in one statement; on failure their leases run out and they are attempted again. */
   private async flushNow (): Promise<void> {
     const batch = this.outcomes
-    const clean = this.clean
     this.outcomes = []
-    this.clean = new Set()
     if (batch.length === 0) return
     try {
-      await this.o.tables.finish(this.o.store, this.owner, batch, this.o.maxFailures, this.o.now(), clean)
+      await this.o.tables.finish(this.o.store, this.owner, batch, this.o.maxFailures, this.o.now())
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not record delivery attempts; they will be attempted again')
       return
