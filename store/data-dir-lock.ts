@@ -86,9 +86,22 @@ export function lockDataDir (dir: string): DataDirLock {
   mkdirSync(dir, { recursive: true })
   const file = join(dir, LOCK_FILE)
   const mine = `${process.pid}\n${host}\n`
+  // Written whole under a name of its own, then linked as the lock, which fails if one exists: a
+  // lock created empty and written after, as `wx` does, is read meanwhile by a process starting
+  // at the same moment as one left unreadable by a crash, taken over, and both start.
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+  writeFileSync(draft, mine)
+  try {
+    return take(dir, file, draft, mine)
+  } finally {
+    unlinkSync(draft)
+  }
+}
+
+function take (dir: string, file: string, draft: string, mine: string): DataDirLock {
   for (let attempt = 0; attempt < 10; attempt++) {
     try {
-      writeFileSync(file, mine, { flag: 'wx' })
+      linkSync(draft, file)
       return held(file, mine)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
@@ -99,7 +112,8 @@ export function lockDataDir (dir: string): DataDirLock {
     if (holder !== undefined && (holder.host !== host || (holder.pid === process.pid ? heldHere.has(file) : alive(holder.pid)))) {
       throw new DataDirInUse({ dataDir: dir, pid: holder.pid, host: holder.host === host ? undefined : holder.host, lockFile: file })
     }
-    // Stale (its process is gone, or had this pid before this process) or unreadable (a crash while writing it): taken over.
+    // Stale (its process is gone, or had this pid before this process) or unreadable (not one this
+    // module writes, or one an earlier version's crash left half written): taken over.
     takeOver(file, text)
   }
   /* c8 ignore next: only when other processes take and drop the lock ten times in a row */

@@ -169,3 +169,31 @@ t.test('a start that fails for the file system says why: PGlite gives only an Em
   ]
   for (const [name, err, dataDir, message] of table) t.equal(startFailure(err, dataDir), message, name)
 })
+
+t.test('a lock is never there without its holder: a process starting at that moment would take it over as unreadable', async (t) => {
+  const fs = await import('node:fs')
+  const dir = tempDir(t)
+  const file = join(dir, LOCK_FILE)
+  // What another process opening the directory reads the moment the lock file appears.
+  const seen: string[] = []
+  const { lockDataDir: lock } = await t.mockImport<typeof import('../../store/data-dir-lock.js')>('../../store/data-dir-lock.js', {
+    'node:fs': {
+      ...fs,
+      // As Node writes a file: opened (created, empty), then written; with `wx`, created only if absent.
+      writeFileSync: (path: string, data: string, options?: { flag?: string }) => {
+        const fd = fs.openSync(path, options?.flag ?? 'w')
+        if (path === file) seen.push(fs.readFileSync(file, 'utf8'))
+        fs.writeSync(fd, data)
+        fs.closeSync(fd)
+      },
+      linkSync: (existing: string, path: string) => {
+        fs.linkSync(existing, path)
+        if (path === file) seen.push(fs.readFileSync(file, 'utf8'))
+      }
+    }
+  })
+  const held = lock(dir)
+  t.teardown(held.release)
+  t.same(seen, [`${process.pid}\n${hostname()}\n`], 'the lock appeared with its holder in it')
+  t.same(readdirSync(dir), [LOCK_FILE], 'nothing else left in the directory')
+})
