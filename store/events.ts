@@ -125,12 +125,15 @@ export class EventTables {
     this.notifySql = `pg_notify('${this.channel.replaceAll("'", "''")}', '')`
     // Open deliveries have no ended_at: only ended ones are ever past keeping.
     this.purger = new Purge({ table: this.deliveries, column: 'ended_at', retention })
-    // One statement per write, however many events and subscribers: the fan-out is a join.
+    // One statement per write, however many events and subscribers: the fan-out is a join. Its
+    // subscriptions are locked as the foreign key's check locks them (FOR KEY SHARE): one deleted
+    // by a transaction that commits meanwhile is then left out, where the check would refuse the
+    // delivery, and with it the change whose event it is (see outboxPart).
     this.emitSql = `INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, payload, request_id, status, next_attempt_at, created_at)
       SELECT $1, gen_random_uuid()::text, s.id, e.type, e.payload, $2, 'PENDING', $3, $3
       FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(type, payload, n)
       JOIN ${this.S} s ON s.ctx = $1 AND s.active AND e.type = ANY(s.events)
-      ORDER BY e.n
+      ORDER BY e.n FOR KEY SHARE OF s
       RETURNING ${this.notifySql}`
   }
 
@@ -240,7 +243,11 @@ export class EventTables {
   /**
    * A write's deliveries as part of its statement (store/statement-parts.ts): one per written
    * row and active subscription of the context that wants `type`, holding the row as written;
-   * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`).
+   * the body is made from it when the delivery is attempted (`ClaimedDelivery.entity`). A
+   * subscription deleted while the statement runs gets none: the join locks the subscriptions
+   * it reads, waiting for a delete in progress and leaving out the row it removed; without the
+   * lock, the foreign key's check refused the delivery, and the write failed with it (a 409
+   * for a change that names no other entity).
    * `notify`: the statement notifies `channel` of the deliveries it writes when its transaction
    * commits. Without it, the caller announces them once the statement has committed
    * (`announce`), as an autocommit write does: the writes of a busy instance then share one
@@ -256,7 +263,7 @@ export class EventTables {
         return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
         SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${$request}, 'PENDING', ${$at}, ${$at}
         FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND ${$type} = ANY(s.events)
-        RETURNING ${notify ? this.notifySql : '1'})`
+        FOR KEY SHARE OF s RETURNING ${notify ? this.notifySql : '1'})`
       }
     }
   }
