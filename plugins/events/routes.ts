@@ -242,10 +242,12 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     await keyed(request, itemPath(id), 204, null, async (db) => await inTransaction(db, async (tx) => {
       const s = await tables.getSubscription(tx, request.executionContext, id, true)
-      if (evaluatePreconditions(pre, s?.etag ?? null).kind === 'precondition-failed') {
+      // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers.
+      if (s === null) return
+      if (evaluatePreconditions(pre, s.etag).kind === 'precondition-failed') {
         throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
       }
-      if (s !== null) await tables.deleteSubscription(tx, request.executionContext, id)
+      await tables.deleteSubscription(tx, request.executionContext, id)
     }))
     return await reply.code(204).send()
   })

@@ -72,6 +72,10 @@ for (const db of databases) {
       t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`, undefined, { 'if-match': s.etag })).status, 412)
       t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)).status, 204)
       t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)).status, 204, 'gone already')
+      // As for authors: once it is gone, a DELETE is 204 whatever its conditions.
+      for (const condition of [{ 'if-match': s.etag }, { 'if-match': '*' }, { 'if-match': '"other"' }]) {
+        t.equal((await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`, undefined, condition)).status, 204, `gone already, ${JSON.stringify(condition)}`)
+      }
     })
 
     t.test('a committed change is delivered once, signed, with the contract\'s headers and body', async t => {
