@@ -315,7 +315,12 @@ export class Dispatcher {
         const target = now.get(d.id)
         if (target === undefined) return
         if (this.stopped) this.abandoned.push(d.id)
-        else await this.attemptAndRecord({ ...d, ...target })
+        else {
+          // Set in place: a copy spread with them would be an object of another shape on the attempt's path.
+          d.url = target.url
+          d.secret = target.secret
+          await this.attemptAndRecord(d)
+        }
       })
       this.track(turn, d.subscriptionId)
       await turn
