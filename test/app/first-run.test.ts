@@ -40,7 +40,7 @@ interface Running {
 function start (t: Test, env: Record<string, string>): Running {
   const child = spawn(process.execPath, startArgs, {
     cwd: root,
-    env: toolEnv({ NODE_ENV: '', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT: '10000', ...env }),
+    env: { ...process.env, NODE_ENV: '', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT: '10000', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
@@ -196,7 +196,7 @@ t.test('on a terminal in development the log is for people (pino-pretty); elsewh
   // does not replace itself) would die of the Ctrl-C below and report 130 for the service.
   const child = spawn('script', ['-qfec', `exec ${process.execPath} ${startArgs.join(' ')}`, '/dev/null'], {
     cwd: root,
-    env: toolEnv({ SHELL: '/bin/sh', NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
+    env: { ...process.env, SHELL: '/bin/sh', NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
     stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
