@@ -2,9 +2,10 @@
  * The environment of a child process that runs a tool (npm, tsc, publint, an installed copy of
  * the package, the built service), not the suite's sources: this one without what tap adds (its
  * loaders in NODE_OPTIONS, V8 coverage collection, its own variables) and without what an npm
- * run around the tests adds, so that it runs as it would in a terminal. Its coverage could never
- * count: none of its files are the sources (the built service's reach them through source maps,
- * with other columns, as records of their own).
+ * run around the tests adds, so that it runs as it would in a terminal. Its coverage is not
+ * wanted: none of its files are the sources. The built service is the exception: its coverage
+ * reaches the sources through source maps and counts for the coverage gate, so
+ * test/app/first-run.test.ts starts it in tap's own environment, not in this one.
  *
  * tap's process tracking wraps `spawn` and `execFile` in test processes and puts its loader back
  * into NODE_OPTIONS, with coverage on unless `_TAPJS_PROCESSINFO_COVERAGE_` says `0`: so that
