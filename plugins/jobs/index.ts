@@ -219,7 +219,11 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
       throw unavailableProblem(err)
     }
     if (job === null) throw problems.notFound(`No job of yours has the id ${id}; check the id (a job is visible to its creator only).`, { instance })
-    const needed = scopesOf()[job.collection] ?? []
+    // A collection the read scopes do not name has no readable jobs, as the list leaves them out.
+    const needed = scopesOf()[job.collection]
+    if (needed === undefined) {
+      throw problems.forbidden(`No read scopes are set for ${job.collection} (the jobs plugin's readScopes, or its resource's), so its jobs cannot be read.`, { instance })
+    }
     if (!granted(request, needed)) {
       throw problems.forbidden(`The access token does not grant ${needed.join(', ')}, which reading a job on ${job.collection} requires.`, { instance })
     }

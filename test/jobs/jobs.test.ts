@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { jobs, problem, problems, query, type Store } from '../../index.js'
+import { conventions, jobs, problem, problems, query, validation, type Store } from '../../index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
 import { quoteIdent, Unavailable } from '../../store/index.js'
 import { databases, pglite } from '../support/databases.js'
@@ -384,6 +384,47 @@ t.test('a purge that fails is tried again later', async t => {
   await build(t, store, { worker: false, purgeInterval: 20 }, {}, () => { purging = true })
   await eventually(async () => attempts >= 2)
   t.ok(attempts >= 2, 'again, on the next tick')
+})
+
+t.test('a job of a collection the read scopes do not name is not read by its id either (403), as the list leaves it out', async t => {
+  const store = await pglite.create(t)
+  const app = await build(t, store, { worker: false }, {}, (app) => {
+    app.post('/reports', { config: { auth: { scopes: [] } } }, async (request, reply) => {
+      const job = await store.transaction(async (tx) => await app.jobs.enqueue(tx, {
+        ctx: request.executionContext, id: crypto.randomUUID(), kind: 'REPORT', collection: 'reports', subject: request.principal?.sub ?? '', input: {}, operationCount: 1, requestId: request.requestId
+      }))
+      return reply.accepted(job)
+    })
+  })
+  const h = { ...headers({ 'content-type': 'application/json' }, 'user-1'), authorization: `Bearer ${bearer('user-1', 'things:read others:read')}` }
+  const job = json(await app.inject({ method: 'POST', url: '/reports', headers: h, payload: {} }))
+  t.match(job, { collection: 'reports', createdBy: 'user-1' })
+  const read = await app.inject({ url: `/jobs/${job.id as string}`, headers: h })
+  t.equal(read.statusCode, 403)
+  t.match(json(read), { status: 403, instance: `/jobs/${job.id as string}`, detail: 'No read scopes are set for reports (the jobs plugin\'s readScopes, or its resource\'s), so its jobs cannot be read.' })
+  t.same(json(await app.inject({ url: '/jobs', headers: h })).results, [], 'the list leaves it out')
+})
+
+t.test('without the auth plugin a job has no subject, and a collection whose read scopes are none shows it', async t => {
+  const store = await pglite.create(t)
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions, { userAgent: false })
+  await app.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
+  await app.register(jobs, { store, worker: false, readScopes: { things: [] } })
+  app.post('/things', async (request, reply) => {
+    const job = await store.transaction(async (tx) => await app.jobs.enqueue(tx, {
+      ctx: request.executionContext, id: crypto.randomUUID(), kind: 'ECHO', collection: 'things', subject: '', input: {}, operationCount: 1, requestId: request.requestId
+    }))
+    return reply.accepted(job)
+  })
+  t.teardown(() => app.close())
+  const job = (await app.inject({ method: 'POST', url: '/things' })).json()
+  const read = await app.inject({ url: `/jobs/${job.id as string}` })
+  t.equal(read.statusCode, 200)
+  t.match(read.json(), { id: job.id, collection: 'things', createdBy: null })
+  t.same((await app.inject({ url: '/jobs' })).json().results.map((j: { id: string }) => j.id), [job.id])
 })
 
 t.test('without readScopes and without the resource plugin no collection\'s jobs can be read', async t => {
