@@ -348,20 +348,34 @@ export class EventTables {
    * Claims up to `limit` due deliveries of active subscriptions, at most `perSubscription`
    * of each and none of `skip` (this instance has enough of theirs in hand), for `owner`
    * until `at + leaseMillis`: one more attempt each. Oldest due first within a subscription.
-   * Only the rows taken are locked: each subscription's due rows are read from its own index
-   * range, so a long queue of one subscription costs a claim no more than a short one.
+   * Only the rows taken are locked. The subscriptions with something due are found by skipping
+   * through the due index (`p`), one step per subscription with rows due, its first found: so
+   * thousands of subscriptions with nothing due cost a claim one step, not one look each. What
+   * waits for a retry is passed over within the index, row by row but without reading a row.
+   * Each subscription's due rows are then read from its own index range, so a long queue due
+   * costs a claim no more than a short one.
    * The entity comes as JSON: the driver parses a JSON array natively, where the text form of
    * a long text[] is read character by character in JavaScript, many times slower.
    */
   async claim (db: Queryable, owner: string, at: Date, leaseMillis: number, limit: number, skip: readonly string[], perSubscription: number): Promise<ClaimedDelivery[]> {
+    // The second LATERAL, with its LIMIT, keeps the planner from joining `p` whole (a hash of
+    // every due subscription): it reads `p` one subscription at a time until `limit` is met.
     const { rows } = await db.query(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
         attempt_count = d.attempt_count + 1, tries = d.tries + 1, last_attempt_at = $2
-      FROM (SELECT c.id FROM ${this.S} AS s CROSS JOIN LATERAL (
+      FROM (WITH RECURSIVE p AS (
+          (SELECT x.ctx, x.subscription_id AS sub FROM ${this.D} x
+            WHERE x.status = 'PENDING' AND x.next_attempt_at <= $2 ORDER BY x.ctx, x.subscription_id LIMIT 1)
+          UNION ALL
+          SELECT y.ctx, y.sub FROM p CROSS JOIN LATERAL (
+            SELECT x.ctx, x.subscription_id AS sub FROM ${this.D} x
+            WHERE x.status = 'PENDING' AND (x.ctx, x.subscription_id) > (p.ctx, p.sub) AND x.next_attempt_at <= $2
+            ORDER BY x.ctx, x.subscription_id LIMIT 1) AS y)
+        SELECT c.id FROM p CROSS JOIN LATERAL (
           SELECT x.id FROM ${this.D} x
-          WHERE x.ctx = s.ctx AND x.subscription_id = s.id AND x.status = 'PENDING' AND x.next_attempt_at <= $2
-            AND (x.lease_until IS NULL OR x.lease_until < $2)
+          WHERE x.ctx = p.ctx AND x.subscription_id = p.sub AND x.status = 'PENDING' AND x.next_attempt_at <= $2
+            AND (x.lease_until IS NULL OR x.lease_until < $2) AND NOT (p.sub = ANY($5::text[]))
+            AND EXISTS (SELECT FROM ${this.S} AS s WHERE s.ctx = p.ctx AND s.id = p.sub AND s.active)
           ORDER BY x.next_attempt_at LIMIT $6 FOR UPDATE OF x SKIP LOCKED) AS c
-        WHERE s.active AND NOT (s.id = ANY($5::text[]))
         LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
       RETURNING ${deliveryColumns('d')}, d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret`,
