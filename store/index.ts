@@ -52,13 +52,17 @@ export function createStore (opts: StoreOptions = {}): Store {
   if (sharedBuffers !== undefined && (typeof sharedBuffers !== 'string' || !MEMORY_SIZE.test(sharedBuffers))) {
     throw new TypeError(`createStore: sharedBuffers must be a size such as '16MB' (a whole number, then kB, MB or GB), got ${JSON.stringify(sharedBuffers)}`)
   }
+  const { vacuumMillis } = opts
+  if (vacuumMillis !== undefined && (!Number.isInteger(vacuumMillis) || vacuumMillis < 0)) {
+    throw new TypeError(`createStore: vacuumMillis must be a non-negative integer (milliseconds; 0 never), got ${String(vacuumMillis)}`)
+  }
   if (dataDir === 'memory') {
-    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath, sharedBuffers })), logger, storeLocation(opts))
+    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath, sharedBuffers, vacuumMillis, logger })), logger, storeLocation(opts))
   }
   const dir = resolve(dataDir)
   // Taken before anything opens the directory, and given back when the store closes.
   const lock = lockDataDir(dir)
-  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, sharedBuffers, lock }), lock.release)
+  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, sharedBuffers, vacuumMillis, lock, logger }), lock.release)
   return buildStore(driver, logger, storeLocation({ dataDir: dir }))
 }
 

@@ -4,10 +4,11 @@ import { PGlite, type MemoryFS, type Results, type Transaction } from '@electric
 import { LOCK_FILE, type DataDirLock } from './data-dir-lock.js'
 import { dropTemplate, readTemplate, saveTemplate, templateFile, type Snapshot } from './pglite-template.js'
 import { ISOLATION_SQL, type Driver } from './driver.js'
+import { scheduleVacuum, type VacuumSchedule } from './embedded-vacuum.js'
 import { fromDatabaseError, Unavailable } from './errors.js'
 import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
 import { quoteIdent } from './quote.js'
-import type { QueryResult, Queryable } from './types.js'
+import type { QueryResult, Queryable, StoreLogger } from './types.js'
 
 export interface PgliteDriverOptions {
   /** A directory (created if missing), or `'memory'`. */
@@ -24,6 +25,10 @@ export interface PgliteDriverOptions {
   lock?: DataDirLock
   /** PostgreSQL's `shared_buffers`, set up at every start: the larger, the slower the start. Default `'16MB'`. */
   sharedBuffers?: string | undefined
+  /** How often the tables are vacuumed and analyzed where they need it (embedded-vacuum.ts); 0 never. Default a minute. */
+  vacuumMillis?: number | undefined
+  /** Told of long vacuum passes and failed ones. */
+  logger?: StoreLogger
 }
 
 /**
@@ -102,6 +107,7 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     }
   })
   let outside = session(db)
+  let vacuum: VacuumSchedule | undefined
 
   const started = (async () => {
     let initdb = snapshot === undefined
@@ -121,6 +127,8 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
     // Snapshots come from memory only: one dumped from a data directory would carry its lock file.
     if (template !== undefined && initdb && memory) await saveTemplate(db, template)
     if (opts.searchPath !== undefined) await db.exec(`SET search_path TO ${quoteIdent(opts.searchPath)}`)
+    const silent = (): void => {}
+    vacuum = scheduleVacuum(outside, { intervalMillis: opts.vacuumMillis ?? 60_000, schema: null, log: opts.logger ?? { info: silent, warn: silent, error: silent } })
   })()
   // Observed by every operation through open(); never an unhandled rejection.
   started.catch(() => {})
@@ -187,6 +195,7 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
         } catch {
           return // never started: nothing to close
         }
+        await vacuum?.stop()
         await db.close()
       } finally {
         opts.lock?.release()
@@ -218,7 +227,6 @@ function emptyDir (dir: string): void {
   for (const name of readdirSync(dir)) if (name !== LOCK_FILE) rmSync(join(dir, name), { recursive: true, force: true })
 }
 
-/** A database error as a typed store error; anything else (a parameter PGlite cannot serialize) as it is. */
 /** The snapshot's file, or undefined when PGlite's install cannot be located (no cache then). */
 function templatePath (dir: string | undefined): string | undefined {
   try {
@@ -228,6 +236,7 @@ function templatePath (dir: string | undefined): string | undefined {
   }
 }
 
+/** A database error as a typed store error; anything else (a parameter PGlite cannot serialize) as it is. */
 function mapped (err: unknown): unknown {
   return fromDatabaseError(err) ?? err
 }

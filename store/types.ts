@@ -148,6 +148,12 @@ export interface StoreOptions {
    * pages outside it are read from the operating system's file cache. Default `'16MB'`.
    */
   sharedBuffers?: string
+  /**
+   * For embedded storage only: how often the store looks for tables to vacuum and analyze, and
+   * does it, as a server's autovacuum would (PGlite has none): in milliseconds, 0 never.
+   * Default 60000.
+   */
+  vacuumMillis?: number
   /** Schema every session uses for unqualified names (`search_path`); the schema is not created. */
   searchPath?: string
   /** Receives connection errors, retries and applied migrations. Default: silent. */
