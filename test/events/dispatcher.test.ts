@@ -124,6 +124,37 @@ t.test('a target naming an internal address literally is refused before any conn
   t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
 })
 
+t.test('a target named by a host resolved to an internal address when connecting is refused, nothing sent', async t => {
+  // The receiver listens on 127.0.0.1, which the system resolves `localhost` to: only the
+  // delivery agent's guarded lookup, through the dispatcher's resolver, keeps the attempt from it.
+  const hook = await receiver(t)
+  const url = hook.url.replace('127.0.0.1', 'localhost')
+  const asked: string[] = []
+  const cases: Array<[string, Array<{ address: string, family: number }>]> = [
+    ['an internal address (the name rebound since it was saved)', [{ address: '127.0.0.1', family: 4 }]],
+    ['a public address and an internal one', [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.8', family: 4 }]],
+    ['no address', []]
+  ]
+  for (const [name, addresses] of cases) {
+    const outcomes: Array<{ id: string, status: string, statusCode: number | null }> = []
+    let batch = [delivery('d-1', url)]
+    const tables = {
+      claim: async () => { const out = batch; batch = []; return out },
+      finish: async (_db: unknown, _owner: string, o: typeof outcomes) => { outcomes.push(...o) },
+      release: async () => {}
+    } as unknown as EventTables
+    const resolver = async (host: string): Promise<typeof addresses> => { asked.push(host); return addresses }
+    const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: false, resolver, render: () => '{}', now: () => new Date(), log: { warn: () => {} } })
+    asked.length = 0
+    await d.start()
+    for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
+    await d.stop()
+    t.same(asked, ['localhost'], `${name}: the name resolved again when connecting`)
+    t.match(outcomes, [{ id: 'd-1', status: 'FAILED', statusCode: null }], name)
+  }
+  t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
+})
+
 t.test('a retry recorded is looked for when it comes due, not at the next poll; one due after the poll waits for it', async t => {
   const hook = await receiver(t)
   hook.setRespond((_r, res) => { res.statusCode = 500; res.end() })

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { signStandardWebhook } from '../../plugins/webhooks/index.js'
+import type { ServedResource } from '../../plugins/resource/index.js'
 import { client, receiver, sleep, startEvents } from './helper.js'
 
 // Every path of the write path emits (jobs, the scanner webhook), safe targets over HTTP, and a
@@ -40,6 +41,22 @@ for (const db of databases) {
       const [r] = await hook.waitFor(1)
       t.match(r?.json, { type: 'document.updated', data: { id: doc.id, name: doc.name, authorId: author.id, kind: 'INVOICE', pageCount: 7, fingerprint: 'sha256:abc' } })
       t.equal(r?.headers['x-request-id'], 'scanner-call')
+      await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
+    })
+
+    t.test('a change the application makes through the write path outside any request emits, with no requestId', async t => {
+      const { app, base } = await startEvents(t, store)
+      const call = client(base)
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] })).body
+      hook.got.length = 0
+      const authors = app.resources.get('authors') as ServedResource
+      const id = randomUUID()
+      // A task of the application's own (no request): its WriteCall names no requestId.
+      const created = await authors.writer.one(authors.store, { ctx: 'prod', by: 'nightly-import', atomic: true }, { action: 'create', id, values: { name: 'Imported', email: 'i@example.com' }, ifMatch: null, ifNoneMatch: null }, null)
+      t.match(created, { failure: null, change: 'created', row: { id, createdBy: 'nightly-import' } })
+      const [r] = await hook.waitFor(1)
+      t.match(r?.json, { type: 'author.created', data: { id, name: 'Imported' } })
+      t.notOk('x-request-id' in (r?.headers ?? {}), 'no X-Request-ID: no request made the change')
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 

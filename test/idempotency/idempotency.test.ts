@@ -267,6 +267,25 @@ for (const db of databases) {
         t.not(deleted.etag, current)
       })
 
+      t.test('a DELETE that finds nothing to do keeps its key: its retry is answered as it was, once the entity is back too', async t => {
+        const d = json(await api.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }))
+        const url = `/v1/documents/${d.id as string}`
+        t.equal((await api.delete(url, { 'if-match': d.etag })).statusCode, 204)
+        // The ETag weakened on its way back (a proxy that compressed the answer): the entity is
+        // read to decide, and deleting it again changes nothing, whatever its conditions.
+        const key = idemKey()
+        const weak = `W/${d.etag as string}`
+        t.equal((await api.delete(url, { 'if-match': weak, 'svc-idempotency-key': key })).statusCode, 204)
+        const restored = await api.post(`${url}/restore`, {})
+        t.equal(restored.statusCode, 200)
+        const again = await api.delete(url, { 'if-match': weak, 'svc-idempotency-key': key })
+        t.equal(again.statusCode, 204, 'the first answer, not the 412 of a weak tag on the entity restored')
+        t.match(json(await api.get(url)), { deletedDateTime: null, etag: json(restored).etag }, 'not deleted by the retry')
+        const elsewhere = await api.delete(`/v1/documents/${unique('x')}`, { 'if-match': weak, 'svc-idempotency-key': key })
+        t.equal(elsewhere.statusCode, 409, 'the key is used: a DELETE of another entity is refused')
+        t.equal(json(elsewhere).instance, url)
+      })
+
       t.test('a key expires and can then be used again', async t => {
         const clock = new Clock()
         const short = client(await build(t, store, { idempotencyTtl: 1000, idempotencyNow: clock.now }))

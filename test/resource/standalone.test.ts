@@ -88,6 +88,26 @@ t.test('standalone', async t => {
     t.match(JSON.parse((await app.inject({ url })).body), { title: 'again', score: 0.5, hash: 'abc' }, 'PUT keeps the read-only field')
   })
 
+  t.test('an operation whose entity an earlier one of the same run deleted writes nothing: no row, no change', async t => {
+    const { writer, store } = app.resources.get('notes') as ServedResource
+    const doomed = JSON.parse((await app.inject({ method: 'POST', url: '/v1/notes', payload: { title: 'doomed' } })).body)
+    const other = JSON.parse((await app.inject({ method: 'POST', url: '/v1/notes', payload: { title: 'other' } })).body)
+    // Each is decided on the rows as read, before any is applied; the deletion goes first. (A bulk
+    // request names an entity once: only an application's own call of the writer repeats one.)
+    const results = await store.transaction(async (tx) => await writer.run(tx, { ctx: 'prod', by: 'app', atomic: false }, [
+      { action: 'delete', id: doomed.id, values: {}, ifMatch: null, ifNoneMatch: null },
+      { action: 'update', id: doomed.id, values: { title: 'too late' }, ifMatch: null, ifNoneMatch: null },
+      { action: 'update', id: other.id, values: { title: 'renamed' }, ifMatch: null, ifNoneMatch: null }
+    ]))
+    t.match(results, [
+      { failure: null, change: 'deleted', row: { id: doomed.id, title: 'doomed' } },
+      { failure: null, change: null, row: null },
+      { failure: null, change: 'updated', row: { id: other.id, title: 'renamed', modifiedBy: 'app' } }
+    ])
+    t.equal((await app.inject({ url: `/v1/notes/${doomed.id as string}` })).statusCode, 404, 'not written back')
+    t.match(JSON.parse((await app.inject({ url: `/v1/notes/${other.id as string}` })).body), { title: 'renamed' }, 'the one in the same statement is written')
+  })
+
   t.test('the same definition served twice on one store migrates once', async t => {
     const again = await build(real)
     t.teardown(() => again.close())
