@@ -2,11 +2,11 @@
 // the suite's product and keep 100 % of lines, branches and functions; the reference service,
 // the store and the command-line tools are reported by tap but not gated here.
 //
-// It reads tap's lcov report. The tests run the TypeScript sources with their types erased, and
-// the end-to-end tests also run the built dist/ in child processes, whose coverage reaches the
-// same sources through dist's source maps; the two record a function at the same line with
-// different columns, and a child that loaded a module without calling one of its functions
-// would make it look uncovered. So a function counts as covered when one at its line ran.
+// It reads tap's lcov report. The tests run the TypeScript sources with their types erased; the
+// children that run the built dist/ collect no coverage (test/support/child-env.ts): dist's
+// records reach the sources through source maps at other columns, and merged with the sources'
+// own they showed branches taken that no test took. Should such records come back, a function
+// still counts as covered when one at its line ran (its copy at other columns may not have).
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 

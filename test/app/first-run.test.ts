@@ -14,7 +14,9 @@ t.setTimeout(600_000)
 
 // The way in, as a new user meets it: the built service (dist/, made at install; tap's `before`
 // keeps it current) started with the command line of `npm start`, and `npm run token`. Timings are
-// printed as comments, never asserted: a loaded machine would fail any bound.
+// printed as comments, never asserted: a loaded machine would fail any bound. The service runs in
+// a terminal's environment (toolEnv), without tap's loader and coverage: what it runs is dist/,
+// not the sources, so its coverage is none of the gate's (the plugins' own tests cover them).
 
 const root = join(import.meta.dirname, '..', '..')
 // package.json's start script: the build check, then the server in the same process.
@@ -40,7 +42,7 @@ interface Running {
 function start (t: Test, env: Record<string, string>): Running {
   const child = spawn(process.execPath, startArgs, {
     cwd: root,
-    env: { ...process.env, NODE_ENV: '', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT: '10000', ...env },
+    env: toolEnv({ NODE_ENV: '', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT: '10000', ...env }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
@@ -196,7 +198,7 @@ t.test('on a terminal in development the log is for people (pino-pretty); elsewh
   // does not replace itself) would die of the Ctrl-C below and report 130 for the service.
   const child = spawn('script', ['-qfec', `exec ${process.execPath} ${startArgs.join(' ')}`, '/dev/null'], {
     cwd: root,
-    env: { ...process.env, SHELL: '/bin/sh', NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: toolEnv({ SHELL: '/bin/sh', NODE_ENV: '', NO_COLOR: '1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
     stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })

@@ -2,10 +2,10 @@
  * The environment of a child process that runs a tool (npm, tsc, publint, an installed copy of
  * the package, the built service), not the suite's sources: this one without what tap adds (its
  * loaders in NODE_OPTIONS, V8 coverage collection, its own variables) and without what an npm
- * run around the tests adds, so that it runs as it would in a terminal. Its coverage is not
- * wanted: none of its files are the sources. The built service is the exception: its coverage
- * reaches the sources through source maps and counts for the coverage gate, so
- * test/app/first-run.test.ts starts it in tap's own environment, not in this one.
+ * run around the tests adds, so that it runs as it would in a terminal. Its coverage is none of
+ * the gate's: none of its files are the sources. The built service's reaches them through source
+ * maps, at other columns, and merged with the sources' own it showed branches taken that its
+ * requests never reach (the gate holds the plugins to the tests that run the sources).
  *
  * tap's process tracking wraps `spawn` and `execFile` in test processes and puts its loader back
  * into NODE_OPTIONS, with coverage on unless `_TAPJS_PROCESSINFO_COVERAGE_` says `0`: so that
