@@ -16,7 +16,10 @@ import type { Queryable, StoreLogger } from './types.js'
  * statement at a time, so requests wait while a table is vacuumed, and run between two tables.
  */
 
-/** The tables a pass read as needing work, one statement; `$1`: the schema (null: every schema but the system's). */
+/**
+ * The tables a pass read as needing work, one statement; `$1`: the schema (null: every one, the
+ * catalogs' too, whose rows must be frozen against wraparound as any other's).
+ */
 const NEEDS = `WITH settings AS (
     SELECT current_setting('autovacuum_vacuum_threshold')::float8 AS vt,
       current_setting('autovacuum_vacuum_scale_factor')::float8 AS vs,
@@ -33,7 +36,7 @@ const NEEDS = `WITH settings AS (
       age(c.relfrozenxid) AS xid_age, mxid_age(c.relminmxid) AS mxid_age
     FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
     WHERE c.relkind IN ('r', 'm') AND s.schemaname <> 'pg_toast'
-      AND ($1::text IS NULL AND s.schemaname NOT IN ('pg_catalog', 'information_schema') OR s.schemaname = $1::text)
+      AND ($1::text IS NULL OR s.schemaname = $1::text)
   )
   SELECT name,
     dead > least(vt + vs * n, vmax) OR inserted > it + "is" * n OR xid_age > xmax OR mxid_age > mmax AS vacuum,
@@ -51,8 +54,8 @@ export interface VacuumedTable {
 }
 
 /**
- * One pass: vacuums and analyzes each table of `schema` (null: every schema of the database but
- * PostgreSQL's own) that needs it, one statement each, letting the event loop turn between them.
+ * One pass: vacuums and analyzes each table of `schema` (null: of every schema) that needs it,
+ * one statement each, letting the event loop turn between them.
  */
 export async function vacuumPass (db: Queryable, schema: string | null = null, clock: () => number = Date.now): Promise<VacuumedTable[]> {
   const { rows } = await db.query<{ name: string, vacuum: boolean, analyze: boolean }>(NEEDS, [schema])
@@ -67,8 +70,6 @@ export async function vacuumPass (db: Queryable, schema: string | null = null, c
 }
 
 export interface VacuumSchedule {
-  /** Runs a pass now, after the one running if any; resolves to what it did. */
-  run: () => Promise<VacuumedTable[]>
   /** No pass after this; resolves once the one running, if any, has ended. */
   stop: () => Promise<void>
 }
@@ -79,27 +80,22 @@ const LOG_MILLIS = 100
 export interface VacuumScheduleOptions {
   /** Between the end of a pass and the start of the next; 0 never (`run` only). */
   intervalMillis: number
-  /** The schema to vacuum; null every schema of the database but PostgreSQL's own. */
+  /** The schema to vacuum; null every schema. */
   schema: string | null
   log: StoreLogger
   /** Times the statements, for the log. */
   clock?: () => number
 }
 
-/** Runs `vacuumPass` every `intervalMillis`, one pass at a time; a pass that fails is logged and the next one tries again. */
+/** Runs `vacuumPass` `intervalMillis` after the end of the last one; a pass that fails is logged and the next one tries again. */
 export function scheduleVacuum (db: Queryable, opts: VacuumScheduleOptions): VacuumSchedule {
   const { intervalMillis, schema, log, clock = Date.now } = opts
-  let running: Promise<VacuumedTable[]> = Promise.resolve([])
+  let running: Promise<void> = Promise.resolve()
   let stopped = false
   let timer: NodeJS.Timeout | undefined
-  const run = async (): Promise<VacuumedTable[]> => {
-    const pass = running.catch(() => []).then(async () => await vacuumPass(db, schema, clock))
-    running = pass
-    return await pass
-  }
   const tick = (): void => {
     timer = undefined
-    run().then(done => {
+    running = vacuumPass(db, schema, clock).then(done => {
       const millis = done.reduce((sum, d) => sum + d.millis, 0)
       if (millis >= LOG_MILLIS) log.info({ tables: done, millis }, 'store: vacuumed the embedded database')
     }, (err: unknown) => {
@@ -114,11 +110,10 @@ export function scheduleVacuum (db: Queryable, opts: VacuumScheduleOptions): Vac
   }
   schedule()
   return {
-    run,
     async stop () {
       stopped = true
       if (timer !== undefined) clearTimeout(timer)
-      await running.catch(() => {})
+      await running
     }
   }
 }
