@@ -4,7 +4,7 @@ import type { Queryable, StoreLogger } from './types.js'
  * What autovacuum does on a PostgreSQL server, done by the embedded store for itself. PGlite
  * runs PostgreSQL as one backend with no background processes: nothing ever vacuums or
  * analyzes its tables. Without it, every row a write replaces or deletes stays on disk (a table
- * updated through twenty times is twenty times its size, in memory or in `DATA_DIR`), the
+ * rewritten ten times grows about tenfold, in memory or in `DATA_DIR`), the
  * planner never learns the tables' statistics, and no row is ever frozen against transaction
  * ID wraparound.
  *
@@ -78,7 +78,7 @@ export interface VacuumSchedule {
 const LOG_MILLIS = 100
 
 export interface VacuumScheduleOptions {
-  /** Between the end of a pass and the start of the next; 0 never (`run` only). */
+  /** Between the start (or the end of a pass) and the next pass; 0 never. */
   intervalMillis: number
   /** The schema to vacuum; null every schema. */
   schema: string | null
