@@ -74,8 +74,11 @@ export class Purge {
     const t = quoteIdent(rule.table)
     const c = quoteIdent(rule.column)
     // The batch of rows past keeping, oldest first (the column's index), the same for the
-    // children's statements and the table's in one transaction.
-    const past = `FROM ${t} WHERE ${c} <= coalesce($1::timestamptz, now()) - $2 * interval '1 millisecond' ORDER BY ${c} LIMIT $3`
+    // children's statements and the table's in one transaction. Rows a request holds are left
+    // for the next run, never waited for: a batch waiting, row after row in its own order, for
+    // writes that take the same rows in theirs (a subscription's DELETE its deliveries) was a
+    // deadlock, and one of them failed. A row changed meanwhile is taken as it is now, if still past.
+    const past = `FROM ${t} WHERE ${c} <= coalesce($1::timestamptz, now()) - $2 * interval '1 millisecond' ORDER BY ${c} LIMIT $3 FOR UPDATE SKIP LOCKED`
     // Per table and schema, so that purges of different tables, or of schemas side by side, never wait on each other.
     this.lockSql = `SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, hashtext(coalesce(current_schema(), '') || '.' || $1::text)) AS locked`
     // The clock is a parameter ($1: null for the database's own), so a test can move it.
