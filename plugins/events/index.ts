@@ -274,8 +274,9 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   const { retention, purgeInterval } = retentionOptions('events', opts, defaults.retention)
   const tables = new EventTables(prefix, retention)
   await migrate(store, tables.migrations())
-  // Ended deliveries go after their retention, in batches, by one instance at a time (store/purge.ts).
-  schedulePurge(fastify, purgeInterval, async () => await tables.purge(store), {
+  // Ended deliveries go after their retention, in batches, by one instance at a time (store/purge.ts);
+  // measured by the clock their ends are recorded by, not the database's.
+  schedulePurge(fastify, purgeInterval, async () => await tables.purge(store, now()), {
     done: 'events: ended deliveries past their retention deleted',
     failed: 'events: deleting ended deliveries failed; trying again later'
   })

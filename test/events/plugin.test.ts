@@ -147,3 +147,20 @@ t.test('ended deliveries are deleted after their retention', async t => {
   }
   t.equal((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n, 0)
 })
+
+t.test('the retention of an ended delivery is measured by the plugin\'s clock, the one its end was recorded by', async t => {
+  const clock = new Date('2020-01-01T00:00:00Z')
+  const day = 24 * 60 * 60 * 1000
+  await app({ worker: false, path: false, tablePrefix: 'clocked', retention: day, purgeInterval: 10, now: () => clock })
+  await store.query('INSERT INTO clocked_subscriptions (ctx, id, url, events, secret, etag) VALUES (\'prod\', \'s\', \'https://example.com/hook\', \'{order.shipped}\', \'x\', \'"e"\')')
+  // [id, ended how long before the clock's now]
+  const cases: Array<[string, number]> = [['past', 2 * day], ['kept', 60 * 60 * 1000]]
+  for (const [id, ago] of cases) {
+    await store.query(`INSERT INTO clocked_deliveries (ctx, id, subscription_id, event_type, payload, status, created_at, ended_at)
+      VALUES ('prod', $1, 's', 'order.shipped', '{}', 'SUCCEEDED', $2, $2)`, [id, new Date(clock.getTime() - ago)])
+  }
+  const left = async (): Promise<string[]> => (await store.query<{ id: string }>('SELECT id FROM clocked_deliveries ORDER BY id')).rows.map(r => r.id)
+  // One run deletes both or neither: it is over once the one past its retention is gone.
+  while ((await left()).includes('past')) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.same(await left(), ['kept'], 'the one that ended an hour ago by the clock stays')
+})
