@@ -6,6 +6,7 @@ import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/even
 import type { Store } from '../../store/types.js'
 import { evaluatePreconditions, evaluateRead, notModified, type Preconditions } from '../conditional/index.js'
 import { claimed, claimOf } from '../idempotency/index.js'
+import { WRITE_RETRIES } from '../idempotency/internal.js'
 import type { Tx } from '../../store/types.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
@@ -69,9 +70,14 @@ export function deliveryBody (d: DeliveryRow): DeliveryBody {
   }
 }
 
-/** `fn` in a transaction of its own on the store, or in the one `db` already is (a key's claim). */
+/**
+ * `fn` in a transaction of its own on the store, or in the one `db` already is (a key's claim,
+ * run again as a whole). Run again after a deadlock, as a key's is: a DELETE takes the
+ * subscription's deliveries along in its own order while the dispatcher records attempts in
+ * theirs, and the database rolls one of the two back.
+ */
 async function inTransaction<T> (db: Store | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return 'transaction' in db ? await db.transaction(fn) : await fn(db)
+  return 'transaction' in db ? await db.transaction(fn, { retries: WRITE_RETRIES }) : await fn(db)
 }
 
 /** The resource name a subscription's `Svc-Idempotency-Key` is scoped by. */

@@ -1,0 +1,69 @@
+import t from 'tap'
+import { postgres } from '../support/databases.js'
+import { EventTables } from '../../store/events.js'
+import type { Store } from '../../store/types.js'
+import { client, startEvents } from './helper.js'
+
+// The dispatcher's statements racing a subscription's DELETE, which takes the subscription's
+// deliveries along (ON DELETE CASCADE), newest first. Recording the ends of attempts locks the
+// deliveries in the order the attempts ended, so the two can deadlock; the database then rolls
+// one back, and the DELETE, when it is the one, is run again as every write's transaction is,
+// not answered with a 500. The interleaving is forced: a second connection holds a delivery
+// until both statements wait, for longer than the server's deadlock_timeout, so the DELETE's
+// wait closes the cycle and its check finds it.
+
+const AT = new Date('2026-01-01T00:00:00Z')
+
+/** The number of sessions waiting for the session `pid`, or for one that waits for it. */
+async function waitingFor (store: Store, pid: number): Promise<number> {
+  const { rows } = await store.query<{ n: number }>(`WITH first AS (SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))
+    SELECT (SELECT count(*) FROM first)::int + (SELECT count(*) FROM pg_stat_activity
+      WHERE pg_blocking_pids(pid) && ARRAY(SELECT pid FROM first) AND pid NOT IN (SELECT pid FROM first))::int AS n`, [pid])
+  return (rows[0] as { n: number }).n
+}
+
+/** Resolves once `done()` is true, looking every 10 ms. */
+async function until (done: () => Promise<boolean>): Promise<void> {
+  while (!await done()) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+t.test('the ends of attempts recorded while their subscription is deleted', { skip: postgres.skip }, async t => {
+  const store = await postgres.create(t)
+  const sibling = await (postgres.sibling as NonNullable<typeof postgres.sibling>)(t, store)
+  const { base } = await startEvents(t, store, {}, { purgeInterval: 0, worker: false })
+  const call = client(base)
+  const tables = new EventTables()
+  const id = (await call('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'] })).body.id as string
+  // Others' deliveries, so that the DELETE's cascade reads its own through the index, as a
+  // table of many subscriptions does.
+  for (let i = 0; i < 20; i++) {
+    await tables.insertSubscription(store, { ctx: 'prod', id: `other-${i}`, url: 'http://127.0.0.1:9/hook', events: ['author.created'], description: null, secret: 's', etag: '"e"', createdBy: null }, AT)
+  }
+  const insert = `INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, status, created_at, next_attempt_at, lease_owner, lease_until)
+    SELECT 'prod', $2 || g, $3, 'author.created', '{}', 'PENDING', $1::timestamptz + g * interval '1 second', $1, $4, $1::timestamptz + interval '1 hour'
+    FROM generate_series(1, $5::integer) AS g`
+  await store.query(insert, [AT, 'other-', 'other-0', null, 2000])
+  await store.query('UPDATE event_deliveries SET subscription_id = \'other-\' || (substr(id, 7)::integer % 20)')
+  await store.query(insert, [AT, 'mine-', id, 'instance-a', 3])
+  await store.query('ANALYZE event_deliveries')
+  const timeout = (await store.query<{ ms: number }>("SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'")).rows[0]?.ms as number
+
+  let deleted: Promise<number> | undefined
+  let recorded: Promise<unknown> | undefined
+  await sibling.transaction(async (tx) => {
+    const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number
+    await tx.query("SELECT 1 FROM event_deliveries WHERE id = 'mine-2' FOR UPDATE")
+    // The DELETE takes mine-3 and waits for mine-2; the outcomes take mine-1 and wait for mine-3.
+    deleted = call('DELETE', `/v1/webhook-subscriptions/${id}`).then(res => res.status)
+    await until(async () => await waitingFor(store, pid) === 1)
+    recorded = tables.finish(store, 'instance-a', ['mine-1', 'mine-3'].map(d => ({ id: d, status: 'SUCCEEDED', statusCode: 204, next: null })), 5, AT)
+      .then(() => 'recorded', (err: unknown) => err)
+    await until(async () => await waitingFor(store, pid) === 2)
+    // The outcomes' deadlock check has run and found no cycle yet: the DELETE's will.
+    await new Promise((resolve) => setTimeout(resolve, timeout * 1.5))
+  })
+  t.equal(await deleted, 204, 'the subscription is deleted')
+  await recorded
+  const { rows } = await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE subscription_id = $1', [id])
+  t.equal(rows[0]?.n, 0, 'its deliveries went with it')
+})
