@@ -72,6 +72,11 @@ export interface AttemptOutcome {
   statusCode: number | null
   /** When the next attempt is due (status PENDING); null otherwise. */
   next: Date | null
+  /**
+   * The delivery's `attemptCount` as the claim of this attempt left it: an attempt whose lease ran
+   * out and was claimed again meanwhile (by any instance, its own too) is not the one recorded.
+   */
+  attempt: number
 }
 
 /** The SQL of the paths the collections of subscriptions and deliveries may filter and order on (alias `t`). */
@@ -384,7 +389,7 @@ export class EventTables {
   }
 
   /**
-   * Records how attempts ended (those `owner` still holds), in one statement, and counts each
+   * Records how attempts ended (those `owner` still holds under the claim each was made by), in one statement, and counts each
    * subscription's deliveries FAILED in a row: one that reaches `maxFailures` is switched off.
    * The first statement also reads each subscription's count as it stands now: successes of one
    * with none in a row change nothing, and need no statement. (As it stood when the attempt was
@@ -395,10 +400,10 @@ export class EventTables {
     if (outcomes.length === 0) return
     const { rows } = await db.query<{ ctx: string, sub: string, status: string, failures: number }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
         next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
-      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[]) AS x(id, status, code, next), ${this.S} AS s
-      WHERE d.id = x.id AND d.lease_owner = $1 AND s.ctx = d.ctx AND s.id = d.subscription_id
+      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[], $7::integer[]) AS x(id, status, code, next, attempt), ${this.S} AS s
+      WHERE d.id = x.id AND d.lease_owner = $1 AND d.attempt_count = x.attempt AND s.ctx = d.ctx AND s.id = d.subscription_id
       RETURNING d.ctx, d.subscription_id AS sub, d.status, s.consecutive_failures AS failures`,
-    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at])
+    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at, outcomes.map(o => o.attempt)])
     // Per subscription, in the order the attempts ended: a success starts the count again.
     const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number, failures: number }>()
     for (const r of rows) {
@@ -435,10 +440,14 @@ export class EventTables {
     return new Map(rows.map(r => [r.id, { url: r.url, secret: r.secret }]))
   }
 
-  /** Gives claimed attempts back unattempted (the instance stops): due again at once. */
-  async release (db: Queryable, owner: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return
-    await db.query(`UPDATE ${this.D} SET lease_owner = NULL, lease_until = NULL, attempt_count = attempt_count - 1, tries = tries - 1
-      WHERE id = ANY($2::text[]) AND lease_owner = $1`, [owner, ids])
+  /**
+   * Gives claimed attempts back unattempted (the instance stops): due again at once. Each under
+   * the claim it was made by (its `attemptCount` then), as `finish` records them.
+   */
+  async release (db: Queryable, owner: string, claims: ReadonlyArray<Pick<DeliveryRow, 'id' | 'attemptCount'>>): Promise<void> {
+    if (claims.length === 0) return
+    await db.query(`UPDATE ${this.D} AS d SET lease_owner = NULL, lease_until = NULL, attempt_count = d.attempt_count - 1, tries = d.tries - 1
+      FROM unnest($2::text[], $3::integer[]) AS x(id, attempt)
+      WHERE d.id = x.id AND d.attempt_count = x.attempt AND d.lease_owner = $1`, [owner, claims.map(c => c.id), claims.map(c => c.attemptCount)])
   }
 }

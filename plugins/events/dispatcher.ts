@@ -102,7 +102,7 @@ export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>()
   /** Aborts the attempts in flight when a stop's grace has passed; those are given back, not recorded. */
   private readonly stopping = new AbortController()
-  private readonly abandoned: string[] = []
+  private readonly abandoned: ClaimedDelivery[] = []
   /** Deliveries claimed ahead whose turn came, their subscriptions to be read again (`resume`). */
   private due: ClaimedDelivery[] = []
   /** When the earliest retry this instance recorded comes due, by `Date.now()` (Infinity: none). */
@@ -162,7 +162,7 @@ export class Dispatcher {
    */
   async stop (): Promise<void> {
     await this.loop.stop()
-    const unstarted = [...this.waiting.values()].flat().map(d => d.id)
+    const unstarted = [...this.waiting.values()].flat()
     this.waiting.clear()
     const grace = setTimeout(() => { this.stopping.abort() }, this.o.stopGraceMillis ?? STOP_GRACE_MILLIS)
     await Promise.allSettled([...this.inFlight])
@@ -243,7 +243,7 @@ export class Dispatcher {
   private async attemptAndRecord (d: ClaimedDelivery): Promise<void> {
     const outcome = await this.attempt(d)
     if (outcome === null) {
-      this.abandoned.push(d.id)
+      this.abandoned.push(d)
       return
     }
     this.outcomes.push(outcome)
@@ -301,7 +301,7 @@ export class Dispatcher {
       try {
         const now = await this.o.tables.recheck(this.o.store, this.owner, batch.map(d => d.id))
         // Switched off: given back, due once it is on again (deleted: its deliveries went with it).
-        const off = batch.filter(d => !now.has(d.id)).map(d => d.id)
+        const off = batch.filter(d => !now.has(d.id))
         if (off.length > 0) await this.giveBack(off)
         return now
       } catch (err) {
@@ -314,7 +314,7 @@ export class Dispatcher {
       const turn = current.then(async (now) => {
         const target = now.get(d.id)
         if (target === undefined) return
-        if (this.stopped) this.abandoned.push(d.id)
+        if (this.stopped) this.abandoned.push(d)
         else {
           // Set in place: a copy spread with them would be an object of another shape on the attempt's path.
           d.url = target.url
@@ -327,9 +327,9 @@ export class Dispatcher {
     }))
   }
 
-  private async giveBack (ids: readonly string[]): Promise<void> {
+  private async giveBack (claimed: readonly ClaimedDelivery[]): Promise<void> {
     try {
-      await this.o.tables.release(this.o.store, this.owner, ids)
+      await this.o.tables.release(this.o.store, this.owner, claimed)
     } catch (err) {
       this.o.log.warn({ err }, 'events: could not give back unattempted deliveries; their lease runs out instead')
     }
@@ -362,10 +362,12 @@ export class Dispatcher {
       if (err instanceof DownstreamResponseError || err instanceof DownstreamTooLargeError) statusCode = err.status
     }
     // 2xx, whatever the body: a redirect (3xx, never followed) or an error is no success.
-    if (statusCode !== null && statusCode >= 200 && statusCode < 300) return { id: d.id, status: 'SUCCEEDED', statusCode, next: null }
+    // Recorded under this attempt's claim (`attempt`), not under one made since its lease ran out.
+    const attempt = d.attemptCount
+    if (statusCode !== null && statusCode >= 200 && statusCode < 300) return { id: d.id, status: 'SUCCEEDED', statusCode, next: null, attempt }
     const delay = this.o.schedule[d.tries - 1]
-    if (delay === undefined) return { id: d.id, status: 'FAILED', statusCode, next: null }
-    return { id: d.id, status: 'PENDING', statusCode, next: new Date(this.o.now().getTime() + delay) }
+    if (delay === undefined) return { id: d.id, status: 'FAILED', statusCode, next: null, attempt }
+    return { id: d.id, status: 'PENDING', statusCode, next: new Date(this.o.now().getTime() + delay), attempt }
   }
 
   private flushSoon (): void {

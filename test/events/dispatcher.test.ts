@@ -96,7 +96,7 @@ t.test('a stop gives back the attempts a subscriber is still answering when its 
   const tables = {
     claim: async () => { const out = batch; batch = []; return out },
     finish: async (_db: unknown, _owner: string, o: Array<{ id: string }>) => { finished.push(...o.map(x => x.id)) },
-    release: async (_db: unknown, _owner: string, ids: string[]) => { released.push(...ids) }
+    release: async (_db: unknown, _owner: string, claims: Array<{ id: string }>) => { released.push(...claims.map(c => c.id)) }
   } as unknown as EventTables
   const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [10], timeoutMillis: 60_000, pollMillis: 10_000, concurrency: 10, perSubscription: 4, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: () => {} }, stopGraceMillis: 50 })
   await d.start()
@@ -234,7 +234,7 @@ t.test('attempts waiting their turn: not made when their subscriptions cannot be
       lookedUp()
       return await new Promise((resolve) => { answer = resolve })
     },
-    release: async (_db: unknown, _owner: string, ids: string[]) => { released.push(...ids) }
+    release: async (_db: unknown, _owner: string, claims: Array<{ id: string }>) => { released.push(...claims.map(c => c.id)) }
   } as unknown as EventTables
   const warnings: string[] = []
   const d = new Dispatcher({ store: listening, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 60_000, pollMillis: 10_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })

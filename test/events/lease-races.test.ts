@@ -1,8 +1,8 @@
 import t from 'tap'
-import { postgres } from '../support/databases.js'
+import { databases, postgres } from '../support/databases.js'
 import { EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
-import { client, startEvents } from './helper.js'
+import { client, receiver, startEvents } from './helper.js'
 
 // The dispatcher's statements racing a subscription's DELETE, which takes the subscription's
 // deliveries along (ON DELETE CASCADE), newest first. Recording the ends of attempts locks the
@@ -56,7 +56,7 @@ t.test('the ends of attempts recorded while their subscription is deleted', { sk
     // The DELETE takes mine-3 and waits for mine-2; the outcomes take mine-1 and wait for mine-3.
     deleted = call('DELETE', `/v1/webhook-subscriptions/${id}`).then(res => res.status)
     await until(async () => await waitingFor(store, pid) === 1)
-    recorded = tables.finish(store, 'instance-a', ['mine-1', 'mine-3'].map(d => ({ id: d, status: 'SUCCEEDED', statusCode: 204, next: null })), 5, AT)
+    recorded = tables.finish(store, 'instance-a', ['mine-1', 'mine-3'].map(d => ({ id: d, status: 'SUCCEEDED', statusCode: 204, next: null, attempt: 0 })), 5, AT)
       .then(() => 'recorded', (err: unknown) => err)
     await until(async () => await waitingFor(store, pid) === 2)
     // The outcomes' deadlock check has run and found no cycle yet: the DELETE's will.
@@ -67,3 +67,51 @@ t.test('the ends of attempts recorded while their subscription is deleted', { sk
   const { rows } = await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE subscription_id = $1', [id])
   t.equal(rows[0]?.n, 0, 'its deliveries went with it')
 })
+
+// An attempt that outlives its lease (its instance stalled) while the instance that holds it
+// claims the delivery again: two attempts of one delivery in hand, the first one's lease gone.
+// The first one's outcome was recorded under the second claim, clearing its lease, and the
+// second one's then found no lease of its own and was dropped: a success lost, and the
+// delivery attempted once more. An outcome is now recorded under the claim it was made by.
+// The clock the dispatcher claims by is moved past the lease; the store is watched for the
+// statements that record outcomes.
+for (const db of databases) {
+  t.test(`${db.label}: the outcome of an attempt whose lease ran out meanwhile`, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    let offset = 0
+    const now = (): Date => new Date(Date.now() + offset)
+    let recordings = 0
+    const watched = {
+      ...store,
+      query: async (...args: Parameters<Store['query']>) => {
+        const result = await store.query(...args)
+        if (args[0].includes('AS x(id, status, code, next')) recordings++
+        return result
+      }
+    } as unknown as Store
+    const hook = await receiver(t)
+    // Each POST answered when the test says: the first one 500, the others 204.
+    const answers: Array<() => void> = []
+    hook.setRespond((_r, res) => {
+      const status = answers.length === 0 ? 500 : 204
+      answers.push(() => { res.statusCode = status; res.end() })
+    })
+    const timeoutMillis = 10_000
+    const { base } = await startEvents(t, watched, {}, { now, timeoutMillis })
+    const call = client(base)
+    await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.created'] })
+    await call('POST', '/v1/authors', { name: 'Stalled', email: 'stalled@example.com' })
+    await hook.waitFor(1)
+    // Past the lease (twice the timeout and ten seconds): the instance claims it again.
+    offset += 2 * timeoutMillis + 10_000 + 1000
+    await hook.waitFor(2)
+    const recorded = async (n: number): Promise<void> => { await until(async () => recordings >= n) }
+    ;(answers[0] as () => void)()
+    await recorded(1)
+    ;(answers[1] as () => void)()
+    await recorded(2)
+    const { rows } = await store.query<{ status: string, attempts: number, leased: boolean }>('SELECT status, attempt_count AS attempts, lease_owner IS NOT NULL AS leased FROM event_deliveries')
+    t.same(rows, [{ status: 'SUCCEEDED', attempts: 2, leased: false }], 'the second attempt\'s success is recorded, the first one\'s failure is not')
+    t.equal(hook.got.length, 2, 'no third attempt')
+  })
+}
