@@ -202,26 +202,27 @@ export class JobTable {
   }
 
   /**
-   * Locks the job inside the transaction `db` if `owner` still holds it; false when its lease
-   * went to another instance. Every unit of work commits only under the lock of a held job,
-   * so an instance that lost its job (it stalled past the lease) cannot commit work for it.
+   * Locks the job inside the transaction `db` if `owner` still holds it under the claim that
+   * made `attempt` (the job's `attempts` then); false when its lease went to another claim, of
+   * another instance or of this one. Every unit of work commits only under the lock of a held
+   * job, so a run that lost its job (it stalled past the lease) cannot commit work for it.
    */
-  async hold (db: Queryable, ctx: string, id: string, owner: string): Promise<boolean> {
-    const { rows } = await db.query(`SELECT 1 AS held FROM ${this.T} WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING' FOR UPDATE`, [ctx, id, owner])
+  async hold (db: Queryable, ctx: string, id: string, owner: string, attempt: number): Promise<boolean> {
+    const { rows } = await db.query(`SELECT 1 AS held FROM ${this.T} WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING' FOR UPDATE`, [ctx, id, owner, attempt])
     return rows.length > 0
   }
 
-  /** Extends `owner`'s lease; false when it no longer holds the job. */
-  async renew (db: Queryable, ctx: string, id: string, lease: Lease): Promise<boolean> {
+  /** Extends `owner`'s lease of the claim that made `attempt`; false when it no longer holds the job. */
+  async renew (db: Queryable, ctx: string, id: string, lease: Lease, attempt: number): Promise<boolean> {
     const { rows } = await db.query(`UPDATE ${this.T} SET lease_until = now() + $4 * interval '1 millisecond'
-      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING' RETURNING 1 AS renewed`, [ctx, id, lease.owner, lease.millis])
+      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $5 AND status = 'RUNNING' RETURNING 1 AS renewed`, [ctx, id, lease.owner, lease.millis, attempt])
     return rows.length > 0
   }
 
-  /** Gives the job up (its instance stops): another instance may claim it at once. */
-  async release (db: Queryable, ctx: string, id: string, owner: string): Promise<void> {
+  /** Gives the job up (its instance stops), if the claim that made `attempt` holds it: another instance may claim it at once. */
+  async release (db: Queryable, ctx: string, id: string, owner: string, attempt: number): Promise<void> {
     await db.query(`UPDATE ${this.T} SET lease_until = NULL, lease_owner = NULL, modified_at = now()
-      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND status = 'RUNNING'`, [ctx, id, owner])
+      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING'`, [ctx, id, owner, attempt])
   }
 
   /** Sets how many of its operations are done. */

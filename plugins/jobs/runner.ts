@@ -132,7 +132,7 @@ export class Runner {
       // connection each until that transaction ends.
       if (renewing) return
       renewing = true
-      table.renew(store, job.ctx, job.id, this.lease())
+      table.renew(store, job.ctx, job.id, this.lease(), job.attempts)
         .then((held) => { if (!held) lost = true }, () => {})
         .finally(() => { renewing = false })
     }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
@@ -141,7 +141,7 @@ export class Runner {
       job,
       // Run again after a deadlock or a lost race, as a request's write is: `fn` decides afresh.
       transaction: async (fn) => await store.transaction(async (tx) => {
-        if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner)) throw new LeaseLost()
+        if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner, job.attempts)) throw new LeaseLost()
         return await fn(tx)
       }, { retries: TRANSACTION_RETRIES }),
       steps: async () => await table.stepsOf(store, job.ctx, job.id),
@@ -165,18 +165,18 @@ export class Runner {
     try {
       if (err instanceof LeaseLost) {
         // Stopping: give the job back so another instance takes it up without waiting for the lease.
-        if (this.stopped) await table.release(store, job.ctx, job.id, this.owner)
+        if (this.stopped) await table.release(store, job.ctx, job.id, this.owner, job.attempts)
         return
       }
       if (err instanceof Unavailable && job.attempts < this.o.maxAttempts) {
         this.o.log.warn({ err, job: job.id }, 'jobs: the database is unavailable; the job will be tried again')
-        await table.release(store, job.ctx, job.id, this.owner)
+        await table.release(store, job.ctx, job.id, this.owner, job.attempts)
         return
       }
       const problem = problemOf(err, job)
       if (!isProblemError(err)) this.o.log.error({ err, job: job.id }, 'jobs: the job failed')
       await store.transaction(async (tx) => {
-        if (await table.hold(tx, job.ctx, job.id, this.owner)) await table.finish(tx, job.ctx, job.id, { status: 'FAILED', problem })
+        if (await table.hold(tx, job.ctx, job.id, this.owner, job.attempts)) await table.finish(tx, job.ctx, job.id, { status: 'FAILED', problem })
       })
     } catch (again) {
       // The lease runs out and the job is taken up again.
