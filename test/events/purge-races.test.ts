@@ -2,6 +2,7 @@ import t from 'tap'
 import { postgres } from '../support/databases.js'
 import { EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
+import { until, waitingFor } from '../support/row-locks.js'
 import { client, startEvents } from './helper.js'
 
 // The purge of ended deliveries racing the requests that write the same rows. A purge batch
@@ -12,19 +13,6 @@ import { client, startEvents } from './helper.js'
 
 const ENDED = new Date('2026-01-01T00:00:00Z')
 const LATER = new Date('2026-03-01T00:00:00Z')
-
-/** The number of sessions waiting for the session `pid`, or for one that waits for it (queued behind it for a row). */
-async function waitingFor (store: Store, pid: number): Promise<number> {
-  const { rows } = await store.query<{ n: number }>(`WITH first AS (SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))
-    SELECT (SELECT count(*) FROM first)::int + (SELECT count(*) FROM pg_stat_activity
-      WHERE pg_blocking_pids(pid) && ARRAY(SELECT pid FROM first) AND pid NOT IN (SELECT pid FROM first))::int AS n`, [pid])
-  return (rows[0] as { n: number }).n
-}
-
-/** Resolves once `done()` is true, looking every 10 ms. */
-async function until (done: () => Promise<boolean>): Promise<void> {
-  while (!await done()) await new Promise((resolve) => setTimeout(resolve, 10))
-}
 
 t.test('a purge batch and a subscription deleted with its ended deliveries', { skip: postgres.skip }, async t => {
   const store = await postgres.create(t)
