@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
+import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
 import { evaluatePreconditions, evaluateRead, notModified, type Preconditions } from '../conditional/index.js'
 import { claimed, claimOf } from '../idempotency/index.js'
@@ -87,6 +88,9 @@ async function stored<T> (fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
+    // Still losing to concurrent writes once its own retries are spent: the client's retry is
+    // what is left, as for any resource's write (resource/problems.ts).
+    if (err instanceof SerializationFailure) throw problems.conflict('The webhook subscription was changed by a concurrent request; retry.', { cause: err })
     throw unavailableProblem(err)
   }
 }
