@@ -13,6 +13,7 @@ import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/internal.js'
 import { NoQuery } from '../shared/no-query.js'
+import { pathOf } from '../shared/url.js'
 import { webhookIdOf } from './dispatcher.js'
 import { refuseTarget, type Resolver } from './targets.js'
 import { Delivery, DeliveryCollection, Subscription, SubscriptionCreate, SubscriptionPatch, type DeliveryBody } from './schema.js'
@@ -145,7 +146,9 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     if (missing.length === 0) return
     const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
     const types = events.filter(e => r.typeScopes.get(e)?.some(s => missing.includes(s)) === true)
-    throw problems.forbidden(`The access token does not grant ${which} that a subscription to ${types.join(', ')} needs, since its deliveries carry those entities; request a token with ${missing.length === 1 ? 'it' : 'them'}, or leave ${types.length === 1 ? 'that event' : 'those events'} out.`, {
+    const path = pathOf(request.url)
+    throw problems.forbidden(`${request.method} ${path} is refused: the access token does not grant ${which} that a subscription to ${types.join(', ')} needs, since its deliveries carry those entities; request a token with ${missing.length === 1 ? 'it' : 'them'}, or leave ${types.length === 1 ? 'that event' : 'those events'} out.`, {
+      instance: path,
       // RFC 6750 §3.1: insufficient_scope names the scopes the request needs.
       headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${[...r.writeScopes, ...missing].join(' ')}"` }
     })

@@ -222,10 +222,10 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
     // A collection the read scopes do not name has no readable jobs, as the list leaves them out.
     const needed = scopesOf()[job.collection]
     if (needed === undefined) {
-      throw problems.forbidden(`No read scopes are set for ${job.collection} (the jobs plugin's readScopes, or its resource's), so its jobs cannot be read.`, { instance })
+      throw problems.forbidden(`No read scopes are set for ${job.collection} (the jobs plugin's readScopes, or its resource's), so GET ${instance}, a job on ${job.collection}, cannot be read.`, { instance })
     }
     if (!granted(request, needed)) {
-      throw problems.forbidden(`The access token does not grant ${needed.join(', ')}, which reading a job on ${job.collection} requires.`, { instance })
+      throw problems.forbidden(`The access token does not grant ${needed.join(', ')}, which GET ${instance}, a job on ${job.collection}, requires.`, { instance })
     }
     return jobBody(job)
   })
@@ -245,7 +245,7 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
       const all = scopesOf()
       const collections = Object.keys(all).filter(c => granted(request, all[c] as readonly string[]))
       if (collections.length === 0) {
-        throw problems.forbidden(`The access token grants none of the scopes that reading jobs requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
+        throw problems.forbidden(`The access token grants none of the scopes that GET ${path} requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
       }
       const q = collectionQueryOf(request)
       let page: Page<JobView>

@@ -36,7 +36,8 @@ t.test('with eventReadScopes, a resource\'s events need its read scopes', async 
     t.equal(res.status, status, name)
     if (missing === null) continue
     t.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="webhooks:write ${missing}"`, `${name}: the scopes needed`)
-    t.match(res.body, { status: 403, title: 'Forbidden' })
+    // Conventions, Common errors: a 403's detail names the path.
+    t.match(res.body, { status: 403, title: 'Forbidden', instance: PATH, detail: `POST ${PATH}` })
     const named = events.filter(e => !e.startsWith('billing') && missing.includes(`${e.split('.')[0] as string}s:read`))
     t.match(res.body.detail, `does not grant the scope${missing.includes(' ') ? 's' : ''} ${missing.replace(' ', ', ')} that a subscription to ${named.join(', ')} needs`, `${name}: the detail names the scopes and the events`)
   }
@@ -49,6 +50,7 @@ t.test('with eventReadScopes, a resource\'s events need its read scopes', async 
   const moved = await webhooksOnly('PATCH', item, { url: `${hook.url}/elsewhere` }, { 'if-match': etag })
   t.equal(moved.status, 403, 'a new URL for document events needs documents:read: it would receive the documents')
   t.match(moved.body.detail, /documents:read that a subscription to document\.created needs/)
+  t.match(moved.body, { instance: item, detail: `PATCH ${item}` }, 'the detail names the path')
   t.equal((await webhooksOnly('PATCH', item, { events: ['author.created'] })).status, 403, 'so do new events')
   const described = await webhooksOnly('PATCH', item, { description: 'orders', active: false }, { 'if-match': etag })
   t.equal(described.status, 204, 'changing neither the URL nor the events needs no read scope')

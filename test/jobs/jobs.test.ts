@@ -174,6 +174,8 @@ for (const db of databases) {
       const noScope = await app.inject({ url: `/jobs/${job.id as string}`, headers: { ...h(), authorization: `Bearer ${bearer('user-1', 'others:read')}` } })
       t.equal(noScope.statusCode, 403, 'without things:read')
       t.match(json(noScope).detail, 'things:read')
+      // Conventions, Common errors: a 403's detail names the path.
+      t.match(json(noScope).detail, `GET /jobs/${job.id as string}`)
       t.equal((await app.inject({ url: '/jobs/not%20an%20id', headers: h() })).statusCode, 400, 'an id that is none')
     })
 
@@ -195,6 +197,7 @@ for (const db of databases) {
       const none = await app.inject({ url: '/jobs', headers: h({}, sub, 'nothing:read') })
       t.equal(none.statusCode, 403)
       t.match(json(none).detail, /things:read or others:read/)
+      t.match(json(none).detail, 'GET /jobs', 'the detail names the path')
       t.equal((await app.inject({ url: '/jobs?offset=0', headers: h({}, sub) })).statusCode, 400, 'cursor paging only')
     })
 
@@ -401,7 +404,7 @@ t.test('a job of a collection the read scopes do not name is not read by its id 
   t.match(job, { collection: 'reports', createdBy: 'user-1' })
   const read = await app.inject({ url: `/jobs/${job.id as string}`, headers: h })
   t.equal(read.statusCode, 403)
-  t.match(json(read), { status: 403, instance: `/jobs/${job.id as string}`, detail: 'No read scopes are set for reports (the jobs plugin\'s readScopes, or its resource\'s), so its jobs cannot be read.' })
+  t.match(json(read), { status: 403, instance: `/jobs/${job.id as string}`, detail: `No read scopes are set for reports (the jobs plugin's readScopes, or its resource's), so GET /jobs/${job.id as string}, a job on reports, cannot be read.` })
   t.same(json(await app.inject({ url: '/jobs', headers: h })).results, [], 'the list leaves it out')
 })
 
@@ -432,5 +435,5 @@ t.test('without readScopes and without the resource plugin no collection\'s jobs
   const app = await build(t, store, { readScopes: undefined, worker: false })
   const res = await app.inject({ url: '/jobs', headers: { ...headers({}, 'user-1'), authorization: `Bearer ${bearer('user-1', 'things:read')}` } })
   t.equal(res.statusCode, 403)
-  t.match(json(res).detail, /grants none of the scopes that reading jobs requires/)
+  t.match(json(res).detail, /grants none of the scopes that GET \/jobs requires/)
 })
