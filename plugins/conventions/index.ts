@@ -6,7 +6,7 @@ import { publish } from '../shared/published.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
 import { addJsonParsers, checkContentType, useStrictJsonParser } from './content-type.js'
-import { applyExecutionContext } from './execution-context.js'
+import { EXECUTION_CONTEXT_HEADER, applyExecutionContext } from './execution-context.js'
 import { checkCustomHeaderName, declaredHeaderNames } from '../shared/header-names.js'
 import { checkHttpVersion } from './http-version.js'
 import { checkRepeatedHeaders } from './repeated-headers.js'
@@ -117,6 +117,17 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
       if (item !== null) items.push(item)
     }
     if (items.length > 0) throw invalidData(items)
+  })
+
+  // A refusal by a hook that ran before this plugin's (the problem plugin's X-Request-ID check,
+  // an application's own) carries what every answer carries too; on errors only, so the
+  // answers this plugin's hook saw pay nothing for it.
+  fastify.addHook('onError', async function conventionsOnError (request, reply) {
+    const s = settingsFor(request)
+    if (s.contentLanguage !== null && !reply.hasHeader('content-language')) reply.header('content-language', s.contentLanguage)
+    if (s.selfHeader !== null && !reply.hasHeader(SERVICE_HEADER)) reply.header(SERVICE_HEADER, s.selfHeader)
+    const context = request.headers[EXECUTION_CONTEXT_HEADER]
+    if (s.executionContext !== null && typeof context === 'string' && !reply.hasHeader(EXECUTION_CONTEXT_HEADER)) reply.header(EXECUTION_CONTEXT_HEADER, context)
   })
 }
 

@@ -42,3 +42,23 @@ t.test('a refusal by a later hook, or a thrown handler, still carries it', async
     t.equal(res.headers['content-language'], 'en-US', url)
   }
 })
+
+t.test('a refusal by an earlier hook (the problem plugin\'s X-Request-ID check) carries the headers every answer carries', async t => {
+  const self = { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'conventions-test' }
+  const app = await build(t, { serviceHeader: { self } })
+  const cases: Array<[string, Record<string, string>]> = [
+    ['an X-Request-ID that is not ASCII', { 'x-request-id': 'é' }],
+    ['an X-Request-ID too long', { 'x-request-id': 'r'.repeat(201) }]
+  ]
+  for (const [name, sent] of cases) {
+    const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ ...sent, 'svc-execution-context': 'preprod' }) })
+    t.equal(res.statusCode, 400, name)
+    t.equal(res.headers['content-language'], 'en-US', `${name}: Content-Language`)
+    t.equal(res.headers['svc-execution-context'], 'preprod', `${name}: the execution context sent, echoed (conventions: Svc-Execution-Context)`)
+    t.equal(res.headers['svc-service'], `id=${self.id}; name=${self.name}`, `${name}: the service's own Svc-Service`)
+  }
+  const off = await app.inject({ method: 'GET', url: '/health', headers: headers({ 'x-request-id': 'é', 'svc-execution-context': 'preprod' }) })
+  t.equal(off.statusCode, 400)
+  t.notOk('content-language' in off.headers, 'a route with the rules off gets none')
+  t.notOk('svc-execution-context' in off.headers, 'nor the echo')
+})
