@@ -8,6 +8,7 @@ import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/opt
 import { addAjvPlugins, checkAjvPlugins, type AjvPluginEntry } from './ajv-plugins.js'
 import { refusingNul } from './nul.js'
 import { strictNumerals } from './numerals.js'
+import { textUnions } from './text-unions.js'
 import { compiledOnce } from '../shared/compiled-once.js'
 import { once } from '../shared/dependencies.js'
 import { branchTest, projectingSerializer } from './projection.js'
@@ -107,7 +108,8 @@ async function validationPlugin (fastify: FastifyInstance, opts: ValidationPlugi
     // Text coerced to the schema's types, numbers only from decimal digits (numerals.ts).
     // Routes repeat schemas (a HEAD takes its GET's, collections share their query string):
     // each distinct one is compiled once.
-    const textValidator = compiledOnce((schema) => strictNumerals(compile(coercing, schema), schema))
+    // A union of a number and text keeps any other writing as text (text-unions.ts).
+    const textValidator = compiledOnce((schema) => strictNumerals(textUnions(compile(coercing, schema), schema, (s) => compile(coercing, s)), schema))
     return ({ schema, httpPart }) => {
       addShared()
       return httpPart === 'body' ? bodyValidator(schema as object) : textValidator(schema as object)

@@ -9,8 +9,8 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
  * value sent.
  */
 
-const INTEGER = /^-?[0-9]+$/
-const NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
+export const INTEGER = /^-?[0-9]+$/
+export const NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
 
 /** A top-level property typed as a number: its value, or each item of its array, is a numeral. */
 interface Numeral {
@@ -23,7 +23,7 @@ interface Numeral {
 }
 
 /** The JSON types a schema admits, from `type` or its union's branches (TypeBox's `Union`); [] when not all are typed. */
-function typesOf (schema: unknown): string[] {
+export function typesOf (schema: unknown): string[] {
   if (typeof schema !== 'object' || schema === null) return []
   const { type, anyOf, oneOf } = schema as { type?: unknown, anyOf?: unknown, oneOf?: unknown }
   if (typeof type === 'string') return [type]

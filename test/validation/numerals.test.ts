@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
 import validation from '../../plugins/validation/index.js'
-import { numeralsOf, strictNumerals } from '../../plugins/validation/numerals.js'
+import { NUMBER, numeralsOf, strictNumerals } from '../../plugins/validation/numerals.js'
+import { textUnions, textUnionsOf } from '../../plugins/validation/text-unions.js'
 import { Ajv } from 'ajv'
 import { Nullable } from '../../schemas/types.js'
 
@@ -145,4 +146,72 @@ t.test('a value that is not an object is left to Ajv', async t => {
   }
   t.equal(validate({ n: '12' }), true)
   t.equal(validate.errors, null)
+})
+
+t.test('a parameter that admits text besides a number: decimal digits are the number, any other writing is the text as sent', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(validation)
+  const querystring = Type.Object({
+    first: Type.Optional(Type.Union([Type.Integer(), Type.String()])),
+    real: Type.Optional(Type.Unsafe<number | string>({ type: ['number', 'string'] })),
+    word: Type.Optional(Type.Union([Type.Integer({ maximum: 99 }), Type.String({ pattern: '^[a-z]+$' })])),
+    list: Type.Optional(Type.Array(Type.Union([Type.Integer(), Type.String()]))),
+    n: Type.Optional(Type.Integer())
+  })
+  app.get('/q', { schema: { querystring } }, async (request) => request.query)
+  const cases: Array<[string, number, unknown]> = [
+    ['first=12', 200, { first: 12 }],
+    ['first=-7', 200, { first: -7 }],
+    // JavaScript's rules (Ajv's coercion) read these as 16, 10, 5 and 5.
+    ['first=0x10', 200, { first: '0x10' }],
+    ['first=1e1', 200, { first: '1e1' }],
+    ['first=%205', 200, { first: ' 5' }],
+    ['first=%2B5', 200, { first: '+5' }],
+    ['first=abc', 200, { first: 'abc' }],
+    ['real=0x10', 200, { real: '0x10' }],
+    ['word=12', 200, { word: 12 }],
+    ['word=abc', 200, { word: 'abc' }],
+    ['word=0x10', 400, [{ field: 'word', value: '0x10' }]],
+    ['list=1&list=2', 200, { list: [1, 2] }],
+    // A list is read one way: as text, when any of its values is not decimal digits.
+    ['list=1&list=0x10', 200, { list: ['1', '0x10'] }],
+    ['first=0x10&n=5', 200, { first: '0x10', n: 5 }],
+    ['first=0x10&n=0x5', 400, [{ field: 'n', value: '0x5', code: 'INPUT_INVALID' }]]
+  ]
+  for (const [query, status, expected] of cases) {
+    const res = await app.inject({ url: `/q?${query}` })
+    t.equal(res.statusCode, status, query)
+    // Strictly: t.same would take 16 for '0x10'.
+    if (status === 200) t.strictSame(JSON.parse(res.body), expected, query)
+    else t.match(items(res.body), expected, query)
+  }
+})
+
+t.test('which properties are unions of a number and text', async t => {
+  const cases: Array<[unknown, unknown[]]> = [
+    [Type.Object({ a: Type.Union([Type.Integer(), Type.String()]), b: Type.Union([Type.String(), Type.Number()]), c: Type.Integer(), d: Type.Union([Type.Integer(), Type.Null()]), e: Type.Union([Type.Literal('x'), Type.String()]), f: Type.Union([Type.Integer(), Type.Ref('X')]) }), [['a', false, 'integer'], ['b', false, 'number']]],
+    [{ type: 'object', properties: { a: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, b: { type: 'array', items: { anyOf: [{ type: 'number' }, { type: 'string' }] } }, c: { type: ['integer', 'string'] }, d: null } }, [['a', false, 'integer'], ['b', true, 'number']]],
+    [{ type: 'object' }, []],
+    [{ type: 'object', properties: null }, []],
+    [null, []],
+    ['schema', []]
+  ]
+  for (const [schema, expected] of cases) {
+    t.same(textUnionsOf(schema).map(u => [u.key, u.array, u.decimal === NUMBER ? 'number' : 'integer']), expected, JSON.stringify(schema))
+  }
+})
+
+t.test('a value that is not an object is left to Ajv by the text unions too', async t => {
+  const schema = Type.Object({ a: Type.Union([Type.Integer(), Type.String()]) })
+  const ajv = new Ajv({ coerceTypes: 'array', allErrors: true })
+  const validate = textUnions(ajv.compile(schema), schema, (s) => ajv.compile(s))
+  for (const data of [null, 'a=1', 5]) {
+    t.equal(validate(data), false, JSON.stringify(data))
+    t.match(validate.errors, [{ keyword: 'type', instancePath: '', params: { type: 'object' } }], JSON.stringify(data))
+  }
+  const data = { a: '0x10' }
+  t.equal(validate(data), true)
+  t.strictSame(data, { a: '0x10' }, 'the text kept')
 })
