@@ -15,6 +15,12 @@ export class DownstreamError extends Error {
   readonly method: string
   readonly url: string
   readonly attempts: number
+  /**
+   * This service's status when the error is left uncaught in a route: a 500, never the other
+   * service's. Error handlers (the problem plugin's, Fastify's) read `statusCode` before `status`,
+   * which is the other service's answer, and take a client status's `headers` along with it.
+   */
+  readonly statusCode = 500
 
   constructor (code: string, message: string, target: CallTarget, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause })
@@ -41,8 +47,6 @@ function header (headers: AnswerFacts['headers'], name: string): string | undefi
 /**
  * A 4xx or 5xx answer that is not a problem (a proxy's HTML page, an empty 502): its status,
  * the standard title of the status, and the answer's `X-Request-ID` when it sent one.
- * Deliberately no `statusCode`: left uncaught in a route, it is this service's 500, never
- * the other service's status passed on to the caller.
  */
 export class DownstreamResponseError extends DownstreamError {
   readonly status: number

@@ -41,7 +41,7 @@ t.test('a problem answer is a DownstreamProblemError carrying its members', asyn
   t.equal(p.message, `POST ${server.url}/v1/authors answered 400 Invalid Data: ${PROBLEM.detail}`, 'the query, which may hold secrets, is not repeated')
   t.equal(p.headers['x-request-id'], 'req-42')
   t.same(JSON.parse(p.bytes.toString()), PROBLEM)
-  t.notOk('statusCode' in p, 'no statusCode: uncaught in a route it is a 500 of this service, not the other\'s status')
+  t.equal(p.statusCode, 500, 'uncaught in a route it is a 500 of this service, not the other\'s status')
 })
 
 t.test('other error answers are DownstreamResponseErrors with the status\'s title', async t => {

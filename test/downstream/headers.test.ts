@@ -134,3 +134,28 @@ t.test('registered again in a child context, the child\'s routes use the child\'
     ['/child/x', `id=${SERVICE.id}; name=orders-eu`]
   ])
 })
+
+t.test('a DownstreamError left uncaught in a route is a 500 of this service: never the other service\'s status, nor its headers', async t => {
+  const answers: Array<[number, string, Record<string, string>]> = [
+    [404, '{"title":"Not Found","status":404,"detail":"No author has the id 7."}', { 'content-type': 'application/problem+json' }],
+    [409, '<p>taken</p>', { 'content-type': 'text/html' }],
+    [401, '', {}],
+    [429, '', { 'retry-after': '1' }]
+  ]
+  const server = await downstreamServer(t, (_req, res, n) => {
+    const [status, body, headers] = answers[n - 1] as (typeof answers)[number]
+    res.writeHead(status, { ...headers, 'x-request-id': 'theirs', 'set-cookie': 'session=theirs', etag: '"theirs"', 'www-authenticate': 'Basic' }).end(body)
+  })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  await app.register(downstream, { service: SERVICE, userAgent: USER_AGENT, retry: false })
+  app.get('/call', async (request) => (await request.downstream.get(`${server.url}/v1/authors/7`)).body)
+  for (const [status] of answers) {
+    const res = await app.inject({ url: '/call', headers: { ...UA, 'x-request-id': 'ours' } })
+    t.equal(res.statusCode, 500, `the other service's ${status}`)
+    t.match(res.json(), { status: 500, title: 'Internal Server Error', requestId: 'ours' }, `${status}: this service's problem`)
+    t.equal(res.headers['x-request-id'], 'ours', `${status}: this request's id`)
+    for (const header of ['set-cookie', 'etag', 'www-authenticate', 'retry-after']) t.notOk(header in res.headers, `${status}: no ${header} of the other service's answer`)
+  }
+})
