@@ -25,11 +25,11 @@ t.test('the composed plugins over real HTTP', async t => {
 
   const health = await fetch(`${url}/health`, { headers: { 'user-agent': '' } })
   t.equal(health.status, 200, '/health needs neither a token nor a User-Agent')
-  t.same(await health.json(), { status: 'UP' })
+  t.strictSame(await health.json(), { status: 'UP' })
 
   const ok = await fetch(`${url}/v1/probe`, { headers: { ...auth, 'x-request-id': 'r-1', 'svc-execution-context': 'preprod' } })
   t.equal(ok.status, 200)
-  t.same(await ok.json(), { sub: 'user-1', context: 'preprod' })
+  t.strictSame(await ok.json(), { sub: 'user-1', context: 'preprod' })
   t.equal(ok.headers.get('x-request-id'), 'r-1')
   t.equal(ok.headers.get('svc-execution-context'), 'preprod')
   t.equal(ok.headers.get('cache-control'), 'no-store')
@@ -87,7 +87,7 @@ t.test('REDIS_URL naming a Redis that connects and never answers: 503 problems, 
     t.equal(res.headers.get('retry-after'), '1', `${name}: Retry-After`)
     t.match(res.headers.get('content-type'), /^application\/problem\+json/, `${name}: a problem`)
   }
-  t.same(printed, [], 'every Redis client\'s errors go to the log, none to stderr')
+  t.strictSame(printed, [], 'every Redis client\'s errors go to the log, none to stderr')
 })
 
 t.test('HTTP/1.0 is refused with a problem', async t => {
@@ -140,8 +140,8 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
-  t.same(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
-  t.same(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
+  t.strictSame(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
+  t.strictSame(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
   t.equal(loadConfig({ DATABASE_PGBOUNCER: 'true' }).config.databasePgbouncer, true)
   t.equal(loadConfig({}).config.databasePgbouncer, false)
   const { config: badRetention } = loadConfig({ WEBHOOK_DELIVERY_RETENTION: 'a while', DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
@@ -157,7 +157,7 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   }
   const { config, warnings } = loadConfig({ TRUST_PROXY: '2', EXECUTION_CONTEXTS: 'qa, load-test', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
   t.equal(config.trustProxy, 2)
-  t.same(config.executionContexts, ['qa', 'load-test'])
+  t.strictSame(config.executionContexts, ['qa', 'load-test'])
   t.equal(config.jwksUrl, 'https://idp.example.com/jwks.json')
   t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')
   t.equal(config.databaseStatementTimeout, 30_000, 'a statement waits 30 s by default')
@@ -168,24 +168,24 @@ t.test('configuration: production needs real secrets; bad values are named', asy
 
 t.test('configuration: insecure webhook targets are announced as a warning, as the development secrets are', async t => {
   const insecure = loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' }).warnings.filter(w => w.startsWith('WEBHOOK_ALLOW_INSECURE_TARGETS'))
-  t.same(insecure, ['WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)'])
+  t.strictSame(insecure, ['WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)'])
   t.notOk(loadConfig({}).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when unset')
   t.notOk(loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'false' }).warnings.some(w => w.includes('WEBHOOK_ALLOW_INSECURE_TARGETS')), 'not when false')
 })
 
 t.test('configuration: AUTH_ISSUER and AUTH_AUDIENCE are the iss and aud a token must carry', async t => {
   const { config, warnings } = loadConfig({ AUTH_ISSUER: 'https://idp.example.com/, https://old-idp.example.com/', AUTH_AUDIENCE: 'documents-api', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
-  t.same([config.authIssuer, config.authAudience], [['https://idp.example.com/', 'https://old-idp.example.com/'], ['documents-api']])
+  t.strictSame([config.authIssuer, config.authAudience], [['https://idp.example.com/', 'https://old-idp.example.com/'], ['documents-api']])
   t.notOk(warnings.some(w => w.startsWith('AUTH_JWKS_URL')), 'no warning with an audience')
-  t.same(loadConfig({ AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }).warnings.filter(w => w.startsWith('AUTH_JWKS_URL')),
+  t.strictSame(loadConfig({ AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }).warnings.filter(w => w.startsWith('AUTH_JWKS_URL')),
     ['AUTH_JWKS_URL without AUTH_AUDIENCE: a token the identity provider issued for any other service is accepted too (set AUTH_AUDIENCE, and AUTH_ISSUER, to the values its tokens for this service carry)'])
   t.notOk(loadConfig({}).warnings.some(w => w.startsWith('AUTH_JWKS_URL')), 'nor with the HS256 secret, which only this service signs with')
-  t.same([loadConfig({}).config.authIssuer, loadConfig({}).config.authAudience], [[], []], 'unset: neither is checked')
+  t.strictSame([loadConfig({}).config.authIssuer, loadConfig({}).config.authAudience], [[], []], 'unset: neither is checked')
 
   const env = { AUTH_ISSUER: 'https://idp.example.com/, https://old-idp.example.com/', AUTH_AUDIENCE: 'documents-api, documents-admin' }
   const { url, token } = await start(t, env)
   const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>
-  t.same([payload.iss, payload.aud], ['https://idp.example.com/', ['documents-api', 'documents-admin']], 'npm run token signs with the configured claims')
+  t.strictSame([payload.iss, payload.aud], ['https://idp.example.com/', ['documents-api', 'documents-admin']], 'npm run token signs with the configured claims')
   const secret = loadConfig({}).config.jwtSecret
   const cases: Array<[string, Partial<{ issuer: string, audience: string | string[] }>, number]> = [
     ['npm run token\'s', { issuer: 'https://idp.example.com/', audience: ['documents-api', 'documents-admin'] }, 200],

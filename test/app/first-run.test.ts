@@ -107,7 +107,7 @@ t.test('npm start: one start-up line says where, the docs, the store and how to 
   service.child.kill('SIGTERM')
   t.equal(await service.exited, 0, 'a clean stop')
   t.ok(service.lines.some((l) => l.msg === 'shutting down: draining requests in flight'))
-  t.same(readdirSync(temp), [], 'the temp folder is as it was')
+  t.strictSame(readdirSync(temp), [], 'the temp folder is as it was')
   t.notOk(existsSync(join(dataDir, 'svc-conventions.lock')), 'the data directory is given back')
 
   const restarted = Date.now()
@@ -116,7 +116,7 @@ t.test('npm start: one start-up line says where, the docs, the store and how to 
   t.comment(`restart: ${Date.now() - restarted} ms to the start-up line`)
   again.child.kill('SIGINT')
   t.equal(await again.exited, 0)
-  t.same(readdirSync(temp), [])
+  t.strictSame(readdirSync(temp), [])
 })
 
 t.test('a second process on a data directory in use refuses to start, naming it and the holder; a dead holder\'s lock is taken over', async (t) => {
@@ -126,7 +126,7 @@ t.test('a second process on a data directory in use refuses to start, naming it 
   const second = start(t, { DATA_DIR: dataDir })
   t.equal(await second.exited, 1, 'exit 1')
   t.equal(second.stderr(), `The data directory ${dataDir} is in use by process ${first.child.pid as number}: stop it, or use another data directory.\n`)
-  t.same(second.lines, [], 'it never listened')
+  t.strictSame(second.lines, [], 'it never listened')
 
   first.child.kill('SIGKILL')
   await first.exited

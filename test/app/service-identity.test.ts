@@ -41,7 +41,7 @@ t.test('the reference service calls out with its identity and the request\'s id 
   const token = tokenCommand(['--scope', 'authors:read'], env)
   const res = await app.inject({ url: '/v1/relay', headers: { 'user-agent': 'identity-test/1', authorization: `Bearer ${token}`, 'x-request-id': 'req-77', 'svc-execution-context': 'preprod' } })
   t.equal(res.statusCode, 200)
-  t.same(res.json(), { ok: true })
+  t.strictSame(res.json(), { ok: true })
   t.match(received[0], {
     'svc-service': 'id=0f8b2c4e-6a1d-4e3b-9c5f-7d2e1a0b3c4d; name=documents-eu',
     'user-agent': 'documents-eu/1 (svc-conventions)',

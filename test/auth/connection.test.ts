@@ -31,7 +31,7 @@ t.test('one connection: the same token, another token, a bad one, and expiry', a
   const reader = `Bearer ${hs256({ sub: 'reader', scope: 'authors:read' })}`
   const first = await get(port, agent, '/v1/authors', reader)
   const again = await get(port, agent, '/v1/authors', reader)
-  t.same([first.status, first.body.sub, again.status, again.body.sub], [200, 'reader', 200, 'reader'])
+  t.strictSame([first.status, first.body.sub, again.status, again.body.sub], [200, 'reader', 200, 'reader'])
   t.equal(first.socket, again.socket, 'both on one connection')
 
   const other = `Bearer ${hs256({ sub: 'other' })}`

@@ -28,7 +28,7 @@ t.test('1,000 tokens with unknown key ids: the JWKS is fetched about once, not o
   const app = await build(t, { verifier: { jwksUrl: jwks.url } })
   // Each token names a key id of its own (the key is looked up before any signature is checked).
   const statuses = await flood(app, 1000, 50, (i) => unknownKid(`unknown-${i}`))
-  t.same([...statuses], [[401, 1000]], 'every one refused as an invalid token')
+  t.strictSame([...statuses], [[401, 1000]], 'every one refused as an invalid token')
   t.comment(`JWKS fetches for 1,000 requests with distinct unknown key ids: ${jwks.hits}`)
   t.ok(jwks.hits <= 2, `at most two fetches (${jwks.hits})`)
   const same = stranger.sign({ sub: 'intruder' })
@@ -61,7 +61,7 @@ t.test('a JWKS that does not answer: the fetch is aborted at the timeout, and wa
   // however busy the machine: one that ended before the last arrived would start a second.
   const app = await build(t, { verifier: { jwksUrl: jwks.url, timeout: 1000 } })
   const statuses = await flood(app, 20, 20, (i) => unknownKid(`k-${i}`))
-  t.same([...statuses], [[503, 20]], 'a 503 for each')
+  t.strictSame([...statuses], [[503, 20]], 'a 503 for each')
   for (let i = 0; i < 200 && jwks.abandoned === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
   t.equal(jwks.abandoned, 1, 'one request to the JWKS for twenty tokens, and it was given up (the connection closed)')
 })

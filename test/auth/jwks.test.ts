@@ -19,7 +19,7 @@ t.test('RS256 and ES256 tokens verify against the JWKS', async t => {
   for (const key of [rsa, ec]) {
     const res = await app.inject({ url: '/v1/authors', headers: bearer(key.sign({ sub: `user-${key.alg}`, scope: 'authors:read', iss: 'https://idp.example.com' })) })
     t.equal(res.statusCode, 200, key.alg)
-    t.same(bodyOf(res), { sub: `user-${key.alg}` })
+    t.strictSame(bodyOf(res), { sub: `user-${key.alg}` })
     t.equal(res.headers['cache-control'], 'no-store')
   }
   const wrongIssuer = await app.inject({ url: '/me', headers: bearer(rsa.sign({ sub: 'u', iss: 'https://other.example.com' })) })

@@ -92,12 +92,12 @@ t.test('redisRefusalCounts: one script call per count and per read', async (t) =
   const stand = { eval: async (...args: unknown[]) => { calls.push(args); return args[0] === calls[0]?.[0] ? 1 : [3, 1200] } }
   const counts = redisRefusalCounts(stand, 'p:')
   await counts.add('1.2.3.4', 60_000, 0)
-  t.same(await counts.read('1.2.3.4', 0), { count: 3, resetInMs: 1200 })
+  t.strictSame(await counts.read('1.2.3.4', 0), { count: 3, resetInMs: 1200 })
   t.match(calls, [[/INCR/, 1, 'p:1.2.3.4', 60_000], [/PTTL/, 1, 'p:1.2.3.4']])
   const none = redisRefusalCounts({ eval: async () => [0, 0] })
-  t.same(await none.read('x', 0), { count: 0, resetInMs: 0 })
+  t.strictSame(await none.read('x', 0), { count: 0, resetInMs: 0 })
   const noExpiry = redisRefusalCounts({ eval: async () => [2, -1] })
-  t.same(await noExpiry.read('x', 0), { count: 2, resetInMs: 0 }, 'a key without expiry reads as no time left')
+  t.strictSame(await noExpiry.read('x', 0), { count: 2, resetInMs: 0 }, 'a key without expiry reads as no time left')
 })
 
 t.test('two instances on one Redis server', { skip: skipRedis }, async (t) => {
@@ -122,9 +122,9 @@ t.test('two instances on one PostgreSQL database', { skip: server?.skip ?? 'no P
   t.comment(`PostgreSQL, 2 instances: ${allowed} guesses allowed per window (max ${MAX})`)
   t.equal(allowed, MAX)
   const c = counts[0] as RefusalCounts
-  t.same(await c.read('10.9.9.9', Date.now() + WINDOW), { count: 0, resetInMs: 0 }, 'a window that is over counts nothing')
+  t.strictSame(await c.read('10.9.9.9', Date.now() + WINDOW), { count: 0, resetInMs: 0 }, 'a window that is over counts nothing')
   await c.add('10.9.9.9', WINDOW, Date.now() + WINDOW)
   t.equal((await c.read('10.9.9.9', Date.now() + WINDOW)).count, 1, 'a refusal after it starts a new window')
   await c.add('10.1.1.1', 10, Date.now())
-  t.same(await c.purge(new Date(Date.now() + 2 * WINDOW)), { deleted: 2, skipped: false }, 'windows that are over are purged')
+  t.strictSame(await c.purge(new Date(Date.now() + 2 * WINDOW)), { deleted: 2, skipped: false }, 'windows that are over are purged')
 })

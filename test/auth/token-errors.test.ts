@@ -20,7 +20,7 @@ t.test('tokenProblem: unknown codes and foreign errors stay a generic 401 Invali
     t.equal(pe.statusCode, 401)
     t.equal(pe.title, 'Invalid Token')
     t.equal(pe.detail, 'The access token could not be verified; obtain a new token and retry.')
-    t.same(pe.headers, { 'www-authenticate': 'Bearer error="invalid_token"' })
+    t.strictSame(pe.headers, { 'www-authenticate': 'Bearer error="invalid_token"' })
   }
 })
 

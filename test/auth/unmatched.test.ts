@@ -37,5 +37,5 @@ t.test('a catch-all OPTIONS route (as @fastify/cors adds) is no route: no token,
   t.equal(known.headers['cache-control'], undefined, 'auth did not run its admission')
   const unknown = await app.inject({ method: 'OPTIONS', url: '/nowhere' })
   t.equal(unknown.statusCode, 404, 'an unknown path: left to the catch-all route, not a 401')
-  t.same(JSON.parse(unknown.body), { caught: true })
+  t.strictSame(JSON.parse(unknown.body), { caught: true })
 })

@@ -48,11 +48,11 @@ t.test('the floor writes an event per committed insert and delivers each, signed
   await insert(['rolled-1', 'rolled-2'], false)
   const { rows } = await db.query(`SELECT payload FROM ${FLOOR_TABLE} ORDER BY id`)
   const bodies = rows.map((r) => JSON.parse(r.payload))
-  t.same(bodies.map((b) => b.data.id), ['a-1', 'a-2', 'a-3'], 'one event per committed insert, none for those rolled back')
-  t.same(Object.keys(bodies[0]), ['type', 'timestamp', 'data'], 'the contract\'s body')
+  t.strictSame(bodies.map((b) => b.data.id), ['a-1', 'a-2', 'a-3'], 'one event per committed insert, none for those rolled back')
+  t.strictSame(Object.keys(bodies[0]), ['type', 'timestamp', 'data'], 'the contract\'s body')
   t.equal(bodies[0].type, 'document.created')
   t.match(bodies[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'a date-time of the convention')
-  t.same(bodies[0].data, { id: 'a-1', name: 'n-a-1' }, 'the row as written')
+  t.strictSame(bodies[0].data, { id: 'a-1', name: 'n-a-1' }, 'the row as written')
 
   const hook = await receiver(t)
   const received = hook.got
@@ -66,10 +66,10 @@ t.test('the floor writes an event per committed insert and delivers each, signed
   await db.query(floorSchema.disable)
   const idle = once(deliverer.child, 'message')
   deliverer.child.send({ type: 'floor', on: false })
-  t.same((await idle)[0], { type: 'floor-idle' }, 'told it is done once told to stop')
+  t.strictSame((await idle)[0], { type: 'floor-idle' }, 'told it is done once told to stop')
 
   const ids = received.map((r) => r.json.data.id).sort()
-  t.same(ids, ['a-1', 'a-2', 'a-3', ...more].sort(), 'every committed event delivered once')
+  t.strictSame(ids, ['a-1', 'a-2', 'a-3', ...more].sort(), 'every committed event delivered once')
   t.equal((await db.query(`SELECT count(*)::int AS n FROM ${FLOOR_TABLE}`)).rows[0].n, 0, 'the table emptied')
   const unsigned = received.filter((r) => {
     try {

@@ -17,12 +17,12 @@ function workload (writes: Array<[string, string, number, number, number]>, bulk
 
 t.test('the audit holds every write to what the client was told', async (t) => {
   const cases: Array<{ name: string, writes: Array<[string, string, number, number, number]>, effects: Array<[string, string, number]>, check: (t: Test, r: any) => void }> = [
-    { name: 'acknowledged and applied once', writes: [['a', 'create', 1, 1, 0]], effects: [['insert', 'a', 1]], check: (t, r) => { t.equal(r.kinds.create.acked, 1); t.same(r.kinds.create.lost, []) } },
-    { name: 'acknowledged, never applied: lost', writes: [['a', 'create', 1, 1, 0]], effects: [], check: (t, r) => t.same(r.kinds.create.lost, ['a']) },
-    { name: 'applied twice: duplicated', writes: [['m', 'webhook', 2, 2, 0]], effects: [['webhook', 'm', 2]], check: (t, r) => t.same(r.kinds.webhook.duplicated, ['m ×2']) },
-    { name: 'refused but applied', writes: [['p', 'patch', 1, 0, 1]], effects: [['patch', 'p', 1]], check: (t, r) => t.same(r.kinds.patch.refusedApplied, ['p']) },
-    { name: 'unanswered, applied: allowed, counted apart', writes: [['p', 'patch', 1, 0, 0]], effects: [['patch', 'p', 1]], check: (t, r) => { t.equal(r.kinds.patch.unanswered, 1); t.equal(r.kinds.patch.unansweredApplied, 1); t.same(r.kinds.patch.refusedApplied, []) } },
-    { name: 'never sent: unknown', writes: [], effects: [['insert', 'ghost', 1]], check: (t, r) => t.same(r.unknown, ['insert ghost ×1']) },
+    { name: 'acknowledged and applied once', writes: [['a', 'create', 1, 1, 0]], effects: [['insert', 'a', 1]], check: (t, r) => { t.equal(r.kinds.create.acked, 1); t.strictSame(r.kinds.create.lost, []) } },
+    { name: 'acknowledged, never applied: lost', writes: [['a', 'create', 1, 1, 0]], effects: [], check: (t, r) => t.strictSame(r.kinds.create.lost, ['a']) },
+    { name: 'applied twice: duplicated', writes: [['m', 'webhook', 2, 2, 0]], effects: [['webhook', 'm', 2]], check: (t, r) => t.strictSame(r.kinds.webhook.duplicated, ['m ×2']) },
+    { name: 'refused but applied', writes: [['p', 'patch', 1, 0, 1]], effects: [['patch', 'p', 1]], check: (t, r) => t.strictSame(r.kinds.patch.refusedApplied, ['p']) },
+    { name: 'unanswered, applied: allowed, counted apart', writes: [['p', 'patch', 1, 0, 0]], effects: [['patch', 'p', 1]], check: (t, r) => { t.equal(r.kinds.patch.unanswered, 1); t.equal(r.kinds.patch.unansweredApplied, 1); t.strictSame(r.kinds.patch.refusedApplied, []) } },
+    { name: 'never sent: unknown', writes: [], effects: [['insert', 'ghost', 1]], check: (t, r) => t.strictSame(r.unknown, ['insert ghost ×1']) },
     { name: 'a bulk name counted as a create: unknown', writes: [['soakbulk-1', 'create', 1, 1, 0]], effects: [['insert', 'soakbulk-1', 1]], check: (t, r) => t.equal(r.unknown.length, 1) }
   ]
   for (const c of cases) {

@@ -45,7 +45,7 @@ t.test('usage: each mistake is a 2 with the usage; --help prints it', async t =>
     t.match(io.stderr.pop(), `svc-conventions migrate: ${problem}`)
   }
   t.equal(await migrateCommand(['--help'], io), 0)
-  t.same(io.stdout, [USAGE])
+  t.strictSame(io.stdout, [USAGE])
   t.match(USAGE, /^usage: svc-conventions migrate new <name> --resources <module>/)
 })
 
@@ -59,7 +59,7 @@ t.test('input errors: a module without definitions, a bad DATABASE_URL, a misnam
   t.equal(await migrateCommand(['up'], io), 2)
   t.match(io.stderr.pop(), /rename\.sql must be named NNNN_<name>\.sql/)
   t.equal(await migrateCommand(['up', '--dir', 'none'], io), 0)
-  t.same(io.stdout.pop(), 'No migration files in none.')
+  t.strictSame(io.stdout.pop(), 'No migration files in none.')
 })
 
 for (const db of databases) {
@@ -73,12 +73,12 @@ for (const db of databases) {
     await store.query('INSERT INTO cli_notes (ctx, id, etag, "createdDateTime", "modifiedDateTime", title) VALUES ($1, $2, $3, now(), now(), $4)', ['prod', 'n1', '"e"', 'kept'])
 
     t.equal(await migrateCommand(['new', 'Rename title', '--resources', fixture('notes-v2.ts')], io), 0, io.stderr.join('\n'))
-    t.same(readdirSync(join(cwd, 'sql')), ['0001_rename_title.sql'])
+    t.strictSame(readdirSync(join(cwd, 'sql')), ['0001_rename_title.sql'])
     const text = readFileSync(join(cwd, 'sql', '0001_rename_title.sql'), 'utf8')
     t.match(text, /^-- 0001_rename_title\.sql: applied once/)
     t.match(text, '-- table "cli_notes", column "title": in the table but not in the definition, which has a new field "name" of the same type')
     t.match(text, 'ALTER TABLE IF EXISTS "cli_notes" RENAME COLUMN "title" TO "name";\nALTER TABLE IF EXISTS "cli_notes" RENAME CONSTRAINT "cli_notes_title_key" TO "cli_notes_name_key";')
-    t.same(io.stdout.splice(0), [
+    t.strictSame(io.stdout.splice(0), [
       'Wrote sql/0001_rename_title.sql with the SQL of 1 difference: review it, then apply it with `svc-conventions migrate up` or the service\'s next start.',
       'The next start also changes "cli_folders" by itself: created.',
       'The next start also changes "cli_notes" by itself: added column "folderId".',
@@ -88,23 +88,23 @@ for (const db of databases) {
 
     writeFileSync(join(cwd, 'sql', '0002_seed.sql'), "INSERT INTO cli_notes (ctx, id, etag, \"createdDateTime\", \"modifiedDateTime\", name) VALUES ('prod', 'n2', '\"e\"', now(), now(), 'seeded')")
     t.equal(await migrateCommand(['new', 'later', '--resources', fixture('notes-v2.ts')], io), 0, io.stderr.join('\n'))
-    t.same(io.stdout.splice(0, 2), [
+    t.strictSame(io.stdout.splice(0, 2), [
       'Wrote sql/0003_later.sql: the tables match the definitions, so it holds no statement yet; write yours.',
       'It follows the files not applied yet: 0001_rename_title.sql, 0002_seed.sql.'
     ], 'compared as if the pending files had run')
     io.stdout.splice(0)
 
     t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
-    t.same(io.stdout.splice(0), ['Applied 0001_rename_title.sql.', 'Applied 0002_seed.sql.', 'Applied 0003_later.sql.'])
+    t.strictSame(io.stdout.splice(0), ['Applied 0001_rename_title.sql.', 'Applied 0002_seed.sql.', 'Applied 0003_later.sql.'])
     t.equal(await migrateCommand(['up'], io), 0)
-    t.same(io.stdout.splice(0), ['Nothing to apply: the 3 files of sql were applied before.'])
+    t.strictSame(io.stdout.splice(0), ['Nothing to apply: the 3 files of sql were applied before.'])
 
     writeFileSync(join(cwd, 'sql', '0004_broken.sql'), 'ALTER TABLE cli_notes RENAME COLUMN title TO heading')
     t.equal(await migrateCommand(['up'], io), 1)
     t.match(io.stderr.pop(), /^svc-conventions migrate: Migration 0004_broken\.sql failed and was rolled back: column "title" does not exist/)
 
-    t.same((await evolveTables(store, [...resources].reverse().map(d => d.storage.spec))).map(c => c.change), ['created', 'added column "folderId"', 'added the reference of "folderId" to "cli_folders"', 'created index "cli_notes_folderId_idx"'])
-    t.same((await store.query('SELECT id, name FROM cli_notes ORDER BY id')).rows, [{ id: 'n1', name: 'kept' }, { id: 'n2', name: 'seeded' }])
+    t.strictSame((await evolveTables(store, [...resources].reverse().map(d => d.storage.spec))).map(c => c.change), ['created', 'added column "folderId"', 'added the reference of "folderId" to "cli_folders"', 'created index "cli_notes_folderId_idx"'])
+    t.strictSame((await store.query('SELECT id, name FROM cli_notes ORDER BY id')).rows, [{ id: 'n1', name: 'kept' }, { id: 'n2', name: 'seeded' }])
 
     const elsewhere = mkdtempSync(join(tmpdir(), 'svc-migrate-'))
     t.teardown(() => { rmSync(elsewhere, { recursive: true, force: true }) })
@@ -130,7 +130,7 @@ t.test('a TypeScript module under plain Node.js: loaded through the project\'s t
   t.equal(without.code, 2, without.stderr)
   t.match(without.stderr, /^svc-conventions migrate: \/\S+\/notes-v1\.ts is TypeScript, which Node\.js v[\d.]+ does not load by itself \(ERR_[A-Z_]+\), and the project has no tsx to load it with: /)
   for (const way of ['npm i -D tsx', 'npx tsx node_modules/.bin/svc-conventions migrate …', 'node --import tsx node_modules/.bin/svc-conventions migrate …', 'the compiled .js module']) t.match(without.stderr, way, way)
-  t.same(readdirSync(elsewhere), [], 'nothing written, no database opened')
+  t.strictSame(readdirSync(elsewhere), [], 'nothing written, no database opened')
 
   // This repository has tsx: the module is loaded through it.
   const through = await run(root)
@@ -142,10 +142,10 @@ t.test('the service\'s database: DATA_DIR, relative to where the command runs', 
   const cwd = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int); INSERT INTO cli_log VALUES (1);' } })
   const io = capture(cwd, { DATA_DIR: 'db' })
   t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
-  t.same(io.stdout.splice(0), ['Applied 0001_start.sql.'])
+  t.strictSame(io.stdout.splice(0), ['Applied 0001_start.sql.'])
   const store = createStore({ dataDir: join(cwd, 'db') })
   t.teardown(() => store.close())
-  t.same((await store.query('SELECT n FROM cli_log')).rows, [{ n: 1 }])
+  t.strictSame((await store.query('SELECT n FROM cli_log')).rows, [{ n: 1 }])
 })
 
 t.test('a server (DATABASE_URL), and the package\'s one bin routing `migrate`', { skip: TEST_DATABASE_URL === undefined ? 'PostgreSQL server not tested: set TEST_DATABASE_URL' : false }, async t => {
@@ -163,7 +163,7 @@ t.test('a server (DATABASE_URL), and the package\'s one bin routing `migrate`', 
   const cwd = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int); INSERT INTO cli_log VALUES (1);' } })
   const io = capture(cwd, { DATABASE_URL: url.href })
   t.equal(await migrateCommand(['up'], io), 0, io.stderr.join('\n'))
-  t.same(io.stdout.splice(0), ['Applied 0001_start.sql.'])
+  t.strictSame(io.stdout.splice(0), ['Applied 0001_start.sql.'])
 
   const bin = fileURLToPath(new URL('../../bin/lint.ts', import.meta.url))
   // The test runner's loader is named relative to the repository (.taprc); this child runs elsewhere.

@@ -66,12 +66,12 @@ for (const db of databases) {
         ]
       }, {}, 'bulk-user')
       t.equal(body.status, 'SUCCEEDED')
-      t.same(body.operations.map((o: Json) => o.operationId), ['first', '1', '2'])
+      t.strictSame(body.operations.map((o: Json) => o.operationId), ['first', '1', '2'])
       for (const o of body.operations) {
         t.equal(o.action, 'CREATE')
         t.match(o.entityId, UUID)
         t.equal(o.entityRef, `svc:author::${o.entityId as string}`)
-        t.same(o.result, { status: 'SUCCEEDED', detail: null, context: null })
+        t.strictSame(o.result, { status: 'SUCCEEDED', detail: null, context: null })
       }
       t.equal(await count(store, 'authors'), before + 3)
       const two = await entity('authors', body.operations[1].entityId) as Json
@@ -91,7 +91,7 @@ for (const db of databases) {
         t.equal(body.status, 'SUCCEEDED', `${mode} × ${n}`)
         for (const o of body.operations) {
           const stored = await entity('documents', o.entityId) as Json
-          t.same(comparable(stored), comparable(reference), `${mode} × ${n}: same fields as the POST`)
+          t.strictSame(comparable(stored), comparable(reference), `${mode} × ${n}: same fields as the POST`)
         }
       }
     })
@@ -111,21 +111,21 @@ for (const db of databases) {
         ]
       })
       t.equal(body.status, 'PARTIAL')
-      t.same(statuses(body), ['SUCCEEDED', ...Array(6).fill('FAILED')])
+      t.strictSame(statuses(body), ['SUCCEEDED', ...Array(6).fill('FAILED')])
       const [, blank, withId, readOnly, badDelete, noId, partial] = body.operations as [Json, Json, Json, Json, Json, Json, Json]
       t.equal(blank.result.detail, 'The operation has 3 invalid values; see context for each one.')
-      t.same(blank.result.context, [
+      t.strictSame(blank.result.context, [
         { message: 'must not be blank', code: 'INPUT_BLANK', field: 'operations[1].entity.name', value: '' },
         { message: 'must be one of PURCHASE_ORDER, INVOICE, CONTRACT', code: 'INPUT_INVALID', field: 'operations[1].entity.kind', value: 'NOTE' },
         { message: 'must be at least 0', code: 'INPUT_MIN_VALUE', field: 'operations[1].entity.pageCount', value: '-1' }
       ])
-      t.same(blank.entityId, null, 'a failed CREATE names no entity')
-      t.same(withId.result.context, [{ message: 'is assigned by the server on CREATE; leave it out, or use CREATE_UPDATE to create an entity with this id', code: 'INPUT_INVALID', field: 'operations[2].entity.id' }])
-      t.same(readOnly.result.context.map((i: Json) => [i.field, i.message]), [
+      t.strictSame(blank.entityId, null, 'a failed CREATE names no entity')
+      t.strictSame(withId.result.context, [{ message: 'is assigned by the server on CREATE; leave it out, or use CREATE_UPDATE to create an entity with this id', code: 'INPUT_INVALID', field: 'operations[2].entity.id' }])
+      t.strictSame(readOnly.result.context.map((i: Json) => [i.field, i.message]), [
         ['operations[3].entity.fingerprint', 'is read-only; leave it out of the entity'],
         ['operations[3].entity.etag', 'is read-only; leave it out of the entity']
       ])
-      t.same(badDelete.result.context.map((i: Json) => [i.code, i.field]), [
+      t.strictSame(badDelete.result.context.map((i: Json) => [i.code, i.field]), [
         ['INPUT_INVALID', 'operations[4].ifMatch'],
         ['INPUT_INVALID', 'operations[4].entity.id']
       ])
@@ -149,18 +149,18 @@ for (const db of databases) {
           { action: 'UPDATE', ifMatch: `W/${c.etag as string}`, entity: { id: c.id, name: 'Weak', email: 'w@example.com' } }
         ]
       }, {}, 'editor')
-      t.same(statuses(body), ['SUCCEEDED', 'FAILED', 'FAILED', 'FAILED'])
+      t.strictSame(statuses(body), ['SUCCEEDED', 'FAILED', 'FAILED', 'FAILED'])
       t.equal(body.operations[0].entityId, a.id)
       const after = await entity('authors', a.id) as Json
       t.match(after, { name: 'After', email: 'after@example.com', active: true, createdBy: 'user-1', modifiedBy: 'editor', createdDateTime: a.createdDateTime })
       t.not(after.etag, a.etag, 'a new ETag')
       t.equal(body.operations[1].result.detail, `ifMatch does not match the current ETag of /v1/authors/${b.id as string}; GET it again and retry with its ETag.`)
-      t.same(body.operations[1].result.context, [{ message: 'does not match the current ETag', code: 'PRECONDITION_FAILED', field: 'operations[1].ifMatch', value: '"stale"' }])
-      t.same(body.operations[2].result.context, [{ message: 'must name an existing author', code: 'ENTITY_NOT_FOUND', field: 'operations[2].entity.id', value: 'no-such-author' }])
+      t.strictSame(body.operations[1].result.context, [{ message: 'does not match the current ETag', code: 'PRECONDITION_FAILED', field: 'operations[1].ifMatch', value: '"stale"' }])
+      t.strictSame(body.operations[2].result.context, [{ message: 'must name an existing author', code: 'ENTITY_NOT_FOUND', field: 'operations[2].entity.id', value: 'no-such-author' }])
       t.match(body.operations[2].result.detail, 'CREATE_UPDATE creates it')
       t.equal(body.operations[3].result.context[0].code, 'PRECONDITION_FAILED', 'a weak tag never matches strongly')
-      t.same(await entity('authors', b.id), b, 'the failed ones unchanged')
-      t.same(await entity('authors', c.id), c)
+      t.strictSame(await entity('authors', b.id), b, 'the failed ones unchanged')
+      t.strictSame(await entity('authors', c.id), c)
       const star = await ok('authors', { operations: [{ action: 'UPDATE', ifMatch: '*', entity: { id: b.id, name: 'Star', email: 'b@example.com' } }] })
       t.equal(star.status, 'SUCCEEDED', 'ifMatch * matches any existing entity')
     })
@@ -177,13 +177,13 @@ for (const db of databases) {
           { action: 'CREATE_UPDATE', entity: { id: newId, name: unique(), authorId: a.id, kind: 'CONTRACT' } }
         ]
       })
-      t.same(statuses(body), ['FAILED', 'FAILED', 'SUCCEEDED', 'SUCCEEDED'])
-      t.same(body.operations[0].result.context, [{ message: 'is required for this action', code: 'PRECONDITION_REQUIRED', field: 'operations[0].ifMatch' }])
+      t.strictSame(statuses(body), ['FAILED', 'FAILED', 'SUCCEEDED', 'SUCCEEDED'])
+      t.strictSame(body.operations[0].result.context, [{ message: 'is required for this action', code: 'PRECONDITION_REQUIRED', field: 'operations[0].ifMatch' }])
       t.equal(body.operations[0].result.detail, `UPDATE of a document requires ifMatch; GET /v1/documents/${d.id as string} and send its ETag in ifMatch.`)
       t.equal(body.operations[1].result.context[0].code, 'PRECONDITION_REQUIRED', 'also for an id that does not exist, as DELETE on the item')
       t.equal((await entity('documents', newId) as Json).kind, 'CONTRACT', 'CREATE_UPDATE of a new id creates it without ifMatch')
       const replace = await ok('documents', { operations: [{ action: 'CREATE_UPDATE', entity: { id: newId, name: unique(), authorId: a.id, kind: 'INVOICE' } }] })
-      t.same(replace.operations[0].result.context, [{ message: 'is required for this action', code: 'PRECONDITION_REQUIRED', field: 'operations[0].ifMatch' }])
+      t.strictSame(replace.operations[0].result.context, [{ message: 'is required for this action', code: 'PRECONDITION_REQUIRED', field: 'operations[0].ifMatch' }])
       t.match(replace.operations[0].result.detail, 'CREATE_UPDATE of a document requires ifMatch')
     })
 
@@ -197,7 +197,7 @@ for (const db of databases) {
           { operationId: 'cond', action: 'CREATE_UPDATE', ifMatch: '"x"', entity: { id: `${id}-2`, name: 'Never', email: 'n@example.com' } }
         ]
       }, {}, 'putter')
-      t.same(statuses(body), ['SUCCEEDED', 'SUCCEEDED', 'FAILED'])
+      t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED', 'FAILED'])
       t.match(await entity('authors', id), { id, ref: `svc:author::${id}`, name: 'Created', createdBy: 'putter' })
       t.match(await entity('authors', a.id), { name: 'Replaced', active: true, createdBy: 'user-1', modifiedBy: 'putter' })
       t.match(body.operations[2], { operationId: 'cond', entityId: `${id}-2`, result: { detail: /no author has the id/, context: [{ code: 'PRECONDITION_FAILED', message: 'cannot match an entity that does not exist', value: '"x"' }] } })
@@ -219,14 +219,14 @@ for (const db of databases) {
           { action: 'DELETE', entity: { id: parent.id } }
         ]
       })
-      t.same(statuses(body), ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'FAILED', 'FAILED'])
+      t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'FAILED', 'FAILED'])
       t.equal(await entity('authors', a.id), null)
       t.equal(await entity('authors', b.id), null)
-      t.same(body.operations[2], { operationId: '2', action: 'DELETE', entityId: 'never-existed', entityRef: 'svc:author::never-existed', result: { status: 'SUCCEEDED', detail: 'No author had this id, or it was deleted already; there was nothing to delete.', context: null } })
+      t.strictSame(body.operations[2], { operationId: '2', action: 'DELETE', entityId: 'never-existed', entityRef: 'svc:author::never-existed', result: { status: 'SUCCEEDED', detail: 'No author had this id, or it was deleted already; there was nothing to delete.', context: null } })
       t.equal(body.operations[3].result.context[0].code, 'PRECONDITION_FAILED')
       t.ok(await entity('authors', c.id))
       t.equal(body.operations[4].result.detail, `The author ${parent.id as string} cannot be deleted while documents refer to it; delete or change them first.`)
-      t.same(body.operations[4].result.context, [{ message: 'is still referred to by other entities', code: 'ENTITY_REFERENCED', field: 'operations[4].entity.id', value: parent.id }])
+      t.strictSame(body.operations[4].result.context, [{ message: 'is still referred to by other entities', code: 'ENTITY_REFERENCED', field: 'operations[4].entity.id', value: parent.id }])
       t.ok(await entity('authors', parent.id))
     })
 
@@ -258,8 +258,8 @@ for (const db of databases) {
         ]
       })
       t.equal(body.status, 'PARTIAL')
-      t.same(statuses(body), ['SUCCEEDED', 'FAILED', 'FAILED', 'SUCCEEDED'])
-      t.same(body.operations[1].result, {
+      t.strictSame(statuses(body), ['SUCCEEDED', 'FAILED', 'FAILED', 'SUCCEEDED'])
+      t.strictSame(body.operations[1].result, {
         status: 'FAILED',
         detail: `A document named '${twice}' already exists; choose another name.`,
         context: [{ message: 'must be unique among documents', code: 'UNIQUE_NAME_VIOLATION', field: 'operations[1].entity.name', value: twice }]
@@ -277,17 +277,17 @@ for (const db of databases) {
       const body = await ok('documents', {
         operations: docs.map((d, i) => ({ action: 'UPDATE', ifMatch: d.etag, entity: { id: d.id, name: i === 1 ? taken.name : `${d.name as string}-renamed`, authorId: a.id, kind: 'INVOICE', pageCount: 9 } }))
       })
-      t.same(statuses(body), ['SUCCEEDED', 'FAILED', 'SUCCEEDED'])
+      t.strictSame(statuses(body), ['SUCCEEDED', 'FAILED', 'SUCCEEDED'])
       t.equal(body.operations[1].result.context[0].code, 'UNIQUE_NAME_VIOLATION')
       t.match(await entity('documents', docs[0]?.id), { name: `${docs[0]?.name as string}-renamed`, pageCount: 9 })
-      t.same(await entity('documents', docs[1]?.id), docs[1], 'the failed one unchanged')
+      t.strictSame(await entity('documents', docs[1]?.id), docs[1], 'the failed one unchanged')
       t.match(await entity('documents', docs[2]?.id), { pageCount: 9 })
     })
 
     t.test('REFERENCE_NOT_FOUND for a missing author', async t => {
       const body = await ok('documents', { operations: [{ action: 'CREATE', entity: { name: unique(), authorId: 'nobody', kind: 'INVOICE' } }] })
       t.equal(body.status, 'FAILED')
-      t.same(body.operations[0].result, {
+      t.strictSame(body.operations[0].result, {
         status: 'FAILED',
         detail: "No author has the id 'nobody' given in authorId; create it first or correct authorId.",
         context: [{ message: 'must name an existing author', code: 'REFERENCE_NOT_FOUND', field: 'operations[0].entity.authorId', value: 'nobody' }]
@@ -309,10 +309,10 @@ for (const db of databases) {
         ]
       })
       t.equal(body.status, 'FAILED')
-      t.same(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
+      t.strictSame(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.equal(body.operations[2].result.context[0].code, 'UNIQUE_NAME_VIOLATION')
       for (const i of [0, 1, 3]) {
-        t.same(body.operations[i].result, {
+        t.strictSame(body.operations[i].result, {
           status: 'FAILED',
           detail: 'Not applied: the ATOMIC bulk request was rolled back because operations[2] (operationId "dup-name") failed.',
           context: [{ message: 'was not applied because operations[2] (operationId "dup-name") failed', code: 'ROLLED_BACK' }]
@@ -321,7 +321,7 @@ for (const db of databases) {
       t.equal(body.operations[0].entityId, null, 'a rolled-back CREATE names no entity')
       t.equal(body.operations[1].entityId, keep.id)
       t.equal(await count(store, 'documents'), before, 'no row added')
-      t.same(await entity('documents', keep.id), keep, 'the update rolled back')
+      t.strictSame(await entity('documents', keep.id), keep, 'the update rolled back')
     })
 
     t.test('ATOMIC: invalid operations are all reported, nothing is tried', async t => {
@@ -335,7 +335,7 @@ for (const db of databases) {
           { action: 'CREATE', entity: { email: 'f@example.com' } }
         ]
       })
-      t.same(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
+      t.strictSame(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.match(body.operations[1].result.context, [{ code: 'INPUT_INVALID', field: 'operations[1].entity.email' }])
       t.match(body.operations[3].result.context, [{ code: 'INPUT_NULL', field: 'operations[3].entity.name' }])
       // Numbered as the context fields are (operations[1].entity.email): zero-based.
@@ -356,7 +356,7 @@ for (const db of databases) {
           { action: 'UPDATE', entity: { id: 'missing', name: 'X', email: 'x@example.com' } }
         ]
       })
-      t.same(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
+      t.strictSame(statuses(body), ['FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.equal(body.operations[2].result.context[0].code, 'PRECONDITION_FAILED')
       t.equal(body.operations[3].result.context[0].code, 'ENTITY_NOT_FOUND')
       t.match(body.operations[1].result.detail, 'because operations[2] and operations[3] failed')

@@ -53,14 +53,14 @@ for (const db of databases) {
           { action: 'CREATE', entity: { name: unique(), authorId: author.id, kind: 'INVOICE' } }
         ]
       })))
-      t.same(answers.map(a => a.status), Array(N).fill(200))
+      t.strictSame(answers.map(a => a.status), Array(N).fill(200))
       const won = answers.filter(a => a.body.status === 'SUCCEEDED')
       const lost = answers.filter(a => a.body.status === 'FAILED')
       t.equal(won.length, 1, 'one bulk succeeded')
       t.equal(lost.length, N - 1, 'the others failed entirely')
       for (const a of lost) {
         t.equal(a.body.operations[1].result.context[0].code, 'UNIQUE_NAME_VIOLATION')
-        t.same(a.body.operations.map((o: Json) => o.result.status), ['FAILED', 'FAILED', 'FAILED'])
+        t.strictSame(a.body.operations.map((o: Json) => o.result.status), ['FAILED', 'FAILED', 'FAILED'])
       }
       t.equal(await count(store, 'documents'), before + 3, 'only the winner\'s three rows')
     })
@@ -80,7 +80,7 @@ for (const db of databases) {
       const answers = await Promise.all(Array.from({ length: N }, (_, i) => call(base(i), '/v1/authors', {
         operations: shuffled(people, i + 1).map(p => ({ action: 'UPDATE', entity: { id: p.id, name: `${p.name as string}-${i}`, email: 'p@example.com' } }))
       })))
-      t.same(answers.map(a => a.body.status), Array(N).fill('SUCCEEDED'), JSON.stringify(answers.find(a => a.body.status !== 'SUCCEEDED')?.body))
+      t.strictSame(answers.map(a => a.body.status), Array(N).fill('SUCCEEDED'), JSON.stringify(answers.find(a => a.body.status !== 'SUCCEEDED')?.body))
     })
 
     t.test('CREATE_UPDATE of an id another transaction creates meanwhile: runs again and updates it', async t => {
@@ -100,7 +100,7 @@ for (const db of databases) {
       t.equal(status, 200)
       t.equal(body.operations[0].result.status, 'SUCCEEDED', JSON.stringify(body))
       const { rows } = await store.query<{ name: string }>('SELECT name FROM authors WHERE ctx = $1 AND id = $2', ['prod', id])
-      t.same(rows, [{ name: 'Second' }], 'updated, as if it had come second')
+      t.strictSame(rows, [{ name: 'Second' }], 'updated, as if it had come second')
     })
 
     t.test('a bulk chosen as a deadlock victim runs again and succeeds', { skip: store.kind === 'pg' ? false : 'one PGlite connection cannot deadlock' }, async t => {
@@ -117,7 +117,7 @@ for (const db of databases) {
       })
       const { status, body } = await (answer as Promise<{ status: number, body: Json }>)
       t.equal(status, 200, JSON.stringify(body))
-      t.same(body.operations.map((o: Json) => o.result.status), ['SUCCEEDED', 'SUCCEEDED'])
+      t.strictSame(body.operations.map((o: Json) => o.result.status), ['SUCCEEDED', 'SUCCEEDED'])
     })
   })
 }

@@ -15,7 +15,7 @@ const operationsOf = (body: unknown): Json => (body as Json).properties.operatio
 
 t.test('one shape per entity and ifMatch rule, told apart by action', async t => {
   const items = operationsOf(documentedBody(authors, ['CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE'], 100)).items
-  t.same(items.anyOf.map((s: Json) => s.properties.action.enum), [['CREATE'], ['UPDATE', 'CREATE_UPDATE'], ['DELETE']], 'UPDATE and CREATE_UPDATE read the same entity under the same rule')
+  t.strictSame(items.anyOf.map((s: Json) => s.properties.action.enum), [['CREATE'], ['UPDATE', 'CREATE_UPDATE'], ['DELETE']], 'UPDATE and CREATE_UPDATE read the same entity under the same rule')
   t.match(items.anyOf[1].description, /^UPDATE: .* CREATE_UPDATE: /)
   const valid = ajv.compile({ type: 'array', items })
   t.ok(valid([{ action: 'DELETE', entity: { id: 'a-1' } }]), 'DELETE reads only the id')
@@ -24,9 +24,9 @@ t.test('one shape per entity and ifMatch rule, told apart by action', async t =>
 
   const docs = operationsOf(documentedBody(documents, ['CREATE', 'UPDATE', 'CREATE_UPDATE', 'DELETE'], 10))
   t.equal(docs.maxItems, 10)
-  t.same(docs.items.anyOf.map((s: Json) => [s.properties.action.enum, s.required.includes('ifMatch')]), [[['CREATE'], false], [['UPDATE'], true], [['CREATE_UPDATE'], false], [['DELETE'], true]], 'a resource requiring If-Match: UPDATE and DELETE need ifMatch')
+  t.strictSame(docs.items.anyOf.map((s: Json) => [s.properties.action.enum, s.required.includes('ifMatch')]), [[['CREATE'], false], [['UPDATE'], true], [['CREATE_UPDATE'], false], [['DELETE'], true]], 'a resource requiring If-Match: UPDATE and DELETE need ifMatch')
   t.match(docs.items.anyOf[2].description, /ifMatch is required when it exists, and must be left out when it does not/)
 
   const only = operationsOf(documentedBody(documents, ['DELETE'], 5)).items
-  t.same(only.properties.action.enum, ['DELETE'], 'one action: one shape, no union')
+  t.strictSame(only.properties.action.enum, ['DELETE'], 'one action: one shape, no union')
 })

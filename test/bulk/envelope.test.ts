@@ -86,7 +86,7 @@ t.test('request-level problems', async t => {
     const op = (id: string): Json => ({ action: 'DELETE', entity: { id } })
     const problem = await refused(t, 'authors', { operations: [op('a'), op('b'), op('a'), op('c'), op('b'), op('a')] })
     t.equal(problem.detail, "The entity id 'a' appears in operations 0, 2 and 5; 'b' appears in operations 1 and 4; an entity may appear only once in a bulk request, so send one operation per id.")
-    t.same(problem.context.map((i: Json) => [i.code, i.field, i.value]), [
+    t.strictSame(problem.context.map((i: Json) => [i.code, i.field, i.value]), [
       ['DUPLICATE_ID', 'operations[2].entity.id', 'a'],
       ['DUPLICATE_ID', 'operations[5].entity.id', 'a'],
       ['DUPLICATE_ID', 'operations[4].entity.id', 'b']
@@ -160,8 +160,8 @@ t.test('outsideEntities: what the envelope\'s U+0000 scan sees, with the body\'s
     ['a body that is not an object', null, null],
     ['an array body', [{ entity: 'e' }], [{ entity: 'e' }]]
   ]
-  for (const [name, body, seen] of cases) t.same(outsideEntities(body), seen, name)
+  for (const [name, body, seen] of cases) t.strictSame(outsideEntities(body), seen, name)
   const body = { operations: [{ action: 'CREATE', entity: { name: 'a' } }] }
   outsideEntities(body)
-  t.same(body, { operations: [{ action: 'CREATE', entity: { name: 'a' } }] }, 'the body itself is not changed')
+  t.strictSame(body, { operations: [{ action: 'CREATE', entity: { name: 'a' } }] }, 'the body itself is not changed')
 })

@@ -87,10 +87,10 @@ t.test('injected faults', async t => {
   t.test('a deadlock or serialization failure runs the whole bulk again', async t => {
     fault = once(/^(WITH w AS \()?INSERT .* RETURNING/s, new SerializationFailure({ sqlState: '40P01' }))
     const body = json(await bulk('authors', { operations: [author(unique()), { action: 'DELETE', entity: { id: 'none' } }] }))
-    t.same(statuses(body), ['SUCCEEDED', 'SUCCEEDED'], 'the second run decided every operation afresh')
+    t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'], 'the second run decided every operation afresh')
     fault = once(/^(WITH w AS \()?INSERT .* RETURNING/s, new SerializationFailure({ sqlState: '40001' }))
     const atomic = json(await bulk('authors', { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: 'none' } }, author(unique())] }))
-    t.same(statuses(atomic), ['SUCCEEDED', 'SUCCEEDED'])
+    t.strictSame(statuses(atomic), ['SUCCEEDED', 'SUCCEEDED'])
   })
 
   t.test('one that keeps failing so: a 409 problem, nothing stored', async t => {
@@ -108,7 +108,7 @@ t.test('injected faults', async t => {
     // The prefetch sees nothing, as if another request created the entity just after it.
     fault = once(/FOR UPDATE/, 'empty')
     const body = json(await bulk('authors', { operations: [{ action: 'CREATE_UPDATE', entity: { id: a.id, name: 'Second', email: 's@example.com' } }, author(unique())] }))
-    t.same(statuses(body), ['SUCCEEDED', 'SUCCEEDED'])
+    t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'])
     t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, 'Second', 'updated, as if it had come second')
   })
 
@@ -117,7 +117,7 @@ t.test('injected faults', async t => {
     // UPDATE of an id the prefetch did not see: no insert race, the operation fails as not found.
     fault = once(/FOR UPDATE/, 'empty')
     const body = json(await bulk('authors', { operations: [{ action: 'UPDATE', entity: { id: a.id, name: 'X', email: 'x@example.com' } }] }))
-    t.same(statuses(body), ['FAILED'])
+    t.strictSame(statuses(body), ['FAILED'])
     t.equal(body.operations[0].result.context[0].code, 'ENTITY_NOT_FOUND')
   })
 })

@@ -91,7 +91,7 @@ for (const db of databases) {
       t.equal(res.statusCode, 202)
       const job = await ended(app, store, json(res).id)
       t.match(job, { status: 'SUCCEEDED', result: { status: 'FAILED' } })
-      t.same(((job.result as Json).operations as Json[]).map(o => o.result.context?.[0]?.code), ['ROLLED_BACK', 'ROLLED_BACK', 'UNIQUE_NAME_VIOLATION'])
+      t.strictSame(((job.result as Json).operations as Json[]).map(o => o.result.context?.[0]?.code), ['ROLLED_BACK', 'ROLLED_BACK', 'UNIQUE_NAME_VIOLATION'])
       t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 1, 'one step: the whole outcome')
       for (const name of names) t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 0, 'nothing stored')
     })
@@ -127,7 +127,7 @@ t.test('an ATOMIC job taken up again after its outcome was recorded answers that
     await app.jobs.table.recordSteps(tx, 'prod', id, [{ step: 0, outcome: recorded }])
   })
   app.jobs.wake()
-  t.same((await ended(app, real, id)).result, recorded, 'the recorded outcome, nothing applied again')
+  t.strictSame((await ended(app, real, id)).result, recorded, 'the recorded outcome, nothing applied again')
 
   failInserts = true
   const name = unique('away')

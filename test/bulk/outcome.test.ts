@@ -17,7 +17,7 @@ t.test('the detail and the context item name each failed operation by its index 
     ['three', [op(0), op(4), op(9)], 'operations[0], operations[4] and operations[9]']
   ]
   for (const [name, failures, which] of table) {
-    t.same(rolledBack(failures), {
+    t.strictSame(rolledBack(failures), {
       status: 'FAILED',
       detail: `Not applied: the ATOMIC bulk request was rolled back because ${which} failed.`,
       context: [{ code: 'ROLLED_BACK', message: `was not applied because ${which} failed` }]

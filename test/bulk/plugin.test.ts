@@ -98,16 +98,16 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   const app = await build(t, store, { resources: { authors: { maxOperations: 50, actions: ['CREATE', 'DELETE'] } } })
   const doc = JSON.parse((await app.inject({ url: '/openapi.json', headers: { 'user-agent': 'bulk-tests/1' } })).body)
   const op = doc.paths['/v1/documents'].patch
-  t.same(op.tags, ['documents'])
+  t.strictSame(op.tags, ['documents'])
   t.match(op.description, 'At most 100 operations')
   // The bodies are components (`DocumentBulkRequest`): read through their references.
   const body = resolveRefs(doc, op.requestBody).content['application/json'].schema
-  t.same(Object.keys(body.properties).sort(), ['operations', 'transactionMode'])
+  t.strictSame(Object.keys(body.properties).sort(), ['operations', 'transactionMode'])
   t.equal(body.properties.operations.maxItems, 100)
   // One shape per action, told apart by `action`, each with the entity that action reads.
   const shapes: Json[] = body.properties.operations.items.anyOf
   const actionsOf = (shape: Json): string[] => shape.properties.action.enum
-  t.same(shapes.flatMap(actionsOf).sort(), ['CREATE', 'CREATE_UPDATE', 'DELETE', 'UPDATE'])
+  t.strictSame(shapes.flatMap(actionsOf).sort(), ['CREATE', 'CREATE_UPDATE', 'DELETE', 'UPDATE'])
   const shapeOf = (action: string): Json => shapes.find(s => actionsOf(s).includes(action)) as Json
   const update = shapeOf('UPDATE').properties.entity
   t.ok(update.properties.id, 'an UPDATE entity carries its id')
@@ -115,19 +115,19 @@ t.test('the OpenAPI document describes the endpoint from the entity schema', asy
   t.notOk(update.properties.fingerprint, 'not the read-only ones')
   t.equal(update.additionalProperties, false)
   t.notOk(shapeOf('CREATE').properties.entity.properties.id, 'a CREATE entity has no id: the server assigns it')
-  t.same(shapeOf('DELETE').properties.entity.required, ['id'], 'DELETE reads the id alone')
+  t.strictSame(shapeOf('DELETE').properties.entity.required, ['id'], 'DELETE reads the id alone')
   t.ok(shapeOf('UPDATE').required.includes('ifMatch'), 'documents use ETags: UPDATE needs ifMatch')
   const ok = (op.responses['200'].$ref === undefined ? op.responses['200'] : atPointer(doc, op.responses['200'].$ref)).content['application/json'].schema
-  t.same(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
-  t.same(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
+  t.strictSame(ok, { $ref: '#/components/schemas/BulkResponse' }, 'the shared bulk response component')
+  t.strictSame(doc.components.schemas.BulkResponse.properties.status.enum, ['SUCCEEDED', 'FAILED', 'PARTIAL'])
   for (const s of ['400', '401', '403', '409', '415', '503']) t.ok(responseFor(doc, op, s), `documents ${s}`)
   t.ok(op.responses['409'] && op.responses['503'], 'the conflict and the busy job queue listed: the bulk route\'s own')
   t.notOk(op.responses['412'], 'no 412: a collection has no entity tag to match')
-  t.same(op.security, [{ bearerAuth: ['documents:write'] }], 'bearer security with the write scope')
+  t.strictSame(op.security, [{ bearerAuth: ['documents:write'] }], 'bearer security with the write scope')
   const authors = resolveRefs(doc, doc.paths['/v1/authors'].patch.requestBody).content['application/json'].schema
   t.equal(authors.properties.operations.maxItems, 50)
   const authorActions = (authors.properties.operations.items.anyOf ?? [authors.properties.operations.items]).flatMap((s: Json) => s.properties.action.enum)
-  t.same(authorActions.sort(), ['CREATE', 'DELETE'])
+  t.strictSame(authorActions.sort(), ['CREATE', 'DELETE'])
 })
 
 t.test('the plugin alone', async t => {
@@ -154,7 +154,7 @@ t.test('the plugin alone', async t => {
   const note = json(await app.inject({ url: `/notes/${id as string}` }))
   t.match(note, { title: 'a', createdBy: null, modifiedBy: null })
   const { rows } = await store.query<{ ctx: string }>('SELECT ctx FROM notes WHERE id = $1', [id])
-  t.same(rows, [{ ctx: 'prod' }], 'stored in the default execution context')
+  t.strictSame(rows, [{ ctx: 'prod' }], 'stored in the default execution context')
   const deleted = await send({ operations: [{ action: 'DELETE', entity: { id } }, { action: 'UPDATE', entity: { id: created.operations[1].entityId, title: 'B' } }] })
   t.equal(deleted.status, 'SUCCEEDED')
 })

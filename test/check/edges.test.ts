@@ -78,7 +78,7 @@ t.test('the exchange under a failure shows the header the rule judged', async t 
 t.test('a collection that answers a bare array of items: the paging and ETag rules say the envelope is missing, not the items', async t => {
   const { base } = await startFixture(t)
   const result = await check({ baseUrl: base, collections: ['/items'], only: ['collections.cursor-paging', 'collections.offset-paging', 'etags.item'] })
-  t.same(result.verdicts.map(v => [v.id, v.verdict, v.reason]), [
+  t.strictSame(result.verdicts.map(v => [v.id, v.verdict, v.reason]), [
     ['collections.cursor-paging', 'not applicable', 'no collection answered the envelope'],
     ['collections.offset-paging', 'not applicable', 'no collection answered the envelope'],
     ['etags.item', 'not applicable', 'no collection answered the envelope']

@@ -87,8 +87,8 @@ function capture (files: Record<string, string> = {}, env: Record<string, string
 t.test('the fixture fails exactly what it breaks', async t => {
   const { base } = await startFixture(t)
   const result = await check({ baseUrl: base, collections: ['/items'] })
-  t.same(Object.fromEntries(result.verdicts.map(v => [v.id, v.verdict])), FIXTURE)
-  t.same(result.verdicts.map(v => v.id), RULES.map(r => r.id), 'every rule, in the list\'s order')
+  t.strictSame(Object.fromEntries(result.verdicts.map(v => [v.id, v.verdict])), FIXTURE)
+  t.strictSame(result.verdicts.map(v => v.id), RULES.map(r => r.id), 'every rule, in the list\'s order')
   for (const v of result.verdicts) {
     if (v.verdict === 'fail') t.ok(v.exchange !== undefined && v.reason !== undefined, `${v.id}: the reason and the exchange`)
     if (v.verdict === 'not applicable' || v.verdict === 'not checked') t.ok((v.reason ?? '') !== '', `${v.id}: why`)
@@ -131,7 +131,7 @@ t.test('reports and exit codes: text by section, JUnit one case per rule, TAP, J
   t.match(JSON.parse(json.out), { baseUrl: base, writes: false, verdicts: [{ id: 'methods.not-found', verdict: 'pass' }, { id: 'methods.head', verdict: 'pass' }], leftBehind: [] })
 
   const skipped = await run(base, '--collection', '/items', '--format', 'json', '--skip', 'errors.problem-body', '--only', 'errors.problem-body,methods.head')
-  t.same(JSON.parse(skipped.out).verdicts.map((v: { id: string }) => v.id), ['methods.head'], '--skip wins over --only')
+  t.strictSame(JSON.parse(skipped.out).verdicts.map((v: { id: string }) => v.id), ['methods.head'], '--skip wins over --only')
 })
 
 t.test('the command line: help, rule list, errors with exit code 2', async t => {
@@ -155,7 +155,7 @@ t.test('the command line: help, rule list, errors with exit code 2', async t => 
     const io = capture(files)
     t.equal(await checkCommand(argv, io), 2, name)
     t.match(io.stderr[0], message, name)
-    t.same(io.stdout, [], `${name}: no report`)
+    t.strictSame(io.stdout, [], `${name}: no report`)
     t.notMatch(io.stderr.join('\n'), 'not-the-fixture-token', `${name}: no token shown`)
   }
   const right = capture({ 'token.txt': 'fixture-token\n' })
@@ -169,7 +169,7 @@ t.test('the command line: help, rule list, errors with exit code 2', async t => 
   const { binCommand } = await import('../../bin/lint.js')
   const help = capture()
   t.equal(await binCommand(['check', '--help'], help), 0)
-  t.same(help.stdout, [CHECK_HELP])
+  t.strictSame(help.stdout, [CHECK_HELP])
   for (const option of ['--token', '--token-file', '--limited-token', '--limited-token-file', '--origin', '--openapi', '--collection', '--writes', '--only', '--skip', '--max-requests', '--concurrency', '--format', '--list']) t.match(CHECK_HELP, `\n  ${option} `, option)
 })
 
@@ -200,8 +200,8 @@ t.test('check/ uses nothing of the suite\'s runtime', async t => {
     const imports = [...text.matchAll(/(?:from|import\()\s*'([^']+)'/g)].map(m => m[1] as string)
     const depth = file.split('/').length - 1
     const outside = imports.filter(s => s.startsWith('.') && s.split('/').filter(p => p === '..').length > depth)
-    t.same(outside, [], `${file}: relative imports stay in check/`)
-    t.same(imports.filter(s => !s.startsWith('.') && !s.startsWith('node:') && !['undici', 'yaml', 'svc-conventions/package.json'].includes(s)), [], `${file}: only Node, undici and yaml`)
+    t.strictSame(outside, [], `${file}: relative imports stay in check/`)
+    t.strictSame(imports.filter(s => !s.startsWith('.') && !s.startsWith('node:') && !['undici', 'yaml', 'svc-conventions/package.json'].includes(s)), [], `${file}: only Node, undici and yaml`)
   }
 })
 

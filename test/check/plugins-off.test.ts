@@ -49,7 +49,7 @@ for (const [name, plugin, options, rule] of CASES) {
     }
     const result = await check({ baseUrl: base, token: bearer })
     const failed = result.verdicts.filter(v => v.verdict === 'fail')
-    t.same(failed.map(v => v.id), [rule], 'only the rule of the behaviour switched off', { failed })
+    t.strictSame(failed.map(v => v.id), [rule], 'only the rule of the behaviour switched off', { failed })
     t.ok(result.verdicts.filter(v => v.verdict === 'pass').length >= 30, 'the rest still observed and passing')
   })
 }

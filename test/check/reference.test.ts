@@ -31,16 +31,16 @@ t.test('the reference service passes every rule, read-only and with --writes', a
   const limitedToken = token('limited', ['webhooks:read'])
   const readOnly = await check({ baseUrl: base, token: token('checker', scopes), limitedToken })
   const notChecked = Object.fromEntries([...UNOBSERVABLE, ...NEEDS_WRITES].map(id => [id, 'not checked' as const]))
-  t.same(table(readOnly), expected(readOnly, { ...notChecked, 'cors.allowed': 'not applicable', 'cors.headers': 'not applicable' }), 'read-only', { report: formatText(readOnly) })
+  t.strictSame(table(readOnly), expected(readOnly, { ...notChecked, 'cors.allowed': 'not applicable', 'cors.headers': 'not applicable' }), 'read-only', { report: formatText(readOnly) })
   t.ok(readOnly.verdicts.length >= 50, 'every rule has its verdict')
   t.ok(readOnly.verdicts.filter(v => v.verdict === 'not checked' && NEEDS_WRITES.includes(v.id)).every(v => /--writes/.test(v.reason ?? '')), 'what needs --writes says so')
 
   const writes = await check({ baseUrl: base, token: token('checker', scopes), limitedToken, writes: true, origin: ORIGIN })
-  t.same(table(writes), expected(writes, Object.fromEntries(UNOBSERVABLE.map(id => [id, 'not checked' as const]))), 'with --writes and --origin', { report: formatText(writes) })
+  t.strictSame(table(writes), expected(writes, Object.fromEntries(UNOBSERVABLE.map(id => [id, 'not checked' as const]))), 'with --writes and --origin', { report: formatText(writes) })
   // Its documents refer to an author that was there before: its own author is deleted too.
-  t.same(writes.leftBehind, [], 'nothing left behind')
+  t.strictSame(writes.leftBehind, [], 'nothing left behind')
   const after = await client.call('GET', '/v1/documents?limit=100')
-  t.same((after.body.results as Array<{ name: string }>).map(d => d.name).sort(), ['Document 1', 'Document 2', 'Document 3'], 'the check\'s own documents are gone from the collection')
+  t.strictSame((after.body.results as Array<{ name: string }>).map(d => d.name).sort(), ['Document 1', 'Document 2', 'Document 3'], 'the check\'s own documents are gone from the collection')
   for (const [name, result] of [['read-only', readOnly], ['--writes', writes]] as const) {
     t.ok(result.requests <= 500, `${name}: within the default budget`)
     t.comment(`${name}: ${result.requests} requests in ${(result.durationMillis / 1000).toFixed(1)} s`)

@@ -26,12 +26,12 @@ async function build (t: Test, opts: ConditionalPluginOptions = {}): Promise<Fas
 t.test('the parsed headers are on the request; a route can switch them off', async t => {
   const app = await build(t)
   const parsed = await app.inject({ url: '/parsed', headers: { 'if-match': '"a", W/"b"', 'if-none-match': '*' } })
-  t.same(JSON.parse(parsed.body).preconditions, { ifMatch: [{ weak: false, tag: '"a"' }, { weak: true, tag: '"b"' }], ifNoneMatch: '*' })
+  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: [{ weak: false, tag: '"a"' }, { weak: true, tag: '"b"' }], ifNoneMatch: '*' })
   const none = await app.inject({ url: '/parsed' })
-  t.same(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
+  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
   const off = await app.inject({ url: '/off', headers: { 'if-match': 'garbage' } })
   t.equal(off.statusCode, 200)
-  t.same(JSON.parse(off.body).preconditions, null)
+  t.strictSame(JSON.parse(off.body).preconditions, null)
 })
 
 t.test('routes of a context created before the plugin get the parsed headers and its problems too', async t => {
@@ -50,9 +50,9 @@ t.test('routes of a context created before the plugin get the parsed headers and
     if (method === 'GET') t.match(JSON.parse(bad.body), { title: 'Invalid Data', context: [{ code: 'INPUT_INVALID', field: 'If-Match', value: 'garbage' }] })
   }
   const parsed = await app.inject({ url: '/early', headers: { 'if-none-match': '"a"' } })
-  t.same(JSON.parse(parsed.body).preconditions, { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] })
+  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] })
   const none = await app.inject({ url: '/early' })
-  t.same(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
+  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
 })
 
 t.test('a malformed header is 400 Invalid Data with one item per header', async t => {
@@ -61,7 +61,7 @@ t.test('a malformed header is 400 Invalid Data with one item per header', async 
   t.equal(res.statusCode, 400)
   const body = JSON.parse(res.body)
   t.equal(body.title, 'Invalid Data')
-  t.same(body.context.map((c: Record<string, string>) => [c.code, c.field, c.source, c.value]), [
+  t.strictSame(body.context.map((c: Record<string, string>) => [c.code, c.field, c.source, c.value]), [
     ['INPUT_INVALID', 'If-Match', 'header', 'nope'],
     ['INPUT_INVALID', 'If-None-Match', 'header', '"a']
   ])

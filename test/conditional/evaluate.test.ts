@@ -33,7 +33,7 @@ t.test('evaluatePreconditions: RFC 9110 §13.2.2 and Method rules 13, case by ca
     ['required and sent', pre('"a"', null), '"a"', { requireIfMatch: true }, proceed],
     ['required and stale', pre('"b"', null), '"a"', { requireIfMatch: true }, failed('If-Match', true)]
   ]
-  for (const [name, p, etag, rules, expected] of table) t.same(evaluatePreconditions(p, etag, rules), expected, name)
+  for (const [name, p, etag, rules, expected] of table) t.strictSame(evaluatePreconditions(p, etag, rules), expected, name)
 })
 
 t.test('evaluatePreconditions agrees with the tag comparisons for any tags', async t => {

@@ -31,7 +31,7 @@ t.test('conventions refuse before parsing and validation; validation reports the
     if (status !== 200) t.equal(res.json().title, title)
   }
   const invalid = await app.inject({ method: 'POST', url: '/items', headers: headers({ 'content-type': 'application/json' }), payload: '{"other":1}' })
-  t.same(invalid.json().context.map((i: { field: string }) => i.field).sort(), ['name', 'other'])
+  t.strictSame(invalid.json().context.map((i: { field: string }) => i.field).sort(), ['name', 'other'])
 })
 
 t.test('the checks run in a fixed order: version, User-Agent, Accept, Content-Type, then the 400s together', async t => {
@@ -47,7 +47,7 @@ t.test('the checks run in a fixed order: version, User-Agent, Accept, Content-Ty
     t.equal(res.statusCode, status)
   }
   const all = await app.inject({ method: 'POST', url: '/echo', headers: headers({ ...bad, accept: undefined, 'content-type': 'application/json' }), payload: '{}' })
-  t.same(all.json().context.map((i: { field: string }) => i.field), ['Svc-Execution-Context', 'Svc-Service', 'Svc-Service', 'Svc-Idempotency-Key'])
+  t.strictSame(all.json().context.map((i: { field: string }) => i.field), ['Svc-Execution-Context', 'Svc-Service', 'Svc-Service', 'Svc-Idempotency-Key'])
   t.equal(all.json().detail, 'The request has 4 invalid values; see context for each one.')
 })
 

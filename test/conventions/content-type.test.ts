@@ -28,7 +28,7 @@ t.test('POST /echo accepts JSON only, in UTF-8', async t => {
     const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': type }), payload: body })
     t.equal(res.statusCode, status, `Content-Type ${String(type)} gives ${status}`)
     if (detail === null) {
-      t.same(res.json<Echo>().body, { name: 'x' })
+      t.strictSame(res.json<Echo>().body, { name: 'x' })
     } else {
       t.match(res.json(), { title: 'Unsupported Media Type', status: 415, instance: '/echo', detail })
     }
@@ -96,7 +96,7 @@ t.test('merge-patch routes parse application/merge-patch+json exactly like JSON'
   for (const type of ['application/merge-patch+json', 'application/json', 'application/merge-patch+json; charset=utf-8']) {
     const res = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': type }), payload: '{"name":null,"tags":["a"]}' })
     t.equal(res.statusCode, 200, type)
-    t.same(res.json<Echo>().body, { name: null, tags: ['a'] })
+    t.strictSame(res.json<Echo>().body, { name: null, tags: ['a'] })
   }
   const refused = await app.inject({ method: 'PATCH', url: '/merge', headers: headers({ 'content-type': 'text/plain' }), payload: 'x' })
   t.equal(refused.statusCode, 415)
@@ -139,16 +139,16 @@ t.test('+json types configured globally or per route get a JSON parser', async t
   })
   const global = await app.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/vnd.svc-thing+json' }), payload: body })
   t.equal(global.statusCode, 200)
-  t.same(global.json<Echo>().body, { name: 'x' })
+  t.strictSame(global.json<Echo>().body, { name: 'x' })
   const child = await app.inject({ method: 'POST', url: '/child', headers: headers({ 'content-type': 'application/vnd.svc-child+json' }), payload: body })
   t.equal(child.statusCode, 200)
-  t.same(child.json<Echo>().body, { name: 'x' })
+  t.strictSame(child.json<Echo>().body, { name: 'x' })
 
   const extra = await build(t, { jsonTypes: ['application/vnd.svc-extra+json'] }, app => {
     app.post('/extra', { config: { conventions: { contentTypes: ['application/vnd.svc-extra+json'] } } }, async request => ({ body: request.body }))
   })
   const res = await extra.inject({ method: 'POST', url: '/extra', headers: headers({ 'content-type': 'application/vnd.svc-extra+json' }), payload: body })
-  t.same(res.json<Echo>().body, { name: 'x' })
+  t.strictSame(res.json<Echo>().body, { name: 'x' })
 })
 
 t.test('a parser registered before the plugin is kept', async t => {
@@ -159,7 +159,7 @@ t.test('a parser registered before the plugin is kept', async t => {
   await app.register(conventions)
   app.patch('/p', { config: { conventions: { contentTypes: ['application/merge-patch+json'] } } }, async request => ({ body: request.body }))
   const res = await app.inject({ method: 'PATCH', url: '/p', headers: { 'user-agent': UA, 'content-type': 'application/merge-patch+json' }, payload: '{}' })
-  t.same(res.json(), { body: { raw: '{}' } })
+  t.strictSame(res.json(), { body: { raw: '{}' } })
 })
 
 t.test('JSON bodies are strictly UTF-8: bad bytes are a 400, never U+FFFD stored in their place', async t => {
@@ -182,9 +182,9 @@ t.test('JSON bodies are strictly UTF-8: bad bytes are a 400, never U+FFFD stored
   const text = 'café ü 😀 ∑'
   const good = await send('/echo', 'POST', 'application/json', Buffer.from(JSON.stringify({ name: text })))
   t.equal(good.statusCode, 200)
-  t.same(good.json().body, { name: text }, 'valid UTF-8, multi-byte and astral, as sent')
+  t.strictSame(good.json().body, { name: text }, 'valid UTF-8, multi-byte and astral, as sent')
   const bom = await send('/echo', 'POST', 'application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"x"}')]))
-  t.same(bom.json().body, { name: 'x' }, 'a byte order mark is dropped, as Fastify does')
+  t.strictSame(bom.json().body, { name: 'x' }, 'a byte order mark is dropped, as Fastify does')
   const refused: Array<[string, RegExp]> = [
     ['{"__proto__":{"x":1}}', /has a "__proto__" or "constructor.prototype" member, which is refused; remove it/],
     ['{"a":{"constructor":{"prototype":{"x":1}}}}', /has a "__proto__" or "constructor.prototype" member/],
@@ -207,12 +207,12 @@ t.test('an application/json parser of the application is kept; with the Content-
   await own.register(conventions)
   own.post('/p', async request => ({ body: request.body }))
   const kept = await own.inject({ method: 'POST', url: '/p', headers: { 'user-agent': UA, 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0x80, 0x7d]) })
-  t.same(kept.json(), { body: { raw: '{\ufffd}' } }, 'the application\'s parser decides')
+  t.strictSame(kept.json(), { body: { raw: '{\ufffd}' } }, 'the application\'s parser decides')
 
   const off = await build(t, { contentType: false })
   const lax = await off.inject({ method: 'POST', url: '/echo', headers: headers({ 'content-type': 'application/json' }), payload: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0x80]), Buffer.from('"}')]) })
   t.equal(lax.statusCode, 200)
-  t.same(lax.json<Echo>().body, { name: '\ufffd' }, 'Fastify\'s own decoding')
+  t.strictSame(lax.json<Echo>().body, { name: '\ufffd' }, 'Fastify\'s own decoding')
 })
 
 t.test('unknown paths are not checked: their 404 stands', async t => {

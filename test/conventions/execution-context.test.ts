@@ -56,7 +56,7 @@ t.test('invalid or unsupported values give 400 Invalid Data', async t => {
   for (const [value, message, shown] of cases) {
     const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })
     t.equal(res.statusCode, 400, `${JSON.stringify(value)} refused`)
-    t.same(res.json().context, [{ code: 'INPUT_INVALID', message, field: 'Svc-Execution-Context', source: 'header', value: shown.length > 200 ? shown.slice(0, 200) + '…' : shown }])
+    t.strictSame(res.json().context, [{ code: 'INPUT_INVALID', message, field: 'Svc-Execution-Context', source: 'header', value: shown.length > 200 ? shown.slice(0, 200) + '…' : shown }])
     t.equal(res.json().title, 'Invalid Data')
     // The requested value, malformed or not (conventions: "the requested or the effective value").
     t.equal(res.headers[HEADER], Array.isArray(value) ? value.join(', ') : value, 'the requested value is echoed')

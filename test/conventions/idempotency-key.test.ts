@@ -28,7 +28,7 @@ t.test('a malformed key gives 400 Invalid Data', async t => {
   for (const value of ['short', key.toUpperCase(), 'a'.repeat(256), `"${key}`, `${key}"`, '"', '""', `'${key}'`, `${key} `, 'a_'.repeat(15)]) {
     const res = await app.inject({ method: 'POST', url: '/echo', headers: headers({ [HEADER]: value }) })
     t.equal(res.statusCode, 400, JSON.stringify(value))
-    t.same(res.json().context, [{ code: 'INPUT_INVALID', message, field: 'Svc-Idempotency-Key', source: 'header', value: value.length > 200 ? value.slice(0, 200) + '…' : value }])
+    t.strictSame(res.json().context, [{ code: 'INPUT_INVALID', message, field: 'Svc-Idempotency-Key', source: 'header', value: value.length > 200 ? value.slice(0, 200) + '…' : value }])
   }
 })
 
@@ -38,7 +38,7 @@ t.test('the key is not used on GET or HEAD', async t => {
     const res = await app.inject({ method, url: '/echo', headers: headers({ [HEADER]: key }) })
     t.equal(res.statusCode, 400, method)
     if (method === 'GET') {
-      t.same(res.json().context, [{ code: 'INPUT_INVALID', message: 'is not used on GET; send it only with requests that change state', field: 'Svc-Idempotency-Key', source: 'header', value: key }])
+      t.strictSame(res.json().context, [{ code: 'INPUT_INVALID', message: 'is not used on GET; send it only with requests that change state', field: 'Svc-Idempotency-Key', source: 'header', value: key }])
     }
   }
 })

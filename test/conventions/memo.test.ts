@@ -12,10 +12,10 @@ t.test('Memo computes each key once, keeps null answers, and starts over when fu
   t.equal(memo.get('a'), 'A')
   t.equal(memo.get('none'), null)
   t.equal(memo.get('none'), null, 'a null answer is remembered too')
-  t.same(calls, ['a', 'none'])
+  t.strictSame(calls, ['a', 'none'])
   t.equal(memo.get('b'), 'B', 'a third key starts the memo over')
   t.equal(memo.get('a'), 'A')
-  t.same(calls, ['a', 'none', 'b', 'a'])
+  t.strictSame(calls, ['a', 'none', 'b', 'a'])
 })
 
 t.test('Memo answers as its check would, for any sequence of values; a repeated value is not checked again', async t => {

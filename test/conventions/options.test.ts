@@ -132,7 +132,7 @@ t.test('routes declared before the plugin are resolved on their first request', 
   for (let i = 0; i < 2; i++) {
     const res = await app.inject({ method: 'GET', url: '/early', headers: { 'user-agent': undefined } })
     t.equal(res.statusCode, 200)
-    t.same(res.json(), { executionContext: 'prod' })
+    t.strictSame(res.json(), { executionContext: 'prod' })
   }
   t.equal((await app.inject({ method: 'GET', url: '/plain', headers: { 'user-agent': undefined } })).statusCode, 403)
 })

@@ -19,7 +19,7 @@ const json: MediaType = { type: 'application', subtype: 'json', params: [] }
 const csv: MediaType = { type: 'text', subtype: 'csv', params: [] }
 
 t.test('parseMediaType', async t => {
-  t.same(parseMediaType(' Text/Plain ; Charset="UTF-8";; x="a\\"b;c" '), { type: 'text', subtype: 'plain', params: [['charset', 'UTF-8'], ['x', 'a"b;c']] })
+  t.strictSame(parseMediaType(' Text/Plain ; Charset="UTF-8";; x="a\\"b;c" '), { type: 'text', subtype: 'plain', params: [['charset', 'UTF-8'], ['x', 'a"b;c']] })
   for (const bad of ['', 'text', 'text/', '/plain', 'te xt/plain', 'text/plain; =x', 'text/plain; x', 'text/plain; x="open', 'text/plain; x=a b', 'text/plain; x="\u0001"']) {
     t.equal(parseMediaType(bad), null, JSON.stringify(bad))
   }
@@ -30,12 +30,12 @@ t.test('parseMediaType', async t => {
 })
 
 t.test('parseAccept', async t => {
-  t.same(parseAccept('text/html;level=1;q=0.5;ext=1, */*;q=0, application/json'), [
+  t.strictSame(parseAccept('text/html;level=1;q=0.5;ext=1, */*;q=0, application/json'), [
     { type: 'text', subtype: 'html', params: [['level', '1']], q: 0.5 },
     { type: '*', subtype: '*', params: [], q: 0 },
     { type: 'application', subtype: 'json', params: [], q: 1 }
   ], 'accept extensions after q are dropped')
-  t.same(parseAccept('a/b;q=x, */json, ,c/d;q=1.5, e/f;q=1.000, "x,y"/z'), [{ type: 'e', subtype: 'f', params: [], q: 1 }], 'invalid elements are skipped')
+  t.strictSame(parseAccept('a/b;q=x, */json, ,c/d;q=1.5, e/f;q=1.000, "x,y"/z'), [{ type: 'e', subtype: 'f', params: [], q: 1 }], 'invalid elements are skipped')
   t.test('property: never throws, weights stay within 0..1', async () => {
     fc.assert(fc.property(anyString, s => parseAccept(s).every(r => r.q >= 0 && r.q <= 1)))
   })
@@ -98,7 +98,7 @@ t.test('qualityOf and negotiate', async t => {
 })
 
 t.test('parseUserAgent', async t => {
-  t.same(parseUserAgent('Mozilla/5.0 (X11; (nested)) Gecko/20100101 Firefox (x)'), {
+  t.strictSame(parseUserAgent('Mozilla/5.0 (X11; (nested)) Gecko/20100101 Firefox (x)'), {
     product: 'Mozilla',
     version: '5.0',
     products: [{ name: 'Gecko', version: '20100101' }, { name: 'Firefox' }],

@@ -16,7 +16,7 @@ t.test('a valid header becomes request.callingService', async t => {
   for (const [value, expected] of cases) {
     const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })
     t.equal(res.statusCode, 200, value)
-    t.same(res.json<Echo>().callingService, expected)
+    t.strictSame(res.json<Echo>().callingService, expected)
   }
   t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers() })).json<Echo>().callingService, null)
 })
@@ -47,7 +47,7 @@ t.test('an invalid header gives 400 with one context item per violation', async 
     const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: value }) })
     t.equal(res.statusCode, 400, JSON.stringify(value))
     t.equal(res.json().title, 'Invalid Data')
-    t.same(res.json().context, violations.map(([message, v]) => ({ code: 'INPUT_INVALID', message, field: 'Svc-Service', source: 'header', value: v })), JSON.stringify(value))
+    t.strictSame(res.json().context, violations.map(([message, v]) => ({ code: 'INPUT_INVALID', message, field: 'Svc-Service', source: 'header', value: v })), JSON.stringify(value))
   }
   // The same header twice arrives comma-joined, which no value may contain.
   const twice = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: [`id=${id}`, `id=${other}`] }) })
@@ -65,12 +65,12 @@ t.test('a registry check runs on well-formed ids only', async t => {
       }
     }
   })
-  t.same((await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: `id=${id}` }) })).json<Echo>().callingService, { id, attributes: {} })
+  t.strictSame((await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: `id=${id}` }) })).json<Echo>().callingService, { id, attributes: {} })
   const res = await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: `id=${other}; name=ghost` }) })
   t.equal(res.statusCode, 400)
-  t.same(res.json().context, [{ code: 'INPUT_INVALID', message: 'must have the id of a registered service; check the id this service was given', field: 'Svc-Service', source: 'header', value: other }])
+  t.strictSame(res.json().context, [{ code: 'INPUT_INVALID', message: 'must have the id of a registered service; check the id this service was given', field: 'Svc-Service', source: 'header', value: other }])
   t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers({ [HEADER]: 'id=bad' }) })).statusCode, 400)
-  t.same(asked, [id, other], 'not asked about a malformed id')
+  t.strictSame(asked, [id, other], 'not asked about a malformed id')
 })
 
 t.test('self: the service describes itself on every response, unless the handler did', async t => {

@@ -120,7 +120,7 @@ t.test('a custom predicate replaces the syntax check', async t => {
   t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': 'not-a-product-version' }) })).statusCode, 200)
   t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers() })).statusCode, 403)
   t.equal((await app.inject({ method: 'GET', url: '/echo', headers: headers({ 'user-agent': undefined }) })).statusCode, 403)
-  t.same(seen, ['not-a-product-version', 'conventions-test/1 (tap)', undefined])
+  t.strictSame(seen, ['not-a-product-version', 'conventions-test/1 (tap)', undefined])
 })
 
 t.test('switched off globally, per route, or with every rule', async t => {

@@ -422,7 +422,7 @@ t.test('a refusal made before the library\'s hook (auth or conventions registere
     const closed = await app.inject({ url: '/closed', headers: { origin: APP } })
     t.equal(closed.headers['access-control-allow-origin'], undefined, `${name}: nor a route with config.cors false`)
     const preflight = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: { origin: APP, 'access-control-request-method': 'PURGE' } })
-    t.same([preflight.statusCode, preflight.headers['access-control-allow-origin']], [403, undefined], `${name}: a refused preflight stays without`)
+    t.strictSame([preflight.statusCode, preflight.headers['access-control-allow-origin']], [403, undefined], `${name}: a refused preflight stays without`)
     await app.close()
   }
 })
@@ -460,9 +460,9 @@ t.test('registered twice, beside @fastify/cors, or in sibling contexts under one
   for (const [i, prefix] of ['/a', '/b'].entries()) {
     const origin = `https://${i}.example.com`
     const preflight = await app.inject({ method: 'OPTIONS', url: `${prefix}/x`, headers: { origin, 'access-control-request-method': 'GET' } })
-    t.same([preflight.statusCode, preflight.headers['access-control-allow-origin']], [204, origin], `${prefix}: its own preflight`)
+    t.strictSame([preflight.statusCode, preflight.headers['access-control-allow-origin']], [204, origin], `${prefix}: its own preflight`)
     const get = await app.inject({ url: `${prefix}/x`, headers: { origin } })
-    t.same([get.statusCode, get.headers['access-control-allow-origin']], [200, origin], `${prefix}: its own origin`)
+    t.strictSame([get.statusCode, get.headers['access-control-allow-origin']], [200, origin], `${prefix}: its own origin`)
     const other = await app.inject({ method: 'OPTIONS', url: `${prefix}/x`, headers: { origin: `https://${1 - i}.example.com`, 'access-control-request-method': 'GET' } })
     t.equal(other.statusCode, 403, `${prefix}: the sibling's origin is refused`)
   }

@@ -58,7 +58,7 @@ t.test('every field type of --resource, required or optional: the service starts
   const created = await app.inject({ method: 'POST', url: '/v1/things', payload: entity })
   t.equal(created.statusCode, 201, created.body)
   const body = created.json() as Record<string, unknown>
-  for (const [field, value] of Object.entries(entity)) t.same(body[field], value, `${field}: given back as sent`)
+  for (const [field, value] of Object.entries(entity)) t.strictSame(body[field], value, `${field}: given back as sent`)
   const read = await app.inject({ url: `/v1/things?ordering=-createdDateTime&${NAMES.string?.[0] ?? 'label'}=${encodeURIComponent(String(entity.label))}` })
   t.equal(read.statusCode, 200, read.body)
   t.equal((read.json() as { results: unknown[] }).results.length, 1)

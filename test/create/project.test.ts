@@ -85,7 +85,7 @@ t.test('npm init svc-conventions from the packed tarball: TypeScript (ESM) and J
       const { results, paging } = json(page) as { results: unknown[], paging: unknown }
       t.equal(results.length, 1, 'the collection envelope: results')
       t.match(results[0], { ...entity, id: (json(created) as { id: string }).id })
-      t.same(paging, { limit: 5, next: null, previous: null }, 'the collection envelope: paging')
+      t.strictSame(paging, { limit: 5, next: null, previous: null }, 'the collection envelope: paging')
 
       const bad = await call(server.port, 'POST', `/v1/${collection}`, auth, { ...entity, colour: 'red' })
       t.equal(bad.status, 400)

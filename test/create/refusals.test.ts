@@ -81,8 +81,8 @@ t.test('refusals: exit code 2, a message saying why, nothing written', async (t)
     t.equal(outcome.out, '', `${name}: nothing else`)
     t.notOk(outcome.installed, `${name}: nothing installed`)
   }
-  t.same(readdirSync(work).sort(), ['a-tarball.zip', 'taken'], 'no directory was made')
-  t.same(readdirSync(join(work, 'taken')), ['notes.txt'])
+  t.strictSame(readdirSync(work).sort(), ['a-tarball.zip', 'taken'], 'no directory was made')
+  t.strictSame(readdirSync(join(work, 'taken')), ['notes.txt'])
 })
 
 t.test('--force writes into a directory that is not empty; a .git folder alone is no obstacle', async (t) => {
@@ -121,14 +121,14 @@ t.test('what is written: one language and one module system per project', async 
     const typescript = dir.startsWith('ts')
     const ext = typescript ? 'ts' : 'js'
     const files = (readdirSync(join(work, dir), { recursive: true }) as string[]).sort()
-    t.same(files, [
+    t.strictSame(files, [
       '.gitignore', 'README.md', `app.${ext}`, 'bin', `bin/token.${ext}`, `config.${ext}`, 'package.json', 'resources', `resources/index.${ext}`, `resources/orders.${ext}`,
       `server.${ext}`, 'test', `test/config.test.${ext}`, `test/helper.${ext}`, `test/orders.test.${ext}`, ...(typescript ? ['tsconfig.json'] : [])
     ].sort(), `${dir}: the files`)
     const pkg = JSON.parse(readFileSync(join(work, dir, 'package.json'), 'utf8')) as { name: string, type: string, scripts: Record<string, string>, dependencies: Record<string, string> }
     t.equal(pkg.name, dir)
     t.equal(pkg.type, dir.endsWith('esm') ? 'module' : 'commonjs', `${dir}: package.json type`)
-    t.same(Object.keys(pkg.scripts).sort(), ['start', 'test', 'token'])
+    t.strictSame(Object.keys(pkg.scripts).sort(), ['start', 'test', 'token'])
     t.equal(pkg.dependencies['svc-conventions'], '^0.2.0', 'the suite from the registry without --from')
     const sources = files.filter(f => f.endsWith(`.${ext}`)).map(f => readFileSync(join(work, dir, f), 'utf8'))
     if (dir === 'js-cjs') t.notOk(sources.some(s => /^(import|export) /m.test(s)), 'CommonJS JavaScript: require and module.exports only')

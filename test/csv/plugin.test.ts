@@ -44,7 +44,7 @@ t.test('alone: CSV when Accept admits text/csv and not JSON, JSON otherwise', as
   }
   const res = await server.inject({ url: '/items', headers: { accept: 'text/csv' } })
   t.equal(res.body, 'id,tags,meta.source\r\n"a,1",x|y,erp\r\nb,,\r\n')
-  t.same(parse(res.body, { columns: true }), [{ id: 'a,1', tags: 'x|y', 'meta.source': 'erp' }, { id: 'b', tags: '', 'meta.source': '' }])
+  t.strictSame(parse(res.body, { columns: true }), [{ id: 'a,1', tags: 'x|y', 'meta.source': 'erp' }, { id: 'b', tags: '', 'meta.source': '' }])
   t.equal(res.headers.link, '<http://h/items?cursor=n>; rel="next", <http://h/items?cursor=p>; rel="prev"')
   t.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)))
 
@@ -62,7 +62,7 @@ t.test('alone: CSV when Accept admits text/csv and not JSON, JSON otherwise', as
 
   t.equal((await server.inject({ url: '/broken', headers: { accept: 'text/csv' } })).statusCode, 409, 'not a 200: left as it is')
   const notPage = await server.inject({ url: '/not-a-page', headers: { accept: 'text/csv' } })
-  t.same(notPage.json(), { id: 'x' }, 'not a collection envelope: JSON')
+  t.strictSame(notPage.json(), { id: 'x' }, 'not a collection envelope: JSON')
   const search = await server.inject({ method: 'POST', url: '/items/search', headers: { accept: 'text/csv' } })
   t.equal(search.headers['content-type'], 'application/json; charset=utf-8', 'a POST is not a CSV route')
 })

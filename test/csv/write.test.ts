@@ -22,13 +22,13 @@ t.test('columns: the schema\'s order, nested objects as dotted names', async t =
     either: Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]),
     count: Type.Integer()
   })
-  t.same(columnsOf(Item).map((c) => c.name), ['id', 'tags', 'metadata.source.system', 'metadata.source.region', 'owner.name', 'free', 'either', 'count'])
-  t.same(columnsOf(Nullable(Type.Object({ x: Type.String() }))).map((c) => c.path), [['x']], 'a nullable object item')
+  t.strictSame(columnsOf(Item).map((c) => c.name), ['id', 'tags', 'metadata.source.system', 'metadata.source.region', 'owner.name', 'free', 'either', 'count'])
+  t.strictSame(columnsOf(Nullable(Type.Object({ x: Type.String() }))).map((c) => c.path), [['x']], 'a nullable object item')
   for (const bad of [Type.String(), Type.Object({}), null, 'x', { anyOf: [Type.String()] }, { oneOf: [Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })] }]) {
     t.throws(() => columnsOf(bad), { name: 'TypeError', message: 'the item schema must be an object schema with properties' }, JSON.stringify(bad))
   }
-  t.same(columnsOf({ oneOf: [{ type: 'null' }, Type.Object({ a: Type.String() })] }).map((c) => c.name), ['a'])
-  t.same(columnsOf({ type: 'object', properties: { any: true, n: { type: 'number' } } }).map((c) => c.name), ['any', 'n'], 'a boolean schema is one column')
+  t.strictSame(columnsOf({ oneOf: [{ type: 'null' }, Type.Object({ a: Type.String() })] }).map((c) => c.name), ['a'])
+  t.strictSame(columnsOf({ type: 'object', properties: { any: true, n: { type: 'number' } } }).map((c) => c.name), ['any', 'n'], 'a boolean schema is one column')
 })
 
 t.test('the item schema of a collection response', async t => {
@@ -42,7 +42,7 @@ t.test('the item schema of a collection response', async t => {
 
 t.test('what a page takes from the envelope', async t => {
   for (const payload of [null, 'text', 1, {}, { results: 'x' }]) t.equal(resultsOf(payload), null, JSON.stringify(payload))
-  t.same(resultsOf({ results: [1] }), [1])
+  t.strictSame(resultsOf({ results: [1] }), [1])
   const cases: Array<[unknown, string | null]> = [
     [{}, null],
     [{ paging: null }, null],

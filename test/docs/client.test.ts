@@ -48,7 +48,7 @@ t.test('a typed client from /openapi.json creates, lists with a filter, and gets
   t.match(again, { title: 'Invalid Data', status: 400, requestId: String, context: [{ field: 'email', code: 'INPUT_INVALID' }] }, 'a typed problem')
 
   const listed = await client.GET('/v1/documents', { params: { query: { authorId: [author.id], kind: ['INVOICE'] } } })
-  t.same(listed.data?.results.map((d: { name: string }) => d.name), ['Ancillary Justice'], 'the filter reaches the service as simple filters')
+  t.strictSame(listed.data?.results.map((d: { name: string }) => d.name), ['Ancillary Justice'], 'the filter reaches the service as simple filters')
 
   const reader = referenceClient(base, signToken({ secret: SECRET, sub: 'reader', scope: 'authors:read' }))
   const refused = await authorWithInvoices(reader, 'Rob', 'rob@example.com')

@@ -38,8 +38,8 @@ export function proofOf (cell: string): { file: string, name: string } | null {
 
 t.test('tables and proofs are read as written', async t => {
   const md = '# A\n\n## Enforced\n\ntext\n\n| rule | proof |\n| --- | --- |\n| a \\| b | `test/a.test.ts`: "x \\"y\\"" |\n| c | |\n\n## Next\n| z |\n'
-  t.same(tableUnder(md, '## Enforced').map(r => r.cells), [['a \\| b', '`test/a.test.ts`: "x \\"y\\""'], ['c', '']])
-  t.same(proofOf('`test/a.test.ts`: "x \\"y\\""'), { file: 'test/a.test.ts', name: 'x "y"' })
+  t.strictSame(tableUnder(md, '## Enforced').map(r => r.cells), [['a \\| b', '`test/a.test.ts`: "x \\"y\\""'], ['c', '']])
+  t.strictSame(proofOf('`test/a.test.ts`: "x \\"y\\""'), { file: 'test/a.test.ts', name: 'x "y"' })
   t.equal(proofOf('test/a.test.ts: x'), null)
   t.throws(() => tableUnder(md, '## None'), /no heading/)
 })
@@ -72,9 +72,9 @@ export function probesOf (cell: string): string[] {
 }
 
 t.test('every probe the page names is a rule of the check', async t => {
-  t.same(probesOf('`a.b`, `c-d.e`'), ['a.b', 'c-d.e'])
-  t.same(probesOf(''), [])
-  t.same(probesOf('a.b'), ['malformed: a.b'])
+  t.strictSame(probesOf('`a.b`, `c-d.e`'), ['a.b', 'c-d.e'])
+  t.strictSame(probesOf(''), [])
+  t.strictSame(probesOf('a.b'), ['malformed: a.b'])
   const page = readFileSync(join(root, 'docs', 'convention.md'), 'utf8')
   t.ok(page.includes('| rule | section | enforced by | proven by | probe |'), 'the table has its probe column')
   const ids = new Set(RULES.map(r => r.id))

@@ -41,7 +41,7 @@ t.test('the page, its assets and the document need no token and no convention he
   t.equal(css.body, '.swagger-ui .topbar .topbar-wrapper > a.link { display: none; }', 'and Swagger UI\'s own logo is hidden')
   const doc = await app.inject({ url: '/docs/json', headers: browser })
   t.equal(doc.statusCode, 200)
-  t.same(JSON.parse(doc.body), app.swagger(), '@fastify/swagger-ui\'s copy, unused by the page, is the same document as /openapi.json')
+  t.strictSame(JSON.parse(doc.body), app.swagger(), '@fastify/swagger-ui\'s copy, unused by the page, is the same document as /openapi.json')
   t.notOk((app.swagger() as { paths: Record<string, unknown> }).paths['/docs'], 'the docs routes are not documented')
   // The API itself keeps its rules.
   t.equal((await app.inject({ url: '/v1/documents', headers: browser })).statusCode, 403, 'an API route still wants the User-Agent form')
@@ -51,8 +51,8 @@ t.test('operations sort by path and use, HEAD and OPTIONS last', async t => {
   const op = (method: string, path: string): { get: (k: string) => string } => ({ get: (k: string) => k === 'method' ? method : path })
   const ops = [op('options', '/a'), op('head', '/a'), op('delete', '/a/{id}'), op('get', '/b'), op('post', '/a'), op('get', '/a'), op('head', '/a/{id}')]
   const sorted = [...ops].sort(operationsSorter).map(o => `${o.get('method')} ${o.get('path')}`)
-  t.same(sorted, ['get /a', 'post /a', 'delete /a/{id}', 'get /b', 'head /a', 'options /a', 'head /a/{id}'])
-  t.same(['default', 'documents', 'authors'].sort(tagsSorter), ['authors', 'documents', 'default'], 'untagged operations last')
+  t.strictSame(sorted, ['get /a', 'post /a', 'delete /a/{id}', 'get /b', 'head /a', 'options /a', 'head /a/{id}'])
+  t.strictSame(['default', 'documents', 'authors'].sort(tagsSorter), ['authors', 'documents', 'default'], 'untagged operations last')
 })
 
 t.test('the document says how to get a token, in its description and on the security scheme', async t => {
@@ -171,5 +171,5 @@ t.test('the viewer lists the operations in headless Chromium, and a call from it
   await block.locator('.live-responses-table tbody .response-col_status').first().waitFor({ timeout: 30000 })
   const status = await block.locator('.live-responses-table tbody .response-col_status').first().innerText()
   t.match(status.trim(), /^200/, 'the call from the page succeeds')
-  t.same(outside, [], 'nothing fetched from outside the service')
+  t.strictSame(outside, [], 'nothing fetched from outside the service')
 })

@@ -10,6 +10,6 @@ t.test('every subpath of package.json "exports" has its row in docs/install.md',
   const offered = Object.keys(pkg.exports).filter(k => k !== './package.json').map(k => k === '.' ? 'svc-conventions' : `svc-conventions/${k.slice(2)}`).sort()
   const page = readFileSync(join(root, 'docs', 'install.md'), 'utf8')
   const listed = [...page.matchAll(/^\| `(svc-conventions(?:\/[a-z-]+)?)` \|/gm)].map(m => m[1] as string).sort()
-  t.same(listed, offered)
+  t.strictSame(listed, offered)
   for (const name of ['svc-conventions/csv', 'svc-conventions/downstream', 'svc-conventions/events']) t.ok(listed.includes(name), name)
 })

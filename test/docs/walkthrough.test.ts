@@ -36,7 +36,7 @@ export function steps (markdown: string): Step[] {
 
 t.test('the steps are read from the page', async t => {
   const md = 'x\n```sh\nsetup\n```\n\n```sh\ncurl a\ncurl b\n```\n\nAnswer: **201 Created**, then **409 Conflict**: no.\n'
-  t.same(steps(md), [{ line: 2, code: 'setup', statuses: [] }, { line: 6, code: 'curl a\ncurl b', statuses: [201, 409] }])
+  t.strictSame(steps(md), [{ line: 2, code: 'setup', statuses: [] }, { line: 6, code: 'curl a\ncurl b', statuses: [201, 409] }])
 })
 
 t.test('every command of docs/walkthrough.md answers as the page says', async t => {
@@ -65,7 +65,7 @@ t.test('every command of docs/walkthrough.md answers as the page says', async t 
   child.stdout.on('data', (chunk: Buffer) => { out += String(chunk) })
   child.stderr.on('data', (chunk: Buffer) => { err += String(chunk) })
   await new Promise(resolve => child.on('close', resolve))
-  t.same(readdirSync(dir).sort(), ['npm'], 'the steps leave no file behind in the folder they run in')
+  t.strictSame(readdirSync(dir).sort(), ['npm'], 'the steps leave no file behind in the folder they run in')
   const outputs = out.split(/^@@step \d+$/m)
   // What the page says of some answers' bodies, beyond their statuses.
   const claims: Array<[string, RegExp, string]> = [
@@ -83,6 +83,6 @@ t.test('every command of docs/walkthrough.md answers as the page says', async t 
     const output = outputs[i] ?? ''
     // A body ends without a newline, so the next answer's status line may follow it on the same line.
     const statuses = [...output.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
-    t.same(statuses, s.statuses, `docs/walkthrough.md line ${s.line}: ${s.code.split('\n')[0] ?? ''}`, { output: output.slice(0, 2000), stderr: err.slice(0, 1000) })
+    t.strictSame(statuses, s.statuses, `docs/walkthrough.md line ${s.line}: ${s.code.split('\n')[0] ?? ''}`, { output: output.slice(0, 2000), stderr: err.slice(0, 1000) })
   })
 })

@@ -45,7 +45,7 @@ t.test('every call sends the convention\'s headers, and the call\'s own', async 
     const got = server.received.at(-1)
     for (const [header, value] of Object.entries(expected)) t.equal(got?.headers[header], value, `${name}: ${header}`)
   }
-  t.same(server.received.map((r) => `${r.method} ${r.url}`), [
+  t.strictSame(server.received.map((r) => `${r.method} ${r.url}`), [
     'GET /api/v1/authors?limit=5&kind=A&kind=B&active=true',
     'POST /api/v1/authors',
     'PUT /api/v1/files/1',
@@ -129,7 +129,7 @@ t.test('registered again in a child context, the child\'s routes use the child\'
   }, { prefix: '/eu' })
   await app.inject({ url: '/call' })
   await app.inject({ url: '/eu/call' })
-  t.same(server.received.map((r) => [r.url, r.headers['svc-service']]), [
+  t.strictSame(server.received.map((r) => [r.url, r.headers['svc-service']]), [
     ['/parent/x', `id=${SERVICE.id}; name=orders`],
     ['/child/x', `id=${SERVICE.id}; name=orders-eu`]
   ])

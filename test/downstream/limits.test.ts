@@ -26,7 +26,7 @@ t.test('the answer\'s body is read up to the cap; past it, an error naming the c
   await t.rejects(c.get(`${server.url}/streamed`), { name: 'DownstreamTooLargeError', limit: 1000, status: 200 })
   await Promise.all(closed)
   t.pass('both answers were cut off: the server saw their connections close')
-  t.same((await c.get(`${server.url}/small`)).body, { small: true }, 'the client goes on')
+  t.strictSame((await c.get(`${server.url}/small`)).body, { small: true }, 'the client goes on')
   t.equal((await c.get(`${server.url}/big`, { maxResponseBytes: 5000 })).status, 200, 'a call sets its own cap')
 })
 

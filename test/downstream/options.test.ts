@@ -56,9 +56,9 @@ t.test('good options: the defaults, a cap above the default base, a dispatcher o
   t.teardown(() => mock.close())
   mock.get('https://authors.example.com').intercept({ path: '/v1/authors/1', method: 'GET' }).reply(200, { id: '1' }, { headers: { 'content-type': 'application/json' } }).times(2)
   const c = createDownstream({ ...good, dispatcher: mock })
-  t.same((await c.get('https://authors.example.com/v1/authors/1')).body, { id: '1' })
+  t.strictSame((await c.get('https://authors.example.com/v1/authors/1')).body, { id: '1' })
   await c.close()
-  t.same((await createDownstream({ ...good, dispatcher: mock }).get('https://authors.example.com/v1/authors/1')).body, { id: '1' }, 'the dispatcher still works')
+  t.strictSame((await createDownstream({ ...good, dispatcher: mock }).get('https://authors.example.com/v1/authors/1')).body, { id: '1' }, 'the dispatcher still works')
   t.ok(new Agent(), 'undici is there for adopters to build agents with')
 })
 

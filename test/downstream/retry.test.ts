@@ -15,8 +15,8 @@ t.test('429 and 503 are retried, Retry-After honoured as seconds or a date', asy
   })
   const { client: c, sleeps } = client(t, { now: () => NOW, retry: { attempts: 4 } })
   const res = await c.get(`${server.url}/x`)
-  t.same(res.body, { ok: true })
-  t.same(sleeps, [2000, 7000, 0], 'the waits the answers asked for; a date gone by is no wait')
+  t.strictSame(res.body, { ok: true })
+  t.strictSame(sleeps, [2000, 7000, 0], 'the waits the answers asked for; a date gone by is no wait')
   t.equal(server.received.length, 4)
 })
 
@@ -24,7 +24,7 @@ t.test('without Retry-After (or an unreadable one) the backoff applies; the last
   const server = await downstreamServer(t, (_req, res, n) => json(res, 503, {}, n === 2 ? { 'retry-after': 'soon' } : {}))
   const { client: c, sleeps } = client(t)
   await t.rejects(c.get(`${server.url}/x`), { name: 'DownstreamResponseError', status: 503, attempts: 3 })
-  t.same(sleeps, [150, 300], 'base 200 doubled, half of each step fixed and half jittered (random 0.5)')
+  t.strictSame(sleeps, [150, 300], 'base 200 doubled, half of each step fixed and half jittered (random 0.5)')
   t.equal(server.received.length, 3)
 })
 
@@ -34,7 +34,7 @@ t.test('a Retry-After longer than maxRetryAfter ends the retries', async t => {
   const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
   t.ok(err instanceof DownstreamResponseError)
   t.equal((err as DownstreamResponseError).headers['retry-after'], '31', 'the caller reads how long to wait')
-  t.same(sleeps, [])
+  t.strictSame(sleeps, [])
   t.equal(server.received.length, 1)
 })
 
@@ -49,14 +49,14 @@ t.test('connection failures are retried: refused, reset, hung up', async t => {
   const refused = await gone.get(`http://127.0.0.1:${port}/x`).catch((e: unknown) => e)
   t.ok(refused instanceof DownstreamConnectionError)
   t.match(refused, { reason: 'ECONNREFUSED', attempts: 3, code: 'SVC_ERR_DOWNSTREAM_CONNECTION' })
-  t.same(sleeps.splice(0), [100, 200], 'random 0: half of each step')
+  t.strictSame(sleeps.splice(0), [100, 200], 'random 0: half of each step')
 
   const server = await downstreamServer(t, (req, res, n) => {
     if (n === 1) return req.socket.resetAndDestroy()
     if (n === 2) return req.socket.destroy()
     json(res, 200, { ok: true })
   })
-  t.same((await c.get(`${server.url}/x`)).body, { ok: true })
+  t.strictSame((await c.get(`${server.url}/x`)).body, { ok: true })
   t.equal(sleeps.length, 2, 'a reset and a hang-up, each retried')
 })
 
@@ -69,7 +69,7 @@ t.test('a POST is retried only with an idempotency key, the same key each time',
   const { client: c, sleeps } = client(t)
   await t.rejects(c.post(`${server.url}/x`, { json: {} }), { name: 'DownstreamResponseError', status: 503 }, 'a 503 to a POST without a key is the answer')
   await t.rejects(c.patch(`${server.url}/x`, { json: {} }), DownstreamConnectionError, 'a hang-up of a PATCH without a key is the failure')
-  t.same(sleeps, [])
+  t.strictSame(sleeps, [])
   t.equal(server.received.length, 2)
   const created = await c.post(`${server.url}/x`, { json: {}, idempotencyKey: true })
   t.equal(created.status, 201)
@@ -88,7 +88,7 @@ t.test('a timeout is retried for an idempotent method only', async t => {
   })
   // Long enough for the answered attempt on a busy machine; the unanswered ones never race it.
   const { client: c, sleeps } = client(t, { timeouts: { headers: 1000 } })
-  t.same((await c.get(`${server.url}/x`)).body, { ok: true })
+  t.strictSame((await c.get(`${server.url}/x`)).body, { ok: true })
   t.equal(sleeps.length, 1)
   const err = await c.post(`${server.url}/x`, { idempotencyKey: true }).catch((e: unknown) => e)
   t.ok(err instanceof DownstreamTimeoutError, 'a POST sent in full may be at work still: not sent again')
@@ -101,7 +101,7 @@ t.test('an abort is the caller\'s: passed on as it is, never retried', async t =
   const { client: c, sleeps } = client(t)
   const err = await c.get(`${server.url}/x`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)
   t.equal((err as Error).name, 'AbortError')
-  t.same(sleeps, [])
+  t.strictSame(sleeps, [])
 })
 
 t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
@@ -113,7 +113,7 @@ t.test('the call\'s deadline (timeouts.total): retries and their waits only with
   const server = await downstreamServer(t, (_req, res) => json(res, 503, {}, { 'retry-after': '4' }))
   const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
   t.match(err, { name: 'DownstreamResponseError', status: 503, attempts: 3 }, 'the answer that came when no wait fitted')
-  t.same(sleeps.splice(0), [4000, 4000], 'a third wait of 4 s would end past 10 s')
+  t.strictSame(sleeps.splice(0), [4000, 4000], 'a third wait of 4 s would end past 10 s')
   t.equal(server.received.length, 3)
 
   now = NOW
@@ -122,7 +122,7 @@ t.test('the call\'s deadline (timeouts.total): retries and their waits only with
   })
   const refused = await c.get(`http://127.0.0.1:${port}/x`, { timeouts: { total: 500 } }).catch((e: unknown) => e)
   t.match(refused, { name: 'DownstreamConnectionError', reason: 'ECONNREFUSED', attempts: 3 }, 'the failure of the last attempt whose wait fitted')
-  t.same(sleeps, [150, 300], 'the backoff of 600 ms would end past the call\'s 500')
+  t.strictSame(sleeps, [150, 300], 'the backoff of 600 ms would end past the call\'s 500')
 })
 
 t.test('the call\'s deadline ends an answer sent a byte at a time, and is not retried', async t => {
@@ -138,7 +138,7 @@ t.test('the call\'s deadline ends an answer sent a byte at a time, and is not re
   const err = await c.get(`${server.url}/x`, { timeouts: { total: 300 } }).catch((e: unknown) => e)
   t.ok(err instanceof DownstreamTimeoutError)
   t.match(err, { phase: 'total', timeout: 300, attempts: 1, code: 'SVC_ERR_DOWNSTREAM_TIMEOUT', message: /GET http:\/\/127\.0\.0\.1:\d+\/x: not done within 300 ms \(timeouts\.total\)/ })
-  t.same(sleeps, [], 'a GET, idempotent, is not tried again past its deadline')
+  t.strictSame(sleeps, [], 'a GET, idempotent, is not tried again past its deadline')
   t.equal(server.received.length, 1)
   // The caller's own abort stays the caller's.
   const aborted = await c.get(`${server.url}/x`, { signal: AbortSignal.timeout(100), timeouts: { total: 5000 } }).catch((e: unknown) => e)

@@ -55,7 +55,7 @@ t.test('a notification that fails is reported, and the next announcement sends a
   fail(refused)
   announcer.announce()
   await announcer.settled()
-  t.same(failures, [{ err: refused, msg: 'events: could not tell the other instances of new deliveries; they find them at their next poll' }], 'logged, not thrown')
+  t.strictSame(failures, [{ err: refused, msg: 'events: could not tell the other instances of new deliveries; they find them at their next poll' }], 'logged, not thrown')
   fail(null)
   announcer.announce()
   await announcer.settled()

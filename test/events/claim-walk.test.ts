@@ -103,7 +103,7 @@ for (const db of databases) {
           const claimed = await tables.claim(tx, 'me', AT, 60_000, 20, [], 4)
           return { claimed: claimed.map(d => d.id), used: await scans(tx) - before }
         })
-        t.same(claimed, c.claimed, `${c.name}: claimed`)
+        t.strictSame(claimed, c.claimed, `${c.name}: claimed`)
         // Looking at each active subscription took a scan each: SUBSCRIPTIONS of them.
         t.ok(used <= 12, `${c.name}: ${used} scans for ${SUBSCRIPTIONS} subscriptions`)
       }

@@ -108,9 +108,9 @@ for (const db of databases) {
       const doc = (await call('POST', '/v1/documents', { name: unique('awkward "doc", {x}'), description: awkward, authorId: author.id, kind: 'INVOICE', tags: ['a,b', '{c}', '"q"', 'NULL', '\\', ' '] })).body
       const [r] = await hook.waitFor(1)
       const read = (await call('GET', `/v1/documents/${doc.id as string}`)).body
-      t.same((r as any).json.data, read, 'the delivered entity is the GET\'s, member for member')
+      t.strictSame((r as any).json.data, read, 'the delivered entity is the GET\'s, member for member')
       t.equal((r as any).json.data.description, awkward)
-      t.same((r as any).json.data.tags, ['a,b', '{c}', '"q"', 'NULL', '\\', ' '])
+      t.strictSame((r as any).json.data.tags, ['a,b', '{c}', '"q"', 'NULL', '\\', ' '])
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 
@@ -135,7 +135,7 @@ for (const db of databases) {
       await step('POST', `/v1/documents/${doc.id as string}/archive`)
       const got = await hook.waitFor(6)
       await sleep(200)
-      t.same(hook.got.map(r => r.json.type).sort(), ['document.archived', 'document.created', 'document.deleted', 'document.published', 'document.restored', 'document.updated'])
+      t.strictSame(hook.got.map(r => r.json.type).sort(), ['document.archived', 'document.created', 'document.deleted', 'document.published', 'document.restored', 'document.updated'])
       t.ok(hook.got.every(r => r.headers['svc-execution-context'] === 'preprod'))
       const published = got.find(r => r.json.type === 'document.published') as any
       t.match(published.json.data, { id: doc.id, status: 'PUBLISHED' })
@@ -163,7 +163,7 @@ for (const db of databases) {
       t.equal(ok.body.status, 'SUCCEEDED')
       await hook.waitFor(2)
       await sleep(400)
-      t.same(hook.got.map(r => r.json.data.name).sort(), ['C', 'D'], 'only the committed bulk')
+      t.strictSame(hook.got.map(r => r.json.data.name).sort(), ['C', 'D'], 'only the committed bulk')
       t.equal((await deliveries(s.id)).length, 2)
       // A bulk of several changes, one of a type no subscription wants: only the wanted one.
       const c = ok.body.operations[0].entityId as string
@@ -173,7 +173,7 @@ for (const db of databases) {
       t.equal(mixed.body.status, 'SUCCEEDED')
       await hook.waitFor(1)
       await sleep(400)
-      t.same(hook.got.map(r => `${r.json.type as string} ${r.json.data.name as string}`), ['author.created E'], 'the update is of a type no subscription wants')
+      t.strictSame(hook.got.map(r => `${r.json.type as string} ${r.json.data.name as string}`), ['author.created E'], 'the update is of a type no subscription wants')
       t.equal((await deliveries(s.id)).length, 3)
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })

@@ -36,8 +36,8 @@ t.test('attempts beyond a subscription\'s limit wait their turn; a wake while lo
   await sleep(100)
   t.ok(claims >= 2, 'looked again after the wake')
   await d.stop()
-  t.same(finished.sort(), ['d-1', 'd-2', 'd-3'])
-  t.same(warnings, [])
+  t.strictSame(finished.sort(), ['d-1', 'd-2', 'd-3'])
+  t.strictSame(warnings, [])
 })
 
 t.test('a failing database: logged, never thrown; unattempted deliveries given back on stop', async t => {
@@ -103,8 +103,8 @@ t.test('a stop gives back the attempts a subscriber is still answering when its 
   await hook.waitFor(2)
   for (let i = 0; i < 100 && finished.length === 0; i++) await sleep(20)
   await d.stop()
-  t.same(finished, ['d-2'], 'the answered attempt is recorded')
-  t.same(released, ['d-1'], 'the one in flight is given back, for any instance to attempt again')
+  t.strictSame(finished, ['d-2'], 'the answered attempt is recorded')
+  t.strictSame(released, ['d-1'], 'the one in flight is given back, for any instance to attempt again')
 })
 
 t.test('a target naming an internal address literally is refused before any connection', async t => {
@@ -149,7 +149,7 @@ t.test('a target named by a host resolved to an internal address when connecting
     await d.start()
     for (let i = 0; i < 100 && outcomes.length === 0; i++) await sleep(20)
     await d.stop()
-    t.same(asked, ['localhost'], `${name}: the name resolved again when connecting`)
+    t.strictSame(asked, ['localhost'], `${name}: the name resolved again when connecting`)
     t.match(outcomes, [{ id: 'd-1', status: 'FAILED', statusCode: null }], name)
   }
   t.equal(hook.got.length, 0, 'nothing sent to 127.0.0.1')
@@ -212,7 +212,7 @@ t.test('a store that cannot listen: logged, and the poll does the work', async t
   const d = new Dispatcher({ store, tables, service: { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'x' }, userAgent: { product: 'x', version: 1 }, schedule: [], timeoutMillis: 1000, pollMillis: 60_000, concurrency: 10, perSubscription: 1, maxFailures: 20, allowInsecure: true, resolver: async () => [], render: () => '{}', now: () => new Date(), log: { warn: (_o, msg) => { warnings.push(msg) } } })
   await d.start()
   await d.stop()
-  t.same(warnings, ['events: cannot listen for new deliveries; looking for them every pollMillis only'])
+  t.strictSame(warnings, ['events: cannot listen for new deliveries; looking for them every pollMillis only'])
 })
 
 t.test('attempts waiting their turn: not made when their subscriptions cannot be read again, nor once a stop began', async t => {
@@ -249,5 +249,5 @@ t.test('attempts waiting their turn: not made when their subscriptions cannot be
   await stopped
   t.equal(hook.got.length, 1, 'only d-1 was attempted')
   t.ok(warnings.some(w => /could not look up the subscriptions of deliveries waiting their turn/.test(w)))
-  t.same(released, ['d-3'], 'd-3 given back by the stop; d-2 left to its lease')
+  t.strictSame(released, ['d-3'], 'd-3 given back by the stop; d-2 left to its lease')
 })

@@ -99,7 +99,7 @@ for (const db of databases) {
     ;(answers[1] as () => void)()
     await recorded(2)
     const { rows } = await store.query<{ status: string, attempts: number, leased: boolean }>('SELECT status, attempt_count AS attempts, lease_owner IS NOT NULL AS leased FROM event_deliveries')
-    t.same(rows, [{ status: 'SUCCEEDED', attempts: 2, leased: false }], 'the second attempt\'s success is recorded, the first one\'s failure is not')
+    t.strictSame(rows, [{ status: 'SUCCEEDED', attempts: 2, leased: false }], 'the second attempt\'s success is recorded, the first one\'s failure is not')
     t.equal(hook.got.length, 2, 'no third attempt')
   })
 }

@@ -41,7 +41,7 @@ for (const db of databases) {
       t.equal(texts.length, 1, 'one statement', { texts })
       t.match(texts[0], QUIET)
       t.notMatch(texts[0], OUTBOX)
-      t.same(await deliveriesOf(answer.body.id), [])
+      t.strictSame(await deliveriesOf(answer.body.id), [])
     })
 
     const sub = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['document.created', 'document.deleted'], description: null })
@@ -53,14 +53,14 @@ for (const db of databases) {
       t.equal(first.texts.length, 2, 'the quiet write, then the write with its outbox', { texts: first.texts })
       t.match(first.texts[0], QUIET)
       t.match(first.texts[1], OUTBOX)
-      t.same(await deliveriesOf(first.answer.body.id), ['document.created'], 'its event is in the outbox, once')
+      t.strictSame(await deliveriesOf(first.answer.body.id), ['document.created'], 'its event is in the outbox, once')
       const { rows } = await store.query<{ n: number }>('SELECT count(*)::integer AS n FROM documents WHERE id = $1', [first.answer.body.id])
       t.equal(rows[0]?.n, 1, 'the document written once')
 
       const next = await sent(async () => await a('POST', '/v1/documents', newDocument()))
       t.equal(next.texts.length, 1, 'the instance knows now: one statement, with its outbox', { texts: next.texts })
       t.match(next.texts[0], OUTBOX)
-      t.same(await deliveriesOf(next.answer.body.id), ['document.created'])
+      t.strictSame(await deliveriesOf(next.answer.body.id), ['document.created'])
     })
 
     await t.test('an event the subscription does not want stays quiet', async t => {
@@ -69,7 +69,7 @@ for (const db of databases) {
       t.equal(patched.answer.status, 204, patched.answer.text)
       t.equal(patched.texts.length, 1, { texts: patched.texts })
       t.match(patched.texts[0], QUIET)
-      t.same(await deliveriesOf(doc.body.id), ['document.created'], 'no document.updated')
+      t.strictSame(await deliveriesOf(doc.body.id), ['document.created'], 'no document.updated')
     })
 
     await t.test('a guarded write that finds the subscription: its ETag and deletion checked again with the outbox, one event', async t => {
@@ -88,7 +88,7 @@ for (const db of databases) {
       const deleted = await sent(async () => await c('DELETE', `/v1/documents/${doc.body.id as string}`, undefined, { 'if-match': etag }))
       t.equal(deleted.answer.status, 204, deleted.answer.text)
       t.match(deleted.texts.at(-1), OUTBOX)
-      t.same(await deliveriesOf(doc.body.id), ['document.created', 'document.deleted'])
+      t.strictSame(await deliveriesOf(doc.body.id), ['document.created', 'document.deleted'])
       // What it knows now holds after a write with the outbox that wrote nothing.
       const other = await a('POST', '/v1/documents', newDocument())
       const refused = await sent(async () => await c('DELETE', `/v1/documents/${other.body.id as string}`, undefined, { 'if-match': '"stale"' }))
@@ -99,7 +99,7 @@ for (const db of databases) {
       t.equal(next.answer.status, 204)
       t.equal(next.texts.length, 1, { texts: next.texts })
       t.match(next.texts[0], OUTBOX)
-      t.same(await deliveriesOf(other.body.id), ['document.created', 'document.deleted'])
+      t.strictSame(await deliveriesOf(other.body.id), ['document.created', 'document.deleted'])
     })
 
     await t.test('with an idempotency key: the key is taken by the write that applies, and its repeat refused naming it', async t => {
@@ -113,7 +113,7 @@ for (const db of databases) {
       const again = await c('POST', '/v1/documents', body, { 'svc-idempotency-key': key })
       t.equal(again.status, 409, again.text)
       t.equal(again.body.instance, `/v1/documents/${first.answer.body.id as string}`)
-      t.same(await deliveriesOf(first.answer.body.id), ['document.created'], 'one event')
+      t.strictSame(await deliveriesOf(first.answer.body.id), ['document.created'], 'one event')
     })
 
     await t.test('the subscription switched off: the next write carries its outbox and finds none; the one after is quiet', async t => {
@@ -122,7 +122,7 @@ for (const db of databases) {
       const first = await sent(async () => await a('POST', '/v1/documents', newDocument()))
       t.equal(first.texts.length, 1, { texts: first.texts })
       t.match(first.texts[0], OUTBOX)
-      t.same(await deliveriesOf(first.answer.body.id), [])
+      t.strictSame(await deliveriesOf(first.answer.body.id), [])
       const next = await sent(async () => await a('POST', '/v1/documents', newDocument()))
       t.equal(next.texts.length, 1, { texts: next.texts })
       t.match(next.texts[0], QUIET)

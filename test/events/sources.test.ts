@@ -23,8 +23,8 @@ for (const db of databases) {
         { prefer: 'respond-async', 'x-request-id': 'the-job-request', 'content-type': 'application/json' })
       t.equal(accepted.status, 202)
       await hook.waitFor(2)
-      t.same(hook.got.map(r => r.headers['x-request-id']), ['the-job-request', 'the-job-request'])
-      t.same(hook.got.map(r => r.json.data.name).sort(), ['Job 1', 'Job 2'])
+      t.strictSame(hook.got.map(r => r.headers['x-request-id']), ['the-job-request', 'the-job-request'])
+      t.strictSame(hook.got.map(r => r.json.data.name).sort(), ['Job 1', 'Job 2'])
 
       const author = hook.got[0]?.json.data
       const doc = (await call('POST', '/v1/documents', { name: `scanned-${randomUUID()}`, authorId: author.id, kind: 'INVOICE' })).body
@@ -95,7 +95,7 @@ for (const db of databases) {
       for (const [method, path] of writes) {
         const credentials = await call(method, path, { url: 'https://hooks:s3cr3t@hooks.example.com/in', events: ['author.created'] })
         t.equal(credentials.status, 400, `${method}: a URL with a user and password`)
-        t.same(credentials.body.context, [{ code: 'URL_CREDENTIALS', field: 'url', source: 'body', message: 'must not carry a user name or password, which every read of the subscription would show; the subscriber authenticates deliveries by their signature' }], `${method}: no value`)
+        t.strictSame(credentials.body.context, [{ code: 'URL_CREDENTIALS', field: 'url', source: 'body', message: 'must not carry a user name or password, which every read of the subscription would show; the subscriber authenticates deliveries by their signature' }], `${method}: no value`)
         t.notMatch(JSON.stringify(credentials.body), /s3cr3t/, `${method}: the password is not sent back`)
       }
       const unknown = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { events: ['author.eaten'] })

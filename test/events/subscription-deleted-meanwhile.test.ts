@@ -47,7 +47,7 @@ t.test('a change made while a subscription that wants its event is deleted', { s
     const gone = await subscribe()
     t.equal(await deletedMeanwhile(store, sibling, gone, write), 201, `${name}: the change is made`)
     const { rows } = await store.query<{ n: number, sub: string }>('SELECT subscription_id AS sub, count(*)::int AS n FROM event_deliveries GROUP BY 1')
-    t.same(rows.map(r => r.sub), [kept], `${name}: its event went to the subscription that remains`)
+    t.strictSame(rows.map(r => r.sub), [kept], `${name}: its event went to the subscription that remains`)
   }
 
   t.test('an application\'s own event, emitted meanwhile', async t => {

@@ -105,7 +105,7 @@ for (const db of databases) {
       const get = document.paths[`${path}/{subscriptionId}`]?.get
       t.ok(get?.responses['304'], 'the document lists the 304')
       t.ok(get?.responses['412'], 'and the 412')
-      t.same((get?.parameters ?? []).map(p => p.$ref).filter(r => r !== undefined && /If(None)?Match/.test(r)).sort(), ['#/components/parameters/IfMatch', '#/components/parameters/IfNoneMatch'], 'and both headers')
+      t.strictSame((get?.parameters ?? []).map(p => p.$ref).filter(r => r !== undefined && /If(None)?Match/.test(r)).sort(), ['#/components/parameters/IfMatch', '#/components/parameters/IfNoneMatch'], 'and both headers')
     })
 
     t.test('a query parameter on an item route or a write is a 400 naming it; nothing is done', async t => {
@@ -122,7 +122,7 @@ for (const db of databases) {
         const res = await call(method, url, body, headers)
         t.equal(res.status, 400, `${method} ${url}`)
         const parameter = new URL(url, base).searchParams.keys().next().value
-        t.same(res.body.context.map((c: { field: string, source: string }) => [c.field, c.source]), [[parameter, 'query']], `${method} ${url}: names the parameter`)
+        t.strictSame(res.body.context.map((c: { field: string, source: string }) => [c.field, c.source]), [[parameter, 'query']], `${method} ${url}: names the parameter`)
       }
       const still = await call('GET', item)
       t.equal(still.status, 200, 'nothing was deleted')

@@ -59,10 +59,10 @@ t.test('at save: no credentials; https only; no literal or name reaching an inte
 t.test('a refusal the insecure setting would lift names that setting, when one is given', async t => {
   const resolve = stub({ 'hooks.example.com': ['93.184.216.34'], localhost: ['127.0.0.1'] })
   const setting = 'WEBHOOK_ALLOW_INSECURE_TARGETS=true'
-  t.same(await refuseTarget('http://hooks.example.com/in', false, resolve, setting), { code: 'URL_NOT_HTTPS', message: `must be an https:// URL (in local development, ${setting} allows it)` })
-  t.same(await refuseTarget('https://localhost:8443/in', false, resolve, setting), { code: 'URL_INTERNAL_ADDRESS', message: `must not resolve to a loopback, private, link-local or other internal address (in local development, ${setting} allows it)` })
-  t.same(await refuseTarget('http://hooks.example.com/in', false, resolve), { code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }, 'none named')
-  t.same(await refuseTarget('https://nowhere.example.com/in', false, resolve, setting), { code: 'URL_UNRESOLVABLE', message: 'must name a host that resolves to an address' }, 'a host that does not resolve: no setting lifts that')
+  t.strictSame(await refuseTarget('http://hooks.example.com/in', false, resolve, setting), { code: 'URL_NOT_HTTPS', message: `must be an https:// URL (in local development, ${setting} allows it)` })
+  t.strictSame(await refuseTarget('https://localhost:8443/in', false, resolve, setting), { code: 'URL_INTERNAL_ADDRESS', message: `must not resolve to a loopback, private, link-local or other internal address (in local development, ${setting} allows it)` })
+  t.strictSame(await refuseTarget('http://hooks.example.com/in', false, resolve), { code: 'URL_NOT_HTTPS', message: 'must be an https:// URL' }, 'none named')
+  t.strictSame(await refuseTarget('https://nowhere.example.com/in', false, resolve, setting), { code: 'URL_UNRESOLVABLE', message: 'must name a host that resolves to an address' }, 'a host that does not resolve: no setting lifts that')
 })
 
 t.test('at connect: every address a name resolves to is checked again; literals before the attempt', async t => {
@@ -70,8 +70,8 @@ t.test('at connect: every address a name resolves to is checked again; literals 
   const ask = async (host: string, all: boolean): Promise<{ err: Error | null, address: unknown }> => await new Promise((resolve) => {
     (lookup as any)(host, { all }, (err: Error | null, address: unknown) => { resolve({ err, address }) })
   })
-  t.same(await ask('good.example.com', false), { err: null, address: '93.184.216.34' })
-  t.same((await ask('good.example.com', true)).address, [{ address: '93.184.216.34', family: 4 }])
+  t.strictSame(await ask('good.example.com', false), { err: null, address: '93.184.216.34' })
+  t.strictSame((await ask('good.example.com', true)).address, [{ address: '93.184.216.34', family: 4 }])
   t.match((await ask('rebound.example.com', false)).err, { code: 'SVC_ERR_INTERNAL_TARGET' })
   t.match((await ask('empty.example.com', false)).err, { code: 'SVC_ERR_INTERNAL_TARGET' })
   t.match((await ask('unknown.example.com', false)).err, { code: 'ENOTFOUND' })
@@ -82,11 +82,11 @@ t.test('at connect: every address a name resolves to is checked again; literals 
 })
 
 t.test('WEBHOOK_RETRY_SCHEDULE: comma-separated durations', async t => {
-  t.same(parseRetrySchedule('5s,5m,30m,2h,5h,10h,10h'), [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
-  t.same(parseRetrySchedule(' 100ms , 1 second '), [100, 1000])
+  t.strictSame(parseRetrySchedule('5s,5m,30m,2h,5h,10h,10h'), [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000])
+  t.strictSame(parseRetrySchedule(' 100ms , 1 second '), [100, 1000])
   for (const bad of ['', '5s,', 'soon', '5 fortnights', '-1s']) t.equal(parseRetrySchedule(bad), null, bad)
   fc.assert(fc.property(fc.array(fc.nat({ max: 10_000_000 }), { minLength: 1, maxLength: 10 }), (ms) => {
-    t.same(parseRetrySchedule(ms.map(n => `${n}ms`).join(',')), ms)
+    t.strictSame(parseRetrySchedule(ms.map(n => `${n}ms`).join(',')), ms)
   }))
 })
 

@@ -9,9 +9,9 @@ t.test('a quiet check per event type until a subscription is found to want it, a
     return { key: 'subs', values: [type], sql: () => 'true' }
   }, 2)
   const first = wanted.quiet('note.created', 'prod')
-  t.same(first?.values, ['note.created'])
+  t.strictSame(first?.values, ['note.created'])
   t.equal(wanted.quiet('note.created', 'preprod'), first, 'one check per type, whatever the context')
-  t.same(made, ['note.created'])
+  t.strictSame(made, ['note.created'])
 
   wanted.heard('note.created', 'prod', true)
   t.equal(wanted.quiet('note.created', 'prod'), null, 'wanted in prod')

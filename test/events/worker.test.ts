@@ -34,7 +34,7 @@ for (const db of databases) {
       slow.setRespond((_r, res) => { res.statusCode = 204; res.end() })
       for (const res of held) { res.statusCode = 204; res.end() }
       await slow.waitFor(EVENTS)
-      t.same(new Set(slow.got.map(r => r.headers['webhook-id'])).size, EVENTS, 'each event once')
+      t.strictSame(new Set(slow.got.map(r => r.headers['webhook-id'])).size, EVENTS, 'each event once')
     })
 
     t.test('a 2xx is a success whatever its body; a redirect, never followed, and a problem are retried', async t => {

@@ -34,7 +34,7 @@ t.test('the example calls the reference service with the convention\'s headers, 
 
   const read = await app.inject({ url: `/v1/reviewers/${id as string}`, headers: { ...UA, 'x-request-id': 'req-2' } })
   t.equal(read.statusCode, 200)
-  t.same(read.json(), { id, name: 'Ann' })
+  t.strictSame(read.json(), { id, name: 'Ann' })
   const sandbox = await app.inject({ url: `/v1/reviewers/${id as string}`, headers: { ...UA, 'x-request-id': 'req-4', 'svc-execution-context': 'sandbox' } })
   t.equal(sandbox.statusCode, 404, 'the reference service keeps each context\'s data apart: the context travelled')
   t.match(seen.at(-1), { 'x-request-id': 'req-4', 'svc-execution-context': 'sandbox' })

@@ -30,7 +30,7 @@ t.test('the events example: a resource\'s writes and a route of its own emit, de
   for (const r of hook.got) verify(whsec, r)
   const byType = Object.fromEntries(hook.got.map(r => [r.json.type, r]))
   t.match(byType['note.created']?.json.data, { text: 'hello', ref: /^svc:note::/ })
-  t.same(byType['order.shipped']?.json.data, { id: 'o-1', shipped: true })
+  t.strictSame(byType['order.shipped']?.json.data, { id: 'o-1', shipped: true })
   t.equal(byType['order.shipped']?.headers['x-request-id'], 'ship-1')
   t.equal(byType['order.shipped']?.headers['svc-service'], 'id=1b4e28ba-2fa1-41d2-883f-0016d3cca427; name=notes-service')
 })

@@ -12,7 +12,7 @@ t.test('an invoice\'s scan: upload, read back, remove', async t => {
   const app = await build({ jwtSecret, cursorSecret: 'a cursor secret of thirty-two bytes' })
   t.teardown(() => app.close())
   await app.ready()
-  t.same(lintOpenApi(app.swagger()), [], 'the OpenAPI document passes the convention linter')
+  t.strictSame(lintOpenApi(app.swagger()), [], 'the OpenAPI document passes the convention linter')
   const invoice = (await app.inject({ method: 'POST', url: '/v1/invoices', headers: headers(), payload: { number: 'INV-1' } })).json()
   t.equal(invoice.scan, null)
   const url = `/v1/invoices/${invoice.id as string}/scan`
@@ -25,7 +25,7 @@ t.test('an invoice\'s scan: upload, read back, remove', async t => {
   t.equal(after.etag, put.headers.etag)
   const got = await app.inject({ url, headers: headers({ accept: 'application/*' }) })
   t.equal(got.statusCode, 200)
-  t.same(got.rawPayload, pdf)
+  t.strictSame(got.rawPayload, pdf)
   t.equal(got.headers['content-disposition'], 'attachment; filename="facture n?1.pdf"; filename*=UTF-8\'\'facture%20n%C2%B01.pdf')
   t.equal((await app.inject({ url, headers: headers({ accept: 'image/png' }) })).statusCode, 406)
   t.equal((await app.inject({ method: 'PUT', url, headers: headers({ 'content-type': 'image/gif', 'if-match': after.etag }), payload: 'GIF89a' })).statusCode, 415)

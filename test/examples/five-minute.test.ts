@@ -17,11 +17,11 @@ t.test('the five-minute server follows the conventions', async (t) => {
   const created = await app.inject({ method: 'POST', url: '/v1/orders', headers: rw, payload: { item: 'pen', quantity: 2 } })
   t.equal(created.statusCode, 201)
   t.equal(created.headers.location, '/v1/orders/1')
-  t.same(created.json(), { id: '1', item: 'pen', quantity: 2 })
+  t.strictSame(created.json(), { id: '1', item: 'pen', quantity: 2 })
 
   const read = await app.inject({ url: '/v1/orders/1', headers: bearer('orders:read'), query: {} })
   t.equal(read.statusCode, 200)
-  t.same(read.json(), { id: '1', item: 'pen', quantity: 2 })
+  t.strictSame(read.json(), { id: '1', item: 'pen', quantity: 2 })
   t.equal(read.headers['cache-control'], 'no-store', 'authenticated responses are not cached')
   t.equal(read.headers['x-request-id'], undefined, 'nothing echoed when no X-Request-ID was sent')
 
@@ -61,7 +61,7 @@ t.test('requests the conventions refuse, as problems', async (t) => {
   const invalid = await app.inject({ method: 'POST', url: '/v1/orders', headers: rw, payload: { item: '', quantity: '2', colour: 'red' } })
   t.equal(invalid.statusCode, 400)
   t.match(invalid.json(), { title: 'Invalid Data' })
-  t.same(invalid.json().context.map((c: { field: string }) => c.field).sort(), ['colour', 'item', 'quantity'], 'every error at once, no coercion of "2"')
+  t.strictSame(invalid.json().context.map((c: { field: string }) => c.field).sort(), ['colour', 'item', 'quantity'], 'every error at once, no coercion of "2"')
 })
 
 t.test('OPTIONS, preflights and the OpenAPI document', async (t) => {
@@ -79,16 +79,16 @@ t.test('OPTIONS, preflights and the OpenAPI document', async (t) => {
   t.equal(doc.statusCode, 200)
   // Shared headers written in place, to read them per operation.
   const paths = inlineHeaders(doc.json()).paths
-  t.same(Object.keys(paths).sort(), ['/openapi.json', '/v1/orders', '/v1/orders/{orderId}'], 'every route, the document\'s own included')
+  t.strictSame(Object.keys(paths).sort(), ['/openapi.json', '/v1/orders', '/v1/orders/{orderId}'], 'every route, the document\'s own included')
   t.match(paths['/v1/orders'].post.responses, { 201: {}, default: { description: /^A problem \(RFC 9457\): 400, 401, 403, 404, 406, 413, 415, 429 or 500/ } })
-  t.same(doc.json().security, [{ bearerAuth: [] }], 'bearer security')
+  t.strictSame(doc.json().security, [{ bearerAuth: [] }], 'bearer security')
   t.match(doc.json().components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer' } })
   t.equal(doc.json().openapi, '3.1.0')
-  t.same(doc.json()['x-request-headers'].map((p: { in: string, name: string }) => `${p.in}:${p.name}`),
+  t.strictSame(doc.json()['x-request-headers'].map((p: { in: string, name: string }) => `${p.in}:${p.name}`),
     ['header:User-Agent', 'header:X-Request-ID', 'header:Svc-Execution-Context', 'header:Svc-Service'], 'the convention\'s headers, once')
-  t.same(paths['/v1/orders/{orderId}'].get.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`), ['path:orderId'], 'and the operation\'s own')
+  t.strictSame(paths['/v1/orders/{orderId}'].get.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`), ['path:orderId'], 'and the operation\'s own')
   t.match(paths['/v1/orders/{orderId}'].get.responses, { 200: {}, default: { content: { 'application/problem+json': {} } } }, 'the problem responses')
-  t.same(lintOpenApi(doc.json()), [], 'the hand-written routes pass the convention linter')
+  t.strictSame(lintOpenApi(doc.json()), [], 'the hand-written routes pass the convention linter')
 })
 
 t.test('a missing secret fails at boot, naming the option', async (t) => {

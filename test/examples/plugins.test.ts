@@ -116,7 +116,7 @@ t.test('jobs', async t => {
   for (let i = 0; ; i++) {
     const now = (await app.inject({ url: `/v1/jobs/${job.id as string}`, headers })).json()
     if (now.status === 'SUCCEEDED') {
-      t.same(now.result, { jobs: 1 }, 'the job ran, counting itself')
+      t.strictSame(now.result, { jobs: 1 }, 'the job ran, counting itself')
       break
     }
     t.ok(i < 3000, 'the job ends')

@@ -41,7 +41,7 @@ t.test('every ```ts block of the README and of docs/ is an example, or a region 
   }
   t.ok(count >= 10, 'the README and the plugin pages show the examples')
   const unused = [...samples.keys()].filter(name => name.includes('#region') && !used.has(name))
-  t.same(unused, [], 'every readme-* region appears in the README or a page of docs/')
+  t.strictSame(unused, [], 'every readme-* region appears in the README or a page of docs/')
 })
 
 t.test('the examples import the suite by its package name, as users do', async (t) => {
@@ -59,7 +59,7 @@ t.test('the README opens with the two commands', async (t) => {
 
 t.test('fenced blocks and regions are read as written', async (t) => {
   const md = '# A\n```ts\nconst a = 1\n```\n## B\n```sh\nls\n```\n```ts\n\nb()\n```\n'
-  t.same(fencedBlocks(md), [
+  t.strictSame(fencedBlocks(md), [
     { line: 2, heading: '# A', code: 'const a = 1\n' },
     { line: 9, heading: '## B', code: '\nb()\n' }
   ])
@@ -78,7 +78,7 @@ t.test('fenced blocks and regions are read as written', async (t) => {
     '// #endregion',
     'main()'
   ].join('\n')
-  t.same(regions(source), [
+  t.strictSame(regions(source), [
     { name: 'readme-inner', code: 'const y = 1\n\n  return y\n' },
     { name: 'readme-outer', code: 'function f () {\n  const y = 1\n\n    return y\n}\n' }
   ])

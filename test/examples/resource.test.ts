@@ -31,7 +31,7 @@ for (const engine of engines) {
     const app = await engine.open(t)
     t.teardown(() => app.close())
     await app.ready()
-    t.same(lintOpenApi(app.swagger()), [], 'the OpenAPI document passes the convention linter')
+    t.strictSame(lintOpenApi(app.swagger()), [], 'the OpenAPI document passes the convention linter')
 
     const created = await app.inject({ method: 'POST', url: '/v1/books', headers: headers(), payload: { title: 'Dune', isbn: '9780441013593', pageCount: 412 } })
     t.equal(created.statusCode, 201)
@@ -45,7 +45,7 @@ for (const engine of engines) {
 
     const invalid = await app.inject({ method: 'POST', url: '/v1/books', headers: headers(), payload: { title: '', isbn: '123', pageCount: 0, id: 'mine', colour: 'red' } })
     t.equal(invalid.statusCode, 400)
-    t.same(invalid.json().context.map((c: { field: string }) => c.field).sort(), ['colour', 'id', 'isbn', 'pageCount', 'title'])
+    t.strictSame(invalid.json().context.map((c: { field: string }) => c.field).sort(), ['colour', 'id', 'isbn', 'pageCount', 'title'])
 
     const read = await app.inject({ url: `/v1/books/${dune.id}`, headers: headers({}, 'books:read') })
     t.equal(read.statusCode, 200)
@@ -68,11 +68,11 @@ for (const engine of engines) {
     const first = await app.inject({ url: '/v1/books?format=EBOOK&ordering=-pageCount&limit=2', headers: headers() })
     t.equal(first.statusCode, 200)
     const page = first.json()
-    t.same(page.results.map((b: { pageCount: number }) => b.pageCount), [300, 200])
+    t.strictSame(page.results.map((b: { pageCount: number }) => b.pageCount), [300, 200])
     t.equal(page.paging.previous, null)
     const next = new URL(page.paging.next.url)
     const second = (await app.inject({ url: next.pathname + next.search, headers: headers() })).json()
-    t.same(second.results.map((b: { pageCount: number }) => b.pageCount), [100])
+    t.strictSame(second.results.map((b: { pageCount: number }) => b.pageCount), [100])
     t.equal(second.paging.next, null)
 
     const cursor = next.searchParams.get('cursor') ?? ''
@@ -80,7 +80,7 @@ for (const engine of engines) {
     t.equal(tampered.statusCode, 400, 'a tampered cursor is refused, not served')
 
     const fiql = await app.inject({ url: `/v1/books?filter=${encodeURIComponent('pageCount=ge=300;format=in=(EBOOK,PAPERBACK)')}&ordering=pageCount`, headers: headers() })
-    t.same(fiql.json().results.map((b: { isbn: string }) => b.isbn), ['9780000000102', '9780441013593'])
+    t.strictSame(fiql.json().results.map((b: { isbn: string }) => b.isbn), ['9780000000102', '9780441013593'])
     const counted = await app.inject({ url: '/v1/books?offset=0&totalCount=true&title=Book*', headers: headers() })
     t.match(counted.json().paging, { offset: 0, totalCount: 4 })
     const unsortable = await app.inject({ url: '/v1/books?ordering=isbn', headers: headers() })

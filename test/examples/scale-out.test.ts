@@ -36,7 +36,7 @@ t.test('two instances over one PostgreSQL server behave as one service', { skip:
   const next = new URL(page.paging.next.url)
   const rest = await b.inject({ url: next.pathname + next.search, headers: headers() })
   t.equal(rest.statusCode, 200, 'a cursor from one instance pages on another with the same CURSOR_SECRET')
-  t.same(rest.json().results.map((x: { pageCount: number }) => x.pageCount), [30])
+  t.strictSame(rest.json().results.map((x: { pageCount: number }) => x.pageCount), [30])
   const refused = await foreign.inject({ url: next.pathname + next.search, headers: headers() })
   t.equal(refused.statusCode, 400, 'an instance with another CURSOR_SECRET refuses the cursor')
 

@@ -40,5 +40,5 @@ t.test('examples/memory-collection.ts listens alone and pages its array', async 
   const base = await startExample(t, 'memory-collection.ts', {})
   const res = await fetch(`${base}/books?limit=2&ordering=-year`)
   t.equal(res.status, 200)
-  t.same((await res.json() as { results: Array<{ id: string }> }).results.map(b => b.id), ['b3', 'b2'])
+  t.strictSame((await res.json() as { results: Array<{ id: string }> }).results.map(b => b.id), ['b3', 'b2'])
 })

@@ -34,7 +34,7 @@ t.test('the webhook example applies each signed delivery once', async (t) => {
   t.equal(first.statusCode, 204)
   const replay = await app.inject(delivery('msg_1', { invoiceId: 'inv-1', amount: '120.50' }))
   t.equal(replay.statusCode, 204, 'a replayed delivery is acknowledged')
-  t.same(await payments(), [{ invoice_id: 'inv-1', amount: '120.50' }], 'and not applied twice')
+  t.strictSame(await payments(), [{ invoice_id: 'inv-1', amount: '120.50' }], 'and not applied twice')
 
   const cases: Array<[string, ReturnType<typeof delivery>, number]> = [
     ['forged signature', delivery('msg_2', { invoiceId: 'inv-2', amount: '1' }, {}, `whsec_${Buffer.from('somebody else\'s secret of 32 bytes..').toString('base64')}`), 401],

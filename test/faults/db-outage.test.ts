@@ -64,7 +64,7 @@ t.test('the database server stops under load and comes back', { skip: SKIP_OWN_S
       await sleep(BURST_MS)
       const after = seen.slice(from).filter(s => s.phase === 'after')
       t.ok(after.length > 20, `load after the recovery (${after.length} answers)`)
-      t.same(after.filter(s => s.answer.status >= 400).map(s => `${s.what}: ${s.answer.status}`), [], 'every request after the recovery succeeds')
+      t.strictSame(after.filter(s => s.answer.status >= 400).map(s => `${s.what}: ${s.answer.status}`), [], 'every request after the recovery succeeds')
     })
   }
   await traffic.stop()
@@ -72,13 +72,13 @@ t.test('the database server stops under load and comes back', { skip: SKIP_OWN_S
   t.equal(svc.child.exitCode, null, 'the service never exited')
   t.equal(svc.child.signalCode, null)
   const thrown = traffic.results.filter(r => r instanceof Error)
-  t.same(thrown.map(e => (e as Error).message), [], 'no connection was reset or refused')
+  t.strictSame(thrown.map(e => (e as Error).message), [], 'no connection was reset or refused')
 
   const before = seen.filter(s => s.phase === 'before')
-  t.same(before.filter(s => s.answer.status >= 400).map(s => `${s.what}: ${s.answer.status}`), [], `everything succeeds before the outage (${before.length} answers)`)
+  t.strictSame(before.filter(s => s.answer.status >= 400).map(s => `${s.what}: ${s.answer.status}`), [], `everything succeeds before the outage (${before.length} answers)`)
   const down = seen.filter(s => s.phase === 'down')
   t.ok(down.length > 20, `load during the outage (${down.length} answers)`)
-  t.same(down.filter(s => s.answer.status < 500).map(s => `${s.what}: ${s.answer.status}`), [], 'nothing succeeds while the database is down')
+  t.strictSame(down.filter(s => s.answer.status < 500).map(s => `${s.what}: ${s.answer.status}`), [], 'nothing succeeds while the database is down')
 
   const failures = seen.filter(s => s.answer.status >= 400)
   t.ok(failures.length >= down.length)
@@ -97,6 +97,6 @@ t.test('the database server stops under load and comes back', { skip: SKIP_OWN_S
     ].filter(p => p !== null)
     if (problems.length > 0) wrong.push(`${what} ${answer.status} (${problems.join(', ')}): ${answer.text}`)
   }
-  t.same(wrong.slice(0, 5), [], `every failure is a 503/500 problem body with nothing internal (${failures.length} failures)`)
+  t.strictSame(wrong.slice(0, 5), [], `every failure is a 503/500 problem body with nothing internal (${failures.length} failures)`)
   t.comment(`${seen.length} answers, ${failures.length} failed: ${[...new Set(failures.map(f => f.answer.status))].join(', ')}`)
 })

@@ -42,7 +42,7 @@ t.test('two instances on one database', { skip: SKIP }, async t => {
       t.equal(again.body.instance, location)
     }
     const rows = await sql(db.url, 'SELECT id FROM authors WHERE email = $1', [email])
-    t.same(rows.map(r => r.id), [created.body.id], 'exactly one author in the database')
+    t.strictSame(rows.map(r => r.id), [created.body.id], 'exactly one author in the database')
   })
 
   t.test('the same key on PATCH, concurrently on both: applied once, every answer 204', async t => {
@@ -52,7 +52,7 @@ t.test('two instances on one database', { skip: SKIP }, async t => {
     // If-Match on the first ETag: a second application would fail it (412), not replay.
     const answers = await Promise.all(Array.from({ length: N }, async (_, i) =>
       await call(on(i), 'PATCH', `/v1/documents/${doc.body.id as string}`, { pageCount: 7 }, { 'svc-idempotency-key': k, 'if-match': doc.body.etag, 'content-type': 'application/merge-patch+json' })))
-    t.same(answers.map(x => x.status), Array(N).fill(204), 'a repeated PATCH answers 2xx (an idempotent action)')
+    t.strictSame(answers.map(x => x.status), Array(N).fill(204), 'a repeated PATCH answers 2xx (an idempotent action)')
     const now = await call(b.base, 'GET', `/v1/documents/${doc.body.id as string}`)
     t.equal(now.body.pageCount, 7)
     t.not(now.body.etag, doc.body.etag)
@@ -72,9 +72,9 @@ t.test('two instances on one database', { skip: SKIP }, async t => {
     const messages = ids.map(() => `msg_${randomUUID()}`)
     const answers = await Promise.all(ids.flatMap((id, d) => Array.from({ length: N }, async (_, i) =>
       await deliver(on(i), messages[d] as string, { documentId: id, pageCount: 3 + d, fingerprint: `sha256:${d}` }))))
-    t.same([...new Set(answers.map(x => x.status))], [204], 'every delivery and replay is acknowledged with 204')
+    t.strictSame([...new Set(answers.map(x => x.status))], [204], 'every delivery and replay is acknowledged with 204')
     const effects = await sql<{ doc: string, n: number }>(db.url, 'SELECT doc, count(*)::int AS n FROM scan_effects GROUP BY doc ORDER BY doc')
-    t.same(effects, [...ids].sort().map(doc => ({ doc, n: 1 })), 'each delivery changed its document exactly once')
+    t.strictSame(effects, [...ids].sort().map(doc => ({ doc, n: 1 })), 'each delivery changed its document exactly once')
     const recorded = await sql<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE delivery_id = ANY($1)', [messages])
     t.equal(recorded[0]?.n, messages.length, 'each delivery id recorded once')
     for (const [d, id] of ids.entries()) {

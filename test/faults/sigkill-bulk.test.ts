@@ -61,7 +61,7 @@ t.test('SIGKILL during ATOMIC bulks leaves each bulk all or nothing', { skip: SK
       t.equal(signal, 'SIGKILL', 'killed')
       await stopped
       const errors = traffic.results.filter((r): r is Error => r instanceof Error)
-      t.same(errors.filter(e => e.message.startsWith('bulk ')).map(e => e.message), [], 'no bulk failed before the kill')
+      t.strictSame(errors.filter(e => e.message.startsWith('bulk ')).map(e => e.message), [], 'no bulk failed before the kill')
       cutOff += pending
       t.comment(`${traffic.results.length - errors.length} bulks answered, ${pending} in flight at the kill`)
       // Torn down with the parent test: the next round uses it.
@@ -74,9 +74,9 @@ t.test('SIGKILL during ATOMIC bulks leaves each bulk all or nothing', { skip: SK
   const rows = await sql<{ marker: string, n: number }>(db.url,
     "SELECT description AS marker, count(*)::int AS n FROM documents WHERE name LIKE 'r%-w%-b%-d%' GROUP BY description")
   const partial = rows.filter(r => r.n !== CREATES)
-  t.same(partial, [], 'no bulk is there in part')
+  t.strictSame(partial, [], 'no bulk is there in part')
   const stored = new Set(rows.map(r => r.marker))
-  t.same([...acknowledged].filter(m => !stored.has(m)), [], 'every bulk answered SUCCEEDED is stored')
+  t.strictSame([...acknowledged].filter(m => !stored.has(m)), [], 'every bulk answered SUCCEEDED is stored')
   t.comment(`${stored.size} bulks stored, ${acknowledged.size} of them acknowledged before a kill`)
 
   // The UPDATE of each worker's document went with its bulk's creates: the document shows the
@@ -84,7 +84,7 @@ t.test('SIGKILL during ATOMIC bulks leaves each bulk all or nothing', { skip: SK
   const last = new Map<number, string>()
   for (const m of [...stored].sort((a, b) => order(a) - order(b))) last.set(Number(/-w(\d+)-/.exec(m)?.[1]), m)
   const owned = await sql<{ name: string, description: string }>(db.url, "SELECT name, description FROM documents WHERE name LIKE 'owned-%' ORDER BY name")
-  t.same(owned.map(o => o.description), workers.map((_, w) => last.get(w) ?? null), 'each owned document holds its last stored bulk\'s update')
+  t.strictSame(owned.map(o => o.description), workers.map((_, w) => last.get(w) ?? null), 'each owned document holds its last stored bulk\'s update')
 
   // The restarted service serves bulks again.
   const after = await call(svc.base, 'PATCH', '/v1/documents', {

@@ -66,8 +66,8 @@ t.test('SIGKILL between the commit and the delivery: after a restart every event
   // The outcomes are recorded in batches, just after the answers.
   await eventually(async () => (await succeeded(db.url)) === 50, 30_000, 'every delivery recorded')
   const states = await sql<{ status: string, n: number }>(db.url, 'SELECT status, count(*)::int AS n FROM event_deliveries GROUP BY status')
-  t.same(states, [{ status: 'SUCCEEDED', n: 50 }])
-  t.same([...hook.seen.values()].filter(n => n !== 1), [], 'each answered once')
+  t.strictSame(states, [{ status: 'SUCCEEDED', n: 50 }])
+  t.strictSame([...hook.seen.values()].filter(n => n !== 1), [], 'each answered once')
 })
 
 t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP }, async t => {
@@ -81,7 +81,7 @@ t.test('two instances, 1,000 events: each delivered exactly once', { skip: SKIP 
   await eventually(async () => (await succeeded(db.url)) === 1000, 30_000, 'every delivery recorded')
   await new Promise((resolve) => setTimeout(resolve, 1000))
   t.equal(hook.seen.size, 1000)
-  t.same([...hook.seen.values()].filter(n => n !== 1), [], 'no webhook-id delivered twice')
+  t.strictSame([...hook.seen.values()].filter(n => n !== 1), [], 'no webhook-id delivered twice')
   const owners = await sql<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM event_deliveries WHERE status = 'SUCCEEDED' AND attempt_count = 1")
   t.equal(owners[0]?.n, 1000, 'one attempt each')
 })
@@ -99,5 +99,5 @@ t.test('WEBHOOK_DELIVERY=false: an instance that only writes events; another del
   t.equal(untouched[0]?.n, 100, 'every event written, none claimed')
   await startService(t, db.url, INSECURE)
   await eventually(async () => hook.seen.size === 100, 120_000, 'every event delivered by the other instance')
-  t.same([...hook.seen.values()].filter(n => n !== 1), [], 'each once')
+  t.strictSame([...hook.seen.values()].filter(n => n !== 1), [], 'each once')
 })

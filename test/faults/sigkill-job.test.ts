@@ -38,11 +38,11 @@ t.test('SIGKILL during a 10,000-operation ISOLATED job: taken up again, each ope
   t.match(done, { status: 'SUCCEEDED', operationCount: OPERATIONS, completedCount: OPERATIONS, problem: null })
   t.equal(done.result.status, 'SUCCEEDED')
   t.equal(done.result.operations.length, OPERATIONS)
-  t.same(done.result.operations.slice(0, 2).map((o: any) => o.operationId), ['op-0', 'op-1'], 'in request order')
+  t.strictSame(done.result.operations.slice(0, 2).map((o: any) => o.operationId), ['op-0', 'op-1'], 'in request order')
 
   const rows = await sql<{ name: string, n: number }>(db.url, "SELECT name, count(*)::int AS n FROM documents WHERE name LIKE 'job-doc-%' GROUP BY name")
   t.equal(rows.length, OPERATIONS, 'every operation applied')
-  t.same(rows.filter(r => r.n !== 1), [], 'none twice')
+  t.strictSame(rows.filter(r => r.n !== 1), [], 'none twice')
   const ids = new Set(done.result.operations.map((o: any) => o.entityId))
   const stored = await sql<{ id: string }>(db.url, "SELECT id FROM documents WHERE name LIKE 'job-doc-%'")
   t.ok(stored.every(r => ids.has(r.id)), 'each stored document is the one its operation reports')

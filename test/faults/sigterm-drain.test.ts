@@ -112,8 +112,8 @@ t.test('SIGTERM under load drains the requests in flight and loses none', { skip
 
   for (const s of slow) s.finish()
   const slowAnswers = await Promise.all(slow.map(async s => await s.answer))
-  t.same(slowAnswers.map(a => a.status), Array(SLOW).fill(201), 'the requests in flight complete with success')
-  t.same(slowAnswers.map(a => a.connection), Array(SLOW).fill('close'), 'and close their kept-alive connections, so the drain ends')
+  t.strictSame(slowAnswers.map(a => a.status), Array(SLOW).fill(201), 'the requests in flight complete with success')
+  t.strictSame(slowAnswers.map(a => a.connection), Array(SLOW).fill('close'), 'and close their kept-alive connections, so the drain ends')
 
   // Well before the 72 s kept-alive connections would take to time out.
   const { code, signal } = await exitOf(svc, 10_000)
@@ -124,11 +124,11 @@ t.test('SIGTERM under load drains the requests in flight and loses none', { skip
   const ids = accepted(svc)
   const byId = new Map(sent.map(s => [s.id, s]))
   const unanswered = [...ids].filter(id => id.startsWith('drain-') && !(typeof byId.get(id)?.status === 'number'))
-  t.same(unanswered, [], `every accepted request got an answer (${ids.size} accepted)`)
+  t.strictSame(unanswered, [], `every accepted request got an answer (${ids.size} accepted)`)
   const failed = sent.filter(s => typeof s.status === 'number' && (s.status < 200 || s.status >= 300)).map(s => `${s.id}: ${String(s.status)}`)
-  t.same(failed, [], 'every answer is a success')
+  t.strictSame(failed, [], 'every answer is a success')
   const errors = sent.filter(s => s.status instanceof Error)
-  t.same(errors.filter(s => ids.has(s.id)).map(s => s.id), [], 'no accepted request was reset')
+  t.strictSame(errors.filter(s => ids.has(s.id)).map(s => s.id), [], 'no accepted request was reset')
   t.comment(`${sent.length - errors.length} answered, ${errors.length} never reached the service (refused after the drain began)`)
 
   const acknowledged = sent.reduce((n, s) => n + s.writes, 0) + SLOW

@@ -301,15 +301,15 @@ t.test('files plugin alone', async t => {
   t.test('the document describes the bodies and the types of the download', async t => {
     const doc = JSON.parse((await app.inject({ url: '/openapi.json' })).body)
     const path = doc.paths['/v1/notes/{noteId}/attachment']
-    t.same(Object.keys(path.put.requestBody.content).sort(), ['application/pdf', 'multipart/form-data', 'text/plain; charset=UTF-8'])
-    t.same(Object.keys(path.get.responses['200'].content).sort(), ['application/pdf', 'text/plain; charset=UTF-8'])
+    t.strictSame(Object.keys(path.put.requestBody.content).sort(), ['application/pdf', 'multipart/form-data', 'text/plain; charset=UTF-8'])
+    t.strictSame(Object.keys(path.get.responses['200'].content).sort(), ['application/pdf', 'text/plain; charset=UTF-8'])
     // The download answers 304 (If-None-Match) and 412 (a stale If-Match): both listed, with both headers.
     t.ok(path.get.responses['304'], 'the 304')
     t.ok(path.get.responses['412'], 'the 412')
     // Those the path's operations share stand on the path, the others on the GET.
     const parameters = [...(path.parameters ?? []), ...(path.get.parameters ?? [])] as Array<{ $ref?: string }>
     const conditional = parameters.map(p => p.$ref).filter(r => r !== undefined && /If(None)?Match/.test(r))
-    t.same(conditional.sort(), ['#/components/parameters/IfMatch', '#/components/parameters/IfNoneMatch'], 'If-Match and If-None-Match')
+    t.strictSame(conditional.sort(), ['#/components/parameters/IfMatch', '#/components/parameters/IfNoneMatch'], 'If-Match and If-None-Match')
   })
 })
 

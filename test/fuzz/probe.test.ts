@@ -46,7 +46,7 @@ t.test('the probe\'s findings stay fixed', async (t) => {
       const known = await ask('TRACE')
       for (const m of ['FOO', 'get']) {
         const unknown = await ask(m)
-        t.same(unknown, { ...known, connection: 'close' }, `${m} ${path}: as TRACE (${String(known.status)}), the connection closed`)
+        t.strictSame(unknown, { ...known, connection: 'close' }, `${m} ${path}: as TRACE (${String(known.status)}), the connection closed`)
       }
     }
   })

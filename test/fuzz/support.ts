@@ -210,7 +210,7 @@ export function good (extra: Record<string, string> = {}): Record<string, string
 export function afterwards (t: Test, base: string, errors: unknown[]): void {
   t.test('afterwards', async (t) => {
     t.equal((await send(base, 'GET', '/v1/authors?limit=1', good())).status, 200, 'a normal request still succeeds')
-    t.same(errors, [], 'no unexpected error was logged')
+    t.strictSame(errors, [], 'no unexpected error was logged')
   })
 }
 

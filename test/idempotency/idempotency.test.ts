@@ -88,7 +88,7 @@ for (const db of databases) {
       for (const m of keys.migrations()) await store.exec(m.sql as string)
       const claim = claimOf()
       t.equal(await store.transaction(tx => keys.claim(tx, claim)), null)
-      t.same(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, etag: null })
+      t.strictSame(await keys.claim(store, { ...claim, target: '/other' }), { method: 'PUT', target: '/v1/documents/1', fingerprint: 'f', instance: '/v1/documents/1', status: 204, etag: null })
       t.equal(await keys.claim(store, claimOf({ key: 'with-an-etag-000000000', etag: '"e1"' })), null)
       t.equal((await keys.claim(store, claimOf({ key: 'with-an-etag-000000000' })))?.etag, '"e1"', 'the first answer\'s ETag is kept')
       t.equal(await keys.claim(store, { ...claim, ctx: 'preprod' }), null, 'keys are scoped by execution context')
@@ -101,13 +101,13 @@ for (const db of databases) {
       t.equal(await keys.claim(store, claimOf({ key: 'rolled-back-key-0000000' })), null, 'a rolled back claim leaves the key free')
       clock.advance(99)
       t.ok(await keys.claim(store, { ...claim, target: '/new' }), 'live until its ttl has passed')
-      t.same(await keys.purge(store), { deleted: 0, skipped: false }, 'and not purged')
+      t.strictSame(await keys.purge(store), { deleted: 0, skipped: false }, 'and not purged')
       clock.advance(1)
       t.equal(await keys.claim(store, { ...claim, target: '/new' }), null, 'expired: taken over')
       t.equal((await keys.claim(store, claim))?.target, '/new')
       clock.advance(100)
-      t.same(await keys.purge(store), { deleted: 6, skipped: false }, 'expired rows are purged')
-      t.same(await keys.purge(store), { deleted: 0, skipped: false })
+      t.strictSame(await keys.purge(store), { deleted: 6, skipped: false }, 'expired rows are purged')
+      t.strictSame(await keys.purge(store), { deleted: 0, skipped: false })
     })
 
     t.test('purge: in batches, and by one instance at a time', async t => {
@@ -129,11 +129,11 @@ for (const db of databases) {
           await held
         })
         await taken
-        t.same(await keys.purge(store), { deleted: 0, skipped: true }, 'skipped while another instance purges')
+        t.strictSame(await keys.purge(store), { deleted: 0, skipped: true }, 'skipped while another instance purges')
         release()
         await holder
       }
-      t.same(await keys.purge(store), { deleted: 8, skipped: false }, 'eight rows in batches of three')
+      t.strictSame(await keys.purge(store), { deleted: 8, skipped: false }, 'eight rows in batches of three')
       t.equal((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM idem_batches')).rows[0]?.n, 0)
     })
 

@@ -20,7 +20,7 @@ t.test('Prefer: the preference names, case-insensitive (RFC 7240)', async t => {
   for (const [header, names] of table) {
     const got = [...preferences(header)]
     for (const n of names.filter(n => !n.includes('"'))) t.ok(got.includes(n), `${JSON.stringify(header)} has ${n}`)
-    if (names.length === 0) t.same(got, [], `${JSON.stringify(header)} has none`)
+    if (names.length === 0) t.strictSame(got, [], `${JSON.stringify(header)} has none`)
   }
 })
 
@@ -145,7 +145,7 @@ for (const db of databases) {
       const done = await ended(id)
       t.match(done, { status: 'SUCCEEDED', result: { echo: { resumed: true }, steps: 2 } }, 'the handler saw the step done before')
       const { rows } = await store.query<{ attempts: number, lease_owner: string | null }>('SELECT attempts, lease_owner FROM jobs WHERE id = $1', [id])
-      t.same(rows[0], { attempts: 2, lease_owner: null })
+      t.strictSame(rows[0], { attempts: 2, lease_owner: null })
     })
 
     t.test('a job held by a live instance is not taken, and work of a lost lease does not commit', async t => {
@@ -189,11 +189,11 @@ for (const db of databases) {
       t.equal(first.results.length, 2)
       t.equal(first.results[0].status, 'FAILED', 'newest first')
       const next = json(await app.inject({ url: first.paging.next.url.replace(/^http:\/\/[^/]+/, ''), headers: h({}, sub) }))
-      t.same(next.results.map((j: any) => j.id), [ids[1], ids[0]])
+      t.strictSame(next.results.map((j: any) => j.id), [ids[1], ids[0]])
       t.equal(next.paging.next, null)
       const succeeded = json(await app.inject({ url: '/jobs?status=SUCCEEDED', headers: h({}, sub) }))
-      t.same(succeeded.results.map((j: any) => j.id).sort(), [...ids].sort())
-      t.same(json(await app.inject({ url: '/jobs', headers: h({}, sub, 'others:read') })).results, [], 'none of the collections it may read')
+      t.strictSame(succeeded.results.map((j: any) => j.id).sort(), [...ids].sort())
+      t.strictSame(json(await app.inject({ url: '/jobs', headers: h({}, sub, 'others:read') })).results, [], 'none of the collections it may read')
       const none = await app.inject({ url: '/jobs', headers: h({}, sub, 'nothing:read') })
       t.equal(none.statusCode, 403)
       t.match(json(none).detail, /things:read or others:read/)
@@ -218,7 +218,7 @@ for (const db of databases) {
       await started
       await slow.close()
       const { rows } = await store.query<{ status: string, lease_owner: string | null }>('SELECT status, lease_owner FROM jobs WHERE id = $1', [id])
-      t.same(rows[0], { status: 'RUNNING', lease_owner: null }, 'RUNNING, held by no one: the next instance takes it at once')
+      t.strictSame(rows[0], { status: 'RUNNING', lease_owner: null }, 'RUNNING, held by no one: the next instance takes it at once')
     })
   })
 }
@@ -361,9 +361,9 @@ t.test('ended jobs go after their retention, with their steps; open ones stay', 
   })
   app.jobs.wake()
   await eventually(async () => (await app.jobs.table.get(store, 'prod', 'user-1', ended)) === null)
-  t.same([...(await app.jobs.table.stepsOf(store, 'prod', ended)).keys()], [], 'its steps too')
+  t.strictSame([...(await app.jobs.table.stepsOf(store, 'prod', ended)).keys()], [], 'its steps too')
   t.equal((await app.jobs.table.get(store, 'prod', 'user-1', open))?.status, 'PENDING', 'an open job stays, however old')
-  t.same(await app.jobs.table.purge(store, new Date(Date.now() + 365 * 24 * 3600 * 1000)), { deleted: 0, skipped: false }, 'nothing else to delete, even a year on')
+  t.strictSame(await app.jobs.table.purge(store, new Date(Date.now() + 365 * 24 * 3600 * 1000)), { deleted: 0, skipped: false }, 'nothing else to delete, even a year on')
 })
 
 t.test('a purge that fails is tried again later', async t => {
@@ -405,7 +405,7 @@ t.test('a job of a collection the read scopes do not name is not read by its id 
   const read = await app.inject({ url: `/jobs/${job.id as string}`, headers: h })
   t.equal(read.statusCode, 403)
   t.match(json(read), { status: 403, instance: `/jobs/${job.id as string}`, detail: `No read scopes are set for reports (the jobs plugin's readScopes, or its resource's), so GET /jobs/${job.id as string}, a job on reports, cannot be read.` })
-  t.same(json(await app.inject({ url: '/jobs', headers: h })).results, [], 'the list leaves it out')
+  t.strictSame(json(await app.inject({ url: '/jobs', headers: h })).results, [], 'the list leaves it out')
 })
 
 t.test('without the auth plugin a job has no subject, and a collection whose read scopes are none shows it', async t => {
@@ -427,7 +427,7 @@ t.test('without the auth plugin a job has no subject, and a collection whose rea
   const read = await app.inject({ url: `/jobs/${job.id as string}` })
   t.equal(read.statusCode, 200)
   t.match(read.json(), { id: job.id, collection: 'things', createdBy: null })
-  t.same((await app.inject({ url: '/jobs' })).json().results.map((j: { id: string }) => j.id), [job.id])
+  t.strictSame((await app.inject({ url: '/jobs' })).json().results.map((j: { id: string }) => j.id), [job.id])
 })
 
 t.test('without readScopes and without the resource plugin no collection\'s jobs can be read', async t => {

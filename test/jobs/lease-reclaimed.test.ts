@@ -68,6 +68,6 @@ for (const db of databases) {
     await eventually(async () => (await status())?.status !== 'RUNNING')
     gate(0).open()
     const ended = await eventually(async () => { const s = await status(); return s?.status === 'RUNNING' ? null : s })
-    t.same(ended, { status: 'SUCCEEDED', attempts: 2, result: JSON.stringify({ by: 2 }) }, 'the later run did the work and ended the job')
+    t.strictSame(ended, { status: 'SUCCEEDED', attempts: 2, result: JSON.stringify({ by: 2 }) }, 'the later run did the work and ended the job')
   })
 }

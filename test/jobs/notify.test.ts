@@ -84,7 +84,7 @@ for (const db of databases) {
         SLOW: async (run) => { ran.push(run.job.id); return { result: null, completedCount: 0 } }
       })
       await eventually(async () => w.ended() >= 1)
-      t.same(ran, [], 'held by the first instance under its lease')
+      t.strictSame(ran, [], 'held by the first instance under its lease')
       await first.close()
       await eventually(async () => ran.includes(id), BOUND_SECONDS)
       t.pass('taken up by the second')

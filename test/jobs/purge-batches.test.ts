@@ -45,10 +45,10 @@ for (const db of databases) {
     })
 
     const removed: number[] = []
-    t.same(await table.purge(counting(store, 'purged_jobs_steps', removed), later), { deleted: 3, skipped: false }, 'the three ended jobs')
+    t.strictSame(await table.purge(counting(store, 'purged_jobs_steps', removed), later), { deleted: 3, skipped: false }, 'the three ended jobs')
     t.ok(removed.every(n => n <= 1000), `no transaction removes more than a batch of steps (${removed.join(', ')})`)
     t.equal(removed.reduce((a, b) => a + b, 0), 3200, 'every step of the ended jobs')
-    t.same([...(await table.stepsOf(store, 'prod', open)).keys()], [0, 1, 2], 'an open job keeps its steps')
+    t.strictSame([...(await table.stepsOf(store, 'prod', open)).keys()], [0, 1, 2], 'an open job keeps its steps')
 
     t.test('the children of a rule are SQL names', async t => {
       for (const children of [[{ table: 'Bad', on: [['a', 'b']] }], [{ table: 'steps', on: [['a', 'b;']] }]] as const) {

@@ -55,24 +55,24 @@ t.test('a sibling plugin folder is imported through its index.ts or internal.ts 
     const to = pluginOf(e.target)
     return to !== null && to !== from && to !== 'shared' && e.target !== `plugins/${to}/index.js` && e.target !== `plugins/${to}/internal.js`
   })
-  t.same(bad, [], 'imports of another plugin\'s internals')
+  t.strictSame(bad, [], 'imports of another plugin\'s internals')
   // The sibling entries are not the package's.
   const pkg = readFileSync(join(root, 'package.json'), 'utf8')
   t.notMatch(pkg, /internal\.(ts|js)/, 'no internal.ts in package.json "exports"')
 })
 
 t.test('plugins/shared/ imports nothing from a plugin folder', async t => {
-  t.same(edges('plugins/shared').filter((e) => pluginOf(e.target) !== null && pluginOf(e.target) !== 'shared'), [])
+  t.strictSame(edges('plugins/shared').filter((e) => pluginOf(e.target) !== null && pluginOf(e.target) !== 'shared'), [])
 })
 
 t.test('store/ and model/ import nothing from plugins/, model/ nothing from store/', async t => {
-  t.same(edges('store', 'model').filter((e) => top(e.target) === 'plugins'), [])
-  t.same(edges('model').filter((e) => top(e.target) === 'store'), [])
+  t.strictSame(edges('store', 'model').filter((e) => top(e.target) === 'plugins'), [])
+  t.strictSame(edges('model').filter((e) => top(e.target) === 'store'), [])
 })
 
 t.test('the reference service, examples, benchmark and service tests use the public entry', async t => {
   const internal = (e: Edge): boolean => ['plugins', 'store', 'model', 'schemas', 'dist'].includes(top(e.target)) && !['dist/index.js', 'dist/app.js', 'dist/config.js'].includes(e.target)
-  t.same(edges('routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service').filter(internal), [])
+  t.strictSame(edges('routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service').filter(internal), [])
   t.ok(edges('routes').length > 3, 'the files were read')
 })
 
@@ -82,7 +82,7 @@ t.test('what they import by the package\'s name is an entry of its "exports"', a
   const files = ['routes', 'app.ts', 'server.ts', 'tracing.ts', 'bin', 'examples', 'bench', 'test/service'].flatMap(d => d.endsWith('.ts') ? [join(root, d)] : sources(join(root, d)))
   const named = files.flatMap(file => [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(svc-conventions[^']*)'/gm)].map(m => m[1] as string))
   t.ok(named.length > 5, 'the subpath imports were read')
-  t.same(named.filter(spec => !entries.has(spec)), [])
+  t.strictSame(named.filter(spec => !entries.has(spec)), [])
 })
 
 t.test('no folder imports one that imports it back, directly or through others', async t => {
@@ -106,6 +106,6 @@ t.test('no folder imports one that imports it back, directly or through others',
     for (const next of graph.get(n) ?? []) visit(next, [...path, n])
   }
   for (const n of graph.keys()) visit(n, [])
-  t.same(cycles, [])
+  t.strictSame(cycles, [])
   t.ok(graph.size > 10, 'the folders were read')
 })

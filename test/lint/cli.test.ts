@@ -30,7 +30,7 @@ function capture (files: Record<string, string> = {}): LintIo & { stdout: string
 t.test('exit codes and output', async t => {
   const io = capture({ 'ok.json': '{"openapi":"3.1.0","paths":{}}', 'bad.json': '{"openapi":', 'v2.json': '{"swagger":"2.0"}', 'null.json': 'null' })
   t.equal(await lintCommand(['lint', 'ok.json'], io), 0)
-  t.same(io.stdout, ['svc-lint: no violations'])
+  t.strictSame(io.stdout, ['svc-lint: no violations'])
   t.equal(await lintCommand(['lint', 'missing.json'], io), 2)
   t.match(io.stderr.pop(), /^svc-lint: cannot read missing\.json: ENOENT/)
   t.equal(await lintCommand(['lint', 'bad.json'], io), 2)
@@ -53,31 +53,31 @@ t.test('exit codes and output', async t => {
     t.match(io.stderr.pop(), message, argv.join(' '))
   }
   t.equal(await lintCommand(['lint', '--format=json', 'ok.json'], io), 0)
-  t.same(JSON.parse(io.stdout.pop() as string), { violations: [], total: 0, rules: {} })
+  t.strictSame(JSON.parse(io.stdout.pop() as string), { violations: [], total: 0, rules: {} })
 })
 
 t.test('--help and --version, with or without the command', async t => {
   for (const argv of [['--help'], ['-h']]) {
     const io = capture()
     t.equal(await lintCommand(argv, io), 0, argv.join(' '))
-    t.same(io.stdout, [BIN_HELP], `${argv.join(' ')}: the commands of the bin`)
+    t.strictSame(io.stdout, [BIN_HELP], `${argv.join(' ')}: the commands of the bin`)
   }
   for (const argv of [['lint', '--help'], ['lint', '-h']]) {
     const io = capture()
     t.equal(await lintCommand(argv, io), 0, argv.join(' '))
-    t.same(io.stdout, [HELP], `${argv.join(' ')}: the command's own help`)
+    t.strictSame(io.stdout, [HELP], `${argv.join(' ')}: the command's own help`)
     t.match(HELP, /^usage: svc-conventions lint \[--format text\|json\] \[<file> \| <url> \| -\]\n/)
   }
   for (const argv of [['--version'], ['-v']]) {
     const io = capture()
     t.equal(await lintCommand(argv, io), 0)
-    t.same(io.stdout, [VERSION])
+    t.strictSame(io.stdout, [VERSION])
   }
   t.match(VERSION, /^\d+\.\d+\.\d+/, 'the package\'s version')
 })
 
 t.test('svc-conventions --help lists every command the bin runs, one line each, and each answers its own --help', async t => {
-  t.same(Object.keys(COMMANDS), ['lint', 'migrate', 'check', 'new'])
+  t.strictSame(Object.keys(COMMANDS), ['lint', 'migrate', 'check', 'new'])
   t.match(BIN_HELP, /^usage: svc-conventions <command> \[<options>\]\n/)
   for (const [name, line] of Object.entries(COMMANDS)) {
     t.match(BIN_HELP, `\n  ${name.padEnd(9)}${line}\n`, `${name}: one line`)
@@ -87,11 +87,11 @@ t.test('svc-conventions --help lists every command the bin runs, one line each, 
   for (const name of Object.keys(COMMANDS)) {
     const io = capture()
     t.equal(await binCommand([name, '--help'], io), 0, `${name} --help`)
-    t.same(io.stdout, [helps[name]], `${name} --help: its usage`)
+    t.strictSame(io.stdout, [helps[name]], `${name} --help: its usage`)
   }
   const io = capture()
   t.equal(await binCommand(['--help'], io), 0)
-  t.same(io.stdout, [BIN_HELP])
+  t.strictSame(io.stdout, [BIN_HELP])
 })
 
 t.test('YAML or JSON, from a file, a URL or standard input', async t => {
@@ -108,7 +108,7 @@ t.test('YAML or JSON, from a file, a URL or standard input', async t => {
   for (const [name, argv, overrides] of sources) {
     const io = { ...capture({ 'openapi.yaml': yaml }), ...overrides }
     t.equal(await lintCommand(argv, io), 0, name)
-    t.same(io.stderr, [], name)
+    t.strictSame(io.stderr, [], name)
   }
   const bad: Array<[string, string[], Partial<LintIo>, RegExp]> = [
     ['YAML that does not parse', ['lint', 'broken.yaml'], {}, /^svc-lint: cannot parse broken\.yaml as YAML: /],

@@ -108,7 +108,7 @@ t.test('warn mode logs instead of throwing', async t => {
   const entry = JSON.parse(lines[0] as string) as { level: number, msg: string, violations: Array<{ rule: string }> }
   t.equal(entry.level, 40)
   t.match(entry.msg, /GET \/v1\/a breaks the conventions/)
-  t.same(entry.violations.map(v => v.rule), ['property-camel-case'])
+  t.strictSame(entry.violations.map(v => v.rule), ['property-camel-case'])
   await app.close()
 })
 
@@ -123,7 +123,7 @@ t.test('warn mode: a HEAD route of its own is reported for what it breaks beside
   app.head('/v1/b', { schema: query('max_size') }, handler)
   await app.ready()
   const messages = lines.map(line => (JSON.parse(line) as { msg: string }).msg.split(' breaks')[0])
-  t.same(messages, ['svc-lint: HEAD /v1/a', 'svc-lint: GET /v1/a', 'svc-lint: GET /v1/b', 'svc-lint: HEAD /v1/b'])
+  t.strictSame(messages, ['svc-lint: HEAD /v1/a', 'svc-lint: GET /v1/a', 'svc-lint: GET /v1/b', 'svc-lint: HEAD /v1/b'])
   await app.close()
 })
 
@@ -167,7 +167,7 @@ t.test('registered before openapi: the document cannot be linted, and the error 
   await warned.register(lint, { mode: 'warn' })
   await warned.register(openapi)
   await t.resolves(async () => { await warned.ready() }, 'mode warn: the boot goes on')
-  t.same(lines.map(l => (JSON.parse(l) as { msg: string }).msg), [message], 'and says why the document was not linted')
+  t.strictSame(lines.map(l => (JSON.parse(l) as { msg: string }).msg), [message], 'and says why the document was not linted')
   await warned.close()
 
   const off = await build({ openapi: false })

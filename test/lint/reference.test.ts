@@ -39,7 +39,7 @@ t.test('the reference service\'s routes and OpenAPI document follow the conventi
   await app.ready()
   t.ok(app.hasPlugin('svc-lint'), 'linted by the plugin')
   const violations = lintOpenApi(app.swagger())
-  t.same(summary(violations), {}, 'no violations', { violations: violations.slice(0, 20) })
+  t.strictSame(summary(violations), {}, 'no violations', { violations: violations.slice(0, 20) })
 })
 
 /** Every entry of the package (the root and its subpaths) as its TypeScript source module. */
@@ -75,10 +75,10 @@ for (const [name, url, build] of examples) {
     await app.ready()
     t.ok(routes.some(r => r.url === url), 'the wrapped factory saw the example\'s routes')
     const found = lintRoutes(routes)
-    t.same(summary(found), {}, 'no violations in the route schemas', { violations: found.slice(0, 20) })
+    t.strictSame(summary(found), {}, 'no violations in the route schemas', { violations: found.slice(0, 20) })
     if (app.hasDecorator('swagger')) {
       const violations = lintOpenApi(app.swagger())
-      t.same(summary(violations), {}, 'no violations in the OpenAPI document', { violations: violations.slice(0, 20) })
+      t.strictSame(summary(violations), {}, 'no violations in the OpenAPI document', { violations: violations.slice(0, 20) })
     }
   })
 }

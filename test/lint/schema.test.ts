@@ -9,7 +9,7 @@ t.test('schema rules: one passing and one failing case each', async t => {
   for (const c of schemaCases) {
     const violations = lintSchema(c.schema)
     if (c.rule === null) {
-      t.same(violations, [], `${c.name} passes`)
+      t.strictSame(violations, [], `${c.name} passes`)
     } else {
       t.ok(violations.some(v => v.rule === c.rule && (c.path === undefined || v.path === c.path)), `${c.name} breaks ${c.rule}`, { violations })
     }
@@ -18,24 +18,24 @@ t.test('schema rules: one passing and one failing case each', async t => {
 
 t.test('paths are JSON pointers under the given root, and messages name the property', async t => {
   const violations = lintSchema(Type.Object({ 'a/b': Type.Object({ documentID: Type.String({ maxLength: 5 }) }) }), { path: '#/body' })
-  t.same(violations.map(v => v.path), ['#/body/properties/a~1b', '#/body/properties/a~1b/properties/documentID', '#/body/properties/a~1b/properties/documentID'])
+  t.strictSame(violations.map(v => v.path), ['#/body/properties/a~1b', '#/body/properties/a~1b/properties/documentID', '#/body/properties/a~1b/properties/documentID'])
   t.match(violations[1]?.message, /"documentID"/)
-  t.same(violations.map(v => v.rule), ['property-camel-case', 'property-camel-case', 'identifier-name'])
+  t.strictSame(violations.map(v => v.rule), ['property-camel-case', 'property-camel-case', 'identifier-name'])
 })
 
 t.test('rules can be switched off', async t => {
   const schema = { type: 'object', properties: { isOn: { type: 'boolean' }, note: { type: 'string' } } }
-  t.same(lintSchema(schema).map(v => v.rule), ['boolean-prefix', 'string-max-length'])
-  t.same(lintSchema(schema, { rules: { 'boolean-prefix': false, 'string-max-length': true } }).map(v => v.rule), ['string-max-length'])
+  t.strictSame(lintSchema(schema).map(v => v.rule), ['boolean-prefix', 'string-max-length'])
+  t.strictSame(lintSchema(schema, { rules: { 'boolean-prefix': false, 'string-max-length': true } }).map(v => v.rule), ['string-max-length'])
 })
 
 t.test('a parameter named ordering may enumerate field names', async t => {
   const schema = { type: 'array', items: { type: 'string', enum: ['name', '-name'] } }
-  t.same(lintSchema(schema, { name: 'ordering' }), [])
-  t.same(lintSchema(schema, { name: 'sort' }).map(v => v.rule), ['enum-upper-snake'])
+  t.strictSame(lintSchema(schema, { name: 'ordering' }), [])
+  t.strictSame(lintSchema(schema, { name: 'sort' }).map(v => v.rule), ['enum-upper-snake'])
   // The query plugin's sort key as a component of its own: its title says what its values are.
-  t.same(lintSchema({ title: 'SortKey', type: 'string', enum: ['name', '-name'] }), [])
-  t.same(lintSchema({ title: 'SortOrder', type: 'string', enum: ['name', '-name'] }).map(v => v.rule), ['enum-upper-snake'])
+  t.strictSame(lintSchema({ title: 'SortKey', type: 'string', enum: ['name', '-name'] }), [])
+  t.strictSame(lintSchema({ title: 'SortOrder', type: 'string', enum: ['name', '-name'] }).map(v => v.rule), ['enum-upper-snake'])
 })
 
 t.test('response roots', async t => {
@@ -52,14 +52,14 @@ t.test('response roots', async t => {
     ['results not an array', { type: 'object', required: ['results', 'paging'], properties: { results: { type: 'object' }, paging } }, ['collection-envelope']],
     ['no required list', { type: 'object', properties: { results, paging } }, ['collection-envelope', 'collection-envelope']]
   ]
-  for (const [name, schema, rules] of cases) t.same(lintSchema(schema, { root: 'response' }).map(v => v.rule), rules, name)
-  t.same(lintSchema({ type: 'array', items: { type: 'object' } }), [], 'a bare array is fine outside a response root')
-  t.same(lintSchema(true, { root: 'response' }), [], 'a boolean schema has nothing to lint')
+  for (const [name, schema, rules] of cases) t.strictSame(lintSchema(schema, { root: 'response' }).map(v => v.rule), rules, name)
+  t.strictSame(lintSchema({ type: 'array', items: { type: 'object' } }), [], 'a bare array is fine outside a response root')
+  t.strictSame(lintSchema(true, { root: 'response' }), [], 'a boolean schema has nothing to lint')
 })
 
 t.test('TypeBox schemas, tuples and not', async t => {
-  t.same(lintSchema(Type.Object({ id: Type.String({ maxLength: 10 }), active: Type.Boolean(), tags: Type.Array(Type.String({ maxLength: 5 })) })), [])
-  t.same(lintSchema({ type: 'array', prefixItems: [{ type: 'string' }], not: { type: 'number' } }).map(v => v.path), ['#/not', '#/prefixItems/0'])
+  t.strictSame(lintSchema(Type.Object({ id: Type.String({ maxLength: 10 }), active: Type.Boolean(), tags: Type.Array(Type.String({ maxLength: 5 })) })), [])
+  t.strictSame(lintSchema({ type: 'array', prefixItems: [{ type: 'string' }], not: { type: 'number' } }).map(v => v.path), ['#/not', '#/prefixItems/0'])
 })
 
 const word = fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/)
@@ -117,11 +117,11 @@ t.test('nesting: at most three levels of nested objects in a response, and in fi
     ['a bulk response counts its operations from their root', { type: 'object', properties: { operations: { type: 'array', items: three }, status: { type: 'string' } } }, []],
     ['results without paging is no envelope', { type: 'object', properties: { results: { type: 'array', items: three } } }, ['#']]
   ]
-  for (const [name, schema, paths] of cases) t.same(nesting(schema), paths, name)
-  t.same(nesting(four, {}), [], 'only responses are measured')
+  for (const [name, schema, paths] of cases) t.strictSame(nesting(schema), paths, name)
+  t.strictSame(nesting(four, {}), [], 'only responses are measured')
   t.match(lintSchema(four, { root: 'response' }).find(v => v.rule === 'nesting-depth')?.message, /at most 3 levels of nested objects, and this one has 4/)
-  t.same(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c' }), [], 'a path of three levels')
-  t.same(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c.d', path: '#/query' }), ['#/query'], 'a filter path of four')
-  t.same(nesting({ type: 'array', items: { type: 'string', enum: ['a.b', '-a.b.c.d'] } }, { name: 'ordering' }), ['#'], 'an ordering value of four')
-  t.same(nesting({ type: 'string', enum: ['-a.b.c'] }, { name: 'ordering' }), [], 'an ordering value of three')
+  t.strictSame(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c' }), [], 'a path of three levels')
+  t.strictSame(nesting({ type: 'string', maxLength: 5 }, { name: 'a.b.c.d', path: '#/query' }), ['#/query'], 'a filter path of four')
+  t.strictSame(nesting({ type: 'array', items: { type: 'string', enum: ['a.b', '-a.b.c.d'] } }, { name: 'ordering' }), ['#'], 'an ordering value of four')
+  t.strictSame(nesting({ type: 'string', enum: ['-a.b.c'] }, { name: 'ordering' }), [], 'an ordering value of three')
 })

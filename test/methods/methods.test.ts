@@ -91,7 +91,7 @@ t.test('Allow is what the path serves: a fixed path beside a parametric one belo
     const res = await app.inject({ method: 'OPTIONS', url })
     t.equal(res.statusCode, 204, url)
     t.equal(res.headers.allow, allow, url)
-    t.same(app.allowedMethods(url), allow.split(', '), `allowedMethods(${url})`)
+    t.strictSame(app.allowedMethods(url), allow.split(', '), `allowedMethods(${url})`)
   }
   t.equal(app.allowedMethods('/v1/nothing'), null)
 })
@@ -129,7 +129,7 @@ t.test('a route with constraints is served where its parameters match (the looku
   t.teardown(() => app.close())
   const res = await app.inject({ url: '/v2/things/1', headers: { 'accept-version': '2.x' } })
   t.equal(res.statusCode, 200)
-  t.same(JSON.parse(res.body), { v: 2 })
+  t.strictSame(JSON.parse(res.body), { v: 2 })
 })
 
 t.test('routes constrained by host or version: 405 and OPTIONS where the request meets their constraints, as the router serves them', async t => {
@@ -157,7 +157,7 @@ t.test('routes constrained by host or version: 405 and OPTIONS where the request
     t.equal(res.statusCode, status, `${method} ${url} ${JSON.stringify(headers)}`)
     t.equal(res.headers.allow, allow, `${method} ${url} ${JSON.stringify(headers)}`)
   }
-  t.same(app.allowedMethods('/v1/tenant', api), ['GET', 'HEAD', 'OPTIONS'])
+  t.strictSame(app.allowedMethods('/v1/tenant', api), ['GET', 'HEAD', 'OPTIONS'])
   t.equal(app.allowedMethods('/v1/tenant'), null, 'without constraints, a constrained route is not found')
 })
 
@@ -208,7 +208,7 @@ t.test('HEAD mirrors GET without a body; .json suffixes select nothing', async t
   const json = await app.inject({ url: '/health.json' })
   t.equal(json.statusCode, 404, 'no format selection by extension')
   const idWithDot = await app.inject({ url: '/v1/authors/abc.json' })
-  t.same(JSON.parse(idWithDot.body), { id: 'abc.json' }, 'a dotted segment is an identifier, not a format')
+  t.strictSame(JSON.parse(idWithDot.body), { id: 'abc.json' }, 'a dotted segment is an identifier, not a format')
 })
 
 t.test('the app\'s router options hold for 405 and OPTIONS as for routing (routerOptions or the top-level ones)', async t => {

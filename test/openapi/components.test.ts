@@ -30,7 +30,7 @@ t.test('exampleOf makes a value from what a schema states', async t => {
     ['required value unknown', { type: 'object', properties: { b: { type: 'string', pattern: '^b$' } }, required: ['b'] }, undefined],
     ['object without properties', { type: 'object' }, undefined]
   ]
-  for (const [name, schema, expected] of cases) t.same(exampleOf(schema), expected, name)
+  for (const [name, schema, expected] of cases) t.strictSame(exampleOf(schema), expected, name)
 })
 
 t.test('shareComponents replaces copies by $refs', async t => {
@@ -44,9 +44,9 @@ t.test('shareComponents replaces copies by $refs', async t => {
     Thing: { $id: 'Thing', ...thing, examples: [{ id: '1' }] },
     Same: thing
   }) as Record<string, any>
-  t.same(out.paths['/x'].get.responses['200'].content['application/json'].schema.items, { $ref: '#/components/schemas/Thing' }, 'undefined keys and $id/examples do not tell copies apart')
-  t.same(out.components.schemas.Problem.properties.thing, { $ref: '#/components/schemas/Thing' }, 'existing components refer to it')
-  t.same(out.components.schemas.Thing, { ...thing, examples: [{ id: '1' }] }, 'the component keeps its examples, not its $id')
+  t.strictSame(out.paths['/x'].get.responses['200'].content['application/json'].schema.items, { $ref: '#/components/schemas/Thing' }, 'undefined keys and $id/examples do not tell copies apart')
+  t.strictSame(out.components.schemas.Problem.properties.thing, { $ref: '#/components/schemas/Thing' }, 'existing components refer to it')
+  t.strictSame(out.components.schemas.Thing, { ...thing, examples: [{ id: '1' }] }, 'the component keeps its examples, not its $id')
   t.notOk(out.components.schemas.Same, 'one shape, one component: the first name')
   t.equal(doc.paths['/x'].get.responses['200'].content['application/json'].schema.items.type, 'object', 'the input is not changed')
 })
@@ -75,12 +75,12 @@ t.test('addPatterns: a pattern beside each convention format; data and other sch
   t.equal(p.own.pattern, '^2024', 'a schema\'s own pattern is kept')
   t.notOk(p.email.pattern, 'a standard format has none')
   t.notOk(p.count.pattern, 'nor a non-string')
-  t.same(out.examples, schema.examples, 'examples are data')
-  t.same(out.enum, schema.enum)
+  t.strictSame(out.examples, schema.examples, 'examples are data')
+  t.strictSame(out.enum, schema.enum)
 })
 
 t.test('uniqueOperationIds numbers a repeated one', async t => {
   const paths = { '/a': { get: { operationId: 'x' }, post: { operationId: 'y' } }, '/b': { get: { operationId: 'x' }, put: {} } }
   uniqueOperationIds(paths)
-  t.same(paths, { '/a': { get: { operationId: 'x' }, post: { operationId: 'y' } }, '/b': { get: { operationId: 'x2' }, put: {} } })
+  t.strictSame(paths, { '/a': { get: { operationId: 'x' }, post: { operationId: 'y' } }, '/b': { get: { operationId: 'x2' }, put: {} } })
 })

@@ -49,17 +49,17 @@ t.test('the reference service document', async t => {
     for (const e of expected) t.ok(listed.includes(e), e)
     // reference-service.md, Running it: "the OpenAPI 3.1 document of every route"; neither needs a token.
     for (const path of ['/health', '/openapi.json']) {
-      t.same(doc.paths[path].get.security, [], `${path}: no token`)
+      t.strictSame(doc.paths[path].get.security, [], `${path}: no token`)
       t.notOk(doc.paths[path].get['x-internal'], `${path}: not internal`)
     }
     t.ok(doc.paths['/health'].get.responses['200'].content['application/json'].schema.properties.status)
-    t.same(headerNames(doc.paths['/health'].get), [], 'no header of its own on /health')
+    t.strictSame(headerNames(doc.paths['/health'].get), [], 'no header of its own on /health')
   })
 
   t.test('operationIds: stable, from the method and the resource names, unique', async t => {
     const ids = Object.entries(doc.paths as Doc).flatMap(([path, item]) => Object.entries(item as Doc).map(([method, op]) => [`${method} ${path}`, (op as Doc).operationId]))
     const byOp = Object.fromEntries(ids)
-    t.same(new Set(ids.map(([, id]) => id)).size, ids.length, 'each operationId once')
+    t.strictSame(new Set(ids.map(([, id]) => id)).size, ids.length, 'each operationId once')
     t.ok(ids.every(([, id]) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id)), 'camelCase identifiers')
     const wanted: Record<string, string> = {
       'get /v1/authors': 'listAuthors',
@@ -101,26 +101,26 @@ t.test('the reference service document', async t => {
     t.equal(described('/v1/documents', 'post', '201'), 'The created document, at the path in Location.')
     t.equal(described('/v1/documents', 'patch', '200'), 'One result per operation, in the order of the request.')
     const defaults = ops.flatMap(({ path, method, op }) => Object.entries(op.responses as Doc).filter(([, r]) => r.description === 'Default Response').map(([s]) => `${method} ${path} ${s}`))
-    t.same(defaults, [], 'no "Default Response"')
+    t.strictSame(defaults, [], 'no "Default Response"')
   })
 
   t.test('request headers and bearer security', async t => {
     t.match(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: /npm run token/ })
     // The convention's request headers, once for the document; the User-Agent required.
     const every = raw['x-request-headers'] as Doc[]
-    t.same(every.map(p => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
-    t.same(every.map(p => p.required === true), [true, false, false, false])
+    t.strictSame(every.map(p => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
+    t.strictSame(every.map(p => p.required === true), [true, false, false, false])
     t.match(raw.info.description, /requests send those of `x-request-headers` \(User-Agent, X-Request-ID, Svc-Execution-Context, Svc-Service\)/)
     for (const { path, method, op } of api) {
       const names = headerNames(op)
-      t.same(names.filter(h => every.some(p => p.name === h)), [], `${method} ${path}: none repeated`)
+      t.strictSame(names.filter(h => every.some(p => p.name === h)), [], `${method} ${path}: none repeated`)
       t.equal(names.includes('Svc-Idempotency-Key'), method !== 'get' && method !== 'head', `${method} ${path}: idempotency key on writes only`)
       // reference-service.md, Authentication and scopes.
       const resource = path.startsWith('/v1/webhook-subscriptions') ? 'webhooks' : path.includes('documents') ? 'documents' : 'authors'
       const read = method === 'get' || method === 'head' || path.endsWith('/search')
       // Jobs: a bearer token with the read scope of any collection, checked per job; the document's default security.
       if (path.startsWith('/v1/jobs')) t.equal(op.security, undefined, `${method} ${path}: the document's bearer security`)
-      else t.same(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
+      else t.strictSame(op.security, [{ bearerAuth: [`${resource}:${read ? 'read' : 'write'}`] }], `${method} ${path}: the bearer token with its scope`)
     }
     const requestId = every.find(p => p.name === 'X-Request-ID') as Doc
     t.match(requestId.description, /1 to 200 visible ASCII characters .*; another value is refused with 400/)
@@ -128,22 +128,22 @@ t.test('the reference service document', async t => {
     const conditional = (path: string, method: string): string[] => headerNames(doc.paths[path][method]).filter(n => n.startsWith('If-'))
     // HEAD is no operation of its own (the document's description says it answers as GET).
     for (const path of ['/v1/documents/{documentId}', '/v1/authors/{authorId}']) {
-      for (const method of ['get', 'put', 'patch', 'delete']) t.same(conditional(path, method), ['If-Match', 'If-None-Match'], `${method} ${path}`)
+      for (const method of ['get', 'put', 'patch', 'delete']) t.strictSame(conditional(path, method), ['If-Match', 'If-None-Match'], `${method} ${path}`)
     }
     for (const path of ['/v1/documents', '/v1/authors', '/v1/authors/{authorId}/documents']) {
-      t.same(conditional(path, 'get'), ['If-None-Match'], `get ${path}`)
-      t.same(conditional(path, 'post'), [], `post ${path}`)
-      t.same(conditional(`${path}/search`, 'post'), [], `post ${path}/search: a search takes no If-None-Match`)
+      t.strictSame(conditional(path, 'get'), ['If-None-Match'], `get ${path}`)
+      t.strictSame(conditional(path, 'post'), [], `post ${path}`)
+      t.strictSame(conditional(`${path}/search`, 'post'), [], `post ${path}/search: a search takes no If-None-Match`)
     }
     const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
     t.equal(hook['x-internal'], true)
-    t.same(hook.security, [])
-    t.same(headerNames(hook), ['webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, its signature')
+    t.strictSame(hook.security, [])
+    t.strictSame(headerNames(hook), ['webhook-id', 'webhook-timestamp', 'webhook-signature'], 'on the webhook, its signature')
     t.ok(hook.parameters.filter((p: Doc) => p.name.startsWith('webhook-')).every((p: Doc) => p.required === true), 'the signature headers are required')
     t.match(hook.description, /Standard Webhooks/)
     t.match(hook.description, /HTTPS only/)
     t.match(hook.description, /X-Forwarded-Proto: https/)
-    for (const path of ['/v1/documents', '/v1/authors']) t.same(conditional(path, 'patch'), [], `patch ${path}: a collection has no entity tag, so no conditions`)
+    for (const path of ['/v1/documents', '/v1/authors']) t.strictSame(conditional(path, 'patch'), [], `patch ${path}: a collection has no entity tag, so no conditions`)
   })
 
   t.test('responses: the common problems as default, the operation\'s own per status, bodies as components, headers', async t => {
@@ -151,7 +151,7 @@ t.test('the reference service document', async t => {
     const common = ['400', '401', '403', '404', '406', '413', '415', '429', '500']
     for (const { path, method, op } of api) {
       for (const [status, r] of Object.entries(op.responses as Doc)) {
-        if (status === 'default' || Number(status) >= 400) t.same(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
+        if (status === 'default' || Number(status) >= 400) t.strictSame(r.content['application/problem+json'].schema, problem, `${method} ${path} ${status}`)
         t.notOk(common.includes(status), `${method} ${path} ${status}: a common problem is not listed on its own`)
       }
       t.match(op.responses.default.description, /^A problem \(RFC 9457\): 400, 401, 403, 404, 406, 413, 415, 429 or 500, as the operation allows/, `${method} ${path}: default`)
@@ -162,13 +162,13 @@ t.test('the reference service document', async t => {
         ...Object.values(op.responses as Doc).flatMap((r: Doc) => Object.entries(r.headers as Doc ?? {}).map(([n, h]) => [n, h.schema]))
       ] as Array<[string, Doc]>
       const unbounded = schemas.filter(([, s]) => s.type === 'string' ? typeof s.maxLength !== 'number' : typeof s.maximum !== 'number' || typeof s.minimum !== 'number')
-      t.same(unbounded.map(([n]) => n), [], `${method} ${path}: header values are bounded`)
+      t.strictSame(unbounded.map(([n]) => n), [], `${method} ${path}: header values are bounded`)
       // The jobs' 403 is of no scope of the route's; their 401 still challenges.
       t.ok(op.responses.default.headers['Retry-After'] && op.responses.default.headers['WWW-Authenticate'], `${method} ${path}: Retry-After (429) and the Bearer challenge (401, 403 of a scope)`)
       t.notOk(op.responses.default.headers['RateLimit-Limit'], `${method} ${path}: the rate limit's own headers are stated once`)
     }
     const everyAnswer = raw['x-response-headers'] as Doc
-    t.same(Object.keys(everyAnswer), ['X-Request-ID', 'Svc-Execution-Context', 'Content-Language', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control'], 'the headers every answer carries where their rule applies, once')
+    t.strictSame(Object.keys(everyAnswer), ['X-Request-ID', 'Svc-Execution-Context', 'Content-Language', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control'], 'the headers every answer carries where their rule applies, once')
     const bounded = Object.values(everyAnswer).filter((h: Doc) => h.schema.type === 'string' ? typeof h.schema.maxLength === 'number' : typeof h.schema.maximum === 'number')
     t.equal(bounded.length, Object.keys(everyAnswer).length, 'bounded too')
     t.match(everyAnswer['Content-Language'].description, /^`en-US`/)
@@ -188,25 +188,25 @@ t.test('the reference service document', async t => {
       ['/v1/authors/{authorId}/documents', 'post', ['201', '409']]
     ]
     for (const [path, method, wanted] of statuses) {
-      t.same(Object.keys(doc.paths[path][method].responses).sort(), [...wanted, 'default'].sort(), `${method} ${path}: ${wanted.join(', ')}`)
+      t.strictSame(Object.keys(doc.paths[path][method].responses).sort(), [...wanted, 'default'].sort(), `${method} ${path}: ${wanted.join(', ')}`)
     }
 
     const json = (path: string, method: string, status: string): Doc => doc.paths[path][method].responses[status].content['application/json'].schema
     const ref = (name: string): Doc => ({ $ref: `#/components/schemas/${name}` })
-    t.same(json(item, 'get', '200'), ref('Document'))
-    t.same(json('/v1/documents', 'post', '201'), ref('Document'))
-    t.same(json('/v1/authors/{authorId}/documents', 'post', '201'), ref('Document'))
-    t.same(json('/v1/authors/{authorId}', 'get', '200'), ref('Author'))
-    t.same(json('/v1/documents', 'patch', '200'), ref('BulkResponse'))
+    t.strictSame(json(item, 'get', '200'), ref('Document'))
+    t.strictSame(json('/v1/documents', 'post', '201'), ref('Document'))
+    t.strictSame(json('/v1/authors/{authorId}/documents', 'post', '201'), ref('Document'))
+    t.strictSame(json('/v1/authors/{authorId}', 'get', '200'), ref('Author'))
+    t.strictSame(json('/v1/documents', 'patch', '200'), ref('BulkResponse'))
     for (const path of ['/v1/documents', '/v1/authors/{authorId}/documents']) {
-      t.same(json(path, 'get', '200'), ref('DocumentPage'), `${path}: the page of the collection`)
-      t.same(json(`${path}/search`, 'post', '200'), ref('DocumentPage'), `${path}/search answers the same page`)
+      t.strictSame(json(path, 'get', '200'), ref('DocumentPage'), `${path}: the page of the collection`)
+      t.strictSame(json(`${path}/search`, 'post', '200'), ref('DocumentPage'), `${path}/search answers the same page`)
     }
     const page = raw.components.schemas.DocumentPage
-    t.same(page.properties.results.items, ref('DocumentSummary'), 'items')
+    t.strictSame(page.properties.results.items, ref('DocumentSummary'), 'items')
     // The same paging as the authors' page: a reference to it.
     const paging = page.properties.paging.$ref === undefined ? page.properties.paging : atPointer(raw, page.properties.paging.$ref)
-    t.same(paging.anyOf, [ref('CursorPaging'), ref('OffsetPaging')], 'paging')
+    t.strictSame(paging.anyOf, [ref('CursorPaging'), ref('OffsetPaging')], 'paging')
 
     const post = doc.paths['/v1/documents'].post.responses['201']
     t.ok(post.headers.Location && post.headers.ETag, '201: Location and ETag')
@@ -216,9 +216,9 @@ t.test('the reference service document', async t => {
     t.ok(doc.paths[item].get.responses['304'].headers.ETag, '304: ETag')
     t.ok(doc.paths[item].get.responses['412'].headers.ETag, 'a GET whose If-Match fails still sends the ETag')
     t.notOk(doc.paths[item].put.responses['412'].headers?.ETag, 'a write that fails its condition does not')
-    t.same(Object.keys(doc.paths[item].patch.requestBody.content), ['application/merge-patch+json', 'application/json'], 'a merge patch in either media type')
-    t.same(Object.keys(doc.paths['/v1/documents'].post.requestBody.content), ['application/json'])
-    t.same(raw.paths[item].parameters, [{ $ref: '#/components/parameters/DocumentId' }], 'the path parameter once, for every operation of the path')
+    t.strictSame(Object.keys(doc.paths[item].patch.requestBody.content), ['application/merge-patch+json', 'application/json'], 'a merge patch in either media type')
+    t.strictSame(Object.keys(doc.paths['/v1/documents'].post.requestBody.content), ['application/json'])
+    t.strictSame(raw.paths[item].parameters, [{ $ref: '#/components/parameters/DocumentId' }], 'the path parameter once, for every operation of the path')
   })
 
   t.test('each listed problem status shows a valid example of its own status (issue 42)', async t => {
@@ -234,7 +234,7 @@ t.test('the reference service document', async t => {
       }
     }
     t.ok(seen > 20, `${seen} problem responses listed per status`)
-    t.same(Object.keys(raw.components.responses).filter(n => /^(Conflict|PreconditionFailed|PreconditionRequired|ServiceUnavailable)/.test(n)).length > 3, true, 'a shared response per status')
+    t.strictSame(Object.keys(raw.components.responses).filter(n => /^(Conflict|PreconditionFailed|PreconditionRequired|ServiceUnavailable)/.test(n)).length > 3, true, 'a shared response per status')
   })
 
   t.test('a body is required unless the route reads none as its default: an action\'s (issue 42)', async t => {
@@ -243,15 +243,15 @@ t.test('the reference service document', async t => {
       const action = /\/(publish|archive|restore)$/.test(path)
       t.equal(op.requestBody.required, !action, `${method} ${path}: ${action ? 'optional' : 'required'}`)
     }
-    t.same(raw.paths['/v1/documents/{documentId}/restore'].post['x-optional-body'], undefined, 'the marker is not in the document')
+    t.strictSame(raw.paths['/v1/documents/{documentId}/restore'].post['x-optional-body'], undefined, 'the marker is not in the document')
   })
 
   t.test('components: each shape once, with valid examples', async t => {
     const schemas = doc.components.schemas as Doc
-    t.same(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')
-    t.same(Object.keys(raw.components.headers).sort(), ['Allow', 'ETag', 'Link', 'Location', 'PreferenceApplied', 'RetryAfter', 'SvcCorsError', 'WWWAuthenticate'].sort(), 'each response header of the operations once')
+    t.strictSame(schemas.Problem.properties.context.items, { $ref: '#/components/schemas/ContextItem' }, 'Problem refers to ContextItem')
+    t.strictSame(Object.keys(raw.components.headers).sort(), ['Allow', 'ETag', 'Link', 'Location', 'PreferenceApplied', 'RetryAfter', 'SvcCorsError', 'WWWAuthenticate'].sort(), 'each response header of the operations once')
     const requestHeaders = Object.entries(raw.components.parameters as Doc).filter(([, p]) => p.in === 'header').map(([k]) => k)
-    t.same(requestHeaders.sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcIdempotencyKey'], 'each request header of the operations once')
+    t.strictSame(requestHeaders.sort(), ['IfMatch', 'IfNoneMatch', 'Prefer', 'SvcIdempotencyKey'], 'each request header of the operations once')
     // The convention's formats with a pattern a standard validator checks (schemas/patterns.ts), through the components they refer to.
     const props = resolveRefs(raw, schemas.Document).properties as Doc
     for (const f of ['publishedDateTime', 'effectiveDate', 'amount', 'discountPercentage', 'byteCount', 'retentionDuration', 'reviewSchedule', 'validityInterval', 'createdDateTime']) {
@@ -264,10 +264,10 @@ t.test('the reference service document', async t => {
     for (const name of ['Author', 'Document', 'DocumentSummary']) {
       const readOnly = Object.entries(resolveRefs(raw, schemas[name]).properties as Doc).filter(([, p]) => p.readOnly === true).map(([k]) => k)
       const wanted = ['ref', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag', ...(name === 'Author' ? [] : ['fingerprint', 'content', 'authorRef', 'deletedDateTime', 'deletedBy'])]
-      t.same(readOnly.sort(), wanted.sort(), `${name}: read-only fields`)
+      t.strictSame(readOnly.sort(), wanted.sort(), `${name}: read-only fields`)
     }
     const shapes = ['Author', 'BulkContextItem', 'BulkOperationResult', 'BulkResponse', 'ContextItem', 'CursorPaging', 'Document', 'DocumentSummary', 'OffsetPaging', 'Problem', 'DateTime', 'Date', 'Int64', 'Job', 'DocumentBulkRequest', 'AuthorBulkRequest']
-    t.same(shapes.filter(n => schemas[n] === undefined), [], 'the convention\'s shapes, the resources\' entities, titled shapes and formats')
+    t.strictSame(shapes.filter(n => schemas[n] === undefined), [], 'the convention\'s shapes, the resources\' entities, titled shapes and formats')
     const responses = JSON.stringify(Object.values(doc.paths as Doc).flatMap(item => Object.values(item as Doc).map(op => op.responses)))
     t.notOk(responses.includes('Official name, unique among documents.'), 'no inline copy of the document entity in any response')
     t.ok(JSON.stringify(schemas.Document).includes('Official name, unique among documents.'))

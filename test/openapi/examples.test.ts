@@ -27,7 +27,7 @@ t.test('problemExample: the status, its title as the service gives it, a detail 
   for (const [status, title, detail] of table) {
     t.match(problemExample(status), { status, title, detail, requestId: 'trace-1' }, String(status))
   }
-  t.same(problemExample(400), (Problem.examples as unknown[])[0], '400: the Problem schema\'s own example, Invalid Data with a context item')
+  t.strictSame(problemExample(400), (Problem.examples as unknown[])[0], '400: the Problem schema\'s own example, Invalid Data with a context item')
 })
 
 t.test('optionalBodies: a marked operation\'s body is not required; the marker goes', async t => {
@@ -40,7 +40,7 @@ t.test('optionalBodies: a marked operation\'s body is not required; the marker g
     }
   }
   optionalBodies(paths)
-  t.same(paths, { '/a': { post: { requestBody: { required: false, content: {} } }, put: { requestBody: { required: true, content: {} } }, patch: {} } })
+  t.strictSame(paths, { '/a': { post: { requestBody: { required: false, content: {} } }, put: { requestBody: { required: true, content: {} } }, patch: {} } })
 })
 
 t.test('config.openapi.optionalBody: the document says the body may be left out', async t => {

@@ -31,9 +31,9 @@ t.test('caseHeaders renames header parameters and response headers, nothing else
     }
   }
   caseHeaders(paths)
-  t.same(paths['/a'].get.parameters.map((p: Doc) => p.name), ['X-Request-ID', 'limit'])
-  t.same(Object.keys(paths['/a'].get.responses[200].headers), ['ETag'])
-  t.same(paths['/a'].get.responses[404], { description: 'Not Found' })
+  t.strictSame(paths['/a'].get.parameters.map((p: Doc) => p.name), ['X-Request-ID', 'limit'])
+  t.strictSame(Object.keys(paths['/a'].get.responses[200].headers), ['ETag'])
+  t.strictSame(paths['/a'].get.responses[404], { description: 'Not Found' })
 })
 
 t.test('hoistCommonParameters states the path and header parameters every operation of a path takes once, on the path', async t => {
@@ -49,15 +49,15 @@ t.test('hoistCommonParameters states the path and header parameters every operat
     '/e': { get: { parameters: [limit], responses: {} }, head: { parameters: [limit], responses: {} } }
   }
   hoistCommonParameters(paths)
-  t.same(paths['/a'].parameters, [ua])
-  t.same(paths['/a'].get.parameters, [limit])
-  t.same(paths['/a'].post.parameters, [key])
+  t.strictSame(paths['/a'].parameters, [ua])
+  t.strictSame(paths['/a'].get.parameters, [limit])
+  t.strictSame(paths['/a'].post.parameters, [key])
   t.notOk('parameters' in paths['/a'].options, 'an operation left with none has none')
   t.notOk('parameters' in paths['/b'], 'nothing common: nothing hoisted')
-  t.same(paths['/b'].get.parameters, [ua])
-  t.same(paths['/c'], { get: { responses: {} } })
-  t.same(paths['/d/{id}'].parameters, [id], 'a path parameter, declared once for the path')
-  t.same(paths['/d/{id}'].get.parameters, [limit])
+  t.strictSame(paths['/b'].get.parameters, [ua])
+  t.strictSame(paths['/c'], { get: { responses: {} } })
+  t.strictSame(paths['/d/{id}'].parameters, [id], 'a path parameter, declared once for the path')
+  t.strictSame(paths['/d/{id}'].get.parameters, [limit])
   t.notOk('parameters' in paths['/d/{id}'].options)
   t.notOk('parameters' in paths['/e'], 'a query parameter stays with its operations')
 })
@@ -78,12 +78,12 @@ t.test('omitEchoedDescriptions: a body schema does not repeat its response\'s or
   }
   omitEchoedDescriptions(paths)
   const post = paths['/a'].post
-  t.same(post.requestBody.content['application/json'].schema, { type: 'object' })
+  t.strictSame(post.requestBody.content['application/json'].schema, { type: 'object' })
   t.equal(post.requestBody.description, 'The thing.', 'the outer description stays')
-  t.same(post.responses[200].content['application/json'].schema, { type: 'object' })
+  t.strictSame(post.responses[200].content['application/json'].schema, { type: 'object' })
   t.equal(post.responses[200].description, 'The thing.')
-  t.same(post.responses[201].content['application/json'].schema, { type: 'object', description: 'Another text.' }, 'a description of its own stays')
-  t.same(post.responses[204], { description: 'No Content' })
+  t.strictSame(post.responses[201].content['application/json'].schema, { type: 'object', description: 'Another text.' }, 'a description of its own stays')
+  t.strictSame(post.responses[204], { description: 'No Content' })
 })
 
 t.test('shareNullable: a component that admits null too refers to it', async t => {
@@ -99,13 +99,13 @@ t.test('shareNullable: a component that admits null too refers to it', async t =
   }
   const out = shareNullable(doc) as Doc
   const job = out.components.schemas.Job.properties
-  t.same(job.problem, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }], description: 'Why it failed.' })
-  t.same(job.other.required, [], 'another shape stays')
-  t.same(job.plain, problem, 'not nullable: left to the other passes')
-  t.same(out.components.schemas.Problem, problem, 'the component itself stays')
-  t.same(out.paths['/a'].get.responses[200].content['application/json'].schema, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }] }, 'in paths too')
-  t.same(doc.components.schemas.Job.properties.problem.type, ['object', 'null'], 'the input is not changed')
-  t.same((shareNullable({ components: {}, paths: {} }) as Doc).components, { schemas: {} }, 'a document without schemas')
+  t.strictSame(job.problem, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }], description: 'Why it failed.' })
+  t.strictSame(job.other.required, [], 'another shape stays')
+  t.strictSame(job.plain, problem, 'not nullable: left to the other passes')
+  t.strictSame(out.components.schemas.Problem, problem, 'the component itself stays')
+  t.strictSame(out.paths['/a'].get.responses[200].content['application/json'].schema, { anyOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'null' }] }, 'in paths too')
+  t.strictSame(doc.components.schemas.Job.properties.problem.type, ['object', 'null'], 'the input is not changed')
+  t.strictSame((shareNullable({ components: {}, paths: {} }) as Doc).components, { schemas: {} }, 'a document without schemas')
 })
 
 t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it', async t => {
@@ -125,14 +125,14 @@ t.test('shareSchemas: a repeat of a component, or of a part of one, refers to it
   }
   const out: Doc = shareSchemas(doc)
   const body = out.paths['/x'].post.requestBody.content['application/json'].schema
-  t.same(body.properties.id, { $ref: '#/components/schemas/Entity/properties/id' }, 'a part of a component')
-  t.same(body.properties.code, short, 'a small schema stays in place')
-  t.same(out.paths['/x'].post.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Entity' }, 'a whole component')
-  t.same(out.components.schemas.Entity.properties.id, long, 'the first place keeps the schema')
-  t.same(out.components.schemas.Entity.properties.tags.items, { $ref: '#/components/schemas/Entity/properties/id' }, 'a repeat inside the same component')
-  t.same(out.components.schemas.Entity.examples, [{ id: long }], 'examples are data')
-  t.same(out.components.schemas.Other.properties.ownId, { $ref: '#/components/schemas/Entity/properties/id' })
-  t.same(doc.components.schemas.Other.properties.ownId, long, 'the input is not changed')
+  t.strictSame(body.properties.id, { $ref: '#/components/schemas/Entity/properties/id' }, 'a part of a component')
+  t.strictSame(body.properties.code, short, 'a small schema stays in place')
+  t.strictSame(out.paths['/x'].post.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Entity' }, 'a whole component')
+  t.strictSame(out.components.schemas.Entity.properties.id, long, 'the first place keeps the schema')
+  t.strictSame(out.components.schemas.Entity.properties.tags.items, { $ref: '#/components/schemas/Entity/properties/id' }, 'a repeat inside the same component')
+  t.strictSame(out.components.schemas.Entity.examples, [{ id: long }], 'examples are data')
+  t.strictSame(out.components.schemas.Other.properties.ownId, { $ref: '#/components/schemas/Entity/properties/id' })
+  t.strictSame(doc.components.schemas.Other.properties.ownId, long, 'the input is not changed')
 })
 
 t.test('shareSchemas: a schema that only requires more refers to the wider one and adds its list', async t => {
@@ -156,11 +156,11 @@ t.test('shareSchemas: a schema that only requires more refers to the wider one a
   }
   const out: Doc = shareSchemas(doc)
   const bulk = out.components.schemas.Bulk.properties
-  t.same(bulk.update, { $ref: '#/components/schemas/Replacement', required: ['name', 'id'] }, 'both lists hold: the one beside the reference is this one')
-  t.same(bulk.loose.required, ['id'], 'one that does not require what the wider one does keeps its schema')
+  t.strictSame(bulk.update, { $ref: '#/components/schemas/Replacement', required: ['name', 'id'] }, 'both lists hold: the one beside the reference is this one')
+  t.strictSame(bulk.loose.required, ['id'], 'one that does not require what the wider one does keeps its schema')
   t.notOk('$ref' in bulk.loose)
   t.notOk('$ref' in bulk.none, 'without required: nothing to add')
-  t.same(out.components.schemas.Replacement, replacement, 'the wider one stays whole')
+  t.strictSame(out.components.schemas.Replacement, replacement, 'the wider one stays whole')
 })
 
 t.test('shareFormats: a plain or nullable string of a convention format refers to its component', async t => {
@@ -184,23 +184,23 @@ t.test('shareFormats: a plain or nullable string of a convention format refers t
   }
   const out: Doc = shareFormats(doc)
   const props = out.components.schemas.E.properties
-  t.same(props.at, { $ref: '#/components/schemas/DateTime', description: 'When.' })
-  t.same(props.gone, { $ref: '#/components/schemas/NullableDateTime' }, 'a nullable place, a nullable component')
-  t.same(out.components.schemas.NullableDateTime, { ...dateTime, type: ['string', 'null'] })
-  t.same(out.components.schemas.DateTime, dateTime)
-  t.same(props.odd.pattern, '^x$', 'a pattern of its own: kept')
-  t.same(props.other, { type: ['integer', 'null'], format: 'date-time' }, 'not a string: kept')
-  t.same(props.text, { type: 'string', format: 'email' }, 'not a convention format: kept')
-  t.same(out.paths['/a'].get.parameters[0].schema, { $ref: '#/components/schemas/DateTime', maxLength: 24 }, 'in paths too')
+  t.strictSame(props.at, { $ref: '#/components/schemas/DateTime', description: 'When.' })
+  t.strictSame(props.gone, { $ref: '#/components/schemas/NullableDateTime' }, 'a nullable place, a nullable component')
+  t.strictSame(out.components.schemas.NullableDateTime, { ...dateTime, type: ['string', 'null'] })
+  t.strictSame(out.components.schemas.DateTime, dateTime)
+  t.strictSame(props.odd.pattern, '^x$', 'a pattern of its own: kept')
+  t.strictSame(props.other, { type: ['integer', 'null'], format: 'date-time' }, 'not a string: kept')
+  t.strictSame(props.text, { type: 'string', format: 'email' }, 'not a convention format: kept')
+  t.strictSame(out.paths['/a'].get.parameters[0].schema, { $ref: '#/components/schemas/DateTime', maxLength: 24 }, 'in paths too')
 })
 
 t.test('shareFormats: a document without schemas', async t => {
-  t.same(shareFormats({ paths: {}, components: {} }), { paths: {}, components: { schemas: {} } })
+  t.strictSame(shareFormats({ paths: {}, components: {} }), { paths: {}, components: { schemas: {} } })
 })
 
 t.test('shareSchemas: a document without schemas', async t => {
   const doc = { paths: { '/x': { get: { responses: { 200: { description: 'OK' } } } } }, components: {} }
-  t.same(shareSchemas(doc), { ...doc, components: { schemas: {} } })
+  t.strictSame(shareSchemas(doc), { ...doc, components: { schemas: {} } })
 })
 
 t.test('shareRepeated: parameters, bodies, responses and headers used more than once become components', async t => {
@@ -228,19 +228,19 @@ t.test('shareRepeated: parameters, bodies, responses and headers used more than 
     components: { schemas: {} }
   }
   const out: Doc = shareRepeated(doc)
-  t.same(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2', 'RetryAfter'], 'one component per shape; a second shape is numbered')
-  t.same(out.components.parameters, { Limit: limit, UserAgent: ua })
-  t.same(out.paths['/a'].parameters, [{ $ref: '#/components/parameters/UserAgent' }], 'a path\'s own parameters too')
-  t.same(out.paths['/a'].get.parameters, [{ $ref: '#/components/parameters/Limit' }, once], 'one used once stays in place')
-  t.same(out.components.requestBodies, { CreateABody: body }, 'named after the first operation')
-  t.same(out.paths['/b'].put.requestBody, { $ref: '#/components/requestBodies/CreateABody' })
-  t.same(out.paths['/b'].delete.requestBody, { content: {} })
-  t.same(Object.keys(out.components.responses).sort(), ['BadRequest', 'BadRequest2', 'OK'], 'a problem answer is named by its status; a second shape of a response is numbered')
-  t.same(out.paths['/b'].put.responses[400], { $ref: '#/components/responses/BadRequest2' })
-  t.same(out.components.responses.BadRequest2.headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } })
-  t.same(out.paths['/b'].delete.responses[204], { description: 'Gone' }, 'a response used once stays in place')
-  t.same(out.paths['/a'].post.responses[200].headers, { 'Content-Language': { $ref: '#/components/headers/ContentLanguage2' }, 'X-Once': { schema: { type: 'string' } } })
-  t.same(doc.paths['/a'].get.parameters[0], limit, 'the input is not changed')
+  t.strictSame(Object.keys(out.components.headers), ['ContentLanguage', 'ContentLanguage2', 'RetryAfter'], 'one component per shape; a second shape is numbered')
+  t.strictSame(out.components.parameters, { Limit: limit, UserAgent: ua })
+  t.strictSame(out.paths['/a'].parameters, [{ $ref: '#/components/parameters/UserAgent' }], 'a path\'s own parameters too')
+  t.strictSame(out.paths['/a'].get.parameters, [{ $ref: '#/components/parameters/Limit' }, once], 'one used once stays in place')
+  t.strictSame(out.components.requestBodies, { CreateABody: body }, 'named after the first operation')
+  t.strictSame(out.paths['/b'].put.requestBody, { $ref: '#/components/requestBodies/CreateABody' })
+  t.strictSame(out.paths['/b'].delete.requestBody, { content: {} })
+  t.strictSame(Object.keys(out.components.responses).sort(), ['BadRequest', 'BadRequest2', 'OK'], 'a problem answer is named by its status; a second shape of a response is numbered')
+  t.strictSame(out.paths['/b'].put.responses[400], { $ref: '#/components/responses/BadRequest2' })
+  t.strictSame(out.components.responses.BadRequest2.headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } })
+  t.strictSame(out.paths['/b'].delete.responses[204], { description: 'Gone' }, 'a response used once stays in place')
+  t.strictSame(out.paths['/a'].post.responses[200].headers, { 'Content-Language': { $ref: '#/components/headers/ContentLanguage2' }, 'X-Once': { schema: { type: 'string' } } })
+  t.strictSame(doc.paths['/a'].get.parameters[0], limit, 'the input is not changed')
 })
 
 t.test('shareRepeated names a response by its status, an OPTIONS operation\'s apart; the default problem is `Problem`', async t => {
@@ -258,14 +258,14 @@ t.test('shareRepeated names a response by its status, an OPTIONS operation\'s ap
     components: { schemas: {} }
   }
   const out: Doc = shareRepeated(doc)
-  t.same(Object.keys(out.components.responses).sort(), ['BadRequest', 'Conflict', 'NoContent', 'OptionsNoContent', 'Problem', 'SomeOtherAnswer'])
-  t.same(out.paths['/b'].get.responses, { 204: { $ref: '#/components/responses/NoContent' }, 299: { $ref: '#/components/responses/SomeOtherAnswer' }, 409: { $ref: '#/components/responses/Conflict' }, default: { $ref: '#/components/responses/Problem' } }, 'a status without a reason phrase: by its description')
-  t.same(out.paths['/a'].options.responses[400], { $ref: '#/components/responses/BadRequest' }, 'a problem of an OPTIONS operation is named by its status alone')
+  t.strictSame(Object.keys(out.components.responses).sort(), ['BadRequest', 'Conflict', 'NoContent', 'OptionsNoContent', 'Problem', 'SomeOtherAnswer'])
+  t.strictSame(out.paths['/b'].get.responses, { 204: { $ref: '#/components/responses/NoContent' }, 299: { $ref: '#/components/responses/SomeOtherAnswer' }, 409: { $ref: '#/components/responses/Conflict' }, default: { $ref: '#/components/responses/Problem' } }, 'a status without a reason phrase: by its description')
+  t.strictSame(out.paths['/a'].options.responses[400], { $ref: '#/components/responses/BadRequest' }, 'a problem of an OPTIONS operation is named by its status alone')
 })
 
 t.test('shareRepeated adds no empty kind of component', async t => {
   const doc = { paths: { '/a': { get: { responses: { 200: { description: 'OK' } } } } }, components: { schemas: {} } }
-  t.same(shareRepeated(doc).components, { schemas: {} })
+  t.strictSame(shareRepeated(doc).components, { schemas: {} })
 })
 
 t.test('shareTitled: a titled schema becomes the component of its title', async t => {
@@ -284,22 +284,22 @@ t.test('shareTitled: a titled schema becomes the component of its title', async 
   doc.paths['/a'].get.responses = { 200: { description: 'OK', content: { 'application/json': { schema: { title: 'Job', type: 'object' } } } }, 201: { description: 'OK', content: { 'application/json': { schema: { title: 'Work', type: 'string', description: 'Done.' } } } } }
   const out: Doc = shareTitled(doc)
   const params = out.paths['/a'].get.parameters
-  t.same(params[0].schema, { $ref: '#/components/schemas/DateFilter2', description: 'From.' }, 'its description stays beside the reference')
-  t.same(params[1].schema, { $ref: '#/components/schemas/DateFilter2' })
-  t.same(params[2].schema, { $ref: '#/components/schemas/Once' }, 'used once: a component too')
-  t.same(out.components.schemas.Once, { title: 'Once', type: 'string' })
-  t.same(out.paths['/a'].get.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Job' }, 'a component titled with its name is that shape\'s component')
-  t.same(out.paths['/a'].get.responses[201].content['application/json'].schema, { $ref: '#/components/schemas/Task', description: 'Done.' }, 'whatever its title')
-  t.same(out.components.schemas.Task, { title: 'Work', type: 'string' }, 'a component\'s root stays whole')
+  t.strictSame(params[0].schema, { $ref: '#/components/schemas/DateFilter2', description: 'From.' }, 'its description stays beside the reference')
+  t.strictSame(params[1].schema, { $ref: '#/components/schemas/DateFilter2' })
+  t.strictSame(params[2].schema, { $ref: '#/components/schemas/Once' }, 'used once: a component too')
+  t.strictSame(out.components.schemas.Once, { title: 'Once', type: 'string' })
+  t.strictSame(out.paths['/a'].get.responses[200].content['application/json'].schema, { $ref: '#/components/schemas/Job' }, 'a component titled with its name is that shape\'s component')
+  t.strictSame(out.paths['/a'].get.responses[201].content['application/json'].schema, { $ref: '#/components/schemas/Task', description: 'Done.' }, 'whatever its title')
+  t.strictSame(out.components.schemas.Task, { title: 'Work', type: 'string' }, 'a component\'s root stays whole')
   t.notOk(out.components.schemas.Work, 'no second component of a titled component')
-  t.same(out.components.schemas.DateFilter2, values(), 'a name taken already is numbered')
-  t.same(out.components.schemas.DateFilter, { type: 'string' })
-  t.same(out.components.schemas.Search.properties.on, { $ref: '#/components/schemas/DateFilter2', description: 'On.' }, 'in components too')
+  t.strictSame(out.components.schemas.DateFilter2, values(), 'a name taken already is numbered')
+  t.strictSame(out.components.schemas.DateFilter, { type: 'string' })
+  t.strictSame(out.components.schemas.Search.properties.on, { $ref: '#/components/schemas/DateFilter2', description: 'On.' }, 'in components too')
 })
 
 t.test('shareTitled: a document without schemas', async t => {
   const doc = { paths: {}, components: {} }
-  t.same(shareTitled(doc), { paths: {}, components: { schemas: {} } })
+  t.strictSame(shareTitled(doc), { paths: {}, components: { schemas: {} } })
 })
 
 t.test('omitDefaults drops required: false from parameters, of operations and of paths', async t => {
@@ -311,6 +311,6 @@ t.test('omitDefaults drops required: false from parameters, of operations and of
     }
   }
   omitDefaults(paths)
-  t.same(paths['/a/{id}'].parameters, [{ in: 'header', name: 'X-A' }])
-  t.same(paths['/a/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q' }])
+  t.strictSame(paths['/a/{id}'].parameters, [{ in: 'header', name: 'X-A' }])
+  t.strictSame(paths['/a/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true }, { in: 'query', name: 'q' }])
 })

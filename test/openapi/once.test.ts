@@ -38,15 +38,15 @@ t.test('foldProblems: the statuses any operation may answer become its default r
   }
   foldProblems(paths, [500, 400, 401, 404, 429])
   const get = paths['/a/{id}'].get.responses
-  t.same(Object.keys(get).sort(), ['200', '409', 'default'], 'a status the operation itself refuses stays listed')
+  t.strictSame(Object.keys(get).sort(), ['200', '409', 'default'], 'a status the operation itself refuses stays listed')
   t.equal(get.default.description, problemsDescription([400, 401, 404, 429, 500]), 'one description for every default, the statuses sorted')
-  t.same(get.default.headers, { 'WWW-Authenticate': challenge, 'Retry-After': retryAfter }, 'the headers of every folded status')
-  t.same(get.default.content, { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } })
-  t.same(Object.keys(paths['/a/{id}'].options.responses).sort(), ['204', 'default'])
+  t.strictSame(get.default.headers, { 'WWW-Authenticate': challenge, 'Retry-After': retryAfter }, 'the headers of every folded status')
+  t.strictSame(get.default.content, { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } })
+  t.strictSame(Object.keys(paths['/a/{id}'].options.responses).sort(), ['204', 'default'])
   t.notOk('headers' in paths['/a/{id}'].options.responses.default, 'no headers: none to list')
-  t.same(paths['/b'].get.responses, { 200: { description: 'OK' }, default: { description: 'Their own' }, 500: problem() }, 'an operation with its own default keeps its responses')
-  t.same(paths['/c'].get.responses, { 200: { description: 'OK' }, 409: problem() }, 'nothing to fold: no default')
-  t.same(paths['/d'].get.responses, { 200: { description: 'OK' }, 500: { description: 'Not a problem body' } }, 'only problem bodies fold')
+  t.strictSame(paths['/b'].get.responses, { 200: { description: 'OK' }, default: { description: 'Their own' }, 500: problem() }, 'an operation with its own default keeps its responses')
+  t.strictSame(paths['/c'].get.responses, { 200: { description: 'OK' }, 409: problem() }, 'nothing to fold: no default')
+  t.strictSame(paths['/d'].get.responses, { 200: { description: 'OK' }, 500: { description: 'Not a problem body' } }, 'only problem bodies fold')
 })
 
 t.test('stateHeadersOnce: the headers of every operation move to the document, once', async t => {
@@ -68,23 +68,23 @@ t.test('stateHeadersOnce: the headers of every operation move to the document, o
     }
   }
   const out = stateHeadersOnce(doc, { request: ['User-Agent', 'X-Request-ID', 'Svc-Service'], response: ['X-Request-ID', 'Content-Language'] }) as Doc
-  t.same(out['x-request-headers'], [ua, rid], 'the request headers, as parameters, in the order first met')
-  t.same(out['x-response-headers'], { 'X-Request-ID': echoed }, 'a header defined two ways stays where it is')
+  t.strictSame(out['x-request-headers'], [ua, rid], 'the request headers, as parameters, in the order first met')
+  t.strictSame(out['x-response-headers'], { 'X-Request-ID': echoed }, 'a header defined two ways stays where it is')
   t.notOk('parameters' in out.paths['/a'], 'a path left without parameters has none')
-  t.same(out.paths['/a'].get.parameters, [limit], 'a query parameter of the same name stays')
-  t.same(out.paths['/a'].post.parameters, [key])
-  t.same(out.paths['/a'].get.responses[200].headers, { ETag: etag, 'Content-Language': lang })
+  t.strictSame(out.paths['/a'].get.parameters, [limit], 'a query parameter of the same name stays')
+  t.strictSame(out.paths['/a'].post.parameters, [key])
+  t.strictSame(out.paths['/a'].get.responses[200].headers, { ETag: etag, 'Content-Language': lang })
   t.notOk('headers' in out.paths['/a'].get.responses.default, 'a response left without headers has none')
-  t.same(out.paths['/a'].post.responses[201].headers, { 'Content-Language': { ...lang, description: 'fr' } })
+  t.strictSame(out.paths['/a'].post.responses[201].headers, { 'Content-Language': { ...lang, description: 'fr' } })
   t.equal(out.info.description, 'About T.\n\nHeaders the convention defines for every operation are described once, not on each: requests send those of `x-request-headers` (User-Agent, X-Request-ID) and answers carry those of `x-response-headers` (X-Request-ID), wherever their rule applies, as each one\'s description says.')
-  t.same(doc.paths['/a'].parameters, [ua], 'the input is not changed')
+  t.strictSame(doc.paths['/a'].parameters, [ua], 'the input is not changed')
 
   const quiet = stateHeadersOnce({ info: { title: 'T', version: '1' }, paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { ETag: etag } } } } } } }, { request: ['User-Agent'], response: ['X-Request-ID'] }) as Doc
   t.notOk('x-request-headers' in quiet || 'x-response-headers' in quiet, 'nothing to state: no extension')
   t.notOk('description' in quiet.info, 'and no sentence')
   const noInfo = stateHeadersOnce({ paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { 'X-Request-ID': echoed } } } } } } }, { request: [], response: ['X-Request-ID'] }) as Doc
   t.match(noInfo.info.description, /^Headers the convention defines/, 'a document without info gets one for the sentence')
-  t.same(out.paths['/a'].post.responses[202], { description: 'Accepted' }, 'a response without headers stays as it is')
+  t.strictSame(out.paths['/a'].post.responses[202], { description: 'Accepted' }, 'a response without headers stays as it is')
   const onlyAnswers = stateHeadersOnce({ info: { title: 'T', version: '1' }, paths: { '/a': { get: { responses: { 200: { description: 'OK', headers: { 'X-Request-ID': echoed } } } } } } }, { request: ['User-Agent'], response: ['X-Request-ID'] }) as Doc
   t.match(onlyAnswers.info.description, /^Headers the convention defines for every operation are described once, not on each: answers carry those of `x-response-headers` \(X-Request-ID\), wherever/, 'one side only')
 })

@@ -34,14 +34,14 @@ t.test('every operation documents its problem responses, the conventional header
   t.equal(res.statusCode, 200)
   const doc = documentOf(res.body)
   t.equal(doc.openapi, '3.1.0')
-  t.same(doc.info, { title: 'T', version: '2.0.0', description: '`HEAD` is served wherever `GET` is, and answers as it would, without a body.' }, 'HEAD told once, not an operation per GET')
-  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
-  t.same(doc.security, [{ bearerAuth: [] }])
+  t.strictSame(doc.info, { title: 'T', version: '2.0.0', description: '`HEAD` is served wherever `GET` is, and answers as it would, without a body.' }, 'HEAD told once, not an operation per GET')
+  t.strictSame(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+  t.strictSame(doc.security, [{ bearerAuth: [] }])
   t.ok(doc.components.schemas.Problem, 'the problem schema is a shared component')
 
   const get = doc.paths['/v1/things/{thingId}'].get
-  t.same(Object.keys(get.responses).sort(), ['200', '304', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
-  t.same(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
+  t.strictSame(Object.keys(get.responses).sort(), ['200', '304', '400', '401', '403', '404', '406', '409', '412', '429', '500'])
+  t.strictSame(get.responses['409'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' })
   // Each status its own example, not the Problem schema's 400: [status, title].
   const statuses: Array<[string, string]> = [['400', 'Invalid Data'], ['401', 'Unauthorized'], ['403', 'Forbidden'], ['404', 'Not Found'], ['406', 'Not Acceptable'], ['409', 'Conflict'], ['412', 'Precondition Failed'], ['429', 'Too Many Requests'], ['500', 'Internal Server Error']]
   for (const [status, title] of statuses) {
@@ -50,7 +50,7 @@ t.test('every operation documents its problem responses, the conventional header
     t.equal(get.responses[status].description, status === '400' ? 'Invalid Data' : title, `${status}: described by its title`)
   }
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
-  t.same(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
+  t.strictSame(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
   t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)
 
   const post = doc.paths['/v1/things'].post
@@ -60,7 +60,7 @@ t.test('every operation documents its problem responses, the conventional header
 
   const hook = doc.paths['/_webhooks/scanner/document-scanned'].post
   t.equal(hook['x-internal'], true)
-  t.same(hook.security, [], 'no bearer token on a webhook')
+  t.strictSame(hook.security, [], 'no bearer token on a webhook')
   t.notOk(hook.responses['401'], 'no 401/403 documented for an unauthenticated route')
   t.notOk(hook.parameters?.some((p: Doc) => p.name === 'User-Agent'), 'no User-Agent rule where conventions are off')
   t.notOk(doc.paths['/hidden'], 'hidden routes stay hidden')
@@ -68,8 +68,8 @@ t.test('every operation documents its problem responses, the conventional header
   t.equal(both.get.responses['404'].description, 'Gone for good', 'a route\'s own response schema is kept')
   t.ok(both.delete.parameters.some((p: Doc) => p.name === 'Svc-Idempotency-Key'), 'a route with several methods: writes get the key')
   const self = doc.paths['/openapi.json'].get
-  t.same(self.security, [], 'the document describes itself, readable without a token')
-  t.same(Object.keys(self.responses).sort(), ['200', '400', '403', '406', '429', '500'], 'no 401; the User-Agent rule\'s 403')
+  t.strictSame(self.security, [], 'the document describes itself, readable without a token')
+  t.strictSame(Object.keys(self.responses).sort(), ['200', '400', '403', '406', '429', '500'], 'no 401; the User-Agent rule\'s 403')
   t.equal(self.responses['200'].description, 'The OpenAPI 3.1 document of every route of this service.')
   await app.close()
 })
@@ -78,17 +78,17 @@ t.test('stateOnce (the default): common problems as each operation\'s default, t
   const app = await build({ stateOnce: true })
   const raw = JSON.parse((await app.inject({ url: '/openapi.json' })).body) as Doc
   const get = raw.paths['/v1/things/{thingId}'].get
-  t.same(Object.keys(get.responses).sort(), ['200', '304', '409', '412', 'default'], 'what the route itself refuses stays listed')
+  t.strictSame(Object.keys(get.responses).sort(), ['200', '304', '409', '412', 'default'], 'what the route itself refuses stays listed')
   const problems = raw.components.responses[get.responses.default.$ref.split('/').pop()]
   t.match(problems.description, /^A problem \(RFC 9457\): 400, 401, 403, 404, 406, 413, 415, 429 or 500, as the operation allows/)
-  t.same(Object.keys(problems.headers), ['Retry-After'], 'the headers of the statuses it stands for (no challenge without the auth plugin), not those stated once')
-  t.same(raw.paths['/v1/things'].post.responses.default, get.responses.default, 'one response for every operation whose problems carry the same headers')
-  t.same(raw['x-request-headers'].map((p: Doc) => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
+  t.strictSame(Object.keys(problems.headers), ['Retry-After'], 'the headers of the statuses it stands for (no challenge without the auth plugin), not those stated once')
+  t.strictSame(raw.paths['/v1/things'].post.responses.default, get.responses.default, 'one response for every operation whose problems carry the same headers')
+  t.strictSame(raw['x-request-headers'].map((p: Doc) => p.name), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service'])
   t.equal(raw['x-request-headers'][0].required, true, 'the User-Agent is required')
-  t.same(Object.keys(raw['x-response-headers']), ['X-Request-ID', 'Svc-Execution-Context'], 'no Content-Language without the conventions plugin')
+  t.strictSame(Object.keys(raw['x-response-headers']), ['X-Request-ID', 'Svc-Execution-Context'], 'no Content-Language without the conventions plugin')
   t.match(raw.info.description, /described once, not on each: requests send those of `x-request-headers` \(User-Agent, X-Request-ID, Svc-Execution-Context, Svc-Service\) and answers carry/)
   // The path's one operation: its path parameter and conditions are the path's (no OPTIONS without the methods plugin).
-  t.same(raw.paths['/v1/things/{thingId}'].parameters.map((p: Doc) => p.name), ['thingId', 'If-Match', 'If-None-Match'])
+  t.strictSame(raw.paths['/v1/things/{thingId}'].parameters.map((p: Doc) => p.name), ['thingId', 'If-Match', 'If-None-Match'])
   t.notOk('parameters' in get, 'nothing left of its own')
   const text = JSON.stringify(raw.paths)
   for (const name of ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Content-Language']) t.notOk(text.includes(`"${name}"`), `${name}: on no operation`)
@@ -103,7 +103,7 @@ t.test('route declared headers are merged; commonProblems and routePrefix option
   app.put('/x', { schema: { headers: Type.Object({ 'if-match': Type.String() }) } }, async () => ({}))
   const doc = documentOf((await app.inject({ url: '/docs/openapi.json' })).body)
   const put = doc.paths['/x'].put
-  t.same(Object.keys(put.responses).sort(), ['200', '500'], 'only the common statuses, and the 200 of a route without a success schema')
+  t.strictSame(Object.keys(put.responses).sort(), ['200', '500'], 'only the common statuses, and the 200 of a route without a success schema')
   t.ok(put.parameters.some((p: Doc) => p.name === 'If-Match' && p.required === true), 'declared header kept and required')
   t.ok(put.parameters.some((p: Doc) => p.name === 'User-Agent'))
   t.equal((await app.inject({ url: '/openapi.json' })).statusCode, 404)
@@ -150,7 +150,7 @@ t.test('options are checked at registration', async t => {
   const app = Fastify()
   await app.register(openapi, { info: { title: 'Notes', version: '2', description: 'Notes of the team.' }, servers: [{ url: 'https://api.example.com', description: 'production' }, { url: '/' }] })
   const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
-  t.same([doc.info.title, doc.info.version, doc.servers.length], ['Notes', '2', 2], 'good ones are used as given')
+  t.strictSame([doc.info.title, doc.info.version, doc.servers.length], ['Notes', '2', 2], 'good ones are used as given')
   await app.close()
 })
 
@@ -178,24 +178,24 @@ t.test('conditional requests and response headers', async t => {
 
   const get = paths['/v1/things/{id}'].get
   t.ok(names(get).includes('If-Match') && names(get).includes('If-None-Match'), 'an item read honours both conditions')
-  t.same(Object.keys(get.responses['200'].headers).sort(), ['ETag', 'Svc-Execution-Context', 'X-Request-ID'])
-  t.same(get.responses['304'].headers.ETag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
+  t.strictSame(Object.keys(get.responses['200'].headers).sort(), ['ETag', 'Svc-Execution-Context', 'X-Request-ID'])
+  t.strictSame(get.responses['304'].headers.ETag.schema, { type: 'string', maxLength: 1024 }, '304 carries the ETag')
   t.notOk(get.responses['304'].content, 'a 304 has no body')
   t.notOk(paths['/v1/things/{id}'].head, 'HEAD is no operation of its own')
 
   const post = paths['/v1/things'].post
-  t.same(Object.keys(post.responses['201'].headers).sort(), ['ETag', 'Location', 'Svc-Execution-Context', 'X-Request-ID'])
+  t.strictSame(Object.keys(post.responses['201'].headers).sort(), ['ETag', 'Location', 'Svc-Execution-Context', 'X-Request-ID'])
   t.notOk(names(post).includes('If-Match'), 'no conditions where none are evaluated')
-  t.same(Object.keys(post.responses['429'].headers).sort(), ['Retry-After', 'Svc-Execution-Context', 'X-Request-ID'], 'RateLimit-* only where the rate-limit plugin counts')
-  t.same(Object.keys(post.responses['400'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'problems echo the correlation headers')
+  t.strictSame(Object.keys(post.responses['429'].headers).sort(), ['Retry-After', 'Svc-Execution-Context', 'X-Request-ID'], 'RateLimit-* only where the rate-limit plugin counts')
+  t.strictSame(Object.keys(post.responses['400'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'problems echo the correlation headers')
 
   const put = paths['/v1/things/{id}'].put
   t.ok(names(put).includes('If-Match'))
   t.notOk(put.responses['304'], 'no 304 for a write')
-  t.same(Object.keys(put.responses['204'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'no ETag on a 204')
+  t.strictSame(Object.keys(put.responses['204'].headers).sort(), ['Svc-Execution-Context', 'X-Request-ID'], 'no ETag on a 204')
 
   const list = paths['/v1/things'].get
-  t.same(names(list).filter(n => n.startsWith('If-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
+  t.strictSame(names(list).filter(n => n.startsWith('If-')), ['If-None-Match'], 'a collection read honours If-None-Match only')
   t.ok(list.responses['200'].headers.ETag)
   t.ok(list.responses['304'])
   const plain = paths['/v1/plain'].get
@@ -208,15 +208,15 @@ t.test('conditional requests and response headers', async t => {
   t.notOk(bulk.responses['304'], 'a write with conditions gives 412, never 304')
   t.notOk(bulk.responses['200'].headers.ETag)
 
-  t.same(names(paths['/some-rules'].post), ['X-Request-ID', 'Svc-Service', 'Svc-Idempotency-Key'], 'no User-Agent or execution context where their rules are off')
-  t.same(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['X-Request-ID'], 'and no echoed execution context')
-  t.same(names(paths['/other-rules'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context'], 'no Svc-Service or idempotency key where their rules are off')
-  t.same(names(paths['/no-rule-off'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key'], 'a config of null switches nothing off')
+  t.strictSame(names(paths['/some-rules'].post), ['X-Request-ID', 'Svc-Service', 'Svc-Idempotency-Key'], 'no User-Agent or execution context where their rules are off')
+  t.strictSame(Object.keys(paths['/some-rules'].post.responses['204'].headers), ['X-Request-ID'], 'and no echoed execution context')
+  t.strictSame(names(paths['/other-rules'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context'], 'no Svc-Service or idempotency key where their rules are off')
+  t.strictSame(names(paths['/no-rule-off'].post), ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key'], 'a config of null switches nothing off')
 
   const hook = paths['/hook'].post
-  t.same(Object.keys(hook.responses['204'].headers), ['X-Request-ID', 'X-Own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
-  t.same(Object.keys(hook.responses['400'].headers), ['X-Request-ID'], 'and nothing else on a problem of a route without conventions')
-  t.same(names(hook), ['X-Request-ID'], 'its correlation id is still taken')
+  t.strictSame(Object.keys(hook.responses['204'].headers), ['X-Request-ID', 'X-Own'], 'conventions off: the problem plugin still echoes X-Request-ID; the route\'s own headers are kept')
+  t.strictSame(Object.keys(hook.responses['400'].headers), ['X-Request-ID'], 'and nothing else on a problem of a route without conventions')
+  t.strictSame(names(hook), ['X-Request-ID'], 'its correlation id is still taken')
   await app.close()
 })
 
@@ -240,17 +240,17 @@ t.test('shared schemas become components with $refs; resources give entities wit
   const doc = documentOf((await app.inject({ url: '/openapi.json' })).body)
   const schemas = doc.components.schemas
   const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
-  t.same(body('/things/{id}'), { $ref: '#/components/schemas/Thing' })
-  t.same(body('/things').properties.results.items, { $ref: '#/components/schemas/Thing' }, 'nested copies too')
-  t.same(schemas.Thing.required, ['id', 'size'])
-  t.same(body('/widgets/{id}'), { $ref: '#/components/schemas/Widget' })
-  t.same(body('/widgets').properties.results.items, { $ref: '#/components/schemas/WidgetSummary' })
-  t.same(schemas.Widget.examples, [{ id: 'w-1', note: null }], 'an entity example from its properties')
-  t.same(schemas.Odd.examples, undefined, 'no example where a required value cannot be made up')
-  t.same(doc.paths['/widgets/{id}'].put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WidgetReplacement' }, 'the write bodies are components')
+  t.strictSame(body('/things/{id}'), { $ref: '#/components/schemas/Thing' })
+  t.strictSame(body('/things').properties.results.items, { $ref: '#/components/schemas/Thing' }, 'nested copies too')
+  t.strictSame(schemas.Thing.required, ['id', 'size'])
+  t.strictSame(body('/widgets/{id}'), { $ref: '#/components/schemas/Widget' })
+  t.strictSame(body('/widgets').properties.results.items, { $ref: '#/components/schemas/WidgetSummary' })
+  t.strictSame(schemas.Widget.examples, [{ id: 'w-1', note: null }], 'an entity example from its properties')
+  t.strictSame(schemas.Odd.examples, undefined, 'no example where a required value cannot be made up')
+  t.strictSame(doc.paths['/widgets/{id}'].put.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/WidgetReplacement' }, 'the write bodies are components')
   t.ok(schemas.WidgetCreate && schemas.WidgetPatch && schemas.OddReplacement)
   t.ok(schemas.CursorPaging && schemas.OffsetPaging && schemas.BulkResponse, 'the convention\'s shapes')
-  t.same(schemas.BulkResponse.properties.operations.items, { $ref: '#/components/schemas/BulkOperationResult' }, 'components refer to each other')
+  t.strictSame(schemas.BulkResponse.properties.operations.items, { $ref: '#/components/schemas/BulkOperationResult' }, 'components refer to each other')
   t.equal(schemas.BulkResponse.examples[0].status, 'PARTIAL')
   await app.close()
 

@@ -38,24 +38,24 @@ t.test('routes producing custom and text types besides JSON', async t => {
   const doc = inlineHeaders(raw)
 
   const item = doc.paths['/v1/reports/{reportId}'].get.responses
-  t.same(contentTypes(item['200']), produces, 'every produced type, in the route\'s order')
-  t.same(item['200'].content['application/vnd.svc-report.v2+json'].schema, item['200'].content['application/json'].schema, '+json types carry the JSON schema')
-  t.same(item['200'].content['application/vnd.svc-report+xml'].schema, {}, 'other types have no JSON schema')
+  t.strictSame(contentTypes(item['200']), produces, 'every produced type, in the route\'s order')
+  t.strictSame(item['200'].content['application/vnd.svc-report.v2+json'].schema, item['200'].content['application/json'].schema, '+json types carry the JSON schema')
+  t.strictSame(item['200'].content['application/vnd.svc-report+xml'].schema, {}, 'other types have no JSON schema')
   t.equal(item['200'].description, 'The report.', 'the description stays the response\'s')
-  t.same(contentTypes(responseFor(doc, doc.paths['/v1/reports/{reportId}'].get, 406)), ['application/problem+json'], 'problems stay problems')
-  t.same(contentTypes(doc.paths['/v1/plain'].get.responses['200']), ['application/json'], 'a JSON route lists JSON alone')
+  t.strictSame(contentTypes(responseFor(doc, doc.paths['/v1/reports/{reportId}'].get, 406)), ['application/problem+json'], 'problems stay problems')
+  t.strictSame(contentTypes(doc.paths['/v1/plain'].get.responses['200']), ['application/json'], 'a JSON route lists JSON alone')
 
   const list = doc.paths['/v1/reports'].get.responses
-  t.same(contentTypes(list['200']), ['application/json', 'text/csv'])
-  t.same(contentTypes(doc.paths['/v1/reports/search'].post.responses['200']), ['application/json'], 'POST search answers JSON only')
+  t.strictSame(contentTypes(list['200']), ['application/json', 'text/csv'])
+  t.strictSame(contentTypes(doc.paths['/v1/reports/search'].post.responses['200']), ['application/json'], 'POST search answers JSON only')
 })
 
 t.test('the reference service: collection GETs list JSON and CSV for their 200', async t => {
   const app = await referenceApp(t)
   const doc = inlineHeaders(app.swagger() as Doc)
   for (const path of ['/v1/authors', '/v1/documents', '/v1/authors/{authorId}/documents', '/v1/documents/{documentId}/pages']) {
-    t.same(contentTypes(doc.paths[path].get.responses['200']), ['application/json', 'text/csv'], path)
+    t.strictSame(contentTypes(doc.paths[path].get.responses['200']), ['application/json', 'text/csv'], path)
   }
-  t.same(contentTypes(doc.paths['/v1/documents/{documentId}'].get.responses['200']), ['application/json'], 'items are JSON')
-  t.same(contentTypes(doc.paths['/v1/documents/search'].post.responses['200']), ['application/json'])
+  t.strictSame(contentTypes(doc.paths['/v1/documents/{documentId}'].get.responses['200']), ['application/json'], 'items are JSON')
+  t.strictSame(contentTypes(doc.paths['/v1/documents/search'].post.responses['200']), ['application/json'])
 })

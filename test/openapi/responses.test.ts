@@ -60,7 +60,7 @@ t.test('sampled responses match the documented schemas', async t => {
   conforms(await call('POST', '/v1/documents', { name: 'Doc 2', kind: 'CONTRACT', authorId, metadata: { source: { system: 'erp', region: null } } }), 'POST', '/v1/documents', 201)
   const item = `/v1/documents/${created.id as string}`
   const got = conforms(await call('GET', item), 'GET', '/v1/documents/{documentId}', 200)
-  t.same(got, created)
+  t.strictSame(got, created)
   conforms(await call('GET', `/v1/authors/${authorId}`), 'GET', '/v1/authors/{authorId}', 200)
   conforms(await call('GET', item, undefined, { 'if-none-match': created.etag }), 'GET', '/v1/documents/{documentId}', 304)
 

@@ -125,12 +125,12 @@ const expected: Record<string, string[]> = {
 
 t.test('every entry of package.json "exports" exports the names pinned here, and only those', async t => {
   const entries = Object.entries(pkg.exports).filter((e): e is [string, Record<string, string>] => typeof e[1] === 'object')
-  t.same(entries.map(([key]) => key === '.' ? 'svc-conventions' : `svc-conventions/${key.slice(2)}`).sort(), Object.keys(expected).sort(), 'the entries pinned are the package\'s')
+  t.strictSame(entries.map(([key]) => key === '.' ? 'svc-conventions' : `svc-conventions/${key.slice(2)}`).sort(), Object.keys(expected).sort(), 'the entries pinned are the package\'s')
   for (const [key, target] of entries) {
     const name = key === '.' ? 'svc-conventions' : `svc-conventions/${key.slice(2)}`
     const source = target['svc-conventions-source'] as string
     const mod = await import(pathToFileURL(join(root, source)).href) as Record<string, unknown>
-    t.same(Object.keys(mod).sort(), expected[name], name)
+    t.strictSame(Object.keys(mod).sort(), expected[name], name)
   }
 })
 

@@ -45,7 +45,7 @@ const subpaths = Object.keys(pkg.exports).filter((key) => key !== './package.jso
 t.test('importing the suite, every subpath and the root, loads none of the heavy dependencies', async (t) => {
   t.ok(subpaths.length >= 19, `${subpaths.length} entries`)
   const imports = subpaths.map((s) => `await import(${JSON.stringify(s)})`).join('\n')
-  t.same(await loaded(t, imports), [])
+  t.strictSame(await loaded(t, imports), [])
 })
 
 t.test('each is loaded when its part is used, and only then', async (t) => {
@@ -65,5 +65,5 @@ const c = createDownstream({ service: { id: '0f8b2c4e-6a1d-4e3b-9c5f-7d2e1a0b3c4
 await c.get('http://127.0.0.1:1/').catch(() => {}); await c.close()`, ['undici']]
   ]
   const found = await Promise.all(cases.map(async ([, script]) => await loaded(t, script)))
-  cases.forEach(([name, , expected], i) => { t.same(found[i], expected, name) })
+  cases.forEach(([name, , expected], i) => { t.strictSame(found[i], expected, name) })
 })

@@ -20,7 +20,7 @@ function project (t: Tap.Test): { dir: string, read: () => string } {
 t.test('strip removes prepare and nothing else; restore gives back the same bytes', async t => {
   const { dir, read } = project(t)
   await run(process.execPath, [script, 'strip', dir])
-  t.same(JSON.parse(read()), { name: 'p', version: '1.0.0', scripts: { test: 'tap' } })
+  t.strictSame(JSON.parse(read()), { name: 'p', version: '1.0.0', scripts: { test: 'tap' } })
   await run(process.execPath, [script, 'restore', dir])
   t.equal(read(), original)
   t.notOk(existsSync(join(dir, '.package.json.packing')), 'nothing left beside it')

@@ -76,11 +76,11 @@ async function makeProject (t: Test, dir: string): Promise<void> {
   const linted = RUNTIME_ONLY ? undefined : lintPackage(tarball)
   const files = packed.files.map(f => f.path)
   t.ok(files.includes('dist/plugins/problem/index.js') && files.includes('dist/plugins/problem/index.d.ts'), 'the built plugins and their types')
-  t.same(files.filter(f => /^(dist\/)?(app|config|server|tracing)\.(ts|js)$|^(dist\/)?routes\/|^(dist\/)?bin\/token\./.test(f)), [], 'not the reference service, nor its development secrets')
-  t.same(files.filter(f => /^(dist\/)?(test|bench|examples|docs|scripts)\/|\.(png|jpe?g|gif|svg|webp)$|\.tsbuildinfo$|\.build-stamp$/.test(f)), [], 'no tests, benchmarks, examples, docs or their images, nor build leftovers')
+  t.strictSame(files.filter(f => /^(dist\/)?(app|config|server|tracing)\.(ts|js)$|^(dist\/)?routes\/|^(dist\/)?bin\/token\./.test(f)), [], 'not the reference service, nor its development secrets')
+  t.strictSame(files.filter(f => /^(dist\/)?(test|bench|examples|docs|scripts)\/|\.(png|jpe?g|gif|svg|webp)$|\.tsbuildinfo$|\.build-stamp$/.test(f)), [], 'no tests, benchmarks, examples, docs or their images, nor build leftovers')
   // A source map ships only with the source it maps: a stack trace in an adopter's service
   // then points into the suite's TypeScript.
-  t.same(files.filter(f => f.endsWith('.map') && !files.includes(f.replace(/^dist\//, '').replace(/\.js\.map$/, '.ts'))), [], 'every source map has its source')
+  t.strictSame(files.filter(f => f.endsWith('.map') && !files.includes(f.replace(/^dist\//, '').replace(/\.js\.map$/, '.ts'))), [], 'every source map has its source')
   t.ok(packed.size <= PACKED_BUDGET, `packed ${packed.size} bytes, budget ${PACKED_BUDGET}`)
   t.ok(packed.unpackedSize <= UNPACKED_BUDGET, `unpacked ${packed.unpackedSize} bytes, budget ${UNPACKED_BUDGET}`)
 
@@ -155,7 +155,7 @@ async function main () {
 main().catch((err) => { console.error(err); process.exit(1) })
 `)
   const cjs = JSON.parse((await run(process.execPath, [join(dir, 'check.cjs')], { cwd: dir })).stdout) as { same: boolean, answers: number[], type: string }
-  t.same(cjs.answers, [404, 403, 405], 'CommonJS: a problem, a missing User-Agent, a method not allowed')
+  t.strictSame(cjs.answers, [404, 403, 405], 'CommonJS: a problem, a missing User-Agent, a method not allowed')
   t.match(cjs.type, /^application\/problem\+json/)
   t.ok(cjs.same, 'the subpath exports the plugin the root does')
 })

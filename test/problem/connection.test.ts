@@ -96,11 +96,11 @@ t.test('a body far over the limit, written at once: the client reads the 413 (a 
         t.match(bodyOf(answer.text), { status: 413, title: 'Content Too Large' }, `${framing}: a problem`)
       }
     }
-    t.same(statuses, Array(10).fill(413), `${framing}: every attempt read its 413`)
+    t.strictSame(statuses, Array(10).fill(413), `${framing}: every attempt read its 413`)
     // Without a lingering close the server shuts the socket while the body is still coming:
     // the client's write fails (a reset, or EPIPE), and a client that reads only after
     // writing may never see the answer.
-    t.same(errors, Array(10).fill(null), `${framing}: the client wrote its whole request without a reset`)
+    t.strictSame(errors, Array(10).fill(null), `${framing}: the client wrote its whole request without a reset`)
   }
   const after = await exchange(port, 'POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}')
   t.equal(statusOf(after.text), 200, 'a body within the limit is served')

@@ -36,7 +36,7 @@ t.test('a body of 150,000 bad values gets a short answer', async t => {
   const body = JSON.parse(res.body) as { detail: string, context: Array<{ field: string, code: string }> }
   t.equal(body.detail, `The request has 150001 invalid values; context lists the first ${MAX_CONTEXT_ITEMS}.`)
   t.equal(body.context.length, MAX_CONTEXT_ITEMS)
-  t.same(body.context[0], { code: 'INPUT_MAX_VALUE', message: 'must have at most 20 items', field: 'tags', source: 'body' })
+  t.strictSame(body.context[0], { code: 'INPUT_MAX_VALUE', message: 'must have at most 20 items', field: 'tags', source: 'body' })
   t.ok(res.body.length < payload.length / 10, `the answer (${res.body.length} bytes) is far smaller than the body`)
   await app.close()
 })

@@ -31,7 +31,7 @@ t.test('router refusals are 400 problems with the request id', async (t) => {
     t.equal(res.headers['x-request-id'], 'trace-1', `${name}: the id is echoed`)
     t.equal(res.headers['content-language'], 'en-US', `${name}: no hook ran, the language is still sent`)
     const body = res.json()
-    t.same({ title: body.title, status: body.status, requestId: body.requestId }, { title: 'Bad Request', status: 400, requestId: 'trace-1' }, name)
+    t.strictSame({ title: body.title, status: body.status, requestId: body.requestId }, { title: 'Bad Request', status: 400, requestId: 'trace-1' }, name)
     t.match(body.detail, detail, name)
   }
   const anonymous = await app.inject({ method: 'GET', url: '/items/%ZZ' })
@@ -65,7 +65,7 @@ t.test('an async constraint that fails is a 500 problem, logged, with nothing in
   const res = await app.inject({ method: 'GET', url: '/constrained' })
   t.equal(res.statusCode, 500)
   t.match(res.headers['content-type'], /^application\/problem\+json/)
-  t.same({ title: res.json().title, status: res.json().status }, { title: 'Internal Server Error', status: 500 })
+  t.strictSame({ title: res.json().title, status: res.json().status }, { title: 'Internal Server Error', status: 500 })
   t.notMatch(res.body, /5432|db\.internal|tenant lookup/, 'nothing internal')
   t.match(logs.join(''), /router error/, 'logged')
 })
@@ -144,7 +144,7 @@ t.test('a method Node\'s parser does not know gets what Fastify gives a method n
     const known = await raw(port, request('TRACE'))
     for (const method of ['FOO', 'get', 'BREW']) {
       const res = await raw(port, request(method))
-      t.same(gist(res, method), gist(known, 'TRACE'), `${method} ${target.slice(0, 20)}: as TRACE`)
+      t.strictSame(gist(res, method), gist(known, 'TRACE'), `${method} ${target.slice(0, 20)}: as TRACE`)
       t.match(res.headers, /^connection: close$/im, `${method} ${target.slice(0, 20)}: the connection closes`)
       t.match(res.headers, /^date: .+ GMT$/im, `${method} ${target.slice(0, 20)}: Date`)
       t.match(res.headers, new RegExp(`^content-length: ${Buffer.byteLength(res.body)}$`, 'im'), 'the length is the body\'s')
@@ -203,7 +203,7 @@ t.test('a method Node\'s parser does not know gets what Fastify gives a method n
   const trace = await raw(barePort, request2('TRACE /items/a HTTP/1.1', []))
   const foo = await raw(barePort, request2('FOO /items/a HTTP/1.1', []))
   t.equal(foo.status, 404)
-  t.same(gist(foo, 'FOO'), gist(trace, 'TRACE'), 'as TRACE')
+  t.strictSame(gist(foo, 'FOO'), gist(trace, 'TRACE'), 'as TRACE')
 })
 
 /** A request head of `line` and `fields`, with Host, that closes the connection. */

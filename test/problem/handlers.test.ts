@@ -13,7 +13,7 @@ t.test('notFound: false leaves the 404 to the application; errors are still prob
   await app.register(problem, { notFound: false })
   app.get('/boom', async () => { throw new Error('internal') })
   const missing = await app.inject({ url: '/nowhere' })
-  t.same([missing.statusCode, missing.json()], [404, { mine: true }], 'the application\'s own handler')
+  t.strictSame([missing.statusCode, missing.json()], [404, { mine: true }], 'the application\'s own handler')
   const boom = await app.inject({ url: '/boom' })
   t.equal(boom.statusCode, 500)
   t.match(boom.headers['content-type'], /^application\/problem\+json/)

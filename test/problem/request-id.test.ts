@@ -43,7 +43,7 @@ t.test('without the problem plugin, the router\'s refusals read X-Request-ID', a
   t.teardown(() => app.close())
   app.get('/items/:id', async () => ({}))
   const res = await app.inject({ url: '/items/%ZZ', headers: { 'x-request-id': 'rid-1' } })
-  t.same([res.statusCode, res.json().requestId, res.headers['x-request-id']], [400, 'rid-1', 'rid-1'])
+  t.strictSame([res.statusCode, res.json().requestId, res.headers['x-request-id']], [400, 'rid-1', 'rid-1'])
 })
 
 t.test('problemServerOptions: the log\'s reqId is the requestId of the body', async t => {
@@ -64,7 +64,7 @@ t.test('problemServerOptions: the log\'s reqId is the requestId of the body', as
     t.ok(lines.some(l => l.reqId === generatedForIt), 'the refusal\'s log lines carry it')
     await app.inject({ url: '/items/1', headers: { [header]: 'trace-2' } })
     const errors = lines.filter(l => l.msg === 'unexpected error')
-    t.same(errors.map(l => [l.reqId, l.requestId]), [['trace-1', 'trace-1'], [id, id]], `${header}: the error lines`)
+    t.strictSame(errors.map(l => [l.reqId, l.requestId]), [['trace-1', 'trace-1'], [id, id]], `${header}: the error lines`)
     t.ok(lines.some(l => l.msg === 'in handler' && l.reqId === 'trace-2'), 'a handler\'s own line carries it')
     t.ok(lines.some(l => l.reqId === routerId), 'the router\'s refusal too')
   }

@@ -74,15 +74,15 @@ t.test('fields, sources, union folding and de-duplication', async t => {
 
 t.test('one item per field: the most telling keyword speaks for a value that breaks several', async t => {
   const offset = contextFromAjv([err('maxLength', { limit: 24 }, 'x'.repeat(30)), err('format', { format: 'date-time' }, 'x'.repeat(30))], 'body')
-  t.same(offset.map(i => i.code), ['INPUT_INVALID'], 'format beats length')
+  t.strictSame(offset.map(i => i.code), ['INPUT_INVALID'], 'format beats length')
   const nullEnum = contextFromAjv([err('type', { type: 'string' }, null), err('enum', { allowedValues: ['A'] }, null)], 'body')
-  t.same(nullEnum.map(i => i.code), ['INPUT_NULL'], 'type beats enum')
+  t.strictSame(nullEnum.map(i => i.code), ['INPUT_NULL'], 'type beats enum')
   const blank = contextFromAjv([err('pattern', { pattern: '^a' }, ''), err('minLength', { limit: 1 }, '')], 'body')
-  t.same(blank.map(i => i.code), ['INPUT_BLANK'], 'blank beats pattern')
+  t.strictSame(blank.map(i => i.code), ['INPUT_BLANK'], 'blank beats pattern')
   const bounds = contextFromAjv([err('minLength', { limit: 3 }, 'ab'), err('maxItems', { limit: 1 }, 'ab')], 'body')
   t.equal(bounds.length, 1, 'two bounds on one value: the first one reported')
   const children = contextFromAjv([err('required', { missingProperty: 'a' }, {}, ''), err('required', { missingProperty: 'b' }, {}, ''), err('additionalProperties', { additionalProperty: 'c' }, {}, '')], 'body')
-  t.same(children.map(i => i.field), ['a', 'b', 'c'], 'child-field keywords never compete')
+  t.strictSame(children.map(i => i.field), ['a', 'b', 'c'], 'child-field keywords never compete')
   const twoFields = contextFromAjv([err('format', { format: 'email' }, 'x', '/a'), err('format', { format: 'email' }, 'y', '/b')], 'body')
   t.equal(twoFields.length, 2, 'different fields keep their own items')
 })
@@ -100,7 +100,7 @@ t.test('a type error says what was sent; its value stays the convention\'s strin
     ['array', { a: 1 }, 'must be array, not object', undefined]
   ]
   for (const [type, data, message, value] of rows) {
-    t.same(contextFromAjv([err('type', { type }, data, '/amount')], 'body'), [{ code: 'INPUT_INVALID', message, field: 'amount', source: 'body', ...(value === undefined ? {} : { value }) }], `${type} ← ${JSON.stringify(data)}`)
+    t.strictSame(contextFromAjv([err('type', { type }, data, '/amount')], 'body'), [{ code: 'INPUT_INVALID', message, field: 'amount', source: 'body', ...(value === undefined ? {} : { value }) }], `${type} ← ${JSON.stringify(data)}`)
   }
 })
 
@@ -137,7 +137,7 @@ t.test('a value no branch of a union takes: the message names each form a branch
 
 t.test('a query item names the parameter, not the position of a repeated value', async t => {
   const items = contextFromAjv([err('maxLength', { limit: 2 }, 'abc', '/name/1'), err('format', { format: 'date' }, 'x', '/effectiveDate/0'), err('minimum', { limit: 1 }, 0, '/limit')], 'querystring')
-  t.same(items.map(i => [i.field, i.value]), [['name', 'abc'], ['effectiveDate', 'x'], ['limit', '0']])
+  t.strictSame(items.map(i => [i.field, i.value]), [['name', 'abc'], ['effectiveDate', 'x'], ['limit', '0']])
   t.equal(contextFromAjv([err('maxLength', { limit: 2 }, 'abc', '/names/1')], 'body')[0]?.field, 'names[1]', 'a body keeps the position')
 })
 

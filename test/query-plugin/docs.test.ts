@@ -33,11 +33,11 @@ t.test('the OpenAPI document lists the query parameters and the search body of a
   const schemaOf = (name: string): Record<string, unknown> | undefined => parameters.find((p) => p.name === name)?.schema
   const limit = parameters.find((p) => p.name === 'limit')
   // Above maxLimit the maximum applies, so the schema's maximum is the 32-bit one (conventions: "Limits").
-  t.same(limit?.schema, { type: 'integer', minimum: 1, maximum: 2147483647 })
+  t.strictSame(limit?.schema, { type: 'integer', minimum: 1, maximum: 2147483647 })
   t.match(limit?.description, /default 20; above 50, 50 applies/)
-  t.same(schemaOf('offset'), { type: 'integer', minimum: 0, maximum: 2147483647 })
-  t.same(schemaOf('cursor'), { type: 'string', maxLength: 4096 })
-  t.same(schemaOf('filter'), { type: 'string', maxLength: 2000 })
+  t.strictSame(schemaOf('offset'), { type: 'integer', minimum: 0, maximum: 2147483647 })
+  t.strictSame(schemaOf('cursor'), { type: 'string', maxLength: 4096 })
+  t.strictSame(schemaOf('filter'), { type: 'string', maxLength: 2000 })
   const ordering = parameters.find((p) => p.name === 'ordering')
   t.match(ordering?.schema, { type: 'array', maxItems: 100, items: { enum: ['id', '-id', 'name', '-name'] } })
   // Each attribute's values in its own type, with its bounds; the empty value is "null or empty".
@@ -92,11 +92,11 @@ t.test('a route keeps its own querystring or body schema; nothing sortable gives
   // Read through the document's references (shared parameters and bodies are components).
   const raw = app.swagger() as unknown as Record<string, unknown>
   const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, any>> }
-  t.same(doc.paths['/own']?.get.parameters.filter((p: Parameter) => p.in === 'query').map((p: Parameter) => p.name), ['mine'])
-  t.same(Object.keys(doc.paths['/own/search']?.post.requestBody.content['application/json'].schema.properties), ['mine'])
+  t.strictSame(doc.paths['/own']?.get.parameters.filter((p: Parameter) => p.in === 'query').map((p: Parameter) => p.name), ['mine'])
+  t.strictSame(Object.keys(doc.paths['/own/search']?.post.requestBody.content['application/json'].schema.properties), ['mine'])
   const ordering = doc.paths['/plain']?.get.parameters.find((p: Parameter) => p.name === 'ordering')
-  t.same(ordering.schema.items, { type: 'string', maxLength: 2000 })
-  t.same(doc.paths['/plain/search']?.post.requestBody.content['application/json'].schema.properties.ordering.anyOf[0], { type: 'string', maxLength: 2000 })
+  t.strictSame(ordering.schema.items, { type: 'string', maxLength: 2000 })
+  t.strictSame(doc.paths['/plain/search']?.post.requestBody.content['application/json'].schema.properties.ordering.anyOf[0], { type: 'string', maxLength: 2000 })
   const res = await app.inject('/plain?ordering=name')
   t.equal(res.statusCode, 400, 'an attribute that is not sortable is refused by the hook')
   t.match(res.json().context[0].message, /not an attribute to sort by/)
@@ -117,7 +117,7 @@ t.test('without the validation plugin, decimals and 64-bit integers are patterns
   const schemaOf = (name: string): unknown => doc.paths['/v1/documents']?.get.parameters.find((p: Parameter) => p.name === name)?.schema
   t.match(schemaOf('amount'), { maxItems: 5, items: { type: 'string', pattern: '^(?:-?[0-9]+(?:\\.[0-9]+)?)?$', maxLength: 300 } })
   t.match(schemaOf('byteCount'), { items: { type: 'string', pattern: '^(?:-?[0-9]+)?$', maxLength: 40 } })
-  t.same(schemaOf('filter'), { type: 'string', maxLength: 300 }, 'the route\'s own FIQL limit')
+  t.strictSame(schemaOf('filter'), { type: 'string', maxLength: 300 }, 'the route\'s own FIQL limit')
   t.equal((await app.inject('/v1/documents?amount=10.5&byteCount=12&amount=')).statusCode, 200)
   const long = await app.inject(`/v1/documents?name=${'a'.repeat(301)}`)
   t.equal(long.statusCode, 400, 'a filter value longer than the FIQL limit')
@@ -134,7 +134,7 @@ t.test('the generated schemas follow the conventions, with and without the valid
     const page = { items: [], hasNext: false, hasPrevious: false, next: null, previous: null }
     registerCollection(app, { url: '/v1/documents', collection: { fields }, handler: async (_r, reply) => reply.sendCollection(page) })
     await app.ready()
-    t.same(lintOpenApi(app.swagger()), [], withValidation ? 'with the validation plugin' : 'without it')
+    t.strictSame(lintOpenApi(app.swagger()), [], withValidation ? 'with the validation plugin' : 'without it')
     await app.close()
   }
 })

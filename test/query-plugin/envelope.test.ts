@@ -14,7 +14,7 @@ t.test('links carry limit, cursor, every filter parameter sorted by name, then t
   const next = res.body.paging.next
   t.equal(next.url, `${URL_BASE}${PATH}?limit=2&cursor=${next.cursor as string}&nameFilter=name%3D%3D%22Doc%20*%22&status=DRAFT&status=ARCHIVED&tags=a&ordering=-pageCount&ordering=name`)
   const reordered = await get(app, `${PATH}?status=DRAFT&nameFilter=${encodeURIComponent('name=="Doc *"')}&status=ARCHIVED&limit=2&ordering=-pageCount&ordering=name&tags=a`)
-  t.same(reordered.body.paging, res.body.paging, 'the same query in another order gives the same links and cursors')
+  t.strictSame(reordered.body.paging, res.body.paging, 'the same query in another order gives the same links and cursors')
   const second = await get(app, local(next.url))
   t.equal(second.status, 200)
   t.equal(second.body.paging.previous.url, `${URL_BASE}${PATH}?limit=2&cursor=${second.body.paging.previous.cursor as string}&nameFilter=name%3D%3D%22Doc%20*%22&status=DRAFT&status=ARCHIVED&tags=a&ordering=-pageCount&ordering=name`)
@@ -38,7 +38,7 @@ t.test('links are percent-encoded so that following them repeats the filter exac
       all.push(page.body.results.map((d: { id: string }) => d.id))
       link = page.body.paging.next
     }
-    t.same(all.flat(), expected, q)
+    t.strictSame(all.flat(), expected, q)
   }
 })
 
@@ -66,9 +66,9 @@ t.test('an empty collection is a 200 with an empty page', async (t) => {
   const app = await build(t, { items: [] })
   const cursor = await get(app, PATH)
   t.equal(cursor.status, 200)
-  t.same(cursor.body, { results: [], paging: { limit: 20, next: null, previous: null } })
+  t.strictSame(cursor.body, { results: [], paging: { limit: 20, next: null, previous: null } })
   const offset = await get(app, `${PATH}?offset=0&totalCount=true`)
-  t.same(offset.body, { results: [], paging: { limit: 20, offset: 0, totalCount: 0, next: null, previous: null } })
+  t.strictSame(offset.body, { results: [], paging: { limit: 20, offset: 0, totalCount: 0, next: null, previous: null } })
 })
 
 t.test('a handler may return buildEnvelope(request, page) itself', async (t) => {
@@ -79,7 +79,7 @@ t.test('a handler may return buildEnvelope(request, page) itself', async (t) => 
   const res = await app.inject('/items?limit=1&status=DRAFT')
   t.equal(res.statusCode, 200)
   const body = res.json()
-  t.same(body.results.map((d: { id: string }) => d.id), ['d00'])
+  t.strictSame(body.results.map((d: { id: string }) => d.id), ['d00'])
   t.match(body.paging.next.url, /^http:\/\/localhost:80\/items\?limit=1&cursor=[\w-]+&status=DRAFT$/)
   await app.close()
 })
@@ -126,10 +126,10 @@ t.test('the envelope serializes through the suite\'s Collection response schema 
     const plain = await get(app, `${PATH}?${q}`)
     const res = await get(app, `/v1/summaries?${q}`)
     t.equal(res.status, 200, q)
-    t.same(res.body.results, plain.body.results.map((d: { id: string, name: string }) => ({ id: d.id, name: d.name })), `${q}: items as the schema says`)
-    t.same(Object.keys(res.body.paging), Object.keys(plain.body.paging), `${q}: every paging member kept`)
-    t.same(res.body.paging.limit, plain.body.paging.limit)
+    t.strictSame(res.body.results, plain.body.results.map((d: { id: string, name: string }) => ({ id: d.id, name: d.name })), `${q}: items as the schema says`)
+    t.strictSame(Object.keys(res.body.paging), Object.keys(plain.body.paging), `${q}: every paging member kept`)
+    t.strictSame(res.body.paging.limit, plain.body.paging.limit)
   }
   const search = await app.inject({ method: 'POST', url: '/v1/summaries/search', payload: { paging: { limit: 1 } } })
-  t.same(Object.keys(search.json().paging), ['limit', 'next', 'previous'])
+  t.strictSame(Object.keys(search.json().paging), ['limit', 'next', 'previous'])
 })

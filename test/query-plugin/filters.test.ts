@@ -24,7 +24,7 @@ t.test('simple, advanced and hybrid filters select the matching items', async (t
   for (const [query, expected] of table) {
     const res = await get(app, `${PATH}?limit=100&${query}`)
     t.equal(res.status, 200, query)
-    t.same(ids(res.body), expected, query)
+    t.strictSame(ids(res.body), expected, query)
   }
 })
 
@@ -32,7 +32,7 @@ t.test('unknown parameters are 400 INPUT_INVALID, source query, each named', asy
   const app = await build(t)
   const one = await get(app, `${PATH}?foo=1&limit=2`)
   t.equal(one.status, 400)
-  t.same(one.body.context, [{
+  t.strictSame(one.body.context, [{
     code: 'INPUT_INVALID',
     message: 'foo is not a parameter of this collection; use an attribute that can be filtered, <attribute>Filter, filter, ordering or limit, cursor, offset, totalCount.',
     field: 'foo',
@@ -40,17 +40,17 @@ t.test('unknown parameters are 400 INPUT_INVALID, source query, each named', asy
     value: 'foo'
   }])
   const several = await get(app, `${PATH}?foo=1&Limit=2&page=3&metadata=x&nameFilterX=1&=x&metadata.source.system.x=1`)
-  t.same(faults(several).map((f) => f[0]), ['foo', 'Limit', 'page', 'metadata', 'nameFilterX', '', 'metadata.source.system.x'])
+  t.strictSame(faults(several).map((f) => f[0]), ['foo', 'Limit', 'page', 'metadata', 'nameFilterX', '', 'metadata.source.system.x'])
 })
 
 t.test('filter with a hybrid filter, or given twice, is a 400', async (t) => {
   const app = await build(t)
   const both = await get(app, `${PATH}?filter=name==a&nameFilter=name==b`)
   t.equal(both.status, 400)
-  t.same(faults(both), [['filter', 'INPUT_INVALID', 'query']])
+  t.strictSame(faults(both), [['filter', 'INPUT_INVALID', 'query']])
   t.match(both.body.context[0].message, /filter cannot be used together with the hybrid filter nameFilter/)
   const twice = await get(app, `${PATH}?filter=name==a&filter=name==b`)
-  t.same(faults(twice), [['filter', 'INPUT_INVALID', 'query']])
+  t.strictSame(faults(twice), [['filter', 'INPUT_INVALID', 'query']])
   t.match(twice.body.context[0].message, /may appear once/)
 })
 
@@ -75,7 +75,7 @@ t.test('every refusal of the query core is a context item naming the parameter',
     t.equal(res.body.title, 'Invalid Data')
     t.equal(res.body.context.length, 1, query)
     const [item] = res.body.context
-    t.same([item.code, item.field, item.source, item.value], ['INPUT_INVALID', field, 'query', value], query)
+    t.strictSame([item.code, item.field, item.source, item.value], ['INPUT_INVALID', field, 'query', value], query)
     t.match(item.message, message, query)
   }
 })
@@ -84,7 +84,7 @@ t.test('all violations of a request are reported together', async (t) => {
   const app = await build(t)
   const res = await get(app, `${PATH}?limit=0&foo=1&ordering=nope&pageCount=x&cursor=zzz`)
   t.equal(res.status, 400)
-  t.same(faults(res), [
+  t.strictSame(faults(res), [
     ['foo', 'INPUT_INVALID', 'query'],
     ['limit', 'INPUT_MIN_VALUE', 'query'],
     ['pageCount', 'INPUT_INVALID', 'query'],
@@ -97,7 +97,7 @@ t.test('malformed percent-encoding and too many repetitions are 400s', async (t)
   const app = await build(t, { plugin: { fiql: { maxListSize: 3 } } })
   const malformed = await get(app, `${PATH}?name=%E0%A4%A&%ZZ=1`)
   t.equal(malformed.status, 400)
-  t.same(malformed.body.context.map((c: { field: string, value: string }) => [c.field, c.value]), [['name', 'name=%E0%A4%A'], ['%ZZ', '%ZZ=1']])
+  t.strictSame(malformed.body.context.map((c: { field: string, value: string }) => [c.field, c.value]), [['name', 'name=%E0%A4%A'], ['%ZZ', '%ZZ=1']])
   t.match(malformed.body.context[0].message, /percent-encoded/)
   const repeated: Array<[string, string]> = [
     ['status=DRAFT&status=DRAFT&status=DRAFT&status=DRAFT', 'status'],
@@ -107,7 +107,7 @@ t.test('malformed percent-encoding and too many repetitions are 400s', async (t)
   for (const [query, field] of repeated) {
     const res = await get(app, `${PATH}?${query}`)
     t.equal(res.status, 400, query)
-    t.same(faults(res), [[field, 'INPUT_INVALID', 'query']])
+    t.strictSame(faults(res), [[field, 'INPUT_INVALID', 'query']])
     t.match(res.body.context[0].message, /at most 3 times/)
   }
   t.equal((await get(app, `${PATH}?status=DRAFT&status=ARCHIVED&status=PUBLISHED`)).status, 200, 'three is allowed')
@@ -122,7 +122,7 @@ t.test('routes without config.collection are left alone', async (t) => {
     }
   })
   const plain = await get(app, '/plain?foo=1&limit=0')
-  t.same(plain.body, { query: { foo: '1', limit: '0' }, collectionQuery: null })
+  t.strictSame(plain.body, { query: { foo: '1', limit: '0' }, collectionQuery: null })
   t.equal((await get(app, '/off?foo=1')).status, 200)
   t.notOk((await get(app, '/plain')).headers.etag)
 })
@@ -135,11 +135,11 @@ t.test('an attribute that is sortable but not filterable takes no filter paramet
   ])
   const app = await build(t, { collection: { fields: sortOnly } })
   const res = await get(app, `${PATH}?metadata.score=3&metadata.scoreFilter=score==3&metadataFilter=score==3`)
-  t.same(faults(res), [['metadata.score', 'INPUT_INVALID', 'query'], ['metadata.scoreFilter', 'INPUT_INVALID', 'query'], ['metadataFilter', 'INPUT_INVALID', 'query']])
+  t.strictSame(faults(res), [['metadata.score', 'INPUT_INVALID', 'query'], ['metadata.scoreFilter', 'INPUT_INVALID', 'query'], ['metadataFilter', 'INPUT_INVALID', 'query']])
   const sorted = await get(app, `${PATH}?ordering=-metadata.score&limit=3`)
   t.equal(sorted.status, 200)
-  t.same(sorted.body.results.map((d: Doc) => d.metadata?.score ?? null), [null, null, null], 'nulls first descending')
-  t.same(ids((await get(app, `${PATH}?name=Doc+H&limit=100`)).body), where((d) => d.name === 'Doc H'))
+  t.strictSame(sorted.body.results.map((d: Doc) => d.metadata?.score ?? null), [null, null, null], 'nulls first descending')
+  t.strictSame(ids((await get(app, `${PATH}?name=Doc+H&limit=100`)).body), where((d) => d.name === 'Doc H'))
 })
 
 t.test('a flood of unknown or huge names gets a short answer', async (t) => {
@@ -148,7 +148,7 @@ t.test('a flood of unknown or huge names gets a short answer', async (t) => {
   t.equal(many.status, 400)
   t.equal(many.body.context.length, 20)
   t.equal(many.body.detail, 'The request has 500 invalid values; context lists the first 20.')
-  t.same(many.body.context.slice(0, 2).map((c: { field: string }) => c.field), ['p0', 'p1'])
+  t.strictSame(many.body.context.slice(0, 2).map((c: { field: string }) => c.field), ['p0', 'p1'])
   const long = 'n'.repeat(5000)
   const huge = await get(app, `${PATH}?${long}=1`)
   const [item] = huge.body.context

@@ -25,7 +25,7 @@ t.test('limit: default, maximum applied however large, 400 below 1 or when not a
     const res = await get(app, `${PATH}?${query}`)
     t.equal(res.status, 200, query)
     t.equal(res.body.paging.limit, applied, `${query}: paging.limit is the limit applied`)
-    t.same(ids(res.body), allIds.slice(0, applied), `${query}: that many results`)
+    t.strictSame(ids(res.body), allIds.slice(0, applied), `${query}: that many results`)
   }
   const bad: Array<[string, string, string | undefined]> = [
     ['limit=0', 'INPUT_MIN_VALUE', '0'],
@@ -45,7 +45,7 @@ t.test('limit: default, maximum applied however large, 400 below 1 or when not a
     t.equal(res.status, 400, query)
     t.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
     t.equal(res.body.title, 'Invalid Data')
-    t.same(res.body.context, [{ ...res.body.context[0], code, field: 'limit', source: 'query', value }], query)
+    t.strictSame(res.body.context, [{ ...res.body.context[0], code, field: 'limit', source: 'query', value }], query)
   }
 })
 
@@ -68,11 +68,11 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
   const app = await build(t)
   const first = await get(app, `${PATH}?offset=0&limit=10`)
   t.equal(first.status, 200)
-  t.same(first.body.paging, { limit: 10, offset: 0, next: { url: `http://localhost:80${PATH}?limit=10&offset=10` }, previous: null })
-  t.same(ids(first.body), allIds.slice(0, 10))
+  t.strictSame(first.body.paging, { limit: 10, offset: 0, next: { url: `http://localhost:80${PATH}?limit=10&offset=10` }, previous: null })
+  t.strictSame(ids(first.body), allIds.slice(0, 10))
   const middle = await get(app, `${PATH}?offset=5&limit=10`)
-  t.same(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=5&offset=0` }, 'nearer the start than a limit: the items before, no more')
-  t.same(middle.body.paging.next, { url: `http://localhost:80${PATH}?limit=10&offset=15` })
+  t.strictSame(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=5&offset=0` }, 'nearer the start than a limit: the items before, no more')
+  t.strictSame(middle.body.paging.next, { url: `http://localhost:80${PATH}?limit=10&offset=15` })
   // [offset, limit, the previous link's limit and offset]: the previous page is exactly the items before this one.
   const previous: Array<[number, number, string]> = [
     [1, 10, 'limit=1&offset=0'],
@@ -84,22 +84,22 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
   ]
   for (const [offset, limit, link] of previous) {
     const res = await get(app, `${PATH}?limit=${limit}&offset=${offset}&status=DRAFT`)
-    t.same(res.body.paging.previous, { url: `http://localhost:80${PATH}?${link}&status=DRAFT` }, `offset ${offset}, limit ${limit}`)
+    t.strictSame(res.body.paging.previous, { url: `http://localhost:80${PATH}?${link}&status=DRAFT` }, `offset ${offset}, limit ${limit}`)
     const back = await get(app, local(res.body.paging.previous.url))
     const before = docs.filter((d) => d.status === 'DRAFT').slice(0, offset).map((d) => d.id)
-    t.same(ids(back.body), before.slice(-limit), `offset ${offset}, limit ${limit}: the previous page ends where this one starts`)
+    t.strictSame(ids(back.body), before.slice(-limit), `offset ${offset}, limit ${limit}: the previous page ends where this one starts`)
   }
   const last = await get(app, `${PATH}?limit=10&offset=20`)
-  t.same(ids(last.body), allIds.slice(20))
-  t.same(last.body.paging, { limit: 10, offset: 20, next: null, previous: { url: `http://localhost:80${PATH}?limit=10&offset=10` } })
+  t.strictSame(ids(last.body), allIds.slice(20))
+  t.strictSame(last.body.paging, { limit: 10, offset: 20, next: null, previous: { url: `http://localhost:80${PATH}?limit=10&offset=10` } })
   const claims = await build(t, { handler: async (_request, reply) => reply.sendCollection({ items: [], hasNext: false, hasPrevious: true, next: null, previous: null }) })
   t.equal((await get(claims, `${PATH}?offset=0`)).body.paging.previous, null, 'at offset 0 no item comes before, whatever the page says')
   const beyond = await get(app, `${PATH}?offset=100`)
   t.equal(beyond.status, 200, 'an offset past the end is an empty page, not an error')
-  t.same(beyond.body.results, [])
+  t.strictSame(beyond.body.results, [])
 
   const counted = await get(app, `${PATH}?offset=0&limit=2&totalCount=true&status=DRAFT`)
-  t.same(counted.body.paging, {
+  t.strictSame(counted.body.paging, {
     limit: 2,
     offset: 0,
     totalCount: docs.filter((d) => d.status === 'DRAFT').length,
@@ -122,7 +122,7 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
   for (const [query, expected] of bad) {
     const res = await get(app, `${PATH}?${query}`)
     t.equal(res.status, 400, query)
-    t.same(faults(res), expected, query)
+    t.strictSame(faults(res), expected, query)
   }
   t.match((await get(app, `${PATH}?offset=0&cursor=abc`)).body.context[0].message, /cannot be used together with offset/)
 })
@@ -131,7 +131,7 @@ t.test('a route without offset paging refuses offset and totalCount as unknown p
   const app = await build(t, { collection: { offset: false } })
   const res = await get(app, `${PATH}?offset=0&totalCount=true`)
   t.equal(res.status, 400)
-  t.same(faults(res), [['offset', 'INPUT_INVALID', 'query'], ['totalCount', 'INPUT_INVALID', 'query']])
+  t.strictSame(faults(res), [['offset', 'INPUT_INVALID', 'query'], ['totalCount', 'INPUT_INVALID', 'query']])
   t.match(res.body.context[0].message, /use .* or limit, cursor\.$/)
   t.equal((await get(app, `${PATH}?limit=2`)).status, 200)
 })
@@ -140,22 +140,22 @@ t.test('cursor paging walks every item once, forwards and back', async (t) => {
   const app = await build(t)
   const first = await get(app, `${PATH}?limit=7`)
   t.equal(first.body.paging.previous, null, 'no previous page on the first page')
-  t.same(Object.keys(first.body.paging), ['limit', 'next', 'previous'])
-  t.same(Object.keys(first.body.paging.next), ['cursor', 'url'])
+  t.strictSame(Object.keys(first.body.paging), ['limit', 'next', 'previous'])
+  t.strictSame(Object.keys(first.body.paging.next), ['cursor', 'url'])
   t.match(first.body.paging.next.cursor, /^[A-Za-z0-9_-]+$/)
 
   const pages = await walk(app, `${PATH}?limit=7`)
-  t.same(pages.map((p) => p.length), [7, 7, 7, 4])
-  t.same(pages.flat(), allIds)
+  t.strictSame(pages.map((p) => p.length), [7, 7, 7, 4])
+  t.strictSame(pages.flat(), allIds)
 
   // From the last page, previous links walk back over the same pages.
   let last = first
   while (last.body.paging.next !== null) last = await get(app, local(last.body.paging.next.url))
   t.equal(last.body.paging.next, null, 'no next page on the last page')
   const back = await walk(app, local(last.body.paging.previous.url), 'previous')
-  t.same(back, pages.slice(0, -1).reverse())
+  t.strictSame(back, pages.slice(0, -1).reverse())
 
-  t.same(ids((await get(app, `${PATH}?limit=7&cursor=`)).body), allIds.slice(0, 7), 'an empty cursor is the first page')
+  t.strictSame(ids((await get(app, `${PATH}?limit=7&cursor=`)).body), allIds.slice(0, 7), 'an empty cursor is the first page')
 })
 
 t.test('cursor paging follows ordering and filters, nulls included', async (t) => {
@@ -173,7 +173,7 @@ t.test('cursor paging follows ordering and filters, nulls included', async (t) =
       paging: { kind: 'offset', limit: 100, offset: 0, totalCount: false }
     }, fields).items.map((d) => d.id)
     const pages = await walk(app, `${PATH}?limit=4&${c.query}`)
-    t.same(pages.flat(), oracle, c.query)
+    t.strictSame(pages.flat(), oracle, c.query)
     t.ok(oracle.length > 4, 'more than one page')
   }
 })
@@ -194,7 +194,7 @@ t.test('a tampered, foreign or mismatched cursor is a 400 naming cursor', async 
   for (const [url, why] of invalid) {
     const res = await get(app, url)
     t.equal(res.status, 400, why)
-    t.same(faults(res), [['cursor', 'INPUT_INVALID', 'query']], why)
+    t.strictSame(faults(res), [['cursor', 'INPUT_INVALID', 'query']], why)
     t.match(res.body.context[0].message, /not valid/, why)
   }
   const foreign = await get(other, `${PATH}?limit=3&ordering=name&status=DRAFT&cursor=${cursor}`)
@@ -209,7 +209,7 @@ t.test('a tampered, foreign or mismatched cursor is a 400 naming cursor', async 
   for (const [server, url, why] of mismatched) {
     const res = await get(server, url)
     t.equal(res.status, 400, why)
-    t.same(faults(res), [['cursor', 'INPUT_INVALID', 'query']], why)
+    t.strictSame(faults(res), [['cursor', 'INPUT_INVALID', 'query']], why)
     t.match(res.body.context[0].message, /belongs to another filter, ordering or collection/, why)
   }
   const same = await get(app, `${PATH}?status=DRAFT&limit=5&ordering=name&cursor=${cursor}`)
@@ -245,6 +245,6 @@ t.test('a cursor of a page whose neighbours were deleted gives an empty page wit
   items.splice(5)
   const next = await get(app, local(first.body.paging.next.url))
   t.equal(next.status, 200)
-  t.same(next.body, { results: [], paging: { limit: 5, next: null, previous: null } })
+  t.strictSame(next.body, { results: [], paging: { limit: 5, next: null, previous: null } })
   t.ok(SECRET.length >= 16)
 })

@@ -28,8 +28,8 @@ t.test('the query string keeps every value of a repeated name, in order', async 
   ]
   for (const [url, params, malformed] of table) {
     const parsed = parseQueryString(url)
-    t.same([...parsed.params], params, url)
-    t.same(parsed.malformed, malformed, `${url} malformed`)
+    t.strictSame([...parsed.params], params, url)
+    t.strictSame(parsed.malformed, malformed, `${url} malformed`)
   }
 })
 
@@ -39,7 +39,7 @@ t.test('decoding undoes encodeURIComponent and the form encoding of spaces', asy
     const url = '/x?' + pairs.map(([n, v]) => `${encodeURIComponent(n)}=${encodeURIComponent(v).replaceAll('%20', '+')}`).join('&')
     const expected = new Map<string, string[]>()
     for (const [n, v] of pairs) expected.set(n, [...(expected.get(n) ?? []), v])
-    t.same(entries(url), [...expected])
+    t.strictSame(entries(url), [...expected])
     return true
   }), { numRuns: 500 })
   t.equal(decodeComponent('a+b%2Bc'), 'a b+c')

@@ -31,7 +31,7 @@ t.test('with a TypeBox type provider, the handler sees the params its schema dec
   t.teardown(() => app.close())
   t.equal((await app.inject('/v1/shelves/s1/documents?limit=1')).statusCode, 200)
   t.equal((await app.inject({ method: 'POST', url: '/v1/shelves/s2/documents/search', payload: {} })).statusCode, 200)
-  t.same(seen, ['s1', 's2'], 'both forms reach the one handler')
+  t.strictSame(seen, ['s1', 's2'], 'both forms reach the one handler')
 })
 
 t.test('without a type provider, the params stay unknown, as on any Fastify route', async t => {

@@ -35,18 +35,18 @@ t.test('a collection over SQL answers exactly like the one over memory', async (
     let a = await get(sql, `${PATH}?${q}`)
     let b = await get(memory, `${PATH}?${q}`)
     t.equal(a.status, 200, q)
-    t.same(a.body, b.body, `${q}: page 1`)
+    t.strictSame(a.body, b.body, `${q}: page 1`)
     let pages = 1
     while (a.body.paging.next !== null && pages < 20) {
       a = await get(sql, local(a.body.paging.next.url))
       b = await get(memory, local(b.body.paging.next.url))
       pages++
-      t.same(a.body, b.body, `${q}: page ${pages}`)
+      t.strictSame(a.body, b.body, `${q}: page ${pages}`)
     }
     t.ok(pages > 1, `${q}: several pages`)
     const back = await get(sql, local(a.body.paging.previous.url))
-    t.same(back.body, (await get(memory, local(b.body.paging.previous.url))).body, `${q}: back one page`)
+    t.strictSame(back.body, (await get(memory, local(b.body.paging.previous.url))).body, `${q}: back one page`)
   }
   const posted = await search(sql, { status: 'DRAFT', ordering: '-name', paging: { limit: 2 } })
-  t.same(posted.body, (await search(memory, { status: 'DRAFT', ordering: '-name', paging: { limit: 2 } })).body, 'the search too')
+  t.strictSame(posted.body, (await search(memory, { status: 'DRAFT', ordering: '-name', paging: { limit: 2 } })).body, 'the search too')
 })

@@ -153,15 +153,15 @@ for (const db of databases) {
       ]
       for (const [text, expected, asciiExpected = expected] of cases) {
         const filter = parseFilter(text, fields)
-        t.same(ids(await table.page(filter, ordering, paging)), folding === 'unicode' ? expected : asciiExpected, `sql: ${text}`)
-        t.same(ids(queryMemory(examples, { filter, ordering, paging }, fields, { folding })), folding === 'unicode' ? expected : asciiExpected, `memory: ${text}`)
-        t.same(ids(await table.page(filter, ordering, paging, ascii)), asciiExpected, `sql, folding under "C": ${text}`)
-        t.same(ids(queryMemory(examples, { filter, ordering, paging }, fields, { folding: 'ascii' })), asciiExpected, `memory, ASCII folding: ${text}`)
+        t.strictSame(ids(await table.page(filter, ordering, paging)), folding === 'unicode' ? expected : asciiExpected, `sql: ${text}`)
+        t.strictSame(ids(queryMemory(examples, { filter, ordering, paging }, fields, { folding })), folding === 'unicode' ? expected : asciiExpected, `memory: ${text}`)
+        t.strictSame(ids(await table.page(filter, ordering, paging, ascii)), asciiExpected, `sql, folding under "C": ${text}`)
+        t.strictSame(ids(queryMemory(examples, { filter, ordering, paging }, fields, { folding: 'ascii' })), asciiExpected, `memory, ASCII folding: ${text}`)
       }
 
       const simple = buildFilter({ simple: { description: '', name: ['*ha', 'a*'] } }, fields)
-      t.same(ids(await table.page(simple, ordering, paging)), ['d2', 'd6'], 'simple filters: empty means null or ""')
-      t.same(ids(queryMemory(examples, { filter: simple, ordering, paging }, fields)), ['d2', 'd6'])
+      t.strictSame(ids(await table.page(simple, ordering, paging)), ['d2', 'd6'], 'simple filters: empty means null or ""')
+      t.strictSame(ids(queryMemory(examples, { filter: simple, ordering, paging }, fields)), ['d2', 'd6'])
     })
 
     t.test('case-insensitive operators over letters beyond ASCII', async (t) => {
@@ -189,10 +189,10 @@ for (const db of databases) {
       ]
       for (const [text, unicode, asciiExpected] of cases) {
         const filter = parseFilter(text, fields)
-        t.same(ids(await table.page(filter, ordering, paging)), folding === 'unicode' ? unicode : asciiExpected, `sql: ${text}`)
-        t.same(ids(queryMemory(letters, { filter, ordering, paging }, fields)), unicode, `memory: ${text}`)
-        t.same(ids(await table.page(filter, ordering, paging, ascii)), asciiExpected, `sql, folding under "C": ${text}`)
-        t.same(ids(queryMemory(letters, { filter, ordering, paging }, fields, { folding: 'ascii' })), asciiExpected, `memory, ASCII folding: ${text}`)
+        t.strictSame(ids(await table.page(filter, ordering, paging)), folding === 'unicode' ? unicode : asciiExpected, `sql: ${text}`)
+        t.strictSame(ids(queryMemory(letters, { filter, ordering, paging }, fields)), unicode, `memory: ${text}`)
+        t.strictSame(ids(await table.page(filter, ordering, paging, ascii)), asciiExpected, `sql, folding under "C": ${text}`)
+        t.strictSame(ids(queryMemory(letters, { filter, ordering, paging }, fields, { folding: 'ascii' })), asciiExpected, `memory, ASCII folding: ${text}`)
       }
     })
 
@@ -211,7 +211,7 @@ for (const db of databases) {
         await table.load(data)
         const sql = ids(await table.page(filter, ordering, paging, foldsAscii ? ascii : store))
         const memory = ids(queryMemory(data, { filter, ordering, paging }, fields, { folding: foldsAscii ? 'ascii' : folding }))
-        if (JSON.stringify(sql) !== JSON.stringify(memory)) t.same(sql, memory, `${printFiql(filter)} over ${JSON.stringify(names)}${foldsAscii ? ', ASCII folding' : ''}`)
+        if (JSON.stringify(sql) !== JSON.stringify(memory)) t.strictSame(sql, memory, `${printFiql(filter)} over ${JSON.stringify(names)}${foldsAscii ? ', ASCII folding' : ''}`)
         if (JSON.stringify(ids(queryMemory(data, { filter, ordering, paging }, fields, { folding: 'ascii' }))) !== JSON.stringify(ids(queryMemory(data, { filter, ordering, paging }, fields)))) differing++
       }), { numRuns: 200 })
       t.ok(differing >= 10, `${differing} filters where the two foldings differ`)
@@ -232,8 +232,8 @@ for (const db of databases) {
       ]
       for (const [values, expected] of cases) {
         const ordering = resolve(values)
-        t.same(ids(await table.page(null, ordering, paging)), expected, `sql: ${values.join(',')}`)
-        t.same(ids(queryMemory(examples, { filter: null, ordering, paging }, fields)), expected, `memory: ${values.join(',')}`)
+        t.strictSame(ids(await table.page(null, ordering, paging)), expected, `sql: ${values.join(',')}`)
+        t.strictSame(ids(queryMemory(examples, { filter: null, ordering, paging }, fields)), expected, `memory: ${values.join(',')}`)
       }
     })
 
@@ -257,7 +257,7 @@ for (const db of databases) {
           const fingerprint = queryFingerprint('/docs', ordering, filter)
           const all = queryMemory(data, { filter, ordering, paging: { kind: 'cursor', limit: 1000 } }, fields, options)
           const allSql = await table.page(filter, ordering, { kind: 'cursor', limit: 1000 }, via)
-          t.same(ids(allSql), ids(all), `whole result: ${label}`)
+          t.strictSame(ids(allSql), ids(all), `whole result: ${label}`)
           rowsSeen += all.items.length
 
           async function step (cursor: Keyset | undefined): Promise<Page<Doc>> {
@@ -266,7 +266,7 @@ for (const db of databases) {
             const paging = decoded === undefined ? { kind: 'cursor' as const, limit } : { kind: 'cursor' as const, limit, cursor: decoded }
             const sql = await table.page(filter, ordering, paging, via)
             const memory = queryMemory(data, { filter, ordering, paging }, fields, options)
-            if (JSON.stringify(sql) !== JSON.stringify(memory)) t.same(sql, memory, `page after ${JSON.stringify(cursor)}: ${label}`)
+            if (JSON.stringify(sql) !== JSON.stringify(memory)) t.strictSame(sql, memory, `page after ${JSON.stringify(cursor)}: ${label}`)
             pagesSeen++
             return memory
           }
@@ -274,18 +274,18 @@ for (const db of databases) {
           const forward: Array<Page<Doc>> = [await step(undefined)]
           while ((forward.at(-1) as Page<Doc>).next !== null && forward.length <= data.length) forward.push(await step(forward.at(-1)?.next ?? undefined))
           const walked = forward.flatMap(ids)
-          if (JSON.stringify(walked) !== JSON.stringify(ids(all))) t.same(walked, ids(all), `forward walk: ${label}`)
+          if (JSON.stringify(walked) !== JSON.stringify(ids(all))) t.strictSame(walked, ids(all), `forward walk: ${label}`)
           if (forward.slice(0, -1).some((page) => page.items.length !== limit)) t.fail(`short page before the end: ${label}`)
 
           const backward: Array<Page<Doc>> = [forward.at(-1) as Page<Doc>]
           while ((backward.at(-1) as Page<Doc>).previous !== null && backward.length <= data.length + 1) backward.push(await step(backward.at(-1)?.previous ?? undefined))
           const back = backward.reverse().map(ids)
-          if (JSON.stringify(back) !== JSON.stringify(forward.map(ids))) t.same(back, forward.map(ids), `backward walk: ${label}`)
+          if (JSON.stringify(back) !== JSON.stringify(forward.map(ids))) t.strictSame(back, forward.map(ids), `backward walk: ${label}`)
 
           const paging = { kind: 'offset' as const, limit, offset, totalCount: true }
           const sqlOffset = await table.page(filter, ordering, paging, via)
           const memoryOffset = queryMemory(data, { filter, ordering, paging }, fields, options)
-          if (JSON.stringify(sqlOffset) !== JSON.stringify(memoryOffset)) t.same(sqlOffset, memoryOffset, `offset page: ${label}`)
+          if (JSON.stringify(sqlOffset) !== JSON.stringify(memoryOffset)) t.strictSame(sqlOffset, memoryOffset, `offset page: ${label}`)
           if (memoryOffset.totalCount !== all.items.length) t.fail(`total count: ${label}`)
         }
       ), { numRuns: 150 })

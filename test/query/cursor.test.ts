@@ -12,10 +12,10 @@ const keyset: Keyset = { direction: 'next', values: ['Zoë 😀', 42, true, null
 t.test('a cursor round-trips its direction and typed values', async (t) => {
   const cursor = codec.encode(keyset, fingerprint)
   t.match(cursor, /^[A-Za-z0-9_-]+$/, 'URL-safe Base64 without padding')
-  t.same(codec.decode(cursor, fingerprint), keyset)
+  t.strictSame(codec.decode(cursor, fingerprint), keyset)
   const back: Keyset = { direction: 'previous', values: [] }
-  t.same(codec.decode(codec.encode(back, fingerprint), fingerprint), back)
-  t.same(createCursorCodec({ secret: Buffer.from(secret) }).decode(cursor, fingerprint), keyset, 'a string and its bytes are the same key')
+  t.strictSame(codec.decode(codec.encode(back, fingerprint), fingerprint), back)
+  t.strictSame(createCursorCodec({ secret: Buffer.from(secret) }).decode(cursor, fingerprint), keyset, 'a string and its bytes are the same key')
 })
 
 t.test('every altered byte is refused', async (t) => {
@@ -134,9 +134,9 @@ t.test('a list of secrets: the first signs, every one verifies (rotation)', asyn
   const rotated = createCursorCodec({ secret: [newKey, oldKey] })
   const after = createCursorCodec({ secret: [newKey] })
   const issuedBefore = before.encode(keyset, fingerprint)
-  t.same(rotated.decode(issuedBefore, fingerprint), keyset, 'a cursor signed with the old key still works during the rotation')
+  t.strictSame(rotated.decode(issuedBefore, fingerprint), keyset, 'a cursor signed with the old key still works during the rotation')
   const issuedDuring = rotated.encode(keyset, fingerprint)
-  t.same(after.decode(issuedDuring, fingerprint), keyset, 'new cursors are signed with the first key')
+  t.strictSame(after.decode(issuedDuring, fingerprint), keyset, 'new cursors are signed with the first key')
   t.throws(() => before.decode(issuedDuring, fingerprint), { name: 'QueryError', reason: 'cursor-invalid' }, 'and not with the old one')
   t.throws(() => after.decode(issuedBefore, fingerprint), { name: 'QueryError', reason: 'cursor-invalid' }, 'a key taken out voids the cursors it signed')
   t.equal(createCursorCodec({ secret: [Buffer.from(newKey)] }).encode(keyset, fingerprint), after.encode(keyset, fingerprint), 'bytes and text alike')
@@ -148,5 +148,5 @@ t.test('the MAC is the standard HMAC-SHA256 of version and payload', async (t) =
   const keyset: Keyset = { direction: 'previous', values: [1, 'x'] }
   const bytes = Buffer.from(codec.encode(keyset, fingerprint), 'base64url')
   const signed = Buffer.concat([bytes.subarray(0, 1), bytes.subarray(33)])
-  t.same(bytes.subarray(1, 33), createHmac('sha256', secret).update(signed).digest())
+  t.strictSame(bytes.subarray(1, 33), createHmac('sha256', secret).update(signed).digest())
 })

@@ -7,9 +7,9 @@ t.test('a QueryError becomes one context item naming the parameter', async (t) =
   t.ok(err instanceof Error)
   t.ok(isQueryError(err))
   t.notOk(isQueryError(new Error('x')))
-  t.same([err.name, err.code, err.reason, err.parameter, err.position, err.value], ['QueryError', 'INPUT_INVALID', 'syntax', 'nameFilter', 6, 'x'])
-  t.same(toContextItem(err), { code: 'INPUT_INVALID', message: err.message, field: 'nameFilter', source: 'query', value: 'x' })
-  t.same(toContextItem(new QueryError('cursor-invalid', 'paging.cursor', 'Bad.'), 'body'), { code: 'INPUT_INVALID', message: 'Bad.', field: 'paging.cursor', source: 'body' })
+  t.strictSame([err.name, err.code, err.reason, err.parameter, err.position, err.value], ['QueryError', 'INPUT_INVALID', 'syntax', 'nameFilter', 6, 'x'])
+  t.strictSame(toContextItem(err), { code: 'INPUT_INVALID', message: err.message, field: 'nameFilter', source: 'query', value: 'x' })
+  t.strictSame(toContextItem(new QueryError('cursor-invalid', 'paging.cursor', 'Bad.'), 'body'), { code: 'INPUT_INVALID', message: 'Bad.', field: 'paging.cursor', source: 'body' })
 })
 
 t.test('junction flattens, unwraps one child and drops empty ones', async (t) => {
@@ -17,7 +17,7 @@ t.test('junction flattens, unwraps one child and drops empty ones', async (t) =>
   const b: Filter = { kind: 'cmp', field: 'b', op: 'eq', values: [{ wildcard: ['x', ''] }], ci: false }
   t.equal(junction('and', []), null)
   t.equal(junction('or', [a]), a)
-  t.same(junction('and', [a, { kind: 'and', children: [a, b] }, { kind: 'or', children: [a, b] }]),
+  t.strictSame(junction('and', [a, { kind: 'and', children: [a, b] }, { kind: 'or', children: [a, b] }]),
     { kind: 'and', children: [a, a, b, { kind: 'or', children: [a, b] }] })
   t.ok(isWildcard({ wildcard: [] }))
   t.notOk(isWildcard('x'))

@@ -18,10 +18,10 @@ t.test('createFieldMap fills defaults and refuses bad descriptors at setup', asy
     { path: 'name', type: 'string' },
     { path: 'kind', type: 'enum', enumValues: values, nullable: true, filterable: false, sortable: true }
   ])
-  t.same(map.get('name'), { path: 'name', type: 'string', nullable: false, filterable: true, sortable: false, ordered: true })
-  t.same(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, filterable: false, sortable: true, ordered: true, enumValues: ['A', 'B'] })
+  t.strictSame(map.get('name'), { path: 'name', type: 'string', nullable: false, filterable: true, sortable: false, ordered: true })
+  t.strictSame(map.get('kind'), { path: 'kind', type: 'enum', nullable: true, filterable: false, sortable: true, ordered: true, enumValues: ['A', 'B'] })
   values.push('C')
-  t.same(map.get('kind')?.enumValues, ['A', 'B'], 'enum values are copied')
+  t.strictSame(map.get('kind')?.enumValues, ['A', 'B'], 'enum values are copied')
 
   const bad: Array<[FieldInit[], string]> = [
     [[{ path: 'a.b.c.d', type: 'string' }], 'query fields: path must be a name of at most 3 period-separated levels, got "a.b.c.d"'],
@@ -46,7 +46,7 @@ t.test('readPath reads API-shaped objects; anything absent is null', async (t) =
 })
 
 t.test('fieldsFromSchema derives the same map as the hand-written one', async (t) => {
-  t.same([...fieldsFromSchema(DocumentSchema, { sortable: SORTABLE }).entries()], [...fields.entries()])
+  t.strictSame([...fieldsFromSchema(DocumentSchema, { sortable: SORTABLE }).entries()], [...fields.entries()])
 })
 
 t.test('fieldsFromSchema reads the shapes JSON Schema and TypeBox write', async (t) => {
@@ -79,7 +79,7 @@ t.test('fieldsFromSchema reads the shapes JSON Schema and TypeBox write', async 
   })
   const map = fieldsFromSchema(schema)
   const summary = [...map.values()].map((f) => `${f.path}:${f.type}${f.nullable ? '?' : ''}${f.ordered ? '' : '~'}${f.enumValues === undefined ? '' : `[${f.enumValues.join('|')}]`}`)
-  t.same(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?', 'keep:string~', 'window:string?~', 'schedule:string~'])
+  t.strictSame(summary, ['id:string', 'nullableText:string?', 'kind:enum[A|B]', 'only:enum[X]', 'big:int64', 'kinds:string-array', 'maybeTags:string-array?', 'a.b.e:boolean', 'wrapped:string?', 'open.inner:string?', 'keep:string~', 'window:string?~', 'schedule:string~'])
   t.throws(() => fieldsFromSchema(schema, { sortable: ['keep'] }), new TypeError('query fields: keep has no meaningful order and cannot be sortable'))
 })
 
@@ -88,9 +88,9 @@ t.test('fieldsFromSchema options', async (t) => {
   const noRef = (path: string): boolean => path !== 'ref'
 
   const picked = fieldsFromSchema(schema, { filterable: ['name'], sortable: ['size'], queryable: noRef })
-  t.same([...picked.values()].map((f) => [f.path, f.filterable, f.sortable]), [['id', false, false], ['name', true, false], ['size', false, true]])
-  t.same([...fieldsFromSchema(schema, { queryable: noRef }).keys()], ['id', 'name', 'size'], 'a path that cannot be queried is left out by default')
-  t.same([...fieldsFromSchema(schema, { idField: 'name', filterable: [] }).keys()], ['name'])
+  t.strictSame([...picked.values()].map((f) => [f.path, f.filterable, f.sortable]), [['id', false, false], ['name', true, false], ['size', false, true]])
+  t.strictSame([...fieldsFromSchema(schema, { queryable: noRef }).keys()], ['id', 'name', 'size'], 'a path that cannot be queried is left out by default')
+  t.strictSame([...fieldsFromSchema(schema, { idField: 'name', filterable: [] }).keys()], ['name'])
 
   const bad: Array<[object, Parameters<typeof fieldsFromSchema>[1], string]> = [
     [Type.String(), {}, 'fieldsFromSchema: schema must be an object schema with properties'],

@@ -9,21 +9,21 @@ const or = (...children: object[]): object => ({ kind: 'or', children })
 const and = (...children: object[]): object => ({ kind: 'and', children })
 
 t.test('hybridScope', async (t) => {
-  t.same(hybridScope('pageCountFilter', fields), { selector: 'pageCount' })
-  t.same(hybridScope('metadataFilter', fields), { prefix: 'metadata' })
-  t.same(hybridScope('metadata.sourceFilter', fields), { prefix: 'metadata.source' })
-  t.same(hybridScope('metadata.source.systemFilter', fields), { selector: 'metadata.source.system' })
+  t.strictSame(hybridScope('pageCountFilter', fields), { selector: 'pageCount' })
+  t.strictSame(hybridScope('metadataFilter', fields), { prefix: 'metadata' })
+  t.strictSame(hybridScope('metadata.sourceFilter', fields), { prefix: 'metadata.source' })
+  t.strictSame(hybridScope('metadata.source.systemFilter', fields), { selector: 'metadata.source.system' })
   for (const name of ['Filter', 'filter', 'nopeFilter', 'pageCount', 'metaFilter']) t.equal(hybridScope(name, fields), undefined, name)
 })
 
 t.test('hybrid filters: selectors relative to the attribute; AND across, OR when repeated', async (t) => {
-  t.same(buildHybridFilter({ metadataFilter: 'source.system==erp;source.region=isnull=true' }, fields),
+  t.strictSame(buildHybridFilter({ metadataFilter: 'source.system==erp;source.region=isnull=true' }, fields),
     and(cmp('metadata.source.system', 'eq', ['erp']), cmp('metadata.source.region', 'isnull', [true])))
-  t.same(buildHybridFilter({ pageCountFilter: 'pageCount=ge=2', nameFilter: 'name==a*' }, fields),
+  t.strictSame(buildHybridFilter({ pageCountFilter: 'pageCount=ge=2', nameFilter: 'name==a*' }, fields),
     and(cmp('pageCount', 'ge', [2]), cmp('name', 'eq', [{ wildcard: ['a', ''] }])))
-  t.same(buildHybridFilter({ pageCountFilter: ['pageCount=lt=2', 'pageCount=gt=8'] }, fields),
+  t.strictSame(buildHybridFilter({ pageCountFilter: ['pageCount=lt=2', 'pageCount=gt=8'] }, fields),
     or(cmp('pageCount', 'lt', [2]), cmp('pageCount', 'gt', [8])))
-  t.same(buildHybridFilter({ pageCountFilter: ['pageCount=lt=2', 'pageCount=gt=8'], activeFilter: 'active==true' }, fields),
+  t.strictSame(buildHybridFilter({ pageCountFilter: ['pageCount=lt=2', 'pageCount=gt=8'], activeFilter: 'active==true' }, fields),
     and(or(cmp('pageCount', 'lt', [2]), cmp('pageCount', 'gt', [8])), cmp('active', 'eq', [true])))
   t.equal(buildHybridFilter({ nameFilter: undefined, pageCountFilter: [] }, fields), null)
   t.equal(buildHybridFilter({}, fields), null)
@@ -38,12 +38,12 @@ t.test('hybrid filters: selectors relative to the attribute; AND across, OR when
 
 t.test('buildFilter joins simple, advanced and hybrid filters with AND', async (t) => {
   t.equal(buildFilter({}, fields), null)
-  t.same(buildFilter({ simple: { status: 'DRAFT' }, filter: 'pageCount=gt=1,active==true' }, fields),
+  t.strictSame(buildFilter({ simple: { status: 'DRAFT' }, filter: 'pageCount=gt=1,active==true' }, fields),
     and(cmp('status', 'eq', ['DRAFT']), or(cmp('pageCount', 'gt', [1]), cmp('active', 'eq', [true]))))
-  t.same(buildFilter({ filter: ['name==a;pageCount==1'] }, fields), and(cmp('name', 'eq', ['a']), cmp('pageCount', 'eq', [1])))
-  t.same(buildFilter({ simple: { status: 'DRAFT' }, hybrid: { nameFilter: 'name==a' } }, fields),
+  t.strictSame(buildFilter({ filter: ['name==a;pageCount==1'] }, fields), and(cmp('name', 'eq', ['a']), cmp('pageCount', 'eq', [1])))
+  t.strictSame(buildFilter({ simple: { status: 'DRAFT' }, hybrid: { nameFilter: 'name==a' } }, fields),
     and(cmp('status', 'eq', ['DRAFT']), cmp('name', 'eq', ['a'])))
-  t.same(buildFilter({ filter: 'name==a', hybrid: { nameFilter: undefined } }, fields), cmp('name', 'eq', ['a']))
+  t.strictSame(buildFilter({ filter: 'name==a', hybrid: { nameFilter: undefined } }, fields), cmp('name', 'eq', ['a']))
   t.throws(() => buildFilter({ filter: 'name==a' }, fields, resolveFiqlLimits({ maxLength: 3 })), { name: 'QueryError', reason: 'limit', parameter: 'filter' })
 
   t.throws(() => buildFilter({ filter: ['name==a', 'name==b'] }, fields),
@@ -53,15 +53,15 @@ t.test('buildFilter joins simple, advanced and hybrid filters with AND', async (
 })
 
 t.test('splitFilterParams sorts a query string or a search body', async (t) => {
-  t.same(PAGING_PARAMETERS, ['limit', 'offset', 'cursor', 'ordering', 'totalCount'])
-  t.same(splitFilterParams({
+  t.strictSame(PAGING_PARAMETERS, ['limit', 'offset', 'cursor', 'ordering', 'totalCount'])
+  t.strictSame(splitFilterParams({
     limit: '5', ordering: ['-name'], cursor: 'abc', name: ['a', 'b'], 'metadata.source.system': 'erp', pageCountFilter: 'pageCount=ge=2', filter: 'x==1', empty: undefined
   }, fields), {
     simple: { name: ['a', 'b'], 'metadata.source.system': 'erp' },
     hybrid: { pageCountFilter: 'pageCount=ge=2' },
     filter: 'x==1'
   })
-  t.same(splitFilterParams({ paging: { limit: 1 }, pageCount: 3, active: null, tags: ['x', 'y'] }, fields, ['paging']), {
+  t.strictSame(splitFilterParams({ paging: { limit: 1 }, pageCount: 3, active: null, tags: ['x', 'y'] }, fields, ['paging']), {
     simple: { pageCount: 3, active: null, tags: ['x', 'y'] }, hybrid: {}
   })
   const cases: Array<[Record<string, unknown>, object]> = [

@@ -42,15 +42,15 @@ t.test('comparisons are typed by the field map', async (t) => {
       children: [{ kind: 'and', children: [cmp('name', 'eq', ['a']), cmp('pageCount', 'eq', [1])] }, cmp('active', 'eq', [false])]
     }]
   ]
-  for (const [input, expected] of cases) t.same(parseFilter(input, fields), expected, input)
+  for (const [input, expected] of cases) t.strictSame(parseFilter(input, fields), expected, input)
 })
 
 t.test('hybrid scopes: paths inside an object, or the one selector of a scalar', async (t) => {
-  t.same(parseFilter('source.system==erp;source.region=isnull=true', fields, { prefix: 'metadata', parameter: 'metadataFilter' }), {
+  t.strictSame(parseFilter('source.system==erp;source.region=isnull=true', fields, { prefix: 'metadata', parameter: 'metadataFilter' }), {
     kind: 'and', children: [cmp('metadata.source.system', 'eq', ['erp']), cmp('metadata.source.region', 'isnull', [true])]
   })
-  t.same(parseFilter('pageCount=ge=2', fields, { selector: 'pageCount', parameter: 'pageCountFilter' }), cmp('pageCount', 'ge', [2]))
-  t.same(checkFiql(parseFiql('score==3'), fields, { prefix: 'metadata' }), cmp('metadata.score', 'eq', [3]))
+  t.strictSame(parseFilter('pageCount=ge=2', fields, { selector: 'pageCount', parameter: 'pageCountFilter' }), cmp('pageCount', 'ge', [2]))
+  t.strictSame(checkFiql(parseFiql('score==3'), fields, { prefix: 'metadata' }), cmp('metadata.score', 'eq', [3]))
 })
 
 t.test('typing errors name the parameter, the position and the value', async (t) => {
@@ -98,7 +98,7 @@ t.test('a field without a meaningful order (a duration) takes equality and text 
       message: `The operator ${op} at position 4 needs an order, and keep has none (its values compare as equal or not); use ==, !=, =in=, =out= or a text operator.`
     }, op)
   }
-  t.same(parseFilter('keep==P1Y', map), cmp('keep', 'eq', ['P1Y']))
-  t.same(parseFilter('keep=in=(P1Y,P2D)', map), cmp('keep', 'in', ['P1Y', 'P2D']))
-  t.same(parseFilter('keep=startswith=PT', map), cmp('keep', 'startswith', ['PT']))
+  t.strictSame(parseFilter('keep==P1Y', map), cmp('keep', 'eq', ['P1Y']))
+  t.strictSame(parseFilter('keep=in=(P1Y,P2D)', map), cmp('keep', 'in', ['P1Y', 'P2D']))
+  t.strictSame(parseFilter('keep=startswith=PT', map), cmp('keep', 'startswith', ['PT']))
 })

@@ -11,7 +11,7 @@ const roomy = resolveFiqlLimits({ maxLength: 100000, maxComparisons: 10000, maxL
 t.test('printed filters parse back to the same filter', async (t) => {
   fc.assert(fc.property(filterArbitrary(fields, wideValues, 4), (filter) => {
     const text = printFiql(filter)
-    t.same(parseFilter(text, fields, { limits: roomy }), filter, text)
+    t.strictSame(parseFilter(text, fields, { limits: roomy }), filter, text)
   }), { numRuns: 500 })
 })
 
@@ -19,7 +19,7 @@ t.test('relative selectors print and parse back inside an object attribute', asy
   const filter = parseFilter('source.system=="a b\\*";source.region=isnull=true,score=in=(1,2)', fields, { prefix: 'metadata' })
   const text = printFiql(filter, 'metadata')
   t.equal(text, 'source.system=="a b\\*";source.region=isnull=true,score=in=(1,2)')
-  t.same(parseFilter(text, fields, { prefix: 'metadata' }), filter)
+  t.strictSame(parseFilter(text, fields, { prefix: 'metadata' }), filter)
 })
 
 t.test('printing: quotes only when needed, wildcards kept, OR inside AND parenthesized', async (t) => {

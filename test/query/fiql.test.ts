@@ -61,7 +61,7 @@ t.test('grammar', async (t) => {
 })
 
 t.test('every operator of the conventions is recognised, with its position', async (t) => {
-  t.same([...FIQL_OPERATORS.keys()].sort(), [
+  t.strictSame([...FIQL_OPERATORS.keys()].sort(), [
     '!=', '==', '=contains=', '=containsic=', '=endswith=', '=endswithic=', '=ge=', '=gt=', '=in=', '=isnull=',
     '=le=', '=like=', '=likeic=', '=lt=', '=notlike=', '=notlikeic=', '=out=', '=startswith=', '=startswithic='
   ])
@@ -113,7 +113,7 @@ t.test('syntax errors name the parameter and the position', async (t) => {
 
 t.test('limits', async (t) => {
   const { maxLength, maxDepth, maxListSize, maxComparisons } = DEFAULT_FIQL_LIMITS
-  t.same({ maxLength, maxDepth, maxListSize, maxComparisons }, { maxLength: 2000, maxDepth: 10, maxListSize: 100, maxComparisons: 50 })
+  t.strictSame({ maxLength, maxDepth, maxListSize, maxComparisons }, { maxLength: 2000, maxDepth: 10, maxListSize: 100, maxComparisons: 50 })
 
   const long = 'a==' + 'x'.repeat(maxLength - 3)
   t.ok(parseFiql(long), 'exactly the maximum length')
@@ -139,8 +139,8 @@ t.test('limits', async (t) => {
 })
 
 t.test('resolveFiqlLimits checks its options at setup', async (t) => {
-  t.same(resolveFiqlLimits(), DEFAULT_FIQL_LIMITS)
-  t.same(resolveFiqlLimits({ maxDepth: 100 }).maxDepth, 100)
+  t.strictSame(resolveFiqlLimits(), DEFAULT_FIQL_LIMITS)
+  t.strictSame(resolveFiqlLimits({ maxDepth: 100 }).maxDepth, 100)
   t.ok(Object.isFrozen(resolveFiqlLimits({})))
   const bad: Array<[string, unknown]> = [['maxLength', 0], ['maxDepth', 101], ['maxListSize', 1.5], ['maxComparisons', -1], ['maxLength', '10']]
   for (const [name, value] of bad) {

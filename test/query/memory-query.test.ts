@@ -111,14 +111,14 @@ t.test('queryMemory: offset paging, total count and programming errors', async (
   const docs = [3, 1, 2, 5, 4].map((n) => ({ id: `d${n}`, pageCount: n }))
   const ordering = [{ field: 'pageCount', direction: 'desc' as const }, { field: 'id', direction: 'asc' as const }]
   const page = queryMemory(docs, { filter: null, ordering, paging: { kind: 'offset', limit: 2, offset: 1, totalCount: true } }, fields)
-  t.same(page.items.map((d) => d.id), ['d4', 'd3'])
-  t.same([page.totalCount, page.hasNext, page.hasPrevious], [5, true, true])
+  t.strictSame(page.items.map((d) => d.id), ['d4', 'd3'])
+  t.strictSame([page.totalCount, page.hasNext, page.hasPrevious], [5, true, true])
   const noCount = queryMemory(docs, { filter: parseFilter('pageCount=gt=1', fields), ordering, paging: { kind: 'offset', limit: 5, offset: 3, totalCount: false } }, fields)
-  t.same([noCount.items.map((d) => d.id), noCount.totalCount, noCount.hasNext], [['d2'], undefined, false])
+  t.strictSame([noCount.items.map((d) => d.id), noCount.totalCount, noCount.hasNext], [['d2'], undefined, false])
   const after = queryMemory(docs, { filter: null, ordering, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: [1, 'd1'] } } }, fields)
-  t.same([after.items, after.hasNext, after.hasPrevious], [[], false, false], 'nothing after the last item')
+  t.strictSame([after.items, after.hasNext, after.hasPrevious], [[], false, false], 'nothing after the last item')
   const before = queryMemory(docs, { filter: null, ordering, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: [0, 'd0'] } } }, fields)
-  t.same([before.items.map((d) => d.id), before.hasNext, before.hasPrevious], [['d2', 'd1'], true, true], 'before a boundary past the end: the last page')
+  t.strictSame([before.items.map((d) => d.id), before.hasNext, before.hasPrevious], [['d2', 'd1'], true, true], 'before a boundary past the end: the last page')
 
   const bad: Array<[CollectionQuery, string]> = [
     [{ filter: { kind: 'cmp', field: 'nope', op: 'eq', values: [1], ci: false }, ordering, paging: { kind: 'cursor', limit: 1 } }, 'memory-query: the query names nope, which is not in the field map'],

@@ -16,7 +16,7 @@ t.test('ordering values become terms ending with the id', async (t) => {
     [['id', 'name'], 'id,name']
   ]
   for (const [values, expected] of cases) t.equal(orderingKey(resolve(values)), expected, JSON.stringify(values))
-  t.same(resolve(['-name']), [{ field: 'name', direction: 'desc' }, { field: 'id', direction: 'asc' }])
+  t.strictSame(resolve(['-name']), [{ field: 'name', direction: 'desc' }, { field: 'id', direction: 'asc' }])
 })
 
 t.test('a default ordering applies when none is asked for, and is not shared', async (t) => {
@@ -43,7 +43,7 @@ t.test('refusals name the value', async (t) => {
 t.test('options are checked at setup', async (t) => {
   const noId = createFieldMap([{ path: 'name', type: 'string', sortable: true }])
   t.throws(() => orderingResolver(noId), new TypeError('ordering: idField "id" is not in the field map'))
-  t.same(orderingResolver(noId, { idField: 'name' })(undefined), [{ field: 'name', direction: 'asc' }])
+  t.strictSame(orderingResolver(noId, { idField: 'name' })(undefined), [{ field: 'name', direction: 'asc' }])
   const bad: OrderingTerm[] = [{ field: 'nope', direction: 'asc' }, { field: 'name', direction: 'up' as 'asc' }, { field: 'tags', direction: 'asc' }]
   for (const term of bad) {
     t.throws(() => orderingResolver(fields, { defaultOrdering: [term] }),

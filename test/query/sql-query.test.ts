@@ -48,7 +48,7 @@ t.test('each operator compiles to bound parameters', async (t) => {
     ['metadata.score==3', '((t."metadata"->>\'score\')::integer) = $1::integer', [3]],
     ['name==a;pageCount==1,active==false', '((t."name" = $1::text AND t."pageCount" = $2::integer) OR t."active" = $3::boolean)', ['a', 1, false]]
   ]
-  for (const [fiql, sql, params] of cases) t.same(where(fiql), [sql, params], fiql)
+  for (const [fiql, sql, params] of cases) t.strictSame(where(fiql), [sql, params], fiql)
 })
 
 t.test('the case-insensitive operators fold under the collation given; ordering and the others keep "C"', async (t) => {
@@ -60,7 +60,7 @@ t.test('the case-insensitive operators fold under the collation given; ordering 
     t.equal(sql.where, `((t."name" COLLATE "${collation}") ILIKE $1 ${E} AND ` +
       `((t."metadata"->'source'->>'system') IS NOT NULL AND ((t."metadata"->'source'->>'system') COLLATE "${collation}") NOT ILIKE $2 ${E}) AND ` +
       `t."name" COLLATE "C" LIKE $3 ${E})`, collation)
-    t.same(sql.params, ['%É%', '%É', 'É%'], `${collation}: the values are parameters`)
+    t.strictSame(sql.params, ['%É%', '%É', 'É%'], `${collation}: the values are parameters`)
     t.equal(sql.orderBy, 't."name" COLLATE "C" ASC, t."id" COLLATE "C" ASC', `${collation}: the order is code points`)
   }
 })
@@ -68,7 +68,7 @@ t.test('the case-insensitive operators fold under the collation given; ordering 
 t.test('ordering, limit and the keyset condition', async (t) => {
   const ordering: OrderingTerm[] = [{ field: 'name', direction: 'asc' }, { field: 'pageCount', direction: 'desc' }, { field: 'id', direction: 'asc' }]
   const none = compileSql({ filter: null, ordering, paging: first }, fields)
-  t.same(none, {
+  t.strictSame(none, {
     where: 'TRUE',
     orderBy: 't."name" COLLATE "C" ASC, t."pageCount" DESC, t."id" COLLATE "C" ASC',
     limit: 'LIMIT 11',
@@ -82,7 +82,7 @@ t.test('ordering, limit and the keyset condition', async (t) => {
   // The first term's redundant bound lets an index start at the boundary; non-null fields have no null branch.
   t.equal(next.where, 't."name" COLLATE "C" >= $3::text AND (t."name" COLLATE "C" > $3::text OR (t."name" COLLATE "C" = $3::text AND ' +
     '(t."pageCount" < $2::integer OR (t."pageCount" = $2::integer AND t."id" COLLATE "C" > $1::text))))')
-  t.same(next.params, ['i', 5, 'n'])
+  t.strictSame(next.params, ['i', 5, 'n'])
 
   // null is the greatest value: after a null ascending nothing, after a null descending every value
   const nulls = compileSql({ filter: null, ordering, paging: { kind: 'cursor', limit: 10, cursor: { direction: 'next', values: [null, null, 'i'] } } }, fields)
@@ -93,8 +93,8 @@ t.test('ordering, limit and the keyset condition', async (t) => {
   t.equal(previous.reversed, true)
   t.equal(previous.where, 't."active" = $3::boolean AND t."name" COLLATE "C" <= $5::text AND (t."name" COLLATE "C" < $5::text OR (t."name" COLLATE "C" = $5::text AND ' +
     '(t."pageCount" IS NULL AND t."id" COLLATE "C" < $4::text)))')
-  t.same(previous.params, [true, 'i', 'n'])
-  t.same([previous.limit, previous.count], ['LIMIT 3', false])
+  t.strictSame(previous.params, [true, 'i', 'n'])
+  t.strictSame([previous.limit, previous.count], ['LIMIT 3', false])
 
   const idFirst: OrderingTerm[] = [{ field: 'id', direction: 'asc' }, { field: 'flagged', direction: 'asc' }]
   const last = compileSql({ filter: null, ordering: idFirst, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['i', null] } } }, fields)
@@ -108,7 +108,7 @@ t.test('ordering, limit and the keyset condition', async (t) => {
   const byName: OrderingTerm[] = [{ field: 'name', direction: 'asc' }, { field: 'id', direction: 'asc' }]
   const rows = compileSql({ filter: null, ordering: byName, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['n', 'i'] } } }, fields)
   t.equal(rows.where, '(t."name" COLLATE "C", t."id" COLLATE "C") > ($1::text, $2::text)', 'one direction, no nulls: a row comparison an index starts at')
-  t.same(rows.params, ['n', 'i'])
+  t.strictSame(rows.params, ['n', 'i'])
   const back = compileSql({ filter: null, ordering: byName, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'previous', values: ['n', 'i'] } } }, fields)
   t.equal(back.where, '(t."name" COLLATE "C", t."id" COLLATE "C") < ($1::text, $2::text)')
 
@@ -121,18 +121,18 @@ t.test('statements', async (t) => {
   const query: CollectionQuery = { filter: parseFilter('pageCount=gt=1', fields), ordering: byId, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: ['i'] } } }
   const sql = compileSql(query, fields, { paramStart: 2 })
   const parts = { from: 'docs t', where: 't."org" = $1', params: ['org-1'] }
-  t.same(selectStatement(sql, { ...parts, select: 't.*' }), {
+  t.strictSame(selectStatement(sql, { ...parts, select: 't.*' }), {
     text: 'SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer AND t."id" COLLATE "C" > $3::text) ORDER BY t."id" COLLATE "C" ASC LIMIT 3',
     params: ['org-1', 1, 'i']
   })
   const counted = compileSql({ ...query, paging: { kind: 'offset', limit: 2, offset: 4, totalCount: true } }, fields, { paramStart: 2 })
-  t.same(selectStatement(counted, { ...parts, select: 't.*' }), {
+  t.strictSame(selectStatement(counted, { ...parts, select: 't.*' }), {
     text: 'SELECT p.*, c."$totalCount" FROM (SELECT count(*)::integer AS "$totalCount" FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer)) c ' +
       'LEFT JOIN (SELECT t.* FROM docs t WHERE (t."org" = $1) AND (t."pageCount" > $2::integer) ORDER BY t."id" COLLATE "C" ASC LIMIT 3 OFFSET 4) p ON TRUE',
     params: ['org-1', 1]
   }, 'the total count in the page\'s statement')
   const bare = compileSql({ ...query, filter: null, paging: first }, fields)
-  t.same(selectStatement(bare, { select: 't.id', from: 'docs t' }), { text: 'SELECT t.id FROM docs t ORDER BY t."id" COLLATE "C" ASC LIMIT 11', params: [] })
+  t.strictSame(selectStatement(bare, { select: 't.id', from: 'docs t' }), { text: 'SELECT t.id FROM docs t ORDER BY t."id" COLLATE "C" ASC LIMIT 11', params: [] })
   t.throws(() => selectStatement(sql, { select: '*', from: 'docs t' }), new TypeError('sql-query: the statement brings 0 params but the query was compiled with paramStart 2'))
   t.throws(() => selectStatement(bare, { ...parts, select: '*' }), new TypeError('sql-query: the statement brings 1 params but the query was compiled with paramStart 1'))
 })

@@ -12,8 +12,8 @@ t.test('keyed by the token\'s subject: each caller has its own budget, whatever 
   const app = await build(t, { max: 2 })
   const get = async (authorization: string, ip = '203.0.113.7'): Promise<number> =>
     (await app.inject({ url: '/things', headers: { authorization, 'x-forwarded-for': ip } })).statusCode
-  t.same([await get(ALICE), await get(ALICE, '198.51.100.1'), await get(ALICE, '198.51.100.2')], [200, 200, 429], 'alice from three addresses')
-  t.same([await get(BOB), await get(BOB)], [200, 200], 'bob from the same address is not affected')
+  t.strictSame([await get(ALICE), await get(ALICE, '198.51.100.1'), await get(ALICE, '198.51.100.2')], [200, 200, 429], 'alice from three addresses')
+  t.strictSame([await get(BOB), await get(BOB)], [200, 200], 'bob from the same address is not affected')
   const anonymous = await app.inject({ url: '/things', headers: { 'x-forwarded-for': '203.0.113.7' } })
   t.equal(anonymous.statusCode, 200, 'nor a caller without a token from that address')
 })
@@ -21,10 +21,10 @@ t.test('keyed by the token\'s subject: each caller has its own budget, whatever 
 t.test('without a token: keyed by the client address, through the trusted proxy', async t => {
   const app = await build(t, { max: 1 })
   const from = async (ip: string): Promise<number> => (await app.inject({ url: '/things', headers: { 'x-forwarded-for': ip } })).statusCode
-  t.same([await from('198.51.100.1'), await from('198.51.100.1')], [200, 429])
+  t.strictSame([await from('198.51.100.1'), await from('198.51.100.1')], [200, 429])
   t.equal(await from('198.51.100.2'), 200, 'another address')
   t.equal((await app.inject({ url: '/things', headers: { authorization: ALICE, 'x-forwarded-for': '198.51.100.1' } })).statusCode, 200, 'a token from the exhausted address has its own budget')
-  t.same([await from('2001:db8:1:2::1'), await from('2001:db8:1:2::2')], [200, 429], 'an IPv6 client by its /64: it may send from any address of it')
+  t.strictSame([await from('2001:db8:1:2::1'), await from('2001:db8:1:2::2')], [200, 429], 'an IPv6 client by its /64: it may send from any address of it')
   t.equal(await from('2001:db8:1:3::1'), 200, 'the next /64')
 })
 
@@ -36,7 +36,7 @@ t.test('counted after auth, whatever the registration order; refused tokens are 
     }
     const first = await app.inject({ url: '/things', headers: { authorization: ALICE } })
     t.equal(first.statusCode, 200, `rate limit ${rateLimitFirst ? 'before' : 'after'} auth: not exhausted by refused requests`)
-    t.same(bodyOf(first), { sub: 'alice' })
+    t.strictSame(bodyOf(first), { sub: 'alice' })
     t.equal(first.headers['ratelimit-remaining'], '1', 'alice\'s own count')
     t.equal((await app.inject({ url: '/things' })).headers['ratelimit-remaining'], '1', 'the address has its own count')
   }
@@ -60,7 +60,7 @@ t.test('headers on every answer; a 429 problem with the throttling values and Re
   t.match(res.headers['ratelimit-reset'], /^(59|60)$/)
   t.equal(res.headers['retry-after'], res.headers['ratelimit-reset'])
   const body = bodyOf(res)
-  t.same(body, {
+  t.strictSame(body, {
     title: 'Too Many Requests',
     status: 429,
     requestId: 'req-429',
@@ -95,11 +95,11 @@ t.test('exempt routes and routes with their own limit', async t => {
   }
   const health = await app.inject({ url: '/health' })
   t.equal(health.headers['ratelimit-limit'], undefined, 'an exempt route has no rate-limit headers')
-  t.same(await statuses('/health', 5), [200, 200, 200, 200, 200], 'exempt')
-  t.same(await statuses('/things', 3), [200, 200, 429], 'the global limit, not consumed by the exempt route')
-  t.same(await statuses('/search', 5), [200, 200, 200, 200, 429], 'its own max, counted apart')
+  t.strictSame(await statuses('/health', 5), [200, 200, 200, 200, 200], 'exempt')
+  t.strictSame(await statuses('/things', 3), [200, 200, 429], 'the global limit, not consumed by the exempt route')
+  t.strictSame(await statuses('/search', 5), [200, 200, 200, 200, 429], 'its own max, counted apart')
   const exported = await statuses('/export', 2)
-  t.same(exported, [200, 429])
+  t.strictSame(exported, [200, 429])
   const last = await app.inject({ url: '/export' })
   t.match(bodyOf(last).detail, /^The limit of 1 request per 2 hours is used up; retry after \d+ seconds\.$/)
   t.equal(last.headers['ratelimit-limit'], '1')

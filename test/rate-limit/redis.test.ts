@@ -14,7 +14,7 @@ t.test('Redis: the limit holds across instances', { skip: skipRedis }, async t =
     const b = await build(t, { max: 3, redis: url, nameSpace })
     const statuses: number[] = []
     for (const app of [a, b, a, b, a]) statuses.push((await app.inject({ url: '/things', headers: { authorization: ALICE } })).statusCode)
-    t.same(statuses, [200, 200, 200, 429, 429])
+    t.strictSame(statuses, [200, 200, 200, 429, 429])
     const res = await b.inject({ url: '/things', headers: { authorization: ALICE } })
     t.match(bodyOf(res), { status: 429, detail: /^The limit of 3 requests per 1 minute is used up; retry after \d+ seconds\.$/ })
     t.equal((await b.inject({ url: '/things', headers: { authorization: bearer('bob') } })).statusCode, 200, 'another subject')

@@ -65,7 +65,7 @@ for (const db of databases) {
     t.equal((await app.inject({ method: 'POST', url: `${url}/close`, payload: {} })).statusCode, 200, 'the empty object is no body')
     const put = await app.inject({ method: 'PUT', url: `${url}/steps`, payload: { results: [{ at: 2, what: 'restart' }, { at: 1, what: 'look' }] } })
     t.equal(put.statusCode, 204, 'a sub-collection without maxItems, replaced whole')
-    t.same((await app.inject({ url: `${url}/steps` })).json().results, [{ at: 1, what: 'look' }, { at: 2, what: 'restart' }], 'ordered by its key')
+    t.strictSame((await app.inject({ url: `${url}/steps` })).json().results, [{ at: 1, what: 'look' }, { at: 2, what: 'restart' }], 'ordered by its key')
     t.equal((await app.inject({ method: 'DELETE', url })).statusCode, 204)
     t.equal((await app.inject({ url })).statusCode, 404, 'a hard delete')
   })

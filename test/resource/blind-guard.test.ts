@@ -94,5 +94,5 @@ t.test('the cases it leaves to a read of the entity', async t => {
   t.equal(blindGuard(op({ action: 'patch', ifMatch: '*', values: { title: 'x', description: null } }), rules), null, 'a merge patch that removes a field needs the entity')
   t.equal(blindGuard(op({ action: 'patch', ifMatch: '*', values: { title: 'x', metadata: { a: 1 } } }), rules), null, 'a merge patch into an object needs the entity')
   t.equal(blindGuard(op({ action: 'transition', ifMatch: '*' }), rules), null, 'a transition needs its state')
-  t.same(blindGuard(op({ ifMatch: '*', ifNoneMatch: [{ weak: true, tag: '"a"' }] }), rules), { by: 'preconditions', allowed: null, refused: ['"a"'], live: true })
+  t.strictSame(blindGuard(op({ ifMatch: '*', ifNoneMatch: [{ weak: true, tag: '"a"' }] }), rules), { by: 'preconditions', allowed: null, refused: ['"a"'], live: true })
 })

@@ -59,8 +59,8 @@ t.test('defineResource refuses what cannot work, naming the option', async t => 
 
 t.test('the references are filterable, with their prefix and column', async t => {
   const note = defineResource({ ...base, fields: { name: Type.String(), authorId: Type.String() }, references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }, { field: 'name', resource: authors }], filterable: ['ref', 'authorRef', 'etag'] } as never)
-  t.same([...note.storage.fields.values()].filter(f => f.filterable).map(f => [f.path, f.type]), [['ref', 'string'], ['authorRef', 'string'], ['etag', 'string']])
-  t.same(note.storage.spec.refs, [{ field: 'ref', prefix: 'svc:note::', of: 'id' }, { field: 'authorRef', prefix: 'svc:author::', of: 'authorId' }], 'a reference without a ref field has none')
+  t.strictSame([...note.storage.fields.values()].filter(f => f.filterable).map(f => [f.path, f.type]), [['ref', 'string'], ['authorRef', 'string'], ['etag', 'string']])
+  t.strictSame(note.storage.spec.refs, [{ field: 'ref', prefix: 'svc:note::', of: 'id' }, { field: 'authorRef', prefix: 'svc:author::', of: 'authorId' }], 'a reference without a ref field has none')
 })
 
 t.test('a definition: entity schema, read-only set, parent reference, derived refs', async t => {
@@ -72,18 +72,18 @@ t.test('a definition: entity schema, read-only set, parent reference, derived re
     references: [],
     derived: { shout: { schema: Type.String(), value: (e) => String(e.name).toUpperCase() } }
   })
-  t.same(child.references.map(r => r.field), ['authorId'], 'the parent field becomes a reference')
-  t.same(child.api.writable, ['name', 'authorId'])
+  t.strictSame(child.references.map(r => r.field), ['authorId'], 'the parent field becomes a reference')
+  t.strictSame(child.api.writable, ['name', 'authorId'])
   t.ok(child.api.readOnly.has('hash') && child.api.readOnly.has('shout') && child.api.readOnly.has('etag'))
-  t.same((child.api.entity as unknown as { required: string[] }).required, ['id', 'ref', 'name', 'authorId', 'hash', 'shout', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag'])
+  t.strictSame((child.api.entity as unknown as { required: string[] }).required, ['id', 'ref', 'name', 'authorId', 'hash', 'shout', 'createdDateTime', 'createdBy', 'modifiedDateTime', 'modifiedBy', 'etag'])
   t.equal(child.ref('1'), 'svc:note::1')
   t.equal(child.itemPath('a b'), '/v1/notes/a%20b')
-  t.same(child.api.scopes, { read: [], write: [] })
+  t.strictSame(child.api.scopes, { read: [], write: [] })
   const nullableRef = defineResource({ ...base, fields: { name: Type.String(), authorId: Nullable(Type.String()) }, references: [{ field: 'authorId', resource: authors, ref: 'authorRef' }] })
-  t.same(nullableRef.api.derived.authorRef?.value({ authorId: null }), null)
-  t.same(nullableRef.api.derived.authorRef?.value({ authorId: 'a' }), 'svc:author::a')
-  t.same((nullableRef.api.entity as unknown as { properties: Record<string, { type: unknown }> }).properties.authorRef?.type, ['string', 'null'])
-  t.same(documents.storage.spec.summaryOmit, ['pages'])
+  t.strictSame(nullableRef.api.derived.authorRef?.value({ authorId: null }), null)
+  t.strictSame(nullableRef.api.derived.authorRef?.value({ authorId: 'a' }), 'svc:author::a')
+  t.strictSame((nullableRef.api.entity as unknown as { properties: Record<string, { type: unknown }> }).properties.authorRef?.type, ['string', 'null'])
+  t.strictSame(documents.storage.spec.summaryOmit, ['pages'])
   t.notOk('pages' in (documents.api.summary as unknown as { properties: object }).properties)
 })
 
@@ -114,8 +114,8 @@ t.test('columns: one storage type per kind of the convention', async t => {
     const c = columnOf('f', schema)
     t.match(c, { kind, sqlType, nullable }, `${kind} ${JSON.stringify(schema)}`)
   }
-  t.same(columnOf('e', Nullable(UpperSnakeEnum(['A', 'B']))).enumValues, ['A', 'B'], 'null is not a value of the CHECK')
-  t.same(unwrapNullable(Type.Union([Type.String(), Type.Integer(), Type.Null()])).nullable, false, 'a union of three is not one nullable type')
+  t.strictSame(columnOf('e', Nullable(UpperSnakeEnum(['A', 'B']))).enumValues, ['A', 'B'], 'null is not a value of the CHECK')
+  t.strictSame(unwrapNullable(Type.Union([Type.String(), Type.Integer(), Type.Null()])).nullable, false, 'a union of three is not one nullable type')
 })
 
 t.test('DDL: deterministic constraint names, ctx in every key, idempotent statements', async t => {
@@ -144,40 +144,40 @@ t.test('write schemas: required unless omittable; nested members too; PATCH all 
     list: Type.Array(Type.Object({ x: Type.String(), y: Nullable(Type.String()) }), { default: [] })
   }
   const post = createBody(fields, Object.keys(fields)) as unknown as Record<string, any>
-  t.same(post.required, ['name'])
+  t.strictSame(post.required, ['name'])
   t.equal(post.additionalProperties, false)
-  t.same(post.properties.meta.required, ['a'])
+  t.strictSame(post.properties.meta.required, ['a'])
   t.equal(post.properties.meta.additionalProperties, false)
-  t.same(post.properties.list.items.required, ['x'])
+  t.strictSame(post.properties.list.items.required, ['x'])
   const patch = patchBody(fields, Object.keys(fields)) as unknown as Record<string, any>
-  t.same(patch.required, [])
-  t.same(patch.properties.name.type, 'string', 'null would remove a required field: not offered')
-  t.same(patch.properties.count.type, ['integer', 'null'], 'null resets a field with a default')
+  t.strictSame(patch.required, [])
+  t.strictSame(patch.properties.name.type, 'string', 'null would remove a required field: not offered')
+  t.strictSame(patch.properties.count.type, ['integer', 'null'], 'null resets a field with a default')
   t.notOk('default' in patch.properties.count, 'an omitted member means unchanged: no default')
-  t.same(patch.properties.note.type, ['string', 'null'])
-  t.same(patch.properties.meta.type, ['object', 'null'])
+  t.strictSame(patch.properties.note.type, ['string', 'null'])
+  t.strictSame(patch.properties.meta.type, ['object', 'null'])
   t.notOk('required' in patch.properties.meta)
-  t.same(patch.properties.meta.properties.a.type, 'string', 'a required nested member is not nullable either')
-  t.same(patch.properties.meta.properties.b.type, ['string', 'null'])
-  t.same(patch.properties.meta.properties.c.type, ['integer', 'null'])
-  t.same(patch.properties.list.type, ['array', 'null'])
-  t.same(patch.properties.list.items.required, ['x'], 'an array is replaced whole: its items are complete')
-  t.same(patchable(UpperSnakeEnum(['A'], { default: 'A' })), { type: ['string', 'null'], enum: ['A', null] })
-  t.same(patchable(UpperSnakeEnum(['A'])), { type: 'string', enum: ['A'] })
-  t.same(patchable(Type.Union([Type.String(), Type.Integer()], { default: 'x' })), { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] })
-  t.same(writeForm(Type.Array(Type.Array(Type.String()))), { type: 'array', items: { type: 'array', items: { type: 'string' } } })
+  t.strictSame(patch.properties.meta.properties.a.type, 'string', 'a required nested member is not nullable either')
+  t.strictSame(patch.properties.meta.properties.b.type, ['string', 'null'])
+  t.strictSame(patch.properties.meta.properties.c.type, ['integer', 'null'])
+  t.strictSame(patch.properties.list.type, ['array', 'null'])
+  t.strictSame(patch.properties.list.items.required, ['x'], 'an array is replaced whole: its items are complete')
+  t.strictSame(patchable(UpperSnakeEnum(['A'], { default: 'A' })), { type: ['string', 'null'], enum: ['A', null] })
+  t.strictSame(patchable(UpperSnakeEnum(['A'])), { type: 'string', enum: ['A'] })
+  t.strictSame(patchable(Type.Union([Type.String(), Type.Integer()], { default: 'x' })), { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] })
+  t.strictSame(writeForm(Type.Array(Type.Array(Type.String()))), { type: 'array', items: { type: 'array', items: { type: 'string' } } })
 
   const fill = fillerOf(fields)
   const filled = fill({ name: 'n', meta: { a: 'x' }, list: [{ x: '1' }] })
-  t.same(filled, { name: 'n', count: 0, note: null, meta: { a: 'x', b: null, c: 1 }, list: [{ x: '1', y: null }] })
+  t.strictSame(filled, { name: 'n', count: 0, note: null, meta: { a: 'x', b: null, c: 1 }, list: [{ x: '1', y: null }] })
   const a = fill({ name: 'a' })
   const b = fill({ name: 'b' })
   t.not(a.list, b.list, 'defaults are copied, never shared')
   const given = { name: 'g', extra: 1 }
-  t.same(fill(given), { name: 'g', count: 0, note: null, meta: null, list: [], extra: 1 }, 'a value the schema does not name is kept')
-  t.same(given, { name: 'g', extra: 1 }, 'the value filled is left as it was')
-  t.same(fill({ name: 'n', meta: null, list: 'x' as never }), { name: 'n', count: 0, note: null, meta: null, list: 'x' })
-  t.same(fillerOf({ o: Type.Object({ v: Nullable(Type.String()) }) })({ o: [1] as never }), { o: [1] }, 'a wrong shape is left for validation')
+  t.strictSame(fill(given), { name: 'g', count: 0, note: null, meta: null, list: [], extra: 1 }, 'a value the schema does not name is kept')
+  t.strictSame(given, { name: 'g', extra: 1 }, 'the value filled is left as it was')
+  t.strictSame(fill({ name: 'n', meta: null, list: 'x' as never }), { name: 'n', count: 0, note: null, meta: null, list: 'x' })
+  t.strictSame(fillerOf({ o: Type.Object({ v: Nullable(Type.String()) }) })({ o: [1] as never }), { o: [1] }, 'a wrong shape is left for validation')
   // Each kind of default, a fresh copy each time.
   const defaults = fillerOf({
     empty: Type.Object({}, { default: {} }),
@@ -186,7 +186,7 @@ t.test('write schemas: required unless omittable; nested members too; PATCH all 
   })
   const d1 = defaults({})
   const d2 = defaults({})
-  t.same(d1, { empty: {}, full: { k: [1] }, items: [1, 2] })
+  t.strictSame(d1, { empty: {}, full: { k: [1] }, items: [1, 2] })
   t.ok(d1.empty !== d2.empty && d1.full !== d2.full && (d1.full as { k: unknown }).k !== (d2.full as { k: unknown }).k && d1.items !== d2.items, 'never shared')
 
   const validate = compileBodyValidator(createBody(fields, Object.keys(fields)))
@@ -215,7 +215,7 @@ t.test('JSON Merge Patch: the examples of RFC 7396 Appendix A', async t => {
   ]
   for (const [target, patch, result] of table) {
     const before = JSON.stringify(target)
-    t.same(mergePatch(target, patch), result, `${before} + ${JSON.stringify(patch)}`)
+    t.strictSame(mergePatch(target, patch), result, `${before} + ${JSON.stringify(patch)}`)
     t.equal(JSON.stringify(target), before, 'the target is not changed')
   }
 })
@@ -225,10 +225,10 @@ t.test('JSON Merge Patch: properties', async t => {
   fc.assert(fc.property(json, json, (target, patch) => {
     const once = mergePatch(target, patch)
     // Applying the same patch again changes nothing (RFC 7396 patches are idempotent).
-    t.same(mergePatch(once, patch), once)
+    t.strictSame(mergePatch(once, patch), once)
   }), { numRuns: 200 })
-  fc.assert(fc.property(fc.dictionary(fc.string(), json), (target) => {
-    t.same(mergePatch(target, {}), target, 'an empty patch is the identity on objects')
+  fc.assert(fc.property(fc.dictionary(fc.string(), json, { noNullPrototype: true }), (target) => {
+    t.strictSame(mergePatch(target, {}), target, 'an empty patch is the identity on objects')
   }), { numRuns: 100 })
   t.equal(upperSnake('authorId'), 'AUTHOR_ID')
   t.equal(upperSnake('name'), 'NAME')
@@ -289,7 +289,7 @@ t.test('resource plugin: options are checked at registration', async t => {
     if (registered === true) await app.register(idempotency, { store })
     await t.rejects(async () => { await app.register(resource, opts as never); await app.ready() }, { name: 'TypeError', message }, name)
   }
-  t.same(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
+  t.strictSame(dependencyOrder([documents, authors]).map(r => r.collection), ['authors', 'documents'])
   const own = await prerequisites(Fastify())
   await own.register(resource, { store, resources: [authors], idempotencyTtl: 1000, withoutAuth: true })
   await own.ready()
@@ -338,15 +338,15 @@ t.test('actions, softDelete and subCollections: what cannot work is refused, nam
   for (const [name, extra, message] of table) t.throws(() => of(extra), message, name)
 
   const plain = of({}) as ResourceDefinition
-  t.same(plain.api.actions.map(a => a.name), [], 'no actions by default')
+  t.strictSame(plain.api.actions.map(a => a.name), [], 'no actions by default')
   const soft = of({ softDelete: true }) as ResourceDefinition
-  t.same(soft.api.actions.map(a => a.name), ['restore'], 'a soft-deletable resource can be restored')
+  t.strictSame(soft.api.actions.map(a => a.name), ['restore'], 'a soft-deletable resource can be restored')
   const both = of({ softDelete: true, actions: { publish: { ...publish, set: { publishedDateTime: 'now', note: 'published' } }, archive: { from: ['DRAFT', 'PUBLISHED'], to: 'ARCHIVED', summary: 'Archives it' } }, subCollections: { lines: { key: 'number' } } }) as ResourceDefinition
-  t.same(both.api.actions.map(a => [a.name, a.field, a.from, a.to, a.summary]), [
+  t.strictSame(both.api.actions.map(a => [a.name, a.field, a.from, a.to, a.summary]), [
     ['publish', 'status', ['DRAFT'], 'PUBLISHED', 'Moves the entity to PUBLISHED'],
     ['archive', 'status', ['DRAFT', 'PUBLISHED'], 'ARCHIVED', 'Archives it'],
     ['restore', 'deletedDateTime', [], '', 'Brings a deleted entity back']
   ])
-  t.same(both.api.subCollections.map(s => [s.field, s.key]), [['lines', 'number']])
-  t.same((of({ actions: { publish } }) as ResourceDefinition).api.actions.map(a => a.name), ['publish'], 'no restore without soft delete')
+  t.strictSame(both.api.subCollections.map(s => [s.field, s.key]), [['lines', 'number']])
+  t.strictSame((of({ actions: { publish } }) as ResourceDefinition).api.actions.map(a => a.name), ['publish'], 'no restore without soft delete')
 })

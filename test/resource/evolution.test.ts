@@ -41,7 +41,7 @@ for (const db of databases) {
     const err = await build(t, store, { resources: [v2], migrations: dir }).catch((e: unknown) => e)
     t.type(err, SchemaMismatch, 'the renamed field stops the boot')
     const differences = (err as SchemaMismatch).differences
-    t.same(differences.map(d => d.sql), [[
+    t.strictSame(differences.map(d => d.sql), [[
       'ALTER TABLE "notes" RENAME COLUMN "title" TO "name";',
       'ALTER TABLE "notes" RENAME CONSTRAINT "notes_title_key" TO "notes_name_key";',
       'ALTER INDEX "notes_by_title" RENAME TO "notes_by_name";'
@@ -49,12 +49,12 @@ for (const db of databases) {
     t.match((err as Error).message, 'table "notes", column "title": in the table but not in the definition, which has a new field "name"')
 
     writeMigrationFile(dir, 'rename title', (file) => migrationText(file, differences))
-    t.same(readdirSync(dir), ['0001_rename_title.sql'])
+    t.strictSame(readdirSync(dir), ['0001_rename_title.sql'])
     const app = await build(t, store, { resources: [v2], migrations: dir })
     const api = client(app)
     t.equal((await api.post('/v1/notes', { name: 'second' })).statusCode, 201, 'creates again')
     const list = json(await api.get('/v1/notes?ordering=name'))
-    t.same(list.results.map((n: { name: string, note: unknown }) => [n.name, n.note]), [['first', null], ['second', null]], 'the old rows under the new name, the new field added')
+    t.strictSame(list.results.map((n: { name: string, note: unknown }) => [n.name, n.note]), [['first', null], ['second', null]], 'the old rows under the new name, the new field added')
     const twice = await api.post('/v1/notes', { name: 'first' })
     t.equal(twice.statusCode, 409, 'the renamed unique constraint still answers for its field')
     t.match(json(twice).context, [{ code: 'UNIQUE_NAME_VIOLATION', field: 'name' }])

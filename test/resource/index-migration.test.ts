@@ -65,10 +65,10 @@ for (const db of databases) {
         SELECT 'prod', 'd' || i, '"e"', now(), now(), 'doc ' || i, 'a1', 'DRAFT', 'INVOICE', i, '{}', '[]' FROM generate_series(1, 50) AS i`)
       const oldKey = await fileOf(store, 'documents_pkey')
 
-      t.same(await migrate(store, [authors.storage.migration, documents.storage.migration]), [authors.storage.migration.id, documents.storage.migration.id])
+      t.strictSame(await migrate(store, [authors.storage.migration, documents.storage.migration]), [authors.storage.migration.id, documents.storage.migration.id])
       for (const table of ['authors', 'documents']) {
         const all = await collations(store, table)
-        t.same(Object.entries(all).filter(([, c]) => c !== '"C"'), [], `every text column of ${table} is in "C"`)
+        t.strictSame(Object.entries(all).filter(([, c]) => c !== '"C"'), [], `every text column of ${table} is in "C"`)
         t.ok(Object.keys(all).includes('ctx') && Object.keys(all).includes('name'))
       }
       const newKey = await fileOf(store, 'documents_pkey')
@@ -76,7 +76,7 @@ for (const db of databases) {
       const { rows } = await store.query<{ n: number }>("SELECT count(*)::integer AS n FROM documents d JOIN authors a ON a.ctx = d.ctx AND a.id = d.\"authorId\" WHERE d.ctx = 'prod'")
       t.equal(rows[0]?.n, 50, 'rows and the foreign key survive')
       const plan = await planOf(store, statementOf(documents, [{ field: 'id', direction: 'asc' }], null).text, ['prod'])
-      t.same([plan.types, plan.index], [['Limit', 'Index Scan'], 'documents_pkey'], 'the primary key serves the id ordering')
+      t.strictSame([plan.types, plan.index], [['Limit', 'Index Scan'], 'documents_pkey'], 'the primary key serves the id ordering')
 
       await store.exec(collationDdl('documents'))
       t.equal(await fileOf(store, 'documents_pkey'), newKey, 'running it again changes nothing')
@@ -111,7 +111,7 @@ for (const db of databases) {
       for (const [name, ordering, fiql, index, cond] of cases) {
         const { text, params } = statementOf(notes, ordering, fiql)
         const plan = await planOf(store, text, params)
-        t.same([plan.types, plan.index], [['Limit', 'Index Scan'], index], name)
+        t.strictSame([plan.types, plan.index], [['Limit', 'Index Scan'], index], name)
         if (cond !== null) t.match(plan.cond, cond, `${name}: a condition of the index scan`)
       }
     })

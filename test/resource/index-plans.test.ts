@@ -115,7 +115,7 @@ for (const db of databases) {
     t.test('the default ordering, creation order: its own index, first page and deep pages alike', async t => {
       const first = await served('/v1/documents?limit=20', 'documents_by_createdDateTime', [/ctx = 'prod'/], 21)
       t.equal(first.results.length, 20)
-      t.same(first.results.map((d: any) => d.name), Array.from({ length: 20 }, (_, i) => `doc ${String(i + 1).padStart(5, '0')}`), 'oldest first, not in the order of the random ids')
+      t.strictSame(first.results.map((d: any) => d.name), Array.from({ length: 20 }, (_, i) => `doc ${String(i + 1).padStart(5, '0')}`), 'oldest first, not in the order of the random ids')
       const cursor = await cursorAt('/v1/documents', COUNT / 2)
       const boundary = /ROW\("createdDateTime", id\) > ROW\('2024-01-0[^']+'::timestamp with time zone, '[0-9a-f]{32}'::text\)/
       const deep = await served(`/v1/documents?limit=20&cursor=${cursor}`, 'documents_by_createdDateTime', [boundary], 21)
@@ -166,7 +166,7 @@ for (const db of databases) {
       ]
       for (const [path, bound] of cases) {
         const { body, statement } = await page(path)
-        t.same(body.results.map((d: any) => d.ref).sort(), [...bound.matchAll(/[0-9a-f]{32}/g)].map(m => `svc:document::${m[0]}`).sort(), `${path}: the documents named`)
+        t.strictSame(body.results.map((d: any) => d.ref).sort(), [...bound.matchAll(/[0-9a-f]{32}/g)].map(m => `svc:document::${m[0]}`).sort(), `${path}: the documents named`)
         const plan = nodes(await store.transaction(async tx => {
           await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off')
           const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.params)

@@ -54,25 +54,25 @@ t.test('indexes that cannot work are refused at definition time, naming the opti
   const omitted = { ...base, summary: { omit: ['metadata'] as Array<'metadata'> }, indexes: [['metadata.source.system']] }
   t.throws(() => defineResource(omitted), { name: 'TypeError', message: /indexes must name stored fields of the collection items: fieldsFromSchema: filterable lists "metadata\.source\.system"/ },
     'a field left out of collection items serves no collection query')
-  t.same(defineResource({ ...base, defaultOrdering: [] }).storage.spec.indexes, [], 'none declared, and the default ordering by id alone: none')
+  t.strictSame(defineResource({ ...base, defaultOrdering: [] }).storage.spec.indexes, [], 'none declared, and the default ordering by id alone: none')
 })
 
 t.test('the default ordering: creation order, its index, configurable per resource', async t => {
   const byCreation = { name: 'notes_by_createdDateTime', keys: [{ path: 'createdDateTime', sql: '"createdDateTime"', descending: false }] }
   const plain = defineResource(base)
-  t.same(plain.storage.defaultOrdering, [{ field: 'createdDateTime', direction: 'asc' }], 'creation order by default')
-  t.same(plain.storage.spec.indexes, [byCreation], 'served by (ctx, createdDateTime, id)')
+  t.strictSame(plain.storage.defaultOrdering, [{ field: 'createdDateTime', direction: 'asc' }], 'creation order by default')
+  t.strictSame(plain.storage.spec.indexes, [byCreation], 'served by (ctx, createdDateTime, id)')
   t.match(plain.storage.migration.sql as string, 'CREATE INDEX IF NOT EXISTS "notes_by_createdDateTime" ON "notes" (ctx, "createdDateTime", id)')
-  t.same(defineResource({ ...base, indexes: [['createdDateTime']] }).storage.spec.indexes, [byCreation], 'a declared index that is the same one is not made twice')
+  t.strictSame(defineResource({ ...base, indexes: [['createdDateTime']] }).storage.spec.indexes, [byCreation], 'a declared index that is the same one is not made twice')
 
   const bare = defineResource({ ...base, sortable: [] })
-  t.same(bare.api.sortable, ['createdDateTime'], 'its fields become sortable, so a client may ask for the same order')
+  t.strictSame(bare.api.sortable, ['createdDateTime'], 'its fields become sortable, so a client may ask for the same order')
   t.equal(bare.storage.fields.get('createdDateTime')?.sortable, true)
 
   const newest = defineResource({ ...base, defaultOrdering: ['-pageCount', 'name'] })
-  t.same(newest.storage.defaultOrdering, [{ field: 'pageCount', direction: 'desc' }, { field: 'name', direction: 'asc' }])
-  t.same(newest.storage.spec.indexes.map(i => i.name), ['notes_by_pageCount_desc_name'])
-  t.same(defineResource({ ...base, defaultOrdering: [] }).storage.defaultOrdering, [], '[]: the id alone')
+  t.strictSame(newest.storage.defaultOrdering, [{ field: 'pageCount', direction: 'desc' }, { field: 'name', direction: 'asc' }])
+  t.strictSame(newest.storage.spec.indexes.map(i => i.name), ['notes_by_pageCount_desc_name'])
+  t.strictSame(defineResource({ ...base, defaultOrdering: [] }).storage.defaultOrdering, [], '[]: the id alone')
 
   const bad: Array<[string, unknown, RegExp]> = [
     ['not a list', 'name', /^defineResource: defaultOrdering must be an array of field names, got "name"$/],
@@ -89,7 +89,7 @@ t.test('each key gets the SQL the query compiler orders and compares by', async 
     ...base,
     indexes: [['kind', '-pageCount'], { fields: ['metadata.source.system'] }, ['-metadata.score', 'createdDateTime'], ['name']]
   })
-  t.same(notes.storage.spec.indexes, [
+  t.strictSame(notes.storage.spec.indexes, [
     {
       name: 'notes_by_kind_pageCount_desc',
       keys: [{ path: 'kind', sql: '"kind"', descending: false }, { path: 'pageCount', sql: '"pageCount"', descending: true }]
@@ -152,10 +152,10 @@ t.test('the collation step only touches text columns not yet in "C"', async t =>
 })
 
 t.test('the reference resources declare their query indexes', async t => {
-  t.same(documents.storage.spec.indexes.map(i => i.name), [
+  t.strictSame(documents.storage.spec.indexes.map(i => i.name), [
     'documents_by_authorId_createdDateTime', 'documents_by_name', 'documents_by_pageCount', 'documents_by_status_createdDateTime',
     'documents_by_createdDateTime_desc', 'documents_by_kind_pageCount_desc', 'documents_by_createdDateTime'
   ])
   t.notMatch(documents.storage.migration.sql as string, 'documents_authorId_idx', 'documents_by_authorId_createdDateTime serves the foreign key')
-  t.same(authors.storage.spec.indexes.map(i => i.name), ['authors_by_name', 'authors_by_createdDateTime'])
+  t.strictSame(authors.storage.spec.indexes.map(i => i.name), ['authors_by_name', 'authors_by_createdDateTime'])
 })

@@ -34,7 +34,7 @@ for (const db of databases) {
       t.equal(res.headers.location, `/v1/authors/${body.id as string}`)
       t.equal(res.headers.etag, body.etag)
       t.match(body.etag, /^"[A-Za-z0-9_-]+"$/, 'a strong entity tag, quoted as the header carries it')
-      t.same(body, {
+      t.strictSame(body, {
         id: body.id,
         ref: `svc:author::${body.id as string}`,
         name: 'Ann',
@@ -70,7 +70,7 @@ for (const db of databases) {
       })
       t.equal(res.statusCode, 201, res.body)
       const d = json(res)
-      t.same(d, {
+      t.strictSame(d, {
         id: d.id,
         ref: `svc:document::${d.id as string}`,
         name,
@@ -105,7 +105,7 @@ for (const db of databases) {
         deletedBy: null
       })
       const got = await api.get(`/v1/documents/${d.id as string}`)
-      t.same(json(got), d, 'GET reads back exactly what POST returned')
+      t.strictSame(json(got), d, 'GET reads back exactly what POST returned')
     })
 
     t.test('GET: 200 with ETag; HEAD: the same without a body; unknown: 404 naming it', async t => {
@@ -113,7 +113,7 @@ for (const db of databases) {
       const res = await api.get(`/v1/authors/${a.id as string}`)
       t.equal(res.statusCode, 200)
       t.equal(res.headers.etag, a.etag)
-      t.same(json(res), a)
+      t.strictSame(json(res), a)
       const head = await api.head(`/v1/authors/${a.id as string}`)
       t.equal(head.statusCode, 200)
       t.equal(head.headers.etag, a.etag)
@@ -191,7 +191,7 @@ for (const db of databases) {
       const post = await api.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE', ...ro })
       t.equal(post.statusCode, 400)
       const fields = json(post).context.map((c: Record<string, string>) => c.field).sort()
-      t.same(fields, Object.keys(ro).sort())
+      t.strictSame(fields, Object.keys(ro).sort())
       for (const c of json(post).context) {
         t.equal(c.code, 'INPUT_INVALID')
         t.equal(c.source, 'body')
@@ -203,7 +203,7 @@ for (const db of databases) {
       t.equal(json(put).context.length, Object.keys(roButId).length)
       const patch = await api.patch(`/v1/documents/${d.id as string}`, { fingerprint: 'x', etag: '"y"' }, { 'if-match': d.etag })
       t.equal(patch.statusCode, 400)
-      t.same(json(patch).context.map((c: Record<string, string>) => c.field).sort(), ['etag', 'fingerprint'])
+      t.strictSame(json(patch).context.map((c: Record<string, string>) => c.field).sort(), ['etag', 'fingerprint'])
     })
 
     t.test('validation: one context item per violation, never stored', async t => {
@@ -398,7 +398,7 @@ for (const db of databases) {
       for (const [name, send, fields] of table) {
         const res = await send()
         t.equal(res.statusCode, 400, name)
-        t.same(json(res).context.map((c: { field: string, source: string }) => [c.field, c.source]), fields.map(f => [f, 'query']), `${name}: names each parameter`)
+        t.strictSame(json(res).context.map((c: { field: string, source: string }) => [c.field, c.source]), fields.map(f => [f, 'query']), `${name}: names each parameter`)
       }
       const still = await api.get(`/v1/authors/${a.id as string}`)
       t.equal(still.statusCode, 200, 'nothing was deleted')
@@ -446,7 +446,7 @@ for (const db of databases) {
       const e = await document(a.id)
       const post = await api.post('/v1/documents', { name: d.name, authorId: a.id, kind: 'INVOICE' })
       t.equal(post.statusCode, 409)
-      t.same(json(post).context, [{ code: 'UNIQUE_NAME_VIOLATION', message: 'must be unique among documents', field: 'name', source: 'body', value: d.name }])
+      t.strictSame(json(post).context, [{ code: 'UNIQUE_NAME_VIOLATION', message: 'must be unique among documents', field: 'name', source: 'body', value: d.name }])
       t.equal(json(post).detail, `A document named '${d.name as string}' already exists; choose another name.`)
       const put = await api.put(`/v1/documents/${e.id as string}`, { name: d.name, authorId: a.id, kind: 'INVOICE' }, { 'if-match': e.etag })
       t.equal(put.statusCode, 409)

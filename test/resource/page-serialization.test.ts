@@ -44,9 +44,9 @@ for (const db of databases) {
 
     t.test('summaries as stored: the page holds each item route representation, less pages', async t => {
       const page = await items(t)
-      t.same(page.results, created.map(summary).sort(byName))
+      t.strictSame(page.results, created.map(summary).sort(byName))
       // The schema's order (ref second), not the row's.
-      t.same(Object.keys(page.results[0] as object).slice(0, 2), ['id', 'ref'])
+      t.strictSame(Object.keys(page.results[0] as object).slice(0, 2), ['id', 'ref'])
     })
 
     t.test('a stored document with a property its schema does not have: the page leaves it out', async t => {
@@ -56,8 +56,8 @@ for (const db of databases) {
       const page = await items(t)
       t.notMatch(page.body, /legacy|secret|stray/)
       const first = page.results.find(r => r.id === id) as Record<string, unknown>
-      t.same(first.metadata, { source: { system: 'portal', region: null } })
-      t.same(page.results.map(r => r.id).sort(), created.map(c => c.id).sort(), 'every item still listed')
+      t.strictSame(first.metadata, { source: { system: 'portal', region: null } })
+      t.strictSame(page.results.map(r => r.id).sort(), created.map(c => c.id).sort(), 'every item still listed')
     })
   })
 }

@@ -38,16 +38,16 @@ for (const prefix of ['/api', '/api/']) {
     t.equal(served.get('authors')?.itemPath(id), `/api/v1/authors/${id}`, 'the served resource tells it to other plugins')
 
     const missing = await app.inject({ url: '/api/v1/authors/nobody' })
-    t.same([missing.statusCode, missing.json().instance], [404, '/api/v1/authors/nobody'], 'a 404 names the item')
+    t.strictSame([missing.statusCode, missing.json().instance], [404, '/api/v1/authors/nobody'], 'a 404 names the item')
     const orphan = await app.inject({ url: '/api/v1/authors/nobody/documents' })
-    t.same([orphan.statusCode, orphan.json().instance], [404, '/api/v1/authors/nobody'], 'a missing parent of a child collection')
+    t.strictSame([orphan.statusCode, orphan.json().instance], [404, '/api/v1/authors/nobody'], 'a missing parent of a child collection')
     const orphanCreate = await app.inject({ method: 'POST', url: '/api/v1/authors/nobody/documents', payload: { name: 'x', kind: 'INVOICE' } })
-    t.same([orphanCreate.statusCode, orphanCreate.json().instance], [404, '/api/v1/authors/nobody'], 'a missing parent of a create')
+    t.strictSame([orphanCreate.statusCode, orphanCreate.json().instance], [404, '/api/v1/authors/nobody'], 'a missing parent of a create')
 
     const child = await app.inject({ method: 'POST', url: `/api/v1/authors/${id}/documents`, payload: document(id, 'one') })
     t.match(child.headers.location, /^\/api\/v1\/documents\//, 'a child created under its parent')
     const blocked = await app.inject({ method: 'DELETE', url: `/api/v1/authors/${id}` })
-    t.same([blocked.statusCode, blocked.json().instance], [409, `/api/v1/authors/${id}`], 'a delete blocked by references')
+    t.strictSame([blocked.statusCode, blocked.json().instance], [409, `/api/v1/authors/${id}`], 'a delete blocked by references')
 
     await app.inject({ method: 'POST', url: '/api/v1/documents', payload: document(id, 'two') })
     const page = (await app.inject({ url: '/api/v1/documents?limit=1' })).json()

@@ -37,11 +37,11 @@ for (const db of databases) {
     for (const [name, entries, results] of cases) {
       const created = await app.inject({ method: 'POST', url: '/v1/lists', payload: { title: name, entries } })
       t.equal(created.statusCode, 201, name)
-      t.same(created.json().entries, entries, `${name}: stored as sent`)
+      t.strictSame(created.json().entries, entries, `${name}: stored as sent`)
       const page = await app.inject({ url: `/v1/lists/${created.json().id as string}/entries?offset=0&totalCount=true` })
       t.equal(page.statusCode, 200, name)
       t.match(page.json(), { results, paging: { totalCount: results.length } }, name)
-      t.same(page.json().results, results, name)
+      t.strictSame(page.json().results, results, name)
     }
   })
 }

@@ -113,7 +113,7 @@ t.test('a wrong type on a Nullable is one item; type + enum and length + format 
   app.post('/documents', { schema: { body: Body } }, async () => ({}))
   const res = await app.inject({ method: 'POST', url: '/documents', payload: { ...valid, publishedDateTime: 12, effectiveDate: true } })
   const items = (JSON.parse(res.body) as { context: Item[] }).context
-  t.same(items.map(i => [i.field, i.code]).sort(), [['effectiveDate', 'INPUT_INVALID'], ['publishedDateTime', 'INPUT_INVALID']])
+  t.strictSame(items.map(i => [i.field, i.code]).sort(), [['effectiveDate', 'INPUT_INVALID'], ['publishedDateTime', 'INPUT_INVALID']])
   t.match(items.find(i => i.field === 'publishedDateTime')?.message, /must be string or null/)
 
   // Ajv reports `enum` whatever the type, and `maxLength` beside `format`: the problem plugin
@@ -160,7 +160,7 @@ t.test('responses: Nullable fields serialize null as null, never dropped or ""',
   t.equal(nulls.statusCode, 200)
   t.equal(nulls.body, JSON.stringify(empty), 'every null is written, in order')
   const values = await app.inject({ method: 'GET', url: '/docs/d1' })
-  t.same(JSON.parse(values.body), filled, 'values are kept as they are')
+  t.strictSame(JSON.parse(values.body), filled, 'values are kept as they are')
   t.equal(JSON.parse(values.body).metadata.source.region, null, 'a nested null too')
 })
 
@@ -169,8 +169,8 @@ t.test('responses: a collection offering both pagings serializes each shape whol
   const Page = Collection(Type.Object({ id: Id(), note: Nullable(Type.String()) }))
   app.get('/cursor', { schema: { response: { 200: Page } } }, async () => ({ results: [{ id: 'a', note: null }], paging: { limit: 1, next: { cursor: 'YQ', url: '/cursor?cursor=YQ' }, previous: null } }))
   app.get('/offset', { schema: { response: { 200: Page } } }, async () => ({ results: [], paging: { limit: 1, offset: 5, totalCount: 5, next: null, previous: { url: '/offset?offset=4' } } }))
-  t.same(JSON.parse((await app.inject('/cursor')).body), { results: [{ id: 'a', note: null }], paging: { limit: 1, next: { cursor: 'YQ', url: '/cursor?cursor=YQ' }, previous: null } })
-  t.same(JSON.parse((await app.inject('/offset')).body), { results: [], paging: { limit: 1, offset: 5, totalCount: 5, next: null, previous: { url: '/offset?offset=4' } } }, 'offset and totalCount kept')
+  t.strictSame(JSON.parse((await app.inject('/cursor')).body), { results: [{ id: 'a', note: null }], paging: { limit: 1, next: { cursor: 'YQ', url: '/cursor?cursor=YQ' }, previous: null } })
+  t.strictSame(JSON.parse((await app.inject('/offset')).body), { results: [], paging: { limit: 1, offset: 5, totalCount: 5, next: null, previous: { url: '/offset?offset=4' } } }, 'offset and totalCount kept')
 })
 
 t.test('bulk: too many operations is one INPUT_MAX_VALUE item; entity errors name their operation', async t => {
@@ -179,11 +179,11 @@ t.test('bulk: too many operations is one INPUT_MAX_VALUE item; entity errors nam
   app.patch('/authors', { schema: { body: BulkRequest(Entity, { maxOperations: 2 }) } }, async (request) => request.body)
   const op = { action: 'CREATE', entity: { name: 'a' } }
   const ok = await app.inject({ method: 'PATCH', url: '/authors', payload: { operations: [op] } })
-  t.same(JSON.parse(ok.body), { operations: [op], transactionMode: 'ISOLATED' }, 'transactionMode defaults to ISOLATED')
+  t.strictSame(JSON.parse(ok.body), { operations: [op], transactionMode: 'ISOLATED' }, 'transactionMode defaults to ISOLATED')
   const many = await app.inject({ method: 'PATCH', url: '/authors', payload: { operations: [op, op, op] } })
   t.equal(many.statusCode, 400)
   t.match(JSON.parse(many.body).context, [{ code: 'INPUT_MAX_VALUE', field: 'operations', message: /at most 2 items/ }])
   const bad = await app.inject({ method: 'PATCH', url: '/authors', payload: { operations: [op, { action: 'MERGE', entity: { name: '' } }] } })
   const fields = (JSON.parse(bad.body) as { context: Item[] }).context.map(i => `${i.field} ${i.code}`).sort()
-  t.same(fields, ['operations[1].action INPUT_INVALID', 'operations[1].entity.name INPUT_BLANK'])
+  t.strictSame(fields, ['operations[1].action INPUT_INVALID', 'operations[1].entity.name INPUT_BLANK'])
 })

@@ -5,7 +5,7 @@ import { addConventionFormats, conventionAjvPlugin, conventionFormats, describeF
 import { makeAjv } from './helper.js'
 
 t.test('every convention format has a validator and a phrase that reads after "must be"', async t => {
-  t.same(Object.keys(conventionFormats).sort(), ['cron', 'date', 'date-time', 'decimal', 'duration', 'int64', 'interval', 'svc-ref'])
+  t.strictSame(Object.keys(conventionFormats).sort(), ['cron', 'date', 'date-time', 'decimal', 'duration', 'int64', 'interval', 'svc-ref'])
   for (const [name, def] of Object.entries(conventionFormats)) {
     t.match(def.description, /^an? /, `${name}: "${def.description}"`)
     t.equal(describeFormat(name), def.description)

@@ -35,8 +35,8 @@ t.test('decimal: named edge cases', async t => {
     ['1.2.3', false], ['--1', false], ['١', false]
   ]
   for (const [value, valid] of cases) t.equal(isDecimal(value), valid, JSON.stringify(value))
-  t.same(parseDecimal('-12.50'), { negative: true, integer: '12', fraction: '50' })
-  t.same(parseDecimal('7'), { negative: false, integer: '7', fraction: '' })
+  t.strictSame(parseDecimal('-12.50'), { negative: true, integer: '12', fraction: '50' })
+  t.strictSame(parseDecimal('7'), { negative: false, integer: '7', fraction: '' })
 })
 
 t.test('compareDecimal: exact, agrees with BigInt arithmetic', async t => {
@@ -80,12 +80,12 @@ t.test('decimal keywords: exact bounds and digit limits, one error each, params 
     validate(value)
     return (validate.errors ?? []).map(e => ({ keyword: e.keyword, message: e.message, params: e.params }))
   }
-  for (const ok of ['-1.5', '-1.50', '0', '99.99', '100', '100.00']) t.same(errors(ok), [], `${ok} is within`)
-  t.same(errors('-1.51'), [{ keyword: 'decimalMinimum', message: 'must be at least -1.5', params: { limit: '-1.5' } }])
-  t.same(errors('100.01'), [{ keyword: 'decimalMaximum', message: 'must be at most 100', params: { limit: '100' } }])
-  t.same(errors('1.234'), [{ keyword: 'decimalDigits', message: 'must have at most 3 digits before the decimal point and 2 digits after the decimal point', params: { integer: 3, fraction: 2 } }])
-  t.same(errors('abc').map(e => e.keyword), ['format'], 'a value that is no decimal gets the format error only')
-  t.same(errors('-9999').map(e => e.keyword), ['decimalMinimum', 'decimalDigits'], 'two violations, two errors')
+  for (const ok of ['-1.5', '-1.50', '0', '99.99', '100', '100.00']) t.strictSame(errors(ok), [], `${ok} is within`)
+  t.strictSame(errors('-1.51'), [{ keyword: 'decimalMinimum', message: 'must be at least -1.5', params: { limit: '-1.5' } }])
+  t.strictSame(errors('100.01'), [{ keyword: 'decimalMaximum', message: 'must be at most 100', params: { limit: '100' } }])
+  t.strictSame(errors('1.234'), [{ keyword: 'decimalDigits', message: 'must have at most 3 digits before the decimal point and 2 digits after the decimal point', params: { integer: 3, fraction: 2 } }])
+  t.strictSame(errors('abc').map(e => e.keyword), ['format'], 'a value that is no decimal gets the format error only')
+  t.strictSame(errors('-9999').map(e => e.keyword), ['decimalMinimum', 'decimalDigits'], 'two violations, two errors')
   t.equal(ajv.compile({ type: 'string', decimalMinimum: '5' })(7), false, 'a number is not a decimal string')
 
   const messages: Array<[object, string]> = [

@@ -80,7 +80,7 @@ t.test('svc-ref: named edge cases', async t => {
 t.test('ref parts and formatRef', async t => {
   t.equal(formatRef('author', 'abc'), 'svc:author::abc')
   t.equal(formatRef('document', '7', { subEntity: 'page', namespace: 'acme' }), 'acme:document:page:7')
-  t.same(parseRef('svc:document:page:7'), { namespace: 'svc', entity: 'document', subEntity: 'page', id: '7' })
+  t.strictSame(parseRef('svc:document:page:7'), { namespace: 'svc', entity: 'document', subEntity: 'page', id: '7' })
   t.equal(isRefNamespace(''), false)
   t.equal(isRefNamespace('abcdefghij'), true)
   t.equal(isRefEntity(''), false)

@@ -27,7 +27,7 @@ for (const db of databases) {
     })
     t.equal(authors.status, 200)
     t.equal(authors.body.status, 'SUCCEEDED')
-    t.same(authors.body.operations.map((o: { operationId: string }) => o.operationId), ['a', '1'], 'operationId echoed, else the index')
+    t.strictSame(authors.body.operations.map((o: { operationId: string }) => o.operationId), ['a', '1'], 'operationId echoed, else the index')
     const annId = authors.body.operations[0].entityId as string
     t.equal(authors.body.operations[0].entityRef, `svc:author::${annId}`)
 
@@ -59,7 +59,7 @@ for (const db of databases) {
       })
       t.equal(res.status, 200)
       t.equal(res.body.status, 'PARTIAL')
-      t.same(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED'])
+      t.strictSame(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED'])
       t.match(res.body.operations[1].result.context, [{ code: 'INPUT_BLANK', field: 'operations[1].entity.name' }])
       t.match(res.body.operations[2].result.context, [{ code: 'REFERENCE_NOT_FOUND' }])
       t.equal(await count(), before + 1)
@@ -78,7 +78,7 @@ for (const db of databases) {
       })
       t.equal(res.status, 200, 'answered per operation')
       t.equal(res.body.status, 'PARTIAL')
-      t.same(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED', 'FAILED', 'FAILED'])
+      t.strictSame(res.body.operations.map((o: { result: { status: string } }) => o.result.status), ['SUCCEEDED', 'FAILED', 'FAILED', 'FAILED', 'FAILED'])
       t.match(res.body.operations[1].result.context, [{ code: 'INPUT_INVALID', field: 'operations[1].entity.effectiveDate' }])
       t.match(res.body.operations[2].result.context, [{ code: 'INPUT_INVALID', field: 'operations[2].entity.publishedDateTime' }])
       t.match(res.body.operations[3].result.context, [{ code: 'INPUT_INVALID', field: 'operations[3].entity.name' }, { code: 'INPUT_INVALID', field: 'operations[3].entity.tags[0]' }])

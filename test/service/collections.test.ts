@@ -47,7 +47,7 @@ for (const db of databases) {
       t.equal(new Set(ids).size, 25, 'every document once')
       const prev = new URL(second.body.paging.previous.url)
       const back = await get(prev.pathname + prev.search)
-      t.same(back.body.results.map((d: { id: string }) => d.id), first.body.results.map((d: { id: string }) => d.id), 'previous walks back')
+      t.strictSame(back.body.results.map((d: { id: string }) => d.id), first.body.results.map((d: { id: string }) => d.id), 'previous walks back')
       const again = await get('/v1/documents', { 'if-none-match': first.headers.get('etag') as string })
       t.equal(again.status, 304, 'If-None-Match on the collection ETag')
       const searched = await call('POST', '/v1/documents/search', {}, { 'if-none-match': first.headers.get('etag') as string })
@@ -69,7 +69,7 @@ for (const db of databases) {
       t.equal(both.status, 400)
       const offset = await get('/v1/documents?offset=20&limit=10&totalCount=true&ordering=name')
       t.equal(offset.status, 200)
-      t.same(offset.body.results.map((d: { name: string }) => d.name), ['doc-20', 'doc-21', 'doc-22', 'doc-23', 'doc-24'])
+      t.strictSame(offset.body.results.map((d: { name: string }) => d.name), ['doc-20', 'doc-21', 'doc-22', 'doc-23', 'doc-24'])
       t.equal(offset.body.paging.totalCount, 25)
       t.equal(offset.body.paging.offset, 20)
       const near = await get('/v1/documents?limit=7&offset=3&ordering=name')
@@ -103,9 +103,9 @@ for (const db of databases) {
         t.equal(res.body.results.length, count, `${query}: ${count} documents`)
       }
       const ordered = await get(`/v1/documents?limit=3&ordering=-amount&ordering=name&filter=${encodeURIComponent('amount=isnull=false')}`)
-      t.same(ordered.body.results.map((d: { amount: string | null }) => d.amount), ['23.25', '22.25', '21.25'], 'decimals ordered numerically')
+      t.strictSame(ordered.body.results.map((d: { amount: string | null }) => d.amount), ['23.25', '22.25', '21.25'], 'decimals ordered numerically')
       const nullsFirst = await get('/v1/documents?limit=8&ordering=-amount&ordering=name')
-      t.same(nullsFirst.body.results.map((d: { amount: string | null }) => d.amount), [null, null, null, null, null, null, null, '23.25'], 'null sorts as the greatest value: first when descending')
+      t.strictSame(nullsFirst.body.results.map((d: { amount: string | null }) => d.amount), [null, null, null, null, null, null, null, '23.25'], 'null sorts as the greatest value: first when descending')
       const refused: Array<[string, string]> = [
         ['ordering=description', 'ordering'],
         ['unknownParam=1', 'unknownParam'],
@@ -124,11 +124,11 @@ for (const db of databases) {
         t.ok(res.body.context.some((c: { field: string, source: string }) => c.field === field && c.source === 'query'), `${query}: names ${field}`)
       }
       const authors = await get('/v1/authors?active=false')
-      t.same(authors.body.results.map((a: { name: string }) => a.name), ['Bob'])
+      t.strictSame(authors.body.results.map((a: { name: string }) => a.name), ['Bob'])
       const byId = await get(`/v1/authors?id=${ann.id as string}`)
-      t.same(byId.body.results.map((a: { name: string }) => a.name), ['Ann'], 'the id is a summary scalar too')
+      t.strictSame(byId.body.results.map((a: { name: string }) => a.name), ['Ann'], 'the id is a summary scalar too')
       const byIds = await get(`/v1/authors?filter=${encodeURIComponent(`id=in=(${ann.id as string},${bob.id as string})`)}&ordering=name`)
-      t.same(byIds.body.results.map((a: { name: string }) => a.name), ['Ann', 'Bob'])
+      t.strictSame(byIds.body.results.map((a: { name: string }) => a.name), ['Ann', 'Bob'])
     })
 
     t.test('every scalar of the summary filters: refs as their text, etag, deletedBy', async t => {
@@ -161,38 +161,38 @@ for (const db of databases) {
       for (const [query, names] of table) {
         const res = await get(`/v1/documents?limit=100&ordering=name&${query}`)
         t.equal(res.status, 200, query)
-        t.same(res.body.results.map((d: { name: string }) => d.name), names, query)
+        t.strictSame(res.body.results.map((d: { name: string }) => d.name), names, query)
       }
       const searched = await call('POST', '/v1/documents/search', { ref: [d0.ref, d1.id], ordering: 'name' })
-      t.same(searched.body.results.map((d: { name: string }) => d.name), ['doc-00'], 'a search filters on refs too')
+      t.strictSame(searched.body.results.map((d: { name: string }) => d.name), ['doc-00'], 'a search filters on refs too')
       const authorsTable: Array<[string, string[]]> = [
         [`ref=${enc(ann.ref as string)}`, ['Ann']],
         [`refFilter=${enc(`ref=in=(${ann.ref as string},${bob.ref as string})`)}`, ['Ann', 'Bob']],
         [`etag=${enc(bob.etag as string)}`, ['Bob']]
       ]
       for (const [query, names] of authorsTable) {
-        t.same((await get(`/v1/authors?ordering=name&${query}`)).body.results.map((a: { name: string }) => a.name), names, query)
+        t.strictSame((await get(`/v1/authors?ordering=name&${query}`)).body.results.map((a: { name: string }) => a.name), names, query)
       }
       // Deleted documents are listed when a filter names their deletion; then deletedBy selects them.
       const gone = await call('POST', '/v1/documents', { name: 'gone', authorId: ann.id, kind: 'INVOICE' })
       t.equal((await call('DELETE', `/v1/documents/${gone.body.id as string}`, undefined, { 'if-match': gone.body.etag })).status, 204)
       const deleted = await get(`/v1/documents?filter=${enc('deletedBy==user-1;deletedDateTime=isnull=false')}`)
-      t.same(deleted.body.results.map((d: { name: string }) => d.name), ['gone'])
+      t.strictSame(deleted.body.results.map((d: { name: string }) => d.name), ['gone'])
     })
 
     t.test('the child collection and search by POST', async t => {
       const own = await get(`/v1/authors/${bob.id as string}/documents?ordering=pageCount`)
       t.equal(own.status, 200)
-      t.same(own.body.results.map((d: { pageCount: number }) => d.pageCount), [0, 5, 10, 15, 20])
+      t.strictSame(own.body.results.map((d: { pageCount: number }) => d.pageCount), [0, 5, 10, 15, 20])
       const missing = await get('/v1/authors/nobody/documents')
       t.equal(missing.status, 404)
       t.equal(missing.body.instance, '/v1/authors/nobody')
       t.match(missing.body.detail, /\/v1\/authors\/nobody/)
       const searched = await call('POST', '/v1/documents/search', { kind: ['INVOICE', 'CONTRACT'], ordering: ['-pageCount'], paging: { limit: 2 } })
       t.equal(searched.status, 200)
-      t.same(searched.body.results.map((d: { pageCount: number }) => d.pageCount), [24, 22])
+      t.strictSame(searched.body.results.map((d: { pageCount: number }) => d.pageCount), [24, 22])
       const viaGet = await get('/v1/documents?kind=INVOICE&kind=CONTRACT&ordering=-pageCount&limit=2')
-      t.same(searched.body.results, viaGet.body.results, 'the same page as the GET form')
+      t.strictSame(searched.body.results, viaGet.body.results, 'the same page as the GET form')
       const mixed = await call('POST', '/v1/documents/search?limit=2', { paging: { limit: 2 } })
       t.equal(mixed.status, 400, 'paging never both in the query and the body')
     })
@@ -200,7 +200,7 @@ for (const db of databases) {
     t.test('execution contexts partition collections too', async t => {
       const pre = await get('/v1/documents', { 'svc-execution-context': 'preprod' })
       t.equal(pre.status, 200)
-      t.same(pre.body.results, [], 'an empty collection is 200 with no results')
+      t.strictSame(pre.body.results, [], 'an empty collection is 200 with no results')
     })
 
     t.test('no SQL, stack or internals in any body', async t => {

@@ -52,7 +52,9 @@ for (const db of databases) {
       t.ok(got.bytes.equals(pdf), 'the same bytes')
       t.equal(got.headers.get('content-type'), 'application/pdf')
       t.equal(got.headers.get('content-length'), String(pdf.length))
-      t.same(parseDisposition(got.headers.get('content-disposition') as string), { type: 'attachment', parameters: { filename: 'report.pdf' } })
+      // The parser's parameters are an object without a prototype: copied to compare the values.
+      const disposition = parseDisposition(got.headers.get('content-disposition') as string)
+      t.strictSame({ type: disposition.type, parameters: { ...disposition.parameters } }, { type: 'attachment', parameters: { filename: 'report.pdf' } })
       t.equal(got.headers.get('etag'), sha(pdf), 'strong, of the bytes')
 
       const head = await raw('HEAD', `${doc.url}/content`)
@@ -69,7 +71,7 @@ for (const db of databases) {
       t.equal((await raw('GET', `${doc.url}/content`, undefined, { 'if-none-match': '"other"' })).status, 200)
 
       const summary = (await call('GET', `/v1/documents?name=${encodeURIComponent(entity.name as string)}`)).body.results[0]
-      t.same(summary.content, entity.content, 'in the collection\'s summaries too')
+      t.strictSame(summary.content, entity.content, 'in the collection\'s summaries too')
     })
 
     t.test('Accept must admit the stored type; a wildcard does', async t => {
@@ -130,7 +132,7 @@ for (const db of databases) {
       badType.append('file', new Blob(['{}'], { type: 'application/json' }), 'a.json')
       t.equal((await raw('PUT', `${doc.url}/content`, badType, { 'if-match': entity.etag })).status, 415, 'a file part of another type')
       const after = (await call('GET', doc.url)).body
-      t.same(after.content, entity.content, 'nothing changed by the refusals')
+      t.strictSame(after.content, entity.content, 'nothing changed by the refusals')
       t.equal(after.etag, entity.etag)
     })
 

@@ -30,7 +30,7 @@ for (const db of databases) {
       t.ok(Date.parse(published.body.publishedDateTime) >= Date.parse(doc.createdDateTime), 'publishedDateTime set to now')
       t.equal(published.headers.get('etag'), published.body.etag)
       t.not(published.body.etag, doc.etag)
-      t.same((await call('GET', url)).body, published.body, 'as stored')
+      t.strictSame((await call('GET', url)).body, published.body, 'as stored')
 
       const again = await call('POST', `${url}/publish`, {})
       t.equal(again.status, 409, 'publish from PUBLISHED')
@@ -60,7 +60,7 @@ for (const db of databases) {
       for (let round = 0; round < 5; round++) {
         const doc = await newDocument()
         const answers = await Promise.all([1, 2].map(async () => await call('POST', `/v1/documents/${doc.id as string}/publish`)))
-        t.same(answers.map(a => a.status).sort(), [200, 409], `round ${round}`)
+        t.strictSame(answers.map(a => a.status).sort(), [200, 409], `round ${round}`)
       }
     })
 
@@ -99,7 +99,7 @@ for (const db of databases) {
       t.notOk((await call('POST', '/v1/documents/search', { tags: ['soft'] })).body.results.some((d: any) => d.id === doc.id), 'nor in search')
       t.notOk((await call('GET', `/v1/authors/${author.id as string}/documents?tags=soft`)).body.results.some((d: any) => d.id === doc.id), 'nor in the child collection')
       const asked = await call('GET', '/v1/documents?filter=deletedDateTime=isnull=false;tags==soft')
-      t.same(asked.body.results.map((d: any) => d.id), [doc.id], 'listed when the filter asks for deleted ones')
+      t.strictSame(asked.body.results.map((d: any) => d.id), [doc.id], 'listed when the filter asks for deleted ones')
       t.equal(asked.body.results[0].deletedBy, 'user-1')
       const sorted = await call('GET', '/v1/documents?filter=tags==soft&ordering=-deletedDateTime')
       t.equal(sorted.status, 200, 'deletedDateTime is sortable')
@@ -161,15 +161,15 @@ for (const db of databases) {
 
       const first = await call('GET', `${url}/pages`)
       t.equal(first.status, 200)
-      t.same(first.body.results.map((p: any) => p.number), Array.from({ length: 20 }, (_, i) => i + 1), 'ordered by number, 20 by default')
-      t.same(first.body.results[0], { number: 1, description: 'page 1', imageUrl: null })
+      t.strictSame(first.body.results.map((p: any) => p.number), Array.from({ length: 20 }, (_, i) => i + 1), 'ordered by number, 20 by default')
+      t.strictSame(first.body.results[0], { number: 1, description: 'page 1', imageUrl: null })
       t.ok(first.headers.get('etag'), 'an ETag over the page')
       const next = await call('GET', first.body.paging.next.url.slice(base.length))
-      t.same(next.body.results.map((p: any) => p.number), [21, 22, 23, 24, 25])
+      t.strictSame(next.body.results.map((p: any) => p.number), [21, 22, 23, 24, 25])
       const prev = await call('GET', next.body.paging.previous.url.slice(base.length))
-      t.same(prev.body.results.map((p: any) => p.number), Array.from({ length: 20 }, (_, i) => i + 1))
+      t.strictSame(prev.body.results.map((p: any) => p.number), Array.from({ length: 20 }, (_, i) => i + 1))
       const desc = await call('GET', `${url}/pages?ordering=-number&limit=3`)
-      t.same(desc.body.results.map((p: any) => p.number), [25, 24, 23])
+      t.strictSame(desc.body.results.map((p: any) => p.number), [25, 24, 23])
       const offset = await call('GET', `${url}/pages?offset=20&limit=10&totalCount=true`)
       t.match(offset.body.paging, { offset: 20, limit: 10, totalCount: 25 })
       t.equal((await call('GET', `${url}/pages?limit=1000`)).body.paging.limit, 100, 'at most 100')
@@ -183,7 +183,7 @@ for (const db of databases) {
 
       const emptied = await call('PUT', `${url}/pages`, { results: [] }, { 'if-match': after.etag })
       t.equal(emptied.status, 204)
-      t.same((await call('GET', `${url}/pages`)).body.results, [])
+      t.strictSame((await call('GET', `${url}/pages`)).body.results, [])
     })
 
     t.test('nothing of the store leaks in any answer', async t => {

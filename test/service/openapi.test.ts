@@ -56,10 +56,10 @@ function conforms (t: Test, doc: Doc, label: string, method: string, path: strin
   const own = Object.keys(documented?.headers ?? {}).map(h => h.toLowerCase())
   const everyAnswer = Object.keys(doc['x-response-headers'] ?? {}).map(h => h.toLowerCase())
   const sent = WATCHED.filter(h => res.headers.get(h) !== null)
-  t.same(sent.filter(h => !own.includes(h) && !everyAnswer.includes(h)), [], `${label}: every header sent is documented`)
-  if (res.status < 300 || res.status === 304) t.same(own.filter(h => !sent.includes(h)), [], `${label}: every header documented for it is sent`)
+  t.strictSame(sent.filter(h => !own.includes(h) && !everyAnswer.includes(h)), [], `${label}: every header sent is documented`)
+  if (res.status < 300 || res.status === 304) t.strictSame(own.filter(h => !sent.includes(h)), [], `${label}: every header documented for it is sent`)
   // A success of a /v1 operation (a token accepted, counted; OPTIONS takes none) carries all of them: the request sent both echoed ones.
-  if (res.status < 300 && template.startsWith('/v1/') && method !== 'OPTIONS') t.same(everyAnswer.filter(h => !sent.includes(h)), [], `${label}: every header of every answer is sent`)
+  if (res.status < 300 && template.startsWith('/v1/') && method !== 'OPTIONS') t.strictSame(everyAnswer.filter(h => !sent.includes(h)), [], `${label}: every header of every answer is sent`)
   if (sent.includes('content-language')) t.equal(res.headers.get('content-language'), 'en-US', `${label}: Content-Language`)
   if (method === 'HEAD') t.equal(res.text, '', `${label}: no body`)
 }
@@ -173,7 +173,7 @@ t.test('the bulk operation schema accepts exactly the operations the service acc
       const results = JSON.parse(res.text).operations as Doc[]
       const mismatches = ops.filter((op, i) => validate(op) === refused((results[i] as Doc).result))
         .map(op => JSON.stringify(op))
-      t.same(mismatches, [], `${collection} round ${round}: the document accepts an operation exactly when the service does`)
+      t.strictSame(mismatches, [], `${collection} round ${round}: the document accepts an operation exactly when the service does`)
     }
   }
   t.ok(doc.paths['/v1/documents'].patch)

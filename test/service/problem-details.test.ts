@@ -45,6 +45,6 @@ t.test('context items name the part, the field and the value as sent', async t =
   for (const [what, method, path, body, item] of table) {
     const res = await call(method, path, body)
     t.equal(res.status, 400, what)
-    t.same(res.body.context, [item], what)
+    t.strictSame(res.body.context, [item], what)
   }
 })

@@ -33,7 +33,7 @@ for (const db of databases) {
       const got = await call('GET', url)
       t.equal(got.status, 200)
       t.equal(got.headers.get('etag'), doc.body.etag)
-      t.same(got.body, doc.body)
+      t.strictSame(got.body, doc.body)
       t.ok(got.text.includes('"description":null'), 'nulls are written, not left out')
 
       const head = await call('HEAD', url)

@@ -100,7 +100,7 @@ t.test('every route answers its errors as problems', async (t) => {
       judge(request.method, res)
     }), { numRuns: RUNS })
     t.comment(`${cases} requests over ${requests.length} method-paths: ${[...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ')}`)
-    t.same(logged, [], 'no unexpected error was logged')
+    t.strictSame(logged, [], 'no unexpected error was logged')
   })
 })
 

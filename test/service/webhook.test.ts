@@ -99,14 +99,14 @@ for (const db of databases) {
 
       const cross = await deliver({ documentId: doc.id, pageCount: 99, fingerprint: 'cross' }, { context: 'preprod' })
       t.equal(cross.status, 404, 'a prod document is not visible in preprod')
-      t.same((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'and the prod document is untouched')
+      t.strictSame((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'and the prod document is untouched')
 
       for (const bad of ['BAD!', 'nonexistent-ctx']) {
         const res = await deliver({ documentId: doc.id, pageCount: 99, fingerprint: 'bad' }, { context: bad })
         t.equal(res.status, 400, `${bad}: refused`)
         t.match(res.body.context, [{ field: 'Svc-Execution-Context', source: 'header' }])
       }
-      t.same((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'nothing refused changed the prod document')
+      t.strictSame((await json('GET', `/v1/documents/${doc.id as string}`)).body, prodBefore, 'nothing refused changed the prod document')
     })
 
     t.test('the webhook is internal in the OpenAPI document', async t => {
@@ -114,7 +114,7 @@ for (const db of databases) {
       const openapi = await docRes.json() as { paths: Record<string, { post: Record<string, unknown> }> }
       const op = openapi.paths['/_webhooks/scanner/document-scanned']?.post
       t.equal(op?.['x-internal'], true)
-      t.same(op?.security, [])
+      t.strictSame(op?.security, [])
     })
   })
 }
@@ -127,7 +127,7 @@ t.test('rate limit: 429 problem with the throttling values and the rate-limit he
     last = await fetch(`${base}/v1/authors`, { headers: headers() })
     statuses.push(last.status)
   }
-  t.same(statuses, [200, 200, 200, 429])
+  t.strictSame(statuses, [200, 200, 200, 429])
   t.equal(last?.headers.get('ratelimit-limit'), '3')
   t.equal(last?.headers.get('ratelimit-remaining'), '0')
   t.ok(Number(last?.headers.get('retry-after')) > 0)
@@ -146,7 +146,7 @@ t.test('rate limit: requests without a valid token count per address, and stop t
   for (const authorization of ['Bearer bad.token.here', 'Bearer another.bad.one', 'Basic eDp5']) {
     statuses.push((await fetch(`${base}/v1/authors`, { headers: { ...headers(), authorization } })).status)
   }
-  t.same(statuses, [401, 401, 401])
+  t.strictSame(statuses, [401, 401, 401])
   const guess = await fetch(`${base}/v1/authors`, { headers: headers() })
   t.equal(guess.status, 429, 'the address is stopped before its next token is checked, a valid one too')
   t.ok(Number(guess.headers.get('retry-after')) > 0)

@@ -157,6 +157,6 @@ t.test('a database it cannot listen to leaves the poll, logged', async t => {
   const h = harness(t, { listenFails: true, wait: 10 })
   await h.loop.start()
   await until(() => h.looks() >= 2)
-  t.same(h.warnings, ['things: not listening'])
+  t.strictSame(h.warnings, ['things: not listening'])
   t.ok(h.looks() >= 2, 'polling')
 })

@@ -45,7 +45,7 @@ t.test('problem: refusals are problems carrying request.requestId, the sent X-Re
   t.equal(missing.headers['content-type'], 'application/problem+json; charset=utf-8')
   t.match(json(missing), { status: 404, title: 'Not Found', requestId: 'req-1', instance: '/nothing' })
   t.equal(missing.headers['x-request-id'], 'req-1', 'echoed')
-  t.same(json(await app.inject({ url: '/id', headers: { 'x-request-id': 'req-2' } })), { requestId: 'req-2' })
+  t.strictSame(json(await app.inject({ url: '/id', headers: { 'x-request-id': 'req-2' } })), { requestId: 'req-2' })
   const generated = json(await app.inject({ url: '/id' })).requestId
   t.match(generated, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUID when none is sent')
 })
@@ -72,7 +72,7 @@ t.test('methods: 405 and OPTIONS with Allow for a known path', async t => {
   const options = await app.inject({ method: 'OPTIONS', url: '/x' })
   t.equal(options.statusCode, 204)
   t.equal(options.headers.allow, 'GET, HEAD, OPTIONS')
-  t.same(app.allowedMethods('/x'), ['GET', 'HEAD', 'OPTIONS'])
+  t.strictSame(app.allowedMethods('/x'), ['GET', 'HEAD', 'OPTIONS'])
   t.equal((await app.inject({ url: '/y' })).statusCode, 404)
 })
 
@@ -94,7 +94,7 @@ t.test('conventions: 403 without User-Agent; executionContext, callingService, i
   t.equal(refused.statusCode, 403)
   t.match(json(refused), { title: 'Forbidden', detail: /User-Agent/ })
 
-  t.same(json(await app.inject({ url: '/echo', headers: { 'user-agent': UA } })), { executionContext: 'prod', callingService: null, idempotencyKey: null, negotiatedType: 'application/json' })
+  t.strictSame(json(await app.inject({ url: '/echo', headers: { 'user-agent': UA } })), { executionContext: 'prod', callingService: null, idempotencyKey: null, negotiatedType: 'application/json' })
   const key = '0b1e5c1a-7d7e-4a51-9f0e-4d3b0b8b6a11'
   const service = '7e0c1d1e-3c1e-4f7a-8d0a-2b5e8f9a1c3d'
   const sent = await app.inject({
@@ -102,12 +102,12 @@ t.test('conventions: 403 without User-Agent; executionContext, callingService, i
     url: '/echo',
     headers: { 'user-agent': UA, 'svc-execution-context': 'preprod', 'svc-idempotency-key': key, 'svc-service': `id=${service}; name=orders` }
   })
-  t.same(json(sent), { executionContext: 'preprod', callingService: { id: service, name: 'orders', attributes: {} }, idempotencyKey: key, negotiatedType: 'application/json' })
+  t.strictSame(json(sent), { executionContext: 'preprod', callingService: { id: service, name: 'orders', attributes: {} }, idempotencyKey: key, negotiatedType: 'application/json' })
   t.equal(sent.headers['svc-execution-context'], 'preprod', 'echoed')
   const bad = await app.inject({ url: '/echo', headers: { 'user-agent': UA, 'svc-execution-context': 'Nope!' } })
   t.equal(bad.statusCode, 400)
   t.equal(json(bad).context[0].field, 'Svc-Execution-Context')
-  t.same(json(await app.inject({ url: '/off' })), { executionContext: 'prod', callingService: null, idempotencyKey: null, negotiatedType: null }, 'rules off: the default context, the declared values')
+  t.strictSame(json(await app.inject({ url: '/off' })), { executionContext: 'prod', callingService: null, idempotencyKey: null, negotiatedType: null }, 'rules off: the default context, the declared values')
 })
 
 t.test('cors: preflights answered or refused, actual requests get the library\'s headers', async t => {
@@ -149,7 +149,7 @@ t.test('auth: 401 without a token, request.principal with one, null where the ro
   t.equal(admitted.headers['cache-control'], 'no-store')
   const scopeless = await app.inject({ url: '/me', headers: { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'u2' })}` } })
   t.equal(scopeless.statusCode, 403)
-  t.same(json(await app.inject({ url: '/open' })), { principal: null })
+  t.strictSame(json(await app.inject({ url: '/open' })), { principal: null })
 })
 
 t.test('openapi: the document is served and lists the routes', async t => {
@@ -175,11 +175,11 @@ t.test('conditional: 428 when If-Match is required, request.preconditions parsed
   t.equal(json(required).title, 'Precondition Required')
   const parsed = await app.inject({ method: 'PUT', url: '/x', payload: {}, headers: { 'if-match': '"v1", W/"v0"' } })
   t.equal(parsed.statusCode, 200)
-  t.same(json(parsed).preconditions, { ifMatch: [{ weak: false, tag: '"v1"' }, { weak: true, tag: '"v0"' }], ifNoneMatch: null })
+  t.strictSame(json(parsed).preconditions, { ifMatch: [{ weak: false, tag: '"v1"' }, { weak: true, tag: '"v0"' }], ifNoneMatch: null })
   const notModified = await app.inject({ url: '/x', headers: { 'if-none-match': '"v1"' } })
   t.equal(notModified.statusCode, 304)
   t.equal(notModified.body, '')
-  t.same(json(await app.inject({ url: '/off', headers: { 'if-match': '"v1"' } })), { preconditions: null }, 'the declared value where the plugin sets none')
+  t.strictSame(json(await app.inject({ url: '/off', headers: { 'if-match': '"v1"' } })), { preconditions: null }, 'the declared value where the plugin sets none')
 })
 
 t.test('idempotency: app.idempotency claims a key once on a PGlite memory store; a retry replays, another body is a 409', async t => {
@@ -194,9 +194,9 @@ t.test('idempotency: app.idempotency claims a key once on a PGlite memory store;
   const send = async (payload: unknown): Promise<{ statusCode: number, body: string }> =>
     await app.inject({ method: 'PUT', url: '/v1/orders/1', payload: payload as object, headers: { 'svc-idempotency-key': 'a6f1c2d4-0c1e-4b7e-9a55-0f1e2d3c4b5a' } })
   const first = await send({ item: 'a' })
-  t.same([first.statusCode, json(first)], [201, { replayed: false }])
+  t.strictSame([first.statusCode, json(first)], [201, { replayed: false }])
   const retry = await send({ item: 'a' })
-  t.same([retry.statusCode, json(retry)], [201, { replayed: true }])
+  t.strictSame([retry.statusCode, json(retry)], [201, { replayed: true }])
   t.equal((await send({ item: 'b' })).statusCode, 409, 'the key was used with another body')
 })
 
@@ -217,17 +217,17 @@ t.test('query: a collection route gets request.collectionQuery and answers with 
   const page = await app.inject({ url: '/v1/people?limit=2&ordering=-name' })
   t.equal(page.statusCode, 200)
   const body = json(page)
-  t.same(body.results, [{ id: 'c', name: 'Cy' }, { id: 'b', name: 'Bob' }])
+  t.strictSame(body.results, [{ id: 'c', name: 'Cy' }, { id: 'b', name: 'Bob' }])
   t.match(body.paging, { limit: 2, next: { cursor: String, url: /^http:\/\/localhost:80\/v1\/people\?limit=2&cursor=/ }, previous: null })
   t.match(page.headers.etag, /^"/, 'a strong ETag over the page')
   const next = json(await app.inject({ url: new URL(body.paging.next.url as string).pathname + new URL(body.paging.next.url as string).search }))
-  t.same(next.results, [{ id: 'a', name: 'Ann' }])
+  t.strictSame(next.results, [{ id: 'a', name: 'Ann' }])
   const search = await app.inject({ method: 'POST', url: '/v1/people/search', payload: { filter: 'name==Bob' } })
-  t.same(json(search).results, [{ id: 'b', name: 'Bob' }])
+  t.strictSame(json(search).results, [{ id: 'b', name: 'Bob' }])
   const bad = await app.inject({ url: '/v1/people?limit=0' })
   t.equal(bad.statusCode, 400)
   t.equal(json(bad).title, 'Invalid Data')
-  t.same(json(await app.inject({ url: '/other' })), { collectionQuery: null }, 'the declared value on other routes')
+  t.strictSame(json(await app.inject({ url: '/other' })), { collectionQuery: null }, 'the declared value on other routes')
 })
 
 t.test('webhooks: a delivery is verified, applied once by its id, and on request.webhook', async t => {
@@ -250,8 +250,8 @@ t.test('webhooks: a delivery is verified, applied once by its id, and on request
   t.equal(await deliver({ 'webhook-id': 'd1' }), 401, 'no token')
   t.equal(await deliver({ authorization: `Bearer ${TOKEN}`, 'webhook-id': 'd1' }), 204)
   t.equal(await deliver({ authorization: `Bearer ${TOKEN}`, 'webhook-id': 'd1' }), 204, 'a repeated delivery is acknowledged')
-  t.same(applied, [[{ invoice: 1 }, 'billing', 'd1']], 'and applied once')
-  t.same(json(await app.inject({ url: '/other' })), { webhook: null }, 'the declared value on other routes')
+  t.strictSame(applied, [[{ invoice: 1 }, 'billing', 'd1']], 'and applied once')
+  t.strictSame(json(await app.inject({ url: '/other' })), { webhook: null }, 'the declared value on other routes')
 })
 
 t.test('rateLimit: 429 problem with Retry-After once the limit is used up', async t => {
@@ -280,8 +280,8 @@ t.test('downstream: request.downstream is there alone, and calls with the reques
     await app.register(downstream, { service: { id: '7e0c1d1e-3c1e-4f7a-8d0a-2b5e8f9a1c3d', name: 'alone' }, userAgent: { product: 'alone', version: 1 } })
   })
   app.get('/x', async (request) => (await request.downstream.get(`${other.listeningOrigin}/ping`)).body)
-  t.same(json(await app.inject({ url: '/x', headers: { 'x-request-id': 'r-1' } })), { ok: true })
-  t.same(seen, ['r-1'])
+  t.strictSame(json(await app.inject({ url: '/x', headers: { 'x-request-id': 'r-1' } })), { ok: true })
+  t.strictSame(seen, ['r-1'])
 })
 
 t.test('lint: a route schema that breaks the conventions stops the boot', async t => {
@@ -325,8 +325,8 @@ t.test('registered again in a child context with other options, a plugin keeps w
 
   const headers = { 'user-agent': UA, 'x-request-id': 'r1', 'if-none-match': '"a"' }
   const preconditions = { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] }
-  t.same(json(await app.inject({ url: '/echo', headers })), { requestId: 'r1', executionContext: 'prod', principal: null, preconditions, collectionQuery: null, webhook: null })
+  t.strictSame(json(await app.inject({ url: '/echo', headers })), { requestId: 'r1', executionContext: 'prod', principal: null, preconditions, collectionQuery: null, webhook: null })
   t.equal((await app.inject({ url: '/v2/echo', headers })).statusCode, 401, 'the child\'s auth needs a token')
   const token = signToken({ secret: SECRET, sub: 'u1' })
-  t.same(json(await app.inject({ url: '/v2/echo', headers: { ...headers, authorization: `Bearer ${token}` } })), { requestId: 'r1', executionContext: 'preprod', principal: 'u1', preconditions, collectionQuery: null, webhook: null })
+  t.strictSame(json(await app.inject({ url: '/v2/echo', headers: { ...headers, authorization: `Bearer ${token}` } })), { requestId: 'r1', executionContext: 'preprod', principal: 'u1', preconditions, collectionQuery: null, webhook: null })
 })

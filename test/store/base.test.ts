@@ -46,7 +46,7 @@ t.test('transactions pass the isolation level, default read committed', async (t
   const store = buildStore(driver, silent)
   await store.transaction(async () => {})
   await store.transaction(async () => {}, { isolation: 'serializable' })
-  t.same(log, ['BEGIN read committed', 'COMMIT', 'BEGIN serializable', 'COMMIT'])
+  t.strictSame(log, ['BEGIN read committed', 'COMMIT', 'BEGIN serializable', 'COMMIT'])
 })
 
 t.test('savepoint statements', async (t) => {
@@ -57,7 +57,7 @@ t.test('savepoint statements', async (t) => {
     await tx.savepoint(async () => { throw new Error('no') }).catch(() => {})
     await tx.savepoint(async (sp) => { await sp.savepoint(async (inner) => { await inner.exec('B') }) })
   })
-  t.same(log, [
+  t.strictSame(log, [
     'BEGIN read committed',
     'SAVEPOINT svc_sp_1', 'A', 'RELEASE SAVEPOINT svc_sp_1',
     'SAVEPOINT svc_sp_2', 'ROLLBACK TO SAVEPOINT svc_sp_2; RELEASE SAVEPOINT svc_sp_2',
@@ -77,8 +77,8 @@ t.test('each retry is logged, then the function runs in a new transaction', asyn
     return 'done'
   }, { retries: 5 })
   t.equal(value, 'done')
-  t.same(warnings, [{ attempt: 1, retries: 5, sqlState: '40001' }, { attempt: 2, retries: 5, sqlState: '40P01' }])
-  t.same(log, ['BEGIN read committed', 'ROLLBACK', 'BEGIN read committed', 'ROLLBACK', 'BEGIN read committed', 'COMMIT'])
+  t.strictSame(warnings, [{ attempt: 1, retries: 5, sqlState: '40001' }, { attempt: 2, retries: 5, sqlState: '40P01' }])
+  t.strictSame(log, ['BEGIN read committed', 'ROLLBACK', 'BEGIN read committed', 'ROLLBACK', 'BEGIN read committed', 'COMMIT'])
 })
 
 t.test('ready() reports any failure as Unavailable', async (t) => {
@@ -105,12 +105,12 @@ t.test('close() waits for work in flight, even work that fails, before closing t
   const e = store.exec('SELECT 1').catch(() => 'failed')
   const closing = store.close()
   await new Promise((resolve) => setImmediate(resolve))
-  t.same(log, [], 'the driver is not closed yet')
+  t.strictSame(log, [], 'the driver is not closed yet')
   fail()
   finish()
   await closing
-  t.same(log, ['exec failed', 'query done', 'close'])
-  t.same(await q, { rows: [], rowCount: 0 })
+  t.strictSame(log, ['exec failed', 'query done', 'close'])
+  t.strictSame(await q, { rows: [], rowCount: 0 })
   t.equal(await e, 'failed')
   await t.rejects(store.exec('SELECT 1'), { name: 'Unavailable', message: 'The store is closed.' })
 })
@@ -126,6 +126,6 @@ t.test('listen() checks its arguments, and its stop does nothing once the store 
   await stop()
   await store.close()
   await other()
-  t.same(log, ['LISTEN jobs', 'LISTEN event_deliveries', 'UNLISTEN jobs', 'close'], 'no UNLISTEN after close: the connections are gone')
+  t.strictSame(log, ['LISTEN jobs', 'LISTEN event_deliveries', 'UNLISTEN jobs', 'close'], 'no UNLISTEN after close: the connections are gone')
   await t.rejects(store.listen('jobs', () => {}), { name: 'Unavailable', message: 'The store is closed.' })
 })

@@ -57,11 +57,11 @@ for (const db of databases) {
     t.test('asked once per source, again after a failure, and only for a filter that needs it', async t => {
       const once = counted(store)
       t.equal(await caseFolding(once, cs('a')), 'unicode', 'no case-insensitive operator: nothing to ask')
-      t.same(once.statements, [])
+      t.strictSame(once.statements, [])
       const first = await foldCollation(once)
       t.equal(await foldCollation(once), first)
       t.equal(await caseFolding(once, ci('a')), first === 'C' ? 'ascii' : 'unicode')
-      t.same(once.statements, [FOLD_COLLATION_SQL], 'one statement')
+      t.strictSame(once.statements, [FOLD_COLLATION_SQL], 'one statement')
 
       const flaky = counted(store, 1)
       await t.rejects(foldCollation(flaky), new Error('connection refused'))
@@ -80,11 +80,11 @@ for (const db of databases) {
       const page = async (via: CollationSource, filter: Filter): Promise<unknown> =>
         (await readPage(via, { filter, ordering: [{ field: 'id', direction: 'asc' }], paging: { kind: 'cursor', limit: 10 } }, fields, source)).items.map(row => row.id)
       const via = counted(store)
-      t.same(await page(via, cs('mile')), ['n1', 'n3'])
+      t.strictSame(await page(via, cs('mile')), ['n1', 'n3'])
       t.equal(via.statements.length, 1, 'a case-sensitive filter: the page alone')
       const unicode = (await foldCollation(store)) !== 'C'
-      t.same(await page(via, ci('éMILE')), unicode ? ['n1', 'n3'] : ['n3'])
-      t.same(await page(via, ci('zoë')), unicode ? ['n2'] : [])
+      t.strictSame(await page(via, ci('éMILE')), unicode ? ['n1', 'n3'] : ['n3'])
+      t.strictSame(await page(via, ci('zoë')), unicode ? ['n2'] : [])
       t.equal(via.statements.length, 4, 'the collation asked once, then the pages')
     })
   })
@@ -111,5 +111,5 @@ t.test('a database that is not UTF8 folds under "C"', { skip: TEST_DATABASE_URL 
   await store.exec("CREATE TABLE names (id text PRIMARY KEY, name text); INSERT INTO names VALUES ('n1', 'Émile'), ('n2', 'émile'), ('n3', 'EMILE')")
   const fields = createFieldMap([{ path: 'id', type: 'string', sortable: true }, { path: 'name', type: 'string', nullable: true }])
   const page = await readPage(store, { filter: ci('émile'), ordering: [{ field: 'id', direction: 'asc' }], paging: { kind: 'cursor', limit: 10 } }, fields, { select: 't.id', from: 'names t' })
-  t.same(page.items.map(row => row.id), ['n2'], 'ASCII letters only: É is not é')
+  t.strictSame(page.items.map(row => row.id), ['n2'], 'ASCII letters only: É is not é')
 })

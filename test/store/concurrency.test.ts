@@ -32,7 +32,7 @@ for (const db of databases) {
         await sleep(1) // widen the window between read and write
         await tx.query('UPDATE cc_counter SET n = $1 WHERE id = $2', [(rows[0]?.n ?? 0) + 1, 1])
       })))
-      t.same((await store.query('SELECT n FROM cc_counter')).rows, [{ n }])
+      t.strictSame((await store.query('SELECT n FROM cc_counter')).rows, [{ n }])
     })
 
     t.test('parallel inserts of one unique key: exactly one wins', async (t) => {
@@ -47,7 +47,7 @@ for (const db of databases) {
       t.equal(won.length, 1)
       t.equal(lost.length, 9)
       for (const r of lost) t.match(r.reason, { constructor: UniqueViolation, constraint: 'cc_names_name_key' })
-      t.same((await store.query('SELECT count(*) AS n FROM cc_names')).rows, [{ n: 1 }])
+      t.strictSame((await store.query('SELECT count(*) AS n FROM cc_names')).rows, [{ n: 1 }])
     })
 
     t.test('a query issued during a transaction neither sees its data nor runs inside it', async (t) => {
@@ -70,18 +70,18 @@ for (const db of databases) {
       if (db.kind === 'pglite') {
         // One connection: the outside statements wait for the whole transaction.
         await sleep(150)
-        t.same(events, [], 'still waiting while the transaction is open')
+        t.strictSame(events, [], 'still waiting while the transaction is open')
         release.open()
       } else {
         // Another pooled connection: it does not wait, and reads committed data only.
-        t.same(await outside, [{ id: 2 }])
+        t.strictSame(await outside, [{ id: 2 }])
         release.open()
       }
       t.match(await txDone, { message: 'roll back' })
-      t.same(await outside, [{ id: 2 }], 'never saw the uncommitted row')
-      t.same(events, db.kind === 'pglite' ? ['transaction ended', 'outside done'] : ['outside done', 'transaction ended'])
+      t.strictSame(await outside, [{ id: 2 }], 'never saw the uncommitted row')
+      t.strictSame(events, db.kind === 'pglite' ? ['transaction ended', 'outside done'] : ['outside done', 'transaction ended'])
       // Had the outside INSERT run inside the transaction, the rollback would have taken it too.
-      t.same((await store.query('SELECT id FROM cc_vis')).rows, [{ id: 2 }])
+      t.strictSame((await store.query('SELECT id FROM cc_vis')).rows, [{ id: 2 }])
     })
 
     if (db.kind === 'pglite') {
@@ -101,7 +101,7 @@ for (const db of databases) {
         t.equal(rows.length, 24)
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]
-          if (row?.step === 'begin') t.same(rows[i + 1], { tx: row.tx, step: 'end' }, `transaction ${row.tx} not interleaved`)
+          if (row?.step === 'begin') t.strictSame(rows[i + 1], { tx: row.tx, step: 'end' }, `transaction ${row.tx} not interleaved`)
         }
       })
     }
@@ -125,8 +125,8 @@ for (const db of databases) {
         t.ok((failed[0]?.reason as SerializationFailure).retryable)
         await store.exec('TRUNCATE cc_skew')
         const retried = await skew(3) as PromiseSettledResult<unknown>[]
-        t.same(retried.map((r) => r.status), ['fulfilled', 'fulfilled'])
-        t.same((await store.query('SELECT count(*) AS n FROM cc_skew')).rows, [{ n: 2 }])
+        t.strictSame(retried.map((r) => r.status), ['fulfilled', 'fulfilled'])
+        t.strictSame((await store.query('SELECT count(*) AS n FROM cc_skew')).rows, [{ n: 2 }])
       })
 
       t.test('server: a deadlock victim gets a SerializationFailure (40P01), and a retry saves it', async (t) => {
@@ -144,8 +144,8 @@ for (const db of databases) {
         t.equal(failed.length, 1)
         t.match(failed[0]?.reason, { constructor: SerializationFailure, sqlState: '40P01' })
         const retried = await deadlock(2)
-        t.same(retried.map((r) => r.status), ['fulfilled', 'fulfilled'])
-        t.same((await store.query('SELECT n FROM cc_dead ORDER BY id')).rows, [{ n: 3 }, { n: 3 }])
+        t.strictSame(retried.map((r) => r.status), ['fulfilled', 'fulfilled'])
+        t.strictSame((await store.query('SELECT n FROM cc_dead ORDER BY id')).rows, [{ n: 3 }, { n: 3 }])
       })
     }
   })

@@ -75,7 +75,7 @@ t.test('a lock of a process that is gone, or unreadable, is taken over', async (
     writeFileSync(join(dir, LOCK_FILE), content)
     const lock = lockDataDir(dir)
     t.equal(readFileSync(lock.file, 'utf8'), `${process.pid}\n${hostname()}\n`, name)
-    t.same(readdirSync(dir), [LOCK_FILE], `${name}: nothing else left in the directory`)
+    t.strictSame(readdirSync(dir), [LOCK_FILE], `${name}: nothing else left in the directory`)
     lock.release()
   }
 })
@@ -119,7 +119,7 @@ t.test('a process that exits without closing its store leaves no lock behind', a
     `import { lockDataDir } from ${JSON.stringify(lockModule)}; lockDataDir(${JSON.stringify(dir)}); process.exit(0)`], { stdio: 'inherit' })
   const [code] = await once(child, 'exit') as [number | null]
   t.equal(code, 0)
-  t.same(readdirSync(dir), [], 'the exit handler removed the lock')
+  t.strictSame(readdirSync(dir), [], 'the exit handler removed the lock')
 })
 
 t.test('a new data directory starts from the snapshot, and keeps what is written', async (t) => {
@@ -135,7 +135,7 @@ t.test('a new data directory starts from the snapshot, and keeps what is written
   t.ok(existsSync(join(dataDir, 'PG_VERSION')), 'a cluster on disk')
   const again = createPgliteDriver({ dataDir, template: snapshots })
   t.teardown(() => again.close())
-  t.same((await again.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'reopened, not started from the snapshot again')
+  t.strictSame((await again.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'reopened, not started from the snapshot again')
 })
 
 t.test('a new data directory whose snapshot PGlite refuses starts afresh with initdb', async (t) => {
@@ -144,7 +144,7 @@ t.test('a new data directory whose snapshot PGlite refuses starts afresh with in
   const dataDir = join(tempDir(t), 'data')
   const lock = lockDataDir(dataDir)
   const driver = createPgliteDriver({ dataDir, template: snapshots, lock })
-  t.same((await driver.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+  t.strictSame((await driver.query('SELECT 1 AS one')).rows, [{ one: 1 }])
   t.notOk(existsSync(templateFile(snapshots)), 'the bad snapshot is dropped; none is made from a data directory')
   t.ok(existsSync(lock.file), 'the lock survives the fresh start')
   await driver.close()
@@ -194,6 +194,6 @@ t.test('a lock is never there without its holder: a process starting at that mom
   })
   const held = lock(dir)
   t.teardown(held.release)
-  t.same(seen, [`${process.pid}\n${hostname()}\n`], 'the lock appeared with its holder in it')
-  t.same(readdirSync(dir), [LOCK_FILE], 'nothing else left in the directory')
+  t.strictSame(seen, [`${process.pid}\n${hostname()}\n`], 'the lock appeared with its holder in it')
+  t.strictSame(readdirSync(dir), [LOCK_FILE], 'nothing else left in the directory')
 })

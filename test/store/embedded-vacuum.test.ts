@@ -57,7 +57,7 @@ t.test('a pass vacuums and analyzes the tables autovacuum would, and no other', 
   await published(store)
 
   const done = await vacuumPass(store, 'public')
-  t.same(done.map(({ table, vacuumed, analyzed }) => ({ table, vacuumed, analyzed })), [
+  t.strictSame(done.map(({ table, vacuumed, analyzed }) => ({ table, vacuumed, analyzed })), [
     { table: 'public.churn', vacuumed: true, analyzed: true },
     { table: 'public.grown', vacuumed: true, analyzed: true },
     { table: 'public.hot_reads', vacuumed: false, analyzed: true }
@@ -66,7 +66,7 @@ t.test('a pass vacuums and analyzes the tables autovacuum would, and no other', 
   t.equal((await stats(store, 'grown')).vacuums, 1, 'a table grown by inserts is vacuumed (its pages marked all-visible)')
   t.ok((await stats(store, 'grown')).analyzed, 'and analyzed')
   t.equal((await stats(store, 'quiet')).dead, 10, 'a table under its thresholds is left alone')
-  t.same(await vacuumPass(store, 'public'), [], 'a second pass finds nothing to do')
+  t.strictSame(await vacuumPass(store, 'public'), [], 'a second pass finds nothing to do')
 })
 
 t.test("a pass over every schema takes PostgreSQL's catalogs too: their rows need freezing and their dead rows reclaiming as any other's", async t => {
@@ -106,7 +106,7 @@ t.test('the store runs passes on its own, every vacuumMillis', async t => {
   await published(store)
   // Waits for the schedule's pass, however late a loaded machine runs it.
   await until(async () => (await stats(store, 'busy')).vacuums > 0)
-  t.same(await stats(store, 'busy'), { dead: 0, vacuums: 1, analyzed: true, bytes: (await stats(store, 'busy')).bytes })
+  t.strictSame(await stats(store, 'busy'), { dead: 0, vacuums: 1, analyzed: true, bytes: (await stats(store, 'busy')).bytes })
 })
 
 t.test('a pass that fails is logged and the next one tries again; none after stop', async t => {
@@ -139,7 +139,7 @@ t.test('a long pass is logged with what it did', async t => {
     },
     exec: async () => {}
   }
-  t.same(await vacuumPass(slow, null, () => now), [{ table: 'public.big', vacuumed: true, analyzed: false, millis: 150 }])
+  t.strictSame(await vacuumPass(slow, null, () => now), [{ table: 'public.big', vacuumed: true, analyzed: false, millis: 150 }])
   const schedule = scheduleVacuum(slow, { intervalMillis: 1, schema: null, log, clock: () => now })
   await until(() => infos.length > 0)
   await schedule.stop()

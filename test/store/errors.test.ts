@@ -89,7 +89,7 @@ t.test('rendering carries no SQL text and no values', async (t) => {
   t.match(fromDatabaseError(dbError('40P01'))?.message, /deadlock/)
   t.match(fromDatabaseError(dbError('40001'))?.message, /serialized/)
   t.equal(fromDatabaseError(dbError('42601'))?.message, 'The database refused the statement (SQLSTATE 42601).')
-  t.same(JSON.parse(JSON.stringify(fromDatabaseError(dbError('23505', { constraint: 'c1', table: 't1' })))), {
+  t.strictSame(JSON.parse(JSON.stringify(fromDatabaseError(dbError('23505', { constraint: 'c1', table: 't1' })))), {
     name: 'UniqueViolation', code: 'STORE_UNIQUE_VIOLATION', sqlState: '23505', retryable: false, constraint: 'c1', table: 't1'
   })
 })

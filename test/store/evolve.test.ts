@@ -69,10 +69,10 @@ for (const db of databases) {
 
     t.test('the reference service\'s tables: created once, then no difference (indexes, collations, checks, references)', async t => {
       const changes = await evolveTables(store, specs(authors, documents))
-      t.same(changes, [{ table: 'authors', change: 'created' }, { table: 'documents', change: 'created' }])
-      t.same(await evolveTables(store, specs(authors, documents)), [], 'a second boot finds nothing to do')
+      t.strictSame(changes, [{ table: 'authors', change: 'created' }, { table: 'documents', change: 'created' }])
+      t.strictSame(await evolveTables(store, specs(authors, documents)), [], 'a second boot finds nothing to do')
       await insert(store, 'authors', [{ name: 'Ann', email: 'ann@example.com', active: true }])
-      t.same(await evolveTables(store, specs(authors, documents)), [], 'nor with rows')
+      t.strictSame(await evolveTables(store, specs(authors, documents)), [], 'nor with rows')
     })
 
     t.test('tables of the previous version boot without a step: made by its migration, before the collation step, with rows', async t => {
@@ -83,15 +83,15 @@ for (const db of databases) {
       await insert(old, 'documents', [{ name: 'A doc', authorId: ann, status: 'DRAFT', kind: 'INVOICE', pageCount: 1, tags: ['x'], pages: '[]' }])
       const changes = await evolveTables(old, specs(authors, documents))
       // Documents became soft-deletable since: their deletion columns, and names unique among the rows not deleted.
-      t.same(changes.map(c => c.change), [
+      t.strictSame(changes.map(c => c.change), [
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, email',
         'added column "deletedDateTime"',
         'added column "deletedBy"',
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint',
         'the unique set of "name" holds only where "deletedDateTime" IS NULL'
       ], 'the collation step, and soft deletion')
-      t.same(await evolveTables(old, specs(authors, documents)), [])
-      t.same((await old.query('SELECT name FROM documents')).rows, [{ name: 'A doc' }], 'rows intact')
+      t.strictSame(await evolveTables(old, specs(authors, documents)), [])
+      t.strictSame((await old.query('SELECT name FROM documents')).rows, [{ name: 'A doc' }], 'rows intact')
 
       // A field added while the previous version ran came as a nullable column, null in the rows there were.
       const v1 = def('e_prev', { title: Type.String() })
@@ -99,8 +99,8 @@ for (const db of databases) {
       await old.exec(previousTableDdl(v1.storage.spec, true))
       await insert(old, 'e_prev', [{ title: 'a' }])
       await old.exec(previousTableDdl(v2.storage.spec, true))
-      t.same((await evolveTables(old, specs(v2))).map(c => c.change), ['made "count" required, its default in the rows without a value'])
-      t.same((await old.query('SELECT count FROM e_prev')).rows, [{ count: 3 }])
+      t.strictSame((await evolveTables(old, specs(v2))).map(c => c.change), ['made "count" required, its default in the rows without a value'])
+      t.strictSame((await old.query('SELECT count FROM e_prev')).rows, [{ count: 3 }])
     })
 
     t.test('applied: a new nullable field, a defaulted one (rows get the default), a new index', async t => {
@@ -117,7 +117,7 @@ for (const db of databases) {
         since: Nullable(DateTime(), { default: '2024-01-02T03:04:05.678Z' })
       }, { filterable: ['title'], sortable: ['title'], indexes: [['title']] })
       const changes = await evolveTables(store, specs(v2))
-      t.same(changes.map(c => c.change), [
+      t.strictSame(changes.map(c => c.change), [
         'added column "note"',
         'added column "count", its default in the rows there were',
         'added column "tags", its default in the rows there were',
@@ -128,23 +128,23 @@ for (const db of databases) {
         'created index "e_add_by_title"'
       ])
       const { rows } = await store.query<Record<string, unknown>>('SELECT title, note, count, tags, meta, state, since FROM e_add ORDER BY title')
-      t.same(rows[0], { title: 'one', note: null, count: 7, tags: ['a', "b'c"], meta: { k: 'v' }, state: 'OPEN', since: '2024-01-02T03:04:05.678Z' })
+      t.strictSame(rows[0], { title: 'one', note: null, count: 7, tags: ['a', "b'c"], meta: { k: 'v' }, state: 'OPEN', since: '2024-01-02T03:04:05.678Z' })
       const cols = await columnsOf(store, 'e_add')
-      t.same(cols.filter(c => ['note', 'count', 'since'].includes(c.name)), [
+      t.strictSame(cols.filter(c => ['note', 'count', 'since'].includes(c.name)), [
         { name: 'note', type: 'text', notNull: false, dflt: null },
         { name: 'count', type: 'integer', notNull: true, dflt: null },
         { name: 'since', type: 'timestamp(3) with time zone', notNull: false, dflt: null }
       ], 'NOT NULL where required, and no default left in the table (writes fill it)')
       t.ok((await indexesOf(store, 'e_add')).includes('e_add_by_title'))
       await t.rejects(store.query("UPDATE e_add SET state = 'LOST'"), { name: 'CheckViolation' }, 'the enum\'s check is there')
-      t.same(await evolveTables(store, specs(v2)), [], 'then nothing more')
+      t.strictSame(await evolveTables(store, specs(v2)), [], 'then nothing more')
     })
 
     t.test('a new required field without a default: applied on an empty table, refused on one with rows', async t => {
       const v1 = def('e_req_empty', { title: Type.String() })
       const v2 = def('e_req_empty', { title: Type.String(), flag: Type.Boolean() })
       await evolveTables(store, specs(v1))
-      t.same(await evolveTables(store, specs(v2)), [{ table: 'e_req_empty', change: 'added required column "flag" (the table had no rows)' }])
+      t.strictSame(await evolveTables(store, specs(v2)), [{ table: 'e_req_empty', change: 'added required column "flag" (the table had no rows)' }])
       t.match((await columnsOf(store, 'e_req_empty')).find(c => c.name === 'flag'), { notNull: true })
 
       const w1 = def('e_req', { title: Type.String() })
@@ -162,9 +162,9 @@ for (const db of databases) {
           'ALTER TABLE "e_req" ALTER COLUMN "flag" DROP DEFAULT;'
         ]
       }
-      t.same(err.differences, [d])
+      t.strictSame(err.differences, [d])
       named(t, err, d)
-      t.same((await columnsOf(store, 'e_req')).map(c => c.name).filter(n => ['flag', 'note'].includes(n)), [], 'nothing changed: not even the nullable field')
+      t.strictSame((await columnsOf(store, 'e_req')).map(c => c.name).filter(n => ['flag', 'note'].includes(n)), [], 'nothing changed: not even the nullable field')
     })
 
     t.test('refused, each with its message and SQL, all in one error, nothing changed', async t => {
@@ -240,7 +240,7 @@ for (const db of databases) {
           sql: ['ALTER TABLE "e_many" DROP CONSTRAINT "e_many_parentId_fkey";']
         }
       ]
-      t.same(err.differences, expected)
+      t.strictSame(err.differences, expected)
       for (const d of expected) named(t, err, d)
       t.match(err.message, /^The tables differ from the resource definitions in ways the service does not change by itself, so it did not start and changed nothing:\n/)
       t.match(err.message, /\nPut the SQL that fits in a migration file \(`svc-conventions migrate new <name>` writes one with it, docs\/migrations\.md\), or change the definitions back\.$/)
@@ -263,24 +263,24 @@ for (const db of databases) {
       await insert(store, 'e_fine', [{ title: 'a', kind: 'X', parentId: p }, { title: null, kind: null, parentId: null }])
       await insert(store, 'e_broken', [{ title: 'a', kind: 'Z', parentId: 'nobody' }, { title: 'a', kind: null, parentId: null }])
 
-      t.same((await evolveTables(store, specs(parent, def('e_fine', strict, opts)))).map(c => c.change), [
+      t.strictSame((await evolveTables(store, specs(parent, def('e_fine', strict, opts)))).map(c => c.change), [
         'made "title" required, its default in the rows without a value',
         'added the check of the values of "kind"',
         'added the unique set of "title"',
         'added the reference of "parentId" to "e_cparent"',
         'created index "e_fine_parentId_idx"'
       ])
-      t.same((await store.query('SELECT title FROM e_fine ORDER BY title')).rows, [{ title: 'a' }, { title: 'untitled' }])
-      t.same(await evolveTables(store, specs(parent, def('e_fine', strict, opts))), [], 'then nothing more: the reference\'s lookup index compares equal')
+      t.strictSame((await store.query('SELECT title FROM e_fine ORDER BY title')).rows, [{ title: 'a' }, { title: 'untitled' }])
+      t.strictSame(await evolveTables(store, specs(parent, def('e_fine', strict, opts))), [], 'then nothing more: the reference\'s lookup index compares equal')
 
       const required = def('e_broken', { ...strict, title: Type.String() }, opts)
       const err = await refusal(t, store, specs(parent, required))
-      t.same(err.differences.map(d => [d.column, d.difference]), [
+      t.strictSame(err.differences.map(d => [d.column, d.difference]), [
         ['kind', "allowed values 'X', 'Y' in the definition, but rows of the table hold others"],
         ['title', 'unique in the definition, but rows of the table share values'],
         ['parentId', 'references "e_cparent" in the definition, but rows of the table hold ids "e_cparent" does not have']
       ])
-      t.same(err.differences.map(d => d.sql.at(-1)), [
+      t.strictSame(err.differences.map(d => d.sql.at(-1)), [
         'ALTER TABLE "e_broken" ADD CONSTRAINT "e_broken_kind_check" CHECK ("kind" IN (\'X\', \'Y\'));',
         'ALTER TABLE "e_broken" ADD CONSTRAINT "e_broken_title_key" UNIQUE (ctx, "title");',
         'ALTER TABLE "e_broken" ADD CONSTRAINT "e_broken_parentId_fkey" FOREIGN KEY (ctx, "parentId") REFERENCES "e_cparent" (ctx, id);'
@@ -289,7 +289,7 @@ for (const db of databases) {
 
       await store.exec("UPDATE e_broken SET title = NULL WHERE kind IS NULL; UPDATE e_broken SET kind = 'X', \"parentId\" = NULL")
       const nulls = await refusal(t, store, specs(parent, required))
-      t.same(nulls.differences, [{
+      t.strictSame(nulls.differences, [{
         table: 'e_broken',
         column: 'title',
         difference: 'required in the definition, but rows of the table have no value',
@@ -306,9 +306,9 @@ for (const db of databases) {
     t.test('enum values added: the check is replaced and takes them', async t => {
       await evolveTables(store, specs(def('e_enum', { status: UpperSnakeEnum(['A', 'B']) })))
       await insert(store, 'e_enum', [{ status: 'A' }])
-      t.same(await evolveTables(store, specs(def('e_enum', { status: UpperSnakeEnum(['B', 'A', 'C']) }))), [{ table: 'e_enum', change: 'added \'C\' to the values of "status"' }])
+      t.strictSame(await evolveTables(store, specs(def('e_enum', { status: UpperSnakeEnum(['B', 'A', 'C']) }))), [{ table: 'e_enum', change: 'added \'C\' to the values of "status"' }])
       await insert(store, 'e_enum', [{ status: 'C' }])
-      t.same(await evolveTables(store, specs(def('e_enum', { status: UpperSnakeEnum(['A', 'B', 'C']) }))), [], 'the order of the values is no difference')
+      t.strictSame(await evolveTables(store, specs(def('e_enum', { status: UpperSnakeEnum(['A', 'B', 'C']) }))), [], 'the order of the values is no difference')
     })
 
     t.test('a unique set as a partial unique index: the constraint narrowed by itself, named alike, not widened back', async t => {
@@ -317,12 +317,12 @@ for (const db of databases) {
       const partial: TableSpec = { ...full.storage.spec, uniqueWhere: '"archivedDateTime" IS NULL' }
       await evolveTables(store, specs(full))
       await insert(store, 'e_soft', [{ title: 'a', archivedDateTime: '2024-01-01T00:00:00Z' }])
-      t.same(await evolveTables(store, [partial]), [{ table: 'e_soft', change: 'the unique set of "title" holds only where "archivedDateTime" IS NULL' }])
+      t.strictSame(await evolveTables(store, [partial]), [{ table: 'e_soft', change: 'the unique set of "title" holds only where "archivedDateTime" IS NULL' }])
       await insert(store, 'e_soft', [{ title: 'a', archivedDateTime: null }])
       await t.rejects(insert(store, 'e_soft', [{ title: 'a', archivedDateTime: null }]), { name: 'UniqueViolation', constraint: 'e_soft_title_key' }, 'the same name, for the same problem')
-      t.same(await evolveTables(store, [partial]), [], 'the predicate compares as PostgreSQL writes it')
+      t.strictSame(await evolveTables(store, [partial]), [], 'the predicate compares as PostgreSQL writes it')
       const err = await refusal(t, store, specs(full))
-      t.same(err.differences, [{
+      t.strictSame(err.differences, [{
         table: 'e_soft',
         column: 'title',
         difference: 'unique over (ctx, title) WHERE ("archivedDateTime" IS NULL) in the table, over (ctx, title) in the definition',
@@ -330,8 +330,8 @@ for (const db of databases) {
       }])
       // A definition of its own: index names are the table's.
       const fresh: TableSpec = { ...def('e_soft_new', fields, { unique: ['title'] }).storage.spec, uniqueWhere: '"archivedDateTime" IS NULL' }
-      t.same(await evolveTables(store, [fresh]), [{ table: 'e_soft_new', change: 'created' }])
-      t.same(await evolveTables(store, [fresh]), [], 'made so from the start')
+      t.strictSame(await evolveTables(store, [fresh]), [{ table: 'e_soft_new', change: 'created' }])
+      t.strictSame(await evolveTables(store, [fresh]), [], 'made so from the start')
     })
 
     t.test('nested JSON keys: no false difference; an index whose keys changed is rebuilt', async t => {
@@ -340,10 +340,10 @@ for (const db of databases) {
         metadata: Nullable(Type.Object({ source: Nullable(Type.Object({ system: Type.String() })), score: Type.Optional(Type.Integer()) }))
       }, { filterable: ['name', 'metadata.source.system', 'metadata.score'], sortable: ['metadata.source.system', 'metadata.score'], indexes: [['metadata.source.system'], ['-metadata.score', 'name']] })
       await evolveTables(store, specs(notes))
-      t.same(await evolveTables(store, specs(notes)), [])
+      t.strictSame(await evolveTables(store, specs(notes)), [])
       await store.exec('DROP INDEX "e_nested_by_metadata_source_system"; CREATE INDEX "e_nested_by_metadata_source_system" ON e_nested (ctx, (metadata->\'source\'->>\'system\'), id)')
-      t.same(await evolveTables(store, specs(notes)), [{ table: 'e_nested', change: 'rebuilt index "e_nested_by_metadata_source_system", whose keys changed' }], 'made without COLLATE "C"')
-      t.same(await evolveTables(store, specs(notes)), [])
+      t.strictSame(await evolveTables(store, specs(notes)), [{ table: 'e_nested', change: 'rebuilt index "e_nested_by_metadata_source_system", whose keys changed' }], 'made without COLLATE "C"')
+      t.strictSame(await evolveTables(store, specs(notes)), [])
     })
 
     t.test('a primary key that is not (ctx, id) is refused', async t => {
@@ -351,7 +351,7 @@ for (const db of databases) {
       await evolveTables(store, specs(notes))
       await store.exec('ALTER TABLE e_pkey DROP CONSTRAINT e_pkey_pkey')
       const err = await refusal(t, store, specs(notes))
-      t.same(err.differences, [{ table: 'e_pkey', column: null, difference: 'no primary key (ctx, id) named "e_pkey_pkey"', sql: ['ALTER TABLE "e_pkey" ADD CONSTRAINT "e_pkey_pkey" PRIMARY KEY (ctx, id);'] }])
+      t.strictSame(err.differences, [{ table: 'e_pkey', column: null, difference: 'no primary key (ctx, id) named "e_pkey_pkey"', sql: ['ALTER TABLE "e_pkey" ADD CONSTRAINT "e_pkey_pkey" PRIMARY KEY (ctx, id);'] }])
       t.match(err.message, '- table "e_pkey": no primary key')
     })
 
@@ -359,7 +359,7 @@ for (const db of databases) {
       const notes = def('e_own', { name: Type.String(), size: Type.Integer() })
       await evolveTables(store, specs(notes))
       await store.exec('CREATE UNIQUE INDEX e_own_lower_name ON e_own (ctx, lower(name)); ALTER TABLE e_own ADD CONSTRAINT e_own_size_positive CHECK (size > 0); CREATE INDEX e_own_by_size ON e_own (size)')
-      t.same(await evolveTables(store, specs(notes)), [])
+      t.strictSame(await evolveTables(store, specs(notes)), [])
     })
   })
 }

@@ -17,7 +17,7 @@ t.test('defaultColumn follows the storage model', async (t) => {
 t.test('defaultColumns maps every path of a field map, once per map', async (t) => {
   const fields = createFieldMap([{ path: 'id', type: 'string' }, { path: 'meta.n', type: 'int64' }])
   const columns = defaultColumns(fields)
-  t.same([...columns], [['id', 't."id"'], ['meta.n', '((t."meta"->>\'n\')::bigint)']])
+  t.strictSame([...columns], [['id', 't."id"'], ['meta.n', '((t."meta"->>\'n\')::bigint)']])
   t.equal(defaultColumns(fields), columns, 'the same map for the same field map')
 })
 
@@ -25,8 +25,8 @@ t.test('a ref is its prefix and a column: equality and in compare the column, ev
   const fields = createFieldMap([{ path: 'id', type: 'string' }, { path: 'ref', type: 'string' }, { path: 'authorRef', type: 'string', nullable: true }, { path: 'name', type: 'string' }])
   const refs = [{ field: 'ref', prefix: "svc:o'k::", of: 'id' }, { field: 'authorRef', prefix: 'svc:author::', of: 'authorId' }, { field: 'unlisted', prefix: 'x:', of: 'x' }]
   const { columns, prefixed } = tableColumns(fields, refs)
-  t.same([...columns], [['id', 't."id"'], ['ref', "('svc:o''k::' || t.\"id\")"], ['authorRef', "('svc:author::' || t.\"authorId\")"], ['name', 't."name"']])
-  t.same([...prefixed.keys()], ['ref', 'authorRef'], 'a ref the field map does not hold is left out')
+  t.strictSame([...columns], [['id', 't."id"'], ['ref', "('svc:o''k::' || t.\"id\")"], ['authorRef', "('svc:author::' || t.\"authorId\")"], ['name', 't."name"']])
+  t.strictSame([...prefixed.keys()], ['ref', 'authorRef'], 'a ref the field map does not hold is left out')
   t.equal(tableColumns(fields, refs).columns, columns, 'built once per field map and refs')
   const cmp = (op: Comparison['op'], values: Comparison['values'], field = 'ref'): Filter => ({ kind: 'cmp', field, op, values, ci: false })
   // [filter, WHERE, params]
@@ -47,6 +47,6 @@ t.test('a ref is its prefix and a column: equality and in compare the column, ev
   for (const [filter, where, params] of rows) {
     const sql = compileSql({ filter, ordering: [{ field: 'id', direction: 'asc' }], paging }, fields, { columns, prefixed })
     t.equal(sql.where, where, JSON.stringify(filter))
-    t.same(sql.params, params, `${JSON.stringify(filter)}: params`)
+    t.strictSame(sql.params, params, `${JSON.stringify(filter)}: params`)
   }
 })

@@ -9,47 +9,47 @@ const ids = (items: Array<{ id: string }>): string[] => items.map((item) => item
 t.test('sortKeyOf keeps the API types', async (t) => {
   const item = { a: 'x', b: 1, c: false, d: null, e: 10n, f: new Date('2024-01-01T00:00:00Z'), g: { h: 'deep' }, i: { j: 1 } }
   const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g.h', 'missing', 'i'].map((field) => ({ field, direction: 'asc' as const }))
-  t.same(sortKeyOf(item, keys), ['x', 1, false, null, '10', '2024-01-01T00:00:00.000Z', 'deep', null, null])
+  t.strictSame(sortKeyOf(item, keys), ['x', 1, false, null, '10', '2024-01-01T00:00:00.000Z', 'deep', null, null])
 })
 
 t.test('cursor paging, forwards', async (t) => {
   const first: Paging = { kind: 'cursor', limit: 2 }
   const page = finishPage(rows(1, 2, 3), first, ordering)
-  t.same(ids(page.items), ['i1', 'i2'])
-  t.same({ hasNext: page.hasNext, hasPrevious: page.hasPrevious }, { hasNext: true, hasPrevious: false })
-  t.same(page.next, { direction: 'next', values: [2, 'i2'] })
+  t.strictSame(ids(page.items), ['i1', 'i2'])
+  t.strictSame({ hasNext: page.hasNext, hasPrevious: page.hasPrevious }, { hasNext: true, hasPrevious: false })
+  t.strictSame(page.next, { direction: 'next', values: [2, 'i2'] })
   t.equal(page.previous, null)
 
   const last = finishPage(rows(3), { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: [2, 'i2'] } }, ordering)
-  t.same(ids(last.items), ['i3'])
-  t.same([last.next, last.previous], [null, { direction: 'previous', values: [3, 'i3'] }])
-  t.same({ hasNext: last.hasNext, hasPrevious: last.hasPrevious }, { hasNext: false, hasPrevious: true })
+  t.strictSame(ids(last.items), ['i3'])
+  t.strictSame([last.next, last.previous], [null, { direction: 'previous', values: [3, 'i3'] }])
+  t.strictSame({ hasNext: last.hasNext, hasPrevious: last.hasPrevious }, { hasNext: false, hasPrevious: true })
 
   const only = finishPage(rows(1, 2), first, ordering)
-  t.same([only.hasNext, only.hasPrevious, only.next, only.previous], [false, false, null, null], 'exactly one full page')
+  t.strictSame([only.hasNext, only.hasPrevious, only.next, only.previous], [false, false, null, null], 'exactly one full page')
 })
 
 t.test('cursor paging, backwards: rows arrive reversed', async (t) => {
   const paging: Paging = { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: [4, 'i4'] } }
   const middle = finishPage(rows(3, 2, 1), paging, ordering)
-  t.same(ids(middle.items), ['i2', 'i3'])
-  t.same([middle.previous, middle.next], [{ direction: 'previous', values: [2, 'i2'] }, { direction: 'next', values: [3, 'i3'] }])
+  t.strictSame(ids(middle.items), ['i2', 'i3'])
+  t.strictSame([middle.previous, middle.next], [{ direction: 'previous', values: [2, 'i2'] }, { direction: 'next', values: [3, 'i3'] }])
   const start = finishPage(rows(2, 1), paging, ordering)
-  t.same(ids(start.items), ['i1', 'i2'])
-  t.same([start.hasPrevious, start.hasNext], [false, true])
+  t.strictSame(ids(start.items), ['i1', 'i2'])
+  t.strictSame([start.hasPrevious, start.hasNext], [false, true])
 })
 
 t.test('an empty page reached by a cursor has no links', async (t) => {
   for (const direction of ['next', 'previous'] as const) {
     const page = finishPage([], { kind: 'cursor', limit: 2, cursor: { direction, values: [1, 'i1'] } }, ordering)
-    t.same([page.items, page.hasNext, page.hasPrevious, page.next, page.previous], [[], false, false, null, null], direction)
+    t.strictSame([page.items, page.hasNext, page.hasPrevious, page.next, page.previous], [[], false, false, null, null], direction)
   }
 })
 
 t.test('offset paging', async (t) => {
   const page = finishPage(rows(5, 6, 7), { kind: 'offset', limit: 2, offset: 4, totalCount: false }, ordering)
-  t.same(ids(page.items), ['i5', 'i6'])
-  t.same([page.hasNext, page.hasPrevious, page.next, page.previous], [true, true, null, null])
+  t.strictSame(ids(page.items), ['i5', 'i6'])
+  t.strictSame([page.hasNext, page.hasPrevious, page.next, page.previous], [true, true, null, null])
   const first = finishPage(rows(1), { kind: 'offset', limit: 2, offset: 0, totalCount: true }, ordering)
-  t.same([first.hasNext, first.hasPrevious], [false, false])
+  t.strictSame([first.hasNext, first.hasPrevious], [false, false])
 })

@@ -63,7 +63,7 @@ t.test('embedded storage runs with its buffer cache as set (16MB by default) and
     const store = createStore({ dataDir: 'memory', ...opts })
     t.teardown(() => store.close())
     const { rows } = await store.query<{ sb: string, tz: string }>("SELECT current_setting('shared_buffers') AS sb, current_setting('TimeZone') AS tz")
-    t.same(rows, [{ sb: wanted, tz: 'UTC' }], JSON.stringify(opts))
+    t.strictSame(rows, [{ sb: wanted, tz: 'UTC' }], JSON.stringify(opts))
   }
 })
 
@@ -113,13 +113,13 @@ t.test('PGlite on disk: ./data by default, search_path, close drains, data persi
   await first.exec('CREATE SCHEMA app')
   await migrate(first, migrations)
   await first.query('INSERT INTO disk_items VALUES ($1, $2)', [1, 'kept'])
-  t.same((await first.query("SELECT current_schema() AS s, to_regclass('app.disk_items') IS NOT NULL AS there")).rows, [{ s: 'app', there: true }])
+  t.strictSame((await first.query("SELECT current_schema() AS s, to_regclass('app.disk_items') IS NOT NULL AS there")).rows, [{ s: 'app', there: true }])
   await closeDrains(t, first, async (s) => { await s.query('INSERT INTO disk_items VALUES ($1, $2)', [2, 'drained']) })
 
   const second = createStore({ dataDir: join(dir, 'data'), searchPath: 'app' })
   t.teardown(() => second.close())
-  t.same(await migrate(second, migrations), [], 'already migrated')
-  t.same((await second.query('SELECT id, name FROM disk_items ORDER BY id')).rows, [{ id: 1, name: 'kept' }, { id: 2, name: 'drained' }, { id: 3, name: 'queued' }])
+  t.strictSame(await migrate(second, migrations), [], 'already migrated')
+  t.strictSame((await second.query('SELECT id, name FROM disk_items ORDER BY id')).rows, [{ id: 1, name: 'kept' }, { id: 2, name: 'drained' }, { id: 3, name: 'queued' }])
 })
 
 /**
@@ -162,7 +162,7 @@ for (const db of databases) {
     const sibling = db.sibling === undefined ? undefined : await db.sibling(t, store)
     await closeDrains(t, store, async (s) => { await s.query("INSERT INTO disk_items VALUES (2, 'drained')") })
     if (sibling !== undefined) {
-      t.same((await sibling.query('SELECT id FROM disk_items ORDER BY id')).rows, [{ id: 2 }, { id: 3 }], 'both committed before the pool ended')
+      t.strictSame((await sibling.query('SELECT id FROM disk_items ORDER BY id')).rows, [{ id: 2 }, { id: 3 }], 'both committed before the pool ended')
     }
   })
 }
@@ -188,7 +188,7 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
     t.ok(err instanceof Unavailable)
     release.open()
     await held
-    t.same((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'usable again')
+    t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'usable again')
   })
 
   t.test('a connection terminated inside a transaction, between statements, is Unavailable; the process survives', async (t) => {
@@ -200,7 +200,7 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
       await tx.query('SELECT 1')
     }).catch((e: unknown) => e)
     t.ok(err instanceof Unavailable, String(err))
-    t.same((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the broken connection was dropped, a new one serves')
+    t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the broken connection was dropped, a new one serves')
   })
 
   t.test('a connection terminated during a statement is Unavailable (57P01)', async (t) => {
@@ -222,7 +222,7 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
     }).catch((e: unknown) => e)
     t.ok(err instanceof Unavailable)
     t.equal((err as Unavailable).sqlState, '57P01')
-    t.same((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+    t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }])
   })
 
   t.test('an idle pooled connection the server drops is logged and replaced', async (t) => {

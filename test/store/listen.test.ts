@@ -152,6 +152,6 @@ t.test('PostgreSQL server: the listening connection', { skip: postgres.skip }, a
     t.teardown(() => { statements.restore() })
     const stop = await store.listen('jobs', () => { t.fail('nothing listens') })
     await stop()
-    t.same(statements.texts(), [])
+    t.strictSame(statements.texts(), [])
   })
 })

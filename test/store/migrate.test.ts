@@ -30,11 +30,11 @@ for (const db of databases) {
         { id: 'a-2', sql: async (tx) => { order.push('a-2'); await tx.query('INSERT INTO a_items VALUES ($1)', [1]) } },
         { id: 'a-3', sql: 'ALTER TABLE a_items ADD COLUMN name text NOT NULL DEFAULT $$x$$' }
       ]
-      t.same(await migrate(store, migrations, { logger }), ['a-1', 'a-2', 'a-3'])
-      t.same(order, ['a-2'])
-      t.same(infos, [{ migration: 'a-1' }, { migration: 'a-2' }, { migration: 'a-3' }])
-      t.same((await store.query('SELECT id, name FROM a_items')).rows, [{ id: 1, name: 'x' }])
-      t.same(await recorded(store, 'a'), ['a-1', 'a-2', 'a-3'])
+      t.strictSame(await migrate(store, migrations, { logger }), ['a-1', 'a-2', 'a-3'])
+      t.strictSame(order, ['a-2'])
+      t.strictSame(infos, [{ migration: 'a-1' }, { migration: 'a-2' }, { migration: 'a-3' }])
+      t.strictSame((await store.query('SELECT id, name FROM a_items')).rows, [{ id: 1, name: 'x' }])
+      t.strictSame(await recorded(store, 'a'), ['a-1', 'a-2', 'a-3'])
       const { rows } = await store.query<{ applied_at: string }>("SELECT applied_at FROM schema_migrations WHERE id = 'a-1'")
       t.match(rows[0]?.applied_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     })
@@ -45,12 +45,12 @@ for (const db of databases) {
         { id: 'b-1', sql: 'CREATE TABLE b_items (id int)' }, // would fail if run twice
         { id: 'b-2', sql: async () => { runs++ } }
       ]
-      t.same(await migrate(store, migrations), ['b-1', 'b-2'])
-      t.same(await migrate(store, migrations), [])
-      t.same(await migrate(store, [...migrations, { id: 'b-3', sql: 'CREATE TABLE b_more (id int)' }]), ['b-3'])
+      t.strictSame(await migrate(store, migrations), ['b-1', 'b-2'])
+      t.strictSame(await migrate(store, migrations), [])
+      t.strictSame(await migrate(store, [...migrations, { id: 'b-3', sql: 'CREATE TABLE b_more (id int)' }]), ['b-3'])
       t.equal(runs, 1)
-      t.same(await recorded(store, 'b'), ['b-1', 'b-2', 'b-3'])
-      t.same(await migrate(store, []), [], 'an empty list is fine')
+      t.strictSame(await recorded(store, 'b'), ['b-1', 'b-2', 'b-3'])
+      t.strictSame(await migrate(store, []), [], 'an empty list is fine')
     })
 
     t.test('a failing migration leaves no trace and stops the run', async (t) => {
@@ -62,14 +62,14 @@ for (const db of databases) {
       ]
       const err = await migrate(store, migrations).catch((e: unknown) => e)
       t.equal(err, boom)
-      t.same(await recorded(store, 'c'), ['c-1'], 'the earlier one stays applied')
-      t.same((await store.query("SELECT to_regclass('c_half') AS half, to_regclass('c_never') AS never")).rows, [{ half: null, never: null }])
-      t.same((await store.query('SELECT * FROM c_items')).rows, [])
+      t.strictSame(await recorded(store, 'c'), ['c-1'], 'the earlier one stays applied')
+      t.strictSame((await store.query("SELECT to_regclass('c_half') AS half, to_regclass('c_never') AS never")).rows, [{ half: null, never: null }])
+      t.strictSame((await store.query('SELECT * FROM c_items')).rows, [])
       // A SQL error is a store error, and the migration is still pending afterwards.
       const bad: Migration[] = [{ id: 'c-9', sql: 'CREATE TABLE c_ok (id int); CREATE TABLE c_ok (id int)' }]
       await t.rejects(migrate(store, bad), StoreError)
-      t.same(await recorded(store, 'c'), ['c-1'])
-      t.same(await migrate(store, [migrations[0] as Migration, { id: 'c-9', sql: 'CREATE TABLE c_ok (id int)' }]), ['c-9'], 'fixed, it applies')
+      t.strictSame(await recorded(store, 'c'), ['c-1'])
+      t.strictSame(await migrate(store, [migrations[0] as Migration, { id: 'c-9', sql: 'CREATE TABLE c_ok (id int)' }]), ['c-9'], 'fixed, it applies')
     })
 
     t.test('refuses a malformed list before touching the database', async (t) => {
@@ -84,14 +84,14 @@ for (const db of databases) {
       for (const [list, message] of cases) {
         await t.rejects(migrate(store, list as Migration[]), { name: 'TypeError', message }, JSON.stringify(list))
       }
-      t.same(await recorded(store, 'd'), [])
+      t.strictSame(await recorded(store, 'd'), [])
     })
 
     t.test('concurrent runs on one store apply each migration once', async (t) => {
       const migrations = logged('e', 4)
       const results = await Promise.all([migrate(store, migrations), migrate(store, migrations), migrate(store, migrations)])
-      t.same(results.flat().sort(), migrations.map((m) => m.id), 'each id applied by exactly one run')
-      t.same((await store.query('SELECT id FROM e_log ORDER BY id')).rows.map((r) => r.id), ['e-001', 'e-002', 'e-003', 'e-004'])
+      t.strictSame(results.flat().sort(), migrations.map((m) => m.id), 'each id applied by exactly one run')
+      t.strictSame((await store.query('SELECT id FROM e_log ORDER BY id')).rows.map((r) => r.id), ['e-001', 'e-002', 'e-003', 'e-004'])
     })
 
     if (db.sibling !== undefined) {
@@ -100,10 +100,10 @@ for (const db of databases) {
         const instances = [store, await sibling(t, store), await sibling(t, store), await sibling(t, store)]
         const migrations = logged('f', 6, 0.02)
         const results = await Promise.all(instances.map(async (s) => await migrate(s, migrations)))
-        t.same(results.flat().sort(), migrations.map((m) => m.id), 'each id applied by exactly one instance')
+        t.strictSame(results.flat().sort(), migrations.map((m) => m.id), 'each id applied by exactly one instance')
         const { rows } = await store.query<{ id: string, n: number }>('SELECT id, count(*) AS n FROM f_log GROUP BY id ORDER BY id')
-        t.same(rows, migrations.slice(1).map((m) => ({ id: m.id, n: 1 })))
-        t.same(await recorded(store, 'f'), migrations.map((m) => m.id))
+        t.strictSame(rows, migrations.slice(1).map((m) => ({ id: m.id, n: 1 })))
+        t.strictSame(await recorded(store, 'f'), migrations.map((m) => m.id))
       })
     }
   })

@@ -19,8 +19,8 @@ const folder = (t: Test, files: Record<string, string> = {}): string => t.testdi
 
 t.test('reading: numeric order, other files ignored, mistakes refused by name', async t => {
   const dir = folder(t, { '10_c.sql': 'SELECT 10', '2_b.sql': 'SELECT 2', '0001_a-one.sql': 'SELECT 1', 'README.md': 'notes', 'draft.txt': '' })
-  t.same(readMigrationFiles(dir).map(f => [f.id, f.number, f.text]), [['file:0001_a-one.sql', 1, 'SELECT 1'], ['file:2_b.sql', 2, 'SELECT 2'], ['file:10_c.sql', 10, 'SELECT 10']])
-  t.same(readMigrationFiles(join(dir, 'missing')), [], 'no directory, no files')
+  t.strictSame(readMigrationFiles(dir).map(f => [f.id, f.number, f.text]), [['file:0001_a-one.sql', 1, 'SELECT 1'], ['file:2_b.sql', 2, 'SELECT 2'], ['file:10_c.sql', 10, 'SELECT 10']])
+  t.strictSame(readMigrationFiles(join(dir, 'missing')), [], 'no directory, no files')
   t.throws(() => readMigrationFiles(join(dir, 'missing'), { required: true }), { name: 'TypeError', message: `migrations: the directory ${join(dir, 'missing')} does not exist` })
   t.throws(() => readMigrationFiles(join(dir, 'README.md')), { name: 'TypeError', message: `migrations: ${join(dir, 'README.md')} is not a directory` })
   const cases: Array<[Record<string, string>, RegExp]> = [
@@ -39,7 +39,7 @@ t.test('writing: the next number, four digits at least, a name made safe, never 
   t.match(writeMigrationFile(dir, 'Rename title', () => 'A'), /migrations\/0001_rename_title\.sql$/, 'the directory is made')
   const seen: string[] = []
   const second = writeMigrationFile(dir, 'drop: old column!', (file) => { seen.push(file); return `-- ${file}` })
-  t.same(seen, ['0002_drop_old_column.sql'])
+  t.strictSame(seen, ['0002_drop_old_column.sql'])
   t.equal(readFileSync(second, 'utf8'), '-- 0002_drop_old_column.sql')
   writeFileSync(join(dir, '0041_later.sql'), '')
   t.match(writeMigrationFile(dir, 'x', () => ''), /0042_x\.sql$/)
@@ -79,11 +79,11 @@ for (const db of databases) {
         '0002_nothing.sql': '-- only a comment\n\n',
         '0003_more.sql': 'INSERT INTO mf_log VALUES (3);'
       })
-      t.same(await appliedMigrations(store), new Set(), 'no table yet, nothing applied')
+      t.strictSame(await appliedMigrations(store), new Set(), 'no table yet, nothing applied')
       const files = readMigrationFiles(dir)
-      t.same(await applyMigrationFiles(store, files), ['file:0001_create.sql', 'file:0002_nothing.sql', 'file:0003_more.sql'])
-      t.same(await applyMigrationFiles(store, files), [], 'once')
-      t.same((await store.query('SELECT n FROM mf_log ORDER BY n')).rows, [{ n: 1 }, { n: 3 }])
+      t.strictSame(await applyMigrationFiles(store, files), ['file:0001_create.sql', 'file:0002_nothing.sql', 'file:0003_more.sql'])
+      t.strictSame(await applyMigrationFiles(store, files), [], 'once')
+      t.strictSame((await store.query('SELECT n FROM mf_log ORDER BY n')).rows, [{ n: 1 }, { n: 3 }])
       t.ok((await appliedMigrations(store)).has('file:0003_more.sql'))
     })
 
@@ -96,7 +96,7 @@ for (const db of databases) {
       const err = await applyMigrationFiles(store, readMigrationFiles(dir)).catch((e: unknown) => e)
       t.type(err, MigrationFailed)
       t.match(err, { migration: '0002_bad.sql', code: 'STORE_MIGRATION_FAILED', sqlState: '42703', message: /^Migration 0002_bad\.sql failed and was rolled back: column "nope" does not exist/ })
-      t.same((await store.query('SELECT n FROM mf_fail')).rows, [], 'its insert was rolled back and the next file did not run')
+      t.strictSame((await store.query('SELECT n FROM mf_fail')).rows, [], 'its insert was rolled back and the next file did not run')
       t.notOk((await appliedMigrations(store)).has('file:0002_bad.sql'))
     })
 
@@ -109,22 +109,22 @@ for (const db of databases) {
       const pending = readMigrationFiles(dir)
 
       const preview = await previewTables(store, [v2.storage.spec], pending)
-      t.same(preview.changes, [{ table: 'mf_notes', change: 'added column "note"' }], 'what the boot would do alone')
-      t.same(preview.refusals.map(d => d.column), ['title'], 'the pending file renames size: only the title is left')
-      t.same((await store.query('SELECT title, size FROM mf_notes')).rows, [{ title: 'first', size: 1 }], 'nothing changed meanwhile')
+      t.strictSame(preview.changes, [{ table: 'mf_notes', change: 'added column "note"' }], 'what the boot would do alone')
+      t.strictSame(preview.refusals.map(d => d.column), ['title'], 'the pending file renames size: only the title is left')
+      t.strictSame((await store.query('SELECT title, size FROM mf_notes')).rows, [{ title: 'first', size: 1 }], 'nothing changed meanwhile')
 
       const path = writeMigrationFile(dir, 'rename title', (file) => migrationText(file, preview.refusals))
       t.match(readFileSync(path, 'utf8'), 'ALTER TABLE IF EXISTS "mf_notes" RENAME COLUMN "title" TO "name";\nALTER TABLE IF EXISTS "mf_notes" RENAME CONSTRAINT "mf_notes_title_key" TO "mf_notes_name_key";\n')
       await t.rejects(evolveTables(store, [v2.storage.spec]), SchemaMismatch, 'before the files run')
-      t.same(await applyMigrationFiles(store, readMigrationFiles(dir)), ['file:0001_size.sql', 'file:0002_rename_title.sql'])
-      t.same(await evolveTables(store, [v2.storage.spec]), [{ table: 'mf_notes', change: 'added column "note"' }])
-      t.same((await store.query('SELECT name, weight, note FROM mf_notes')).rows, [{ name: 'first', weight: 1, note: null }])
+      t.strictSame(await applyMigrationFiles(store, readMigrationFiles(dir)), ['file:0001_size.sql', 'file:0002_rename_title.sql'])
+      t.strictSame(await evolveTables(store, [v2.storage.spec]), [{ table: 'mf_notes', change: 'added column "note"' }])
+      t.strictSame((await store.query('SELECT name, weight, note FROM mf_notes')).rows, [{ name: 'first', weight: 1, note: null }])
 
       // A database made from scratch: the files find no table, then the definition makes it.
       const other = defineResource({ ...v2Options(), collection: 'mf_fresh', path: '/v1/mf_fresh' })
       const fresh = folder(t, { '0001_rename.sql': readFileSync(path, 'utf8').replaceAll('mf_notes', 'mf_fresh') })
-      t.same(await applyMigrationFiles(store, readMigrationFiles(fresh).map(f => ({ ...f, id: `${f.id}:fresh` }))), ['file:0001_rename.sql:fresh'])
-      t.same(await evolveTables(store, [other.storage.spec]), [{ table: 'mf_fresh', change: 'created' }])
+      t.strictSame(await applyMigrationFiles(store, readMigrationFiles(fresh).map(f => ({ ...f, id: `${f.id}:fresh` }))), ['file:0001_rename.sql:fresh'])
+      t.strictSame(await evolveTables(store, [other.storage.spec]), [{ table: 'mf_fresh', change: 'created' }])
     })
 
     t.test('a pending file that fails is named by the preview too', async t => {

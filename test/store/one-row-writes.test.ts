@@ -81,8 +81,8 @@ for (const db of databases) {
       const filler: RowWrite = { id: `filler-${n}`, etag: '"f"', values: second }
       const inserted = await write({ kind: 'insert', rows: [{ id: alone, etag: '"a"', values: first }] })
       const batch = await write({ kind: 'insert', rows: [{ id: together, etag: '"t"', values: first }, filler] })
-      t.same(fieldsOf(inserted[0]), fieldsOf(batch[0]), 'inserted: as answered')
-      t.same(fieldsOf((await table.get(store, 'prod', alone)) ?? undefined), fieldsOf((await table.get(store, 'prod', together)) ?? undefined), 'inserted: as read back')
+      t.strictSame(fieldsOf(inserted[0]), fieldsOf(batch[0]), 'inserted: as answered')
+      t.strictSame(fieldsOf((await table.get(store, 'prod', alone)) ?? undefined), fieldsOf((await table.get(store, 'prod', together)) ?? undefined), 'inserted: as read back')
 
       // An update of every field, guarded by the ETag it was decided on, to the other values.
       const seen: Guard = { by: 'seen' }
@@ -90,22 +90,22 @@ for (const db of databases) {
       const updatedBatch = await write({ kind: 'update', guard: seen, rows: [{ id: together, etag: '"t2"', seen: '"t"', values: second }, { ...filler, etag: '"f2"', seen: '"f"' }] })
       t.equal(updated.length, 1, 'updated alone')
       t.equal(updatedBatch.length, 2, 'updated together')
-      t.same(fieldsOf(updated[0]), fieldsOf(updatedBatch[0]), 'updated: as answered')
-      t.same(fieldsOf(updated[0]), fieldsOf(updatedBatch[1]), 'updated: the same values as the filler written with them')
-      t.same(fieldsOf((await table.get(store, 'prod', alone)) ?? undefined), fieldsOf((await table.get(store, 'prod', together)) ?? undefined), 'updated: as read back')
+      t.strictSame(fieldsOf(updated[0]), fieldsOf(updatedBatch[0]), 'updated: as answered')
+      t.strictSame(fieldsOf(updated[0]), fieldsOf(updatedBatch[1]), 'updated: the same values as the filler written with them')
+      t.strictSame(fieldsOf((await table.get(store, 'prod', alone)) ?? undefined), fieldsOf((await table.get(store, 'prod', together)) ?? undefined), 'updated: as read back')
       return true
     }), { numRuns: 40 })
 
     t.test('a guard that no longer holds leaves the one row alone, as it does a batch', async t => {
       await write({ kind: 'insert', rows: [{ id: 'guarded', etag: '"g1"', values: {} }] })
       const stale = await write({ kind: 'update', guard: { by: 'seen' }, rows: [{ id: 'guarded', etag: '"g2"', seen: '"old"', values: { text: 'x' } }] })
-      t.same(stale, [], 'seen: another ETag')
+      t.strictSame(stale, [], 'seen: another ETag')
       const refused = await write({ kind: 'update', guard: { by: 'preconditions', allowed: ['"old"'], refused: null, live: true }, rows: [{ id: 'guarded', etag: '"g2"', values: { text: 'x' } }], fields: ['text'] })
-      t.same(refused, [], 'preconditions: another ETag')
+      t.strictSame(refused, [], 'preconditions: another ETag')
       const done = await write({ kind: 'update', guard: { by: 'preconditions', allowed: ['"g1"'], refused: null, live: true }, rows: [{ id: 'guarded', etag: '"g2"', values: { text: 'x' } }], fields: ['text'] })
-      t.same(done.map(r => [r.id, r.etag, r.text]), [['guarded', '"g2"', 'x']], 'preconditions met: written')
+      t.strictSame(done.map(r => [r.id, r.etag, r.text]), [['guarded', '"g2"', 'x']], 'preconditions met: written')
       const gone = await write({ kind: 'delete', rows: [{ id: 'guarded', etag: '"g3"', values: {} }] })
-      t.same(gone.map(r => r.id), ['guarded'], 'deleted')
+      t.strictSame(gone.map(r => r.id), ['guarded'], 'deleted')
       t.equal(await table.get(store, 'prod', 'guarded'), null)
     })
   })

@@ -30,7 +30,7 @@ t.test('ArrayQuery is the Query pg makes of the same config', async t => {
   const values = ['a', 1]
   const ours = new ArrayQuery('SELECT $1::text, $2::int', values, 'pg-query-same', types) as unknown as Record<string, unknown>
   const theirs = new pg.Query({ text: 'SELECT $1::text, $2::int', values, name: 'pg-query-same', rowMode: 'array', queryMode: 'extended' } as pg.QueryConfig) as unknown as Record<string, unknown>
-  for (const member of ['text', 'values', 'name', 'queryMode', '_rowMode', 'portal', 'rows', 'binary']) t.same(ours[member], theirs[member], member)
+  for (const member of ['text', 'values', 'name', 'queryMode', '_rowMode', 'portal', 'rows', 'binary']) t.strictSame(ours[member], theirs[member], member)
   const result = (q: Record<string, unknown>): Record<string, unknown> => q._result as Record<string, unknown>
   for (const member of ['rowAsArray', 'parseRow']) t.equal(result(ours)[member], result(theirs)[member], `_result.${member}`)
   t.equal(ours._results, ours._result, 'one result')
@@ -52,35 +52,35 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
 
   const text = "SELECT $1::int8 AS big, $2::text AS label, '2024-05-01 12:00:00+02'::timestamptz AS at, NULL::int AS none"
   const first = await run(text, ['9007199254740993', 'a'], 'pg-query-test')
-  t.same(first.result.rows, [['9007199254740993', 'a', '2024-05-01T10:00:00.000Z', null]], 'each column read by its type\'s parser: int8 exact, timestamptz in UTC')
-  t.same(first.result.fields.map(f => f.name), ['big', 'label', 'at', 'none'], 'the result keeps the row description')
-  t.same(first.query.shape?.make(first.result.rows[0] as unknown[]), { big: '9007199254740993', label: 'a', at: '2024-05-01T10:00:00.000Z', none: null })
+  t.strictSame(first.result.rows, [['9007199254740993', 'a', '2024-05-01T10:00:00.000Z', null]], 'each column read by its type\'s parser: int8 exact, timestamptz in UTC')
+  t.strictSame(first.result.fields.map(f => f.name), ['big', 'label', 'at', 'none'], 'the result keeps the row description')
+  t.strictSame(first.query.shape?.make(first.result.rows[0] as unknown[]), { big: '9007199254740993', label: 'a', at: '2024-05-01T10:00:00.000Z', none: null })
 
   const connection = (client as unknown as { connection: EventEmitter & { parsedStatements: Record<string, string> } }).connection
   let descriptions = 0
   connection.on('rowDescription', () => { descriptions++ })
   const again = await run(text, ['1', 'b'], 'pg-query-test')
   t.equal(again.query.shape, first.query.shape, 'the prepared statement\'s second answer reuses the shape')
-  t.same(again.result.rows, [['1', 'b', '2024-05-01T10:00:00.000Z', null]])
+  t.strictSame(again.result.rows, [[1, 'b', '2024-05-01T10:00:00.000Z', null]], 'int8 within ±2^53 − 1 read as a number')
   t.equal(descriptions, 0, 'and comes without a row description: the connection described it once')
 
   const unserializable = { toPostgres: () => { throw new Error('not a value') } }
   await t.rejects(run(text, [unserializable, 'x'], 'pg-query-test'), /not a value/, 'a value pg cannot serialize fails the query')
-  t.same((await run(text, ['3', 'y'], 'pg-query-test')).result.rows, [['3', 'y', '2024-05-01T10:00:00.000Z', null]], 'and the statement runs on')
+  t.strictSame((await run(text, ['3', 'y'], 'pg-query-test')).result.rows, [[3, 'y', '2024-05-01T10:00:00.000Z', null]], 'and the statement runs on')
 
   const retyped = await run('SELECT $1::int4 AS big, $2::text AS label', [7, 'c'])
   t.not(retyped.query.shape, first.query.shape, 'another column list, another shape')
-  t.same(retyped.result.rows, [[7, 'c']], 'int4 read as a number')
+  t.strictSame(retyped.result.rows, [[7, 'c']], 'int4 read as a number')
 
   // A name is one text per connection: another connection may give it another column list.
   const other = new pg.Client({ connectionString: TEST_DATABASE_URL, options: '-c TimeZone=UTC', types })
   await other.connect()
   t.teardown(() => other.end())
   const renamed = await run('SELECT $1::text AS label, 5::int4 AS five', ['d'], 'pg-query-test', other)
-  t.same(renamed.result.rows, [['d', 5]], 'a name answering with other columns is read with its own parsers')
-  t.same(renamed.query.shape?.make(renamed.result.rows[0] as unknown[]), { label: 'd', five: 5 })
+  t.strictSame(renamed.result.rows, [['d', 5]], 'a name answering with other columns is read with its own parsers')
+  t.strictSame(renamed.query.shape?.make(renamed.result.rows[0] as unknown[]), { label: 'd', five: 5 })
   const back = await run(text, ['2', 'e'], 'pg-query-test')
-  t.same(back.result.rows, [['2', 'e', '2024-05-01T10:00:00.000Z', null]], 'and the first connection\'s statement still reads its own')
+  t.strictSame(back.result.rows, [[2, 'e', '2024-05-01T10:00:00.000Z', null]], 'and the first connection\'s statement still reads its own')
   t.equal(back.query.shape, first.query.shape, 'with the shape of its column list')
 
   // pg forgets a statement (the server dropped it): the name is parsed again, here for another
@@ -89,9 +89,9 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
   delete connection.parsedStatements['pg-query-test']
   descriptions = 0
   const reparsed = await run('SELECT $1::text AS word', ['f'], 'pg-query-test')
-  t.same(reparsed.result.rows, [['f']], 'a name parsed again is described again')
-  t.same(reparsed.query.shape?.make(reparsed.result.rows[0] as unknown[]), { word: 'f' })
-  t.same((await run('SELECT $1::text AS word', ['g'], 'pg-query-test')).result.rows, [['g']], 'and read with its new shape after')
+  t.strictSame(reparsed.result.rows, [['f']], 'a name parsed again is described again')
+  t.strictSame(reparsed.query.shape?.make(reparsed.result.rows[0] as unknown[]), { word: 'f' })
+  t.strictSame((await run('SELECT $1::text AS word', ['g'], 'pg-query-test')).result.rows, [['g']], 'and read with its new shape after')
   t.equal(descriptions, 1, 'one description for the new text')
 
   // The parsers come from the query's type set: the same statement run with another set on the
@@ -100,19 +100,19 @@ t.test('ArrayQuery on a server', { skip: TEST_DATABASE_URL === undefined ? 'set 
   const numbers = new pg.TypeOverrides()
   numbers.setTypeParser(OID.int8, (text: string) => Number(text) * 10)
   const typed = 'SELECT $1::int8 AS big'
-  t.same((await run(typed, ['4'], 'pg-query-types')).result.rows, [['4']], 'int8 as text with the first set')
+  t.strictSame((await run(typed, ['4'], 'pg-query-types')).result.rows, [[4]], 'int8 as the first set reads it (parseInt8)')
   descriptions = 0
   const otherSet = await run(typed, ['4'], 'pg-query-types', client, numbers)
-  t.same(otherSet.result.rows, [[40]], 'the same statement with another type set is read with its parsers')
+  t.strictSame(otherSet.result.rows, [[40]], 'the same statement with another type set is read with its parsers')
   t.equal(otherSet.query.shape?.types, numbers, 'in a shape made for that set')
   t.equal(descriptions, 1, 'which the connection asked for again')
-  t.same((await run(typed, ['5'], 'pg-query-types')).result.rows, [['5']], 'and the first set reads its own again')
+  t.strictSame((await run(typed, ['5'], 'pg-query-types')).result.rows, [[5]], 'and the first set reads its own again')
   t.equal(descriptions, 2, 'after asking once more')
 
   const none = await run('CREATE TEMP TABLE pg_query_test (x int)')
   t.equal(none.query.shape, undefined, 'a statement without rows has no shape')
-  t.same(none.result.rows, [])
+  t.strictSame(none.result.rows, [])
 
   await t.rejects(run('SELECT 1/0'), { code: '22012' }, 'an error reaches the callback')
-  t.same((await run('SELECT 2 AS two')).result.rows, [[2]], 'and the connection goes on')
+  t.strictSame((await run('SELECT 2 AS two')).result.rows, [[2]], 'and the connection goes on')
 })

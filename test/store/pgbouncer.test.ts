@@ -111,12 +111,12 @@ t.test('through PgBouncer in transaction mode', { skip: SKIP }, async (t) => {
       const { rows } = await store.query<{ n: number }>('SELECT count(*)::int AS n FROM notes WHERE id <= $1', [i])
       t.ok((rows[0]?.n ?? 0) >= 1)
     }))
-    t.same((await store.query('SELECT count(*)::int AS n FROM notes')).rows, [{ n: 40 }])
+    t.strictSame((await store.query('SELECT count(*)::int AS n FROM notes')).rows, [{ n: 40 }])
     const zone = await store.transaction(async (tx) => {
       await tx.savepoint(async (sp) => { await sp.query('UPDATE notes SET body = $1 WHERE id = 1', ['changed']) })
       return (await tx.query<{ tz: string, body: string }>("SELECT current_setting('TimeZone') AS tz, (SELECT body FROM notes WHERE id = 1) AS body")).rows[0]
     })
-    t.same(zone, { tz: 'UTC', body: 'changed' }, 'each transaction runs in UTC whatever the role says')
+    t.strictSame(zone, { tz: 'UTC', body: 'changed' }, 'each transaction runs in UTC whatever the role says')
     // Outside a transaction the role's time zone applies: the text still names the instant in UTC.
     const { rows } = await store.query<{ at: string }>('SELECT at FROM notes WHERE id = 0')
     t.match(rows[0]?.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)

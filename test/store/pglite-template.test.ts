@@ -92,7 +92,7 @@ t.test('writeTo writes the snapshot\'s folders and files into a data directory, 
       ...files.map((f) => `${f.path}: ${Buffer.from(f.data).toString('latin1')}`),
       'PG_VERSION: 17\n'
     ]
-    t.same(tree(dir).sort(), expected.sort())
+    t.strictSame(tree(dir).sort(), expected.sort())
   }), { numRuns: 40 })
 })
 
@@ -124,16 +124,16 @@ t.test('the first store saves a snapshot of the empty cluster; the next starts f
   const saved = statSync(file)
   t.ok(saved.size > 1_000_000, 'a whole cluster')
   await first.exec('CREATE TABLE written_after_start (x int)')
-  t.same(await tables(first), ['written_after_start'])
+  t.strictSame(await tables(first), ['written_after_start'])
 
   const second = await open(t, dir)
-  t.same(await tables(second), [], 'the snapshot predates every write')
+  t.strictSame(await tables(second), [], 'the snapshot predates every write')
   // A snapshot PGlite refused would have been dropped and saved again.
   t.match(statSync(file), { ino: saved.ino, mtimeMs: saved.mtimeMs }, 'the second started from the snapshot as saved')
-  t.same((await second.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }], 'session setup still applied')
+  t.strictSame((await second.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }], 'session setup still applied')
   await second.exec('CREATE TABLE own (x int); INSERT INTO own VALUES (1)')
-  t.same((await second.query('SELECT x FROM own')).rows, [{ x: 1 }])
-  t.same(readdirSync(dir), [basename(file)], 'no partial files left behind')
+  t.strictSame((await second.query('SELECT x FROM own')).rows, [{ x: 1 }])
+  t.strictSame(readdirSync(dir), [basename(file)], 'no partial files left behind')
 })
 
 t.test('a snapshot PGlite refuses is dropped and the store starts afresh, saving a good one', async (t) => {
@@ -142,7 +142,7 @@ t.test('a snapshot PGlite refuses is dropped and the store starts afresh, saving
   // A cluster's version file, and nothing else of one.
   writeFileSync(file, createTar([{ name: 'PG_VERSION', data: '17\n' }, { name: 'global/' }]))
   const driver = await open(t, dir)
-  t.same((await driver.query('SELECT 41 + 1 AS n')).rows, [{ n: 42 }], 'the store works')
+  t.strictSame((await driver.query('SELECT 41 + 1 AS n')).rows, [{ n: 42 }], 'the store works')
   t.ok(statSync(file).size > 1_000_000, 'the bad snapshot was replaced by a real one')
 })
 
@@ -154,7 +154,7 @@ t.test('a data directory the snapshot cannot be written into is emptied, and a c
   const driver = createPgliteDriver({ dataDir, template: dir })
   t.teardown(() => driver.close())
   await driver.exec('CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)')
-  t.same((await driver.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'the store works')
+  t.strictSame((await driver.query('SELECT x FROM kept')).rows, [{ x: 7 }], 'the store works')
   t.equal(existsSync(join(dataDir, 'a')), false, 'nothing of the snapshot is left')
   t.equal(existsSync(join(dataDir, 'global', 'pg_control')), true, 'a cluster of its own')
 })
@@ -163,8 +163,8 @@ t.test('an unwritable snapshot folder only costs the cache', async (t) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'a-file'), '')
   const missing = await open(t, join(dir, 'a-file', 'folder'))
-  t.same((await missing.query('SELECT 2 AS two')).rows, [{ two: 2 }], 'the store works without its cache')
-  t.same(readdirSync(dir), ['a-file'], 'nothing written')
+  t.strictSame((await missing.query('SELECT 2 AS two')).rows, [{ two: 2 }], 'the store works without its cache')
+  t.strictSame(readdirSync(dir), ['a-file'], 'nothing written')
 })
 
 t.test('by default the snapshot is kept in node_modules/.cache, never in the temp folder', async (t) => {

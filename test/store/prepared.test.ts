@@ -9,7 +9,7 @@ for (const db of databases) {
     const insert = 'INSERT INTO kv (k, v) VALUES ($1, $2) RETURNING v'
     for (let i = 0; i < 5; i++) {
       const { rows } = await store.query<{ v: number }>(insert, [`k${i}`, i], { name: 'kv_insert' })
-      t.same(rows, [{ v: i }])
+      t.strictSame(rows, [{ v: i }])
     }
     await store.transaction(async (tx) => {
       const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM kv WHERE v >= $1', [0], { name: 'kv_count' })
@@ -19,7 +19,7 @@ for (const db of databases) {
     t.equal(rows[0]?.n, 2, 'the same name with new values')
     if (store.kind === 'pg') {
       const prepared = await store.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE name = $1', ['kv_count'], { name: 'kv_probe' })
-      t.same(prepared.rows, [{ name: 'kv_count' }], 'the server holds it as a prepared statement')
+      t.strictSame(prepared.rows, [{ name: 'kv_count' }], 'the server holds it as a prepared statement')
     }
   })
 }
@@ -34,15 +34,15 @@ t.test('PostgreSQL server: a repeated statement without a name is prepared from 
   await store.exec('CREATE TABLE kv (k text PRIMARY KEY, v integer NOT NULL)')
   await store.query('INSERT INTO kv (k, v) VALUES ($1, $2), ($3, $4)', ['a', 1, 'b', 2])
   const select = 'SELECT v FROM kv WHERE k = $1'
-  t.same((await store.query(select, ['a'])).rows, [{ v: 1 }])
-  t.same((await store.query(autoNamed, [], probe)).rows, [], 'a text run once is not prepared')
-  t.same((await store.query(select, ['b'])).rows, [{ v: 2 }], 'second run: prepared, right rows')
-  t.same((await store.query(select, ['zz'])).rows, [], 'third run: the prepared statement with new values')
+  t.strictSame((await store.query(select, ['a'])).rows, [{ v: 1 }])
+  t.strictSame((await store.query(autoNamed, [], probe)).rows, [], 'a text run once is not prepared')
+  t.strictSame((await store.query(select, ['b'])).rows, [{ v: 2 }], 'second run: prepared, right rows')
+  t.strictSame((await store.query(select, ['zz'])).rows, [], 'third run: the prepared statement with new values')
   const prepared = (await store.query<{ name: string, statement: string }>(autoNamed, [], probe)).rows
-  t.same(prepared.map(r => r.statement), [select], 'the server holds the repeated text, and only it')
+  t.strictSame(prepared.map(r => r.statement), [select], 'the server holds the repeated text, and only it')
   t.match(prepared[0]?.name, /^svc:auto:\d+$/)
   await store.transaction(async (tx) => {
-    t.same((await tx.query(select, ['a'])).rows, [{ v: 1 }], 'inside a transaction, on its connection')
+    t.strictSame((await tx.query(select, ['a'])).rows, [{ v: 1 }], 'inside a transaction, on its connection')
   })
 })
 
@@ -62,7 +62,7 @@ t.test('PostgreSQL server: a prepared text that fails fails alike every time, an
     const again = await store.query(broken, [1]).catch((err: unknown) => err)
     t.equal((again as Error).message, (first as Error).message, `the same refusal, run ${i + 2}`)
   }
-  t.same((await store.query('SELECT v FROM kv WHERE k = $1', ['a'])).rows, [{ v: 1 }], 'the connection still serves')
+  t.strictSame((await store.query('SELECT v FROM kv WHERE k = $1', ['a'])).rows, [{ v: 1 }], 'the connection still serves')
 })
 
 t.test('PostgreSQL server: pool.preparedStatements bounds the prepared texts; 0 prepares none', { skip: postgres.skip }, async t => {
@@ -70,7 +70,7 @@ t.test('PostgreSQL server: pool.preparedStatements bounds the prepared texts; 0 
     const store = await postgres.create(t, { pool: { max: 1, preparedStatements: max } })
     for (const n of [1, 2, 3, 4]) {
       for (let run = 0; run < 3; run++) {
-        t.same((await store.query(`SELECT $1::int + ${n} AS s`, [run])).rows, [{ s: run + n }])
+        t.strictSame((await store.query(`SELECT $1::int + ${n} AS s`, [run])).rows, [{ s: run + n }])
       }
     }
     const { rows } = await store.query<{ statement: string }>(autoNamed, [], probe)

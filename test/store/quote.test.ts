@@ -69,7 +69,7 @@ for (const db of databases) {
       await store.exec(`CREATE TABLE ${quoteIdent(hostile)} (id int)`)
       const { rows } = await store.query<{ name: string }>(
         "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'q\\_%' ORDER BY 1")
-      t.same(rows.map((r) => r.name), ['q_keep', hostile])
+      t.strictSame(rows.map((r) => r.name), ['q_keep', hostile])
     })
   })
 }

@@ -66,7 +66,7 @@ for (const db of databases) {
       for (const [label, filter, paging, expected] of cases) {
         const db = counted(store)
         const page = await readPage(db, { filter, ordering, paging }, fields, source, { columns })
-        t.same(summary(page), expected, label)
+        t.strictSame(summary(page), expected, label)
         t.equal(db.statements, 1, `${label}: one statement`)
         t.ok(page.items.every(item => !('$totalCount' in item)), `${label}: the count is not left in the items`)
       }
@@ -75,18 +75,18 @@ for (const db of databases) {
     t.test('keyset paging: forwards, then back', async t => {
       const query = (paging: Paging): CollectionQuery => ({ filter: null, ordering, paging })
       const first = await readPage(store, query({ kind: 'cursor', limit: 3 }), fields, source, { columns })
-      t.same([summary(first), first.previous, first.next], [{ ids: ['i1', 'i2', 'i3'], hasNext: true, hasPrevious: false }, null, { direction: 'next', values: [3, 'i3'] }])
+      t.strictSame([summary(first), first.previous, first.next], [{ ids: ['i1', 'i2', 'i3'], hasNext: true, hasPrevious: false }, null, { direction: 'next', values: [3, 'i3'] }])
       const second = await readPage(store, query({ kind: 'cursor', limit: 3, cursor: first.next ?? undefined }), fields, source, { columns })
-      t.same([summary(second), second.previous, second.next], [{ ids: ['i4', 'i5', 'i6'], hasNext: true, hasPrevious: true }, { direction: 'previous', values: [4, 'i4'] }, { direction: 'next', values: [6, 'i6'] }])
+      t.strictSame([summary(second), second.previous, second.next], [{ ids: ['i4', 'i5', 'i6'], hasNext: true, hasPrevious: true }, { direction: 'previous', values: [4, 'i4'] }, { direction: 'next', values: [6, 'i6'] }])
       const last = await readPage(store, query({ kind: 'cursor', limit: 3, cursor: second.next ?? undefined }), fields, source, { columns })
-      t.same([summary(last), last.next], [{ ids: ['i7'], hasNext: false, hasPrevious: true }, null], 'null sorts last')
+      t.strictSame([summary(last), last.next], [{ ids: ['i7'], hasNext: false, hasPrevious: true }, null], 'null sorts last')
       const back = await readPage(store, query({ kind: 'cursor', limit: 3, cursor: second.previous ?? undefined }), fields, source, { columns })
-      t.same(summary(back), { ids: ['i1', 'i2', 'i3'], hasNext: true, hasPrevious: false }, 'a previous page comes back in order')
+      t.strictSame(summary(back), { ids: ['i1', 'i2', 'i3'], hasNext: true, hasPrevious: false }, 'a previous page comes back in order')
     })
 
     t.test('items are decoded rows; a path without a column is a setup mistake', async t => {
       const page = await readPage(store, { filter: null, ordering, paging: offset(0, 1) }, fields, source, { columns, decode: row => ({ ...row, seen: true }) })
-      t.same(page.items, [{ id: 'i1', n: 1, name: 'one', seen: true }])
+      t.strictSame(page.items, [{ id: 'i1', n: 1, name: 'one', seen: true }])
       t.equal(page.totalCount, 7)
       await t.rejects(readPage(store, { filter: null, ordering, paging: offset(0, 1) }, fields, source, { columns: new Map([['id', 't.id']]) }),
         new TypeError('sql-query: the query names n, which has no column'))
@@ -123,7 +123,7 @@ for (const db of databases) {
       ]
       for (const [label, filter, expected] of cases) {
         const page = await table.page(store, { filter, ordering: byId, paging: offset(0, 10) }, noteFields, { ctx: 'a' })
-        t.same(summary(page), expected, label)
+        t.strictSame(summary(page), expected, label)
       }
     })
   })

@@ -54,38 +54,38 @@ for (const db of databases) {
       t.equal(rows.length, 3)
       const expected = Object.fromEntries(all.map((n, i) => [n, i]))
       for (const row of rows) {
-        t.same(row, expected)
+        t.strictSame(row, expected)
         t.equal(Object.getPrototypeOf(row), Object.prototype, 'a plain object')
       }
       // Integer-like keys come first in any JavaScript object; the others keep select order.
-      t.same(Object.keys(rows[0] as object), ['0', ...names, ...odd.slice(0, -1)])
+      t.strictSame(Object.keys(rows[0] as object), ['0', ...names, ...odd.slice(0, -1)])
     })
 
     t.test('a column named twice keeps its first place and its last value', async t => {
       const { rows } = await store.query('SELECT 1 AS a, 2 AS b, 3 AS a')
-      t.same(rows, [{ a: 3, b: 2 }])
-      t.same(Object.keys(rows[0] as object), ['a', 'b'])
+      t.strictSame(rows, [{ a: 3, b: 2 }])
+      t.strictSame(Object.keys(rows[0] as object), ['a', 'b'])
     })
 
     t.test('timestamptz values come as the convention\'s date-time in UTC, whatever the session\'s time zone', async t => {
       const sql = `SELECT '2024-05-01T12:00:00.12Z'::timestamptz AS a, '2024-05-01T12:00:00Z'::timestamptz(3) AS b,
         '0099-03-01T00:00:00.5Z'::timestamptz AS c, 'infinity'::timestamptz AS d, NULL::timestamptz AS e`
       const expected = { a: '2024-05-01T12:00:00.120Z', b: '2024-05-01T12:00:00.000Z', c: '0099-03-01T00:00:00.500Z', d: 'infinity', e: null }
-      t.same((await store.query(sql)).rows, [expected], 'UTC, as every session is')
+      t.strictSame((await store.query(sql)).rows, [expected], 'UTC, as every session is')
       for (const zone of ['Asia/Kolkata', 'America/St_Johns', 'Europe/Amsterdam']) {
         const rows = await store.transaction(async tx => {
           await tx.exec(`SET LOCAL TimeZone = '${zone}'`)
           return (await tx.query(sql)).rows
         })
-        t.same(rows, [expected], zone)
+        t.strictSame(rows, [expected], zone)
       }
     })
 
     t.test('no rows, no columns', async t => {
-      t.same((await store.query('SELECT 1 AS a WHERE false')).rows, [])
+      t.strictSame((await store.query('SELECT 1 AS a WHERE false')).rows, [])
       await store.exec('CREATE TABLE rows_t (k text)')
       const insert = await store.query('INSERT INTO rows_t VALUES ($1), ($2)', ['x', 'y'])
-      t.same(insert, { rows: [], rowCount: 2 })
+      t.strictSame(insert, { rows: [], rowCount: 2 })
     })
   })
 }
@@ -106,7 +106,7 @@ t.test('PostgreSQL server: row shapes pg itself would give', { skip: server?.ski
   t.test('beyond the cached column lists, rows are still made', async t => {
     for (let i = 0; i < 300; i++) {
       const { rows } = await store.query(`SELECT $1::int AS "k${i}"`, [i])
-      t.same(rows, [{ [`k${i}`]: i }], `list ${i}`)
+      t.strictSame(rows, [{ [`k${i}`]: i }], `list ${i}`)
     }
   })
 })

@@ -28,22 +28,22 @@ for (const db of databases) {
       const hostile = "x'); DROP TABLE p_people; --"
       const ins = await store.query<{ id: number, name: string }>(
         'INSERT INTO p_people (id, name) VALUES ($1, $2), ($3, $4) RETURNING id, name', [1, hostile, 2, 'Ada'])
-      t.same(ins.rows, [{ id: 1, name: hostile }, { id: 2, name: 'Ada' }])
+      t.strictSame(ins.rows, [{ id: 1, name: hostile }, { id: 2, name: 'Ada' }])
       t.equal(ins.rowCount, 2)
       const sel = await store.query<{ name: string }>('SELECT name FROM p_people WHERE name = $1', [hostile])
-      t.same(sel.rows, [{ name: hostile }])
+      t.strictSame(sel.rows, [{ name: hostile }])
       t.equal(sel.rowCount, 1)
       const none = await store.query('SELECT name FROM p_people WHERE id = $1', [99])
-      t.same(none, { rows: [], rowCount: 0 })
+      t.strictSame(none, { rows: [], rowCount: 0 })
       t.equal((await store.query('UPDATE p_people SET name = $1 WHERE id > $2', ['z', 0])).rowCount, 2)
       t.equal((await store.query('DELETE FROM p_people WHERE id = $1', [2])).rowCount, 1)
       t.equal((await store.query('CREATE INDEX p_people_name ON p_people (name)')).rowCount, 0)
-      t.same((await store.query('SELECT count(*) AS n FROM p_people')).rows, [{ n: 1 }])
+      t.strictSame((await store.query('SELECT count(*) AS n FROM p_people')).rows, [{ n: 1 }])
     })
 
     t.test('an empty statement returns no rows', async (t) => {
-      t.same(await store.query(''), { rows: [], rowCount: 0 })
-      t.same(await store.query('-- nothing'), { rows: [], rowCount: 0 })
+      t.strictSame(await store.query(''), { rows: [], rowCount: 0 })
+      t.strictSame(await store.query('-- nothing'), { rows: [], rowCount: 0 })
       await t.resolves(store.exec(''))
     })
 
@@ -53,7 +53,7 @@ for (const db of databases) {
       const err = await store.query('SELECT $1::jsonb AS j', [circular]).catch((e: unknown) => e)
       t.ok(err instanceof TypeError, String(err))
       t.notOk(err instanceof StoreError)
-      t.same((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the connection is still fine')
+      t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the connection is still fine')
     })
 
     t.test('query runs one statement; exec runs a script', async (t) => {
@@ -61,7 +61,7 @@ for (const db of databases) {
       t.ok(err instanceof StoreError, 'refused')
       t.equal((err as StoreError).sqlState, '42601')
       await store.exec('CREATE TABLE e_a (id int); CREATE TABLE e_b (id int); INSERT INTO e_a VALUES (1)')
-      t.same((await store.query('SELECT id FROM e_a')).rows, [{ id: 1 }])
+      t.strictSame((await store.query('SELECT id FROM e_a')).rows, [{ id: 1 }])
       await t.rejects(store.exec('SELECT * FROM e_missing'), { name: 'StoreError', sqlState: '42P01' })
     })
 
@@ -73,7 +73,7 @@ for (const db of databases) {
         ARRAY[1, NULL]::int8[] AS i8s, ARRAY[[1, 2], [3, 4]]::int8[] AS i8m, ARRAY['2024-01-02'::date, NULL] AS ds, ARRAY['a', 'b'] AS texts,
         $5::text[] AS arr_param, '7d4c0f5e-2a8e-4f57-9c6a-0b1e5b2d9e11'::uuid AS u, $6::bool AS bp`,
       [7, null, new Date('2024-01-02T03:04:05.678Z'), JSON.stringify({ a: [1, { b: null }] }), ['x', 'y z'], false])
-      t.same(rows[0], {
+      t.strictSame(rows[0], {
         i4: 7,
         i8: 42,
         big: '9007199254740993',
@@ -97,7 +97,7 @@ for (const db of databases) {
       })
       t.type(rows[0]?.i8, 'number')
       t.type(rows[0]?.ts, 'string', 'a timestamptz is the convention\'s date-time text')
-      t.same((await store.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }])
+      t.strictSame((await store.query("SELECT current_setting('TimeZone') AS tz")).rows, [{ tz: 'UTC' }])
     })
 
     t.test('transaction commits and returns the value of its function', async (t) => {
@@ -108,7 +108,7 @@ for (const db of databases) {
         return rows[0]?.n
       })
       t.equal(value, 2)
-      t.same((await store.query('SELECT id FROM tc_items ORDER BY id')).rows, [{ id: 1 }, { id: 2 }])
+      t.strictSame((await store.query('SELECT id FROM tc_items ORDER BY id')).rows, [{ id: 1 }, { id: 2 }])
     })
 
     t.test('transaction rolls back when its function throws, and rethrows that error', async (t) => {
@@ -120,15 +120,15 @@ for (const db of databases) {
         throw mine
       }).catch((e: unknown) => e)
       t.equal(err, mine, 'the very same error')
-      t.same((await store.query('SELECT * FROM tr_items')).rows, [])
-      t.same((await store.query("SELECT to_regclass('tr_ddl') AS r")).rows, [{ r: null }], 'DDL rolled back too')
+      t.strictSame((await store.query('SELECT * FROM tr_items')).rows, [])
+      t.strictSame((await store.query("SELECT to_regclass('tr_ddl') AS r")).rows, [{ r: null }], 'DDL rolled back too')
       // A store error from a statement is rethrown as such, and rolls back too.
       const dup = await store.transaction(async (tx) => {
         await tx.query('INSERT INTO tr_items VALUES (5)')
         await tx.query('INSERT INTO tr_items VALUES (5)')
       }).catch((e: unknown) => e)
       t.ok(dup instanceof UniqueViolation)
-      t.same((await store.query('SELECT * FROM tr_items')).rows, [])
+      t.strictSame((await store.query('SELECT * FROM tr_items')).rows, [])
     })
 
     t.test('isolation levels', async (t) => {
@@ -140,7 +140,7 @@ for (const db of databases) {
         t.equal(level, isolation)
       }
       const dflt = await store.transaction(async (tx) => (await tx.query("SELECT current_setting('transaction_isolation') AS l")).rows[0])
-      t.same(dflt, { l: 'read committed' })
+      t.strictSame(dflt, { l: 'read committed' })
       await t.rejects(store.transaction(async () => 1, { isolation: 'snapshot' as never }), { name: 'TypeError', message: /isolation must be one of .* got "snapshot"/ })
       await t.rejects(store.transaction(async () => 1, { isolation: 7 as never }), { name: 'TypeError', message: /got 7/ })
       await t.rejects(store.transaction(async () => 1, { retries: -1 }), { name: 'TypeError', message: /retries must be a non-negative integer, got -1/ })
@@ -171,8 +171,8 @@ for (const db of databases) {
           }
           return results
         })
-        t.same(outcomes, ['ok', 'UniqueViolation', 'CheckViolation', 'ok'])
-        t.same((await store.query('SELECT id, n FROM sp_items ORDER BY id')).rows, [{ id: 1, n: 1 }, { id: 2, n: 2 }, { id: 4, n: 4 }])
+        t.strictSame(outcomes, ['ok', 'UniqueViolation', 'CheckViolation', 'ok'])
+        t.strictSame((await store.query('SELECT id, n FROM sp_items ORDER BY id')).rows, [{ id: 1, n: 1 }, { id: 2, n: 2 }, { id: 4, n: 4 }])
       })
 
       t.test('a savepoint whose function throws undoes only its own statements', async (t) => {
@@ -186,7 +186,7 @@ for (const db of databases) {
           t.equal(err, mine)
           t.equal(await tx.savepoint(async (sp) => (await sp.query('INSERT INTO sp_items VALUES (12, 1)')).rowCount), 1, 'returns its value')
         })
-        t.same((await store.query('SELECT id FROM sp_items WHERE id >= 10 ORDER BY id')).rows, [{ id: 10 }, { id: 12 }])
+        t.strictSame((await store.query('SELECT id FROM sp_items WHERE id >= 10 ORDER BY id')).rows, [{ id: 10 }, { id: 12 }])
       })
 
       t.test('nested savepoints', async (t) => {
@@ -202,7 +202,7 @@ for (const db of databases) {
             throw new Error('drop 22 and 23')
           }).catch(() => {})
         })
-        t.same((await store.query('SELECT id FROM sp_items WHERE id >= 20 ORDER BY id')).rows, [{ id: 20 }, { id: 21 }])
+        t.strictSame((await store.query('SELECT id FROM sp_items WHERE id >= 20 ORDER BY id')).rows, [{ id: 20 }, { id: 21 }])
       })
 
       t.test('without a savepoint, a failed statement aborts the transaction', async (t) => {
@@ -220,7 +220,7 @@ for (const db of databases) {
           await tx.query('SELECT 1')
         }).catch((e: unknown) => e)
         t.ok(next instanceof TransactionAborted)
-        t.same((await store.query('SELECT id FROM sp_items WHERE id >= 30')).rows, [])
+        t.strictSame((await store.query('SELECT id FROM sp_items WHERE id >= 30')).rows, [])
       })
     })
 
@@ -275,7 +275,7 @@ for (const db of databases) {
       await t.rejects(store.exec(raise('08006')), Unavailable)
       await t.rejects(store.query('SELECT 1/0'), { name: 'StoreError', code: 'STORE_QUERY_FAILED', sqlState: '22012' })
       // The store is still usable afterwards (on a server the broken-looking connection was dropped).
-      t.same((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+      t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }])
     })
 
     t.test('retries after serialization failures', async (t) => {
@@ -294,7 +294,7 @@ for (const db of databases) {
           return attempts
         }, { retries: 5 })
         t.equal(value, 3)
-        t.same((await store.query('SELECT attempt FROM rt_log')).rows, [{ attempt: 3 }], 'failed attempts left nothing')
+        t.strictSame((await store.query('SELECT attempt FROM rt_log')).rows, [{ attempt: 3 }], 'failed attempts left nothing')
       })
       t.test('gives up after `retries` more attempts', async (t) => {
         let attempts = 0

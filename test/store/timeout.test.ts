@@ -31,16 +31,16 @@ t.test('statement timeout against a server that stops answering', { skip: SKIP }
     t.match(err.message, 'ran longer than the statement timeout')
     t.ok(ms >= 290, `failed after ${ms} ms`)
     const running = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(5)' AND state = 'active'")
-    t.same(running.rows, [{ n: 0 }], 'nothing keeps running on the server')
+    t.strictSame(running.rows, [{ n: 0 }], 'nothing keeps running on the server')
     const { rows } = await store.query<{ n: number }>('SELECT 1 AS n')
-    t.same(rows, [{ n: 1 }], 'the late answer of the dropped connection is read by no one')
+    t.strictSame(rows, [{ n: 1 }], 'the late answer of the dropped connection is read by no one')
   })
 
   t.test('a transaction without the timeout (migrations) waits as long as it takes', async t => {
     const { result } = await elapsed(store.transaction(async tx => await tx.query('SELECT pg_sleep(0.6)'), { statementTimeout: false }))
     t.equal(result.status, 'fulfilled')
     const applied = await migrate(store, [{ id: 'slow-one', sql: 'SELECT pg_sleep(0.6); CREATE TABLE slow_one (id int)' }])
-    t.same(applied, ['slow-one'])
+    t.strictSame(applied, ['slow-one'])
   })
 
   t.test('a timed transaction fails with Unavailable and leaves nothing', async t => {
@@ -52,7 +52,7 @@ t.test('statement timeout against a server that stops answering', { skip: SKIP }
     t.type((result as PromiseRejectedResult).reason, Unavailable)
     t.equal((result as PromiseRejectedResult).reason.sqlState, '57014', 'cancelled by the server inside the transaction too')
     const { rows } = await store.query('SELECT * FROM kept')
-    t.same(rows, [])
+    t.strictSame(rows, [])
   })
 
   t.test('a frozen server: statements fail in time, and close() does not wait for it', async t => {

@@ -69,9 +69,9 @@ for (const db of databases) {
               t.equal(written.rows.length, 1, `${label}: one row written`)
               const row = written.rows[0] as Record<string, unknown>
               if (returning === 'etag') {
-                t.same(Object.keys(row).sort(), ['etag', 'id'], `${label}: the id and ETag alone`)
+                t.strictSame(Object.keys(row).sort(), ['etag', 'id'], `${label}: the id and ETag alone`)
               } else {
-                t.same(Object.keys(row).sort(), [...ALL_FIELDS].sort(), `${label}: the whole row`)
+                t.strictSame(Object.keys(row).sort(), [...ALL_FIELDS].sort(), `${label}: the whole row`)
                 t.equal(row.big, '9007199254740993', `${label}: an int64 as its exact text`)
               }
               // As stored, or as it was for a delete.
@@ -84,7 +84,7 @@ for (const db of databases) {
               }
               t.equal(snapshots.length, 1, `${label}: one outbox row`)
               const snapshot = table.snapshot((snapshots[0] as { entity: string[] }).entity)
-              t.same(Object.keys(snapshot).sort(), [...ALL_FIELDS].sort(), `${label}: the outbox holds the whole row`)
+              t.strictSame(Object.keys(snapshot).sort(), [...ALL_FIELDS].sort(), `${label}: the outbox holds the whole row`)
               t.match(snapshot, { id, title: kind === 'update' ? 'after' : 'before', big: '9007199254740993', createdBy: 'tester' }, `${label}: as written`)
             }
           }

@@ -85,18 +85,18 @@ t.test('query, path and header numbers: decimal digits accepted, other writings 
     const res = await app.inject({ url: `/q/1?${query}` })
     t.equal(res.statusCode, 400, query)
     const message = type === 'integer' ? 'must be an integer in decimal digits, such as 42 or -7' : 'must be a number in decimal digits, such as 4.2, -7 or 1.5e3'
-    t.same(items(res.body), [{ code: 'INPUT_INVALID', field, source: 'query', value, message }], `${query}: one item, the value as sent`)
+    t.strictSame(items(res.body), [{ code: 'INPUT_INVALID', field, source: 'query', value, message }], `${query}: one item, the value as sent`)
   }
-  t.same(JSON.parse((await app.inject({ url: '/q/1?nullable=' })).body).query, { nullable: null }, 'an empty value of a nullable number is null, as before')
+  t.strictSame(JSON.parse((await app.inject({ url: '/q/1?nullable=' })).body).query, { nullable: null }, 'an empty value of a nullable number is null, as before')
 
   const several = await app.inject({ url: '/q/0x2?n=1e1&x=2&ids=4&ids=%205', headers: { 'x-count': '1e3' } })
   t.equal(several.statusCode, 400)
-  t.same(items(several.body).map(i => [i.source, i.field, i.value]), [[undefined, 'page', '0x2'], ['query', 'n', '1e1'], ['query', 'ids', ' 5'], ['header', 'x-count', '1e3']], 'every part, every value (a path parameter\'s item has no source)')
+  t.strictSame(items(several.body).map(i => [i.source, i.field, i.value]), [[undefined, 'page', '0x2'], ['query', 'n', '1e1'], ['query', 'ids', ' 5'], ['header', 'x-count', '1e3']], 'every part, every value (a path parameter\'s item has no source)')
 
   const mixed = await app.inject({ url: '/q/1?n=0x1&n2=3&x=abc' })
-  t.same(items(mixed.body).map(i => [i.field, i.value]), [['n', '0x1'], ['x', 'abc']], 'with the schema\'s own errors for other parameters')
+  t.strictSame(items(mixed.body).map(i => [i.field, i.value]), [['n', '0x1'], ['x', 'abc']], 'with the schema\'s own errors for other parameters')
   const ok = await app.inject({ url: '/q/12', headers: { 'x-count': '-3' } })
-  t.same(JSON.parse(ok.body), { query: {}, params: { page: 12 }, count: -3 })
+  t.strictSame(JSON.parse(ok.body), { query: {}, params: { page: 12 }, count: -3 })
 })
 
 t.test('which properties are read as numbers', async t => {
@@ -113,7 +113,7 @@ t.test('which properties are read as numbers', async t => {
     ['schema', []]
   ]
   for (const [schema, expected] of cases) {
-    t.same(numeralsOf(schema).map(n => [n.key, n.integer, n.array]), expected, JSON.stringify(schema))
+    t.strictSame(numeralsOf(schema).map(n => [n.key, n.integer, n.array]), expected, JSON.stringify(schema))
   }
   t.equal(numeralsOf(Type.Object({ 'a~b/c': Type.Integer() }))[0]?.pointer, '/a~0b~1c', 'a JSON Pointer, as Ajv writes it')
 })
@@ -130,10 +130,10 @@ t.test('property: an integer parameter is accepted exactly when it is decimal di
     const value = Number(sent)
     if (digits && value >= 1 && value <= 100) {
       t.equal(res.statusCode, 200, sent)
-      t.same(JSON.parse(res.body).query, { n: value }, sent)
+      t.strictSame(JSON.parse(res.body).query, { n: value }, sent)
     } else {
       t.equal(res.statusCode, 400, sent)
-      t.same(items(res.body).map(i => [i.code, i.value]), [[digits ? (value < 1 ? 'INPUT_MIN_VALUE' : 'INPUT_MAX_VALUE') : 'INPUT_INVALID', sent]], `${JSON.stringify(sent)}: the value as sent`)
+      t.strictSame(items(res.body).map(i => [i.code, i.value]), [[digits ? (value < 1 ? 'INPUT_MIN_VALUE' : 'INPUT_MAX_VALUE') : 'INPUT_INVALID', sent]], `${JSON.stringify(sent)}: the value as sent`)
     }
   }), { numRuns: 300 })
 })
@@ -200,7 +200,7 @@ t.test('which properties are unions of a number and text', async t => {
     ['schema', []]
   ]
   for (const [schema, expected] of cases) {
-    t.same(textUnionsOf(schema).map(u => [u.key, u.array, u.decimal === NUMBER ? 'number' : 'integer']), expected, JSON.stringify(schema))
+    t.strictSame(textUnionsOf(schema).map(u => [u.key, u.array, u.decimal === NUMBER ? 'number' : 'integer']), expected, JSON.stringify(schema))
   }
 })
 

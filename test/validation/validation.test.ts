@@ -20,13 +20,13 @@ t.test('bodies are strict, query and headers are coerced, shared schemas resolve
   }, async (request) => ({ body: request.body, query: request.query }))
   const ok = await app.inject({ method: 'POST', url: '/x?tag=a', payload: { n: 1, name: 'abc' } })
   t.equal(ok.statusCode, 200)
-  t.same(JSON.parse(ok.body), { body: { n: 1, name: 'abc' }, query: { limit: 20, tag: ['a'] } }, 'defaults applied, single value → array')
+  t.strictSame(JSON.parse(ok.body), { body: { n: 1, name: 'abc' }, query: { limit: 20, tag: ['a'] } }, 'defaults applied, single value → array')
   const coerced = await app.inject({ method: 'POST', url: '/x?limit=5&tag=a&tag=b', payload: { n: 1, name: 'a' } })
-  t.same(JSON.parse(coerced.body).query, { limit: 5, tag: ['a', 'b'] }, 'query integers coerced')
+  t.strictSame(JSON.parse(coerced.body).query, { limit: 5, tag: ['a', 'b'] }, 'query integers coerced')
   const strict = await app.inject({ method: 'POST', url: '/x', payload: { n: '1', name: 'abcd', extra: 1 } })
   t.equal(strict.statusCode, 400)
   const fields = JSON.parse(strict.body).context.map((c: { field: string }) => c.field).sort()
-  t.same(fields, ['extra', 'n', 'name'], 'no body coercion, unknown property rejected, shared $ref applied')
+  t.strictSame(fields, ['extra', 'n', 'name'], 'no body coercion, unknown property rejected, shared $ref applied')
   await app.close()
 })
 
@@ -48,11 +48,11 @@ t.test('a context below that adds schemas of its own keeps the rules: bodies str
   for (const prefix of ['/v1', '/v2']) {
     const ok = await app.inject({ method: 'POST', url: `${prefix}/orders?limit=5`, payload: { item: 'pen', qty: 2 } })
     t.equal(ok.statusCode, 200, prefix)
-    t.same(JSON.parse(ok.body), { item: 'pen', qty: 2, note: null }, `${prefix}: written by the response schema, null kept`)
+    t.strictSame(JSON.parse(ok.body), { item: 'pen', qty: 2, note: null }, `${prefix}: written by the response schema, null kept`)
     const strict = await app.inject({ method: 'POST', url: `${prefix}/orders?limit=x`, payload: { item: 'pens', qty: '2', colour: 'red' } })
     t.equal(strict.statusCode, 400, prefix)
     const fields = JSON.parse(strict.body).context.map((c: { field: string }) => c.field).sort()
-    t.same(fields, ['colour', 'item', 'limit', 'qty'], `${prefix}: no body coercion, unknown property refused, the shared $ref applied, the query checked`)
+    t.strictSame(fields, ['colour', 'item', 'limit', 'qty'], `${prefix}: no body coercion, unknown property refused, the shared $ref applied, the query checked`)
     t.equal((await app.inject({ method: 'PUT', url: `${prefix}/orders/1`, payload: { item: 'pen', colour: 'red' } })).statusCode, 400, `${prefix}: every route of the context`)
   }
   await app.close()
@@ -64,7 +64,7 @@ t.test('custom Ajv options are passed through; bad options are refused', async t
   await app.register(validation, { ajv: { removeAdditional: 'all' } })
   app.post('/x', { schema: { body: Type.Object({ a: Type.String() }, { additionalProperties: false }) } }, async (request) => request.body)
   const res = await app.inject({ method: 'POST', url: '/x', payload: { a: 'x', b: 'y' } })
-  t.same(JSON.parse(res.body), { a: 'x' }, 'the override is honoured')
+  t.strictSame(JSON.parse(res.body), { a: 'x' }, 'the override is honoured')
   await app.close()
   await t.rejects(async () => { await Fastify().register(validation, { ajv: 'strict' } as never).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(validation, { ajv: null } as never).ready() }, TypeError)
@@ -79,7 +79,7 @@ t.test('a body string holding U+0000 is refused, with the schema errors (fuzz re
   const res = await app.inject({ method: 'POST', url: '/x', payload: { n: 'x', name: 'a\u0000b', tags: ['ok', '\u0000'], meta: { 'k\u0000/~': 1 } } })
   t.equal(res.statusCode, 400)
   const items = JSON.parse(res.body).context.map((c: { field: string, message: string, code: string }) => [c.field, c.code, c.message])
-  t.same(items, [
+  t.strictSame(items, [
     ['n', 'INPUT_INVALID', 'must be integer, not string'],
     ['name', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
     ['tags[1]', 'INPUT_INVALID', 'must not contain the NUL character (U+0000)'],
@@ -101,8 +101,8 @@ t.test('the U+0000 scan: any depth, bounded findings, RFC 6901 pointers', async 
   t.equal(found.length, 1, 'no recursion limit')
   t.equal(found[0]?.instancePath.length, '/deep'.length + 2 * 100000)
   t.equal(nulErrors(Array(100).fill('\u0000')).length, 20, 'stops after 20 findings')
-  t.same(nulErrors({ 'a/b': { '~': '\u0000' } }).map((e) => e.instancePath), ['/a~1b/~0'])
-  t.same(nulErrors([1, null, true, 'ok', {}]), [])
+  t.strictSame(nulErrors({ 'a/b': { '~': '\u0000' } }).map((e) => e.instancePath), ['/a~1b/~0'])
+  t.strictSame(nulErrors([1, null, true, 'ok', {}]), [])
 })
 
 // A keyword Ajv does not know would be ignored, and what the schema meant to refuse let
@@ -164,7 +164,7 @@ t.test('the schema builders\' own keywords and formats compile under the strict 
   }, async () => ({}))
   await app.ready()
   const bad = await app.inject({ method: 'POST', url: '/b', payload: { amount: '10.001', at: 'x', on: 'x', every: 'x', count: 6, big: 'x' } })
-  t.same(JSON.parse(bad.body).context.map((c: { field: string }) => c.field).sort(), ['amount', 'at', 'big', 'count', 'every', 'on'])
+  t.strictSame(JSON.parse(bad.body).context.map((c: { field: string }) => c.field).sort(), ['amount', 'at', 'big', 'count', 'every', 'on'])
 })
 
 t.test('plugin options are checked at registration', async t => {
@@ -191,7 +191,7 @@ t.test('a lone surrogate is refused like U+0000 (fuzz regression: jsonb refused 
     [{ 'k\udc00': 1 }, ['/k\udc00: must be well-formed Unicode text (no lone surrogate) in a property name']],
     [{ name: '\u0000\ud800' }, ['/name: must not contain the NUL character (U+0000)']]
   ]
-  for (const [data, expected] of cases) t.same(nulErrors(data).map((e) => `${e.instancePath}: ${e.message as string}`), expected, JSON.stringify(data))
+  for (const [data, expected] of cases) t.strictSame(nulErrors(data).map((e) => `${e.instancePath}: ${e.message as string}`), expected, JSON.stringify(data))
 })
 
 t.test('a schema repeated across routes is compiled once, and each route still validates by it', async t => {
@@ -219,7 +219,7 @@ t.test('a schema repeated across routes is compiled once, and each route still v
   for (const [url, text, status] of [['/a', 'abcd', 400], ['/b', 'abcd', 400], ['/b', 'abc', 200], ['/c', 'abcd', 200], ['/c', 'abcdef', 400]] as const) {
     const res = await app.inject({ method: 'POST', url: `${url}?q=7`, payload: { text } })
     t.equal(res.statusCode, status, `${url} with ${text.length} characters`)
-    if (status === 200) t.same(JSON.parse(res.body), { query: { q: 7 } }, 'its query coerced by the shared validator')
+    if (status === 200) t.strictSame(JSON.parse(res.body), { query: { q: 7 } }, 'its query coerced by the shared validator')
   }
   await app.close()
 })

@@ -64,7 +64,7 @@ for (const db of databases) {
 
     t.test('100 concurrent replays: the effect happens exactly once', async t => {
       const results = await Promise.all(Array.from({ length: 100 }, async () => await deliver(app, { counter: 'burst' }, 'msg_burst')))
-      t.same([...new Set(results.map(r => r.statusCode))], [204])
+      t.strictSame([...new Set(results.map(r => r.statusCode))], [204])
       t.equal(await countOf(store, 'burst'), 1)
       t.equal((await recorded(store, 'msg_burst')).length, 1)
     })
@@ -76,7 +76,7 @@ for (const db of databases) {
       const broken = await deliver(app, { counter: 'fail', fail: 'error' }, 'msg_fail')
       t.equal(broken.statusCode, 500, 'an unexpected error: 500, retriable')
       t.equal(await countOf(store, 'fail'), 0, 'no effect kept')
-      t.same(await recorded(store, 'msg_fail'), [], 'no id kept')
+      t.strictSame(await recorded(store, 'msg_fail'), [], 'no id kept')
       t.equal((await deliver(app, { counter: 'fail' }, 'msg_fail')).statusCode, 204, 'the retry succeeds')
       t.equal((await deliver(app, { counter: 'fail' }, 'msg_fail')).statusCode, 204)
       t.equal(await countOf(store, 'fail'), 1)
@@ -87,7 +87,7 @@ for (const db of databases) {
       t.test('two instances on one database: 100 concurrent replays, applied once', async t => {
         const other = await scanner(t, await sibling(t, store))
         const results = await Promise.all(Array.from({ length: 100 }, async (_, i) => await deliver(i % 2 === 0 ? app : other, { counter: 'pair' }, 'msg_pair')))
-        t.same([...new Set(results.map(r => r.statusCode))], [204])
+        t.strictSame([...new Set(results.map(r => r.statusCode))], [204])
         t.equal(await countOf(store, 'pair'), 1)
         t.equal((await deliver(other, { counter: 'pair' }, 'msg_seq')).statusCode, 204, 'an id the first instance recorded')
         t.equal(await countOf(store, 'pair'), 1)

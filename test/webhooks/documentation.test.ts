@@ -10,16 +10,16 @@ import { SECRET, TOKEN, build } from './helper.js'
 
 t.test('the verifiers describe the headers they read', async t => {
   const standard = standardWebhooks({ secrets: SECRET, tolerance: 120 }).documentation
-  t.same(Object.keys(standard?.headers ?? {}), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+  t.strictSame(Object.keys(standard?.headers ?? {}), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
   t.match(standard?.headers['webhook-timestamp']?.description, /more than 120 seconds/, 'the tolerance configured')
   t.equal(standard?.headers['webhook-timestamp']?.pattern, '^\\d{1,15}$', 'as it is checked')
   t.match(standard?.description, /Standard Webhooks/)
 
   const bearer = sharedToken({ tokens: TOKEN }).documentation
-  t.same(Object.keys(bearer?.headers ?? {}), ['webhook-id'], 'OpenAPI ignores an Authorization parameter: told in the description')
+  t.strictSame(Object.keys(bearer?.headers ?? {}), ['webhook-id'], 'OpenAPI ignores an Authorization parameter: told in the description')
   t.match(bearer?.description, /Authorization: Bearer <token>/)
   const own = sharedToken({ tokens: TOKEN, header: 'Svc-Producer-Token', idHeader: false }).documentation
-  t.same(Object.keys(own?.headers ?? {}), ['svc-producer-token'], 'its own header; no id header')
+  t.strictSame(Object.keys(own?.headers ?? {}), ['svc-producer-token'], 'its own header; no id header')
   t.match(own?.description, /the svc-producer-token header/)
 })
 

@@ -115,10 +115,10 @@ t.test('the deliveries table: created by migrate, under the name given, once', a
     await app.ready()
   }
   const { rows } = await store.query<{ id: string }>('SELECT id FROM schema_migrations WHERE id LIKE $1', ['webhooks:%'])
-  t.same(rows.map((r) => r.id).sort(), ['webhooks:scanner_deliveries:v1', 'webhooks:scanner_deliveries:v2-received-at'])
+  t.strictSame(rows.map((r) => r.id).sort(), ['webhooks:scanner_deliveries:v1', 'webhooks:scanner_deliveries:v2-received-at'])
   const columns = await store.query<{ column_name: string, data_type: string }>(
     "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'scanner_deliveries' ORDER BY ordinal_position")
-  t.same(columns.rows, [
+  t.strictSame(columns.rows, [
     { column_name: 'producer', data_type: 'text' },
     { column_name: 'delivery_id', data_type: 'text' },
     { column_name: 'received_at', data_type: 'timestamp with time zone' }

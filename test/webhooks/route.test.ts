@@ -65,14 +65,14 @@ t.test('webhook routes', async t => {
     })
     const res = await app.inject({ method: 'POST', url: '/_webhooks/counter/counted', payload: '{"n":1}', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', authorization: `Bearer ${TOKEN}` } })
     t.equal(res.statusCode, 204, res.body)
-    t.same(seen, [{ payload: { n: 1 }, once: null }])
+    t.strictSame(seen, [{ payload: { n: 1 }, once: null }])
   })
 
   t.test('HTTPS only: plain HTTP 403 before anything else; a trusted proxy saying https passes', async t => {
     const app = await build(t, { store, routes: scanner })
     const res = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...plain(signed(BODY)), 'x-request-id': 'r-403' } })
     t.equal(res.statusCode, 403)
-    t.same(bodyOf(res), {
+    t.strictSame(bodyOf(res), {
       title: 'Forbidden',
       status: 403,
       requestId: 'r-403',
@@ -152,11 +152,11 @@ t.test('webhook routes', async t => {
     t.equal(invalid.statusCode, 400)
     const problem = bodyOf(invalid)
     t.equal(problem.title, 'Invalid Data')
-    t.same(problem.context.map((c: { field: string, source: string }) => [c.field, c.source]).sort(), [['documentId', 'body'], ['fingerprint', 'body'], ['pageCount', 'body']])
+    t.strictSame(problem.context.map((c: { field: string, source: string }) => [c.field, c.source]).sort(), [['documentId', 'body'], ['fingerprint', 'body'], ['pageCount', 'body']])
 
     const large = await send(JSON.stringify({ documentId: 'd', pageCount: 1, fingerprint: 'x'.repeat(200) }))
     t.equal(large.statusCode, 413, 'over the bodyLimit')
-    t.same(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid delivery reached the handler')
+    t.strictSame(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid delivery reached the handler')
   })
 
   t.test('per-route bodyLimit, method, generic path, config and the handler\'s problems', async t => {
@@ -178,7 +178,7 @@ t.test('webhook routes', async t => {
     })
     const generic = '/_webhooks/payment-received'
     t.equal((await app.inject({ method: 'PUT', url: generic, payload: '{"a":1}', headers: signed('{"a":1}', { id: 'p1' }) })).statusCode, 204)
-    t.same(seen, [['payment-received', 'p1']], 'the event names the producer on a generic path')
+    t.strictSame(seen, [['payment-received', 'p1']], 'the event names the producer on a generic path')
     t.equal((await app.inject({ method: 'PUT', url: generic, payload: '{"a":"0123456789012345"}', headers: signed('{"a":"0123456789012345"}') })).statusCode, 413, 'its own bodyLimit')
     // A method the path lacks matches no webhook route: the app-wide rules apply (User-Agent).
     const post = await app.inject({ method: 'POST', url: generic, payload: '{}', headers: { ...signed('{}'), 'user-agent': 'producer/1' } })
@@ -194,7 +194,7 @@ t.test('webhook routes', async t => {
     const doc = resolveRefs(raw, raw) as { paths: Record<string, Record<string, Record<string, any>>> }
     const op = doc.paths[URL]?.post
     t.equal(op?.['x-internal'], true, 'internal in the interface description')
-    t.same(op?.security, [], 'no bearer token')
+    t.strictSame(op?.security, [], 'no bearer token')
     t.ok(op?.requestBody?.content?.['application/json']?.schema?.properties?.fingerprint, 'the payload schema documented')
     t.equal(op?.responses?.['204']?.description, 'The delivery is acknowledged: applied now, or before.')
     const put = doc.paths[generic]?.put

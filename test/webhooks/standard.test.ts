@@ -33,7 +33,7 @@ t.test('Standard Webhooks', async t => {
     const res = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: signed(BODY, { id: 'msg_1' }) })
     t.equal(res.statusCode, 204)
     t.equal(res.body, '')
-    t.same(seen, [{ payload: { documentId: 'd-1', pageCount: 3 }, delivery: { producer: 'scanner', id: 'msg_1', rawBody: Buffer.from(BODY) } }])
+    t.strictSame(seen, [{ payload: { documentId: 'd-1', pageCount: 3 }, delivery: { producer: 'scanner', id: 'msg_1', rawBody: Buffer.from(BODY) } }])
   })
 
   t.test('missing, malformed, stale and wrong signatures: 401 saying which, handler not called', async t => {
@@ -70,7 +70,7 @@ t.test('Standard Webhooks', async t => {
       t.match(problem, { status: 401, title: 'Unauthorized', requestId: 'req-1', detail }, `${name}: detail`)
       t.notMatch(res.body, SECRET.slice(6, 20), `${name}: no secret in the answer`)
     }
-    t.same(seen, [], 'no handler call')
+    t.strictSame(seen, [], 'no handler call')
     const ok = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: good })
     t.equal(ok.statusCode, 204, 'the unaltered delivery passes')
   })
@@ -117,7 +117,7 @@ t.test('Standard Webhooks', async t => {
     t.equal(signStandardWebhook(SECRET, 'msg_lib', seconds, BODY), library.sign('msg_lib', now, BODY), 'same signature')
     const headers = { ...signed(BODY, { id: 'msg_lib', timestamp: seconds }), 'webhook-signature': library.sign('msg_lib', now, BODY) }
     t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers })).statusCode, 204, 'a library signature verifies')
-    t.same(library.verify(BODY, signed(BODY, { id: 'msg_ours', timestamp: seconds })), JSON.parse(BODY), 'ours verifies in the library')
+    t.strictSame(library.verify(BODY, signed(BODY, { id: 'msg_ours', timestamp: seconds })), JSON.parse(BODY), 'ours verifies in the library')
     t.equal(seen.length, 1)
   })
 
@@ -142,7 +142,7 @@ t.test('Standard Webhooks', async t => {
       seen.length = 0
       const res = await app.inject({ method: 'POST', url: URL, payload: bytes, headers: signed(bytes) })
       t.equal(res.statusCode, 204, `${name}: verified`)
-      t.same(seen[0]?.payload, parsed, `${name}: parsed from the bytes`)
+      t.strictSame(seen[0]?.payload, parsed, `${name}: parsed from the bytes`)
       t.ok(seen[0]?.delivery?.rawBody.equals(bytes), `${name}: the exact bytes kept`)
     }
   })

@@ -32,7 +32,7 @@ t.test('shared-token verifier', async t => {
     const { app, name, ids } = await billing(t)
     const headers = { ...HTTPS, authorization: `Bearer ${TOKEN}`, 'webhook-id': 'evt_1' }
     for (let i = 0; i < 2; i++) t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers })).statusCode, 204)
-    t.same(ids, ['evt_1'])
+    t.strictSame(ids, ['evt_1'])
     t.equal(await countOf(store, name), 1)
   })
 
@@ -55,7 +55,7 @@ t.test('shared-token verifier', async t => {
       t.notMatch(res.body, TOKEN.slice(0, 12), `${label}: the token is never shown`)
       t.equal(res.headers['www-authenticate'], status === 401 ? 'Bearer' : undefined, `${label}: challenge`)
     }
-    t.same(ids, [])
+    t.strictSame(ids, [])
   })
 
   t.test('rotation: either token passes', async t => {
@@ -64,14 +64,14 @@ t.test('shared-token verifier', async t => {
       const res = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...HTTPS, authorization: `Bearer ${token}`, 'webhook-id': `r${i}` } })
       t.equal(res.statusCode, 204)
     }
-    t.same(ids, ['r0', 'r1'])
+    t.strictSame(ids, ['r0', 'r1'])
   })
 
   t.test('a header of its own with the bare token, and another id header', async t => {
     const { app, ids } = await billing(t, { tokens: TOKEN, header: 'X-Producer-Token', idHeader: 'X-Delivery' })
     const ok = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...HTTPS, 'x-producer-token': TOKEN, 'x-delivery': 'd-9' } })
     t.equal(ok.statusCode, 204)
-    t.same(ids, ['d-9'])
+    t.strictSame(ids, ['d-9'])
     const missing = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...HTTPS, authorization: `Bearer ${TOKEN}`, 'x-delivery': 'd-9' } })
     t.equal(missing.statusCode, 401)
     t.match(bodyOf(missing).detail, /has no x-producer-token header; the producer must send the endpoint's token\.$/)
@@ -85,7 +85,7 @@ t.test('shared-token verifier', async t => {
     const { app, name, ids } = await billing(t, { tokens: TOKEN, idHeader: false })
     const headers = { ...HTTPS, authorization: `Bearer ${TOKEN}`, 'webhook-id': 'ignored' }
     for (let i = 0; i < 2; i++) t.equal((await app.inject({ method: 'POST', url: URL, payload: BODY, headers })).statusCode, 204)
-    t.same(ids, [null, null])
+    t.strictSame(ids, [null, null])
     t.equal(await countOf(store, name), 2)
   })
 })
