@@ -33,9 +33,14 @@ export interface AppOptions {
 
 /** The reference service: the suite's plugins in the order a request travels (design.md). */
 export async function buildApp (config: Config, opts: AppOptions = {}): Promise<FastifyInstance> {
-  // Checked before anything opens.
+  // Checked before anything opens, and named by their variables (the plugins would name their options).
   const retention = parseDuration(config.webhookDeliveryRetention)
-  if (retention === null || retention < 1) throw new Error(`Invalid configuration:\n- WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" (got ${JSON.stringify(config.webhookDeliveryRetention)})`)
+  const window = parseDuration(config.rateLimitWindow)
+  const badDurations = [
+    ...retention === null || retention < 1 ? [`WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" (got ${JSON.stringify(config.webhookDeliveryRetention)})`] : [],
+    ...window === null || window < 1 || !Number.isSafeInteger(window) ? [`RATE_LIMIT_WINDOW: must be milliseconds or a duration such as "1 minute" or "30s" (got ${JSON.stringify(config.rateLimitWindow)})`] : []
+  ]
+  if (retention === null || window === null || badDurations.length > 0) throw new Error(`Invalid configuration:\n- ${badDurations.join('\n- ')}`)
   const options: FastifyHttpOptions<Server> = {
     logger: { level: config.logLevel },
     // Fastify takes a hop count too; its types only list the other forms.
@@ -88,17 +93,15 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   await app.register(cors, { origins: config.corsOrigins })
   // Methods before auth: OPTIONS and 405 answers carry no sensitive data and need no token.
   await app.register(methods)
-  // Requests without a valid token count per address too (contract: "per token, or per address
-  // without one"): refused ones by auth itself, before it checks the next token of that address.
-  const window = parseDuration(config.rateLimitWindow)
   // The store the configuration names (PGlite in DATA_DIR, or a pg pool for DATABASE_URL),
   // closed with the app; a store handed in by the caller stays the caller's to close.
   const store = opts.store ?? createStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, pool: { statementTimeoutMillis: config.databaseStatementTimeout, pgbouncer: config.databasePgbouncer }, logger: app.log })
   if (opts.store === undefined) app.addHook('onClose', async () => { await store.close() })
   await app.register(auth, {
     verifier: { ...config.jwksUrl !== null ? { jwksUrl: config.jwksUrl } : { secret: config.jwtSecret }, ...tokenClaims(config) },
-    // A bad window is reported by the rate-limit plugin below.
-    refusalLimit: window === null ? false : { max: config.rateLimitMax, timeWindow: window, ...await sharedRefusals(app, config, store) }
+    // Requests without a valid token count per address too (contract: "per token, or per address
+    // without one"): refused ones by auth itself, before it checks the next token of that address.
+    refusalLimit: { max: config.rateLimitMax, timeWindow: window, ...await sharedRefusals(app, config, store) }
   })
   // Per route, after auth: keyed by the token's subject, else the client address.
   await app.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, ...(config.redisUrl === null ? {} : { redis: config.redisUrl }) })

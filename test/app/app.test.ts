@@ -146,6 +146,11 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.equal(loadConfig({}).config.databasePgbouncer, false)
   const { config: badRetention } = loadConfig({ WEBHOOK_DELIVERY_RETENTION: 'a while', DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
   await t.rejects(buildApp(badRetention), /WEBHOOK_DELIVERY_RETENTION: must be a duration such as "7 days" or "36h" \(got "a while"\)/)
+  // A window the rate limit cannot take is named by its variable, as every other bad value is.
+  for (const window of ['a while', '0', '0.1 ms', '5 fortnights']) {
+    const { config: badWindow } = loadConfig({ RATE_LIMIT_WINDOW: window, DATA_DIR: 'memory', LOG_LEVEL: 'silent' })
+    await t.rejects(buildApp(badWindow), { message: `Invalid configuration:\n- RATE_LIMIT_WINDOW: must be milliseconds or a duration such as "1 minute" or "30s" (got ${JSON.stringify(window)})` }, `RATE_LIMIT_WINDOW=${window}`)
+  }
   t.throws(() => loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' }), /^(?![\s\S]*AUTH_JWT_SECRET)[\s\S]*WEBHOOK_SECRET_SCANNER is required[\s\S]*CURSOR_SECRET is required/, 'with a JWKS, no HS256 secret is needed; the others still are')
   let two = ''
   try { loadConfig({ CORS_ORIGINS: 'x, y' }) } catch (err) { two = (err as Error).message }
