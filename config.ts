@@ -81,6 +81,11 @@ function list (value: string | undefined): string[] {
   return (value ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
 }
 
+/** The value, or `fallback` when unset or set empty (as every variable here reads an empty value). */
+function text (value: string | undefined, fallback: string): string {
+  return value === undefined || value === '' ? fallback : value
+}
+
 /** A number, or `fallback` when unset; text that is no number stays text, for the check to name. */
 function number (value: string | undefined, fallback: number): unknown {
   if (value === undefined || value === '') return fallback
@@ -187,9 +192,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     return dev
   }
   const raw = {
-    host: env.HOST ?? '127.0.0.1',
+    host: text(env.HOST, '127.0.0.1'),
     port: env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT),
-    dataDir: env.DATA_DIR ?? './data',
+    dataDir: text(env.DATA_DIR, './data'),
     databaseUrl: env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? null : env.DATABASE_URL,
     migrationsDir: env.MIGRATIONS_DIR === undefined || env.MIGRATIONS_DIR === '' ? null : env.MIGRATIONS_DIR,
     databaseStatementTimeout: env.DATABASE_STATEMENT_TIMEOUT === undefined || env.DATABASE_STATEMENT_TIMEOUT === '' ? 30_000 : Number(env.DATABASE_STATEMENT_TIMEOUT),
@@ -210,11 +215,11 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     webhookDelivery: env.WEBHOOK_DELIVERY === undefined || env.WEBHOOK_DELIVERY === '' ? true : flag(env.WEBHOOK_DELIVERY),
     trustProxy: trustProxy(env.TRUST_PROXY),
     rateLimitMax: env.RATE_LIMIT_MAX === undefined || env.RATE_LIMIT_MAX === '' ? 1000 : Number(env.RATE_LIMIT_MAX),
-    rateLimitWindow: env.RATE_LIMIT_WINDOW ?? '1 minute',
+    rateLimitWindow: text(env.RATE_LIMIT_WINDOW, '1 minute'),
     serviceId: env.SERVICE_ID === undefined || env.SERVICE_ID === '' ? DEV_SERVICE_ID : env.SERVICE_ID,
     serviceName: env.SERVICE_NAME === undefined || env.SERVICE_NAME === '' ? DEV_SERVICE_NAME : env.SERVICE_NAME,
     executionContexts: list(env.EXECUTION_CONTEXTS),
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel: text(env.LOG_LEVEL, 'info'),
     cursorSecret: list(secret('CURSOR_SECRET', DEV_CURSOR_SECRET)),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? null : env.REDIS_URL,
     // Shedding load is on by default in production only, where a slow answer for everyone is worse.

@@ -171,6 +171,20 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
 })
 
+t.test('configuration: a variable set empty takes its default, as an unset one does', async t => {
+  const defaults = loadConfig({}).config
+  const cases: Array<[string, keyof typeof defaults]> = [
+    ['HOST', 'host'], ['PORT', 'port'], ['DATA_DIR', 'dataDir'], ['DATABASE_URL', 'databaseUrl'], ['MIGRATIONS_DIR', 'migrationsDir'],
+    ['RATE_LIMIT_MAX', 'rateLimitMax'], ['RATE_LIMIT_WINDOW', 'rateLimitWindow'], ['LOG_LEVEL', 'logLevel'], ['SHUTDOWN_TIMEOUT', 'shutdownTimeout'],
+    ['WEBHOOK_DELIVERY_RETENTION', 'webhookDeliveryRetention'], ['SERVICE_NAME', 'serviceName'], ['CURSOR_SECRET', 'cursorSecret']
+  ]
+  for (const [variable, key] of cases) {
+    let config
+    try { ({ config } = loadConfig({ [variable]: '' })) } catch (err) { t.fail(`${variable}="" refused: ${(err as Error).message}`); continue }
+    t.same(config[key], defaults[key], `${variable}=""`)
+  }
+})
+
 t.test('configuration: insecure webhook targets are announced as a warning, as the development secrets are', async t => {
   const insecure = loadConfig({ WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' }).warnings.filter(w => w.startsWith('WEBHOOK_ALLOW_INSECURE_TARGETS'))
   t.strictSame(insecure, ['WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook subscriptions may name http:// URLs and internal addresses, so a client can make the service call its own network (local development and tests only, never in production)'])
