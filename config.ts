@@ -149,6 +149,7 @@ const EXPECTED: Partial<Record<keyof Config, string>> = {
   databaseUrl: 'expected a postgres:// or postgresql:// URL',
   jwksUrl: 'expected an http:// or https:// URL',
   redisUrl: 'expected a redis:// or rediss:// URL',
+  otelEndpoint: 'expected an http:// or https:// URL',
   trustProxy: 'expected true, false, a hop count of 1 or more, or comma-separated addresses',
   corsOrigins: 'expected comma-separated origins of a scheme and a host, such as https://app.example.com',
   serviceId: 'expected a UUID',

@@ -135,6 +135,7 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ DATABASE_URL: 'mysql://db/x' }, /^- DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL \(got 12 characters, not shown\)$/m],
     [{ AUTH_JWKS_URL: 'ftp://idp/jwks' }, /^- AUTH_JWKS_URL: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/idp\/jwks"\)$/m],
     [{ REDIS_URL: 'http://cache' }, /^- REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL \(got 12 characters, not shown\)$/m],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://collector' }, /^- OTEL_EXPORTER_OTLP_ENDPOINT: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/collector"\)$/m],
     [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "0"\)$/m],
     [{ CORS_ORIGINS: 'https://a.example/path, *' }, /^- CORS_ORIGINS: expected comma-separated origins of a scheme and a host, such as https:\/\/app\.example\.com \(got "https:\/\/a\.example\/path, \*"\)$/m],
     [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
