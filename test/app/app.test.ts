@@ -137,6 +137,13 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ REDIS_URL: 'http://cache' }, /^- REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL \(got 12 characters, not shown\)$/m],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://collector' }, /^- OTEL_EXPORTER_OTLP_ENDPOINT: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/collector"\)$/m],
     [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "0"\)$/m],
+    // Addresses Fastify would refuse at its start with a message that names no variable.
+    [{ TRUST_PROXY: 'proxy.internal' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "proxy\.internal"\)$/m],
+    [{ TRUST_PROXY: '10.0.0.1, 10.0.0.0/33' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.1, 10\.0\.0\.0\/33"\)$/m],
+    [{ TRUST_PROXY: '10.0.0.0/0' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.0\/0"\)$/m],
+    [{ TRUST_PROXY: '::1/129' }, /^- TRUST_PROXY: expected .* \(got "::1\/129"\)$/m],
+    [{ TRUST_PROXY: '10.0.0.0/255.0.255.0' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.0\/255\.0\.255\.0"\)$/m],
+    [{ TRUST_PROXY: '10.0.0.1,' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.1,"\)$/m],
     [{ CORS_ORIGINS: 'https://a.example/path, *' }, /^- CORS_ORIGINS: expected comma-separated origins of a scheme and a host, such as https:\/\/app\.example\.com \(got "https:\/\/a\.example\/path, \*"\)$/m],
     [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
   ]
@@ -170,6 +177,10 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT: '0' }).config.databaseStatementTimeout, 0)
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).config.trustProxy, true)
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
+  // Every form Fastify takes: addresses, ranges (prefix length or IPv4 netmask), proxy-addr's names.
+  for (const value of ['10.0.0.1', '10.0.0.0/8, 192.168.0.0/255.255.0.0', 'loopback, linklocal, uniquelocal', '::1, fc00::/7', '::ffff:10.0.0.1']) {
+    t.equal(loadConfig({ TRUST_PROXY: value }).config.trustProxy, value, `TRUST_PROXY=${value}`)
+  }
 })
 
 t.test('configuration: a variable set empty takes its default, as an unset one does', async t => {
