@@ -263,6 +263,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
     seen.add(key)
     return [describe(key, e, env)]
   })
+  // An origin as a browser sends it (URL's serialization): the cors plugin refuses any other at start, naming its own option.
+  if (!seen.has('corsOrigins') && !raw.corsOrigins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin)) {
+    errors.push(`CORS_ORIGINS: ${EXPECTED.corsOrigins ?? ''} (got ${JSON.stringify(env.CORS_ORIGINS)})`)
+  }
   if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !raw.trustProxy.split(',').every((entry) => proxyEntry(entry.trim()))) {
     errors.push(`TRUST_PROXY: ${EXPECTED.trustProxy ?? ''} (got ${JSON.stringify(env.TRUST_PROXY)})`)
   }

@@ -145,7 +145,11 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ TRUST_PROXY: '10.0.0.0/255.0.255.0' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.0\/255\.0\.255\.0"\)$/m],
     [{ TRUST_PROXY: '10.0.0.1,' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.1,"\)$/m],
     [{ CORS_ORIGINS: 'https://a.example/path, *' }, /^- CORS_ORIGINS: expected comma-separated origins of a scheme and a host, such as https:\/\/app\.example\.com \(got "https:\/\/a\.example\/path, \*"\)$/m],
-    [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m]
+    [{ SHUTDOWN_TIMEOUT: '0' }, /^- SHUTDOWN_TIMEOUT: Expected integer to be greater or equal to 1 \(got "0"\)$/m],
+    // Origins the cors plugin would refuse at start naming its option, not the variable: an origin is as a browser sends it.
+    [{ CORS_ORIGINS: 'https://app.example.com:443' }, /^- CORS_ORIGINS: expected comma-separated origins .* \(got "https:\/\/app\.example\.com:443"\)$/m],
+    [{ CORS_ORIGINS: 'https://a.example, https://App.example.com' }, /^- CORS_ORIGINS: expected .* \(got "https:\/\/a\.example, https:\/\/App\.example\.com"\)$/m],
+    [{ CORS_ORIGINS: 'https://a.example:99999' }, /^- CORS_ORIGINS: expected .* \(got "https:\/\/a\.example:99999"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
   t.strictSame(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
@@ -175,6 +179,7 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')
   t.equal(config.databaseStatementTimeout, 30_000, 'a statement waits 30 s by default')
   t.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT: '0' }).config.databaseStatementTimeout, 0)
+  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173, https://[::1]:8443' }).config.corsOrigins, ['https://app.example.com', 'http://localhost:5173', 'https://[::1]:8443'])
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).config.trustProxy, true)
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
   // Every form Fastify takes: addresses, ranges (prefix length or IPv4 netmask), proxy-addr's names.
