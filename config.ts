@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { isIP } from 'node:net'
+import { compile as compileProxyList } from '@fastify/proxy-addr'
 
 /** One delay of WEBHOOK_RETRY_SCHEDULE: a number and a unit parseDuration knows (`5s`, `30 minutes`). */
 const DELAY = String.raw`\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\s*`
@@ -106,25 +106,18 @@ function trustProxy (value: string | undefined): boolean | string | number {
   return value
 }
 
-/** The names of ranges Fastify's trustProxy (proxy-addr) knows. */
-const PROXY_RANGES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal'])
-
 /**
- * One entry of TRUST_PROXY's list as Fastify takes it: an address, a range (a prefix length, or
- * an IPv4 netmask of leading ones) or a named range. Fastify refuses any other at its start,
- * naming the address but not the variable.
+ * Whether Fastify takes TRUST_PROXY's list: it compiles the entries, split on commas, with
+ * proxy-addr, which refuses at start one that is no address, range or range name, naming the
+ * address but not the variable.
  */
-function proxyEntry (entry: string): boolean {
-  if (PROXY_RANGES.has(entry)) return true
-  const slash = entry.lastIndexOf('/')
-  const version = isIP(slash === -1 ? entry : entry.slice(0, slash))
-  if (version === 0) return false
-  if (slash === -1) return true
-  const range = entry.slice(slash + 1)
-  if (/^\d+$/.test(range)) return Number(range) >= 1 && Number(range) <= (version === 4 ? 32 : 128)
-  if (version !== 4 || isIP(range) !== 4) return false
-  const hostBits = ~range.split('.').reduce((mask, octet) => mask * 256 + Number(octet), 0) >>> 0
-  return hostBits !== 0xffffffff && (hostBits & (hostBits + 1)) === 0
+function proxyList (value: string): boolean {
+  try {
+    compileProxyList(value.split(',').map((entry) => entry.trim()))
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** The variable each setting comes from, for messages that name what the user set. */
@@ -267,7 +260,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
   if (!seen.has('corsOrigins') && !raw.corsOrigins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin)) {
     errors.push(`CORS_ORIGINS: ${EXPECTED.corsOrigins ?? ''} (got ${JSON.stringify(env.CORS_ORIGINS)})`)
   }
-  if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !raw.trustProxy.split(',').every((entry) => proxyEntry(entry.trim()))) {
+  if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !proxyList(raw.trustProxy)) {
     errors.push(`TRUST_PROXY: ${EXPECTED.trustProxy ?? ''} (got ${JSON.stringify(env.TRUST_PROXY)})`)
   }
   // On PGlite this process is the only one that can open the data: nothing else would deliver.
