@@ -179,7 +179,7 @@ t.test('configuration: production needs real secrets; bad values are named', asy
   t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')
   t.equal(config.databaseStatementTimeout, 30_000, 'a statement waits 30 s by default')
   t.equal(loadConfig({ DATABASE_STATEMENT_TIMEOUT: '0' }).config.databaseStatementTimeout, 0)
-  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173, https://[::1]:8443' }).config.corsOrigins, ['https://app.example.com', 'http://localhost:5173', 'https://[::1]:8443'])
+  t.strictSame(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173, https://[::1]:8443' }).config.corsOrigins, ['https://app.example.com', 'http://localhost:5173', 'https://[::1]:8443'])
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).config.trustProxy, true)
   t.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).config.trustProxy, '10.0.0.0/8')
   // Every form Fastify takes: addresses, ranges (prefix length or IPv4 netmask), proxy-addr's names.
@@ -198,7 +198,7 @@ t.test('configuration: a variable set empty takes its default, as an unset one d
   for (const [variable, key] of cases) {
     let config
     try { ({ config } = loadConfig({ [variable]: '' })) } catch (err) { t.fail(`${variable}="" refused: ${(err as Error).message}`); continue }
-    t.same(config[key], defaults[key], `${variable}=""`)
+    t.strictSame(config[key], defaults[key], `${variable}=""`)
   }
 })
 
