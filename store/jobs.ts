@@ -80,9 +80,9 @@ function decodeView (row: Record<string, unknown>): JobView {
  * The jobs table and every statement on it. A job is a row written in the transaction that
  * accepts it; any instance claims it with `FOR UPDATE SKIP LOCKED` (two instances never take
  * the same one) and holds it by a lease it renews while it runs: when its instance dies, the
- * lease runs out and another instance takes the job up again. A job's steps (`job_steps`)
- * record each unit of work in the unit's own transaction, so work resumed after a crash skips
- * what was done and never does it twice.
+ * lease runs out and another instance takes the job up again. A job's steps (`<table>_steps`,
+ * `jobs_steps` by default) record each unit of work in the unit's own transaction, so work
+ * resumed after a crash skips what was done and never does it twice.
  */
 export class JobTable {
   readonly table: string
