@@ -185,9 +185,10 @@ async function sharedRefusals (app: FastifyInstance, config: Config, store: Stor
   if (store.kind !== 'pg') return {}
   const counts = new RefusalCounts(store)
   await migrate(store, counts.migrations())
-  // Windows that are over, deleted now and then, by one instance at a time.
+  // Windows that are over, deleted now and then, by one instance at a time. Judged by this
+  // process's clock, which the auth plugin wrote them with, not the database's.
   const timer = setInterval(() => {
-    counts.purge().catch((err: unknown) => { app.log.warn({ err }, 'auth: purging old refusal counts failed; trying again later') })
+    counts.purge(new Date()).catch((err: unknown) => { app.log.warn({ err }, 'auth: purging old refusal counts failed; trying again later') })
   }, 60_000)
   timer.unref()
   app.addHook('onClose', async () => { clearInterval(timer) })

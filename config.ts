@@ -18,14 +18,15 @@ export const Config = Type.Object({
   jobLeaseMillis: Type.Integer({ minimum: 1 }),
   // DATABASE_URL names PgBouncer in transaction mode: no prepared statements, no start-up parameters.
   databasePgbouncer: Type.Boolean(),
-  // The auth plugin refuses an HS256 secret under 32 bytes (RFC 7518 §3.2); checked here too, so one message says so.
-  jwtSecret: Type.String({ minLength: 32 }),
+  // At least SECRET_BYTES.jwtSecret bytes, checked by loadConfig.
+  jwtSecret: Type.String(),
   jwksUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   // The iss and aud a token must carry (any one of each list); empty: not checked.
   authIssuer: Type.Array(Type.String({ minLength: 1 })),
   authAudience: Type.Array(Type.String({ minLength: 1 })),
   corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/*]+$' })),
-  webhookSecretScanner: Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]+$' }),
+  // whsec_ and the base64 of at least SECRET_BYTES.webhookSecretScanner bytes, checked by loadConfig.
+  webhookSecretScanner: Type.String(),
   // How long received delivery ids are kept (a duration such as `7 days`), checked by app.ts.
   webhookDeliveryRetention: Type.String({ minLength: 1 }),
   // Delays between delivery attempts of outgoing events: comma-separated durations.
@@ -43,7 +44,7 @@ export const Config = Type.Object({
   executionContexts: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,100}$' })),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
   // Comma-separated: the first key signs cursors, every one verifies them (rotation).
-  cursorSecret: Type.Array(Type.String({ minLength: 16 }), { minItems: 1 }),
+  cursorSecret: Type.Array(Type.String(), { minItems: 1 }),
   redisUrl: Type.Union([Type.String({ pattern: '^rediss?://' }), Type.Null()]),
   // Overload thresholds (0: not checked); past one, requests get a 503 with Retry-After.
   overloadMaxEventLoopDelay: Type.Integer({ minimum: 0 }),
@@ -59,6 +60,27 @@ export const Config = Type.Object({
   production: Type.Boolean()
 })
 export type Config = Static<typeof Config>
+
+/**
+ * The fewest bytes of each secret: what the plugin using it refuses at start (the auth plugin's
+ * HS256 key, RFC 7518 §3.2; each cursor key; the Standard Webhooks key, decoded), checked here
+ * so that one message names the variable. Bytes, as the plugins count them, not characters.
+ */
+const SECRET_BYTES = { jwtSecret: 32, cursorSecret: 16, webhookSecretScanner: 16 } as const
+const WHSEC = /^whsec_((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/
+
+/** What is wrong with a secret, or null: bytes too few, or (WEBHOOK_SECRET_SCANNER) not whsec_<base64>. */
+function secretFault (key: keyof typeof SECRET_BYTES, value: string): string | null {
+  const min = SECRET_BYTES[key]
+  if (key !== 'webhookSecretScanner') {
+    const bytes = Buffer.byteLength(value)
+    return bytes >= min ? null : `expected at least ${min} bytes (got ${bytes} bytes, not shown)`
+  }
+  const base64 = WHSEC.exec(value)?.[1]
+  if (base64 === undefined) return `expected whsec_ and the base64 of the key (got ${value.length} characters, not shown)`
+  const bytes = Buffer.from(base64, 'base64').length
+  return bytes >= min ? null : `expected a key of at least ${min} bytes (got ${bytes} bytes, not shown)`
+}
 
 /** Development defaults: safe on a laptop, refused in production where a secret matters. */
 export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789'
@@ -262,6 +284,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
   }
   if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !proxyList(raw.trustProxy)) {
     errors.push(`TRUST_PROXY: ${EXPECTED.trustProxy ?? ''} (got ${JSON.stringify(env.TRUST_PROXY)})`)
+  }
+  for (const [key, values] of [['jwtSecret', [raw.jwtSecret]], ['cursorSecret', raw.cursorSecret], ['webhookSecretScanner', [raw.webhookSecretScanner]]] as const) {
+    const fault = values.map((v) => secretFault(key, v)).find((f) => f !== null)
+    if (fault !== undefined && !seen.has(key)) errors.push(`${VARIABLES[key]}: ${fault}`)
   }
   // On PGlite this process is the only one that can open the data: nothing else would deliver.
   if (raw.webhookDelivery === false && raw.databaseUrl === null) errors.push('WEBHOOK_DELIVERY: false needs DATABASE_URL, where other instances of the service deliver the events this one writes (on PGlite no other instance can open the data, so none would be delivered)')

@@ -5,6 +5,7 @@ import type { FastifyServerOptions } from 'fastify'
 import { storeLocation } from 'svc-conventions/store'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
+import { listenRefusal } from './listen-refusal.js'
 
 /**
  * Readable lines for a person at a terminal in development (pino-pretty, a development
@@ -85,7 +86,14 @@ async function main (): Promise<void> {
     // The last line: nothing is left running (a log that ends at "draining" would leave that in doubt).
     app.log.info('stopped: requests in flight answered, the store closed')
   })
-  const url = await app.listen({ host: config.host, port: config.port })
+  let url: string
+  try {
+    url = await app.listen({ host: config.host, port: config.port })
+  } catch (err) {
+    // The store is closed before the exit, so that the data directory is left clean.
+    await app.close()
+    throw listenRefusal(err, config.host, config.port)
+  }
   const docs = `${url}/docs`
   const store = storeLocation({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir })
   app.log.info({ url, docs, store }, `Listening at ${url} · API docs at ${docs} · store: ${store} · a token: npm run token`)

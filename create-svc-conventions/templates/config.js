@@ -55,16 +55,18 @@ ${js(ctx, `/**
   const text = (name${ts(ctx, ': string')})${ts(ctx, ': string | undefined')} => env[name] === '' ? undefined : env[name]
   const list = (name${ts(ctx, ': string')})${ts(ctx, ': string[]')} => (text(name) ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
 
-  // A secret is never repeated in a message: logs keep them.
-  const secret = (name${ts(ctx, ': string')}, dev${ts(ctx, ': string')}, minLength${ts(ctx, ': number')})${ts(ctx, ': string')} => {
+  // A secret is never repeated in a message: logs keep them. Its size counts bytes, as the
+  // plugins count them; \`keys\`: a comma-separated list of keys, each checked.
+  const secret = (name${ts(ctx, ': string')}, dev${ts(ctx, ': string')}, minBytes${ts(ctx, ': number')}, keys = false)${ts(ctx, ': string')} => {
     const value = text(name)
     if (value === undefined) {
       if (production) errors.push(\`\${name} is required when NODE_ENV=production\`)
       else warnings.push(\`\${name} is not set: using a fixed development secret (never in production)\`)
       return dev
     }
-    for (const key of value.split(',')) {
-      if (key.trim().length < minLength) errors.push(\`\${name}: at least \${minLength} characters (got \${key.trim().length}, not shown)\`)
+    for (const key of keys ? value.split(',').map(k => k.trim()) : [value]) {
+      const bytes = Buffer.byteLength(key)
+      if (bytes < minBytes) errors.push(\`\${name}: at least \${minBytes} bytes (got \${bytes}, not shown)\`)
     }
     return value
   }
@@ -84,7 +86,7 @@ ${js(ctx, `/**
     dataDir: text('DATA_DIR') ?? './data',
     databaseUrl: text('DATABASE_URL'),
     jwtSecret: secret('AUTH_JWT_SECRET', DEV_JWT_SECRET, 32),
-    cursorSecret: secret('CURSOR_SECRET', DEV_CURSOR_SECRET, 16).split(',').map(s => s.trim()),
+    cursorSecret: secret('CURSOR_SECRET', DEV_CURSOR_SECRET, 16, true).split(',').map(s => s.trim()),
     corsOrigins: list('CORS_ORIGINS'),
     rateLimitMax: integer('RATE_LIMIT_MAX', 1000, 1, 1_000_000_000),
     // true: the last proxy's X-Forwarded-For; else the proxies' addresses (comma-separated).

@@ -38,8 +38,8 @@ server. Every \`/v1\` request needs a bearer token and a \`User-Agent\` of the f
 | --- | --- | --- |
 | \`HOST\` / \`PORT\` | where to listen | \`127.0.0.1\` / \`3000\` |
 | \`DATA_DIR\` / \`DATABASE_URL\` | embedded PostgreSQL directory (or \`memory\`) / a PostgreSQL server | \`./data\` / unset |
-| \`AUTH_JWT_SECRET\` | HS256 secret of the tokens, 32 characters or more | a development secret; required in production |
-| \`CURSOR_SECRET\` | keys of the paging cursors, comma-separated, 16 characters or more | a development secret; required in production |
+| \`AUTH_JWT_SECRET\` | HS256 secret of the tokens, 32 bytes or more | a development secret; required in production |
+| \`CURSOR_SECRET\` | keys of the paging cursors, comma-separated, each 16 bytes or more | a development secret; required in production |
 | \`CORS_ORIGINS\`, \`RATE_LIMIT_MAX\`, \`TRUST_PROXY\`, \`LOG_LEVEL\` | allowed origins; requests per minute; proxies; pino level | none; 1000; unset; \`info\` |
 
 With \`NODE_ENV=production\` the service refuses to start without its secrets, or with

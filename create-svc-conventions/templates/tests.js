@@ -87,10 +87,17 @@ test('in development, the secrets have defaults, with a warning', () => {
 test('in production, the secrets are required and the data must outlive the process', () => {
   assert.throws(() => loadConfig({ NODE_ENV: 'production' }), /AUTH_JWT_SECRET is required[^]*CURSOR_SECRET is required/)
   assert.throws(() => loadConfig({ NODE_ENV: 'production', ...SECRETS, DATA_DIR: 'memory' }), /DATA_DIR=memory/)
-  assert.throws(() => loadConfig({ NODE_ENV: 'production', ...SECRETS, AUTH_JWT_SECRET: 'short' }), /AUTH_JWT_SECRET: at least 32 characters \\(got 5, not shown\\)/)
+  assert.throws(() => loadConfig({ NODE_ENV: 'production', ...SECRETS, AUTH_JWT_SECRET: 'short' }), /AUTH_JWT_SECRET: at least 32 bytes \\(got 5, not shown\\)/)
   const { config, warnings } = loadConfig({ NODE_ENV: 'production', ...SECRETS })
   assert.equal(config.jwtSecret, SECRETS.AUTH_JWT_SECRET)
   assert.deepEqual(warnings, [])
+})
+
+test('the size of a secret counts bytes, as the plugins count them; only CURSOR_SECRET is a list', () => {
+  assert.equal(loadConfig({ AUTH_JWT_SECRET: '€'.repeat(11) }).config.jwtSecret, '€'.repeat(11), '11 characters of 3 bytes each')
+  assert.throws(() => loadConfig({ AUTH_JWT_SECRET: 'é'.repeat(15) }), /AUTH_JWT_SECRET: at least 32 bytes \\(got 30, not shown\\)/)
+  assert.equal(loadConfig({ AUTH_JWT_SECRET: 'one secret, with commas, of 32 bytes or more' }).config.jwtSecret, 'one secret, with commas, of 32 bytes or more')
+  assert.throws(() => loadConfig({ CURSOR_SECRET: 'a cursor key long enough, short' }), /CURSOR_SECRET: at least 16 bytes \\(got 5, not shown\\)/)
 })
 
 test('a bad value is named, every one at once', () => {

@@ -123,11 +123,11 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ RATE_LIMIT_MAX: 'abc' }, /^- RATE_LIMIT_MAX: Expected integer \(got "abc"\)$/m],
     [{ CORS_ORIGINS: '*' }, /^- CORS_ORIGINS: .* \(got "\*"\)$/m],
     [{ EXECUTION_CONTEXTS: 'Bad Context' }, /^- EXECUTION_CONTEXTS: .* \(got "Bad Context"\)$/m],
-    [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: Expected string length greater or equal to 32 \(got 16 characters, not shown\)$/m],
+    [{ AUTH_JWT_SECRET: 'short-secret-xyz' }, /^- AUTH_JWT_SECRET: expected at least 32 bytes \(got 16 bytes, not shown\)$/m],
     [{ DATABASE_URL: 'mysql://user:hunter2@db/x' }, /^- DATABASE_URL: .* \(got 25 characters, not shown\)$/m],
     [{ DATABASE_STATEMENT_TIMEOUT: '-5' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer to be greater or equal to 0 \(got "-5"\)$/m],
     [{ DATABASE_STATEMENT_TIMEOUT: '2s' }, /^- DATABASE_STATEMENT_TIMEOUT: Expected integer \(got "2s"\)$/m],
-    [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: Expected string length greater or equal to 16 \(got 33 characters, not shown\)$/m],
+    [{ CURSOR_SECRET: 'a-cursor-secret-long-enough,short' }, /^- CURSOR_SECRET: expected at least 16 bytes \(got 5 bytes, not shown\)$/m],
     [{ DATABASE_PGBOUNCER: 'yes' }, /^- DATABASE_PGBOUNCER: Expected boolean \(got "yes"\)$/m],
     [{ CURSOR_SECRET: ' , ' }, /^- CURSOR_SECRET: Expected array length to be greater or equal to 1 \(got 3 characters, not shown\)$/m],
     // A variable with a fixed set of values lists them; one of several forms names the forms.

@@ -1,7 +1,10 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 
 const serverTs = fileURLToPath(new URL('../../server.ts', import.meta.url))
 
@@ -61,4 +64,27 @@ t.test('in production, a missing secret stops the start before anything listens,
   t.match(err, /CURSOR_SECRET is required when NODE_ENV=production/)
   t.notMatch(err, /AUTH_JWT_SECRET/, 'the one given is not named')
   t.notMatch(out, /listening/i, 'nothing listened')
+})
+
+t.test('a PORT another process listens on stops the start, naming PORT, and leaves the data directory free', async t => {
+  const taken = createServer()
+  await new Promise<void>(resolve => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { taken.close() })
+  const port = (taken.address() as { port: number }).port
+  const dataDir = t.testdir()
+  const start = async (): Promise<{ code: number | null, err: string }> => {
+    const child = spawn(process.execPath, [...process.execArgv, serverTs], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    let err = ''
+    child.stderr.on('data', (chunk) => { err += String(chunk) })
+    const [code] = await once(child, 'close') as [number | null]
+    return { code, err }
+  }
+  const first = await start()
+  t.equal(first.code, 1)
+  t.match(first.err, new RegExp(`^PORT=${port}: another process already listens on 127\\.0\\.0\\.1:${port}; set PORT to a free port`, 'm'))
+  t.notMatch(first.err, /EADDRINUSE|\n\s+at /, 'neither Node\'s code nor a stack')
+  t.notOk(existsSync(join(dataDir, 'svc-conventions.lock')), 'the store was closed: its lock is gone')
 })
