@@ -13,6 +13,8 @@
 //   generator and the machine; in the same rounds, the floor (servers/floor-deliverer.js): the
 //   least any transactional outbox could add to those POSTs, the subscription off and a bare
 //   trigger and deliverer in its place (and in the rounds that deliver none, its trigger alone);
+// - POST `/v1/documents` with the subscription off, paired, alone in its context and beside
+//   2,000 active subscriptions of the context to other events, on instances that deliver none;
 // - the time from commit to delivery of the events of those POSTs (the event's timestamp is
 //   taken in the transaction, just before its commit), at the 50th and 99th percentiles.
 import pg from 'pg'
@@ -25,6 +27,7 @@ import { authorIds } from './seed.js'
 
 const SECRET = 'bench-secret-that-is-long-enough-0123456789'
 const events = Number(process.env.BENCH_EVENTS ?? 20_000)
+const CROWD = 2000
 const hooks = { authorization: `Bearer ${signToken({ secret: SECRET, sub: 'bench', scope: 'webhooks:read webhooks:write', expiresIn: '2h' })}` }
 
 let n = 0
@@ -207,6 +210,39 @@ async function floorCase ({ db, url, subscriber, lags, subscriptionId }) {
   }
 }
 
+/**
+ * The POSTs with the subscription off, paired, on instances that deliver none: alone in their
+ * context, and beside CROWD more subscriptions of it that want only author events (inserted
+ * here, switched on before each of that case's rounds and off before the other's, then
+ * analyzed, as autovacuum keeps the statistics of a table whose subscriptions stay; removed
+ * after). Each POST checks that no subscription of its context wants document.created: what
+ * that costs as a context's subscriptions grow. Rounds of their own, so that the switching
+ * touches no other case's.
+ */
+async function crowdRounds ({ db, url, sub, post, log }) {
+  await db.query(`INSERT INTO event_subscriptions (ctx, id, url, events, description, active, secret, etag, created_at, modified_at)
+    SELECT ctx, 'crowd-' || n, url, ARRAY['author.created', 'author.updated', 'author.deleted'], 'bench crowd', false, secret, etag, now(), now()
+    FROM event_subscriptions, generate_series(1, $2::int) AS n WHERE id = $1`, [sub.id, CROWD])
+  const crowded = (active) => {
+    const c = post(false, false)
+    return {
+      ...c,
+      loader: async (server, options) => {
+        const { rowCount } = await db.query("UPDATE event_subscriptions SET active = $1 WHERE description = 'bench crowd' AND active <> $1", [active])
+        if (rowCount > 0) await db.query('ANALYZE event_subscriptions')
+        return await c.loader(server, options)
+      }
+    }
+  }
+  try {
+    log(`  the subscription off, beside ${fmt(CROWD)} subscriptions to other events (WEBHOOK_DELIVERY=false)`)
+    return await pairedRounds({ start: async () => ({ service: await startService(url, { WEBHOOK_DELIVERY: 'false' }) }), cases: { without: crowded(false), beside: crowded(true) }, log })
+  } finally {
+    await db.query("DELETE FROM event_subscriptions WHERE description = 'bench crowd'")
+    await db.query("DELETE FROM event_deliveries WHERE status = 'PENDING'")
+  }
+}
+
 export async function runEvents ({ url, log }) {
   const subscriber = await startServer('subscriber.js')
   const hook = { url: `${subscriber.base}/hook`, received: async () => (await subscriber.stats()).received, take: async () => (await subscriber.stats()).lags }
@@ -276,13 +312,14 @@ export async function runEvents ({ url, log }) {
     } finally {
       await floor.drop()
     }
+    const crowd = await crowdRounds({ db, url, sub, post, log })
     // Events still in the outbox when the last round ended are delivered and counted too.
     service = await startService(url)
     await drained(db)
     await service.stop()
     lags.push(...await hook.take())
     const latency = (xs) => ({ p50: percentile(xs, 0.5), p99: percentile(xs, 0.99), count: xs.length })
-    return { throughput, floorThroughput: floorRate, written, rounds, latency: latency(lags), floorLatency: latency(floor.lags) }
+    return { throughput, floorThroughput: floorRate, written, rounds, crowd, latency: latency(lags), floorLatency: latency(floor.lags) }
   } finally {
     await db.end()
     await subscriber.stop()

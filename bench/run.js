@@ -194,6 +194,9 @@ if (cases.some((c) => c !== 'trivial')) {
       row(cpuRow, `subscription off: ${by(none)}`, cpuOnly(none.machine), '1 (baseline)')
       row(cpuRow, `subscription on: ${by(one)}`, cpuOnly(one.machine), `${fmt(none.machine / one.machine, 3)}: none's over this`)
       row(cpuRow, `the floor: ${by(least)} (its deliverer: the rest of the machine's)`, cpuOnly(least.machine), `${fmt(none.machine / least.machine, 3)}: none's over this`)
+      row(post, 'its context\'s subscriptions all off, on an instance that delivers none (rounds of their own)', summary(r.crowd.without), '1 (baseline)')
+      guarded(post, 'the same, 2,000 of them on, each wanting only author events', summary(r.crowd.beside),
+        ratios(r.crowd, 'beside', 'without'), 0.95, { of: ' of none', spread: `${post} beside 2,000 subscriptions to other events` })
       const lagMet = r.latency.p50 <= 1000 && r.latency.p99 <= 5000
       if (!lagMet) failed.push(`commit to delivery: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, guard p50 ≤ 1 s and p99 ≤ 5 s`)
       row('commit to delivery, under that load', `${fmt(r.latency.count)} events`, { rate: '', p50: r.latency.p50, p99: r.latency.p99, cpu: NaN, rss: NaN }, '', `p50 ≤ 1,000 ms, p99 ≤ 5,000 ms: ${lagMet ? 'met' : '**failed**'}`)

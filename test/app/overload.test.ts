@@ -26,7 +26,7 @@ t.test('past a threshold: 503 problem with Retry-After instead of a slow answer'
 t.test('thresholds: off by default, on in production, each variable checked', async (t) => {
   const dev = loadConfig({}).config
   t.strictSame([dev.overloadMaxEventLoopDelay, dev.overloadMaxEventLoopUtilization, dev.overloadMaxHeapUsedBytes, dev.overloadMaxRssBytes, dev.overloadRetryAfter], [0, 0, 0, 0, 10])
-  const prod = loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'a-production-secret-that-is-long-enough', CURSOR_SECRET: 'a-production-cursor-secret', WEBHOOK_SECRET_SCANNER: 'whsec_cHJvZHVjdGlvbg==' }).config
+  const prod = loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'a-production-secret-that-is-long-enough', CURSOR_SECRET: 'a-production-cursor-secret', WEBHOOK_SECRET_SCANNER: 'whsec_cHJvZHVjdGlvbi1zY2FubmVyLXNlY3JldA==' }).config
   t.strictSame([prod.overloadMaxEventLoopDelay, prod.overloadMaxEventLoopUtilization], [1000, 0.98])
   t.equal(loadConfig({ OVERLOAD_MAX_RSS_BYTES: '1000000000' }).config.overloadMaxRssBytes, 1e9)
   t.throws(() => loadConfig({ OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '1.5' }), /OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: Expected number to be less or equal to 1 \(got "1.5"\)/)
