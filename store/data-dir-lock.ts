@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { DataDirInUse } from './errors.js'
+import { makeDataDir } from './make-data-dir.js'
 
 /*
  * PGlite is one PostgreSQL backend inside one process: two processes opening one data
@@ -83,7 +84,7 @@ function read (file: string): string | undefined {
  * throws `DataDirInUse` naming the directory and the process that holds it.
  */
 export function lockDataDir (dir: string): DataDirLock {
-  mkdirSync(dir, { recursive: true })
+  makeDataDir(dir)
   const file = join(dir, LOCK_FILE)
   const mine = `${process.pid}\n${host}\n`
   // Written whole under a name of its own, then linked as the lock, which fails if one exists: a

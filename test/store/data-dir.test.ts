@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -149,6 +149,27 @@ t.test('a new data directory whose snapshot PGlite refuses starts afresh with in
   t.ok(existsSync(lock.file), 'the lock survives the fresh start')
   await driver.close()
   t.notOk(existsSync(lock.file), 'and goes with the driver')
+})
+
+t.test('a data directory that cannot be made is refused at once, naming it and saying why', async (t) => {
+  const dir = tempDir(t)
+  const file = join(dir, 'a-file')
+  writeFileSync(file, '')
+  symlinkSync(join(dir, 'no-such-volume'), join(dir, 'dangling'))
+  const table: Array<[string, string, string]> = [
+    ['a file', file, `The data directory ${file} cannot be created: it is a file, not a directory.`],
+    ['below a file', join(file, 'data'), `The data directory ${join(file, 'data')} cannot be created: a part of the path is a file, not a directory (ENOTDIR).`],
+    ['below a link to nothing', join(dir, 'dangling', 'data'), `The data directory ${join(dir, 'dangling', 'data')} cannot be created: something that is not a directory is there (EEXIST) at ${join(dir, 'dangling')}.`]
+  ]
+  // A file system that refuses children of a directory it has: Node's recursive mkdir retried for ever.
+  if (existsSync('/proc/self')) table.push(['where the file system allows none', '/proc/svc-data-dir/data', 'The data directory /proc/svc-data-dir/data cannot be created: the file system does not allow a directory there (ENOENT) at /proc/svc-data-dir.'])
+  for (const [name, path, message] of table) {
+    t.throws(() => lockDataDir(path), { message }, name)
+    t.throws(() => createStore({ dataDir: path }), { message }, `${name}: createStore`)
+  }
+  const nested = join(dir, 'a', 'b', 'c')
+  lockDataDir(nested).release()
+  t.ok(statSync(nested).isDirectory(), 'missing parents are made')
 })
 
 t.test('a start that fails for the file system says why: PGlite gives only an Emscripten error number', async (t) => {
