@@ -21,9 +21,11 @@ function isDirectory (path: string): boolean {
   }
 }
 
+/** The error: its message names the directory and why; its `code` is Node's, for callers that test it. */
 function refusal (dir: string, at: string, err: NodeJS.ErrnoException | null): Error {
   const reason = err === null ? 'it is a file, not a directory' : REASONS[err.code ?? ''] ?? `${err.code ?? 'an error'}: ${err.message}`
-  return new Error(`The data directory ${dir} cannot be created: ${reason}${at === dir ? '' : ` at ${at}`}.`, err === null ? undefined : { cause: err })
+  const message = `The data directory ${dir} cannot be created: ${reason}${at === dir ? '' : ` at ${at}`}.`
+  return Object.assign(new Error(message, err === null ? undefined : { cause: err }), { code: err?.code ?? 'ENOTDIR' })
 }
 
 /**

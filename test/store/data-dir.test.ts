@@ -156,16 +156,16 @@ t.test('a data directory that cannot be made is refused at once, naming it and s
   const file = join(dir, 'a-file')
   writeFileSync(file, '')
   symlinkSync(join(dir, 'no-such-volume'), join(dir, 'dangling'))
-  const table: Array<[string, string, string]> = [
-    ['a file', file, `The data directory ${file} cannot be created: it is a file, not a directory.`],
-    ['below a file', join(file, 'data'), `The data directory ${join(file, 'data')} cannot be created: a part of the path is a file, not a directory (ENOTDIR).`],
-    ['below a link to nothing', join(dir, 'dangling', 'data'), `The data directory ${join(dir, 'dangling', 'data')} cannot be created: something that is not a directory is there (EEXIST) at ${join(dir, 'dangling')}.`]
+  const table: Array<[string, string, string, string]> = [
+    ['a file', file, 'ENOTDIR', `The data directory ${file} cannot be created: it is a file, not a directory.`],
+    ['below a file', join(file, 'data'), 'ENOTDIR', `The data directory ${join(file, 'data')} cannot be created: a part of the path is a file, not a directory (ENOTDIR).`],
+    ['below a link to nothing', join(dir, 'dangling', 'data'), 'EEXIST', `The data directory ${join(dir, 'dangling', 'data')} cannot be created: something that is not a directory is there (EEXIST) at ${join(dir, 'dangling')}.`]
   ]
   // A file system that refuses children of a directory it has: Node's recursive mkdir retried for ever.
-  if (existsSync('/proc/self')) table.push(['where the file system allows none', '/proc/svc-data-dir/data', 'The data directory /proc/svc-data-dir/data cannot be created: the file system does not allow a directory there (ENOENT) at /proc/svc-data-dir.'])
-  for (const [name, path, message] of table) {
-    t.throws(() => lockDataDir(path), { message }, name)
-    t.throws(() => createStore({ dataDir: path }), { message }, `${name}: createStore`)
+  if (existsSync('/proc/self')) table.push(['where the file system allows none', '/proc/svc-data-dir/data', 'ENOENT', 'The data directory /proc/svc-data-dir/data cannot be created: the file system does not allow a directory there (ENOENT) at /proc/svc-data-dir.'])
+  for (const [name, path, code, message] of table) {
+    t.throws(() => lockDataDir(path), { message, code }, name)
+    t.throws(() => createStore({ dataDir: path }), { message, code }, `${name}: createStore`)
   }
   const nested = join(dir, 'a', 'b', 'c')
   lockDataDir(nested).release()
