@@ -36,13 +36,15 @@ function refusal (dir: string, at: string, err: NodeJS.ErrnoException | null): E
 export function makeDataDir (dir: string): void {
   const missing: string[] = []
   for (let at = dir; ; at = dirname(at)) {
+    let found
     try {
-      if (statSync(at).isDirectory()) break
-      throw refusal(dir, at, null)
+      found = statSync(at, { throwIfNoEntry: false })
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code === undefined) throw err
-      if (code !== 'ENOENT') throw refusal(dir, at, err as NodeJS.ErrnoException)
+      throw refusal(dir, at, err as NodeJS.ErrnoException)
+    }
+    if (found !== undefined) {
+      if (found.isDirectory()) break
+      throw refusal(dir, at, null)
     }
     missing.push(at)
     /* c8 ignore next: the root always exists */
