@@ -6,6 +6,7 @@ import { storeLocation } from 'svc-conventions/store'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 import { listenRefusal } from './listen-refusal.js'
+import { stopRequests } from './stop-signals.js'
 
 /**
  * Readable lines for a person at a terminal in development (pino-pretty, a development
@@ -73,19 +74,38 @@ async function main (): Promise<void> {
   const serving = trackServing(app.server)
   app.addHook('preClose', async () => { serving.dropUnserved() })
   // close-with-grace: one stop for signals and for errors that escape (uncaught exceptions,
-  // unhandled rejections), and a forced exit when closing hangs.
-  closeWithGrace({
+  // unhandled rejections), and a forced exit when closing hangs. SIGINT and SIGTERM are taken
+  // here instead, since one Ctrl-C under `npm start` arrives twice (stop-signals.ts).
+  const stops = stopRequests()
+  let stopSignal: NodeJS.Signals | undefined
+  const grace = closeWithGrace({
     delay: config.shutdownTimeout,
+    skip: ['SIGINT', 'SIGTERM'],
     logger: { error: (message: unknown) => { app.log.error(String(message)) } },
     onTimeout: (delay) => { app.log.error(`shutdown: requests in flight or the store did not finish within ${delay} ms (SHUTDOWN_TIMEOUT); exiting anyway`) }
   }, async ({ signal, err }) => {
     closing = true
+    stops.begin()
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error nothing handled')
-    else app.log.info({ signal }, 'shutting down: draining requests in flight')
+    else app.log.info({ signal: signal ?? stopSignal }, 'shutting down: draining requests in flight')
     await app.close()
     // The last line: nothing is left running (a log that ends at "draining" would leave that in doubt).
     app.log.info('stopped: requests in flight answered, the store closed')
   })
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      const verdict = stops.signal()
+      if (verdict === 'stop') {
+        stopSignal = signal
+        grace.close()
+      } else if (verdict === 'repeat') {
+        app.log.debug({ signal }, 'the stop is under way: the same signal again is the same stop')
+      } else {
+        app.log.error({ signal }, `${signal} again while stopping: exiting without waiting for requests in flight`)
+        process.exit(1)
+      }
+    })
+  }
   let url: string
   try {
     url = await app.listen({ host: config.host, port: config.port })

@@ -10,7 +10,9 @@ export function packageJson (ctx) {
     type: ctx.esm ? 'module' : 'commonjs',
     engines: { node: '^20.19.0 || >=22.12.0' },
     scripts: {
-      start: `${run}server.${ext}`,
+      // exec: the shell gives its place to the service, so a SIGTERM sent to npm alone (a
+      // container whose command is `npm start`) reaches it through npm.
+      start: `exec ${run}server.${ext}`,
       // The shell expands the pattern (Node 20's test runner takes no patterns of its own).
       test: `${ctx.typescript ? 'tsc --noEmit && ' : ''}${run}--test test/*.test.${ext}`,
       token: `${run}bin/token.${ext}`

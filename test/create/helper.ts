@@ -58,11 +58,14 @@ export async function start (dir: string, env: NodeJS.ProcessEnv): Promise<Start
   return { child, pid, port, output: () => out }
 }
 
-/** SIGTERM to the service alone, as a supervisor sends it; resolves with npm's exit code, which is the service's. */
+/**
+ * SIGTERM to npm alone, as `docker stop` sends it to a container whose command is `npm start`;
+ * resolves with npm's exit code, which is the service's, once npm has exited.
+ */
 export async function stop (server: Started): Promise<number | null> {
   if (server.child.exitCode !== null) return server.child.exitCode
   const exited = new Promise<number | null>((resolve) => { server.child.once('exit', (code) => { resolve(code) }) })
-  process.kill(server.pid, 'SIGTERM')
+  process.kill(server.child.pid as number, 'SIGTERM')
   return await exited
 }
 
@@ -73,3 +76,5 @@ export function kill (server: Started): void {
     process.kill(-(server.child.pid as number), 'SIGKILL')
   } catch {}
 }
+
+export { alive } from '../support/processes.js'

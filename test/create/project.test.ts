@@ -2,7 +2,7 @@ import t from 'tap'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { call, kill, npm, projectEnv, run, start, stop, type Answer } from './helper.js'
+import { alive, call, kill, npm, projectEnv, run, start, stop, type Answer } from './helper.js'
 
 // The initializer as a user gets it before the suite is published: from the packed tarball of
 // this repository, taking the suite from that tarball too (--from). Each generated project is
@@ -105,8 +105,9 @@ t.test('npm init svc-conventions from the packed tarball: TypeScript (ESM) and J
         t.equal(checked.code, 0, 'exit code 0', { report: checked.out })
         t.match(checked.out, / 0 fail/)
       })
-      t.equal(await stop(server), 0, 'SIGTERM stops it cleanly')
+      t.equal(await stop(server), 0, 'SIGTERM to npm stops it cleanly')
       t.match(server.output(), /"msg":"stopping"/)
+      t.notOk(alive(server.pid), 'the service has ended with npm')
     })
   }
 
