@@ -24,8 +24,10 @@ async function start (t: Tap.Test): Promise<Started> {
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
-  child.stderr?.on('data', (chunk: Buffer) => { out += chunk.toString() })
-  const exit = new Promise<number | null>((resolve) => { child.once('exit', (code) => { resolve(code) }) })
+  let err = ''
+  child.stderr?.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  // 'close': the process has exited and its output is all read.
+  const exit = new Promise<number | null>((resolve) => { child.once('close', (code) => { resolve(code) }) })
   t.teardown(() => {
     try { process.kill(-(child.pid as number), 'SIGKILL') } catch {}
   })
@@ -35,7 +37,7 @@ async function start (t: Tap.Test): Promise<Started> {
       const m = /"pid":(\d+)[^\n]*Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
       if (m !== null) resolve([Number(m[1]), Number(m[2])])
     })
-    child.once('exit', (code) => { reject(new Error(`npm start exited with ${String(code)}:\n${out}`)) })
+    child.once('exit', (code) => { reject(new Error(`npm start exited with ${String(code)}:\n${out}${err}`)) })
   })
   return { npm: child, pid, port, output: () => out, exit }
 }
@@ -54,9 +56,12 @@ async function logged (s: Started, re: RegExp): Promise<void> {
   }
 }
 
+/** The service's log messages, in order (npm's own lines left out). */
 function messages (s: Started): string[] {
-  return s.output().trim().split('\n').flatMap((line) => {
-    try { return [(JSON.parse(line) as { msg: string }).msg] } catch { return [] }
+  return s.output().split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return []
+    const { msg } = JSON.parse(line) as { msg?: unknown }
+    return typeof msg === 'string' ? [msg] : []
   })
 }
 
