@@ -6,7 +6,7 @@ import { storeLocation } from 'svc-conventions/store'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 import { listenRefusal } from './listen-refusal.js'
-import { stopRequests } from './stop-signals.js'
+import { signalCopies, stopRequests } from './stop-signals.js'
 
 /**
  * Readable lines for a person at a terminal in development (pino-pretty, a development
@@ -76,7 +76,7 @@ async function main (): Promise<void> {
   // close-with-grace: one stop for signals and for errors that escape (uncaught exceptions,
   // unhandled rejections), and a forced exit when closing hangs. SIGINT and SIGTERM are taken
   // here instead, since one Ctrl-C under `npm start` arrives twice (stop-signals.ts).
-  const stops = stopRequests()
+  const stops = stopRequests(signalCopies(process.env))
   let stopSignal: NodeJS.Signals | undefined
   const grace = closeWithGrace({
     delay: config.shutdownTimeout,
@@ -99,7 +99,7 @@ async function main (): Promise<void> {
         stopSignal = signal
         grace.close()
       } else if (verdict === 'repeat') {
-        app.log.debug({ signal }, 'the stop is under way: the same signal again is the same stop')
+        app.log.debug({ signal }, 'the stop is under way: this signal is taken for npm\'s copy of the one that began it')
       } else {
         app.log.error({ signal }, `${signal} again while stopping: exiting without waiting for requests in flight`)
         process.exit(1)

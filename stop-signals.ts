@@ -4,27 +4,40 @@ export type StopVerdict = 'stop' | 'repeat' | 'force'
 export interface StopRequests {
   /** The stop has begun for another reason (an error nothing handled, a signal close-with-grace took). */
   begin: () => void
-  /** A SIGINT or SIGTERM: the stop, nothing (the same stop again), or an exit at once. */
+  /** A SIGINT or SIGTERM: the stop, nothing (a copy of the stop's own signal), or an exit at once. */
   signal: () => StopVerdict
 }
 
 /**
- * Tells a stop asked twice from a second stop asked. Under `npm start` (whose script execs the
- * service, so that a SIGTERM sent to npm alone reaches it), one Ctrl-C arrives twice: the
- * terminal signals npm's process group, the service in it, and npm forwards the signal again.
- * A signal within `repeatMillis` of the stop's start is that same stop; a later one is somebody
- * who will not wait for the drain, and exits at once.
+ * Tells the copies of one stop from a second stop asked. Under an npm script (`npm start`, whose
+ * script execs the service so that a SIGTERM sent to npm alone reaches it), one Ctrl-C arrives
+ * twice: the terminal signals npm's process group, the service in it, and npm forwards the
+ * signal again. So the first signal stops, the next `copies - 1` are copies of it, and the one
+ * after them is somebody who will not wait for the drain: it exits at once. Counted, not timed,
+ * so that a busy machine cannot turn a copy into a second request.
  */
-export function stopRequests ({ now = () => performance.now(), repeatMillis = 1000 }: { now?: () => number, repeatMillis?: number } = {}): StopRequests {
-  let since: number | undefined
+export function stopRequests (copies: number): StopRequests {
+  let started = false
+  let seen = 0
   return {
-    begin: () => { since ??= now() },
+    // Stopping already: the next signal is a request of its own, and exits at once.
+    begin: () => {
+      if (started) return
+      started = true
+      seen = copies
+    },
     signal: () => {
-      if (since === undefined) {
-        since = now()
+      seen++
+      if (!started) {
+        started = true
         return 'stop'
       }
-      return now() - since < repeatMillis ? 'repeat' : 'force'
+      return seen <= copies ? 'repeat' : 'force'
     }
   }
+}
+
+/** How many times one stop reaches the service: twice when an npm script runs it (npm forwards a terminal's signal), else once. */
+export function signalCopies (env: NodeJS.ProcessEnv): number {
+  return env.npm_lifecycle_event === undefined ? 1 : 2
 }

@@ -9,16 +9,16 @@ async function main ()${ts(ctx, ': Promise<void>')} {
   const { config, warnings } = loadConfig(process.env)
   const app = await buildApp(config)
   for (const warning of warnings) app.log.warn(warning)
-  // One Ctrl-C under \`npm start\` arrives twice, from the terminal and from npm: a signal within
-  // a second of the first is the same stop; a later one exits at once, without waiting.
-  let stopping${ts(ctx, ': number | undefined')}
+  // One Ctrl-C under \`npm start\` arrives twice, from the terminal and from npm (npm scripts set
+  // npm_lifecycle_event): the copy is ignored, and the signal after it exits at once, without
+  // waiting for requests in flight.
+  const copies = process.env.npm_lifecycle_event === undefined ? 1 : 2
+  let signals = 0
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
-      if (stopping !== undefined) {
-        if (Date.now() - stopping >= 1000) process.exit(1)
-        return
-      }
-      stopping = Date.now()
+      signals++
+      if (signals > copies) process.exit(1)
+      if (signals > 1) return
       app.log.info({ signal }, 'stopping')
       app.close().then(() => process.exit(0), (err${ts(ctx, ': unknown')}) => {
         app.log.error({ err }, 'stopping failed')

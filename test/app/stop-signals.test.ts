@@ -1,25 +1,24 @@
 import t from 'tap'
-import { stopRequests, type StopVerdict } from '../../stop-signals.js'
+import { signalCopies, stopRequests, type StopVerdict } from '../../stop-signals.js'
 
-// Each case: when (on the injected clock) something happens, and what each signal is taken for.
-const cases: Array<{ name: string, events: Array<[number, 'signal' | 'begin']>, verdicts: StopVerdict[] }> = [
-  { name: 'the first signal is the stop', events: [[5, 'signal']], verdicts: ['stop'] },
-  { name: 'one Ctrl-C arriving twice (terminal and npm) is one stop', events: [[5, 'signal'], [5.2, 'signal']], verdicts: ['stop', 'repeat'] },
-  { name: 'repeats within the window all belong to the stop', events: [[5, 'signal'], [5.2, 'signal'], [1004.9, 'signal']], verdicts: ['stop', 'repeat', 'repeat'] },
-  { name: 'a signal once the window is over exits at once', events: [[5, 'signal'], [5.2, 'signal'], [1005, 'signal']], verdicts: ['stop', 'repeat', 'force'] },
-  { name: 'the window counts from the stop, not from the last repeat', events: [[0, 'signal'], [999, 'signal'], [1500, 'signal']], verdicts: ['stop', 'repeat', 'force'] },
-  { name: 'a stop begun by an error: a signal right after is the same stop', events: [[0, 'begin'], [10, 'signal']], verdicts: ['repeat'] },
-  { name: 'a stop begun by an error: a signal later exits at once', events: [[0, 'begin'], [2000, 'signal']], verdicts: ['force'] },
-  { name: 'begin after the signal keeps the signal\'s start', events: [[0, 'signal'], [900, 'begin'], [1200, 'signal']], verdicts: ['stop', 'force'] }
+// Each case: how many copies of one stop reach the service, what happens in turn (a signal, or
+// the stop begun by an error), and what each signal is taken for.
+const cases: Array<{ name: string, copies: number, events: Array<'signal' | 'begin'>, verdicts: StopVerdict[] }> = [
+  { name: 'run directly: the first signal stops', copies: 1, events: ['signal'], verdicts: ['stop'] },
+  { name: 'run directly: the second exits at once', copies: 1, events: ['signal', 'signal', 'signal'], verdicts: ['stop', 'force', 'force'] },
+  { name: 'under npm: one Ctrl-C arriving twice is one stop', copies: 2, events: ['signal', 'signal'], verdicts: ['stop', 'repeat'] },
+  { name: 'under npm: the second Ctrl-C exits at once', copies: 2, events: ['signal', 'signal', 'signal', 'signal'], verdicts: ['stop', 'repeat', 'force', 'force'] },
+  { name: 'a stop begun by an error: the next signal exits at once, run directly', copies: 1, events: ['begin', 'signal'], verdicts: ['force'] },
+  { name: 'a stop begun by an error: the next signal exits at once, under npm', copies: 2, events: ['begin', 'signal'], verdicts: ['force'] },
+  { name: 'the stop\'s own begin after its signal changes nothing', copies: 2, events: ['signal', 'begin', 'signal', 'signal'], verdicts: ['stop', 'repeat', 'force'] },
+  { name: 'begin twice counts once', copies: 1, events: ['begin', 'begin', 'signal'], verdicts: ['force'] }
 ]
 
 for (const c of cases) {
   t.test(c.name, async (t) => {
-    let clock = 0
-    const stops = stopRequests({ now: () => clock })
+    const stops = stopRequests(c.copies)
     const verdicts: StopVerdict[] = []
-    for (const [at, what] of c.events) {
-      clock = at
+    for (const what of c.events) {
       if (what === 'begin') stops.begin()
       else verdicts.push(stops.signal())
     }
@@ -27,12 +26,7 @@ for (const c of cases) {
   })
 }
 
-t.test('the window is an option', async (t) => {
-  let clock = 0
-  const stops = stopRequests({ now: () => clock, repeatMillis: 50 })
-  t.equal(stops.signal(), 'stop')
-  clock = 49
-  t.equal(stops.signal(), 'repeat')
-  clock = 50
-  t.equal(stops.signal(), 'force')
+t.test('npm scripts set npm_lifecycle_event: there a stop arrives twice', async (t) => {
+  t.equal(signalCopies({}), 1)
+  t.equal(signalCopies({ npm_lifecycle_event: 'start' }), 2)
 })
