@@ -69,6 +69,48 @@ export async function stop (server: Started): Promise<number | null> {
   return await exited
 }
 
+/**
+ * One Ctrl-C while a POST is in flight (its body sent in two parts): npm's copy of the SIGINT
+ * first, and once the service says it is stopping, the terminal's, sent straight to it, so that
+ * it is delivered before the rest of the body. A service that took the second signal for a
+ * second Ctrl-C would exit 1, and one with no handler left for it would be ended by it, not exit
+ * 0 once it has answered. Resolves with the POST's status and npm's exit code.
+ */
+export async function ctrlCWhileServing (server: Started, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number, code: number | null }> {
+  const raw = Buffer.from(JSON.stringify(body))
+  const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path, headers: { ...headers, 'x-request-id': 'held-by-its-body', 'content-type': 'application/json', 'content-length': String(raw.length) } })
+  const answered = new Promise<number>((resolve, reject) => {
+    req.once('response', (res) => {
+      res.resume()
+      res.once('end', () => { resolve(res.statusCode ?? 0) })
+    })
+    req.once('error', reject)
+  })
+  const exited = new Promise<number | null>((resolve) => { server.child.once('close', (code) => { resolve(code) }) })
+  req.write(raw.subarray(0, 2))
+  await logLine(server, /"reqId":"held-by-its-body"[^\n]*"incoming request"/)
+  process.kill(server.child.pid as number, 'SIGINT')
+  await logLine(server, /"msg":"stopping"/)
+  process.kill(server.pid, 'SIGINT')
+  req.end(raw.subarray(2))
+  return { status: await answered, code: await exited }
+}
+
+/** Resolves once the service's output has a line matching `re`; throws once it has ended without one. */
+async function logLine (server: Started, re: RegExp): Promise<void> {
+  const stdout = server.child.stdout
+  while (!re.test(server.output())) {
+    if (stdout === null || stdout.readableEnded) throw new Error(`npm start ended before logging ${String(re)}:\n${server.output()}`)
+    await new Promise<void>((resolve) => {
+      const next = (): void => {
+        stdout.off('data', next).off('end', next)
+        resolve()
+      }
+      stdout.on('data', next).on('end', next)
+    })
+  }
+}
+
 /** Whatever is left of `npm start` after a failed test: the whole group. */
 export function kill (server: Started): void {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return

@@ -2,7 +2,7 @@ import t from 'tap'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { alive, call, kill, npm, projectEnv, run, start, stop, type Answer } from './helper.js'
+import { alive, call, ctrlCWhileServing, kill, npm, projectEnv, run, start, stop, type Answer } from './helper.js'
 
 // The initializer as a user gets it before the suite is published: from the packed tarball of
 // this repository, taking the suite from that tarball too (--from). Each generated project is
@@ -105,8 +105,14 @@ t.test('npm init svc-conventions from the packed tarball: TypeScript (ESM) and J
         t.equal(checked.code, 0, 'exit code 0', { report: checked.out })
         t.match(checked.out, / 0 fail/)
       })
-      t.equal(await stop(server), 0, 'SIGTERM to npm stops it cleanly')
-      t.match(server.output(), /"msg":"stopping"/)
+      if (made === ts) {
+        t.equal(await stop(server), 0, 'SIGTERM to npm stops it cleanly')
+        t.match(server.output(), /"msg":"stopping"/)
+      } else {
+        const { status, code } = await ctrlCWhileServing(server, `/v1/${collection}`, auth, entity)
+        t.equal(status, 201, 'one Ctrl-C (npm\'s SIGINT and the terminal\'s): the request in flight is answered')
+        t.equal(code, 0, 'and the service stops cleanly')
+      }
       t.notOk(alive(server.pid), 'the service has ended with npm')
     })
   }
