@@ -6,6 +6,16 @@ export interface AnnouncerOptions {
   gapMillis: number
   /** Where a notification that could not be sent is logged. */
   log: { warn: (obj: object, msg: string) => void }
+  /** The clock the gap is measured on, in ms (`performance.now` by default). */
+  now?: () => number
+  /** Calls `fn` after `ms` without keeping the process alive, and returns what cancels it (`setTimeout` by default). */
+  after?: (ms: number, fn: () => void) => () => void
+}
+
+function after (ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms)
+  timer.unref()
+  return () => { clearTimeout(timer) }
 }
 
 /**
@@ -19,8 +29,11 @@ export interface AnnouncerOptions {
  */
 export class Announcer {
   readonly #o: AnnouncerOptions
+  readonly #now: () => number
+  readonly #after: (ms: number, fn: () => void) => () => void
   #sending: Promise<void> | null = null
-  #timer: NodeJS.Timeout | undefined = undefined
+  /** The wait for the next turn, while one is set: it resolves when it ends or is cancelled. */
+  #pause: { ended: Promise<void>, end: () => void, cancel: () => void } | null = null
   /** Writes were announced since the last notification left. */
   #waiting = false
   #lastAt = -Infinity
@@ -28,6 +41,8 @@ export class Announcer {
 
   constructor (o: AnnouncerOptions) {
     this.#o = o
+    this.#now = o.now ?? (() => performance.now())
+    this.#after = o.after ?? after
   }
 
   announce (): void {
@@ -38,30 +53,44 @@ export class Announcer {
 
   /** Resolves once no notification is in flight or waiting for its turn. */
   async settled (): Promise<void> {
-    while (this.#sending !== null || this.#timer !== undefined) {
-      await (this.#sending ?? new Promise((resolve) => setTimeout(resolve, this.#o.gapMillis)))
+    for (;;) {
+      if (this.#sending !== null) await this.#sending
+      else if (this.#pause !== null) await this.#pause.ended
+      else return
     }
   }
 
   /** Sends what is waiting at once, and nothing after. */
   async close (): Promise<void> {
     this.#closed = true
-    clearTimeout(this.#timer)
-    this.#timer = undefined
+    const pause = this.#pause
+    if (pause !== null) {
+      this.#pause = null
+      pause.cancel()
+      pause.end()
+    }
     this.#pump()
     await this.settled()
   }
 
   #pump (): void {
-    if (!this.#waiting || this.#sending !== null || this.#timer !== undefined) return
-    const wait = this.#lastAt + this.#o.gapMillis - performance.now()
+    if (!this.#waiting || this.#sending !== null || this.#pause !== null) return
+    const wait = this.#lastAt + this.#o.gapMillis - this.#now()
     if (wait > 0 && !this.#closed) {
-      this.#timer = setTimeout(() => { this.#timer = undefined; this.#pump() }, wait)
-      this.#timer.unref()
+      // A timer may fire before the clock reads its delay (Node measures it from the loop's
+      // cached time), so the turn is checked again on the clock when it does.
+      let end = (): void => {}
+      const ended = new Promise<void>((resolve) => { end = resolve })
+      const cancel = this.#after(wait, () => {
+        this.#pause = null
+        this.#pump()
+        end()
+      })
+      this.#pause = { ended, end, cancel }
       return
     }
     this.#waiting = false
-    this.#lastAt = performance.now()
+    this.#lastAt = this.#now()
     this.#sending = this.#o.send().catch((err: unknown) => {
       this.#o.log.warn({ err }, 'events: could not tell the other instances of new deliveries; they find them at their next poll')
     }).finally(() => {
