@@ -123,8 +123,9 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const path = `${url.pathname}${url.search}`
   // The call's deadline: it aborts an attempt in flight; a wait that would end past it is not made.
   const started = settings.now()
-  const deadline = AbortSignal.timeout(timeouts.total)
-  const signal = c.signal === undefined ? deadline : AbortSignal.any([c.signal, deadline])
+  const deadline = new AbortController()
+  const cancelDeadline = settings.after(timeouts.total, () => { deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) })
+  const signal = c.signal === undefined ? deadline.signal : AbortSignal.any([c.signal, deadline.signal])
   const fits = (wait: number): boolean => settings.now() - started + wait < timeouts.total
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
@@ -149,7 +150,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
       }
     } catch (err) {
       // The caller's abort stays the caller's, even when the deadline came at the same time.
-      const failure = deadline.aborted && c.signal?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
+      const failure = deadline.signal.aborted && c.signal?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
       if (!canRetry || !retriesAfter(failure, method)) throw failure
       const wait = backoff(n, base, cap, settings.random)
       if (!fits(wait)) throw failure
@@ -158,7 +159,11 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
     await settings.sleep(delay)
     return await attempt(n + 1)
   }
-  return await attempt(1)
+  try {
+    return await attempt(1)
+  } finally {
+    cancelDeadline()
+  }
 }
 
 function view (settings: Settings, transport: () => Promise<Transport>, context: () => PropagatedContext): Downstream {

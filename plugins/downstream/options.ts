@@ -38,6 +38,12 @@ export interface DownstreamOptions {
   dispatcher?: Dispatcher
   /** Waits between attempts. Default: a timer. */
   sleep?: (ms: number) => Promise<void>
+  /**
+   * Arms the call's deadline (`timeouts.total`): calls `fn` after `ms` without keeping the
+   * process alive, and returns what cancels it, called once the call is done. Tests fire it by
+   * hand, or never. Default: `setTimeout`. (`headers` and `body` are undici's own timers.)
+   */
+  after?: (ms: number, fn: () => void) => () => void
   /** The time, in ms since the epoch, for `Retry-After` dates. Default `Date.now`. */
   now?: () => number
   /** A number in [0, 1) for the jitter. Default `Math.random`. */
@@ -54,6 +60,7 @@ export interface Settings {
   defaultExecutionContext: string
   dispatcher: Dispatcher | null
   sleep: (ms: number) => Promise<void>
+  after: (ms: number, fn: () => void) => () => void
   now: () => number
   random: () => number
 }
@@ -66,7 +73,7 @@ export const defaults = {
 } as const
 
 const OPTION_KEYS: OptionKeys<DownstreamOptions> = {
-  service: true, userAgent: true, baseUrl: true, timeouts: true, maxResponseBytes: true, retry: true, defaultExecutionContext: true, dispatcher: true, sleep: true, now: true, random: true
+  service: true, userAgent: true, baseUrl: true, timeouts: true, maxResponseBytes: true, retry: true, defaultExecutionContext: true, dispatcher: true, sleep: true, after: true, now: true, random: true
 }
 const SERVICE_KEYS: OptionKeys<DownstreamOptions['service']> = { id: true, name: true }
 const USER_AGENT_KEYS: OptionKeys<DownstreamOptions['userAgent']> = { product: true, version: true, comment: true }
@@ -97,6 +104,12 @@ function fn<T> (name: string, value: unknown, fallback: T): T {
 }
 
 const timer = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+function alarm (ms: number, ring: () => void): () => void {
+  const timeout = setTimeout(ring, ms)
+  timeout.unref()
+  return () => { clearTimeout(timeout) }
+}
 
 function userAgent (value: unknown): string {
   const ua = object('userAgent', value, USER_AGENT_KEYS)
@@ -162,6 +175,7 @@ export function resolveOptions (opts: unknown): Settings {
     defaultExecutionContext: context,
     dispatcher: dispatcher(o.dispatcher),
     sleep: fn('sleep', o.sleep, timer),
+    after: fn('after', o.after, alarm),
     now: fn('now', o.now, Date.now),
     random: fn('random', o.random, Math.random)
   }

@@ -7,14 +7,17 @@ const decode = createDecoder({ complete: true })
 const now = (): number => Math.floor(Date.now() / 1000)
 
 t.test('signToken mints HS256 tokens the { secret } verifier accepts', async t => {
+  // exp is the signing second plus the lifetime: between the clock read before and after.
+  const lo = now()
   const token = signToken({ secret: SECRET, sub: 'user-1', scope: ['authors:read', 'authors:write'], expiresIn: '15m', issuer: 'svc', audience: 'svc-api' })
+  const hi = now()
   const { header, payload } = decode(token)
   t.equal(header.alg, 'HS256')
   t.equal(payload.sub, 'user-1')
   t.equal(payload.scope, 'authors:read authors:write')
   t.equal(payload.iss, 'svc')
   t.equal(payload.aud, 'svc-api')
-  t.ok(Math.abs(payload.exp - (now() + 900)) <= 1, 'exp 15 minutes ahead')
+  t.ok(lo + 900 <= payload.exp && payload.exp <= hi + 900, 'exp 15 minutes ahead')
 
   const app = await build(t, { verifier: { secret: SECRET, issuer: 'svc', audience: 'svc-api' } })
   const res = await app.inject({ method: 'POST', url: '/v1/authors', headers: { authorization: `Bearer ${token}` } })
@@ -22,13 +25,17 @@ t.test('signToken mints HS256 tokens the { secret } verifier accepts', async t =
 })
 
 t.test('defaults, seconds and expired tokens', async t => {
+  let lo = now()
   const plain = decode(signToken({ secret: SECRET, sub: 'u' })).payload
+  let hi = now()
   t.equal(plain.scope, undefined, 'no scope claim when none is granted')
-  t.ok(Math.abs(plain.exp - (now() + 3600)) <= 1, 'default lifetime one hour')
+  t.ok(lo + 3600 <= plain.exp && plain.exp <= hi + 3600, 'default lifetime one hour')
   t.equal(plain.iss, undefined)
+  lo = now()
   const seconds = decode(signToken({ secret: SECRET, sub: 'u', scope: 'a b', expiresIn: 120 })).payload
+  hi = now()
   t.equal(seconds.scope, 'a b')
-  t.ok(Math.abs(seconds.exp - (now() + 120)) <= 1, 'a number is seconds')
+  t.ok(lo + 120 <= seconds.exp && seconds.exp <= hi + 120, 'a number is seconds')
 
   const expired = signToken({ secret: SECRET, sub: 'u', expiresIn: -60 })
   const app = await build(t, { verifier: { secret: SECRET } })

@@ -62,3 +62,26 @@ export function client (t: Test, options: Partial<DownstreamOptions> = {}): { cl
   t.teardown(() => c.close())
   return { client: c, sleeps }
 }
+
+/**
+ * Timers that fire only when the test says so, for a client's `after`: `fire(ms)` runs the
+ * first armed one of `ms` (and throws when none is armed); `armed()` lists those neither fired
+ * nor cancelled.
+ */
+export function manualTimers (): { after: (ms: number, fn: () => void) => () => void, fire: (ms: number) => void, armed: () => number[] } {
+  const timers: Array<{ ms: number, fn: () => void, done: boolean }> = []
+  return {
+    after: (ms, fn) => {
+      const timer = { ms, fn, done: false }
+      timers.push(timer)
+      return () => { timer.done = true }
+    },
+    fire: (ms) => {
+      const timer = timers.find((x) => !x.done && x.ms === ms)
+      if (timer === undefined) throw new Error(`no timer of ${ms} ms is armed`)
+      timer.done = true
+      timer.fn()
+    },
+    armed: () => timers.filter((x) => !x.done).map((x) => x.ms)
+  }
+}

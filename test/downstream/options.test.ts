@@ -35,6 +35,7 @@ t.test('bad options throw at creation, naming the option and the value', async t
     [{ ...good, dispatcher: null }, /dispatcher must be an undici Dispatcher/],
     [{ ...good, dispatcher: () => {} }, /dispatcher must be an undici Dispatcher \(Agent, Pool, MockAgent…\), got a function/],
     [{ ...good, sleep: 100 }, /sleep must be a function, got 100/],
+    [{ ...good, after: 100 }, /after must be a function, got 100/],
     [{ ...good, now: 'now' }, /now must be a function, got "now"/],
     [{ ...good, random: {} }, /random must be a function, got \{\}/]
   ]

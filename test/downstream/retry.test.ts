@@ -1,8 +1,10 @@
 import t from 'tap'
+import { EventEmitter, once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
+import { Agent } from 'undici'
 import { DownstreamConnectionError, DownstreamResponseError, DownstreamTimeoutError, backoff, createDownstream, retryAfter } from '../../plugins/downstream/index.js'
-import { client, downstreamServer, json, SERVICE, USER_AGENT } from './helper.js'
+import { client, downstreamServer, json, manualTimers, SERVICE, USER_AGENT } from './helper.js'
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
 
@@ -86,14 +88,24 @@ t.test('a timeout is retried for an idempotent method only', async t => {
     // The first and the third request get no answer: the timeout ends them.
     if (n === 2) json(res, 200, { ok: true })
   })
-  // Long enough for the answered attempt on a busy machine; the unanswered ones never race it.
-  const { client: c, sleeps } = client(t, { timeouts: { headers: 1000 } })
+  // undici's own headers timer ends the unanswered attempts, armed with what the client asked
+  // for; the answered one gets none (0), so that an answer a loaded machine makes late is
+  // still the answer, and no timer races it.
+  const asked: unknown[] = []
+  const agent = new Agent()
+  t.teardown(() => agent.close())
+  const dispatcher = agent.compose((dispatch) => (opts, handler) => {
+    asked.push(opts.headersTimeout)
+    return dispatch(asked.length === 2 ? { ...opts, headersTimeout: 0 } : opts, handler)
+  })
+  const { client: c, sleeps } = client(t, { dispatcher, timeouts: { headers: 1000 } })
   t.strictSame((await c.get(`${server.url}/x`)).body, { ok: true })
   t.equal(sleeps.length, 1)
   const err = await c.post(`${server.url}/x`, { idempotencyKey: true }).catch((e: unknown) => e)
   t.ok(err instanceof DownstreamTimeoutError, 'a POST sent in full may be at work still: not sent again')
   t.match(err, { phase: 'headers', timeout: 1000, attempts: 1 })
   t.equal(server.received.length, 3)
+  t.strictSame(asked, [1000, 1000, 1000], 'every attempt asked undici for timeouts.headers')
 })
 
 t.test('an abort is the caller\'s: passed on as it is, never retried', async t => {
@@ -105,10 +117,14 @@ t.test('an abort is the caller\'s: passed on as it is, never retried', async t =
 })
 
 t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
-  // A clock that the fake sleep moves: each wait ends exactly as long after as it was.
+  // A clock that the fake sleep moves: each wait ends exactly as long after as it was. The
+  // deadline's timer is never fired: however long the machine stalls, only this clock counts.
   let now = NOW
   const sleeps: number[] = []
-  const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, now: () => now, sleep: async (ms) => { sleeps.push(ms); now += ms }, timeouts: { total: 10_000 }, retry: { attempts: 5 } })
+  const deadlines: number[] = []
+  const timers = manualTimers()
+  const after = (ms: number, fn: () => void): () => void => { deadlines.push(ms); return timers.after(ms, fn) }
+  const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, now: () => now, sleep: async (ms) => { sleeps.push(ms); now += ms }, after, timeouts: { total: 10_000 }, retry: { attempts: 5 } })
   t.teardown(() => c.close())
   const server = await downstreamServer(t, (_req, res) => json(res, 503, {}, { 'retry-after': '4' }))
   const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
@@ -123,26 +139,50 @@ t.test('the call\'s deadline (timeouts.total): retries and their waits only with
   const refused = await c.get(`http://127.0.0.1:${port}/x`, { timeouts: { total: 500 } }).catch((e: unknown) => e)
   t.match(refused, { name: 'DownstreamConnectionError', reason: 'ECONNREFUSED', attempts: 3 }, 'the failure of the last attempt whose wait fitted')
   t.strictSame(sleeps, [150, 300], 'the backoff of 600 ms would end past the call\'s 500')
+  t.strictSame(deadlines, [10_000, 500], 'one deadline a call, the call\'s own')
+  t.strictSame(timers.armed(), [], 'cancelled when the call is done')
 })
 
 t.test('the call\'s deadline ends an answer sent a byte at a time, and is not retried', async t => {
   const dripping: NodeJS.Timeout[] = []
   t.teardown(() => { for (const timer of dripping) clearInterval(timer) })
-  const server = await downstreamServer(t, (_req, res) => {
+  // Each drip of the n-th answer is the event `n`.
+  const drips = new EventEmitter()
+  const server = await downstreamServer(t, (_req, res, n) => {
     res.writeHead(200, { 'content-type': 'application/json' })
     res.write('[')
     // Never a pause as long as timeouts.body: only the deadline ends it.
-    dripping.push(setInterval(() => res.write('0,'), 20))
+    dripping.push(setInterval(() => { res.write('0,'); drips.emit(String(n)) }, 20))
   })
-  const { client: c, sleeps } = client(t, { timeouts: { headers: 5000, body: 5000 } })
-  const err = await c.get(`${server.url}/x`, { timeouts: { total: 300 } }).catch((e: unknown) => e)
+  // The deadline fires when the test says, once the answer is under way.
+  const timers = manualTimers()
+  const { client: c, sleeps } = client(t, { timeouts: { headers: 5000, body: 5000 }, after: timers.after })
+  const dripped = c.get(`${server.url}/x`, { timeouts: { total: 300 } }).catch((e: unknown) => e)
+  await once(drips, '1')
+  timers.fire(300)
+  const err = await dripped
   t.ok(err instanceof DownstreamTimeoutError)
   t.match(err, { phase: 'total', timeout: 300, attempts: 1, code: 'SVC_ERR_DOWNSTREAM_TIMEOUT', message: /GET http:\/\/127\.0\.0\.1:\d+\/x: not done within 300 ms \(timeouts\.total\)/ })
   t.strictSame(sleeps, [], 'a GET, idempotent, is not tried again past its deadline')
   t.equal(server.received.length, 1)
-  // The caller's own abort stays the caller's.
-  const aborted = await c.get(`${server.url}/x`, { signal: AbortSignal.timeout(100), timeouts: { total: 5000 } }).catch((e: unknown) => e)
+  // The caller's own abort stays the caller's, even with the deadline at the same moment.
+  const caller = new AbortController()
+  const call = c.get(`${server.url}/x`, { signal: caller.signal, timeouts: { total: 5000 } }).catch((e: unknown) => e)
+  await once(drips, '2')
+  caller.abort()
+  timers.fire(5000)
+  const aborted = await call
   t.notOk(aborted instanceof DownstreamTimeoutError, 'an abort of the caller\'s is passed on as it is')
+  t.equal((aborted as Error).name, 'AbortError')
+})
+
+t.test('the default timer ends a call at its deadline', async t => {
+  // No answer ever: only the deadline ends the call, whenever the timer fires.
+  const server = await downstreamServer(t, () => {})
+  const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, timeouts: { total: 50 } })
+  t.teardown(() => c.close())
+  const err = await c.get(`${server.url}/x`).catch((e: unknown) => e)
+  t.match(err, { name: 'DownstreamTimeoutError', phase: 'total', timeout: 50, attempts: 1 })
 })
 
 t.test('the default sleep waits on a timer', async t => {

@@ -64,7 +64,10 @@ t.test('a failing database: logged, never thrown; unattempted deliveries given b
 
 t.test('a wake while a subscriber does not answer claims the others\' new deliveries, not at the poll', async t => {
   const hook = await receiver(t)
-  hook.setRespond((r, res) => { if (r.headers['webhook-id'] !== 'msg_d-1') { res.statusCode = 204; res.end() } })
+  // Neither is answered while the claims are counted: the end of an attempt looks for more
+  // (a claim the wakes did not make), and none ends before the count.
+  const answers: Array<() => void> = []
+  hook.setRespond((r, res) => { if (r.headers['webhook-id'] !== 'msg_d-1') answers.push(() => { res.statusCode = 204; res.end() }) })
   let batch = [delivery('d-1', hook.url)]
   let claims = 0
   const tables = {
@@ -82,7 +85,10 @@ t.test('a wake while a subscriber does not answer claims the others\' new delive
   d.wake()
   const got = await hook.waitFor(2, 20_000)
   t.equal(got[1]?.headers['webhook-id'], 'msg_d-2', 'delivered while the first attempt still waits')
+  // Time for a second claim to show, were the wakes claiming each: nothing else claims meanwhile.
+  await sleep(100)
   t.equal(claims, before + 1, 'one claim for the wakes of a moment')
+  for (const answer of answers) answer()
   await d.stop()
 })
 

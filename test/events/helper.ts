@@ -60,10 +60,15 @@ export async function receiver (t: { teardown: (fn: () => unknown) => void }): P
   }
 }
 
-/** The reference service over `store`, listening, with insecure targets allowed and quick delivery settings. */
+/**
+ * The reference service over `store`, listening, with insecure targets allowed and quick delivery
+ * settings. The attempts' timeout is long: the receiver runs in this process, and a stall of it
+ * must not time out an attempt it answers (then retried, and counted twice). A test of the
+ * timeout sets its own.
+ */
 export async function startEvents (t: { teardown: (fn: () => unknown) => void }, store: Store, env: Record<string, string> = {}, events: AppOptions['events'] = {}): Promise<{ app: FastifyInstance, base: string }> {
   const { config } = loadConfig({ LOG_LEVEL: 'silent', AUTH_JWT_SECRET: SECRET, DATA_DIR: 'memory', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env })
-  const app = await buildApp(config, { store, events: { pollMillis: 50, timeoutMillis: 1000, ...events } })
+  const app = await buildApp(config, { store, events: { pollMillis: 50, timeoutMillis: 60_000, ...events } })
   t.teardown(() => app.close())
   return { app, base: await listen(app) }
 }

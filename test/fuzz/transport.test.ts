@@ -11,9 +11,13 @@ import { Tally, afterwards, good, judge, raw, send, startFuzzService, type RawRe
  */
 
 const MIB = 1024 * 1024
-// Short server timeouts so stalled clients are dropped within the test's time (app.ts AppOptions.fastify).
-const CONNECTION_TIMEOUT = 2000
-const REQUEST_TIMEOUT = 4000
+// Short server timeouts so stalled clients are dropped within the test's time (app.ts AppOptions.fastify),
+// yet longer than a loaded machine's pause of this process (server and clients alike), which a
+// slow client that keeps sending must outlast.
+const CONNECTION_TIMEOUT = 3000
+const REQUEST_TIMEOUT = 6000
+/** How long a raw client waits for the server's answer or close: well past REQUEST_TIMEOUT. */
+const CLIENT_WAIT = 15_000
 
 const HEAD = (method: string, path: string, extra: string[] = []): string => [
   `${method} ${path} HTTP/1.1`, 'host: 127.0.0.1', `authorization: Bearer ${token()}`, 'user-agent: transport-fuzz/1 (tap)', 'accept: application/json', ...extra
@@ -28,6 +32,12 @@ function chunked (body: Buffer, size: number): Buffer {
   }
   parts.push(Buffer.from('0\r\n\r\n'))
   return Buffer.concat(parts)
+}
+
+/** `text` in about `n` pieces of equal length: a slow client that keeps making progress. */
+function pieces (text: string, n: number): string[] {
+  const size = Math.ceil(text.length / n)
+  return Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size))
 }
 
 /** Valid JSON of exactly `size` bytes: an author whose name is far too long. */
@@ -95,35 +105,43 @@ t.test('transport: oversized bodies, fragmented and slow clients', async (t) => 
     const endless = HEAD('POST', '/v1/authors', ['content-type: application/json', 'content-length: 100000', 'connection: close'])
     const bytes = (text: string): string[] => [...text]
     const scenarios: Array<{ name: string, run: () => Promise<RawReply>, expect: 'answer' | 'cut' }> = [
-      { name: 'headers trickled byte by byte', expect: 'answer', run: async () => await raw(port, bytes(HEAD('GET', '/v1/authors?limit=1', ['connection: close'])), { delayMs: 2, timeoutMs: 9000 }) },
-      { name: 'body trickled byte by byte', expect: 'answer', run: async () => await raw(port, [bodyHead, ...bytes(body)], { delayMs: 10, timeoutMs: 9000 }) },
-      { name: 'stops in the middle of the headers', expect: 'cut', run: async () => await raw(port, [bodyHead.slice(0, 60)], { timeoutMs: 9000 }) },
-      { name: 'stops in the middle of the body', expect: 'cut', run: async () => await raw(port, [bodyHead, body.slice(0, 10)], { timeoutMs: 9000 }) },
+      // In a few pieces, not byte by byte: the whole must arrive well within REQUEST_TIMEOUT however slow the timers.
+      { name: 'headers trickled in pieces', expect: 'answer', run: async () => await raw(port, pieces(HEAD('GET', '/v1/authors?limit=1', ['connection: close']), 20), { delayMs: 10, timeoutMs: CLIENT_WAIT }) },
+      { name: 'body trickled in pieces', expect: 'answer', run: async () => await raw(port, [bodyHead, ...pieces(body, 20)], { delayMs: 10, timeoutMs: CLIENT_WAIT }) },
+      { name: 'stops in the middle of the headers', expect: 'cut', run: async () => await raw(port, [bodyHead.slice(0, 60)], { timeoutMs: CLIENT_WAIT }) },
+      { name: 'stops in the middle of the body', expect: 'cut', run: async () => await raw(port, [bodyHead, body.slice(0, 10)], { timeoutMs: CLIENT_WAIT }) },
       // Never idle for connectionTimeout: only requestTimeout can end these.
-      { name: 'headers that never end (slowloris)', expect: 'cut', run: async () => await raw(port, bytes(endless.slice(0, 100)), { delayMs: 300, timeoutMs: 9000 }) },
+      { name: 'headers that never end (slowloris)', expect: 'cut', run: async () => await raw(port, bytes(endless.slice(0, 100)), { delayMs: 300, timeoutMs: CLIENT_WAIT }) },
       {
         name: 'a body that never ends',
         expect: 'cut',
-        run: async () => await raw(port, [endless, ...bytes(body.repeat(3))], { delayMs: 300, timeoutMs: 9000 })
+        run: async () => await raw(port, [endless, ...bytes(body.repeat(3))], { delayMs: 300, timeoutMs: CLIENT_WAIT })
       }
     ]
     let served = 0
-    let slowest = 0
+    // Answers to the others that came while a stalled connection was still open: had the stalled
+    // ones held the server, none would come before they were dropped. Counted, not timed, so a
+    // pause of the whole process cannot fail it.
+    let servedWhileStalled = 0
+    let stalled = scenarios.filter((s) => s.expect === 'cut').length
     const lingering = { running: true }
+    // The slow clients connect first, then the others begin.
+    const running = Promise.all(scenarios.map(async (s) => {
+      const started = Date.now()
+      const answer = await s.run()
+      if (s.expect === 'cut') stalled--
+      return { ...s, answer, took: Date.now() - started }
+    }))
     const others = (async () => {
       while (lingering.running) {
-        const started = Date.now()
         const reply = await send(base, 'GET', '/v1/authors?limit=1', good())
         if (reply.status !== 200) throw new Error(`another client got ${reply.status}`)
-        slowest = Math.max(slowest, Date.now() - started)
         served++
+        if (stalled > 0) servedWhileStalled++
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     })()
-    const results = await Promise.all(scenarios.map(async (s) => {
-      const started = Date.now()
-      return { ...s, answer: await s.run(), took: Date.now() - started }
-    }))
+    const results = await running
     lingering.running = false
     await others
     for (const { name, answer, expect, took } of results) {
@@ -133,9 +151,9 @@ t.test('transport: oversized bodies, fragmented and slow clients', async (t) => 
       else t.ok((answer.closed && answer.reply === undefined) || answer.reply?.status === 408, `${name}: closed${answer.reply === undefined ? '' : ' after a 408'}`)
     }
     report(t, 'slow clients', tally)
-    t.comment(`meanwhile ${served} other requests, the slowest in ${slowest} ms`)
+    t.comment(`meanwhile ${served} other requests, ${servedWhileStalled} of them while stalled connections were open`)
     t.ok(served >= 10, 'other clients were served while the slow ones lingered')
-    t.ok(slowest < 2000, 'and not held up by them')
+    t.ok(servedWhileStalled >= 10, 'and not held up by them: answered while the stalled connections were still open')
   })
 
   afterwards(t, base, errors)

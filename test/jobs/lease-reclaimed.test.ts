@@ -9,17 +9,18 @@ import { build, eventually } from './helper.js'
 // the later one's step was refused by the steps' key, and the job ended FAILED with a 500 though
 // its work was done. A run now holds the job only under its own claim (its attempt), so the
 // earlier run stops at its next transaction and the later one does the work.
-// The first claim's renewals are dropped by the store the plugin is given; gates order the two runs' steps.
+// The first claim's renewals are dropped by the store the plugin is given, and its lease is
+// ended by hand (the lease is long: no lease runs out by itself while the test runs, so the
+// second claim comes when the test says, and no third); gates order the two runs' steps.
 
 for (const db of databases) {
   t.test(`${db.label}: a job claimed again by its own instance after its lease ran out`, { skip: db.skip }, async t => {
     const store = await db.create(t)
-    // Until the job is claimed again, a renewal never reaches the database: it says the job is held all the same.
-    let lapsing = true
+    // The first claim's renewals never reach the database: each says the job is held all the same.
     const lapses = {
       ...store,
       query: async (...args: Parameters<Store['query']>) => {
-        if (lapsing && args[0].includes('AS renewed')) return { rows: [{ renewed: 1 }], rowCount: 1 }
+        if (args[0].includes('AS renewed') && args[1]?.[4] === 1) return { rows: [{ renewed: 1 }], rowCount: 1 }
         return await store.query(...args)
       }
     } as unknown as Store
@@ -51,16 +52,20 @@ for (const db of databases) {
       }
       return { result: { by: run.job.attempts }, completedCount: 2 }
     }
-    const app = await build(t, lapses, { leaseMillis: 1000, concurrency: 2, path: false }, { STEPS: steps })
+    const app = await build(t, lapses, { leaseMillis: 60_000, concurrency: 2, path: false }, { STEPS: steps })
     await store.transaction(async (tx) => {
       await app.jobs.enqueue(tx, { ctx: 'prod', id: 'lapsed', kind: 'STEPS', collection: 'things', subject: 'u', input: {}, operationCount: 2, requestId: null })
     })
     app.jobs.wake()
     const status = async (): Promise<{ status: string, attempts: number, result: string | null } | undefined> =>
       (await store.query<{ status: string, attempts: number, result: string | null }>("SELECT status, attempts, result FROM jobs WHERE id = 'lapsed'")).rows[0]
+    // The first run waits at its gate; its lease then runs out.
+    await eventually(async () => gates.size >= 1)
+    t.equal((await status())?.attempts, 1, 'claimed once, while its lease held')
+    await store.query("UPDATE jobs SET lease_until = now() - interval '1 second' WHERE id = 'lapsed' AND attempts = 1")
+    app.jobs.wake()
     // Both runs wait at their gates: the second claim came once the lease ran out.
     await eventually(async () => (await status())?.attempts === 2)
-    lapsing = false
     await eventually(async () => gates.size >= 2)
     gate(1).open()
     await eventually(async () => tried.includes(1))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Redis } from 'ioredis'
+import { Redis, type RedisOptions } from 'ioredis'
 import { bearer, bodyOf, build } from './helper.js'
 import { answerOf, freePort, silentRedis, skipRedis, startRedis } from './redis.js'
 
@@ -9,9 +9,21 @@ t.test('Redis: the limit holds across instances', { skip: skipRedis }, async t =
   const url = await startRedis(t)
 
   t.test('two apps opening their own clients from the URL', async t => {
+    // The plugin's short Redis timeouts would make a stall of this process a 503: its clients are
+    // opened as it opens them, with generous timeouts instead.
+    type Options = RedisOptions & { replyMapping?: 'legacy' }
+    const opened: string[] = []
+    class PatientRedis extends Redis {
+      constructor (url: string, options: Options) {
+        opened.push(url)
+        super(url, { ...options, connectTimeout: 10_000, commandTimeout: 10_000 })
+      }
+    }
+    const { build } = await t.mockImport<typeof import('./helper.js')>('./helper.js', { ioredis: { Redis: PatientRedis } })
     const nameSpace = 'svc-test-url:'
     const a = await build(t, { max: 3, redis: url, nameSpace })
     const b = await build(t, { max: 3, redis: url, nameSpace })
+    t.strictSame(opened, [url, url], 'each app opened its own client from the URL')
     const statuses: number[] = []
     for (const app of [a, b, a, b, a]) statuses.push((await app.inject({ url: '/things', headers: { authorization: ALICE } })).statusCode)
     t.strictSame(statuses, [200, 200, 200, 429, 429])

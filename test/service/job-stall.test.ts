@@ -6,11 +6,21 @@ import { serviceClient, startService } from './service.js'
 // and every other request waits for it. An ISOLATED 10,000-operation asynchronous bulk commits
 // in slices, with a turn of the event loop before each: requests sent while it runs wait for a
 // slice, not for the job (within 250 ms on a quiet machine). An ATOMIC one is one transaction,
-// which other requests wait for: its slowest wait is printed (docs/operations.md). The
-// figures are the point here, so this test reads the wall clock, and prints them.
+// which other requests wait for: its slowest wait is printed (docs/operations.md).
+// The waits in milliseconds are printed, not asserted: a stall of this loaded process during one
+// request would fail any bound on them. What is asserted is measured in the job's own work,
+// which a stall holds up alike: how far the job got between two consecutive answers.
 
 const OPERATIONS = 10_000
 const BOUND_MS = 250
+/**
+ * The most operations the job may complete from one answer of its monitor to the next (two
+ * requests, each behind a slice or so; the event loop's turns, not time, set how many): a
+ * request held behind the job would see all of it done.
+ */
+const MAX_STEP = OPERATIONS / 10
+/** Answers of the monitor showing the job part-way, at least. */
+const MIN_PART_WAY = 5
 
 for (const mode of ['ISOLATED', 'ATOMIC'] as const) {
   t.test(`${mode}: requests during a ${OPERATIONS}-operation job`, async (t) => {
@@ -33,23 +43,30 @@ for (const mode of ['ISOLATED', 'ATOMIC'] as const) {
       return answer.body
     }
     let status = 'PENDING'
+    // Where the job stood when accepted, then at each answer of its monitor.
+    const seen: Array<{ status: string, completedCount: number }> = [{ status: accepted.body.status, completedCount: accepted.body.completedCount }]
     const began = performance.now()
     const deadline = Date.now() + 120_000
     while (status !== 'SUCCEEDED' && status !== 'FAILED' && Date.now() < deadline) {
       await timed('/v1/authors?limit=1')
       const job = await timed(monitor)
       status = job.status
+      seen.push({ status, completedCount: job.completedCount })
     }
     const jobMs = performance.now() - began
     t.equal(status, 'SUCCEEDED', 'the job ran to the end')
     const slowest = Math.max(...waits)
+    const steps = seen.slice(1).map((s, i) => s.completedCount - (seen[i] as { completedCount: number }).completedCount)
+    const partWay = seen.filter(s => s.status === 'RUNNING' && s.completedCount > 0 && s.completedCount < OPERATIONS).length
+    const widest = Math.max(0, ...steps)
     t.comment(`${waits.length} requests until the job ended; slowest ${slowest.toFixed(0)} ms`)
+    t.comment(`${partWay} answers of the monitor showed the job part-way; the most it did between two: ${widest} operations`)
     if (mode === 'ATOMIC') return
-    t.ok(waits.length > 4, 'requests were answered while it ran')
-    // The contract's bound holds on a quiet machine (docs/operations.md). Under a test run's
-    // own load every request is slower, so what is asserted is what no load changes: a
-    // request waits for a slice of the job, never for the job.
     t.comment(`the job ran ${jobMs.toFixed(0)} ms; bound ${BOUND_MS} ms ${slowest <= BOUND_MS ? 'met' : 'not met under this load'}`)
-    t.ok(slowest * 5 < jobMs, `the slowest request (${slowest.toFixed(0)} ms) waited for a slice, not the job (${jobMs.toFixed(0)} ms)`)
+    // A request waits for a slice of the job, never for the job: requests are answered while it
+    // runs, and between two answers it does a few slices of its work, never much of it.
+    t.ok(partWay >= MIN_PART_WAY, `requests were answered while it ran, part-way (${partWay} times)`)
+    t.ok(steps.every(n => n >= 0), 'its progress never went back')
+    t.ok(widest <= MAX_STEP, `between two answers it did at most a few slices (${widest} operations), not the job`)
   })
 }
