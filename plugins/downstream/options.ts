@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import { formatServiceHeader } from '../shared/service-header.js'
 import { isValidUserAgent } from '../shared/user-agent.js'
+import { after, type After } from '../shared/after.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 
 /** Retries of failed calls (429, 503, connection failures); `false` never retries. */
@@ -43,7 +44,7 @@ export interface DownstreamOptions {
    * process alive, and returns what cancels it, called once the call is done. Tests fire it by
    * hand, or never. Default: `setTimeout`. (`headers` and `body` are undici's own timers.)
    */
-  after?: (ms: number, fn: () => void) => () => void
+  after?: After
   /** The time, in ms since the epoch, for `Retry-After` dates. Default `Date.now`. */
   now?: () => number
   /** A number in [0, 1) for the jitter. Default `Math.random`. */
@@ -60,7 +61,7 @@ export interface Settings {
   defaultExecutionContext: string
   dispatcher: Dispatcher | null
   sleep: (ms: number) => Promise<void>
-  after: (ms: number, fn: () => void) => () => void
+  after: After
   now: () => number
   random: () => number
 }
@@ -104,12 +105,6 @@ function fn<T> (name: string, value: unknown, fallback: T): T {
 }
 
 const timer = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
-
-function alarm (ms: number, ring: () => void): () => void {
-  const timeout = setTimeout(ring, ms)
-  timeout.unref()
-  return () => { clearTimeout(timeout) }
-}
 
 function userAgent (value: unknown): string {
   const ua = object('userAgent', value, USER_AGENT_KEYS)
@@ -175,7 +170,7 @@ export function resolveOptions (opts: unknown): Settings {
     defaultExecutionContext: context,
     dispatcher: dispatcher(o.dispatcher),
     sleep: fn('sleep', o.sleep, timer),
-    after: fn('after', o.after, alarm),
+    after: fn('after', o.after, after),
     now: fn('now', o.now, Date.now),
     random: fn('random', o.random, Math.random)
   }

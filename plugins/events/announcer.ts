@@ -1,3 +1,5 @@
+import { after, type After } from '../shared/after.js'
+
 /** What an Announcer needs. */
 export interface AnnouncerOptions {
   /** Sends one notification (EventTables.announce). */
@@ -9,13 +11,7 @@ export interface AnnouncerOptions {
   /** The clock the gap is measured on, in ms (`performance.now` by default). */
   now?: () => number
   /** Calls `fn` after `ms` without keeping the process alive, and returns what cancels it (`setTimeout` by default). */
-  after?: (ms: number, fn: () => void) => () => void
-}
-
-function after (ms: number, fn: () => void): () => void {
-  const timer = setTimeout(fn, ms)
-  timer.unref()
-  return () => { clearTimeout(timer) }
+  after?: After
 }
 
 /**
@@ -30,7 +26,7 @@ function after (ms: number, fn: () => void): () => void {
 export class Announcer {
   readonly #o: AnnouncerOptions
   readonly #now: () => number
-  readonly #after: (ms: number, fn: () => void) => () => void
+  readonly #after: After
   #sending: Promise<void> | null = null
   /** The wait for the next turn, while one is set: it resolves when it ends or is cancelled. */
   #pause: { ended: Promise<void>, end: () => void, cancel: () => void } | null = null
