@@ -75,7 +75,7 @@ export class Announcer {
     if (wait > 0 && !this.#closed) {
       // A timer may fire before the clock reads its delay (Node measures it from the loop's
       // cached time), so the turn is checked again on the clock when it does.
-      let end = (): void => {}
+      let end!: () => void
       const ended = new Promise<void>((resolve) => { end = resolve })
       const cancel = this.#after(wait, () => {
         this.#pause = null
