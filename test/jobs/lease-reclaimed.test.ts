@@ -20,6 +20,7 @@ for (const db of databases) {
     const lapses = {
       ...store,
       query: async (...args: Parameters<Store['query']>) => {
+        // A renewal's fifth value is the attempt it renews (store/jobs.ts).
         if (args[0].includes('AS renewed') && args[1]?.[4] === 1) return { rows: [{ renewed: 1 }], rowCount: 1 }
         return await store.query(...args)
       }
