@@ -187,8 +187,16 @@ class Checkout implements Queryable {
   /** One statement through pg's callback API (see take()); a failure as failure() maps it. */
   #send<T> (statement: string | ArrayQuery): Promise<T> {
     return new Promise((resolve, reject) => {
-      const timer = this.timeout > 0 ? setTimeout(() => { reject(this.#timedOut()) }, this.timeout) : undefined
+      let answered = false
+      // Node runs expired timers before it reads sockets. After the process was held up (a long
+      // GC, a busy machine), an answer may be waiting unread when this timer fires: the give-up
+      // waits for the loop's next read of the sockets, so that answer is taken and the
+      // connection kept.
+      const timer = this.timeout > 0
+        ? setTimeout(() => { setImmediate(() => { if (!answered) reject(this.#timedOut()) }) }, this.timeout)
+        : undefined
       const done = (failed: Error | null | undefined, res: T): void => {
+        answered = true
         clearTimeout(timer)
         if (failed !== null && failed !== undefined) reject(this.failure(failed))
         else resolve(res)
