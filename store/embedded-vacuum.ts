@@ -1,3 +1,4 @@
+import { checkpointIfDue } from './embedded-checkpoint.js'
 import type { Queryable, StoreLogger } from './types.js'
 
 /**
@@ -87,18 +88,24 @@ export interface VacuumScheduleOptions {
   clock?: () => number
 }
 
-/** Runs `vacuumPass` `intervalMillis` after the end of the last one; a pass that fails is logged and the next one tries again. */
+/**
+ * Runs `vacuumPass`, then a checkpoint if one is due (embedded-checkpoint.ts), `intervalMillis`
+ * after the end of the last pass; a pass that fails is logged and the next one tries again.
+ */
 export function scheduleVacuum (db: Queryable, opts: VacuumScheduleOptions): VacuumSchedule {
   const { intervalMillis, schema, log, clock = Date.now } = opts
   let running: Promise<void> = Promise.resolve()
   let stopped = false
   let timer: NodeJS.Timeout | undefined
+  const pass = async (): Promise<void> => {
+    const tables = await vacuumPass(db, schema, clock)
+    const checkpoint = await checkpointIfDue(db, clock)
+    const millis = tables.reduce((sum, d) => sum + d.millis, 0) + (checkpoint ?? 0)
+    if (millis >= LOG_MILLIS) log.info({ tables, checkpointMillis: checkpoint, millis }, 'store: vacuumed the embedded database')
+  }
   const tick = (): void => {
     timer = undefined
-    running = vacuumPass(db, schema, clock).then(done => {
-      const millis = done.reduce((sum, d) => sum + d.millis, 0)
-      if (millis >= LOG_MILLIS) log.info({ tables: done, millis }, 'store: vacuumed the embedded database')
-    }, (err: unknown) => {
+    running = pass().catch((err: unknown) => {
       if (!stopped) log.warn({ err }, 'store: vacuuming the embedded database failed; trying again later')
     }).finally(schedule)
   }

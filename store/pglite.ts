@@ -25,7 +25,7 @@ export interface PgliteDriverOptions {
   lock?: DataDirLock
   /** PostgreSQL's `shared_buffers`, set up at every start: the larger, the slower the start. Default `'16MB'`. */
   sharedBuffers?: string | undefined
-  /** How often the tables are vacuumed and analyzed where they need it (embedded-vacuum.ts); 0 never. Default a minute. */
+  /** How often the tables are vacuumed and analyzed where they need it (embedded-vacuum.ts), and a checkpoint made if due (embedded-checkpoint.ts); 0 never. Default a minute. */
   vacuumMillis?: number | undefined
   /** Told of long vacuum passes and failed ones. */
   logger?: StoreLogger
@@ -73,7 +73,10 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   // wal_init_zero: each new 16 MB WAL segment is written full of zeros first, by default, which
   // held every request for a tenth of a second on disk and a quarter in memory, once per 16 MB
   // written. The zeros reserve the disk space ahead; PGlite runs without fsync (-F) anyway.
-  const startParams = [...PGlite.defaultStartParams, '-c', 'TimeZone=UTC', '-c', `shared_buffers=${opts.sharedBuffers ?? '16MB'}`, '-c', 'wal_init_zero=off']
+  // max_wal_size and min_wal_size: the WAL between two of the store's own checkpoints, and the
+  // files kept for reuse (embedded-checkpoint.ts): tens of megabytes, not a server's gigabyte.
+  const startParams = [...PGlite.defaultStartParams, '-c', 'TimeZone=UTC', '-c', `shared_buffers=${opts.sharedBuffers ?? '16MB'}`,
+    '-c', 'wal_init_zero=off', '-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB']
   const make = (fs: MemoryFS | undefined): PGlite => new PGlite({
     dataDir,
     startParams,

@@ -150,8 +150,8 @@ export interface StoreOptions {
   sharedBuffers?: string
   /**
    * For embedded storage only: how often the store looks for tables to vacuum and analyze, and
-   * does it, as a server's autovacuum would (PGlite has none): in milliseconds, 0 never.
-   * Default 60000.
+   * does it, as a server's autovacuum would (PGlite has none), then makes a checkpoint if one is
+   * due, as a server's checkpointer would: in milliseconds, 0 never. Default 60000.
    */
   vacuumMillis?: number
   /** Schema every session uses for unqualified names (`search_path`); the schema is not created. */

@@ -146,6 +146,24 @@ t.test('a long pass is logged with what it did', async t => {
   t.match(infos[0], [{ tables: [{ table: 'public.big', vacuumed: true }] }, 'store: vacuumed the embedded database'])
 })
 
+t.test('a pass whose checkpoint (embedded-checkpoint.ts) was long is logged too', async t => {
+  const infos: unknown[] = []
+  const log: StoreLogger = { info: (obj, msg) => { infos.push([obj, msg]) }, warn: () => {}, error: () => {} }
+  let now = 0
+  const db: Queryable = {
+    // No table to vacuum; a checkpoint due, whose statement takes the clock past the log's threshold.
+    query: async <R>(sql: string) => {
+      if (sql === 'CHECKPOINT') now += 120
+      return { rows: (sql.includes('pg_control_checkpoint()') ? [{ due: true }] : []) as R[], rowCount: 0 }
+    },
+    exec: async () => {}
+  }
+  const schedule = scheduleVacuum(db, { intervalMillis: 1, schema: null, log, clock: () => now })
+  await until(() => infos.length > 0)
+  await schedule.stop()
+  t.match(infos[0], [{ tables: [], checkpointMillis: 120, millis: 120 }, 'store: vacuumed the embedded database'])
+})
+
 t.test('stop waits for the pass under way (a closing store stops its schedule first)', async t => {
   let release = (): void => {}
   const held = new Promise<void>(resolve => { release = resolve })
