@@ -70,9 +70,9 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   const snapshot = template === undefined ? undefined : readTemplate(template)
   // One options object: PGlite 0.5 drops the options of `new PGlite(undefined, options)`.
   // Server settings at start cost no statement; the buffer cache is PGlite's longest step of a start.
-  // wal_init_zero: each new 16 MB WAL segment is written full of zeros first, by default, which
-  // held every request for a tenth of a second on disk and a quarter in memory, once per 16 MB
-  // written. The zeros reserve the disk space ahead; PGlite runs without fsync (-F) anyway.
+  // wal_init_zero: by default each new 16 MB WAL segment is first written full of zeros, and
+  // every request waited for that (docs/operations.md). The zeros reserve the disk space ahead;
+  // PGlite runs without fsync (-F) anyway.
   // max_wal_size and min_wal_size: the WAL between two of the store's own checkpoints, and the
   // files kept for reuse (embedded-checkpoint.ts): tens of megabytes, not a server's gigabyte.
   const startParams = [...PGlite.defaultStartParams, '-c', 'TimeZone=UTC', '-c', `shared_buffers=${opts.sharedBuffers ?? '16MB'}`,
