@@ -399,43 +399,38 @@ export class EventTables {
   }
 
   /**
-   * Records how attempts ended (those `owner` still holds under the claim each was made by), in one statement, and counts each
-   * subscription's deliveries FAILED in a row: one that reaches `maxFailures` is switched off.
-   * The first statement also reads each subscription's count as it stands now: successes of one
-   * with none in a row change nothing, and need no statement. (As it stood when the attempt was
-   * claimed would not do: another instance may have recorded failures since, which the success,
-   * ending after them, must undo.)
+   * Records how attempts ended (those `owner` still holds under the claim each was made by), and
+   * counts each subscription's deliveries FAILED in a row: one that reaches `maxFailures` is
+   * switched off. One statement, so the outcomes and the counts commit together: a process that
+   * stops between them loses no failure, and a reader never sees one without the other. In the
+   * order the attempts ended (`outcomes`), a success starts the count again; the count is taken
+   * as it stands when the statement runs, not as it was when the attempt was claimed (another
+   * instance may have recorded failures since, which the success, ending after them, undoes). A
+   * subscription whose count that leaves as it is is not written.
    */
   async finish (db: Queryable, owner: string, outcomes: readonly AttemptOutcome[], maxFailures: number, at: Date): Promise<void> {
     if (outcomes.length === 0) return
-    const { rows } = await db.query<{ ctx: string, sub: string, status: string, failures: number }>(`UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
-        next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
-      FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[], $7::integer[]) AS x(id, status, code, next, attempt), ${this.S} AS s
-      WHERE d.id = x.id AND d.lease_owner = $1 AND d.attempt_count = x.attempt AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING d.ctx, d.subscription_id AS sub, d.status, s.consecutive_failures AS failures`,
-    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at, outcomes.map(o => o.attempt)])
-    // Per subscription, in the order the attempts ended: a success starts the count again.
-    const streaks = new Map<string, { ctx: string, sub: string, reset: boolean, add: number, failures: number }>()
-    for (const r of rows) {
-      if (r.status === 'PENDING') continue
-      const key = `${r.ctx}\u0000${r.sub}`
-      const s = streaks.get(key) ?? { ctx: r.ctx, sub: r.sub, reset: false, add: 0, failures: r.failures }
-      if (r.status === 'SUCCEEDED') {
-        s.reset = true
-        s.add = 0
-      } else s.add++
-      streaks.set(key, s)
-    }
-    const changed = [...streaks.values()].filter(c => !(c.reset && c.add === 0 && c.failures === 0))
-    if (changed.length === 0) return
-    await db.query(`UPDATE ${this.S} AS s SET
-        consecutive_failures = (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add,
-        active = s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add < $5,
-        etag = CASE WHEN s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add >= $5 THEN '"' || md5(random()::text) || '"' ELSE s.etag END,
-        modified_at = CASE WHEN s.active AND (CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add >= $5 THEN $6 ELSE s.modified_at END
-      FROM unnest($1::text[], $2::text[], $3::boolean[], $4::integer[]) AS x(ctx, sub, reset, add)
+    const count = '(CASE WHEN x.reset THEN 0 ELSE s.consecutive_failures END) + x.add'
+    await db.query(`WITH x AS (
+        SELECT * FROM unnest($2::text[], $3::text[], $4::integer[], $5::timestamptz[], $7::integer[]) WITH ORDINALITY AS x(id, status, code, next, attempt, n)),
+      ended AS (UPDATE ${this.D} AS d SET status = x.status, last_status_code = x.code,
+          next_attempt_at = x.next, lease_owner = NULL, lease_until = NULL, ended_at = CASE WHEN x.status = 'PENDING' THEN NULL ELSE $6::timestamptz END
+        FROM x, ${this.S} AS s
+        WHERE d.id = x.id AND d.lease_owner = $1 AND d.attempt_count = x.attempt AND s.ctx = d.ctx AND s.id = d.subscription_id
+        RETURNING d.ctx, d.subscription_id AS sub, d.status, x.n),
+      last AS (SELECT ctx, sub, status, n, max(n) FILTER (WHERE status = 'SUCCEEDED') OVER (PARTITION BY ctx, sub) AS success
+        FROM ended WHERE status <> 'PENDING'),
+      streak AS (SELECT ctx, sub, bool_or(success IS NOT NULL) AS reset,
+          (count(*) FILTER (WHERE status <> 'SUCCEEDED' AND n > coalesce(success, 0)))::integer AS add
+        FROM last GROUP BY ctx, sub)
+      UPDATE ${this.S} AS s SET
+        consecutive_failures = ${count},
+        active = s.active AND ${count} < $8,
+        etag = CASE WHEN s.active AND ${count} >= $8 THEN '"' || md5(random()::text) || '"' ELSE s.etag END,
+        modified_at = CASE WHEN s.active AND ${count} >= $8 THEN $6 ELSE s.modified_at END
+      FROM streak AS x
       WHERE s.ctx = x.ctx AND s.id = x.sub AND (x.reset AND s.consecutive_failures <> 0 OR x.add > 0)`,
-    [changed.map(c => c.ctx), changed.map(c => c.sub), changed.map(c => c.reset), changed.map(c => c.add), maxFailures, at])
+    [owner, outcomes.map(o => o.id), outcomes.map(o => o.status), outcomes.map(o => o.statusCode), outcomes.map(o => o.next), at, outcomes.map(o => o.attempt), maxFailures], { name: `${this.deliveries}_finish` })
   }
 
   /**

@@ -3,12 +3,13 @@ import type { ServerResponse } from 'node:http'
 import { databases } from '../support/databases.js'
 import { Dispatcher } from '../../plugins/events/dispatcher.js'
 import { EventTables } from '../../store/events.js'
-import { migrate, type Store } from '../../store/index.js'
+import { migrate, type Queryable, type Store } from '../../store/index.js'
 import { receiver, sleep } from './helper.js'
 
 // A subscription is switched off when its last `maxFailures` deliveries all FAILED: a success
 // recorded by one instance while another records failures starts the count again, however many
-// failures there were when that success's attempt was claimed.
+// failures there were when that success's attempt was claimed. The outcomes and the count are
+// one statement, so no reader sees one without the other.
 
 const MAX_FAILURES = 20
 
@@ -63,5 +64,46 @@ for (const db of databases) {
     await emit(1)
     await until(s => s.failed === MAX_FAILURES)
     t.match(await state(store), { failures: 1, active: true }, 'one failure since the success: still on')
+  })
+}
+
+for (const db of databases) {
+  t.test(`${db.label}: outcomes in the order they ended, recorded with the count in one statement`, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    const tables = new EventTables('order')
+    await migrate(store, tables.migrations())
+    const at = new Date('2026-01-01T00:00:00Z')
+    await tables.insertSubscription(store, { ctx: 'prod', id: 's-1', url: 'http://127.0.0.1/', events: ['x.happened'], description: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', etag: '"e"', createdBy: null }, at)
+    const state = async (): Promise<{ failures: number, active: boolean, etag: string }> => {
+      const { rows } = await store.query<{ failures: number, active: boolean, etag: string }>('SELECT consecutive_failures AS failures, active, etag FROM order_subscriptions')
+      return rows[0] as { failures: number, active: boolean, etag: string }
+    }
+    let sent = 0
+    const counting: Queryable = { query: async (text, values, options) => { sent++; return await store.query(text, values, options) }, exec: async (text) => { sent++; await store.exec(text) } }
+    /** Claims `statuses.length` new deliveries and records them ending in that order. */
+    const end = async (statuses: ReadonlyArray<'SUCCEEDED' | 'FAILED' | 'PENDING'>, maxFailures = 5): Promise<void> => {
+      await tables.emit(store, 'prod', null, at, statuses.map(() => ({ type: 'x.happened', payload: '{}' })))
+      const claimed = await tables.claim(store, 'me', at, 60_000, 100, [], 100)
+      t.equal(claimed.length, statuses.length, 'each claimed')
+      sent = 0
+      await tables.finish(counting, 'me', claimed.map((c, i) => ({ id: c.id, status: statuses[i] as 'SUCCEEDED', statusCode: statuses[i] === 'SUCCEEDED' ? 204 : 500, next: statuses[i] === 'PENDING' ? new Date(at.getTime() + 60_000) : null, attempt: c.attemptCount })), maxFailures, at)
+      t.equal(sent, 1, 'one statement')
+    }
+
+    await end(['FAILED', 'FAILED', 'PENDING'])
+    t.match(await state(), { failures: 2, active: true }, 'two failures; a retry to come counts for nothing yet')
+    await end(['FAILED', 'SUCCEEDED', 'FAILED', 'PENDING'])
+    t.match(await state(), { failures: 1, active: true }, 'a success in the batch: only the failure after it counts')
+    await end(['SUCCEEDED'])
+    t.match(await state(), { failures: 0, active: true }, 'a success last: none')
+    const before = await state()
+    await end(['SUCCEEDED', 'SUCCEEDED'])
+    t.strictSame(await state(), before, 'successes with none in a row: the subscription is not written')
+    await end(['FAILED', 'FAILED', 'FAILED', 'FAILED'])
+    t.match(await state(), { failures: 4, active: true }, 'one short of the limit: still on')
+    await end(['FAILED'])
+    const off = await state()
+    t.match(off, { failures: 5, active: false }, 'the limit reached: switched off')
+    t.not(off.etag, before.etag, 'with a new ETag')
   })
 }
