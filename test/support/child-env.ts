@@ -1,3 +1,6 @@
+/** Sets V8's `--liftoff-only` in a child process (see the file). */
+const LIFTOFF_ONLY = `--import=${new URL('liftoff-only.mjs', import.meta.url).href}`
+
 /**
  * The environment of a child process that runs a tool (npm, tsc, publint, an installed copy of
  * the package, the built service), not the suite's sources: this one without what tap adds (its
@@ -9,7 +12,8 @@
  *
  * tap's process tracking wraps `spawn` and `execFile` in test processes and puts its loader back
  * into NODE_OPTIONS, with coverage on unless `_TAPJS_PROCESSINFO_COVERAGE_` says `0`: so that
- * one is kept, at `0`.
+ * one is kept, at `0`. NODE_OPTIONS holds one module of the suite's own, which changes how V8
+ * compiles WebAssembly and nothing the child computes (liftoff-only.mjs).
  */
 export function toolEnv (extra: Record<string, string> = {}, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {}
@@ -17,5 +21,5 @@ export function toolEnv (extra: Record<string, string> = {}, env: NodeJS.Process
     if (/^(NODE_OPTIONS|NODE_V8_COVERAGE|TAP|_TAP|npm_lifecycle_|npm_package_|npm_command$|npm_config_local_prefix$)/i.test(key)) continue
     out[key] = value
   }
-  return { ...out, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...extra }
+  return { ...out, NODE_OPTIONS: LIFTOFF_ONLY, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...extra }
 }
