@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { SECRET, headers } from '../faults/helper.js'
 import { alive } from '../support/processes.js'
+import { toolEnv } from '../support/child-env.js'
 
 // `npm start` as a container or a terminal runs it: npm, its shell, the service. A stop sent to
 // npm alone (`docker stop` on a container whose command is `npm start`) must reach the service
@@ -20,7 +21,7 @@ async function start (t: Tap.Test): Promise<Started> {
   const child = spawn(npm, ['start'], {
     cwd: root,
     detached: true,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory', LOG_LEVEL: 'debug', AUTH_JWT_SECRET: SECRET },
+    env: toolEnv({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory', LOG_LEVEL: 'debug', AUTH_JWT_SECRET: SECRET }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
