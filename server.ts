@@ -1,27 +1,12 @@
 import closeWithGrace from 'close-with-grace'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyServerOptions } from 'fastify'
 import { storeLocation } from 'svc-conventions/store'
-import { loadConfig, type Config } from './config.js'
+import { loadConfig } from './config.js'
 import { buildApp } from './app.js'
 import { listenRefusal } from './listen-refusal.js'
+import { logOptions } from './log-options.js'
 import { signalCopies, stopRequests } from './stop-signals.js'
-
-/**
- * Readable lines for a person at a terminal in development (pino-pretty, a development
- * dependency, loaded only then); JSON lines otherwise, for log collectors.
- */
-async function logger (config: Config): Promise<FastifyServerOptions['logger']> {
-  if (config.production || process.stdout.isTTY !== true) return { level: config.logLevel }
-  try {
-    const { default: pretty } = await import('pino-pretty')
-    // Synchronous, so that the last lines before an exit are written.
-    return { level: config.logLevel, stream: pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) }
-  } catch {
-    return { level: config.logLevel } // installed without development dependencies
-  }
-}
 
 /**
  * The server's connections, each with the number of its requests being served (dispatched, and
@@ -58,7 +43,7 @@ async function main (): Promise<void> {
   // A request that reaches a kept-alive connection while draining is served like the rest
   // (with Connection: close), not refused by Fastify's built-in 503, whose body is no
   // problem document (conventions: Errors, rule 1) and which would drop work already sent.
-  const app = await buildApp(config, { fastify: { logger: await logger(config), return503OnClosing: false } })
+  const app = await buildApp(config, { fastify: { logger: await logOptions(config), return503OnClosing: false } })
   for (const w of warnings) app.log.warn(w)
   let closing = false
   // Once draining, every answer closes its connection (RFC 9112 §9.6): the server stops
