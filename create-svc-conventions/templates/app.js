@@ -2,7 +2,7 @@ import { exp, exportsLine, imp, js, ts } from '../lib/code.js'
 
 /** app.(ts|js): the suite's plugins in the order a request travels, then the resources. */
 export default function app (ctx) {
-  return `${imp(ctx, 'fastify', { def: 'Fastify', types: ['FastifyInstance', 'FastifyServerOptions'] })}${imp(ctx, '@sinclair/typebox', { names: ['Type'] })}${imp(ctx, 'svc-conventions', {
+  return `${imp(ctx, 'fastify', { def: 'Fastify', types: ['FastifyInstance', 'FastifyServerOptions'] })}${imp(ctx, 'pino', { names: ['pino'] })}${imp(ctx, '@sinclair/typebox', { names: ['Type'] })}${imp(ctx, 'svc-conventions', {
     names: ['auth', 'bulk', 'conventions', 'cors', 'createStore', 'docs', 'lint', 'methods', 'openapi', 'problem', 'problems', 'query', 'rateLimit', 'resource', 'validation']
   })}${imp(ctx, 'svc-conventions/problem', { names: ['problemServerOptions'] })}${imp(ctx, './config.js', { types: ['Config'] })}${imp(ctx, './resources/index.js', { names: ['resources'] })}
 const Health = Type.Object({ status: Type.Literal('UP') }, { additionalProperties: false })
@@ -14,7 +14,9 @@ ${js(ctx, `/**
  */
 `)}${ts(ctx, '/** The service; tests build it too, with their own configuration. */\n')}${exp(ctx)}async function buildApp (config${ts(ctx, ': Config')}, fastify${ts(ctx, ': FastifyServerOptions')} = {})${ts(ctx, ': Promise<FastifyInstance>')} {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    // Each line is written when it is logged: pino's default destination writes in the
+    // background, and at an exit its last lines could come out of order or not at all.
+    logger: { level: config.logLevel, stream: pino.destination({ dest: 1, sync: true }) },
     trustProxy: config.trustProxy,
     // The resource plugin waits for the store: a first start of the embedded PostgreSQL (initdb
     // in WebAssembly) can outlast Fastify's 10 s on a busy machine.

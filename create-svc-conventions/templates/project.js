@@ -20,6 +20,8 @@ export function packageJson (ctx) {
     dependencies: {
       'svc-conventions': ctx.suite,
       fastify: v.fastify,
+      // The log's destination (app.js); Fastify logs through pino already.
+      pino: v.pino,
       '@sinclair/typebox': v['@sinclair/typebox'],
       // TypeScript runs through tsx, in production too: nothing to build.
       ...(ctx.typescript ? { tsx: v.tsx } : {})

@@ -112,6 +112,9 @@ t.test('npm init svc-conventions from the packed tarball: TypeScript (ESM) and J
         const { status, code } = await ctrlCWhileServing(server, `/v1/${collection}`, auth, entity)
         t.equal(status, 201, 'one Ctrl-C (npm\'s SIGINT and the terminal\'s): the request in flight is answered')
         t.equal(code, 0, 'and the service stops cleanly')
+        // Written when logged: lines held for a background write come out of order, or not at
+        // all, when the process exits.
+        t.match(server.output(), /"msg":"stopping"[^]*"reqId":"held-by-its-body"[^\n]*"msg":"request completed"/, 'the log has that answer, after "stopping"')
       }
       t.notOk(alive(server.pid), 'the service has ended with npm')
     })
