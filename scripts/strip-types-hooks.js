@@ -3,12 +3,15 @@
 // is the one in the .ts file. Coverage then needs no source map, and no test process loads a
 // compiler. Node 22.18+ does the same built in; this keeps Node 20 on the same path.
 //
+// Both hooks serve either registration strip-types.js makes: in the process's own thread
+// (module.registerHooks), where the next hook answers at once, or in a hooks thread
+// (module.register), where it answers with a promise.
+//
 // Every test process loads much the same hundred-odd sources: each stripped text is kept in
 // node_modules/.cache/strip-types under the digest of its source, and amaro is loaded only when
 // one is missing.
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
@@ -18,20 +21,20 @@ const relative = /^\.{1,2}\//
 const cache = fileURLToPath(new URL('../node_modules/.cache/strip-types/', import.meta.url))
 let amaro
 
-export async function resolve (specifier, context, nextResolve) {
-  // NodeNext sources import './x.js' for a file written as './x.ts' (tap's mocks add a query).
-  // From a .ts file, the .ts twin is looked for first: a failed resolution costs an error each.
-  const parent = context.parentURL
-  if (parent !== undefined && relative.test(specifier) && js.test(specifier) && typescript.test(new URL(parent).pathname)) {
-    const ts = specifier.replace(js, '.ts')
-    if (existsSync(new URL(ts.replace(/[?#].*$/, ''), parent))) return nextResolve(ts, context)
-  }
-  try {
-    return await nextResolve(specifier, context)
-  } catch (err) {
-    if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !(relative.test(specifier) || specifier.startsWith('file:')) || !js.test(specifier)) throw err
-    return nextResolve(specifier.replace(js, '.ts'), context)
-  }
+export function resolve (specifier, context, nextResolve) {
+  return nextResolve(typescriptTwin(specifier, context.parentURL), context)
+}
+
+/**
+ * NodeNext sources import './x.js' for a file written as './x.ts' (tap's mocks add a query). From
+ * a .ts file the .ts twin comes first; from any other, only when no .js file is there.
+ */
+function typescriptTwin (specifier, parent) {
+  if (!js.test(specifier) || !(specifier.startsWith('file:') || (relative.test(specifier) && parent !== undefined))) return specifier
+  const ts = specifier.replace(js, '.ts')
+  const exists = (s) => existsSync(new URL(s.replace(/[?#].*$/, ''), parent))
+  const fromTypeScript = parent !== undefined && typescript.test(new URL(parent).pathname)
+  return (fromTypeScript || !exists(specifier)) && exists(ts) ? ts : specifier
 }
 
 /** The source with its types erased, from the cache when this exact text was stripped before. */
@@ -53,13 +56,13 @@ function strip (source, filename) {
   return code
 }
 
-export async function load (url, context, nextLoad) {
+export function load (url, context, nextLoad) {
   const path = url.startsWith('file:') ? new URL(url).pathname : ''
   if (!typescript.test(path)) return nextLoad(url, context)
   // The rest of the chain still loads the file: tap's coverage counts only the modules its own
   // hook saw.
   const format = path.endsWith('.cts') ? 'commonjs' : 'module'
-  const loaded = await nextLoad(url, { ...context, format })
-  const source = loaded.source ?? await readFile(fileURLToPath(url))
-  return { ...loaded, format, source: strip(String(source), fileURLToPath(url)) }
+  const erased = (loaded) => ({ ...loaded, format, source: strip(String(loaded.source ?? readFileSync(fileURLToPath(url))), fileURLToPath(url)) })
+  const loaded = nextLoad(url, { ...context, format })
+  return loaded instanceof Promise ? loaded.then(erased) : erased(loaded)
 }

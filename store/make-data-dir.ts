@@ -40,7 +40,9 @@ export function makeDataDir (dir: string): void {
     try {
       found = statSync(at, { throwIfNoEntry: false })
     } catch (err) {
-      throw refusal(dir, at, err as NodeJS.ErrnoException)
+      // Below a file: Node 20 and 22 throw ENOTDIR where later lines answer undefined. Either
+      // way the walk goes on up, to name that file.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw refusal(dir, at, err as NodeJS.ErrnoException)
     }
     if (found !== undefined) {
       if (found.isDirectory()) break

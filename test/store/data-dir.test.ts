@@ -158,7 +158,7 @@ t.test('a data directory that cannot be made is refused at once, naming it and s
   symlinkSync(join(dir, 'no-such-volume'), join(dir, 'dangling'))
   const table: Array<[string, string, string, string]> = [
     ['a file', file, 'ENOTDIR', `The data directory ${file} cannot be created: it is a file, not a directory.`],
-    ['below a file', join(file, 'data'), 'ENOTDIR', `The data directory ${join(file, 'data')} cannot be created: a part of the path is a file, not a directory (ENOTDIR).`],
+    ['below a file', join(file, 'data'), 'ENOTDIR', `The data directory ${join(file, 'data')} cannot be created: it is a file, not a directory at ${file}.`],
     ['below a link to nothing', join(dir, 'dangling', 'data'), 'EEXIST', `The data directory ${join(dir, 'dangling', 'data')} cannot be created: something that is not a directory is there (EEXIST) at ${join(dir, 'dangling')}.`]
   ]
   // A file system that refuses children of a directory it has: Node's recursive mkdir retried for ever.
