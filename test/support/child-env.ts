@@ -1,4 +1,4 @@
-/** Sets V8's `--liftoff-only` in a child process (see the file). */
+/** Keeps a child process's WebAssembly on V8's baseline tier (see the file). */
 const LIFTOFF_ONLY = `--import=${new URL('liftoff-only.mjs', import.meta.url).href}`
 
 /**
