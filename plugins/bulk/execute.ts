@@ -40,7 +40,8 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
  */
 export async function applyInTx (e: Endpoint, tx: Tx, call: WriteCall, ops: readonly Operation[]): Promise<boolean> {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
-  const results = await e.served.writer.run(tx, call, writes)
+  // A bulk answers no entity: the statements return each row's id and ETag alone.
+  const results = await e.served.writer.run(tx, call, writes, 'etag')
   ops.forEach((op, i) => { op.outcome = outcomeOf(e.def, op, results[i] as NonNullable<typeof results[number]>, e.served.registry) })
   return call.atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
 }
@@ -92,11 +93,11 @@ const CHUNK = { pg: 100, pglite: 25 } as const
 
 /**
  * A bulk request accepted for asynchronous processing, run as a job (reference contract:
- * "Asynchronous bulk"). ATOMIC: every operation in one transaction, whose outcome is recorded
- * in that transaction, or, when it rolls back, in one of its own: a job taken up again after a
- * crash finds either and never applies anything twice. ISOLATED: the operations in chunks, each
- * chunk's outcomes recorded in the chunk's transaction, so a job taken up again goes on after
- * the last chunk that committed.
+ * "Asynchronous bulk"). ATOMIC: every operation in one transaction, which also ends the job
+ * with its outcome, or, when it rolls back, a transaction of its own ends it: a job taken up
+ * again after a crash has applied nothing, and one that applied its work has ended. ISOLATED:
+ * the operations in chunks, each chunk's outcomes recorded in the chunk's transaction, so a job
+ * taken up again goes on after the last chunk that committed.
  */
 export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: BulkResponseBody, completedCount: number }> {
   const input = run.job.input as BulkJobInput
@@ -105,26 +106,31 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
   const ops = prepared(e, input.operations)
   const done = await run.steps()
   if (atomic) {
+    // The outcome a run of an earlier release recorded as step 0, before it ended the job.
     const recorded = done.get(0)
     if (recorded !== undefined) return { result: recorded as BulkResponseBody, completedCount: ops.length }
     let kept = false
+    let result: BulkResponseBody | undefined
     if (!hopeless(ops, true)) {
       const pending = ops.filter(op => op.outcome === null)
       try {
         await run.transaction(async (tx) => {
           kept = await applyInTx(e, tx, call, pending)
           if (!kept) throw new Rollback()
-          await run.record(tx, [{ step: 0, outcome: responseOf(e.def, ops) }])
+          result = responseOf(e.def, ops)
+          await run.finish(tx, result, ops.length)
         })
       } catch (err) {
         if (!(err instanceof Rollback)) throw err
       }
     }
-    if (!kept) {
+    if (result === undefined || !kept) {
       settleAtomic(ops)
-      await run.transaction(async (tx) => { await run.record(tx, [{ step: 0, outcome: responseOf(e.def, ops) }]) })
+      const settled = responseOf(e.def, ops)
+      await run.transaction(async (tx) => { await run.finish(tx, settled, ops.length) })
+      result = settled
     }
-    return { result: responseOf(e.def, ops), completedCount: ops.length }
+    return { result, completedCount: ops.length }
   }
   for (const op of ops) {
     const step = done.get(op.index) as Step | undefined

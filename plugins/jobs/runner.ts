@@ -20,6 +20,12 @@ export interface JobRun {
   record: (tx: Tx, steps: ReadonlyArray<{ step: number, outcome: unknown }>) => Promise<void>
   /** Sets how many operations are done, in `tx`. */
   progress: (tx: Tx, completedCount: number) => Promise<void>
+  /**
+   * Ends the job SUCCEEDED with `result`, in `tx`, the transaction of its last work: the work
+   * and the job's end commit together, and nothing records the result a second time (once
+   * that transaction committed, the runner writes no end of its own).
+   */
+  finish: (tx: Tx, result: unknown, completedCount: number) => Promise<void>
 }
 
 /**
@@ -137,21 +143,37 @@ export class Runner {
         .finally(() => { renewing = false })
     }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
     renew.unref()
+    // The transactions in which the handler ended the job (`finish`), and whether one committed.
+    const endedIn = new WeakSet<Tx>()
+    let ended = false
     const run: JobRun = {
       job,
       // Run again after a deadlock or a lost race, as a request's write is: `fn` decides afresh.
-      transaction: async (fn) => await store.transaction(async (tx) => {
-        if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner, job.attempts)) throw new LeaseLost()
-        return await fn(tx)
-      }, { retries: TRANSACTION_RETRIES }),
+      transaction: async (fn) => {
+        // Whether the run of `fn` that committed ended the job.
+        let ends = false
+        const out = await store.transaction(async (tx) => {
+          ends = false
+          if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner, job.attempts)) throw new LeaseLost()
+          const value = await fn(tx)
+          ends = endedIn.has(tx)
+          return value
+        }, { retries: TRANSACTION_RETRIES })
+        if (ends) ended = true
+        return out
+      },
       steps: async () => await table.stepsOf(store, job.ctx, job.id),
       record: async (tx, steps) => { await table.recordSteps(tx, job.ctx, job.id, steps) },
-      progress: async (tx, n) => { await table.progress(tx, job.ctx, job.id, n) }
+      progress: async (tx, n) => { await table.progress(tx, job.ctx, job.id, n) },
+      finish: async (tx, result, completedCount) => {
+        await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount })
+        endedIn.add(tx)
+      }
     }
     try {
       const handler = this.o.handlers.get(job.kind) as JobHandler
       const { result, completedCount } = await handler(run)
-      await run.transaction(async (tx) => { await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }) })
+      if (!ended) await run.transaction(async (tx) => { await run.finish(tx, result, completedCount) })
     } catch (err) {
       await this.failed(job, err)
     } finally {

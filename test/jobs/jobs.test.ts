@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { conventions, jobs, problem, problems, query, validation, type Store } from '../../index.js'
+import { conventions, jobs, problem, problems, query, validation, type Store, type Tx } from '../../index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
 import { quoteIdent, Unavailable } from '../../store/index.js'
 import { databases, pglite } from '../support/databases.js'
@@ -364,6 +364,72 @@ t.test('ended jobs go after their retention, with their steps; open ones stay', 
   t.strictSame([...(await app.jobs.table.stepsOf(store, 'prod', ended)).keys()], [], 'its steps too')
   t.equal((await app.jobs.table.get(store, 'prod', 'user-1', open))?.status, 'PENDING', 'an open job stays, however old')
   t.strictSame(await app.jobs.table.purge(store, new Date(Date.now() + 365 * 24 * 3600 * 1000)), { deleted: 0, skipped: false }, 'nothing else to delete, even a year on')
+})
+
+t.test('a handler that ends its job in its last transaction (run.finish): the end commits with the work, written once', async t => {
+  const real = await pglite.create(t)
+  // Every statement that ends a job SUCCEEDED, and the transaction it ran in; those of the steps'.
+  const ends: Array<{ tx: number, result: unknown }> = []
+  const stepsIn: number[] = []
+  let transactions = 0
+  const counted = (q: Tx, tx: number): Tx => new Proxy(q, {
+    get (target, key, receiver) {
+      if (key !== 'query') return Reflect.get(target, key, receiver)
+      return async (text: string, params?: unknown[], ...rest: unknown[]) => {
+        if (/SET status = 'SUCCEEDED'/.test(text)) ends.push({ tx, result: JSON.parse((params as string[])[2] as string) })
+        if (/INSERT INTO "jobs_steps"/.test(text)) stepsIn.push(tx)
+        return await (target.query as (...args: unknown[]) => Promise<unknown>)(text, params, ...rest)
+      }
+    }
+  })
+  const store = new Proxy(real, {
+    get (target, key, receiver) {
+      if (key !== 'transaction') return Reflect.get(target, key, receiver)
+      return async (fn: (tx: Tx) => Promise<unknown>, opts?: unknown) => {
+        const n = ++transactions
+        return await target.transaction(async (tx) => await fn(counted(tx, n)), opts as never)
+      }
+    }
+  }) as Store
+  const app = await build(t, store, {}, {
+    // The end in the transaction of the work, beside a step: the handler's return is not written.
+    ENDS: async (run) => {
+      await run.transaction(async (tx) => {
+        await run.record(tx, [{ step: 0, outcome: 'work' }])
+        await run.finish(tx, 'ended with the work', 7)
+      })
+      return { result: 'returned', completedCount: 1 }
+    },
+    // An end in a transaction that rolled back did not happen: the runner writes the return.
+    UNDONE: async (run) => {
+      await run.transaction(async (tx) => {
+        await run.finish(tx, 'rolled back', 7)
+        throw new Error('undo')
+      }).catch(() => {})
+      return { result: 'returned', completedCount: 1 }
+    },
+    PLAIN: async () => ({ result: 'returned', completedCount: 1 })
+  })
+  const cases = [
+    { kind: 'ENDS', result: 'ended with the work', completedCount: 7, written: ['ended with the work'], steps: 1, together: true },
+    { kind: 'UNDONE', result: 'returned', completedCount: 1, written: ['rolled back', 'returned'], steps: 0, together: false },
+    { kind: 'PLAIN', result: 'returned', completedCount: 1, written: ['returned'], steps: 0, together: false }
+  ]
+  for (const c of cases) {
+    ends.length = 0
+    stepsIn.length = 0
+    const id = crypto.randomUUID()
+    await real.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: c.kind, collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+    app.jobs.wake()
+    const job = await eventually(async () => {
+      const row = await app.jobs.table.get(real, 'prod', 'user-1', id)
+      return row?.status === 'SUCCEEDED' ? row : null
+    })
+    t.match(job, { result: c.result, completedCount: c.completedCount }, `${c.kind}: the job's end`)
+    t.strictSame(ends.map(e => e.result), c.written, `${c.kind}: the ends written`)
+    t.equal((await app.jobs.table.stepsOf(real, 'prod', id)).size, c.steps, `${c.kind}: its steps`)
+    if (c.together) t.strictSame(stepsIn, [ends[0]?.tx], `${c.kind}: one transaction held the work and the end`)
+  }
 })
 
 t.test('a purge that fails is tried again later', async t => {

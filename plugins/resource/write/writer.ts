@@ -258,8 +258,12 @@ export class Writer {
     return result
   }
 
-  /** Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on a system failure. */
-  async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[]): Promise<WriteResult[]> {
+  /**
+   * Applies `ops` in the transaction `tx`; one result per operation, in order. Throws only on
+   * a system failure. `returning: 'etag'`: the caller answers no entity (a bulk request), so
+   * each result's `row` may hold the entity's `id` and `etag` alone.
+   */
+  async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): Promise<WriteResult[]> {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     // A new entity with a server-made id cannot exist yet: nothing to read for it.
     const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
@@ -274,7 +278,7 @@ export class Writer {
     // Every operation is decided before any is applied, so each failure gets its own reason.
     if (call.atomic && results.some(r => r.failure !== null)) return results
     for (const run of runsOf(steps)) {
-      await this.apply(tx, call, run)
+      await this.apply(tx, call, run, returning)
       if (call.atomic && run.some(s => s.result.failure !== null)) return results
     }
     return results
@@ -351,7 +355,7 @@ export class Writer {
    * `committing` as `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's
    * quiet check in place of its outbox rows when it expects no subscription to want the event.
    */
-  private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null): TableWrite {
+  private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null, returning: Returning = 'row'): TableWrite {
     const head = run[0] as Step
     const quiet = one !== null ? this.outbox?.quiet(type, call) ?? null : null
     const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
@@ -370,12 +374,12 @@ export class Writer {
       guard: one?.guard ?? null,
       claim: one?.claim ?? null,
       current: one?.current ?? false,
-      returning: one?.returning ?? 'row'
+      returning: one?.returning ?? returning
     }
   }
 
-  private async batch (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
-    const written = await this.table.write(tx, this.statementOf(call, run, this.eventOf(run[0] as Step), false))
+  private async batch (tx: Tx, call: WriteCall, run: readonly Step[], returning: Returning): Promise<void> {
+    const written = await this.table.write(tx, this.statementOf(call, run, this.eventOf(run[0] as Step), false, null, returning))
     if (written.events > 0) this.outbox?.written(written.events, false)
     const byId = new Map(written.rows.map(r => [r.id as string, r]))
     for (const s of run) {
@@ -391,10 +395,10 @@ export class Writer {
    * (without one, PostgreSQL aborts the whole transaction at the first error); atomic, it
    * stops at the first failure, since everything is rolled back then anyway.
    */
-  private async apply (tx: Tx, call: WriteCall, run: readonly Step[]): Promise<void> {
+  private async apply (tx: Tx, call: WriteCall, run: readonly Step[], returning: Returning): Promise<void> {
     if (run.length > 1) {
       try {
-        await tx.savepoint(async (db) => { await this.batch(db, call, run) })
+        await tx.savepoint(async (db) => { await this.batch(db, call, run, returning) })
         return
       } catch (err) {
         // An unreachable database is no constraint to find: no point in trying each step.
@@ -403,8 +407,8 @@ export class Writer {
     }
     for (const s of run) {
       try {
-        if (call.atomic) await this.batch(tx, call, [s])
-        else await tx.savepoint(async (db) => { await this.batch(db, call, [s]) })
+        if (call.atomic) await this.batch(tx, call, [s], returning)
+        else await tx.savepoint(async (db) => { await this.batch(db, call, [s], returning) })
       } catch (err) {
         // The whole transaction runs again (store retries), not just this operation: a deadlock
         // victim's other statements are undone too.
