@@ -109,27 +109,25 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
     // The outcome a run of an earlier release recorded as step 0, before it ended the job.
     const recorded = done.get(0)
     if (recorded !== undefined) return { result: recorded as BulkResponseBody, completedCount: ops.length }
-    let kept = false
-    let result: BulkResponseBody | undefined
+    // The outcome of the transaction that kept the work; null when it was rolled back.
+    let kept: BulkResponseBody | null = null
     if (!hopeless(ops, true)) {
       const pending = ops.filter(op => op.outcome === null)
       try {
         await run.transaction(async (tx) => {
-          kept = await applyInTx(e, tx, call, pending)
-          if (!kept) throw new Rollback()
-          result = responseOf(e.def, ops)
-          await run.finish(tx, result, ops.length)
+          kept = null
+          if (!await applyInTx(e, tx, call, pending)) throw new Rollback()
+          kept = responseOf(e.def, ops)
+          await run.finish(tx, kept, ops.length)
         })
       } catch (err) {
         if (!(err instanceof Rollback)) throw err
       }
     }
-    if (result === undefined || !kept) {
-      settleAtomic(ops)
-      const settled = responseOf(e.def, ops)
-      await run.transaction(async (tx) => { await run.finish(tx, settled, ops.length) })
-      result = settled
-    }
+    if (kept !== null) return { result: kept, completedCount: ops.length }
+    settleAtomic(ops)
+    const result = responseOf(e.def, ops)
+    await run.transaction(async (tx) => { await run.finish(tx, result, ops.length) })
     return { result, completedCount: ops.length }
   }
   for (const op of ops) {
