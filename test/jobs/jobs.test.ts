@@ -1,8 +1,9 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { conventions, jobs, problem, problems, query, validation, type Store, type Tx } from '../../index.js'
+import { conventions, jobs, problem, problems, query, validation, type Store } from '../../index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
 import { quoteIdent, Unavailable } from '../../store/index.js'
+import { countStatements, transactionsOf } from '../support/count-statements.js'
 import { databases, pglite } from '../support/databases.js'
 import { build, eventually, headers, json, token } from './helper.js'
 
@@ -367,30 +368,7 @@ t.test('ended jobs go after their retention, with their steps; open ones stay', 
 })
 
 t.test('a handler that ends its job in its last transaction (run.finish): the end commits with the work, written once', async t => {
-  const real = await pglite.create(t)
-  // Every statement that ends a job SUCCEEDED, and the transaction it ran in; those of the steps'.
-  const ends: Array<{ tx: number, result: unknown }> = []
-  const stepsIn: number[] = []
-  let transactions = 0
-  const counted = (q: Tx, tx: number): Tx => new Proxy(q, {
-    get (target, key, receiver) {
-      if (key !== 'query') return Reflect.get(target, key, receiver)
-      return async (text: string, params?: unknown[], ...rest: unknown[]) => {
-        if (/SET status = 'SUCCEEDED'/.test(text)) ends.push({ tx, result: JSON.parse((params as string[])[2] as string) })
-        if (/INSERT INTO "jobs_steps"/.test(text)) stepsIn.push(tx)
-        return await (target.query as (...args: unknown[]) => Promise<unknown>)(text, params, ...rest)
-      }
-    }
-  })
-  const store = new Proxy(real, {
-    get (target, key, receiver) {
-      if (key !== 'transaction') return Reflect.get(target, key, receiver)
-      return async (fn: (tx: Tx) => Promise<unknown>, opts?: unknown) => {
-        const n = ++transactions
-        return await target.transaction(async (tx) => await fn(counted(tx, n)), opts as never)
-      }
-    }
-  }) as Store
+  const store = await pglite.create(t)
   const app = await build(t, store, {}, {
     // The end in the transaction of the work, beside a step: the handler's return is not written.
     ENDS: async (run) => {
@@ -410,25 +388,30 @@ t.test('a handler that ends its job in its last transaction (run.finish): the en
     },
     PLAIN: async () => ({ result: 'returned', completedCount: 1 })
   })
+  // For each kind: the job's end, its steps, the transactions that ended it (whether each
+  // committed, whether it holds the step), and how many transactions held the job: none after
+  // the one that ended it.
   const cases = [
-    { kind: 'ENDS', result: 'ended with the work', completedCount: 7, written: ['ended with the work'], steps: 1, together: true },
-    { kind: 'UNDONE', result: 'returned', completedCount: 1, written: ['rolled back', 'returned'], steps: 0, together: false },
-    { kind: 'PLAIN', result: 'returned', completedCount: 1, written: ['returned'], steps: 0, together: false }
+    { kind: 'ENDS', result: 'ended with the work', completedCount: 7, steps: 1, ends: [{ committed: true, withStep: true }], held: 1 },
+    { kind: 'UNDONE', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: false, withStep: false }, { committed: true, withStep: false }], held: 2 },
+    { kind: 'PLAIN', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: true, withStep: false }], held: 1 }
   ]
   for (const c of cases) {
-    ends.length = 0
-    stepsIn.length = 0
     const id = crypto.randomUUID()
-    await real.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: c.kind, collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+    await store.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: c.kind, collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+    const sql = countStatements(store)
     app.jobs.wake()
     const job = await eventually(async () => {
-      const row = await app.jobs.table.get(real, 'prod', 'user-1', id)
+      const row = await app.jobs.table.get(store, 'prod', 'user-1', id)
       return row?.status === 'SUCCEEDED' ? row : null
     })
+    sql.restore()
     t.match(job, { result: c.result, completedCount: c.completedCount }, `${c.kind}: the job's end`)
-    t.strictSame(ends.map(e => e.result), c.written, `${c.kind}: the ends written`)
-    t.equal((await app.jobs.table.stepsOf(real, 'prod', id)).size, c.steps, `${c.kind}: its steps`)
-    if (c.together) t.strictSame(stepsIn, [ends[0]?.tx], `${c.kind}: one transaction held the work and the end`)
+    t.equal((await app.jobs.table.stepsOf(store, 'prod', id)).size, c.steps, `${c.kind}: its steps`)
+    const transactions = transactionsOf(sql.texts())
+    const ending = transactions.filter(x => x.statements.some(text => /SET status = 'SUCCEEDED'/.test(text)))
+    t.strictSame(ending.map(x => ({ committed: x.committed, withStep: x.statements.some(text => /^INSERT INTO "jobs_steps"/.test(text)) })), c.ends, `${c.kind}: the transactions that ended it`)
+    t.equal(transactions.filter(x => x.statements.some(text => /AS held/.test(text))).length, c.held, `${c.kind}: the transactions that held the job`)
   }
 })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { countStatements } from './count-statements.js'
+import { countStatements, transactionsOf } from './count-statements.js'
 import { databases } from './databases.js'
 
 // The statement counter other tests bound their work with: the same counts on both engines.
@@ -22,6 +22,9 @@ for (const db of databases) {
     // A server's transaction sends its BEGIN with the settings as one script, as PGlite's is counted.
     t.equal(sql.count(), 2 + 8 + 2 + 1, sql.texts().join('\n'))
     t.match(sql.texts(), ['SELECT 1', 'SELECT 1; SELECT 2', /^BEGIN/, 'SELECT 3'])
+    const transactions = transactionsOf(sql.texts())
+    t.strictSame(transactions.map(x => x.committed), [true, false], 'the transactions, and how each ended')
+    t.strictSame(transactions.map(x => x.statements.filter(s => /^SELECT/.test(s))), [['SELECT 3', 'SELECT 4'], []], 'each with its statements, its savepoints\' included')
     sql.reset()
     t.equal(sql.count(), 0, 'reset')
     sql.restore()

@@ -45,6 +45,24 @@ export interface StatementCounter {
   restore: () => void
 }
 
+/**
+ * The statements of each transaction among `texts` (a counter's, in order): from its `BEGIN`
+ * to its `COMMIT` or `ROLLBACK`, and whether it committed. A statement sent while one runs is
+ * counted in it (on PGlite, one the store runs once the transaction has ended, too).
+ */
+export function transactionsOf (texts: readonly string[]): Array<{ statements: string[], committed: boolean }> {
+  const found: Array<{ statements: string[], committed: boolean }> = []
+  let open: string[] | null = null
+  for (const text of texts) {
+    if (/^BEGIN\b/.test(text)) open = []
+    else if (open !== null && (text === 'COMMIT' || text === 'ROLLBACK')) {
+      found.push({ statements: open, committed: text === 'COMMIT' })
+      open = null
+    } else open?.push(text)
+  }
+  return found
+}
+
 type Recorder = (text: string) => void
 
 /** The counters of each wrapped PGlite store, and its methods before the wrap. */
