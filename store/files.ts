@@ -1,4 +1,5 @@
 import { quoteIdent } from './quote.js'
+import type { AttachedPart } from './statement-parts.js'
 import type { Migration, Queryable } from './types.js'
 
 /** What is stored of a file besides its bytes. */
@@ -28,16 +29,16 @@ function factsOf (row: FactsRow): FileFacts {
 
 /**
  * The files attached to the entities of one resource, one row per entity and execution
- * context, the bytes in a `bytea` column, deleted with the entity's row (a hard delete). Written in the transaction of the entity's own
- * change, so the entity's description of its file and the file agree. A Buffer parameter goes
- * to a PostgreSQL server in binary form, so the bytes are not re-encoded on the way.
+ * context, the bytes in a `bytea` column, deleted with the entity's row (a hard delete). Written
+ * by the statement of the entity's own change (`putPart`, `removePart`), so the entity's
+ * description of its file and the file agree. A Buffer parameter goes to a PostgreSQL server in
+ * binary form, so the bytes are not re-encoded on the way.
  */
 export class FileContents {
   readonly table: string
   /** The table of the entities the files belong to. */
   readonly owner: string
-  private readonly putSql: string
-  private readonly removeSql: string
+  private readonly T: string
   private readonly getSql: string
   private readonly factsSql: string
 
@@ -45,10 +46,7 @@ export class FileContents {
     const T = quoteIdent(table)
     this.table = table
     this.owner = owner
-    this.putSql = `INSERT INTO ${T} (ctx, id, media_type, filename, byte_count, etag, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)
-      ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
-        byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes`
-    this.removeSql = `DELETE FROM ${T} WHERE ctx = $1 AND id = $2`
+    this.T = T
     this.getSql = `SELECT media_type, filename, byte_count, etag, bytes FROM ${T} WHERE ctx = $1 AND id = $2`
     this.factsSql = `SELECT media_type, filename, byte_count, etag FROM ${T} WHERE ctx = $1 AND id = $2`
   }
@@ -72,14 +70,25 @@ export class FileContents {
     }]
   }
 
-  /** Stores the file of entity `id`, replacing any it had. */
-  async put (db: Queryable, ctx: string, id: string, file: StoredFile): Promise<void> {
-    await db.query(this.putSql, [ctx, id, file.mediaType, file.filename, file.byteCount, file.etag, file.bytes])
+  /** Stores `file` as the file of the entity a write writes, replacing any it had: part of that write's statement. */
+  putPart (file: StoredFile): AttachedPart {
+    return {
+      key: `${this.table}:put`,
+      values: [file.mediaType, file.filename, file.byteCount, file.etag, file.bytes],
+      sql: (n, w) => `f AS (INSERT INTO ${this.T} (ctx, id, media_type, filename, byte_count, etag, bytes)
+        SELECT ${w.ctx}, ${w.source}.id, $${n}::text, $${n + 1}::text, $${n + 2}::bigint, $${n + 3}::text, $${n + 4}::bytea FROM ${w.source}
+        ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
+          byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes)`
+    }
   }
 
-  /** Removes the file of entity `id`, if any. */
-  async remove (db: Queryable, ctx: string, id: string): Promise<void> {
-    await db.query(this.removeSql, [ctx, id])
+  /** Removes the file of the entity a write writes, if it has one: part of that write's statement. */
+  removePart (): AttachedPart {
+    return {
+      key: `${this.table}:remove`,
+      values: [],
+      sql: (_n, w) => `f AS (DELETE FROM ${this.T} AS f USING ${w.source} WHERE f.ctx = ${w.ctx} AND f.id = ${w.source}.id)`
+    }
   }
 
   /** The file of entity `id` with its bytes; null when it has none. */

@@ -56,6 +56,18 @@ export interface QuietPart {
   sql: (first: number, ctx: string) => string
 }
 
+/**
+ * A write of another table that goes with the entity's, in its statement (a file's bytes beside
+ * the entity's description of it): `f AS (…)`, made for each row the write wrote, read from the
+ * CTE `source`, so that both commit or neither, and neither when the write does not apply.
+ * `ctx` is the placeholder of the execution context. `key`, `values`, `sql` as a claim's.
+ */
+export interface AttachedPart {
+  key: string
+  values: readonly unknown[]
+  sql: (first: number, written: { source: string, ctx: string }) => string
+}
+
 const names = new Map<string, string>()
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FileContents, FileFacts } from '../../store/files.js'
+import type { AttachedPart } from '../../store/statement-parts.js'
 import { Id } from '../../schemas/types.js'
 import { evaluateRead, notModified, type Preconditions } from '../conditional/index.js'
 import { problems, unavailableProblem } from '../problem/index.js'
@@ -157,9 +158,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     }
     const file = { ...upload, byteCount: upload.bytes.length, etag: etagOf(upload.bytes) }
     const description = { mediaType: file.mediaType, filename: file.filename, byteCount: String(file.byteCount), modifiedDateTime: new Date().toISOString() }
-    const row = await s.writeItem(request, opOf(request, id, { [field]: description }), 204, async (tx) => {
-      await contents.put(tx, request.executionContext, id, file)
-    })
+    const row = await s.writeItem(request, opOf(request, id, { [field]: description }, contents.putPart(file)), 204)
     if (row !== null) reply.header('etag', row.etag as string)
     return await reply.code(204).send()
   })
@@ -169,16 +168,14 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
     config: { auth: write, problems: [404, 409, 412, 428], conditional, openapi: { responseHeaders: { 204: ETAG } } } as FastifyContextConfig
   }, async (request, reply) => {
     const id = idOf(request)
-    const row = await s.writeItem(request, opOf(request, id, { [field]: null }), 204, async (tx) => {
-      await contents.remove(tx, request.executionContext, id)
-    })
+    const row = await s.writeItem(request, opOf(request, id, { [field]: null }, contents.removePart()), 204)
     if (row !== null) reply.header('etag', row.etag as string)
     return await reply.code(204).send()
   })
 }
 
-/** A change of the entity's file description under the request's preconditions. */
-function opOf (request: FastifyRequest, id: string, values: Record<string, unknown>): WriteOp {
+/** A change of the entity's file description under the request's preconditions, with the file's own write (`attached`). */
+function opOf (request: FastifyRequest, id: string, values: Record<string, unknown>, attached: AttachedPart): WriteOp {
   const pre = preconditionsOf(request)
-  return { action: 'change', id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
+  return { action: 'change', id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, attached }
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { evolveTables } from '../../store/evolve.js'
 import { applyMigrationFiles, readMigrationFiles } from '../../store/migration-files.js'
 import { ResourceTable } from '../../store/table/index.js'
-import type { Store, Tx } from '../../store/types.js'
+import type { Store } from '../../store/types.js'
 import conditionalPlugin from '../conditional/index.js'
 import idempotencyPlugin, { type IdempotencyKeys } from '../idempotency/index.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
@@ -61,11 +61,11 @@ export interface ServedResource {
   itemPath: (id: string) => string
   /**
    * One item write as the item routes run it (idempotency key claimed, failures thrown as
-   * their problems), `also` in the same transaction after the entity's row is written: for
+   * their problems), in one statement with the op's `attached` write when it has one: for
    * plugins that serve a part of the entity on a route of their own (files). The entity as
-   * stored; for a `status` of 204 without `also`, its `id` and `etag` alone.
+   * stored; for a `status` of 204, its `id` and `etag` alone.
    */
-  writeItem: (request: FastifyRequest, op: WriteOp, status: number, also?: (tx: Tx, row: Record<string, unknown>) => Promise<void>) => Promise<Record<string, unknown> | null>
+  writeItem: (request: FastifyRequest, op: WriteOp, status: number) => Promise<Record<string, unknown> | null>
 }
 
 const OPTION_KEYS: OptionKeys<ResourcePluginOptions> = { store: true, resources: true, idempotencyTtl: true, migrations: true, withoutAuth: true }
@@ -144,7 +144,7 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
       keys,
       registry,
       itemPath: (id) => itemPath(def, id),
-      writeItem: async (request, op, status, also) => await writeItem(s, request, op, itemPath(def, op.id), status, also)
+      writeItem: async (request, op, status) => await writeItem(s, request, op, itemPath(def, op.id), status)
     })
     registerItemRoutes(fastify, s)
     registerActionRoutes(fastify, s)

@@ -3,7 +3,7 @@ import { filtersOn } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
 import { readPage } from '../read-page.js'
 import { tableColumns, type DerivedRef } from '../field-columns.js'
-import { statementName, type ClaimPart, type OutboxPart, type QuietPart } from '../statement-parts.js'
+import { statementName, type AttachedPart, type ClaimPart, type OutboxPart, type QuietPart } from '../statement-parts.js'
 import type { Queryable } from '../types.js'
 import { DELETED_COLUMNS, rowDecoder, SERVER_COLUMNS, type Column } from './columns.js'
 import { fromText } from './text-values.js'
@@ -49,6 +49,8 @@ export interface TableWrite {
   outbox?: OutboxPart | null
   /** In place of `outbox`, the check that no subscription wants the write's event (EventTables.quietPart). */
   quiet?: QuietPart | null
+  /** A write of another table made for the rows written, in the same statement (FileContents.putPart). */
+  attached?: AttachedPart | null
 }
 
 export interface WriteOutcome {
@@ -209,7 +211,7 @@ export class ResourceTable {
   async write (db: Queryable, w: TableWrite): Promise<WriteOutcome> {
     const guard = w.guard ?? null
     const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
-    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, quiet: w.quiet ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
+    const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, quiet: w.quiet ?? null, attached: w.attached ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })

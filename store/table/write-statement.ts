@@ -1,4 +1,4 @@
-import type { ClaimPart, OutboxPart, QuietPart } from '../statement-parts.js'
+import type { AttachedPart, ClaimPart, OutboxPart, QuietPart } from '../statement-parts.js'
 import type { Column } from './columns.js'
 
 /** What a write statement does to the rows it names. */
@@ -44,6 +44,8 @@ export interface WriteShape {
   outbox: OutboxPart | null
   /** In place of `outbox`: the write applies only while no subscription wants its event. */
   quiet: QuietPart | null
+  /** A write of another table made for the rows written (a file's bytes). */
+  attached: AttachedPart | null
   /**
    * Also answer the ETag and deletion time the (one) row had (`svc:etag`, `svc:deleted`; null
    * when it did not exist), when the write did not apply: what it is decided on then. A write
@@ -56,14 +58,15 @@ export interface WriteShape {
 
 /**
  * True when a statement of `shape` is the write alone, which answers its rows and nothing
- * else (`writeStatement`): no claim, no outbox, and `current` only for a write guarded by the
- * ETags the client sent (`If-Match`). Such a write nearly always applies, and the database
- * runs a bare write at a good part less CPU than the same write inside a CTE that also reads
- * the row; what one that did not apply found is read after it (`foundStatement`). A write
- * without them (a PUT that may create) keeps one statement whatever it finds.
+ * else (`writeStatement`): no claim, no outbox, no attached write, and `current` only for a
+ * write guarded by the ETags the client sent (`If-Match`). Such a write nearly always applies,
+ * and the database runs a bare write at a good part less CPU than the same write inside a CTE
+ * that also reads the row; what one that did not apply found is read after it
+ * (`foundStatement`). A write without them (a PUT that may create) keeps one statement
+ * whatever it finds.
  */
 export function writesAlone (shape: WriteShape): boolean {
-  if (shape.claim !== null || shape.outbox !== null) return false
+  if (shape.claim !== null || shape.outbox !== null || shape.attached !== null) return false
   return !shape.current || (shape.guard?.by === 'preconditions' && shape.guard.allowed !== null)
 }
 
@@ -124,6 +127,7 @@ interface Slots {
   claim: number
   outbox: number
   quiet: number
+  attached: number
   /** One row: where its values after `id` start (0 for many rows). */
   row: number
   count: number
@@ -132,7 +136,7 @@ interface Slots {
 /**
  * `$1` the execution context, `$2` the rows as JSON (or the one row's `id`), then who writes (a
  * delete names none), the guard's tags, the claim's values, the outbox's or the quiet check's,
- * and last the one row's other values.
+ * the attached write's, and last the one row's other values.
  */
 function slotsOf (shape: WriteShape, one: readonly unknown[] | null): Slots {
   let n = 3
@@ -146,22 +150,24 @@ function slotsOf (shape: WriteShape, one: readonly unknown[] | null): Slots {
   n += shape.outbox?.values.length ?? 0
   const quiet = n
   n += shape.quiet?.values.length ?? 0
+  const attached = n
+  n += shape.attached?.values.length ?? 0
   const row = one === null ? 0 : n
   if (one !== null) n += one.length - 1
-  return { by, allowed, refused, claim, outbox, quiet, row, count: n - 1 }
+  return { by, allowed, refused, claim, outbox, quiet, attached, row, count: n - 1 }
 }
 
 /** What makes two statements of a table one text: everything but the values. */
 function keyOf (shape: WriteShape, one: boolean): string {
   const g = shape.guard
   const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
-  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.current ? 'cur' : '-', shape.returning, one ? '1' : 'n'].join('|')
+  return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.attached?.key ?? '-', shape.current ? 'cur' : '-', shape.returning, one ? '1' : 'n'].join('|')
 }
 
 /**
  * One statement, one round trip, one implicit transaction: the write as the CTE `w`, after the
- * claim `k` it depends on and before the outbox rows `o` that depend on it. When it carries
- * either, or `current` outside `writesAlone` (a PUT that may create), it answers one row more
+ * claim `k` it depends on and before the outbox rows `o` and the attached write `f` that depend
+ * on it. When it carries any of them, or `current` outside `writesAlone` (a PUT that may create), it answers one row more
  * than it wrote, or one row with nulls when it wrote none:
  * `svc:claimed` (the claim was taken, or there was none), `svc:events` (outbox rows written),
  * with `current` the row's `svc:etag` and `svc:deleted` before the write, and with a quiet
@@ -188,6 +194,7 @@ export function writeStatement (t: WriteTable, texts: Map<string, string>, shape
   shape.claim?.values.forEach((v, i) => { values[slots.claim - 1 + i] = v })
   shape.outbox?.values.forEach((v, i) => { values[slots.outbox - 1 + i] = v })
   shape.quiet?.values.forEach((v, i) => { values[slots.quiet - 1 + i] = v })
+  shape.attached?.values.forEach((v, i) => { values[slots.attached - 1 + i] = v })
   const key = keyOf(shape, one !== null)
   let text = texts.get(key)
   if (text === undefined) {
@@ -272,6 +279,8 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
     ctes.push(shape.outbox.sql(slots.outbox, { source: 'w', snapshot, ctx: $ctx }))
   }
+  // Run to its end whether or not the answer reads it, as every data-modifying CTE is.
+  if (shape.attached !== null) ctes.push(shape.attached.sql(slots.attached, { source: 'w', ctx: $ctx }))
   const columns = answered.map(c => `w.${c.ident}`).join(', ')
   const found = [
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,

@@ -4,7 +4,9 @@ import { databases } from '../support/databases.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { signStandardWebhook } from '../../plugins/webhooks/index.js'
 import type { ServedResource } from '../../plugins/resource/index.js'
-import { client, receiver, sleep, startEvents } from './helper.js'
+import { signToken } from '../../plugins/auth/sign.js'
+import { SECRET } from '../resource/helper.js'
+import { ALL_SCOPES, client, receiver, sleep, startEvents } from './helper.js'
 
 // Every path of the write path emits (jobs, the scanner webhook), safe targets over HTTP, and a
 // subscription switched off after 20 deliveries in a row failed.
@@ -41,6 +43,39 @@ for (const db of databases) {
       const [r] = await hook.waitFor(1)
       t.match(r?.json, { type: 'document.updated', data: { id: doc.id, name: doc.name, authorId: author.id, kind: 'INVOICE', pageCount: 7, fingerprint: 'sha256:abc' } })
       t.equal(r?.headers['x-request-id'], 'scanner-call')
+      await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
+    })
+
+    t.test('a file\'s upload and removal, one statement each with the bytes, emit one event each', async t => {
+      const { base } = await startEvents(t, store)
+      const call = client(base)
+      const author = (await call('POST', '/v1/authors', { name: `Uploader ${randomUUID()}`, email: 'u@example.com' })).body
+      const doc = (await call('POST', '/v1/documents', { name: `uploaded-${randomUUID()}`, authorId: author.id, kind: 'INVOICE' })).body
+      const auth = { 'user-agent': 'events-tests/1 (tap)', authorization: `Bearer ${signToken({ secret: SECRET, sub: 'user-1', scope: ALL_SCOPES })}` }
+      const content = async (method: string, etag?: string, body?: string): Promise<Response> => await fetch(`${base}/v1/documents/${doc.id as string}/content`, {
+        method,
+        headers: { ...auth, ...(etag === undefined ? {} : { 'if-match': etag }), ...(body === undefined ? {} : { 'content-type': 'text/plain; charset=UTF-8' }) },
+        body
+      })
+      // Before any subscription: the instance learns that none wants the event.
+      const first = await content('PUT', doc.etag, 'before')
+      t.equal(first.status, 204)
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['document.updated'] })).body
+      hook.got.length = 0
+      // The first write the subscription wants: stopped by its quiet check, then made again with its outbox, the bytes with it.
+      const put = await content('PUT', first.headers.get('etag') as string, 'the file')
+      t.equal(put.status, 204)
+      const [updated] = await hook.waitFor(1)
+      t.match(updated?.json, { type: 'document.updated', data: { id: doc.id, etag: put.headers.get('etag'), content: { mediaType: 'text/plain; charset=UTF-8', byteCount: '8' } } })
+      t.equal(await (await content('GET')).text(), 'the file', 'the bytes stored with the change')
+      hook.got.length = 0
+      const removed = await content('DELETE', put.headers.get('etag') as string)
+      t.equal(removed.status, 204)
+      const [cleared] = await hook.waitFor(1)
+      t.match(cleared?.json, { type: 'document.updated', data: { id: doc.id, etag: removed.headers.get('etag'), content: null } })
+      t.equal((await content('GET')).status, 404, 'and removed with it')
+      await sleep(200)
+      t.equal(hook.got.length, 1, 'one event each')
       await call('DELETE', `/v1/webhook-subscriptions/${s.id as string}`)
     })
 

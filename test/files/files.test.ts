@@ -260,6 +260,27 @@ t.test('files plugin alone', async t => {
     t.equal(JSON.parse((await app.inject({ url: note.url })).body).etag, stored.etag, 'nothing written again')
   })
 
+  t.test('an upload whose statement misses though its If-Match holds is decided again, the bytes written with the entity', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    // As when another change commits between the statement's snapshot and its update: its If-Match made stale, once.
+    const query = store.query
+    let missed = false
+    store.query = async (sql, params, opts) => {
+      if (!missed && /w AS \(UPDATE "notes" AS t .*t\.etag = ANY\(/s.test(sql) && params !== undefined) {
+        missed = true
+        params = params.map((p) => Array.isArray(p) ? ['"elsewhere"'] : p)
+      }
+      return await query(sql, params, opts)
+    }
+    t.teardown(() => { store.query = query })
+    const put = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'text/plain; charset=utf-8', 'if-match': note.etag }, payload: 'decided again' })
+    t.ok(missed, 'the staged miss was used')
+    t.equal(put.statusCode, 204)
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).etag, put.headers.etag, 'the entity written once, at the ETag answered')
+    t.equal((await app.inject({ url })).body, 'decided again', 'and its bytes with it')
+  })
+
   t.test('a file lives as long as its entity: a hard delete removes it, a new entity of the same id has none', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`

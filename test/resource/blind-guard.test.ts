@@ -11,7 +11,7 @@ import { ResourceTable } from '../../store/table/index.js'
 import { quoteIdent } from '../../store/quote.js'
 import { pglite } from '../support/databases.js'
 
-// A replacement, a delete, a server-side `set` or a merge patch of whole fields is written in one statement decided on its
+// A replacement, a change of named fields, a delete, a server-side `set` or a merge patch of whole fields is written in one statement decided on its
 // preconditions alone (blindGuard, write-statement.ts), without reading the entity first. Two
 // implementations of one rule: the statement, on a real row, must change it exactly when
 // `decide` would on that row; when it writes nothing, it names the row as it found it (the
@@ -25,7 +25,7 @@ const cases = fc.record({
   exists: fc.boolean(),
   etag: fc.constantFrom(...TAGS),
   deleted: fc.boolean(),
-  action: fc.constantFrom('put' as const, 'delete' as const, 'set' as const, 'patch' as const),
+  action: fc.constantFrom('put' as const, 'change' as const, 'delete' as const, 'set' as const, 'patch' as const),
   ifMatch: condition,
   ifNoneMatch: condition,
   requireIfMatch: fc.boolean()
@@ -66,7 +66,7 @@ t.test('a write decided on its preconditions writes exactly when decide would', 
         kind,
         scope: { ctx: 'prod', by: null },
         rows: [{ id, etag: '"new"', values: { title: 'after' } }],
-        fields: c.action === 'set' || c.action === 'patch' ? ['title'] : undefined,
+        fields: c.action === 'set' || c.action === 'patch' || c.action === 'change' ? ['title'] : undefined,
         guard,
         current: true
       })

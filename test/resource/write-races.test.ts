@@ -26,7 +26,7 @@ t.test('a change between the read and the write', async t => {
     }
     // A write decided on preconditions alone that misses though they hold: as when another
     // change commits between its statement's snapshot and its update. Its If-Match made stale.
-    if (missBlind && /^UPDATE "authors" AS t .*t\.etag = ANY\(/s.test(sql) && params !== undefined) {
+    if (missBlind && /^UPDATE "(authors|documents)" AS t .*t\.etag = ANY\(/s.test(sql) && params !== undefined) {
       missBlind = false
       params = params.map((p) => Array.isArray(p) ? ['"elsewhere"'] : p)
     }
@@ -81,6 +81,19 @@ t.test('a change between the read and the write', async t => {
     const now = (await call('GET', `/v1/authors/${a.id as string}`)).body as Json
     t.match(now, { name: 'Missed', email: 'a@example.com' })
     t.equal(now.etag, patched.etag)
+  })
+
+  t.test('a sub-collection PUT that misses though its If-Match holds is decided on the entity as found', async t => {
+    const a = await author()
+    const doc = (await call('POST', '/v1/documents', { name: `D ${randomUUID()}`, authorId: a.id, kind: 'INVOICE' })).body as Json
+    missBlind = true
+    const pages = [{ number: 1, description: 'one' }, { number: 2, description: 'two' }]
+    const put = await call('PUT', `/v1/documents/${doc.id as string}/pages`, { results: pages }, { 'if-match': doc.etag })
+    t.equal(missBlind, false, 'the staged miss was used')
+    t.equal(put.status, 204)
+    const now = (await call('GET', `/v1/documents/${doc.id as string}`)).body as Json
+    t.match(now.pages, pages)
+    t.equal(now.etag, put.etag)
   })
 
   t.test('a keyed patch decided on the entity as read: refused, the key stays free; the key of a change, answered as that change', async t => {

@@ -77,7 +77,10 @@ for (const db of databases) {
       { name: 'DELETE with a stale If-Match (412)', statements: 2, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
       { name: 'PUT creating an author', statements: 2, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }) },
       { name: 'scanner webhook delivery', statements: 1, status: 204, returns: 'etag', run: async () => await deliver(id, randomUUID()) },
-      { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) }
+      { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) },
+      { name: 'PUT /v1/documents/{id}/pages', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/pages`, { results: [{ number: 1, description: 'one' }, { number: 2, description: 'two' }] }, ifMatch())) },
+      { name: 'PUT /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/content`, 'hello', { ...ifMatch(), 'content-type': 'text/plain; charset=UTF-8' })) },
+      { name: 'DELETE /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}/content`, undefined, ifMatch())) }
     ]
     for (const c of cases) {
       sql.reset()

@@ -4,9 +4,8 @@ import type { Preconditions } from '../../conditional/index.js'
 import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem, type Operation } from '../problems.js'
-import { claimed, claimOf, replayStatus } from '../../idempotency/index.js'
+import { claimOf, replayStatus } from '../../idempotency/index.js'
 import type { Failure, WriteAction, WriteOp, WriteResult } from '../write/operations.js'
-import type { Tx } from '../../../store/types.js'
 import type { Served } from './served.js'
 import { newEtag } from '../write/writer.js'
 
@@ -104,11 +103,11 @@ function preconditionDetail (method: string, path: string, op: WriteOp, failure:
  * A write answered 204 carries no body, so it asks the database for the entity's id and ETag
  * alone.
  * A failure is thrown as its problem, and nothing is written. One statement writes the entity,
- * claims the key and adds the outbox rows (`Writer.one`), after a read of the entity when the
- * decision needs it. `also` runs in one transaction with the write once the entity is written
- * (a file's bytes beside the entity's description of it), so both are committed or neither.
+ * claims the key, adds the outbox rows and makes the operation's attached write (a file's bytes
+ * beside the entity's description of it) (`Writer.one`), after a read of the entity when the
+ * decision needs it.
  */
-export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number, also?: (tx: Tx, row: Row) => Promise<void>): Promise<Row | null> {
+export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp, path: string, status: number): Promise<Row | null> {
   const claim = claimOf(request, s.def.collection, path, status)
   if (claim !== null) {
     // The new ETag is drawn before the write, so that the key keeps it for a retry's answer.
@@ -116,31 +115,19 @@ export async function writeItem (s: Served, request: FastifyRequest, op: WriteOp
     claim.etag = op.etag
   }
   const call = { ctx: request.executionContext, by: subOf(request), atomic: true, requestId: request.requestId }
-  let result: WriteResult
+  let outcome
   try {
-    if (also === undefined) {
-      const outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim), status === 204 ? 'etag' : 'row')
-      if ('replay' in outcome) {
-        // Another method, path or body: the idempotency plugin's own 409 says which.
-        replayStatus(outcome.replay, claim as NonNullable<typeof claim>)
-        return replayed(outcome.replay.etag)
-      }
-      result = outcome
-      if (result.failure !== null) throw failureProblem(s, request.method, path, op.id, result, result.failure)
-    } else {
-      const outcome = await claimed(s.store, s.keys, claim, async (tx) => {
-        const [written] = await s.writer.run(tx, call, [op]) as [WriteResult]
-        if (written.failure !== null) throw failureProblem(s, request.method, path, op.id, written, written.failure)
-        if (also !== undefined && written.row !== null) await also(tx, written.row)
-        return written
-      })
-      if ('replay' in outcome) return replayed(outcome.etag)
-      result = outcome.value
-    }
+    outcome = await s.writer.one(s.store, call, op, claim === null ? null : s.keys.writeClaim(claim), status === 204 ? 'etag' : 'row')
   } catch (err) {
     throw storeProblem(err, s.def, operationOf(op), op.id, {}, s.registry, (itemId) => s.itemPath(s.def, itemId))
   }
-  return result.row
+  if ('replay' in outcome) {
+    // Another method, path or body: the idempotency plugin's own 409 says which.
+    replayStatus(outcome.replay, claim as NonNullable<typeof claim>)
+    return replayed(outcome.replay.etag)
+  }
+  if (outcome.failure !== null) throw failureProblem(s, request.method, path, op.id, outcome, outcome.failure)
+  return outcome.row
 }
 
 /** What a retry answers with: the first answer's ETag, when it had one. */

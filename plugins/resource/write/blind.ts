@@ -18,16 +18,16 @@ function replacesWhole (values: Readonly<Record<string, unknown>>): boolean {
 }
 
 /**
- * For a replacement, a delete, the server's own change (`set`) or a merge patch that replaces
- * the fields it names (`replacesWhole`), the rows it applies to when
- * decided on its preconditions alone, without reading the entity first: exactly those on which
- * `decide` would write (an existing row whose ETag meets If-Match and If-None-Match, and not
- * deleted but for `set`). Null when no row would do (If-Match required and not sent, no
+ * For a replacement, a change of named fields (`change`), a delete, the server's own change
+ * (`set`) or a merge patch that replaces the fields it names (`replacesWhole`), the rows it
+ * applies to when decided on its preconditions alone, without reading the entity first: exactly
+ * those on which `decide` would write (an existing row whose ETag meets If-Match and
+ * If-None-Match, and not deleted but for `set`). Null when no row would do (If-Match required and not sent, no
  * strong tag in it, `If-None-Match: *`), or for another action: those are decided on the row
  * as read. test/resource/blind-guard.test.ts holds the two to the same answers.
  */
 export function blindGuard (op: WriteOp, rules: Rules): Guard | null {
-  if (op.action === 'patch' ? !replacesWhole(op.values) : op.action !== 'put' && op.action !== 'delete' && op.action !== 'set') return null
+  if (op.action === 'patch' ? !replacesWhole(op.values) : op.action !== 'put' && op.action !== 'change' && op.action !== 'delete' && op.action !== 'set') return null
   let allowed: string[] | null = null
   if (op.ifMatch === null) {
     if (rules.requireIfMatch && op.action !== 'set') return null

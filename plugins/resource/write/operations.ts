@@ -1,6 +1,6 @@
 import type { ContextItem } from '../../../schemas/problem.js'
 import type { EntityTagList } from '../../conditional/index.js'
-import type { OutboxPart, QuietPart } from '../../../store/statement-parts.js'
+import type { AttachedPart, OutboxPart, QuietPart } from '../../../store/statement-parts.js'
 
 type Row = Record<string, unknown>
 
@@ -42,6 +42,8 @@ export interface WriteOp {
    * idempotency key keeps the answer's ETag for its retries); default a new one.
    */
   etag?: string
+  /** A write of another table that goes with this one, in its statement (a file's bytes with its description). */
+  attached?: AttachedPart
 }
 
 /** Why an operation was not applied; each caller words it for its own channel. */

@@ -76,13 +76,16 @@ function changeOf (s: Step): string {
   }
 }
 
-/** Consecutive steps of one kind and event, so request order is kept (a delete may free a name a later create takes). */
+/**
+ * Consecutive steps of one kind and event (and attached write), so request order is kept (a
+ * delete may free a name a later create takes).
+ */
 function runsOf (steps: readonly Step[]): Step[][] {
   const runs: Step[][] = []
   for (const s of steps) {
     const last = runs.at(-1)
     const head = last?.[0]
-    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields) && changeOf(head) === changeOf(s)) (last as Step[]).push(s)
+    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields) && changeOf(head) === changeOf(s) && head.result.op.attached === s.result.op.attached) (last as Step[]).push(s)
     else runs.push([s])
   }
   return runs
@@ -329,6 +332,10 @@ export class Writer {
     const { op } = result
     if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: {} } }
     if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: op.values } }
+    if (op.action === 'change') {
+      result.values = this.fillAll(op.values)
+      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+    }
     if (op.action === 'patch') {
       // Only what the patch names changes, as `prepare` merges it: the statement sets those columns alone.
       result.values = this.fillNamed(op.values)
@@ -368,6 +375,7 @@ export class Writer {
       fields: head.fields,
       outbox,
       quiet,
+      attached: head.result.op.attached ?? null,
       // A patch's fields are the client's choice: its texts are left to the driver, which
       // prepares those that repeat, up to its bound.
       named: head.result.op.action !== 'patch',
