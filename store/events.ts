@@ -308,24 +308,30 @@ export class EventTables {
     return subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
-  /** The subscription, locked for a change when `forUpdate`; null when `ctx` has none of that id. */
-  async getSubscription (db: Queryable, ctx: string, id: string, forUpdate = false): Promise<SubscriptionRow | null> {
-    const { rows } = await db.query(`SELECT ${subscriptionColumns()} FROM ${this.S} WHERE ctx = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ctx, id])
+  /** The subscription; null when `ctx` has none of that id. */
+  async getSubscription (db: Queryable, ctx: string, id: string): Promise<SubscriptionRow | null> {
+    const { rows } = await db.query(`SELECT ${subscriptionColumns()} FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
     return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
-  /** Sets the changeable fields; a subscription switched back on starts a new run of failures. */
-  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date): Promise<SubscriptionRow> {
+  /**
+   * Sets the changeable fields while the subscription's ETag is still `seen`, the one the change
+   * was decided on; null when it is not (changed or deleted since). A subscription switched back
+   * on starts a new run of failures.
+   */
+  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, seen: string): Promise<SubscriptionRow | null> {
     const { rows } = await db.query(`UPDATE ${this.S} SET url = $3, events = $4::text[], description = $5, active = $6, etag = $7, modified_by = $8, modified_at = $9,
         consecutive_failures = CASE WHEN $6 AND NOT active THEN 0 ELSE consecutive_failures END
-      WHERE ctx = $1 AND id = $2 RETURNING ${subscriptionColumns()}`,
-    [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at])
-    return subscriptionOf(rows[0] as Record<string, unknown>)
+      WHERE ctx = $1 AND id = $2 AND etag = $10 RETURNING ${subscriptionColumns()}`,
+    [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at, seen])
+    return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
-  /** Deletes it with its deliveries; false when there was none. */
-  async deleteSubscription (db: Queryable, ctx: string, id: string): Promise<boolean> {
-    const { rowCount } = await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
+  /** Deletes it with its deliveries when its ETag is one of `etags` (null: whatever it is); false when none was deleted. */
+  async deleteSubscription (db: Queryable, ctx: string, id: string, etags: readonly string[] | null): Promise<boolean> {
+    const { rowCount } = etags === null
+      ? await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
+      : await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND etag = ANY($3::text[])`, [ctx, id, etags])
     return rowCount > 0
   }
 

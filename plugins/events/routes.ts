@@ -5,7 +5,7 @@ import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
 import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
-import { evaluatePreconditions, evaluateRead, notModified, type Preconditions } from '../conditional/index.js'
+import { evaluatePreconditions, evaluateRead, notModified, strongTags, type Preconditions } from '../conditional/index.js'
 import { claimed, claimOf } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
 import type { Tx } from '../../store/types.js'
@@ -73,13 +73,39 @@ export function deliveryBody (d: DeliveryRow): DeliveryBody {
 }
 
 /**
- * `fn` in a transaction of its own on the store, or in the one `db` already is (a key's claim,
- * run again as a whole). Run again after a deadlock, as a key's is: a DELETE takes the
- * subscription's deliveries along in its own order while the dispatcher records attempts in
- * theirs, and the database rolls one of the two back.
+ * A write decided on the subscription as read, with no transaction held while it is decided:
+ * `attempt` reads, decides, and writes only while the subscription is still as read, and
+ * answers undefined when it was not (changed or deleted since), to be decided again. On the
+ * store, a deadlock is run again too: a DELETE takes the subscription's deliveries along in its
+ * own order while the dispatcher records attempts in theirs, and the database rolls one of the
+ * two back; in a transaction (a key's claim), that is the transaction's to run again. Still
+ * losing after WRITE_RETRIES more: a SerializationFailure, which `stored` answers with a 409.
  */
-async function inTransaction<T> (db: Store | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return 'transaction' in db ? await db.transaction(fn, { retries: WRITE_RETRIES }) : await fn(db)
+async function decided<T> (db: Store | Tx, attempt: () => Promise<T | undefined>): Promise<T> {
+  const alone = 'transaction' in db
+  for (let n = 0; n <= WRITE_RETRIES; n++) {
+    try {
+      const value = await attempt()
+      if (value !== undefined) return value
+    } catch (err) {
+      if (!alone || !(err instanceof SerializationFailure) || n === WRITE_RETRIES) throw err
+    }
+  }
+  throw new SerializationFailure()
+}
+
+/**
+ * The ETags a DELETE may be decided on without reading the subscription first, as an entity's
+ * is (resource/write/blind.ts): null for any (no condition, or `If-Match: *`), the strong tags of
+ * `If-Match`; undefined when the subscription must be read (`If-None-Match`, weak tags only).
+ */
+function tagsToDeleteAt (pre: Preconditions | null | undefined): readonly string[] | null | undefined {
+  // None parsed: the conditional plugin is not registered (the plugin used alone).
+  if (pre == null) return null
+  if (pre.ifNoneMatch !== null) return undefined
+  if (pre.ifMatch === null || pre.ifMatch === '*') return null
+  const tags = strongTags(pre.ifMatch)
+  return tags.length === 0 ? undefined : tags
 }
 
 /** The resource name a subscription's `Svc-Idempotency-Key` is scoped by. */
@@ -224,23 +250,26 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     if (patch.url !== undefined) await checkTarget(patch.url)
     const pre = request.preconditions as Preconditions | null
     const etag = newEtag()
-    // A refusal is thrown inside the transaction, so that a key claimed with it is given back.
-    const outcome = await keyed(request, itemPath(id), 204, etag, async (db) => await inTransaction(db, async (tx) => {
-      const s = await tables.getSubscription(tx, request.executionContext, id, true)
+    const ctx = request.executionContext
+    // Read, decided, then written at the ETag read: two statements. A refusal is thrown inside
+    // the key's transaction, so that a key claimed with it is given back.
+    const outcome = await keyed(request, itemPath(id), 204, etag, async (db) => await decided(db, async () => {
+      const s = await tables.getSubscription(db, ctx, id)
       if (s === null) throw notFound(id)
       // A new URL receives the events kept, as new events are received at the URL kept.
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag)
       if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
       if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
-      return await tables.updateSubscription(tx, request.executionContext, id, {
+      const changed = await tables.updateSubscription(db, ctx, id, {
         url: patch.url ?? s.url,
         events: patch.events ?? s.events,
         description: patch.description === undefined ? s.description : patch.description,
         active: patch.active ?? s.active,
         etag,
         modifiedBy: request.principal?.sub ?? null
-      }, r.now())
+      }, r.now(), s.etag)
+      return changed ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
     if (answered !== null) reply.header('etag', answered)
@@ -253,14 +282,18 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   }, async (request, reply) => {
     const id = idOf(request)
     const pre = request.preconditions as Preconditions | null
-    await keyed(request, itemPath(id), 204, null, async (db) => await inTransaction(db, async (tx) => {
-      const s = await tables.getSubscription(tx, request.executionContext, id, true)
+    const ctx = request.executionContext
+    const tags = tagsToDeleteAt(pre)
+    await keyed(request, itemPath(id), 204, null, async (db) => await decided(db, async () => {
+      // Decided on its conditions alone where they allow it: one statement.
+      if (tags !== undefined && await tables.deleteSubscription(db, ctx, id, tags)) return true
+      const s = await tables.getSubscription(db, ctx, id)
       // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers.
-      if (s === null) return
+      if (s === null) return true
       if (evaluatePreconditions(pre, s.etag).kind === 'precondition-failed') {
         throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
       }
-      await tables.deleteSubscription(tx, request.executionContext, id)
+      return await tables.deleteSubscription(db, ctx, id, [s.etag]) ? true : undefined
     }))
     return await reply.code(204).send()
   })

@@ -90,6 +90,9 @@ t.test('an application\'s own event, emitted in its transaction, delivered signe
   t.equal(JSON.parse(list.body).results.length, 1)
   const patched = await a.inject({ method: 'PATCH', url: `/hooks/${sub.id as string}`, headers: { 'content-type': 'application/merge-patch+json' }, payload: { description: null } })
   t.equal(patched.statusCode, 204, 'merge patches parsed without the resource plugin')
+  const spare = JSON.parse((await a.inject({ method: 'POST', url: '/hooks', payload: { url: hook.url, events: ['order.shipped'] } })).body)
+  t.equal((await a.inject({ method: 'DELETE', url: `/hooks/${spare.id as string}` })).statusCode, 204, 'deleted without the conditional plugin')
+  t.equal((await a.inject({ url: `/hooks/${spare.id as string}` })).statusCode, 404)
   t.equal((await a.inject({ url: '/hooks/nope/deliveries' })).statusCode, 404)
 })
 

@@ -1,19 +1,39 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
 import { SerializationFailure } from '../../store/errors.js'
-import type { Store } from '../../store/types.js'
+import type { QueryOptions, QueryResult, Store } from '../../store/types.js'
+import { WRITE_RETRIES } from '../../plugins/idempotency/internal.js'
 import { client, startEvents } from './helper.js'
 
-// A change of a subscription that still loses to concurrent transactions once the store's
-// retries are spent (a deadlock each time, say) is a 409 the client may retry, as a resource's
-// write is: never a 500, which says the server is at fault.
+// A change of a subscription is decided on it as read, then written only while it is as read,
+// with no transaction held in between. One that finds it changed since is decided again; one
+// that still loses to concurrent changes once its retries are spent (a deadlock each time, say)
+// is a 409 the client may retry, as a resource's write is: never a 500, which says the server
+// is at fault.
+
+const SUBSCRIPTION_WRITE = /^(UPDATE|DELETE FROM) "event_subscriptions"/
 
 for (const db of databases) {
-  t.test(`${db.label}: a subscription's change that keeps losing to concurrent ones`, { skip: db.skip }, async t => {
+  t.test(`${db.label}: a subscription's change that loses to concurrent ones`, { skip: db.skip }, async t => {
     const store = await db.create(t)
+    /** Every write of a subscription, and every transaction, a deadlock's victim. */
     let losing = false
+    /** How many more writes of a subscription find it changed since it was read (nothing written). */
+    let misses = 0
+    let writes = 0
     const contended = {
       ...store,
+      query: async <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+        if (SUBSCRIPTION_WRITE.test(sql)) {
+          writes++
+          if (losing) throw new SerializationFailure({ sqlState: '40P01' })
+          if (misses > 0) {
+            misses--
+            return { rows: [], rowCount: 0 }
+          }
+        }
+        return await store.query<R>(sql, params, options)
+      },
       transaction: async (...args: Parameters<Store['transaction']>) => {
         if (losing) throw new SerializationFailure({ sqlState: '40P01' })
         return await store.transaction(...args)
@@ -21,20 +41,72 @@ for (const db of databases) {
     } as unknown as Store
     const { base } = await startEvents(t, contended, {}, { worker: false })
     const call = client(base)
-    const s = (await call('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'] })).body
-    const path = `/v1/webhook-subscriptions/${s.id as string}`
-    losing = true
-    const cases: Array<[string, () => ReturnType<typeof call>]> = [
-      ['PATCH', async () => await call('PATCH', path, { description: 'renamed' }, { 'if-match': s.etag as string })],
-      ['DELETE', async () => await call('DELETE', path)],
-      ['DELETE with a key', async () => await call('DELETE', path, undefined, { 'svc-idempotency-key': 'a3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c11' })]
-    ]
-    for (const [name, send] of cases) {
-      const answer = await send()
-      t.equal(answer.status, 409, name)
-      t.match(answer.body, { status: 409, detail: 'The webhook subscription was changed by a concurrent request; retry.' }, name)
+    const subscribe = async (): Promise<{ path: string, etag: string }> => {
+      const s = (await call('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'] })).body
+      return { path: `/v1/webhook-subscriptions/${s.id as string}`, etag: s.etag }
     }
-    losing = false
-    t.equal((await call('GET', path)).status, 200, 'nothing was changed')
+    const conflict = { status: 409, detail: 'The webhook subscription was changed by a concurrent request; retry.' }
+
+    t.test('a deadlock each time: run again, then a 409, nothing changed', async t => {
+      const s = await subscribe()
+      losing = true
+      const cases: Array<[string, () => ReturnType<typeof call>, number]> = [
+        ['PATCH', async () => await call('PATCH', s.path, { description: 'renamed' }, { 'if-match': s.etag }), WRITE_RETRIES + 1],
+        ['DELETE', async () => await call('DELETE', s.path), WRITE_RETRIES + 1],
+        // In the key's transaction, which the store runs again.
+        ['DELETE with a key', async () => await call('DELETE', s.path, undefined, { 'svc-idempotency-key': 'a3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c11' }), 0]
+      ]
+      for (const [name, send, tries] of cases) {
+        writes = 0
+        const answer = await send()
+        t.equal(answer.status, 409, name)
+        t.match(answer.body, conflict, name)
+        t.equal(writes, tries, `${name}: written ${tries} times`)
+      }
+      losing = false
+      const now = await call('GET', s.path)
+      t.equal(now.status, 200, 'nothing was changed')
+      t.equal(now.body.description, null)
+    })
+
+    t.test('changed between its read and its write: decided again on it as it is now', async t => {
+      const s = await subscribe()
+      misses = 1
+      writes = 0
+      const patched = await call('PATCH', s.path, { description: 'renamed' }, { 'if-match': s.etag })
+      t.equal(patched.status, 204)
+      t.equal(writes, 2, 'written again after the miss')
+      const now = await call('GET', s.path)
+      t.equal(now.body.description, 'renamed')
+      t.equal(now.headers.get('etag'), patched.headers.get('etag'))
+      // A weak tag never matches (strong comparison): read, and refused on it.
+      writes = 0
+      t.equal((await call('DELETE', s.path, undefined, { 'if-match': `W/${patched.headers.get('etag') as string}` })).status, 412)
+      t.equal(writes, 0, 'nothing written')
+      // Decided on its If-Match alone, the delete misses; read, it still holds: deleted at the ETag read.
+      misses = 1
+      writes = 0
+      t.equal((await call('DELETE', s.path, undefined, { 'if-match': patched.headers.get('etag') as string })).status, 204)
+      t.equal(writes, 2)
+      t.equal((await call('GET', s.path)).status, 404, 'deleted')
+      // The delete at the ETag read misses too: decided again, from the start.
+      const other = await subscribe()
+      misses = 2
+      writes = 0
+      t.equal((await call('DELETE', other.path, undefined, { 'if-match': other.etag })).status, 204)
+      t.equal(writes, 3)
+      t.equal((await call('GET', other.path)).status, 404, 'deleted')
+    })
+
+    t.test('changed again before every write: a 409 once its retries are spent, nothing changed', async t => {
+      const s = await subscribe()
+      misses = WRITE_RETRIES + 1
+      writes = 0
+      const answer = await call('PATCH', s.path, { description: 'never' }, { 'if-match': s.etag })
+      t.equal(answer.status, 409)
+      t.match(answer.body, conflict)
+      t.equal(writes, WRITE_RETRIES + 1)
+      t.equal((await call('GET', s.path)).body.description, null)
+    })
   })
 }

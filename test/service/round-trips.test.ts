@@ -5,6 +5,7 @@ import { BACKGROUND, countStatements } from '../support/count-statements.js'
 import { DEV_WEBHOOK_SECRET } from '../../config.js'
 import { signStandardWebhook } from 'svc-conventions/webhooks'
 import { serviceClient, startService } from './service.js'
+import { client as hooksClient } from '../events/helper.js'
 
 // How many statements each kind of request sends to the database (docs/performance.md): one
 // round trip, two where the write must read the entity before it can decide (a merge patch
@@ -31,7 +32,7 @@ function answerOf (sent: readonly string[]): string {
 for (const db of databases) {
   t.test(db.label, { skip: db.skip }, async (t) => {
     const store = await db.create(t)
-    const { base } = await startService(t, store, { TRUST_PROXY: '127.0.0.1' })
+    const { base } = await startService(t, store, { TRUST_PROXY: '127.0.0.1', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' })
     const { call } = serviceClient(base)
     // A signed scanner delivery (reference contract, Webhooks), as over HTTPS behind a proxy.
     const deliver = async (documentId: string, n: string): Promise<{ status: number }> => {
@@ -61,6 +62,13 @@ for (const db of databases) {
       return a
     }
 
+    // Webhook subscriptions, with a token that may manage them.
+    const hooks = hooksClient(base)
+    let subscription = { id: '', etag: '' }
+    const keepSubscription = (a: { status: number, headers: Headers, body: any }): { status: number } => {
+      subscription = { id: a.body?.id ?? subscription.id, etag: a.headers.get('etag') ?? subscription.etag }
+      return a
+    }
     const cases: Case[] = [
       { name: 'POST /v1/documents', statements: 1, status: 201, returns: 'row', run: async () => await call('POST', '/v1/documents', newDocument()) },
       { name: 'POST /v1/documents with Svc-Idempotency-Key', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument(), { 'svc-idempotency-key': randomUUID() }) },
@@ -80,7 +88,11 @@ for (const db of databases) {
       { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) },
       { name: 'PUT /v1/documents/{id}/pages', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/pages`, { results: [{ number: 1, description: 'one' }, { number: 2, description: 'two' }] }, ifMatch())) },
       { name: 'PUT /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/content`, 'hello', { ...ifMatch(), 'content-type': 'text/plain; charset=UTF-8' })) },
-      { name: 'DELETE /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}/content`, undefined, ifMatch())) }
+      { name: 'DELETE /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}/content`, undefined, ifMatch())) },
+      { name: 'POST /v1/webhook-subscriptions', statements: 1, status: 201, run: async () => keepSubscription(await hooks('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/in', events: ['author.created'] })) },
+      { name: 'PATCH /v1/webhook-subscriptions/{id} with If-Match', statements: 2, status: 204, run: async () => keepSubscription(await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { events: ['author.updated'] }, { 'if-match': subscription.etag })) },
+      { name: 'PATCH of a subscription with a stale If-Match (412)', statements: 1, status: 412, run: async () => await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { active: false }, { 'if-match': '"stale"' }) },
+      { name: 'DELETE /v1/webhook-subscriptions/{id} with If-Match', statements: 1, status: 204, run: async () => await hooks('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, undefined, { 'if-match': subscription.etag }) }
     ]
     for (const c of cases) {
       sql.reset()
