@@ -440,6 +440,24 @@ for (const db of databases) {
       t.equal(dup.statusCode, 409, 'other conflicts stay 409')
     })
 
+    t.test('child collection: GET /v1/authors/{authorId}/documents lists the author\'s; none: 200; an unknown author, or another context\'s: 404', async t => {
+      const a = await author()
+      const b = await author()
+      const d = await document(a.id)
+      const listed = await api.get(`/v1/authors/${a.id as string}/documents`)
+      t.equal(listed.statusCode, 200)
+      t.strictSame(json(listed).results.map((r: { id: string }) => r.id), [d.id])
+      const none = await api.get(`/v1/authors/${b.id as string}/documents`)
+      t.equal(none.statusCode, 200, 'an author without documents')
+      t.strictSame(json(none).results, [])
+      const unknown = await api.get('/v1/authors/nobody/documents')
+      t.equal(unknown.statusCode, 404)
+      t.equal(json(unknown).instance, '/v1/authors/nobody')
+      t.match(json(unknown).detail, 'No author exists at /v1/authors/nobody')
+      const pre = client(app, { 'svc-execution-context': 'preprod' })
+      t.equal((await pre.get(`/v1/authors/${a.id as string}/documents`)).statusCode, 404, 'not in another context, though it has documents here')
+    })
+
     t.test('unique names: 409 naming the conflict on POST, PUT and PATCH', async t => {
       const a = await author()
       const d = await document(a.id)

@@ -89,9 +89,13 @@ for (const db of databases) {
       { name: 'PUT /v1/documents/{id}/pages', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/pages`, { results: [{ number: 1, description: 'one' }, { number: 2, description: 'two' }] }, ifMatch())) },
       { name: 'PUT /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/content`, 'hello', { ...ifMatch(), 'content-type': 'text/plain; charset=UTF-8' })) },
       { name: 'DELETE /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}/content`, undefined, ifMatch())) },
+      { name: 'GET /v1/authors/{id}/documents', statements: 1, status: 200, run: async () => await call('GET', `/v1/authors/${authorId}/documents`) },
+      // An empty page of a child collection: whether its parent exists decides between 200 and 404.
+      { name: 'GET /v1/authors/{id}/documents, none', statements: 2, status: 404, run: async () => await call('GET', `/v1/authors/${randomUUID()}/documents`) },
       { name: 'POST /v1/webhook-subscriptions', statements: 1, status: 201, run: async () => keepSubscription(await hooks('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/in', events: ['author.created'] })) },
       { name: 'PATCH /v1/webhook-subscriptions/{id} with If-Match', statements: 2, status: 204, run: async () => keepSubscription(await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { events: ['author.updated'] }, { 'if-match': subscription.etag })) },
       { name: 'PATCH of a subscription with a stale If-Match (412)', statements: 1, status: 412, run: async () => await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { active: false }, { 'if-match': '"stale"' }) },
+      { name: 'GET /v1/webhook-subscriptions/{id}/deliveries, none', statements: 2, status: 200, run: async () => await hooks('GET', `/v1/webhook-subscriptions/${subscription.id}/deliveries`) },
       { name: 'DELETE /v1/webhook-subscriptions/{id} with If-Match', statements: 1, status: 204, run: async () => await hooks('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, undefined, { 'if-match': subscription.etag }) }
     ]
     for (const c of cases) {

@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply } from 'fastify'
 import type { Page } from '../../../model/query.js'
 import { Collection } from '../../../schemas/collection.js'
 import { Id } from '../../../schemas/types.js'
-import type { PageScope } from '../../../store/table/index.js'
 import { problems } from '../../problem/index.js'
 import { collectionQueryOf, registerCollection } from '../../query/index.js'
 import { unavailableProblem } from '../../problem/index.js'
@@ -24,16 +23,18 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   // `csv`: the GET also answers text/csv where the csv plugin is registered (its POST search stays JSON).
   const config = { auth: { scopes: [...def.api.scopes.read] }, csv: true } as Omit<FastifyContextConfig, 'collection'>
 
-  async function page (request: FastifyRequest, reply: FastifyReply, scope: PageScope): Promise<FastifyReply> {
-    let read: Page<Record<string, unknown>>
+  async function read<T> (fn: () => Promise<T>): Promise<T> {
     try {
-      read = await table.page(store, collectionQueryOf(request), fields, scope)
+      return await fn()
     } catch (err) {
       throw unavailableProblem(err)
     }
+  }
+
+  async function send (reply: FastifyReply, page: Page<Record<string, unknown>>): Promise<FastifyReply> {
     // The page is finished on the rows: completing them into entities adds no sort key.
-    for (const row of read.items) rep.toEntity(row)
-    return await reply.sendCollection(read)
+    for (const row of page.items) rep.toEntity(row)
+    return await reply.sendCollection(page)
   }
 
   registerCollection(fastify, {
@@ -42,7 +43,7 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     schema: { tags: [def.collection], summary: `List ${def.collection}`, response },
     config,
     handler: async function (request, reply) {
-      return await page(request, reply, { ctx: request.executionContext })
+      return await send(reply, await read(async () => await table.page(store, collectionQueryOf(request), fields, { ctx: request.executionContext })))
     }
   })
 
@@ -57,18 +58,15 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     handler: async function (request, reply) {
       const parentId = (request.params as Record<string, string>)[p.idParam] as string
       const ctx = request.executionContext
-      let exists: string | null
-      try {
-        exists = await parentServed.table.etagOf(store, ctx, parentId)
-      } catch (err) {
-        throw unavailableProblem(err)
-      }
-      // Conventions, Common errors 404: a missing parent is named in detail and instance.
-      if (exists === null) {
+      const page = await read(async () => await table.page(store, collectionQueryOf(request), fields, { ctx, parent: { field: parent.field, id: parentId } }))
+      // Rows of the parent show that it exists (each references it, a foreign key): only an
+      // empty page asks. Conventions, Common errors 404: a missing parent is named in detail
+      // and instance.
+      if (page.items.length === 0 && await read(async () => await parentServed.table.etagOf(store, ctx, parentId)) === null) {
         const parentPath = s.itemPath(p, parentId)
         throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
       }
-      return await page(request, reply, { ctx, parent: { field: parent.field, id: parentId } })
+      return await send(reply, page)
     }
   })
 }
