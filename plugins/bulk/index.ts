@@ -122,14 +122,14 @@ function reused (first: IdempotencyRecord): string {
 
 /**
  * Accepts the request as a job (reference contract: "Asynchronous bulk"): the job is written in
- * the transaction that claims the request's key, so it exists exactly when the 202 is sent.
- * A key used before is a 409 naming that job, as for a POST.
+ * the transaction that claims the request's key, so it exists exactly when the 202 is sent;
+ * without a key, by its one statement. A key used before is a 409 naming that job, as for a POST.
  */
 async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRequest, reply: FastifyReply, body: Envelope): Promise<FastifyReply> {
   const { def } = e
   const id = randomUUID()
   const instance = fastify.jobs.monitorPath(id) ?? def.path
-  const outcome = await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, instance, 202, def.path), async (tx) => await fastify.jobs.enqueue(tx, {
+  const job = {
     ctx: request.executionContext,
     id,
     kind: BULK_JOB,
@@ -138,9 +138,13 @@ async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRe
     input: { transactionMode: body.transactionMode ?? 'ISOLATED', operations: body.operations },
     operationCount: body.operations.length,
     requestId: request.requestId
-  }), reused)
+  }
+  const claim = claimOf(request, def.collection, instance, 202, def.path)
+  const written = claim === null
+    ? await fastify.jobs.enqueue(e.served.store, job)
+    : (await claimed(e.served.store, e.served.keys, claim, async (tx) => await fastify.jobs.enqueue(tx, job), reused) as { value: JobRow }).value
   fastify.jobs.wake()
-  return reply.accepted((outcome as { value: JobRow }).value)
+  return reply.accepted(written)
 }
 
 async function handle (fastify: FastifyInstance, e: Endpoint, request: FastifyRequest, reply: FastifyReply): Promise<BulkResponseBody | FastifyReply> {

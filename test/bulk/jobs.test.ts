@@ -179,6 +179,23 @@ t.test('an ATOMIC job that applies: its writes and its end in one transaction, t
   t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 0)
 })
 
+t.test('accepting a job is its one insert; with a key, the key\'s transaction holds the claim and the insert', async t => {
+  const store = await databases[0]?.create(t) as Store
+  const app = await build(t, store, { path: false, worker: false })
+  const operations = [{ action: 'CREATE', entity: { name: unique('accepted'), email: 'accepted@example.com' } }]
+  const sql = countStatements(store)
+  t.teardown(() => { sql.restore() })
+  for (const [name, key, expected] of [['no key', null, 1], ['a key', randomUUID(), 4]] as const) {
+    sql.reset()
+    const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async', ...(key === null ? {} : { 'svc-idempotency-key': key }) }, payload: { operations } })
+    t.equal(res.statusCode, 202, name)
+    const sent = sql.texts()
+    t.equal(sent.length, expected, `${name}: ${expected} statement(s)`, { sent })
+    t.equal(sent.filter(text => /^INSERT INTO "jobs"/.test(text)).length, 1, `${name}: the job written`)
+    t.match(await app.jobs.table.get(store, 'prod', '', json(res).id), { status: 'PENDING' }, `${name}: and there`)
+  }
+})
+
 t.test('more operations than a job takes (here fewer than at once): a 400 stating that maximum', async t => {
   const store = await databases[0]?.create(t) as Store
   const app = await build(t, store, { path: false }, { maxOperations: 5, maxAsyncOperations: 2 })
