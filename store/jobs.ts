@@ -230,15 +230,22 @@ export class JobTable {
     await db.query(`UPDATE ${this.T} SET completed_count = $3, modified_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, completedCount])
   }
 
-  /** Ends the job: SUCCEEDED with its result, or FAILED with a problem body. */
-  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }): Promise<void> {
-    if (end.status === 'SUCCEEDED') {
-      await db.query(`UPDATE ${this.T} SET status = 'SUCCEEDED', result = $3, completed_count = $4, lease_owner = NULL, lease_until = NULL,
-        modified_at = now(), completed_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, JSON.stringify(end.result), end.completedCount])
-    } else {
-      await db.query(`UPDATE ${this.T} SET status = 'FAILED', problem = $3::jsonb, lease_owner = NULL, lease_until = NULL,
-        modified_at = now(), completed_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, JSON.stringify(end.problem)])
+  /**
+   * Ends the job: SUCCEEDED with its result, or FAILED with a problem body. With `holder`, only
+   * while the claim that made `holder.attempt` still holds it (`hold`'s condition, in the same
+   * statement): a run that lost its job ends nothing. False when no row was ended.
+   */
+  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }, holder: { owner: string, attempt: number } | null = null): Promise<boolean> {
+    const values: unknown[] = end.status === 'SUCCEEDED' ? [ctx, id, JSON.stringify(end.result), end.completedCount] : [ctx, id, JSON.stringify(end.problem)]
+    const set = end.status === 'SUCCEEDED' ? "status = 'SUCCEEDED', result = $3, completed_count = $4" : "status = 'FAILED', problem = $3::jsonb"
+    let where = 'ctx = $1 AND id = $2'
+    if (holder !== null) {
+      values.push(holder.owner, holder.attempt)
+      where += ` AND lease_owner = $${values.length - 1} AND attempts = $${values.length} AND status = 'RUNNING'`
     }
+    const { rows } = await db.query(`UPDATE ${this.T} SET ${set}, lease_owner = NULL, lease_until = NULL,
+        modified_at = now(), completed_at = now() WHERE ${where} RETURNING 1 AS ended`, values)
+    return rows.length > 0
   }
 
   /** Records the outcome of the job's steps; run it in the transaction of the steps' work. */

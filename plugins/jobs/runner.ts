@@ -173,7 +173,8 @@ export class Runner {
     try {
       const handler = this.o.handlers.get(job.kind) as JobHandler
       const { result, completedCount } = await handler(run)
-      if (!ended) await run.transaction(async (tx) => { await run.finish(tx, result, completedCount) })
+      // The runner's own end is one statement, under the job's lease as a transaction of it is.
+      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, { owner, attempt: job.attempts }))) throw new LeaseLost()
     } catch (err) {
       await this.failed(job, err)
     } finally {
@@ -197,9 +198,7 @@ export class Runner {
       }
       const problem = problemOf(err, job)
       if (!isProblemError(err)) this.o.log.error({ err, job: job.id }, 'jobs: the job failed')
-      await store.transaction(async (tx) => {
-        if (await table.hold(tx, job.ctx, job.id, this.owner, job.attempts)) await table.finish(tx, job.ctx, job.id, { status: 'FAILED', problem })
-      })
+      await table.finish(store, job.ctx, job.id, { status: 'FAILED', problem }, { owner: this.owner, attempt: job.attempts })
     } catch (again) {
       // The lease runs out and the job is taken up again.
       this.o.log.warn({ err: again, job: job.id }, 'jobs: could not record the end of the job; it will be taken up again')

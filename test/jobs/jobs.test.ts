@@ -228,7 +228,8 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   const real = await pglite.create(t)
   let broken = false
   let refused = 0
-  let refusedTransactions = 0
+  /** The job's end, refused: the statement that records it. */
+  let refusedEnds = 0
   const fail = async (): Promise<never> => {
     refused++
     throw new Unavailable('The database is unavailable.')
@@ -237,12 +238,12 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   const store = {
     kind: real.kind,
     location: real.location,
-    query: async (text: string, params?: unknown[]) => broken ? await fail() : await real.query(text, params),
-    transaction: async (fn: Parameters<Store['transaction']>[0]) => {
-      if (!broken) return await real.transaction(fn)
-      refusedTransactions++
+    query: async (text: string, params?: unknown[]) => {
+      if (!broken) return await real.query(text, params)
+      if (/SET status = 'FAILED'/.test(text)) refusedEnds++
       return await fail()
     },
+    transaction: async (fn: Parameters<Store['transaction']>[0]) => broken ? await fail() : await real.transaction(fn),
     ready: async () => { await real.ready() },
     listen: real.listen,
     close: async () => {}
@@ -270,7 +271,7 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   await eventually(async () => refused >= before + 3)
   release()
   // Recording the job's end fails too: nothing is written, the lease runs out.
-  await eventually(async () => refusedTransactions > 0)
+  await eventually(async () => refusedEnds > 0)
   broken = false
   const row = await app.jobs.table.get(real, 'prod', 'user-1', id)
   t.equal(row?.status, 'RUNNING', 'still RUNNING, under a lease that runs out: another run takes it up')
@@ -345,6 +346,27 @@ t.test('a renewal that finds the job held by another instance ends the run: noth
   t.equal((await app.jobs.table.get(store, 'prod', 'user-1', id))?.status, 'RUNNING', 'left to the instance that holds it')
 })
 
+t.test('a run whose job another instance took before its end, with no renewal between: the end is not written', async t => {
+  const store = await pglite.create(t)
+  let returned = false
+  const app = await build(t, store, { pollMillis: 10_000 }, {
+    TAKEN: async (run) => {
+      // Another instance's claim, straight to the table, before the lease would be renewed.
+      await store.query(`UPDATE ${quoteIdent(app.jobs.table.table)} SET lease_owner = 'another-instance', attempts = attempts + 1, lease_until = now() + interval '1 hour' WHERE id = $1`, [run.job.id])
+      returned = true
+      return { result: 'not mine to write', completedCount: 1 }
+    }
+  })
+  const id = crypto.randomUUID()
+  await store.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'TAKEN', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
+  const sql = countStatements(store)
+  t.teardown(() => { sql.restore() })
+  app.jobs.wake()
+  await eventually(async () => returned && sql.texts().some(text => /SET status = 'SUCCEEDED'/.test(text)))
+  const job = await app.jobs.table.get(store, 'prod', 'user-1', id)
+  t.match(job, { status: 'RUNNING', result: null }, 'left to the instance that holds it, its result not written')
+})
+
 t.test('ended jobs go after their retention, with their steps; open ones stay', async t => {
   const store = await pglite.create(t)
   const app = await build(t, store, { retention: 1, purgeInterval: 20 }, {
@@ -389,13 +411,24 @@ t.test('a handler that ends its job in its last transaction (run.finish): the en
     PLAIN: async () => ({ result: 'returned', completedCount: 1 })
   })
   // For each kind: the job's end, its steps, the transactions that ended it (whether each
-  // committed, whether it holds the step), and how many transactions held the job: none after
-  // the one that ended it.
+  // committed, whether it holds the step), the runner's own ends (one statement each, outside
+  // any transaction, under the job's lease), and how many transactions held the job: none
+  // after the one that ended it.
   const cases = [
-    { kind: 'ENDS', result: 'ended with the work', completedCount: 7, steps: 1, ends: [{ committed: true, withStep: true }], held: 1 },
-    { kind: 'UNDONE', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: false, withStep: false }, { committed: true, withStep: false }], held: 2 },
-    { kind: 'PLAIN', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: true, withStep: false }], held: 1 }
+    { kind: 'ENDS', result: 'ended with the work', completedCount: 7, steps: 1, ends: [{ committed: true, withStep: true }], alone: 0, held: 1 },
+    { kind: 'UNDONE', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: false, withStep: false }], alone: 1, held: 1 },
+    { kind: 'PLAIN', result: 'returned', completedCount: 1, steps: 0, ends: [], alone: 1, held: 0 }
   ]
+  /** The statements among `texts` sent outside any transaction. */
+  const outside = (texts: readonly string[]): string[] => {
+    let open = false
+    return texts.filter(text => {
+      if (/^BEGIN\b/.test(text)) open = true
+      else if (open && (text === 'COMMIT' || text === 'ROLLBACK')) open = false
+      else return !open
+      return false
+    })
+  }
   for (const c of cases) {
     const id = crypto.randomUUID()
     await store.transaction(async (tx) => { await app.jobs.enqueue(tx, { ctx: 'prod', id, kind: c.kind, collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }) })
@@ -411,6 +444,9 @@ t.test('a handler that ends its job in its last transaction (run.finish): the en
     const transactions = transactionsOf(sql.texts())
     const ending = transactions.filter(x => x.statements.some(text => /SET status = 'SUCCEEDED'/.test(text)))
     t.strictSame(ending.map(x => ({ committed: x.committed, withStep: x.statements.some(text => /^INSERT INTO "jobs_steps"/.test(text)) })), c.ends, `${c.kind}: the transactions that ended it`)
+    const alone = outside(sql.texts()).filter(text => /SET status = 'SUCCEEDED'/.test(text))
+    t.equal(alone.length, c.alone, `${c.kind}: the runner's own ends`)
+    t.ok(alone.every(text => /lease_owner = \$\d+ AND attempts = \$\d+ AND status = 'RUNNING'/.test(text)), `${c.kind}: each under the job's lease`, { alone })
     t.equal(transactions.filter(x => x.statements.some(text => /AS held/.test(text))).length, c.held, `${c.kind}: the transactions that held the job`)
   }
 })
