@@ -38,7 +38,8 @@ export class FileContents {
   readonly table: string
   /** The table of the entities the files belong to. */
   readonly owner: string
-  private readonly T: string
+  private readonly putSql: AttachedPart['sql']
+  private readonly removing: AttachedPart
   private readonly getSql: string
   private readonly factsSql: string
 
@@ -46,7 +47,15 @@ export class FileContents {
     const T = quoteIdent(table)
     this.table = table
     this.owner = owner
-    this.T = T
+    this.putSql = (n, w) => `f AS (INSERT INTO ${T} (ctx, id, media_type, filename, byte_count, etag, bytes)
+        SELECT ${w.ctx}, ${w.source}.id, $${n}::text, $${n + 1}::text, $${n + 2}::bigint, $${n + 3}::text, $${n + 4}::bytea FROM ${w.source}
+        ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
+          byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes)`
+    this.removing = {
+      key: `${table}:remove`,
+      values: [],
+      sql: (_n, w) => `f AS (DELETE FROM ${T} AS f USING ${w.source} WHERE f.ctx = ${w.ctx} AND f.id = ${w.source}.id)`
+    }
     this.getSql = `SELECT media_type, filename, byte_count, etag, bytes FROM ${T} WHERE ctx = $1 AND id = $2`
     this.factsSql = `SELECT media_type, filename, byte_count, etag FROM ${T} WHERE ctx = $1 AND id = $2`
   }
@@ -72,23 +81,12 @@ export class FileContents {
 
   /** Stores `file` as the file of the entity a write writes, replacing any it had: part of that write's statement. */
   putPart (file: StoredFile): AttachedPart {
-    return {
-      key: `${this.table}:put`,
-      values: [file.mediaType, file.filename, file.byteCount, file.etag, file.bytes],
-      sql: (n, w) => `f AS (INSERT INTO ${this.T} (ctx, id, media_type, filename, byte_count, etag, bytes)
-        SELECT ${w.ctx}, ${w.source}.id, $${n}::text, $${n + 1}::text, $${n + 2}::bigint, $${n + 3}::text, $${n + 4}::bytea FROM ${w.source}
-        ON CONFLICT (ctx, id) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
-          byte_count = EXCLUDED.byte_count, etag = EXCLUDED.etag, bytes = EXCLUDED.bytes)`
-    }
+    return { key: `${this.table}:put`, values: [file.mediaType, file.filename, file.byteCount, file.etag, file.bytes], sql: this.putSql }
   }
 
   /** Removes the file of the entity a write writes, if it has one: part of that write's statement. */
   removePart (): AttachedPart {
-    return {
-      key: `${this.table}:remove`,
-      values: [],
-      sql: (_n, w) => `f AS (DELETE FROM ${this.T} AS f USING ${w.source} WHERE f.ctx = ${w.ctx} AND f.id = ${w.source}.id)`
-    }
+    return this.removing
   }
 
   /** The file of entity `id` with its bytes; null when it has none. */
