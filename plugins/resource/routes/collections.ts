@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import type { FastifyContextConfig, FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../../../model/query.js'
 import { Collection } from '../../../schemas/collection.js'
 import { Id } from '../../../schemas/types.js'
+import type { PageScope } from '../../../store/table/index.js'
 import { problems } from '../../problem/index.js'
 import { collectionQueryOf, registerCollection } from '../../query/index.js'
 import { unavailableProblem } from '../../problem/index.js'
@@ -23,18 +24,18 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   // `csv`: the GET also answers text/csv where the csv plugin is registered (its POST search stays JSON).
   const config = { auth: { scopes: [...def.api.scopes.read] }, csv: true } as Omit<FastifyContextConfig, 'collection'>
 
-  async function read<T> (fn: () => Promise<T>): Promise<T> {
+  async function pageOf (request: FastifyRequest, scope: PageScope): Promise<Page<Record<string, unknown>>> {
     try {
-      return await fn()
+      return await table.page(store, collectionQueryOf(request), fields, scope)
     } catch (err) {
       throw unavailableProblem(err)
     }
   }
 
-  async function send (reply: FastifyReply, page: Page<Record<string, unknown>>): Promise<FastifyReply> {
+  function send (reply: FastifyReply, page: Page<Record<string, unknown>>): FastifyReply {
     // The page is finished on the rows: completing them into entities adds no sort key.
     for (const row of page.items) rep.toEntity(row)
-    return await reply.sendCollection(page)
+    return reply.sendCollection(page)
   }
 
   registerCollection(fastify, {
@@ -43,13 +44,20 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     schema: { tags: [def.collection], summary: `List ${def.collection}`, response },
     config,
     handler: async function (request, reply) {
-      return await send(reply, await read(async () => await table.page(store, collectionQueryOf(request), fields, { ctx: request.executionContext })))
+      return await send(reply, await pageOf(request, { ctx: request.executionContext }))
     }
   })
 
   const parent = def.parent
   if (parent === null || parentServed === null) return
   const p = parent.resource
+  const parentEtag = async (ctx: string, id: string): Promise<string | null> => {
+    try {
+      return await parentServed.table.etagOf(store, ctx, id)
+    } catch (err) {
+      throw unavailableProblem(err)
+    }
+  }
   registerCollection(fastify, {
     url: `${p.path}/:${p.idParam}/${def.collection}`,
     collection: { fields, defaultOrdering },
@@ -58,11 +66,11 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     handler: async function (request, reply) {
       const parentId = (request.params as Record<string, string>)[p.idParam] as string
       const ctx = request.executionContext
-      const page = await read(async () => await table.page(store, collectionQueryOf(request), fields, { ctx, parent: { field: parent.field, id: parentId } }))
+      const page = await pageOf(request, { ctx, parent: { field: parent.field, id: parentId } })
       // Rows of the parent show that it exists (each references it, a foreign key): only an
       // empty page asks. Conventions, Common errors 404: a missing parent is named in detail
       // and instance.
-      if (page.items.length === 0 && await read(async () => await parentServed.table.etagOf(store, ctx, parentId)) === null) {
+      if (page.items.length === 0 && await parentEtag(ctx, parentId) === null) {
         const parentPath = s.itemPath(p, parentId)
         throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
       }
