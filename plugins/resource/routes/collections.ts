@@ -51,13 +51,6 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
   const parent = def.parent
   if (parent === null || parentServed === null) return
   const p = parent.resource
-  const parentEtag = async (ctx: string, id: string): Promise<string | null> => {
-    try {
-      return await parentServed.table.etagOf(store, ctx, id)
-    } catch (err) {
-      throw unavailableProblem(err)
-    }
-  }
   registerCollection(fastify, {
     url: `${p.path}/:${p.idParam}/${def.collection}`,
     collection: { fields, defaultOrdering },
@@ -66,11 +59,18 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     handler: async function (request, reply) {
       const parentId = (request.params as Record<string, string>)[p.idParam] as string
       const ctx = request.executionContext
-      const page = await pageOf(request, { ctx, parent: { field: parent.field, id: parentId } })
-      // Rows of the parent show that it exists (each references it, a foreign key): only an
-      // empty page asks. Conventions, Common errors 404: a missing parent is named in detail
-      // and instance.
-      if (page.items.length === 0 && await parentEtag(ctx, parentId) === null) {
+      let page: Page<Record<string, unknown>>
+      let missing: boolean
+      try {
+        page = await table.page(store, collectionQueryOf(request), fields, { ctx, parent: { field: parent.field, id: parentId } })
+        // Rows of the parent show that it exists (each references it, a foreign key): only an
+        // empty page asks.
+        missing = page.items.length === 0 && await parentServed.table.etagOf(store, ctx, parentId) === null
+      } catch (err) {
+        throw unavailableProblem(err)
+      }
+      // Conventions, Common errors 404: a missing parent is named in detail and instance.
+      if (missing) {
         const parentPath = s.itemPath(p, parentId)
         throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
       }
