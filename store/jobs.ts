@@ -47,6 +47,12 @@ export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subjec
 /** The SQL of the paths a jobs collection may filter and order on (alias `t`). */
 const JOB_COLUMNS: FieldColumns = new Map([['id', 't.id'], ['status', 't.status'], ['createdDateTime', 't.created_at'], ['collection', 't.collection']])
 
+/** A run's claim of a job: the instance that made it, and the job's `attempts` it made. */
+export interface Holder {
+  owner: string
+  attempt: number
+}
+
 /** A claim on a job: the instance that holds it, until when (a lease it must renew). */
 export interface Lease {
   owner: string
@@ -208,7 +214,29 @@ export class JobTable {
    * job, so a run that lost its job (it stalled past the lease) cannot commit work for it.
    */
   async hold (db: Queryable, ctx: string, id: string, owner: string, attempt: number): Promise<boolean> {
-    const { rows } = await db.query(`SELECT 1 AS held FROM ${this.T} WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING' FOR UPDATE`, [ctx, id, owner, attempt])
+    return await this.advance(db, ctx, id, { owner, attempt }, [], null)
+  }
+
+  /**
+   * `hold`, in one statement with the record of `steps` and, unless null, the count of
+   * operations done: the unit of work's last statement in its transaction. False when `holder`
+   * no longer holds the job; the caller then rolls the transaction back, steps and all.
+   */
+  async advance (db: Queryable, ctx: string, id: string, holder: Holder, steps: ReadonlyArray<{ step: number, outcome: unknown }>, completedCount: number | null): Promise<boolean> {
+    const values: unknown[] = [ctx, id, holder.owner, holder.attempt]
+    let sql = ''
+    if (steps.length > 0) {
+      values.push(...this.stepValues(steps))
+      sql = `WITH s AS (${this.insertSteps(5)}) `
+    }
+    const held = "ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING'"
+    if (completedCount === null) {
+      sql += `SELECT 1 AS held FROM ${this.T} WHERE ${held} FOR UPDATE`
+    } else {
+      values.push(completedCount)
+      sql += `UPDATE ${this.T} SET completed_count = $${values.length}, modified_at = now() WHERE ${held} RETURNING 1 AS held`
+    }
+    const { rows } = await db.query(sql, values)
     return rows.length > 0
   }
 
@@ -225,17 +253,12 @@ export class JobTable {
       WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING'`, [ctx, id, owner, attempt])
   }
 
-  /** Sets how many of its operations are done. */
-  async progress (db: Queryable, ctx: string, id: string, completedCount: number): Promise<void> {
-    await db.query(`UPDATE ${this.T} SET completed_count = $3, modified_at = now() WHERE ctx = $1 AND id = $2`, [ctx, id, completedCount])
-  }
-
   /**
    * Ends the job: SUCCEEDED with its result, or FAILED with a problem body. With `holder`, only
    * while the claim that made `holder.attempt` still holds it (`hold`'s condition, in the same
    * statement): a run that lost its job ends nothing. False when no row was ended.
    */
-  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }, holder: { owner: string, attempt: number } | null = null): Promise<boolean> {
+  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }, holder: Holder | null = null): Promise<boolean> {
     const values: unknown[] = end.status === 'SUCCEEDED' ? [ctx, id, JSON.stringify(end.result), end.completedCount] : [ctx, id, JSON.stringify(end.problem)]
     const set = end.status === 'SUCCEEDED' ? "status = 'SUCCEEDED', result = $3, completed_count = $4" : "status = 'FAILED', problem = $3::jsonb"
     let where = 'ctx = $1 AND id = $2'
@@ -251,9 +274,17 @@ export class JobTable {
   /** Records the outcome of the job's steps; run it in the transaction of the steps' work. */
   async recordSteps (db: Queryable, ctx: string, id: string, steps: ReadonlyArray<{ step: number, outcome: unknown }>): Promise<void> {
     if (steps.length === 0) return
-    await db.query(`INSERT INTO ${this.S} (ctx, job_id, step, outcome)
-      SELECT $1, $2, x.step, x.outcome FROM unnest($3::integer[], $4::text[]) AS x(step, outcome)`,
-    [ctx, id, steps.map(s => s.step), steps.map(s => JSON.stringify(s.outcome))])
+    await db.query(this.insertSteps(3), [ctx, id, ...this.stepValues(steps)])
+  }
+
+  /** The insert of steps given as two arrays, parameters `$n` and `$n+1`, in the job of `$1`, `$2`. */
+  private insertSteps (n: number): string {
+    return `INSERT INTO ${this.S} (ctx, job_id, step, outcome)
+      SELECT $1, $2, x.step, x.outcome FROM unnest($${n}::integer[], $${n + 1}::text[]) AS x(step, outcome)`
+  }
+
+  private stepValues (steps: ReadonlyArray<{ step: number, outcome: unknown }>): [number[], string[]] {
+    return [steps.map(s => s.step), steps.map(s => JSON.stringify(s.outcome))]
   }
 
   /** The outcomes recorded so far, by step. */

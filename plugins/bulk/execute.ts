@@ -145,8 +145,7 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
     const pending = chunk.filter(op => op.outcome === null)
     await run.transaction(async (tx) => {
       if (pending.length > 0) await applyInTx(e, tx, call, pending)
-      await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })))
-      await run.progress(tx, completed + chunk.length)
+      await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })), completed + chunk.length)
     })
     completed += chunk.length
   }

@@ -11,13 +11,18 @@ export interface JobRun {
   /**
    * Runs `fn` in a transaction that holds the job: if this instance lost it meanwhile (it
    * stalled past its lease and another instance took the job up), nothing of `fn` commits
-   * and the run ends. Every unit of the job's work belongs in one of these.
+   * and the run ends. Every unit of the job's work belongs in one of these. The job's row is
+   * locked by the transaction's last statement, `record`'s, `progress`'s or `finish`'s (the
+   * check costs none of its own), else by one more before `COMMIT`: not while `fn` works.
    */
   transaction: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>
   /** The steps recorded by earlier runs of this job (it is being taken up again), by step number. */
   steps: () => Promise<Map<number, unknown>>
-  /** Records steps' outcomes in `tx`, the transaction of their work. */
-  record: (tx: Tx, steps: ReadonlyArray<{ step: number, outcome: unknown }>) => Promise<void>
+  /**
+   * Records steps' outcomes in `tx`, the transaction of their work, and, when given, how many
+   * operations are done: one statement. Call it last in `tx` (see `transaction`).
+   */
+  record: (tx: Tx, steps: ReadonlyArray<{ step: number, outcome: unknown }>, completedCount?: number) => Promise<void>
   /** Sets how many operations are done, in `tx`. */
   progress: (tx: Tx, completedCount: number) => Promise<void>
   /**
@@ -133,9 +138,9 @@ export class Runner {
     let lost = false
     let renewing = false
     const renew = setInterval(() => {
-      // One renewal at a time: while a transaction of the job holds its row (all of an ATOMIC
-      // bulk is one), a renewal waits for it, and one more per tick would hold one more pool
-      // connection each until that transaction ends.
+      // One renewal at a time: a renewal waits for a transaction of the job that has locked its
+      // row (from its last statement to its end), and on the embedded store for any (all of an
+      // ATOMIC bulk is one); one more per tick would hold one more connection each meanwhile.
       if (renewing) return
       renewing = true
       table.renew(store, job.ctx, job.id, this.lease(), job.attempts)
@@ -143,9 +148,16 @@ export class Runner {
         .finally(() => { renewing = false })
     }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
     renew.unref()
+    const holder = { owner, attempt: job.attempts }
     // The transactions in which the handler ended the job (`finish`), and whether one committed.
     const endedIn = new WeakSet<Tx>()
     let ended = false
+    // The transactions in which a statement of the job's already checked and locked its claim.
+    const heldIn = new WeakSet<Tx>()
+    const held = (tx: Tx, holds: boolean): void => {
+      if (!holds) throw new LeaseLost()
+      heldIn.add(tx)
+    }
     const run: JobRun = {
       job,
       // Run again after a deadlock or a lost race, as a request's write is: `fn` decides afresh.
@@ -154,8 +166,12 @@ export class Runner {
         let ends = false
         const out = await store.transaction(async (tx) => {
           ends = false
-          if (lost || this.stopped || !await table.hold(tx, job.ctx, job.id, owner, job.attempts)) throw new LeaseLost()
+          heldIn.delete(tx)
+          endedIn.delete(tx)
+          if (lost || this.stopped) throw new LeaseLost()
           const value = await fn(tx)
+          // Locked last, so that a renewal of the lease does not wait for the work.
+          if (!heldIn.has(tx)) held(tx, await table.hold(tx, job.ctx, job.id, owner, job.attempts))
           ends = endedIn.has(tx)
           return value
         }, { retries: TRANSACTION_RETRIES })
@@ -163,10 +179,10 @@ export class Runner {
         return out
       },
       steps: async () => await table.stepsOf(store, job.ctx, job.id),
-      record: async (tx, steps) => { await table.recordSteps(tx, job.ctx, job.id, steps) },
-      progress: async (tx, n) => { await table.progress(tx, job.ctx, job.id, n) },
+      record: async (tx, steps, completedCount) => { held(tx, await table.advance(tx, job.ctx, job.id, holder, steps, completedCount ?? null)) },
+      progress: async (tx, n) => { held(tx, await table.advance(tx, job.ctx, job.id, holder, [], n)) },
       finish: async (tx, result, completedCount) => {
-        await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount })
+        held(tx, await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, holder))
         endedIn.add(tx)
       }
     }
@@ -174,7 +190,7 @@ export class Runner {
       const handler = this.o.handlers.get(job.kind) as JobHandler
       const { result, completedCount } = await handler(run)
       // The runner's own end is one statement, under the job's lease as a transaction of it is.
-      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, { owner, attempt: job.attempts }))) throw new LeaseLost()
+      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, holder))) throw new LeaseLost()
     } catch (err) {
       await this.failed(job, err)
     } finally {

@@ -96,6 +96,43 @@ for (const db of databases) {
       t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 0, 'no step: the transaction that ends the job holds the outcome')
       for (const name of names) t.equal(json(await app.inject({ url: `/v1/documents?filter=name==${name}`, headers: headers() })).results.length, 0, 'nothing stored')
     })
+
+    t.test('the statements of a job\'s transaction: its work, and the job\'s record or end, which checks its claim', async t => {
+      // Each statement of a job's transaction, by what it does; the claim of the job is checked
+      // by the record of the steps and count (ISOLATED) or by the job's end (ATOMIC).
+      const kinds: Array<[RegExp, string]> = [
+        [/^SAVEPOINT/, 'savepoint'],
+        [/^RELEASE/, 'release'],
+        [/INSERT INTO "jobs_steps".*UPDATE "jobs" SET completed_count = \$\d+.*lease_owner = \$3 AND attempts = \$4/s, 'steps, count and claim'],
+        [/^UPDATE "jobs" SET status = 'SUCCEEDED'.*lease_owner = \$\d+ AND attempts = \$\d+/s, 'end and claim'],
+        [/FROM "authors".*FOR UPDATE/s, 'locked read'],
+        [/^(WITH w AS \()?(INSERT INTO|UPDATE) "authors"/, 'write']
+      ]
+      const kindOf = (text: string): string => kinds.find(([pattern]) => pattern.test(text))?.[1] ?? text.slice(0, 60)
+      const expected = {
+        ISOLATED: ['locked read', 'savepoint', 'write', 'release', 'savepoint', 'write', 'release', 'steps, count and claim'],
+        ATOMIC: ['locked read', 'savepoint', 'write', 'release', 'write', 'end and claim']
+      }
+      for (const mode of ['ISOLATED', 'ATOMIC'] as const) {
+        const existing = json(await app.inject({ method: 'POST', url: '/v1/authors', headers: headers({ 'content-type': 'application/json' }), payload: { name: unique('existing'), email: 'e@example.com' } }))
+        const operations = [
+          { action: 'CREATE', entity: { name: unique('created'), email: 'c@example.com' } },
+          { action: 'CREATE', entity: { name: unique('created'), email: 'c@example.com' } },
+          { action: 'UPDATE', ifMatch: existing.etag, entity: { id: existing.id, name: unique('updated'), email: 'u@example.com' } }
+        ]
+        const sql = countStatements(store)
+        const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, payload: { transactionMode: mode, operations } })
+        t.equal(res.statusCode, 202, mode)
+        const job = await ended(app, store, json(res).id)
+        sql.restore()
+        t.match(job, { status: 'SUCCEEDED', completedCount: 3, result: { status: 'SUCCEEDED' } }, `${mode}: applied`)
+        const work = transactionsOf(sql.texts()).filter(x => x.statements.some(text => /"authors"/.test(text)))
+        t.equal(work.length, 1, `${mode}: one transaction of work (one slice)`)
+        t.ok(work[0]?.committed, `${mode}: committed`)
+        t.strictSame(work[0]?.statements.map(kindOf), expected[mode], `${mode}: its statements`)
+        t.notOk(sql.texts().some(text => /^SELECT 1 AS held/.test(text)), `${mode}: no lock of the job of its own`)
+      }
+    })
   })
 }
 

@@ -277,7 +277,7 @@ t.test('a database that fails under a running job and under the monitor: 503s, t
   t.equal(row?.status, 'RUNNING', 'still RUNNING, under a lease that runs out: another run takes it up')
 })
 
-t.test('a renewal of the lease that waits (the job\'s own transaction holds its row) is not sent again meanwhile', async t => {
+t.test('a renewal of the lease that waits (behind the job\'s own transaction, on the embedded store) is not sent again meanwhile', async t => {
   const store = await pglite.create(t)
   let open: () => void = () => {}
   const gate = new Promise<void>((resolve) => { open = resolve })
@@ -290,7 +290,8 @@ t.test('a renewal of the lease that waits (the job\'s own transaction holds its 
       return { result: null, completedCount: 1 }
     }
   })
-  // A renewal on PostgreSQL waits for the row the job's transaction locked; here it waits for the gate.
+  // A renewal waits for the job's transaction on the embedded store (one connection), and on a
+  // server for its last statement to its end; here it waits for the gate.
   let sent = 0
   let waiting = 0
   let most = 0
@@ -413,12 +414,15 @@ t.test('a handler that ends its job in its last transaction (run.finish): the en
   // For each kind: the job's end, its steps, the transactions that ended it (whether each
   // committed, whether it holds the step), the runner's own ends (one statement each, outside
   // any transaction, under the job's lease), and how many transactions held the job: none
-  // after the one that ended it.
+  // after the one that ended it. A transaction's statements that check the claim: the step's
+  // record and the end, each its own check, and no lock of the job besides.
   const cases = [
     { kind: 'ENDS', result: 'ended with the work', completedCount: 7, steps: 1, ends: [{ committed: true, withStep: true }], alone: 0, held: 1 },
     { kind: 'UNDONE', result: 'returned', completedCount: 1, steps: 0, ends: [{ committed: false, withStep: false }], alone: 1, held: 1 },
     { kind: 'PLAIN', result: 'returned', completedCount: 1, steps: 0, ends: [], alone: 1, held: 0 }
   ]
+  /** Whether a statement applies only under the run's claim of the job. */
+  const underLease = (text: string): boolean => /lease_owner = \$\d+ AND attempts = \$\d+ AND status = 'RUNNING'/.test(text)
   /** The statements among `texts` sent outside any transaction. */
   const outside = (texts: readonly string[]): string[] => {
     let open = false
@@ -443,11 +447,14 @@ t.test('a handler that ends its job in its last transaction (run.finish): the en
     t.equal((await app.jobs.table.stepsOf(store, 'prod', id)).size, c.steps, `${c.kind}: its steps`)
     const transactions = transactionsOf(sql.texts())
     const ending = transactions.filter(x => x.statements.some(text => /SET status = 'SUCCEEDED'/.test(text)))
-    t.strictSame(ending.map(x => ({ committed: x.committed, withStep: x.statements.some(text => /^INSERT INTO "jobs_steps"/.test(text)) })), c.ends, `${c.kind}: the transactions that ended it`)
+    t.strictSame(ending.map(x => ({ committed: x.committed, withStep: x.statements.some(text => /INSERT INTO "jobs_steps"/.test(text)) })), c.ends, `${c.kind}: the transactions that ended it`)
     const alone = outside(sql.texts()).filter(text => /SET status = 'SUCCEEDED'/.test(text))
     t.equal(alone.length, c.alone, `${c.kind}: the runner's own ends`)
-    t.ok(alone.every(text => /lease_owner = \$\d+ AND attempts = \$\d+ AND status = 'RUNNING'/.test(text)), `${c.kind}: each under the job's lease`, { alone })
-    t.equal(transactions.filter(x => x.statements.some(text => /AS held/.test(text))).length, c.held, `${c.kind}: the transactions that held the job`)
+    t.ok(alone.every(underLease), `${c.kind}: each under the job's lease`, { alone })
+    const holding = transactions.filter(x => x.statements.some(underLease))
+    t.equal(holding.length, c.held, `${c.kind}: the transactions that held the job`)
+    t.strictSame(holding.map(x => x.statements.length), c.ends.map(e => e.withStep ? 2 : 1), `${c.kind}: each of them its work's statements, the claim checked by them`, { holding })
+    t.notOk(sql.texts().some(text => /^SELECT 1 AS held/.test(text)), `${c.kind}: no lock of the job of its own`)
   }
 })
 
