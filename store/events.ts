@@ -4,8 +4,11 @@ import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { readPage } from './read-page.js'
-import type { OutboxPart, QuietPart } from './statement-parts.js'
+import type { ClaimPart, OutboxPart, QuietPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
+
+/** A subscription's write under an idempotency claim that answers for another request: nothing was written. */
+export const HELD: unique symbol = Symbol('held')
 
 /** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'
@@ -301,11 +304,21 @@ export class EventTables {
     await db.query(`SELECT ${this.notifySql}`)
   }
 
-  async insertSubscription (db: Queryable, s: NewSubscription, at: Date): Promise<SubscriptionRow> {
-    const { rows } = await db.query(`INSERT INTO ${this.S} (ctx, id, url, events, description, secret, etag, created_at, created_by, modified_at, modified_by)
-      VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9, $8, $9) RETURNING ${subscriptionColumns()}`,
-    [s.ctx, s.id, s.url, s.events, s.description, s.secret, s.etag, at, s.createdBy])
-    return subscriptionOf(rows[0] as Record<string, unknown>)
+  /**
+   * Writes a new subscription. With `claim` (an idempotency key's, store/statement-parts.ts),
+   * only when the claim is taken, in the same statement: `HELD` when the key answers for
+   * another request.
+   */
+  async insertSubscription (db: Queryable, s: NewSubscription, at: Date, claim: ClaimPart | null = null): Promise<SubscriptionRow | typeof HELD> {
+    const values = [s.ctx, s.id, s.url, s.events, s.description, s.secret, s.etag, at, s.createdBy]
+    const columns = 'ctx, id, url, events, description, secret, etag, created_at, created_by, modified_at, modified_by'
+    const { rows } = claim === null
+      ? await db.query(`INSERT INTO ${this.S} (${columns}) VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9, $8, $9) RETURNING ${subscriptionColumns()}`, values)
+      : await db.query(`WITH ${claim.sql(values.length + 1, null)}
+        INSERT INTO ${this.S} (${columns})
+        SELECT $1::text, $2::text, $3::text, $4::text[], $5::text, $6::text, $7::text, $8::timestamptz, $9::text, $8::timestamptz, $9::text WHERE EXISTS (SELECT 1 FROM k)
+        RETURNING ${subscriptionColumns()}`, [...values, ...claim.values])
+    return rows.length === 0 ? HELD : subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
   /** The subscription; null when `ctx` has none of that id. */
@@ -317,22 +330,57 @@ export class EventTables {
   /**
    * Sets the changeable fields while the subscription's ETag is still `seen`, the one the change
    * was decided on; null when it is not (changed or deleted since). A subscription switched back
-   * on starts a new run of failures.
+   * on starts a new run of failures. With `claim`, only when the claim is taken too: `HELD` when
+   * the key answers for another request.
    */
-  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, seen: string): Promise<SubscriptionRow | null> {
-    const { rows } = await db.query(`UPDATE ${this.S} SET url = $3, events = $4::text[], description = $5, active = $6, etag = $7, modified_by = $8, modified_at = $9,
+  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, seen: string, claim: ClaimPart | null = null): Promise<SubscriptionRow | null | typeof HELD> {
+    const values = [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at, seen]
+    const update = (also: string): string => `UPDATE ${this.S} SET url = $3, events = $4::text[], description = $5, active = $6, etag = $7, modified_by = $8, modified_at = $9,
         consecutive_failures = CASE WHEN $6 AND NOT active THEN 0 ELSE consecutive_failures END
-      WHERE ctx = $1 AND id = $2 AND etag = $10 RETURNING ${subscriptionColumns()}`,
-    [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at, seen])
-    return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
+      WHERE ctx = $1 AND id = $2 AND etag = $10${also} RETURNING ${subscriptionColumns()}`
+    if (claim === null) {
+      const { rows } = await db.query(update(''), values)
+      return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
+    }
+    const { rows } = await db.query<Record<string, unknown>>(`${this.claimedAt('etag = $10', claim, values.length + 1)},
+      w AS (${update(' AND EXISTS (SELECT 1 FROM k)')})
+      SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, [...values, ...claim.values])
+    const row = rows[0] as Record<string, unknown>
+    if (row.id != null) {
+      delete row['svc:found']
+      return subscriptionOf(row)
+    }
+    return row['svc:found'] === true ? HELD : null
   }
 
-  /** Deletes it with its deliveries when its ETag is one of `etags` (null: whatever it is); false when none was deleted. */
-  async deleteSubscription (db: Queryable, ctx: string, id: string, etags: readonly string[] | null): Promise<boolean> {
-    const { rowCount } = etags === null
-      ? await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
-      : await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND etag = ANY($3::text[])`, [ctx, id, etags])
-    return rowCount > 0
+  /**
+   * Deletes it with its deliveries when its ETag is one of `etags` (null: whatever it is); false
+   * when none was deleted. With `claim`, only when the claim is taken too: `HELD` when the key
+   * answers for another request.
+   */
+  async deleteSubscription (db: Queryable, ctx: string, id: string, etags: readonly string[] | null, claim: ClaimPart | null = null): Promise<boolean | typeof HELD> {
+    const values: unknown[] = etags === null ? [ctx, id] : [ctx, id, etags]
+    const at = etags === null ? 'true' : 'etag = ANY($3::text[])'
+    if (claim === null) {
+      const { rowCount } = await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${at}`, values)
+      return rowCount > 0
+    }
+    const { rows } = await db.query<{ found: boolean, deleted: number }>(`${this.claimedAt(at, claim, values.length + 1)},
+      w AS (DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${at} AND EXISTS (SELECT 1 FROM k) RETURNING 1)
+      SELECT EXISTS (SELECT 1 FROM c) AS found, (SELECT count(*) FROM w)::integer AS deleted`, [...values, ...claim.values])
+    const { found, deleted } = rows[0] as { found: boolean, deleted: number }
+    return deleted > 0 ? true : found ? HELD : false
+  }
+
+  /**
+   * The head of a write of subscription `$2` of `$1` under an idempotency claim: `c`, the row
+   * where `condition` holds, locked (its latest version, so that a change committed since the
+   * statement's snapshot is seen), and the claim `k`, taken only when there is one: a claim is
+   * never kept for a write that did not happen. The claim's values start at `$first`.
+   */
+  private claimedAt (condition: string, claim: ClaimPart, first: number): string {
+    return `WITH c AS (SELECT 1 FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${condition} FOR UPDATE),
+      ${claim.sql(first, 'EXISTS (SELECT 1 FROM c)')}`
   }
 
   /**

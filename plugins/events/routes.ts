@@ -2,14 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
-import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
+import { HELD, type DeliveryRow, type EventTables, type SubscriptionRow } from '../../store/events.js'
 import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
 import { evaluatePreconditions, evaluateRead, notModified, strongTags, type Preconditions } from '../conditional/index.js'
-import { claimed, claimOf } from '../idempotency/index.js'
+import { claimOf, replayStatus, type IdempotencyRecord } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
-import type { Tx } from '../../store/types.js'
-import { invalidData, problems, unavailableProblem } from '../problem/index.js'
+import type { WriteClaim } from '../../store/statement-parts.js'
+import { invalidData, isProblemError, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/internal.js'
 import { NoQuery } from '../shared/no-query.js'
@@ -75,20 +75,18 @@ export function deliveryBody (d: DeliveryRow): DeliveryBody {
 /**
  * A write decided on the subscription as read, with no transaction held while it is decided:
  * `attempt` reads, decides, and writes only while the subscription is still as read, and
- * answers undefined when it was not (changed or deleted since), to be decided again. On the
- * store, a deadlock is run again too: a DELETE takes the subscription's deliveries along in its
- * own order while the dispatcher records attempts in theirs, and the database rolls one of the
- * two back; in a transaction (a key's claim), that is the transaction's to run again. Still
+ * answers undefined when it was not (changed or deleted since), to be decided again. A deadlock
+ * is run again too: a DELETE takes the subscription's deliveries along in its own order while
+ * the dispatcher records attempts in theirs, and the database rolls one of the two back. Still
  * losing after WRITE_RETRIES more: a SerializationFailure, which `stored` answers with a 409.
  */
-async function decided<T> (db: Store | Tx, attempt: () => Promise<T | undefined>): Promise<T> {
-  const alone = 'transaction' in db
+async function decided<T> (attempt: () => Promise<T | undefined>): Promise<T> {
   for (let n = 0; n <= WRITE_RETRIES; n++) {
     try {
       const value = await attempt()
       if (value !== undefined) return value
     } catch (err) {
-      if (!alone || !(err instanceof SerializationFailure) || n === WRITE_RETRIES) throw err
+      if (!(err instanceof SerializationFailure) || n === WRITE_RETRIES) throw err
     }
   }
   throw new SerializationFailure()
@@ -142,16 +140,39 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   const notFound = (id: string): Error => problems.notFound(`No webhook subscription has the id ${id} in this execution context; check the id.`, { instance: itemPath(id) })
 
   /**
-   * Runs a write with the claim of the request's `Svc-Idempotency-Key` in its transaction, when
-   * the idempotency plugin is registered (the resource plugin registers it): a repeated POST, or
+   * Runs a write with the claim of the request's `Svc-Idempotency-Key` in its own statement
+   * (store/events.ts), when the idempotency plugin is registered (the resource plugin registers
+   * it): the key is kept exactly when the write is. A write that finds the key taken (`HELD`),
+   * or that is refused, answers for the request that holds it, if one does: a repeated POST, or
    * a key reused for another request, is a 409; a retried PATCH or DELETE gets its first
-   * answer's status and ETag (`replay`). Without a key, the write alone.
+   * answer's status and ETag (`replay`), whatever it would be refused for now (its If-Match may
+   * be stale since). Without a key, the write alone.
    */
-  async function keyed<T> (request: FastifyRequest, instance: string, status: number, etag: string | null, write: (db: Store | Tx) => Promise<T>): Promise<{ value: T } | { replay: number, etag: string | null }> {
+  async function keyed<T> (request: FastifyRequest, instance: string, status: number, etag: string | null, write: (claim: WriteClaim<IdempotencyRecord> | null) => Promise<T | typeof HELD>): Promise<{ value: T } | { replay: number, etag: string | null }> {
     const claim = fastify.hasDecorator('idempotency') ? claimOf(request, KEYS, instance, status) : null
-    if (claim === null) return { value: await stored(async () => await write(store)) }
+    if (claim === null) return { value: await stored(async () => await write(null)) as T }
     claim.etag = etag
-    return await stored(async () => await claimed(store, fastify.idempotency, claim, write))
+    const keys = fastify.idempotency.writeClaim(claim)
+    const first = async (): Promise<{ replay: number, etag: string | null } | null> => {
+      const record = await stored(async () => await keys.holder(store))
+      return record === null ? null : { replay: replayStatus(record, claim), etag: record.etag }
+    }
+    for (let n = 0; n <= WRITE_RETRIES; n++) {
+      let value: T | typeof HELD
+      try {
+        value = await stored(async () => await write(keys))
+      } catch (err) {
+        if (!isProblemError(err) || err.statusCode >= 500) throw err
+        const replay = await first()
+        if (replay === null) throw err
+        return replay
+      }
+      if (value !== HELD) return { value }
+      // Nobody holds it any more (it expired since): the key is free again.
+      const replay = await first()
+      if (replay !== null) return replay
+    }
+    return await stored(async () => { throw new SerializationFailure() })
   }
 
   const known = new Set(r.eventTypes)
@@ -200,9 +221,9 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     await checkTarget(body.url)
     const id = randomUUID()
     // A POST's key is never replayed (409): the outcome is the new subscription.
-    const outcome = await keyed(request, itemPath(id), 201, null, async (db) => await tables.insertSubscription(db, {
+    const outcome = await keyed(request, itemPath(id), 201, null, async (claim) => await tables.insertSubscription(store, {
       ctx: request.executionContext, id, url: body.url, events: body.events, description: body.description ?? null, secret: newSecret(), etag: newEtag(), createdBy: request.principal?.sub ?? null
-    }, r.now())) as { value: SubscriptionRow }
+    }, r.now(), claim?.part ?? null)) as { value: SubscriptionRow }
     const created = outcome.value
     reply.code(201).header('location', itemPath(id)).header('etag', created.etag)
     return subscriptionBody(created, true)
@@ -251,24 +272,23 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     const etag = newEtag()
     const ctx = request.executionContext
-    // Read, decided, then written at the ETag read: two statements. A refusal is thrown inside
-    // the key's transaction, so that a key claimed with it is given back.
-    const outcome = await keyed(request, itemPath(id), 204, etag, async (db) => await decided(db, async () => {
-      const s = await tables.getSubscription(db, ctx, id)
+    // Read, decided, then written at the ETag read (with the key's claim): two statements.
+    const outcome = await keyed(request, itemPath(id), 204, etag, async (claim) => await decided(async () => {
+      const s = await tables.getSubscription(store, ctx, id)
       if (s === null) throw notFound(id)
       // A new URL receives the events kept, as new events are received at the URL kept.
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag)
       if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
       if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
-      const changed = await tables.updateSubscription(db, ctx, id, {
+      const changed = await tables.updateSubscription(store, ctx, id, {
         url: patch.url ?? s.url,
         events: patch.events ?? s.events,
         description: patch.description === undefined ? s.description : patch.description,
         active: patch.active ?? s.active,
         etag,
         modifiedBy: request.principal?.sub ?? null
-      }, r.now(), s.etag)
+      }, r.now(), s.etag, claim?.part ?? null)
       return changed ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
@@ -284,16 +304,21 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     const ctx = request.executionContext
     const tags = tagsToDeleteAt(pre)
-    await keyed(request, itemPath(id), 204, null, async (db) => await decided(db, async () => {
+    await keyed(request, itemPath(id), 204, null, async (claim) => await decided(async () => {
       // Decided on its conditions alone where they allow it: one statement.
-      if (tags !== undefined && await tables.deleteSubscription(db, ctx, id, tags)) return true
-      const s = await tables.getSubscription(db, ctx, id)
-      // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers.
-      if (s === null) return true
+      if (tags !== undefined) {
+        const deleted = await tables.deleteSubscription(store, ctx, id, tags, claim?.part ?? null)
+        if (deleted !== false) return deleted
+      }
+      const s = await tables.getSubscription(store, ctx, id)
+      // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers;
+      // the key is this request's all the same.
+      if (s === null) return claim === null || await claim.take(store) === null ? true : HELD
       if (evaluatePreconditions(pre, s.etag).kind === 'precondition-failed') {
         throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
       }
-      return await tables.deleteSubscription(db, ctx, id, [s.etag]) ? true : undefined
+      const deleted = await tables.deleteSubscription(store, ctx, id, [s.etag], claim?.part ?? null)
+      return deleted === false ? undefined : deleted
     }))
     return await reply.code(204).send()
   })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { databases } from '../support/databases.js'
-import { SerializationFailure } from '../../store/errors.js'
+import { SerializationFailure, Unavailable } from '../../store/errors.js'
 import type { QueryOptions, QueryResult, Store } from '../../store/types.js'
 import { WRITE_RETRIES } from '../../plugins/idempotency/internal.js'
 import { client, startEvents } from './helper.js'
@@ -11,7 +11,8 @@ import { client, startEvents } from './helper.js'
 // is a 409 the client may retry, as a resource's write is: never a 500, which says the server
 // is at fault.
 
-const SUBSCRIPTION_WRITE = /^(UPDATE|DELETE FROM) "event_subscriptions"/
+/** A write of a subscription, alone or under an idempotency key's claim (its row locked first). */
+const SUBSCRIPTION_WRITE = /^(UPDATE|DELETE FROM) "event_subscriptions"|^WITH c AS \(SELECT 1 FROM "event_subscriptions"/
 
 for (const db of databases) {
   t.test(`${db.label}: a subscription's change that loses to concurrent ones`, { skip: db.skip }, async t => {
@@ -21,11 +22,20 @@ for (const db of databases) {
     /** How many more writes of a subscription find it changed since it was read (nothing written). */
     let misses = 0
     let writes = 0
+    /** Every write under a key finds the key taken (and nobody holding it when asked). */
+    let unclaimed = false
+    /** Every write of a subscription finds the database gone. */
+    let away = false
     const contended = {
       ...store,
       query: async <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+        if (unclaimed && /^WITH k AS/.test(sql) && /INSERT INTO "event_subscriptions"/.test(sql)) {
+          writes++
+          return { rows: [], rowCount: 0 }
+        }
         if (SUBSCRIPTION_WRITE.test(sql)) {
           writes++
+          if (away) throw new Unavailable('down')
           if (losing) throw new SerializationFailure({ sqlState: '40P01' })
           if (misses > 0) {
             misses--
@@ -53,8 +63,9 @@ for (const db of databases) {
       const cases: Array<[string, () => ReturnType<typeof call>, number]> = [
         ['PATCH', async () => await call('PATCH', s.path, { description: 'renamed' }, { 'if-match': s.etag }), WRITE_RETRIES + 1],
         ['DELETE', async () => await call('DELETE', s.path), WRITE_RETRIES + 1],
-        // In the key's transaction, which the store runs again.
-        ['DELETE with a key', async () => await call('DELETE', s.path, undefined, { 'svc-idempotency-key': 'a3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c11' }), 0]
+        // The key's claim in the same statement: run again as the others.
+        ['DELETE with a key', async () => await call('DELETE', s.path, undefined, { 'svc-idempotency-key': 'a3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c11' }), WRITE_RETRIES + 1],
+        ['PATCH with a key', async () => await call('PATCH', s.path, { description: 'renamed' }, { 'if-match': s.etag, 'svc-idempotency-key': 'b3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c12' }), WRITE_RETRIES + 1]
       ]
       for (const [name, send, tries] of cases) {
         writes = 0
@@ -98,6 +109,28 @@ for (const db of databases) {
       t.equal((await call('GET', other.path)).status, 404, 'deleted')
     })
 
+    t.test('a key that its write finds taken, though nobody holds it when asked (expired meanwhile): tried again, then a 409', async t => {
+      unclaimed = true
+      writes = 0
+      const description = `unclaimed ${Math.random()}`
+      const answer = await call('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'], description }, { 'svc-idempotency-key': 'd3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c14' })
+      unclaimed = false
+      t.equal(answer.status, 409)
+      t.match(answer.body, conflict)
+      t.equal(writes, WRITE_RETRIES + 1, 'written once, then again for each retry')
+      const listed = (await call('GET', '/v1/webhook-subscriptions?limit=100')).body.results as Array<{ description: string | null }>
+      t.equal(listed.filter(x => x.description === description).length, 0, 'nothing created')
+    })
+
+    t.test('a keyed write that finds the database gone: a 503, the key not asked about', async t => {
+      const s = await subscribe()
+      away = true
+      const answer = await call('PATCH', s.path, { description: 'gone' }, { 'if-match': s.etag, 'svc-idempotency-key': 'e3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c15' })
+      away = false
+      t.equal(answer.status, 503)
+      t.equal((await call('GET', s.path)).body.description, null, 'nothing changed')
+    })
+
     t.test('changed again before every write: a 409 once its retries are spent, nothing changed', async t => {
       const s = await subscribe()
       misses = WRITE_RETRIES + 1
@@ -110,3 +143,45 @@ for (const db of databases) {
     })
   })
 }
+
+// Under an idempotency key, a write's claim is taken in its own statement only while the
+// subscription is as read: the statement locks its row first, so a change that commits while
+// it waits is seen. Were the claim decided on the statement's snapshot, it would be kept for a
+// write that then found the row changed and wrote nothing, and the key's retry would answer
+// 204 for a change never made.
+const server = databases.find(db => db.kind === 'pg')
+t.test('a keyed PATCH that waits for a concurrent change of the subscription keeps no key', { skip: server?.skip ?? 'no server entry' }, async t => {
+  const store = await (server as NonNullable<typeof server>).create(t)
+  const { base } = await startEvents(t, store, {}, { worker: false })
+  const call = client(base)
+  const s = (await call('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'] })).body
+  const path = `/v1/webhook-subscriptions/${s.id as string}`
+  const key = 'c3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c13'
+  let commit: () => void = () => {}
+  const gate = new Promise<void>((resolve) => { commit = resolve })
+  t.teardown(() => { commit() })
+  let changed: () => void = () => {}
+  const locked = new Promise<void>((resolve) => { changed = resolve })
+  // Another request's change, held uncommitted until the PATCH waits for it.
+  const other = store.transaction(async (tx) => {
+    await tx.query("UPDATE event_subscriptions SET etag = '\"changed\"', description = 'theirs' WHERE id = $1", [s.id])
+    changed()
+    await gate
+  })
+  await locked
+  const patch = call('PATCH', path, { description: 'mine' }, { 'if-match': s.etag, 'svc-idempotency-key': key })
+  // The PATCH read the subscription as it was committed (its ETag as sent), and its write waits for the row.
+  const waiting = async (): Promise<boolean> => (await store.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH c AS (SELECT 1 FROM \"event_subscriptions\"%'")).rows.length > 0
+  for (let i = 0; !await waiting(); i++) {
+    if (i > 3000) throw new Error('the PATCH never waited for the row')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  commit()
+  await other
+  const refused = await patch
+  t.equal(refused.status, 412, 'decided again on the subscription as changed: its If-Match is stale now')
+  t.match((await call('GET', path)).body, { description: 'theirs', etag: '"changed"' }, 'not written')
+  const retried = await call('PATCH', path, { description: 'mine' }, { 'if-match': '"changed"', 'svc-idempotency-key': key })
+  t.equal(retried.status, 204, 'the key was not kept: the same key applies')
+  t.equal((await call('GET', path)).body.description, 'mine', 'applied this time')
+})

@@ -52,6 +52,10 @@ for (const db of databases) {
       t.equal(reused.status, 409, 'the key reused for another body')
       t.match(reused.body.detail, /with another body/)
       t.equal((await call('GET', url)).body.description, 'one')
+      const deleting = await call('DELETE', url, undefined, { 'svc-idempotency-key': k })
+      t.equal(deleting.status, 409, 'the key reused for a DELETE')
+      t.match(deleting.body.detail, /already used for PATCH/)
+      t.equal((await call('GET', url)).status, 200, 'not deleted')
     })
 
     t.test('a refused PATCH keeps no key: the same key then applies', async t => {
@@ -77,6 +81,15 @@ for (const db of databases) {
       const theirs = client(base, undefined, 'user-2')
       const created = await theirs('POST', path, { url: hook.url, events: ['author.created'] }, { 'svc-idempotency-key': k })
       t.equal(created.status, 201, 'another caller\'s same key is a new request')
+    })
+
+    t.test('a keyed DELETE decided on the subscription as read (If-None-Match): deleted, and a retry answers 204', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const k = key()
+      t.equal((await call('DELETE', url, undefined, { 'if-none-match': '"other"', 'svc-idempotency-key': k })).status, 204)
+      t.equal((await call('GET', url)).status, 404, 'deleted')
+      t.equal((await call('DELETE', url, undefined, { 'if-none-match': '"other"', 'svc-idempotency-key': k })).status, 204, 'the retry')
     })
 
     t.test('a GET or HEAD of a subscription honours If-Match as an author\'s does (412), and If-None-Match (304); the document says so', async t => {

@@ -95,8 +95,12 @@ for (const db of databases) {
       { name: 'POST /v1/webhook-subscriptions', statements: 1, status: 201, run: async () => keepSubscription(await hooks('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/in', events: ['author.created'] })) },
       { name: 'PATCH /v1/webhook-subscriptions/{id} with If-Match', statements: 2, status: 204, run: async () => keepSubscription(await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { events: ['author.updated'] }, { 'if-match': subscription.etag })) },
       { name: 'PATCH of a subscription with a stale If-Match (412)', statements: 1, status: 412, run: async () => await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { active: false }, { 'if-match': '"stale"' }) },
+      // With Svc-Idempotency-Key: the key's claim in the write's own statement.
+      { name: 'POST /v1/webhook-subscriptions with Svc-Idempotency-Key', statements: 1, status: 201, run: async () => await hooks('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/in', events: ['author.created'] }, { 'svc-idempotency-key': randomUUID() }) },
+      { name: 'PATCH /v1/webhook-subscriptions/{id} with If-Match and Svc-Idempotency-Key', statements: 2, status: 204, run: async () => keepSubscription(await hooks('PATCH', `/v1/webhook-subscriptions/${subscription.id}`, { events: ['author.created'] }, { 'if-match': subscription.etag, 'svc-idempotency-key': randomUUID() })) },
       { name: 'GET /v1/webhook-subscriptions/{id}/deliveries, none', statements: 2, status: 200, run: async () => await hooks('GET', `/v1/webhook-subscriptions/${subscription.id}/deliveries`) },
-      { name: 'DELETE /v1/webhook-subscriptions/{id} with If-Match', statements: 1, status: 204, run: async () => await hooks('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, undefined, { 'if-match': subscription.etag }) }
+      { name: 'DELETE /v1/webhook-subscriptions/{id} with If-Match and Svc-Idempotency-Key', statements: 1, status: 204, run: async () => await hooks('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, undefined, { 'if-match': subscription.etag, 'svc-idempotency-key': randomUUID() }) },
+      { name: 'POST /v1/webhook-subscriptions, then DELETE with If-Match', statements: 1, status: 204, run: async () => { keepSubscription(await hooks('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/in', events: ['author.created'] })); sql.reset(); return await hooks('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, undefined, { 'if-match': subscription.etag }) } }
     ]
     for (const c of cases) {
       sql.reset()
