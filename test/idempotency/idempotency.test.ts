@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import Fastify from 'fastify'
-import idempotency, { fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
+import idempotency, { claimed, fingerprintOf, replayStatus, type IdempotencyClaim } from '../../plugins/idempotency/index.js'
 import { IdempotencyKeys } from '../../store/idempotency-keys.js'
 import { Type } from '@sinclair/typebox'
 import problem from '../../plugins/problem/index.js'
@@ -108,6 +108,20 @@ for (const db of databases) {
       clock.advance(100)
       t.strictSame(await keys.purge(store), { deleted: 6, skipped: false }, 'expired rows are purged')
       t.strictSame(await keys.purge(store), { deleted: 0, skipped: false })
+    })
+
+    t.test('claimed: a change and its key in one transaction; a retry gets the first answer, or the refusal asked for', async t => {
+      const keys = new IdempotencyKeys('idem_claimed', 60_000)
+      for (const m of keys.migrations()) await store.exec(m.sql as string)
+      const claim = claimOf({ etag: '"first"' })
+      let runs = 0
+      const change = async (): Promise<string> => { runs++; return 'changed' }
+      t.strictSame(await claimed(store, keys, claim, change), { value: 'changed' }, 'the first request makes the change')
+      t.strictSame(await claimed(store, keys, { ...claim, etag: '"second"' }, change), { replay: 204, etag: '"first"' }, 'a retry: the first answer\'s status and ETag')
+      const refused = await claimed(store, keys, claim, change, () => 'not run twice').catch((err: unknown) => err)
+      t.match(refused, { statusCode: 409, detail: 'not run twice' }, 'or the refusal asked for')
+      t.strictSame(await claimed(store, keys, null, change), { value: 'changed' }, 'no key: the change alone')
+      t.equal(runs, 2, 'changed by the first request and the one without a key alone')
     })
 
     t.test('purge: in batches, and by one instance at a time', async t => {
