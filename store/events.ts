@@ -4,11 +4,8 @@ import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { readPage } from './read-page.js'
-import type { ClaimPart, OutboxPart, QuietPart } from './statement-parts.js'
+import { HELD, type ClaimPart, type OutboxPart, type QuietPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
-
-/** A subscription's write under an idempotency claim that answers for another request: nothing was written. */
-export const HELD: unique symbol = Symbol('held')
 
 /** Where a delivery stands: waiting for an attempt (or the next one), delivered, or given up. */
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED'

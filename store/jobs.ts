@@ -4,6 +4,7 @@ import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
 import { readPage } from './read-page.js'
+import { HELD, type ClaimPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
 /** Where a job stands: waiting to be claimed, running on an instance, or ended. */
@@ -162,11 +163,23 @@ export class JobTable {
     }]
   }
 
-  /** Writes a new PENDING job; run it in the transaction that accepts the work. */
-  async insert (db: Queryable, job: NewJob): Promise<JobRow> {
-    const { rows } = await db.query(`INSERT INTO ${this.T} (ctx, id, kind, collection, subject, status, input, operation_count, request_id)
-      VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING ${VIEW_COLUMNS}`,
-    [job.ctx, job.id, job.kind, job.collection, job.subject, JSON.stringify(job.input), job.operationCount, job.requestId])
+  /**
+   * Writes a new PENDING job; run it in the transaction that accepts the work. With `claim`,
+   * only when the claim is taken too, in the same statement: `HELD` when it answers for another
+   * request, and nothing was written.
+   */
+  async insert (db: Queryable, job: NewJob): Promise<JobRow>
+  async insert (db: Queryable, job: NewJob, claim: ClaimPart): Promise<JobRow | typeof HELD>
+  async insert (db: Queryable, job: NewJob, claim: ClaimPart | null = null): Promise<JobRow | typeof HELD> {
+    const values = [job.ctx, job.id, job.kind, job.collection, job.subject, JSON.stringify(job.input), job.operationCount, job.requestId]
+    const columns = 'ctx, id, kind, collection, subject, status, input, operation_count, request_id'
+    const { rows } = claim === null
+      ? await db.query(`INSERT INTO ${this.T} (${columns}) VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING ${VIEW_COLUMNS}`, values)
+      : await db.query(`WITH ${claim.sql(values.length + 1, null)}
+        INSERT INTO ${this.T} (${columns})
+        SELECT $1::text, $2::text, $3::text, $4::text, $5::text, 'PENDING', $6::text, $7::integer, $8::text WHERE EXISTS (SELECT 1 FROM k)
+        RETURNING ${VIEW_COLUMNS}`, [...values, ...claim.values])
+    if (rows.length === 0) return HELD
     // The input as given: not read back and parsed again.
     return { ...decodeView(rows[0] as Record<string, unknown>), input: job.input }
   }

@@ -18,6 +18,9 @@ export interface ClaimPart {
   sql: (first: number, when: string | null) => string
 }
 
+/** What a write with a claim part answers when the claim answers for another request: nothing was written. */
+export const HELD: unique symbol = Symbol('held')
+
 /**
  * Something a write claims in its own statement, so that it happens once: an idempotency key, a
  * webhook delivery's id. `R` is what the request that holds it left (its record).

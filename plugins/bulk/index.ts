@@ -7,7 +7,7 @@ import { BULK_ACTIONS, BulkResponse, DEFAULT_MAX_OPERATIONS, type BulkActionValu
 import type { Preconditions } from '../conditional/index.js'
 import { Job, type JobRow } from '../jobs/index.js'
 import { contextFromAjv, invalidData, problems } from '../problem/index.js'
-import { claimed, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
+import { claimed, claimedInWrite, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import type { ResourceDefinition, WriteCall } from '../resource/index.js'
 import { compileBodyValidator, storeProblem } from '../resource/internal.js'
 import { NoQuery } from '../shared/no-query.js'
@@ -121,9 +121,10 @@ function reused (first: IdempotencyRecord): string {
 }
 
 /**
- * Accepts the request as a job (reference contract: "Asynchronous bulk"): the job is written in
- * the transaction that claims the request's key, so it exists exactly when the 202 is sent;
- * without a key, by its one statement. A key used before is a 409 naming that job, as for a POST.
+ * Accepts the request as a job (reference contract: "Asynchronous bulk"): the job is written by
+ * one statement, with the claim of the request's key when it has one, so that the job exists
+ * exactly when the key is taken and the 202 sent. A key used before is a 409 naming that job,
+ * as for a POST.
  */
 async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRequest, reply: FastifyReply, body: Envelope): Promise<FastifyReply> {
   const { def } = e
@@ -140,9 +141,10 @@ async function accept (fastify: FastifyInstance, e: Endpoint, request: FastifyRe
     requestId: request.requestId
   }
   const claim = claimOf(request, def.collection, instance, 202, def.path)
+  const { store } = e.served
   const written = claim === null
-    ? await fastify.jobs.enqueue(e.served.store, job)
-    : (await claimed(e.served.store, e.served.keys, claim, async (tx) => await fastify.jobs.enqueue(tx, job), reused) as { value: JobRow }).value
+    ? await fastify.jobs.enqueue(store, job)
+    : (await claimedInWrite(store, e.served.keys, claim, async (held) => await fastify.jobs.enqueue(store, job, held.part), reused) as { value: JobRow }).value
   fastify.jobs.wake()
   return reply.accepted(written)
 }

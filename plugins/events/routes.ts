@@ -2,14 +2,15 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
-import { HELD, type DeliveryRow, type EventTables, type SubscriptionRow } from '../../store/events.js'
+import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
+import { HELD } from '../../store/statement-parts.js'
 import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
 import { evaluatePreconditions, evaluateRead, notModified, strongTags, type Preconditions } from '../conditional/index.js'
-import { claimOf, replayStatus, type IdempotencyRecord } from '../idempotency/index.js'
+import { claimedInWrite, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
 import type { WriteClaim } from '../../store/statement-parts.js'
-import { invalidData, isProblemError, problems, unavailableProblem } from '../problem/index.js'
+import { invalidData, problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { newEtag } from '../resource/internal.js'
 import { NoQuery } from '../shared/no-query.js'
@@ -141,7 +142,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
 
   /**
    * Runs a write with the claim of the request's `Svc-Idempotency-Key` in its own statement
-   * (store/events.ts), when the idempotency plugin is registered (the resource plugin registers
+   * (`claimedInWrite`), when the idempotency plugin is registered (the resource plugin registers
    * it): the key is kept exactly when the write is. A write that finds the key taken (`HELD`),
    * or that is refused, answers for the request that holds it, if one does: a repeated POST, or
    * a key reused for another request, is a 409; a retried PATCH or DELETE gets its first
@@ -152,27 +153,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const claim = fastify.hasDecorator('idempotency') ? claimOf(request, KEYS, instance, status) : null
     if (claim === null) return { value: await stored(async () => await write(null)) as T }
     claim.etag = etag
-    const keys = fastify.idempotency.writeClaim(claim)
-    const first = async (): Promise<{ replay: number, etag: string | null } | null> => {
-      const record = await stored(async () => await keys.holder(store))
-      return record === null ? null : { replay: replayStatus(record, claim), etag: record.etag }
-    }
-    for (let n = 0; n <= WRITE_RETRIES; n++) {
-      let value: T | typeof HELD
-      try {
-        value = await stored(async () => await write(keys))
-      } catch (err) {
-        if (!isProblemError(err) || err.statusCode >= 500) throw err
-        const replay = await first()
-        if (replay === null) throw err
-        return replay
-      }
-      if (value !== HELD) return { value }
-      // Nobody holds it any more (it expired since): the key is free again.
-      const replay = await first()
-      if (replay !== null) return replay
-    }
-    return await stored(async () => { throw new SerializationFailure() })
+    // A write refused once its retries are spent (409) answers for the key's holder too.
+    return await stored(async () => await claimedInWrite(store, fastify.idempotency, claim, async (held) => await stored(async () => await write(held))))
   }
 
   const known = new Set(r.eventTypes)

@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify'
 import type { Store, Tx } from '../../store/types.js'
 import type { IdempotencyClaim, IdempotencyKeys, IdempotencyRecord } from '../../store/idempotency-keys.js'
-import { problems } from '../problem/index.js'
+import { SerializationFailure } from '../../store/errors.js'
+import { HELD, type WriteClaim } from '../../store/statement-parts.js'
+import { isProblemError, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { fingerprintOf, replayStatus } from './keys.js'
 
@@ -49,4 +51,41 @@ export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: Id
     }
     return { value: await fn(tx) }
   }, { retries: WRITE_RETRIES })
+}
+
+/**
+ * Runs a write that takes its key's claim in its own statement, with no transaction around it:
+ * `write` puts the claim's `part` (the CTE `k`, store/statement-parts.ts) in its statement, or
+ * `take`s it when it has nothing to write, and answers `HELD` when it wrote nothing because the
+ * key answers for another request. Then, or when the
+ * write is refused (a 4xx problem), the request that holds the key answers, as in `claimed`:
+ * its status and `ETag` (`replay`), or with `refuseReuse` a 409. A key found held that nobody
+ * holds when asked (it expired in between) is tried again; still so after WRITE_RETRIES more
+ * runs, a SerializationFailure.
+ */
+export async function claimedInWrite<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim, write: (held: WriteClaim<IdempotencyRecord>) => Promise<T | typeof HELD>, refuseReuse?: (first: IdempotencyRecord) => string): Promise<{ value: T } | { replay: number, etag: string | null }> {
+  const held = keys.writeClaim(claim)
+  const first = async (): Promise<{ replay: number, etag: string | null } | null> => {
+    const record = await held.holder(store)
+    if (record === null) return null
+    // Another method, path or body: the idempotency plugin's own 409 says which.
+    const status = replayStatus(record, claim)
+    if (refuseReuse === undefined) return { replay: status, etag: record.etag }
+    throw problems.conflict(refuseReuse(record), { instance: record.instance })
+  }
+  for (let n = 0; n <= WRITE_RETRIES; n++) {
+    let value: T | typeof HELD
+    try {
+      value = await write(held)
+    } catch (err) {
+      if (!isProblemError(err) || err.statusCode >= 500) throw err
+      const replay = await first()
+      if (replay === null) throw err
+      return replay
+    }
+    if (value !== HELD) return { value }
+    const replay = await first()
+    if (replay !== null) return replay
+  }
+  throw new SerializationFailure()
 }

@@ -68,6 +68,7 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
 }
 
 export { fingerprintOf, replayStatus } from './keys.js'
-export { claimed, claimOf } from './claim.js'
+export { claimed, claimedInWrite, claimOf } from './claim.js'
 export type { IdempotencyKeys, IdempotencyClaim, IdempotencyRecord } from '../../store/idempotency-keys.js'
+export { HELD, type ClaimPart, type WriteClaim } from '../../store/statement-parts.js'
 export default fp(once('idempotency', idempotencyPlugin), { fastify: '5.x', name: 'svc-idempotency' })

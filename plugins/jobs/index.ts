@@ -5,6 +5,7 @@ import type { Page } from '../../model/query.js'
 import { Id } from '../../schemas/types.js'
 import { JobTable, type JobRow, type JobView, type NewJob } from '../../store/jobs.js'
 import { migrate } from '../../store/migrate.js'
+import type { ClaimPart, HELD } from '../../store/statement-parts.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
 import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
@@ -62,9 +63,14 @@ export interface Jobs {
    * Writes a new PENDING job in `db`, the transaction that accepts the work (so a job exists
    * exactly when its acceptance commits); any instance then runs it, woken by the database's
    * notification. Call `wake()` after the transaction commits to start it here at once, without
-   * waiting for the notification (or, behind PgBouncer, for the poll).
+   * waiting for the notification (or, behind PgBouncer, for the poll). With `claim` (an
+   * idempotency key's, `claimedInWrite`), the job and the claim are one statement, and the job
+   * is written only when the claim is taken: `HELD` when the key answers for another request.
    */
-  enqueue: (db: Queryable, job: NewJob) => Promise<JobRow>
+  enqueue: {
+    (db: Queryable, job: NewJob): Promise<JobRow>
+    (db: Queryable, job: NewJob, claim: ClaimPart): Promise<JobRow | typeof HELD>
+  }
   /** Looks for work now on this instance. */
   wake: () => void
 }
@@ -152,6 +158,12 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   const prefix = fastify.prefix
   const monitorPath = (id: string): string | null => path === false ? null : `${prefix}${path}/${encodeURIComponent(id)}`
 
+  async function enqueue (db: Queryable, job: NewJob): Promise<JobRow>
+  async function enqueue (db: Queryable, job: NewJob, claim: ClaimPart): Promise<JobRow | typeof HELD>
+  async function enqueue (db: Queryable, job: NewJob, claim?: ClaimPart): Promise<JobRow | typeof HELD> {
+    return claim === undefined ? await table.insert(db, job) : await table.insert(db, job, claim)
+  }
+
   fastify.decorate('jobs', {
     table,
     monitorPath,
@@ -161,7 +173,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
       if (handlers.has(kind)) throw new TypeError(`jobs.define: ${kind} has a handler already`)
       handlers.set(kind, handler)
     },
-    enqueue: async (db, job) => await table.insert(db, job),
+    enqueue,
     wake: () => { if (worker) runner.wake() }
   } satisfies Jobs)
 

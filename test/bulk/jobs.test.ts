@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { bulk, conventions, jobs, problem, query, resource, validation, type Store, type Tx } from '../../index.js'
+import { bulk, conventions, idempotency, jobs, problem, query, resource, validation, type Store, type Tx } from '../../index.js'
 import { Unavailable } from '../../store/index.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
@@ -216,22 +216,66 @@ t.test('an ATOMIC job that applies: its writes and its end in one transaction, t
   t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 0)
 })
 
-t.test('accepting a job is its one insert; with a key, the key\'s transaction holds the claim and the insert', async t => {
+t.test('accepting a job is its one insert; with a key, the key\'s claim is a CTE of that insert', async t => {
   const store = await databases[0]?.create(t) as Store
   const app = await build(t, store, { path: false, worker: false })
   const operations = [{ action: 'CREATE', entity: { name: unique('accepted'), email: 'accepted@example.com' } }]
   const sql = countStatements(store)
   t.teardown(() => { sql.restore() })
-  for (const [name, key, expected] of [['no key', null, 1], ['a key', randomUUID(), 4]] as const) {
+  for (const [name, key, insert] of [['no key', null, /^INSERT INTO "jobs"/], ['a key', randomUUID(), /^WITH k AS \(INSERT INTO "idempotency_keys"[^]*\n\s*INSERT INTO "jobs"[^]*WHERE EXISTS \(SELECT 1 FROM k\)/]] as const) {
     sql.reset()
     const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async', ...(key === null ? {} : { 'svc-idempotency-key': key }) }, payload: { operations } })
     t.equal(res.statusCode, 202, name)
     const sent = sql.texts()
-    t.equal(sent.length, expected, `${name}: ${expected} statement(s)`, { sent })
-    t.equal(sent.filter(text => /^INSERT INTO "jobs"/.test(text)).length, 1, `${name}: the job written`)
+    t.equal(sent.length, 1, `${name}: one statement`, { sent })
+    t.match(sent[0], insert, `${name}: the job written`)
     t.match(await app.jobs.table.get(store, 'prod', '', json(res).id), { status: 'PENDING' }, `${name}: and there`)
   }
 })
+
+for (const db of databases) {
+  t.test(`${db.label}: a key starts one job while it is kept, and another once it expired`, { skip: db.skip }, async t => {
+    const store = await db.create(t)
+    let now = new Date('2026-01-01T00:00:00Z')
+    const app = Fastify()
+    await app.register(problem)
+    await app.register(validation)
+    await app.register(conventions, { userAgent: false })
+    await app.register(query, { cursorSecret: CURSOR_SECRET })
+    await app.register(idempotency, { store, ttl: 60_000, now: () => now })
+    await app.register(resource, { store, resources: [authors], withoutAuth: true })
+    await app.register(jobs, { store, path: false, worker: false })
+    await app.register(bulk)
+    t.teardown(() => app.close())
+    await app.ready()
+    const key = randomUUID()
+    const operations = [{ action: 'CREATE', entity: { name: unique('keyed'), email: 'keyed@example.com' } }]
+    const send = async (): Promise<{ statusCode: number, body: Json }> => {
+      const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async', 'svc-idempotency-key': key }, payload: { operations } })
+      return { statusCode: res.statusCode, body: json(res) }
+    }
+    const jobCount = async (): Promise<number> => Number((await store.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE kind = 'BULK'")).rows[0]?.n)
+    const before = await jobCount()
+
+    // Sent at once: the second claim waits on the first's key, then finds it taken.
+    const both = await Promise.all([send(), send()])
+    t.strictSame(both.map(r => r.statusCode).sort(), [202, 409], 'one accepted, one refused')
+    const first = both.find(r => r.statusCode === 202)?.body as Json
+    const refused = both.find(r => r.statusCode === 409)?.body as Json
+    t.match(refused.detail, /already used to start \/v1\/authors/, 'the 409 names what the key started')
+    t.equal(await jobCount(), before + 1, 'one job written')
+
+    now = new Date(now.getTime() + 59_000)
+    t.equal((await send()).statusCode, 409, 'still kept just before it expires')
+    t.equal(await jobCount(), before + 1)
+
+    now = new Date(now.getTime() + 2000)
+    const again = await send()
+    t.equal(again.statusCode, 202, 'expired: the key starts a job again')
+    t.not(again.body.id, first.id, 'a new one')
+    t.equal(await jobCount(), before + 2)
+  })
+}
 
 t.test('more operations than a job takes (here fewer than at once): a 400 stating that maximum', async t => {
   const store = await databases[0]?.create(t) as Store
