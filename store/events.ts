@@ -29,8 +29,8 @@ export interface SubscriptionRow {
 /** What a new subscription is made of. */
 export type NewSubscription = Pick<SubscriptionRow, 'ctx' | 'id' | 'url' | 'events' | 'description' | 'secret' | 'etag' | 'createdBy'>
 
-/** The fields a change of a subscription sets. */
-export type SubscriptionChange = Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active' | 'etag' | 'modifiedBy'>
+/** The fields a change of a subscription sets: its new ETag and author, and the fields given (a merge patch's); a field left out keeps its value. */
+export type SubscriptionChange = Partial<Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active'>> & Pick<SubscriptionRow, 'etag' | 'modifiedBy'>
 
 /** A delivery as stored: one event for one subscription. */
 export interface DeliveryRow {
@@ -325,21 +325,26 @@ export class EventTables {
   }
 
   /**
-   * Sets the changeable fields while the subscription's ETag is still `seen`, the one the change
-   * was decided on; null when it is not (changed or deleted since). A subscription switched back
-   * on starts a new run of failures. With `claim`, only when the claim is taken too: `HELD` when
-   * the key answers for another request.
+   * Sets the fields `c` gives while the subscription's ETag is one of `etags` (the one the change
+   * was decided on, or the request's `If-Match`; null: whatever it is); null when it is not
+   * (changed or deleted since, or not there). A subscription switched back on starts a new run
+   * of failures. With `claim`, only when the claim is taken too: `HELD` when the key answers for
+   * another request.
    */
-  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, seen: string, claim: ClaimPart | null = null): Promise<SubscriptionRow | null | typeof HELD> {
-    const values = [ctx, id, c.url, c.events, c.description, c.active, c.etag, c.modifiedBy, at, seen]
-    const update = (also: string): string => `UPDATE ${this.S} SET url = $3, events = $4::text[], description = $5, active = $6, etag = $7, modified_by = $8, modified_at = $9,
+  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, etags: readonly string[] | null, claim: ClaimPart | null = null): Promise<SubscriptionRow | null | typeof HELD> {
+    const values: unknown[] = [ctx, id, c.url ?? null, c.events ?? null, c.description ?? null, c.active ?? null, c.etag, c.modifiedBy, at, c.description !== undefined]
+    if (etags !== null) values.push(etags)
+    const where = etags === null ? 'true' : 'etag = ANY($11::text[])'
+    // A field left out is null here: kept (a description set to null is told apart by $10).
+    const update = (also: string): string => `UPDATE ${this.S} SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
+        description = CASE WHEN $10::boolean THEN $5::text ELSE description END, active = coalesce($6::boolean, active), etag = $7, modified_by = $8, modified_at = $9,
         consecutive_failures = CASE WHEN $6 AND NOT active THEN 0 ELSE consecutive_failures END
-      WHERE ctx = $1 AND id = $2 AND etag = $10${also} RETURNING ${subscriptionColumns()}`
+      WHERE ctx = $1 AND id = $2 AND ${where}${also} RETURNING ${subscriptionColumns()}`
     if (claim === null) {
       const { rows } = await db.query(update(''), values)
       return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
     }
-    const { rows } = await db.query<Record<string, unknown>>(`${this.claimedAt('etag = $10', claim, values.length + 1)},
+    const { rows } = await db.query<Record<string, unknown>>(`${this.claimedAt(where, claim, values.length + 1)},
       w AS (${update(' AND EXISTS (SELECT 1 FROM k)')})
       SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, [...values, ...claim.values])
     const row = rows[0] as Record<string, unknown>

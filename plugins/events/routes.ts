@@ -94,11 +94,12 @@ async function decided<T> (attempt: () => Promise<T | undefined>): Promise<T> {
 }
 
 /**
- * The ETags a DELETE may be decided on without reading the subscription first, as an entity's
- * is (resource/write/blind.ts): null for any (no condition, or `If-Match: *`), the strong tags of
- * `If-Match`; undefined when the subscription must be read (`If-None-Match`, weak tags only).
+ * The ETags a PATCH or DELETE may be decided on without reading the subscription first, as an
+ * entity's is (resource/write/blind.ts): null for any (no condition, or `If-Match: *`), the
+ * strong tags of `If-Match`; undefined when the subscription must be read (`If-None-Match`, weak
+ * tags only).
  */
-function tagsToDeleteAt (pre: Preconditions | null | undefined): readonly string[] | null | undefined {
+function tagsToWriteAt (pre: Preconditions | null | undefined): readonly string[] | null | undefined {
   // None parsed: the conditional plugin is not registered (the plugin used alone).
   if (pre == null) return null
   if (pre.ifNoneMatch !== null) return undefined
@@ -168,10 +169,15 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
    * Deliveries to the subscription's URL will carry the entities of `events`: the caller must be
    * able to read them. Without a principal (no auth plugin, a gateway checks tokens) there are no scopes to ask for.
    */
-  function checkReadable (request: FastifyRequest, events: readonly string[]): void {
+  function missingScopes (request: FastifyRequest, events: readonly string[]): string[] {
     const principal = request.principal
-    if (principal == null) return
-    const missing = [...new Set(events.flatMap(e => r.typeScopes.get(e) ?? []))].filter(s => !principal.scopes.includes(s))
+    if (principal == null) return []
+    return [...new Set(events.flatMap(e => r.typeScopes.get(e) ?? []))].filter(s => !principal.scopes.includes(s))
+  }
+  const mayRead = (request: FastifyRequest, events: readonly string[]): boolean => missingScopes(request, events).length === 0
+
+  function checkReadable (request: FastifyRequest, events: readonly string[]): void {
+    const missing = missingScopes(request, events)
     if (missing.length === 0) return
     const which = missing.length === 1 ? `the scope ${missing[0] as string}` : `the scopes ${missing.join(', ')}`
     const types = events.filter(e => r.typeScopes.get(e)?.some(s => missing.includes(s)) === true)
@@ -252,26 +258,26 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     checkEvents(patch.events)
     if (patch.url !== undefined) await checkTarget(patch.url)
     const pre = request.preconditions as Preconditions | null
-    const etag = newEtag()
     const ctx = request.executionContext
-    // Read, decided, then written at the ETag read (with the key's claim): two statements.
-    const outcome = await keyed(request, itemPath(id), 204, etag, async (claim) => await decided(async () => {
+    const change = { url: patch.url, events: patch.events, description: patch.description, active: patch.active, etag: newEtag(), modifiedBy: request.principal?.sub ?? null }
+    // A new URL receives the events kept, as new events are received at the URL kept: only a
+    // new URL alone needs the subscription read to decide.
+    const readable = patch.events === undefined ? patch.url === undefined : mayRead(request, patch.events)
+    const tags = readable ? tagsToWriteAt(pre) : undefined
+    const outcome = await keyed(request, itemPath(id), 204, change.etag, async (claim) => await decided(async () => {
+      // Decided on its conditions alone where they allow it: one statement.
+      if (tags !== undefined) {
+        const changed = await tables.updateSubscription(store, ctx, id, change, r.now(), tags, claim?.part ?? null)
+        if (changed !== null) return changed
+      }
+      // Else read, decided, then written at the ETag read (with the key's claim): two statements.
       const s = await tables.getSubscription(store, ctx, id)
       if (s === null) throw notFound(id)
-      // A new URL receives the events kept, as new events are received at the URL kept.
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag)
       if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
       if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
-      const changed = await tables.updateSubscription(store, ctx, id, {
-        url: patch.url ?? s.url,
-        events: patch.events ?? s.events,
-        description: patch.description === undefined ? s.description : patch.description,
-        active: patch.active ?? s.active,
-        etag,
-        modifiedBy: request.principal?.sub ?? null
-      }, r.now(), s.etag, claim?.part ?? null)
-      return changed ?? undefined
+      return await tables.updateSubscription(store, ctx, id, change, r.now(), [s.etag], claim?.part ?? null) ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
     if (answered !== null) reply.header('etag', answered)
@@ -285,7 +291,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const id = idOf(request)
     const pre = request.preconditions as Preconditions | null
     const ctx = request.executionContext
-    const tags = tagsToDeleteAt(pre)
+    const tags = tagsToWriteAt(pre)
     await keyed(request, itemPath(id), 204, null, async (claim) => await decided(async () => {
       // Decided on its conditions alone where they allow it: one statement.
       if (tags !== undefined) {

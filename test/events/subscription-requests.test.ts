@@ -34,6 +34,60 @@ for (const db of databases) {
       t.equal(other.status, 409, 'another body with a used key')
     })
 
+    t.test('a PATCH sets the fields it names and keeps the others, on its If-Match alone or on the subscription as read', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'], description: 'first' })).body
+      const url = `${path}/${s.id as string}`
+      let model: Record<string, unknown> = { url: s.url, events: s.events, description: 'first', active: true }
+      let etag = s.etag as string
+      // The condition sent with each change, from the current ETag: strong and '*' are decided
+      // without a read; weak tags, If-None-Match and a URL alone are decided on a read.
+      const conditions: Array<[string, (etag: string) => Record<string, string>]> = [
+        ['If-Match', e => ({ 'if-match': e })],
+        ['If-Match among others', e => ({ 'if-match': `"other", ${e}` })],
+        ['If-Match: *', () => ({ 'if-match': '*' })],
+        ['no condition', () => ({})],
+        ['If-None-Match of another ETag', () => ({ 'if-none-match': '"other"' })]
+      ]
+      const changes: Array<Record<string, unknown>> = [
+        { description: null },
+        { active: false },
+        { events: ['author.updated', 'author.deleted'] },
+        { url: `${hook.url}/moved` },
+        {},
+        { description: 'again', active: true },
+        { url: hook.url, events: ['author.created'] }
+      ]
+      for (const [name, condition] of conditions) {
+        for (const change of changes) {
+          const res = await call('PATCH', url, change, condition(etag))
+          t.equal(res.status, 204, `${name}, ${JSON.stringify(change)}`)
+          t.not(res.headers.get('etag'), etag, 'a new ETag')
+          etag = res.headers.get('etag') as string
+          model = { ...model, ...change }
+          t.match((await call('GET', url)).body, { ...model, etag }, `${name}, ${JSON.stringify(change)}: the others kept`)
+        }
+      }
+      // Switched back on, by either way of deciding: a new run of failures.
+      const ways: Array<[string, (etag: string) => Record<string, string>]> = [['If-Match', e => ({ 'if-match': e })], ['If-None-Match, decided on a read', () => ({ 'if-none-match': '"other"' })]]
+      for (const [name, condition] of ways) {
+        t.equal((await call('PATCH', url, { active: false }, { 'if-match': etag })).status, 204)
+        await store.query('UPDATE event_subscriptions SET consecutive_failures = 7 WHERE id = $1', [s.id])
+        const current = (await call('GET', url)).body.etag as string
+        const on = await call('PATCH', url, { active: true }, condition(current))
+        t.equal(on.status, 204, name)
+        etag = on.headers.get('etag') as string
+        const { rows } = await store.query<{ failures: number }>('SELECT consecutive_failures AS failures FROM event_subscriptions WHERE id = $1', [s.id])
+        t.equal(rows[0]?.failures, 0, `${name}: failures counted again from none`)
+      }
+      // Refused either way, nothing changed: a stale If-Match (412), If-None-Match of the
+      // current ETag (412), an unknown id (404).
+      const before = (await call('GET', url)).body
+      t.equal((await call('PATCH', url, { description: 'stale' }, { 'if-match': '"stale"' })).status, 412)
+      t.equal((await call('PATCH', url, { description: 'none' }, { 'if-none-match': before.etag })).status, 412)
+      t.equal((await call('PATCH', `${path}/${randomUUID()}`, { description: 'unknown' }, { 'if-match': before.etag })).status, 404)
+      t.strictSame((await call('GET', url)).body, before, 'nothing changed')
+    })
+
     t.test('a retried PATCH answers its first ETag and applies once; another body is a 409', async t => {
       const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
       const url = `${path}/${s.id as string}`
@@ -56,6 +110,18 @@ for (const db of databases) {
       t.equal(deleting.status, 409, 'the key reused for a DELETE')
       t.match(deleting.body.detail, /already used for PATCH/)
       t.equal((await call('GET', url)).status, 200, 'not deleted')
+    })
+
+    t.test('a keyed PATCH decided on the subscription as read (its URL alone): applied once, and a retry answers its ETag', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      const url = `${path}/${s.id as string}`
+      const k = key()
+      const first = await call('PATCH', url, { url: `${hook.url}/moved` }, { 'if-match': s.etag, 'svc-idempotency-key': k })
+      t.equal(first.status, 204)
+      const retry = await call('PATCH', url, { url: `${hook.url}/moved` }, { 'if-match': s.etag, 'svc-idempotency-key': k })
+      t.equal(retry.status, 204)
+      t.equal(retry.headers.get('etag'), first.headers.get('etag'), 'the first answer\'s ETag')
+      t.match((await call('GET', url)).body, { url: `${hook.url}/moved`, etag: first.headers.get('etag') }, 'applied once')
     })
 
     t.test('a refused PATCH keeps no key: the same key then applies', async t => {
