@@ -7,9 +7,8 @@
 //   kernel's (VmHWM of /proc/<pid>/status, reset at rest through clear_refs), so no sampling
 //   interval can miss it.
 import { readFileSync, writeFileSync } from 'node:fs'
-import http from 'node:http'
 import pg from 'pg'
-import { median, pairedRounds, settings } from './lib/harness.js'
+import { largeAnswers, median, pairedRounds, settings } from './lib/harness.js'
 import { call, headers, startBare, startService } from './lib/service.js'
 
 const MiB = 1024 * 1024
@@ -48,40 +47,6 @@ function procMiB (pid, key) {
   return Number(/(\d+)/.exec(line)[1]) / 1024
 }
 
-/**
- * `load`'s figures for large answers: autocannon's own HTTP parser spends more CPU on a 5 MiB
- * body than the servers do, so here Node's client (llhttp, keep-alive) reads them on
- * `connections` connections, each asking again as soon as its answer is in.
- */
-async function downloads (server, { path, headers: sent, duration = settings.duration, connections }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
-  const latencies = []
-  const one = () => new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint()
-    http.get(server.base + path, { agent, headers: sent }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode}`))
-      res.on('data', () => {})
-      res.on('end', () => { latencies.push(Number(process.hrtime.bigint() - start) / 1e6); resolve() })
-      res.on('error', reject)
-    }).on('error', reject)
-  })
-  const before = await server.stats()
-  const started = Date.now()
-  const end = started + duration * 1000
-  await Promise.all(Array.from({ length: connections }, async () => { while (Date.now() < end) await one() }))
-  const seconds = (Date.now() - started) / 1000
-  const after = await server.stats()
-  agent.destroy()
-  const sorted = latencies.sort((a, b) => a - b)
-  return {
-    rps: sorted.length / seconds,
-    p50: median(sorted),
-    p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))],
-    cpu: (after.cpuMicros - before.cpuMicros) / sorted.length,
-    rss: after.peakRss / 1048576
-  }
-}
-
 export async function runFiles ({ url, log }) {
   const db = new pg.Client({ connectionString: url })
   await db.connect()
@@ -108,7 +73,7 @@ export async function runFiles ({ url, log }) {
   }
   const path = `/v1/documents/${downloaded}/content`
   // A few connections: fifty 5 MiB answers at once outlast a short round before any completes.
-  const get = { path, headers: { ...headers, accept: '*/*' }, connections: DOWNLOAD_CONNECTIONS, loader: downloads }
+  const get = { path, headers: { ...headers, accept: '*/*' }, connections: DOWNLOAD_CONNECTIONS, loader: largeAnswers }
   const rounds = await pairedRounds({
     start: async () => ({ service: await startService(url), bare: await startBare(url) }),
     cases: { 'download bare': { server: 'bare', ...get }, 'download service': { server: 'service', ...get } },

@@ -4,9 +4,13 @@
 // last document committed; the rounds alternate the two ways, and the figure is the median of
 // the rounds' ratios of entity rates. Each round also checks that the job is readable, PENDING
 // or later, as soon as its 202 arrives. BENCH_JOB_ROUNDS rounds (default 5).
+// Then the last job's status monitor, GET `/v1/jobs/{id}` with its result of 10,000 operations,
+// against a bare Fastify route that reads the same row and sends the result as it is stored
+// (servers/pg-bare.js); both are checked to answer the same job first.
+import { deepStrictEqual } from 'node:assert'
 import { authorIds } from './seed.js'
-import { call, sequentialRounds, startService } from './lib/service.js'
-import { fmt } from './lib/harness.js'
+import { call, headers, sequentialRounds, startBare, startService } from './lib/service.js'
+import { fmt, largeAnswers, pairedRounds } from './lib/harness.js'
 
 const N = 10_000
 const CHUNK = 100
@@ -15,6 +19,10 @@ let seq = 0
 const doc = () => ({ name: `job-${process.pid}-${++seq}`, authorId: authorIds(1)[0], kind: 'INVOICE', tags: ['a', 'b'], amount: '10.50', pages: [{ number: 1 }] })
 const creates = (n) => Array.from({ length: n }, () => ({ action: 'CREATE', entity: doc() }))
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+/** The last job run to its end. */
+let lastJob = null
+/** Connections of the monitor's rounds: a few, as for other answers of megabytes. */
+const MONITOR_CONNECTIONS = 4
 
 const ways = {
   async job (service) {
@@ -23,7 +31,10 @@ const ways = {
     if (!['PENDING', 'RUNNING', 'SUCCEEDED'].includes(first.status)) throw new Error(`a job just accepted is ${first.status}`)
     for (;;) {
       const now = await call(service, 'GET', `/v1/jobs/${job.id}`)
-      if (now.status === 'SUCCEEDED' && now.result.status === 'SUCCEEDED') return
+      if (now.status === 'SUCCEEDED' && now.result.status === 'SUCCEEDED') {
+        lastJob = now
+        return
+      }
       if (now.status === 'SUCCEEDED' || now.status === 'FAILED') throw new Error(`job: ${JSON.stringify(now).slice(0, 500)}`)
       await sleep(20)
     }
@@ -36,12 +47,34 @@ const ways = {
   }
 }
 
-/** Returns, per way, each round's milliseconds for 10,000 documents and server CPU µs per document, and the server's peak RSS. */
+/**
+ * Returns, per way, each round's milliseconds for 10,000 documents and server CPU µs per
+ * document, and the server's peak RSS; and the rounds of the last job's monitor, read from the
+ * service and from the bare route, with the size of its answer.
+ */
 export async function runJob ({ url, rounds, log }) {
   const service = await startService(url)
+  let created
   try {
-    return await sequentialRounds(service, { ways, perRound: N, rounds, warmup: 1, log, describe: (s, i) => `one job ${fmt(s.job.ms[i], 0)} ms, 100 bulks ${fmt(s.bulks.ms[i], 0)} ms` })
+    created = await sequentialRounds(service, { ways, perRound: N, rounds, warmup: 1, log, describe: (s, i) => `one job ${fmt(s.job.ms[i], 0)} ms, 100 bulks ${fmt(s.bulks.ms[i], 0)} ms` })
   } finally {
     await service.stop()
   }
+  const path = `/v1/jobs/${lastJob.id}`
+  const bytes = Buffer.byteLength(JSON.stringify(lastJob))
+  const bare = await startBare(url)
+  const again = await startService(url)
+  try {
+    deepStrictEqual(await call(bare, 'GET', path), await call(again, 'GET', path), 'the bare monitor answers the job as the service does')
+  } finally {
+    await bare.stop()
+    await again.stop()
+  }
+  const get = { path, headers, connections: MONITOR_CONNECTIONS, loader: largeAnswers }
+  const monitor = await pairedRounds({
+    start: async () => ({ service: await startService(url), bare: await startBare(url) }),
+    cases: { 'monitor bare': { server: 'bare', ...get }, 'monitor service': { server: 'service', ...get } },
+    log
+  })
+  return { ...created, monitor, monitorBytes: bytes }
 }

@@ -156,6 +156,9 @@ if (cases.some((c) => c !== 'trivial')) {
       const what = '10,000 documents created'
       row(what, '100 ATOMIC bulks of 100, one after another', of(r.bulks), '1 (baseline)')
       guarded(what, 'one asynchronous ATOMIC bulk (a job)', of(r.job), r.bulks.ms.map((ms, i) => ms / r.job.ms[i]), 0.8, { of: ' of the entity rate' })
+      const monitor = `GET a job's monitor, its result of 10,000 operations (${fmt(r.monitorBytes / 1048576, 1)} MB)`
+      row(monitor, 'bare Fastify + pg: the job\'s row, its result sent as stored', summary(r.monitor['monitor bare']), '1 (baseline)')
+      guarded(monitor, 'reference service', summary(r.monitor['monitor service']), ratios(r.monitor, 'monitor service', 'monitor bare'), 0.8, { of: ' of bare' })
     }
     if (cases.includes('events')) {
       log('outgoing events: delivery throughput, POST with a subscription, commit to delivery')

@@ -42,6 +42,9 @@ export interface JobRow {
  */
 export type JobView = Omit<JobRow, 'input'>
 
+/** A job as its readers see it, its result the JSON text it is stored as (null without one). */
+export type StoredJobView = Omit<JobView, 'result'> & { result: string | null }
+
 /** What a new job is made of. */
 export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subject' | 'input' | 'operationCount' | 'requestId'>
 
@@ -78,9 +81,10 @@ function decode (row: Record<string, unknown>): JobRow {
   return decodeView(row) as JobRow
 }
 
-function decodeView (row: Record<string, unknown>): JobView {
-  if (typeof row.result === 'string') row.result = JSON.parse(row.result)
-  return row as unknown as JobView
+function decodeView (row: Record<string, unknown> | StoredJobView): JobView {
+  const view = row as Record<string, unknown>
+  if (typeof view.result === 'string') view.result = JSON.parse(view.result)
+  return view as unknown as JobView
 }
 
 /**
@@ -186,8 +190,17 @@ export class JobTable {
 
   /** The job, without its input, when `subject` created it in `ctx`; null otherwise. */
   async get (db: Queryable, ctx: string, subject: string, id: string): Promise<JobView | null> {
-    const { rows } = await db.query(`SELECT ${VIEW_COLUMNS} FROM ${this.T} WHERE ctx = $1 AND subject = $2 AND id = $3`, [ctx, subject, id])
-    return rows.length === 0 ? null : decodeView(rows[0] as Record<string, unknown>)
+    const job = await this.getStored(db, ctx, subject, id)
+    return job === null ? null : decodeView(job)
+  }
+
+  /**
+   * As `get`, with the result left as the JSON text it is stored as: a reader that sends it on
+   * (a job's monitor) need not parse it and write it again, megabytes for a large bulk.
+   */
+  async getStored (db: Queryable, ctx: string, subject: string, id: string): Promise<StoredJobView | null> {
+    const { rows } = await db.query<StoredJobView>(`SELECT ${VIEW_COLUMNS} FROM ${this.T} WHERE ctx = $1 AND subject = $2 AND id = $3`, [ctx, subject, id])
+    return rows[0] ?? null
   }
 
   /**

@@ -1,6 +1,7 @@
 // What every case shares: its settings, servers started in child processes (reporting their
 // CPU time and peak RSS over IPC), load from autocannon in this process, and the paired rounds.
 import { execFileSync, spawn } from 'node:child_process'
+import http from 'node:http'
 import os from 'node:os'
 import autocannon from 'autocannon'
 
@@ -119,6 +120,40 @@ export async function load (server, { path = '/', method = 'GET', headers = {}, 
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpu: count > 0 ? (after.cpuMicros - before.cpuMicros) / count : NaN,
+    rss: after.peakRss / 1048576
+  }
+}
+
+/**
+ * `load`'s figures for large answers: autocannon's own HTTP parser spends more CPU on a body of
+ * megabytes than the servers do, so here Node's client (llhttp, keep-alive) reads them on
+ * `connections` connections, each asking again as soon as its answer is in.
+ */
+export async function largeAnswers (server, { path, headers: sent, duration = settings.duration, connections }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
+  const latencies = []
+  const one = () => new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint()
+    http.get(server.base + path, { agent, headers: sent }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode}`))
+      res.on('data', () => {})
+      res.on('end', () => { latencies.push(Number(process.hrtime.bigint() - start) / 1e6); resolve() })
+      res.on('error', reject)
+    }).on('error', reject)
+  })
+  const before = await server.stats()
+  const started = Date.now()
+  const end = started + duration * 1000
+  await Promise.all(Array.from({ length: connections }, async () => { while (Date.now() < end) await one() }))
+  const seconds = (Date.now() - started) / 1000
+  const after = await server.stats()
+  agent.destroy()
+  const sorted = latencies.sort((a, b) => a - b)
+  return {
+    rps: sorted.length / seconds,
+    p50: median(sorted),
+    p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))],
+    cpu: (after.cpuMicros - before.cpuMicros) / sorted.length,
     rss: after.peakRss / 1048576
   }
 }

@@ -77,6 +77,30 @@ app.get('/v1/documents/:documentId/content', async (request, reply) => {
   return reply.header('content-type', rows[0].media_type).header('etag', rows[0].etag).send(rows[0].bytes)
 })
 
+// A job's status monitor, as the jobs plugin stores a job (table jobs): its row in one
+// statement, the result sent as the JSON text it is stored as, the rest formatted here.
+const getJob = `SELECT id, kind, collection, subject, status, operation_count, completed_count, result, problem,
+  created_at, modified_at, completed_at FROM jobs WHERE ctx = $1 AND id = $2`
+app.get('/v1/jobs/:jobId', async (request, reply) => {
+  const { rows } = await pool.query({ name: 'get-job', text: getJob, values: ['prod', request.params.jobId] })
+  if (rows.length === 0) return reply.code(404).send({ title: 'Not Found', status: 404 })
+  const j = rows[0]
+  const head = JSON.stringify({
+    id: j.id,
+    ref: `svc:job::${j.id}`,
+    kind: j.kind,
+    collection: j.collection,
+    status: j.status,
+    operationCount: j.operation_count,
+    completedCount: j.completed_count,
+    createdDateTime: j.created_at.toISOString(),
+    createdBy: j.subject === '' ? null : j.subject,
+    modifiedDateTime: j.modified_at.toISOString(),
+    completedDateTime: j.completed_at === null ? null : j.completed_at.toISOString()
+  })
+  return reply.type('application/json; charset=utf-8').send(`${head.slice(0, -1)},"result":${j.result ?? 'null'},"problem":${JSON.stringify(j.problem)}}`)
+})
+
 // The page's orderings this route offers, creation order by default; the id last, so the
 // order is total. Each with the fields of the last row that a next page's cursor starts after.
 const ORDERINGS = {

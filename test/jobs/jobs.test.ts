@@ -180,6 +180,22 @@ for (const db of databases) {
       t.equal((await app.inject({ url: '/jobs/not%20an%20id', headers: h() })).statusCode, 400, 'an id that is none')
     })
 
+    t.test('the monitor sends the result as stored: the same job its list shows, whatever the result holds', async t => {
+      const input = { text: '"result":null', quoted: '\\"result\\":null', nul: '\u0000', lone: '\ud800', emoji: '\u{1F600}', nested: { result: null, problem: { result: 1 } }, list: [1, 'two', null, { a: [] }] }
+      const job = json(await start(input))
+      await ended(job.id)
+      const res = await app.inject({ url: `/jobs/${job.id as string}`, headers: h() })
+      t.equal(res.statusCode, 200)
+      t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      const body = json(res)
+      t.strictSame(body.result, { echo: input, steps: 1 }, 'the result as the handler returned it')
+      const listed = (json(await app.inject({ url: '/jobs?limit=100', headers: h() })).results as Array<Record<string, unknown>>).find(j => j.id === job.id)
+      t.strictSame(body, listed, 'every member as the list, which parses and writes the result, shows it')
+      const head = await app.inject({ method: 'HEAD', url: `/jobs/${job.id as string}`, headers: h() })
+      t.equal(head.statusCode, 200)
+      t.equal(head.headers['content-length'], String(Buffer.byteLength(res.body)), 'HEAD: the same length')
+    })
+
     t.test('the list: the caller\'s jobs, newest first, by status, cursor paging; 403 without any read scope', async t => {
       const sub = `lister-${db.kind}`
       const ids: string[] = []
