@@ -32,6 +32,20 @@ export type NewSubscription = Pick<SubscriptionRow, 'ctx' | 'id' | 'url' | 'even
 /** The fields a change of a subscription sets: its new ETag and author, and the fields given (a merge patch's); a field left out keeps its value. */
 export type SubscriptionChange = Partial<Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active'>> & Pick<SubscriptionRow, 'etag' | 'modifiedBy'>
 
+/** The ETags a write of a subscription applies at: one of `allowed` (null: any), none of `refused` (null: no such condition). */
+export interface EtagCondition {
+  allowed: readonly string[] | null
+  refused: readonly string[] | null
+}
+
+/** The SQL of `at` on the row's `etag`, its values pushed onto `values`. */
+function etagWhere (at: EtagCondition, values: unknown[]): string {
+  const parts: string[] = []
+  if (at.allowed !== null) parts.push(`etag = ANY($${values.push(at.allowed)}::text[])`)
+  if (at.refused !== null) parts.push(`etag <> ALL($${values.push(at.refused)}::text[])`)
+  return parts.length === 0 ? 'true' : parts.join(' AND ')
+}
+
 /** A delivery as stored: one event for one subscription. */
 export interface DeliveryRow {
   ctx: string
@@ -325,16 +339,14 @@ export class EventTables {
   }
 
   /**
-   * Sets the fields `c` gives while the subscription's ETag is one of `etags` (the one the change
-   * was decided on, or the request's `If-Match`; null: whatever it is); null when it is not
-   * (changed or deleted since, or not there). A subscription switched back on starts a new run
-   * of failures. With `claim`, only when the claim is taken too: `HELD` when the key answers for
-   * another request.
+   * Sets the fields `c` gives while the subscription's ETag is as `etags` says (the one the
+   * change was decided on, or the request's conditions); null when it is not (changed or deleted
+   * since, or not there). A subscription switched back on starts a new run of failures. With
+   * `claim`, only when the claim is taken too: `HELD` when the key answers for another request.
    */
-  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, etags: readonly string[] | null, claim: ClaimPart | null = null): Promise<SubscriptionRow | null | typeof HELD> {
+  async updateSubscription (db: Queryable, ctx: string, id: string, c: SubscriptionChange, at: Date, etags: EtagCondition, claim: ClaimPart | null = null): Promise<SubscriptionRow | null | typeof HELD> {
     const values: unknown[] = [ctx, id, c.url ?? null, c.events ?? null, c.description ?? null, c.active ?? null, c.etag, c.modifiedBy, at, c.description !== undefined]
-    if (etags !== null) values.push(etags)
-    const where = etags === null ? 'true' : 'etag = ANY($11::text[])'
+    const where = etagWhere(etags, values)
     // A field left out is null here: kept (a description set to null is told apart by $10).
     const update = (also: string): string => `UPDATE ${this.S} SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
         description = CASE WHEN $10::boolean THEN $5::text ELSE description END, active = coalesce($6::boolean, active), etag = $7, modified_by = $8, modified_at = $9,
@@ -356,13 +368,13 @@ export class EventTables {
   }
 
   /**
-   * Deletes it with its deliveries when its ETag is one of `etags` (null: whatever it is); false
-   * when none was deleted. With `claim`, only when the claim is taken too: `HELD` when the key
-   * answers for another request.
+   * Deletes it with its deliveries when its ETag is as `etags` says; false when none was
+   * deleted. With `claim`, only when the claim is taken too: `HELD` when the key answers for
+   * another request.
    */
-  async deleteSubscription (db: Queryable, ctx: string, id: string, etags: readonly string[] | null, claim: ClaimPart | null = null): Promise<boolean | typeof HELD> {
-    const values: unknown[] = etags === null ? [ctx, id] : [ctx, id, etags]
-    const at = etags === null ? 'true' : 'etag = ANY($3::text[])'
+  async deleteSubscription (db: Queryable, ctx: string, id: string, etags: EtagCondition, claim: ClaimPart | null = null): Promise<boolean | typeof HELD> {
+    const values: unknown[] = [ctx, id]
+    const at = etagWhere(etags, values)
     if (claim === null) {
       const { rowCount } = await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${at}`, values)
       return rowCount > 0

@@ -171,7 +171,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   }
 }
 
-export { evaluatePreconditions, type PreconditionRules, type PreconditionVerdict } from './evaluate.js'
+export { evaluatePreconditions, writableTags, type PreconditionRules, type PreconditionVerdict, type WritableTags } from './evaluate.js'
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('conditional', ['problem'], conditionalPlugin), { fastify: '5.x', name: 'svc-conditional' })

@@ -2,11 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify'
 import { Id } from '../../schemas/types.js'
-import type { DeliveryRow, EventTables, SubscriptionRow } from '../../store/events.js'
+import type { DeliveryRow, EtagCondition, EventTables, SubscriptionRow } from '../../store/events.js'
 import { HELD } from '../../store/statement-parts.js'
 import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
-import { evaluatePreconditions, evaluateRead, notModified, strongTags, type Preconditions } from '../conditional/index.js'
+import { evaluatePreconditions, evaluateRead, notModified, writableTags, type Preconditions } from '../conditional/index.js'
 import { claimedInWrite, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
 import type { WriteClaim } from '../../store/statement-parts.js'
@@ -93,20 +93,8 @@ async function decided<T> (attempt: () => Promise<T | undefined>): Promise<T> {
   throw new SerializationFailure()
 }
 
-/**
- * The ETags a PATCH or DELETE may be decided on without reading the subscription first, as an
- * entity's is (resource/write/blind.ts): null for any (no condition, or `If-Match: *`), the
- * strong tags of `If-Match`; undefined when the subscription must be read (`If-None-Match`, weak
- * tags only).
- */
-function tagsToWriteAt (pre: Preconditions | null | undefined): readonly string[] | null | undefined {
-  // None parsed: the conditional plugin is not registered (the plugin used alone).
-  if (pre == null) return null
-  if (pre.ifNoneMatch !== null) return undefined
-  if (pre.ifMatch === null || pre.ifMatch === '*') return null
-  const tags = strongTags(pre.ifMatch)
-  return tags.length === 0 ? undefined : tags
-}
+/** A write at the ETag it was decided on. */
+const seen = (etag: string): EtagCondition => ({ allowed: [etag], refused: null })
 
 /** The resource name a subscription's `Svc-Idempotency-Key` is scoped by. */
 const KEYS = 'webhook-subscriptions'
@@ -263,11 +251,11 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     // A new URL receives the events kept, as new events are received at the URL kept: only a
     // new URL alone needs the subscription read to decide.
     const readable = patch.events === undefined ? patch.url === undefined : mayRead(request, patch.events)
-    const tags = readable ? tagsToWriteAt(pre) : undefined
+    const writable = readable ? writableTags(pre) : null
     const outcome = await keyed(request, itemPath(id), 204, change.etag, async (claim) => await decided(async () => {
       // Decided on its conditions alone where they allow it: one statement.
-      if (tags !== undefined) {
-        const changed = await tables.updateSubscription(store, ctx, id, change, r.now(), tags, claim?.part ?? null)
+      if (writable !== null) {
+        const changed = await tables.updateSubscription(store, ctx, id, change, r.now(), writable, claim?.part ?? null)
         if (changed !== null) return changed
       }
       // Else read, decided, then written at the ETag read (with the key's claim): two statements.
@@ -277,7 +265,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       const verdict = evaluatePreconditions(pre, s.etag)
       if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
       if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
-      return await tables.updateSubscription(store, ctx, id, change, r.now(), [s.etag], claim?.part ?? null) ?? undefined
+      return await tables.updateSubscription(store, ctx, id, change, r.now(), seen(s.etag), claim?.part ?? null) ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
     if (answered !== null) reply.header('etag', answered)
@@ -291,11 +279,11 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const id = idOf(request)
     const pre = request.preconditions as Preconditions | null
     const ctx = request.executionContext
-    const tags = tagsToWriteAt(pre)
+    const writable = writableTags(pre)
     await keyed(request, itemPath(id), 204, null, async (claim) => await decided(async () => {
       // Decided on its conditions alone where they allow it: one statement.
-      if (tags !== undefined) {
-        const deleted = await tables.deleteSubscription(store, ctx, id, tags, claim?.part ?? null)
+      if (writable !== null) {
+        const deleted = await tables.deleteSubscription(store, ctx, id, writable, claim?.part ?? null)
         if (deleted !== false) return deleted
       }
       const s = await tables.getSubscription(store, ctx, id)
@@ -305,7 +293,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       if (evaluatePreconditions(pre, s.etag).kind === 'precondition-failed') {
         throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
       }
-      const deleted = await tables.deleteSubscription(store, ctx, id, [s.etag], claim?.part ?? null)
+      const deleted = await tables.deleteSubscription(store, ctx, id, seen(s.etag), claim?.part ?? null)
       return deleted === false ? undefined : deleted
     }))
     return await reply.code(204).send()

@@ -149,7 +149,7 @@ for (const db of databases) {
       t.equal(created.status, 201, 'another caller\'s same key is a new request')
     })
 
-    t.test('a keyed DELETE decided on the subscription as read (If-None-Match): deleted, and a retry answers 204', async t => {
+    t.test('a keyed DELETE with If-None-Match of another ETag (decided on it alone): deleted, and a retry answers 204', async t => {
       const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
       const url = `${path}/${s.id as string}`
       const k = key()

@@ -1,5 +1,5 @@
 import type { Guard } from '../../../store/table/index.js'
-import { opaqueTags, strongTags } from '../../conditional/index.js'
+import { writableTags } from '../../conditional/index.js'
 import type { Rules } from './decide.js'
 import type { WriteOp } from './operations.js'
 
@@ -28,16 +28,9 @@ function replacesWhole (values: Readonly<Record<string, unknown>>): boolean {
  */
 export function blindGuard (op: WriteOp, rules: Rules): Guard | null {
   if (op.action === 'patch' ? !replacesWhole(op.values) : op.action !== 'put' && op.action !== 'change' && op.action !== 'delete' && op.action !== 'set') return null
-  let allowed: string[] | null = null
-  if (op.ifMatch === null) {
-    if (rules.requireIfMatch && op.action !== 'set') return null
-  } else if (op.ifMatch !== '*') {
-    allowed = strongTags(op.ifMatch)
-    if (allowed.length === 0) return null
-  }
-  // `*` only creates (a PUT with it is a `create`); nothing existing meets it.
-  if (op.ifNoneMatch === '*') return null
-  const refused = op.ifNoneMatch === null ? null : opaqueTags(op.ifNoneMatch)
+  if (op.ifMatch === null && rules.requireIfMatch && op.action !== 'set') return null
+  const tags = writableTags(op)
+  if (tags === null) return null
   // The server's own record (`set`) applies to a deleted entity too.
-  return { by: 'preconditions', allowed, refused, live: rules.softDelete && op.action !== 'set' }
+  return { by: 'preconditions', allowed: tags.allowed, refused: tags.refused, live: rules.softDelete && op.action !== 'set' }
 }
