@@ -57,11 +57,10 @@ export async function claimed<T> (store: Store, keys: IdempotencyKeys, claim: Id
  * Runs a write that takes its key's claim in its own statement, with no transaction around it:
  * `write` puts the claim's `part` (the CTE `k`, store/statement-parts.ts) in its statement, or
  * `take`s it when it has nothing to write, and answers `HELD` when it wrote nothing because the
- * key answers for another request. Then, or when the
- * write is refused (a 4xx problem), the request that holds the key answers, as in `claimed`:
- * its status and `ETag` (`replay`), or with `refuseReuse` a 409. A key found held that nobody
- * holds when asked (it expired in between) is tried again; still so after WRITE_RETRIES more
- * runs, a SerializationFailure.
+ * key answers for another request. Then, or when the write is refused (a 4xx problem), the
+ * request that holds the key answers, as in `claimed`: its status and `ETag` (`replay`), or with
+ * `refuseReuse` a 409. A key found held that nobody holds when asked (it expired in between) is
+ * tried again; still so after WRITE_RETRIES more runs, a SerializationFailure.
  */
 export async function claimedInWrite<T> (store: Store, keys: IdempotencyKeys, claim: IdempotencyClaim, write: (held: WriteClaim<IdempotencyRecord>) => Promise<T | typeof HELD>, refuseReuse?: (first: IdempotencyRecord) => string): Promise<{ value: T } | { replay: number, etag: string | null }> {
   const held = keys.writeClaim(claim)
