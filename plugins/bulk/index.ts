@@ -161,9 +161,9 @@ async function handle (fastify: FastifyInstance, e: Endpoint, request: FastifyRe
   const duplicates = duplicateIds(body.operations)
   if (duplicates !== null) throw duplicates
   checkCollectionPreconditions(request, pathOf(request.url))
-  if (async) return await accept(fastify, e, request, reply, body)
-  const ops = prepared(e, body.operations)
+  const ops = async ? null : prepared(e, body.operations)
   try {
+    if (ops === null) return await accept(fastify, e, request, reply, body)
     await execute(e, request, ops, body.transactionMode === 'ATOMIC')
   } catch (err) {
     // Unreachable database: 503; anything else unexpected: 500 (conventions: Bulk errors).

@@ -277,6 +277,27 @@ for (const db of databases) {
   })
 }
 
+t.test('a job accepted while the database is away: a 503 the client may retry, with or without a key', async t => {
+  const real = await databases[0]?.create(t) as Store
+  let away = false
+  const store = {
+    ...real,
+    query: async (...args: Parameters<Store['query']>) => {
+      if (away && /INSERT INTO "jobs"/.test(args[0])) throw new Unavailable('down')
+      return await real.query(...args)
+    }
+  } as Store
+  const app = await build(t, store, { path: false, worker: false })
+  const operations = [{ action: 'CREATE', entity: { name: unique('away'), email: 'away@example.com' } }]
+  away = true
+  for (const key of [null, randomUUID()]) {
+    const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async', ...(key === null ? {} : { 'svc-idempotency-key': key }) }, payload: { operations } })
+    t.equal(res.statusCode, 503, key === null ? 'no key' : 'a key')
+    t.equal(res.headers['retry-after'], '1')
+    t.match(json(res), { status: 503, title: 'Service Unavailable', detail: 'The database is unavailable; retry later.' })
+  }
+})
+
 t.test('more operations than a job takes (here fewer than at once): a 400 stating that maximum', async t => {
   const store = await databases[0]?.create(t) as Store
   const app = await build(t, store, { path: false }, { maxOperations: 5, maxAsyncOperations: 2 })

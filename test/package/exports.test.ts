@@ -59,10 +59,10 @@ const expected: Record<string, string[]> = {
   ],
   'svc-conventions/conditional': [
     'default', 'evaluatePreconditions', 'evaluateRead', 'notModified', 'opaqueTags', 'parseEntityTags',
-    'parsePreconditions', 'strongMatch', 'strongTags', 'weakMatch'
+    'parsePreconditions', 'strongMatch', 'strongTags', 'weakMatch', 'writableTags'
   ],
   'svc-conventions/idempotency': [
-    'claimOf', 'claimed', 'default', 'fingerprintOf', 'replayStatus'
+    'HELD', 'claimOf', 'claimed', 'claimedInWrite', 'default', 'fingerprintOf', 'replayStatus'
   ],
   'svc-conventions/resource': [
     'default', 'defineResource', 'dependencyOrder'
