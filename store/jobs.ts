@@ -209,12 +209,18 @@ export class JobTable {
    * and `collection`.
    */
   async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<JobView>> {
+    const page = await this.pageStored(db, query, fields, scope)
+    return { ...page, items: page.items.map(decodeView) }
+  }
+
+  /** As `page`, each result left as the JSON text it is stored as (`getStored`). */
+  async pageStored (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<StoredJobView>> {
     return await readPage(db, query, fields, {
       select: columns('t', false),
       from: `${this.T} t`,
       where: 't.ctx = $1 AND t.subject = $2 AND t.collection = ANY($3::text[])',
       params: [scope.ctx, scope.subject, scope.collections]
-    }, { columns: JOB_COLUMNS, decode: decodeView })
+    }, { columns: JOB_COLUMNS, decode: (row) => row as unknown as StoredJobView })
   }
 
   /**

@@ -79,12 +79,9 @@ app.get('/v1/documents/:documentId/content', async (request, reply) => {
 
 // A job's status monitor, as the jobs plugin stores a job (table jobs): its row in one
 // statement, the result sent as the JSON text it is stored as, the rest formatted here.
-const getJob = `SELECT id, kind, collection, subject, status, operation_count, completed_count, result, problem,
-  created_at, modified_at, completed_at FROM jobs WHERE ctx = $1 AND id = $2`
-app.get('/v1/jobs/:jobId', async (request, reply) => {
-  const { rows } = await pool.query({ name: 'get-job', text: getJob, values: ['prod', request.params.jobId] })
-  if (rows.length === 0) return reply.code(404).send({ title: 'Not Found', status: 404 })
-  const j = rows[0]
+const JOB = `id, kind, collection, subject, status, operation_count, completed_count, result, problem,
+  created_at, modified_at, completed_at`
+const jobJson = (j) => {
   const head = JSON.stringify({
     id: j.id,
     ref: `svc:job::${j.id}`,
@@ -98,7 +95,23 @@ app.get('/v1/jobs/:jobId', async (request, reply) => {
     modifiedDateTime: j.modified_at.toISOString(),
     completedDateTime: j.completed_at === null ? null : j.completed_at.toISOString()
   })
-  return reply.type('application/json; charset=utf-8').send(`${head.slice(0, -1)},"result":${j.result ?? 'null'},"problem":${JSON.stringify(j.problem)}}`)
+  return `${head.slice(0, -1)},"result":${j.result ?? 'null'},"problem":${JSON.stringify(j.problem)}}`
+}
+const getJob = `SELECT ${JOB} FROM jobs WHERE ctx = $1 AND id = $2`
+app.get('/v1/jobs/:jobId', async (request, reply) => {
+  const { rows } = await pool.query({ name: 'get-job', text: getJob, values: ['prod', request.params.jobId] })
+  if (rows.length === 0) return reply.code(404).send({ title: 'Not Found', status: 404 })
+  return reply.type('application/json; charset=utf-8').send(jobJson(rows[0]))
+})
+
+// The newest jobs first, a page of `limit` (one more read to know whether a next page exists;
+// no cursor: the bench reads the first page alone).
+const listJobs = `SELECT ${JOB} FROM jobs WHERE ctx = $1 ORDER BY created_at DESC, id DESC LIMIT $2`
+app.get('/v1/jobs', async (request, reply) => {
+  const limit = Number(request.query.limit ?? 20)
+  const { rows } = await pool.query({ name: 'list-jobs', text: listJobs, values: ['prod', limit + 1] })
+  const paging = JSON.stringify({ limit, next: rows.length > limit ? { cursor: 'next', url: `/v1/jobs?limit=${limit}&cursor=next` } : null, previous: null })
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.slice(0, limit).map(jobJson).join(',')}],"paging":${paging}}`)
 })
 
 // The page's orderings this route offers, creation order by default; the id last, so the

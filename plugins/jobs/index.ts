@@ -8,13 +8,14 @@ import { migrate } from '../../store/migrate.js'
 import type { ClaimPart, HELD } from '../../store/statement-parts.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
-import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
+import { buildEnvelope, collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { missingDependencies, needs } from '../shared/dependencies.js'
 import { NoQuery } from '../shared/no-query.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
+import { standIn, withResults } from './stored-results.js'
 import { Job, JobCollection, type JobBody } from './schema.js'
 
 /** Options of the `jobs` plugin: durable background work on the store, and its status monitor. */
@@ -122,21 +123,10 @@ function jobBody (job: JobView): JobBody {
   }
 }
 
-const NULL_RESULT = '"result":null'
-
-/**
- * A job's monitor answer as JSON text, its result put in as it is stored: the rest written by the
- * route's serializer with a null result, whose place the stored text takes. A large bulk's
- * result is megabytes, which parsing and writing again held the event loop for.
- */
+/** A job's monitor answer as JSON text, its result as it is stored (stored-results.ts). */
 function jobJson (reply: FastifyReply, job: StoredJobView): string {
   // The route's serializer writes JSON text.
-  const text = reply.serialize(jobBody({ ...job, result: null })) as string
-  if (job.result === null) return text
-  // The job's own member is the first: those before it are strings and numbers, whose quotes
-  // are escaped, and the problem after it.
-  const at = text.indexOf(NULL_RESULT)
-  return `${text.slice(0, at)}"result":${job.result}${text.slice(at + NULL_RESULT.length)}`
+  return withResults(reply.serialize(jobBody({ ...job, result: standIn(job.result, 0) })) as string, [job.result])
 }
 
 async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): Promise<void> {
@@ -277,13 +267,15 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
         throw problems.forbidden(`The access token grants none of the scopes that GET ${path} requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
       }
       const q = collectionQueryOf(request)
-      let page: Page<JobView>
+      let page: Page<StoredJobView>
       try {
-        page = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
+        page = await table.pageStored(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
       } catch (err) {
         throw unavailableProblem(err)
       }
-      return await reply.sendCollection({ ...page, items: page.items.map(jobBody) })
+      // Written as reply.sendCollection would, each result as it is stored (stored-results.ts).
+      const envelope = buildEnvelope(request, { ...page, items: page.items.map((job, n) => jobBody({ ...job, result: standIn(job.result, n) })) })
+      return await reply.type('application/json; charset=utf-8').send(withResults(reply.serialize(envelope) as string, page.items.map(job => job.result)))
     }
   })
 }

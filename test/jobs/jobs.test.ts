@@ -1,6 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { conventions, jobs, problem, problems, query, validation, type Store } from '../../index.js'
+import { createFieldMap } from '../../plugins/query/index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
 import { quoteIdent, Unavailable } from '../../store/index.js'
 import { countStatements, transactionsOf } from '../support/count-statements.js'
@@ -190,7 +191,14 @@ for (const db of databases) {
       const body = json(res)
       t.strictSame(body.result, { echo: input, steps: 1 }, 'the result as the handler returned it')
       const listed = (json(await app.inject({ url: '/jobs?limit=100', headers: h() })).results as Array<Record<string, unknown>>).find(j => j.id === job.id)
-      t.strictSame(body, listed, 'every member as the list, which parses and writes the result, shows it')
+      t.strictSame(listed, body, 'the list shows it so too')
+      // As read back and parsed by the store.
+      const stored = await app.jobs.table.get(store, 'prod', 'user-1', job.id)
+      t.strictSame(body.result, stored?.result, 'the result as stored, parsed')
+      const fields = createFieldMap([{ path: 'id', type: 'string' }, { path: 'createdDateTime', type: 'date-time', sortable: true }])
+      const newest = { filter: null, ordering: [{ field: 'createdDateTime', direction: 'desc' as const }, { field: 'id', direction: 'desc' as const }], paging: { kind: 'cursor' as const, limit: 100 } }
+      const page = await app.jobs.table.page(store, newest, fields, { ctx: 'prod', subject: 'user-1', collections: ['things'] })
+      t.strictSame(page.items.find(j => j.id === job.id)?.result, body.result, 'and as a page of the store reads it')
       const head = await app.inject({ method: 'HEAD', url: `/jobs/${job.id as string}`, headers: h() })
       t.equal(head.statusCode, 200)
       t.equal(head.headers['content-length'], String(Buffer.byteLength(res.body)), 'HEAD: the same length')
