@@ -26,15 +26,23 @@ function tempDir (t: Test): string {
  */
 async function zombiePid (t: Test): Promise<number | undefined> {
   if (!existsSync('/proc/self/stat')) return undefined
-  // sh starts a child, then becomes `sleep`, which never waits for it.
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] })
-  t.teardown(() => { parent.kill('SIGKILL') })
-  const [chunk] = await once(parent.stdout, 'data') as [Buffer]
-  const pid = Number(String(chunk).trim())
   for (;;) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return pid
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    // sh starts a child, then becomes `sleep`, which never waits for it. A child that ended
+    // before the exec may have been reaped by sh itself: then another pair is started.
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    t.teardown(() => { parent.kill('SIGKILL') })
+    const [chunk] = await once(parent.stdout, 'data') as [Buffer]
+    const pid = Number(String(chunk).trim())
+    for (;;) {
+      let stat: string
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      } catch {
+        break
+      }
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return pid
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
   }
 }
 
