@@ -190,8 +190,16 @@ for (const db of databases) {
       t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
       const body = json(res)
       t.strictSame(body.result, { echo: input, steps: 1 }, 'the result as the handler returned it')
-      const listed = (json(await app.inject({ url: '/jobs?limit=100', headers: h() })).results as Array<Record<string, unknown>>).find(j => j.id === job.id)
+      const list = await app.inject({ url: '/jobs?limit=100', headers: h() })
+      const listed = (json(list).results as Array<Record<string, unknown>>).find(j => j.id === job.id)
       t.strictSame(listed, body, 'the list shows it so too')
+      // The page's ETag is the hash of what is sent: the same again, and a 304 for it.
+      const etag = list.headers.etag as string
+      t.ok(etag, 'the page has an ETag')
+      t.equal((await app.inject({ url: '/jobs?limit=100', headers: h() })).headers.etag, etag, 'the same page, the same ETag')
+      t.equal((await app.inject({ url: '/jobs?limit=100', headers: h({ 'if-none-match': etag }) })).statusCode, 304)
+      const headOfPage = await app.inject({ method: 'HEAD', url: '/jobs?limit=100', headers: h() })
+      t.equal(headOfPage.headers['content-length'], String(Buffer.byteLength(list.body)), 'HEAD of the page: the same length')
       // As read back and parsed by the store.
       const stored = await app.jobs.table.get(store, 'prod', 'user-1', job.id)
       t.strictSame(body.result, stored?.result, 'the result as stored, parsed')
