@@ -420,11 +420,32 @@ export class EventTables {
     return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
   }
 
-  /** Schedules a FAILED delivery again at `at`, with the whole schedule ahead of it; null when it is not FAILED (or not there). */
-  async retry (db: Queryable, ctx: string, subscriptionId: string, id: string, at: Date): Promise<DeliveryRow | null> {
-    const { rows } = await db.query(`UPDATE ${this.D} SET status = 'PENDING', tries = 0, next_attempt_at = $4, ended_at = NULL
-      WHERE ctx = $1 AND subscription_id = $2 AND id = $3 AND status = 'FAILED' RETURNING ${deliveryColumns()}`, [ctx, subscriptionId, id, at])
-    return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
+  /**
+   * Schedules a FAILED delivery again at `at`, with the whole schedule ahead of it; null when it
+   * is not FAILED (or not there). With `claim`, only when the claim is taken too, in the same
+   * statement, and taken only while the delivery is FAILED (its row locked first, as a
+   * subscription's write locks the subscription's): `HELD` when the key answers for another
+   * request.
+   */
+  async retry (db: Queryable, ctx: string, subscriptionId: string, id: string, at: Date, claim: ClaimPart | null = null): Promise<DeliveryRow | null | typeof HELD> {
+    const values = [ctx, subscriptionId, id, at]
+    const failed = 'ctx = $1 AND subscription_id = $2 AND id = $3 AND status = \'FAILED\''
+    const update = (also: string): string => `UPDATE ${this.D} SET status = 'PENDING', tries = 0, next_attempt_at = $4, ended_at = NULL
+      WHERE ${failed}${also} RETURNING ${deliveryColumns()}`
+    if (claim === null) {
+      const { rows } = await db.query(update(''), values)
+      return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
+    }
+    const { rows } = await db.query<Record<string, unknown>>(`WITH c AS (SELECT 1 FROM ${this.D} WHERE ${failed} FOR UPDATE),
+      ${claim.sql(values.length + 1, 'EXISTS (SELECT 1 FROM c)')},
+      w AS (${update(' AND EXISTS (SELECT 1 FROM k)')})
+      SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, [...values, ...claim.values])
+    const row = rows[0] as Record<string, unknown>
+    if (row.id != null) {
+      delete row['svc:found']
+      return deliveryOf(row)
+    }
+    return row['svc:found'] === true ? HELD : null
   }
 
   /**

@@ -331,16 +331,18 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const { subscriptionId, deliveryId } = request.params as { subscriptionId: string, deliveryId: string }
     const instance = `${itemPath(subscriptionId)}/deliveries/${encodeURIComponent(deliveryId)}`
     const ctx = request.executionContext
-    const retried = await stored(async () => await tables.retry(store, ctx, subscriptionId, deliveryId, r.now()))
-    if (retried !== null) {
-      wrapped.code(200)
-      return deliveryBody(retried)
-    }
-    const current = await stored(async () => await tables.getDelivery(store, ctx, subscriptionId, deliveryId))
-    if (current === null) throw problems.notFound(`The webhook subscription ${subscriptionId} has no delivery ${deliveryId}; check both ids.`, { instance })
-    throw problems.conflict(`The delivery ${deliveryId} is ${current.status}; only a FAILED delivery can be retried.`, {
-      instance,
-      context: [{ code: 'INVALID_STATE_TRANSITION', message: 'retry applies from FAILED only', value: current.status }]
-    })
+    // One statement; only when it retried nothing is the delivery read, to say why.
+    const outcome = await keyed(request, instance, 200, null, async (claim) => {
+      const retried = await tables.retry(store, ctx, subscriptionId, deliveryId, r.now(), claim?.part ?? null)
+      if (retried !== null) return retried
+      const current = await tables.getDelivery(store, ctx, subscriptionId, deliveryId)
+      if (current === null) throw problems.notFound(`The webhook subscription ${subscriptionId} has no delivery ${deliveryId}; check both ids.`, { instance })
+      throw problems.conflict(`The delivery ${deliveryId} is ${current.status}; only a FAILED delivery can be retried.`, {
+        instance,
+        context: [{ code: 'INVALID_STATE_TRANSITION', message: 'retry applies from FAILED only', value: current.status }]
+      })
+    }) as { value: DeliveryRow }
+    wrapped.code(200)
+    return deliveryBody(outcome.value)
   })
 }

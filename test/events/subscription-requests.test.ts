@@ -2,6 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { client, receiver, startEvents } from './helper.js'
+import { BACKGROUND, countStatements } from '../support/count-statements.js'
 
 // Webhook subscriptions take requests as every other resource does. They honour
 // Svc-Idempotency-Key (conventions: Svc-Idempotency-Key): a repeated POST is a 409 and creates
@@ -122,6 +123,41 @@ for (const db of databases) {
       t.equal(retry.status, 204)
       t.equal(retry.headers.get('etag'), first.headers.get('etag'), 'the first answer\'s ETag')
       t.match((await call('GET', url)).body, { url: `${hook.url}/moved`, etag: first.headers.get('etag') }, 'applied once')
+    })
+
+    t.test('a keyed retry of a delivery: one statement, applied once; a refused one keeps no key', async t => {
+      const s = (await call('POST', path, { url: hook.url, events: ['author.created'] })).body
+      // Deliveries that never reach a dispatcher: the subscription is switched off.
+      t.equal((await call('PATCH', `${path}/${s.id as string}`, { active: false })).status, 204)
+      const delivery = async (status: string): Promise<string> => {
+        const id = randomUUID()
+        await store.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, entity, status, next_attempt_at, created_at)
+          VALUES ('prod', $1, $2, 'author.created', ARRAY['x'], $3, NULL, now())`, [id, s.id, status])
+        return id
+      }
+      const retry = async (id: string, k: string): ReturnType<typeof call> => await call('POST', `${path}/${s.id as string}/deliveries/${id}/retry`, undefined, { 'svc-idempotency-key': k })
+      const failed = await delivery('FAILED')
+      const k = key()
+      const sql = countStatements(store)
+      t.teardown(() => { sql.restore() })
+      const first = await retry(failed, k)
+      t.equal(first.status, 200)
+      t.match(first.body, { id: failed, status: 'PENDING' })
+      t.strictSame(sql.texts().filter(text => !BACKGROUND.test(text)).length, 1, 'the retry and the key\'s claim: one statement')
+      sql.restore()
+      await store.query("UPDATE event_deliveries SET status = 'FAILED' WHERE id = $1", [failed])
+      const again = await retry(failed, k)
+      t.equal(again.status, 409, 'the key again: a POST is not run twice')
+      t.match(again.body.detail, /already used/)
+      t.equal((await store.query<{ status: string }>('SELECT status FROM event_deliveries WHERE id = $1', [failed])).rows[0]?.status, 'FAILED', 'not retried again')
+      const succeeded = await delivery('SUCCEEDED')
+      const k2 = key()
+      const refused = await retry(succeeded, k2)
+      t.equal(refused.status, 409)
+      t.equal(refused.body.context[0].code, 'INVALID_STATE_TRANSITION')
+      await store.query("UPDATE event_deliveries SET status = 'FAILED' WHERE id = $1", [succeeded])
+      t.equal((await retry(succeeded, k2)).status, 200, 'the key of a refused retry applies later')
+      t.equal((await retry(randomUUID(), key())).status, 404, 'none there: 404')
     })
 
     t.test('a refused PATCH keeps no key: the same key then applies', async t => {
