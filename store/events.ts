@@ -356,15 +356,8 @@ export class EventTables {
       const { rows } = await db.query(update(''), values)
       return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
     }
-    const { rows } = await db.query<Record<string, unknown>>(`${this.claimedAt(where, claim, values.length + 1)},
-      w AS (${update(' AND EXISTS (SELECT 1 FROM k)')})
-      SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, [...values, ...claim.values])
-    const row = rows[0] as Record<string, unknown>
-    if (row.id != null) {
-      delete row['svc:found']
-      return subscriptionOf(row)
-    }
-    return row['svc:found'] === true ? HELD : null
+    return await this.claimedWrite(db, this.claimedAt(this.S, `ctx = $1 AND id = $2 AND ${where}`, claim, values.length + 1),
+      update(' AND EXISTS (SELECT 1 FROM k)'), [...values, ...claim.values], subscriptionOf)
   }
 
   /**
@@ -379,7 +372,7 @@ export class EventTables {
       const { rowCount } = await db.query(`DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${at}`, values)
       return rowCount > 0
     }
-    const { rows } = await db.query<{ found: boolean, deleted: number }>(`${this.claimedAt(at, claim, values.length + 1)},
+    const { rows } = await db.query<{ found: boolean, deleted: number }>(`${this.claimedAt(this.S, `ctx = $1 AND id = $2 AND ${at}`, claim, values.length + 1)},
       w AS (DELETE FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${at} AND EXISTS (SELECT 1 FROM k) RETURNING 1)
       SELECT EXISTS (SELECT 1 FROM c) AS found, (SELECT count(*) FROM w)::integer AS deleted`, [...values, ...claim.values])
     const { found, deleted } = rows[0] as { found: boolean, deleted: number }
@@ -387,14 +380,31 @@ export class EventTables {
   }
 
   /**
-   * The head of a write of subscription `$2` of `$1` under an idempotency claim: `c`, the row
-   * where `condition` holds, locked (its latest version, so that a change committed since the
-   * statement's snapshot is seen), and the claim `k`, taken only when there is one: a claim is
-   * never kept for a write that did not happen. The claim's values start at `$first`.
+   * The head of a write under an idempotency claim: `c`, the row of `table` where `condition`
+   * holds, locked (its latest version, so that a change committed since the statement's
+   * snapshot is seen), and the claim `k`, taken only when there is one: a claim is never kept
+   * for a write that did not happen. The claim's values start at `$first`.
    */
-  private claimedAt (condition: string, claim: ClaimPart, first: number): string {
-    return `WITH c AS (SELECT 1 FROM ${this.S} WHERE ctx = $1 AND id = $2 AND ${condition} FOR UPDATE),
+  private claimedAt (table: string, condition: string, claim: ClaimPart, first: number): string {
+    return `WITH c AS (SELECT 1 FROM ${table} WHERE ${condition} FOR UPDATE),
       ${claim.sql(first, 'EXISTS (SELECT 1 FROM c)')}`
+  }
+
+  /**
+   * Runs `write`, a statement returning the row it changes, as the CTE `w` after `head`
+   * (`claimedAt`): the row written, `HELD` when `c` found the row but the claim answers for
+   * another request, null when `c` found none.
+   */
+  private async claimedWrite<R> (db: Queryable, head: string, write: string, values: readonly unknown[], decode: (row: Record<string, unknown>) => R): Promise<R | null | typeof HELD> {
+    const { rows } = await db.query<Record<string, unknown>>(`${head},
+      w AS (${write})
+      SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, values)
+    const row = rows[0] as Record<string, unknown>
+    if (row.id != null) {
+      delete row['svc:found']
+      return decode(row)
+    }
+    return row['svc:found'] === true ? HELD : null
   }
 
   /**
@@ -436,16 +446,8 @@ export class EventTables {
       const { rows } = await db.query(update(''), values)
       return rows.length === 0 ? null : deliveryOf(rows[0] as Record<string, unknown>)
     }
-    const { rows } = await db.query<Record<string, unknown>>(`WITH c AS (SELECT 1 FROM ${this.D} WHERE ${failed} FOR UPDATE),
-      ${claim.sql(values.length + 1, 'EXISTS (SELECT 1 FROM c)')},
-      w AS (${update(' AND EXISTS (SELECT 1 FROM k)')})
-      SELECT EXISTS (SELECT 1 FROM c) AS "svc:found", w.* FROM (SELECT 1) AS one LEFT JOIN w ON true`, [...values, ...claim.values])
-    const row = rows[0] as Record<string, unknown>
-    if (row.id != null) {
-      delete row['svc:found']
-      return deliveryOf(row)
-    }
-    return row['svc:found'] === true ? HELD : null
+    return await this.claimedWrite(db, this.claimedAt(this.D, failed, claim, values.length + 1),
+      update(' AND EXISTS (SELECT 1 FROM k)'), [...values, ...claim.values], deliveryOf)
   }
 
   /**
