@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { BulkResponse, BulkActionValue } from '../../schemas/bulk.js'
 import type { Tx } from '../../store/types.js'
 import type { JobRun } from '../jobs/index.js'
-import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp } from '../resource/index.js'
+import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp, WritePlan } from '../resource/index.js'
 import type { RawOperation } from './envelope.js'
 import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
 import { prepare, type Validators } from './prepare.js'
@@ -33,17 +33,25 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
 }
 
 /**
- * Runs `ops` (checked, not yet decided) through the resource's write path in the transaction
- * `tx` and sets their outcomes (afresh: a transaction run again decides again). Returns
- * whether the transaction keeps its work: ATOMIC only when every operation succeeded,
- * ISOLATED when one did.
+ * The writes of `ops` (checked, not yet decided) through the resource's write path, decided
+ * before their transaction opens where they can be (`Writer.plan`).
  */
-export async function applyInTx (e: Endpoint, tx: Tx, call: WriteCall, ops: readonly Operation[]): Promise<boolean> {
+export function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[]): WritePlan {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
   // A bulk answers no entity: the statements return each row's id and ETag alone.
-  const results = await e.served.writer.run(tx, call, writes, 'etag')
+  return e.served.writer.plan(call, writes, 'etag')
+}
+
+/**
+ * Runs the writes `plan` made of `ops` (`planOf`) in the transaction `tx` and sets their
+ * outcomes (afresh: a transaction run again runs them again). Returns whether the
+ * transaction keeps its work: ATOMIC only when every operation succeeded, ISOLATED when one
+ * did.
+ */
+export async function applyInTx (e: Endpoint, tx: Tx, plan: WritePlan, ops: readonly Operation[]): Promise<boolean> {
+  const results = await e.served.writer.execute(tx, plan)
   ops.forEach((op, i) => { op.outcome = outcomeOf(e.def, op, results[i] as NonNullable<typeof results[number]>, e.served.registry) })
-  return call.atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
+  return plan.call.atomic ? !ops.some(isFailed) : ops.some(op => op.outcome?.status === 'SUCCEEDED')
 }
 
 /** ATOMIC: the operations not applied because others failed. */
@@ -113,10 +121,11 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
     let kept: BulkResponseBody | null = null
     if (!hopeless(ops, true)) {
       const pending = ops.filter(op => op.outcome === null)
+      const plan = planOf(e, call, pending)
       try {
         await run.transaction(async (tx) => {
           kept = null
-          if (!await applyInTx(e, tx, call, pending)) throw new Rollback()
+          if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()
           kept = responseOf(e.def, ops)
           await run.finish(tx, kept, ops.length)
         })
@@ -143,8 +152,9 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
   for (let i = 0; i < left.length; i += size) {
     const chunk = left.slice(i, i + size)
     const pending = chunk.filter(op => op.outcome === null)
+    const plan = planOf(e, call, pending)
     await run.transaction(async (tx) => {
-      if (pending.length > 0) await applyInTx(e, tx, call, pending)
+      if (pending.length > 0) await applyInTx(e, tx, plan, pending)
       await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })), completed + chunk.length)
     })
     completed += chunk.length

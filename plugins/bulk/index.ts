@@ -15,7 +15,7 @@ import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys 
 import { pathOf } from '../shared/url.js'
 import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, tooMany, type Envelope } from './envelope.js'
-import { applyInTx, hopeless, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
+import { applyInTx, hopeless, planOf, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
 import type { Operation } from './outcome.js'
 import { compileValidators } from './prepare.js'
 import { needs } from '../shared/dependencies.js'
@@ -102,9 +102,10 @@ async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Oper
     const { def } = e
     const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic, requestId: request.requestId }
     const pending = ops.filter(op => op.outcome === null)
+    const plan = planOf(e, call, pending)
     try {
       await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {
-        if (!await applyInTx(e, tx, call, pending)) throw new Rollback()
+        if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()
       }, reused)
     } catch (err) {
       if (!(err instanceof Rollback)) throw err

@@ -158,6 +158,7 @@ async function resourcePlugin (fastify: FastifyInstance, opts: ResourcePluginOpt
 export { defineResource, type ResourceDefinition, type ResourceApi, type ResourceStorage, type ResourceOptions, type ReferenceOptions, type ParentOptions, type DerivedField, type IndexOptions, type ServerProperties } from './define.js'
 export { dependencyOrder } from './order.js'
 export type { WriteAction, WriteOp, WriteResult, WriteCall, WriteOutbox, Failure } from './write/operations.js'
+export type { WritePlan } from './write/writer.js'
 export type { Registry, Operation } from './problems.js'
 /*
  * What the routes rely on, checked by Fastify at registration (a missing one fails the boot,

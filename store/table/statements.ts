@@ -54,8 +54,10 @@ export interface TableWrite {
 }
 
 export interface WriteOutcome {
-  /** The rows written, as stored (with `returning: 'etag'`, their `id` and `etag` alone). */
+  /** The rows written, as stored (with `returning: 'etag'`, their `id` and `etag` alone; with `'count'`, none). */
   rows: Row[]
+  /** With `returning: 'count'`, how many rows were written. */
+  count?: number
   /** False when the claim answers for another request: nothing was written. */
   claimed: boolean
   /** Outbox rows written. */
@@ -71,6 +73,18 @@ export interface WriteOutcome {
    * wrote no row. Nothing was written then; the write is to be made again with its outbox.
    */
   wanted?: boolean
+}
+
+/** A write statement made ahead of sending it (`ResourceTable.statement`). */
+export interface WriteStatement {
+  readonly shape: WriteShape
+  readonly text: string
+  readonly values: readonly unknown[]
+  /** Prepared under a name of its own (`TableWrite.named`). */
+  readonly named: boolean
+  readonly ctx: string
+  /** The id of its first row: what a write alone of one row found is read by. */
+  readonly first: string | null
 }
 
 /** The row a write found, from its statement's `svc:etag` and `svc:deleted`; null when there was none. */
@@ -209,19 +223,42 @@ export class ResourceTable {
    * delete). With a claim, nothing is written unless the claim is taken.
    */
   async write (db: Queryable, w: TableWrite): Promise<WriteOutcome> {
+    return await this.send(db, this.statement(w))
+  }
+
+  /**
+   * `write`'s statement, made ahead of sending it (`send`): its text chosen and its values
+   * gathered, the rows' JSON text among them. A transaction then holds its connection only
+   * while the database runs it.
+   */
+  statement (w: TableWrite): WriteStatement {
     const guard = w.guard ?? null
     const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
     const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, quiet: w.quiet ?? null, attached: w.attached ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
     const columns = w.kind === 'insert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
-    const { rows } = await db.query<Row>(text, values, w.named === false ? undefined : { name: statementName(text) })
+    return { shape, text, values, named: w.named !== false, ctx: w.scope.ctx, first: w.rows[0]?.id ?? null }
+  }
+
+  /** Runs a statement `statement` made: what `write` answers. */
+  async send (db: Queryable, s: WriteStatement): Promise<WriteOutcome> {
+    const { shape } = s
+    const { rows, rowCount } = await db.query<Row>(s.text, s.values, s.named ? { name: statementName(s.text) } : undefined)
+    const counted = shape.returning === 'count'
     if (writesAlone(shape)) {
       for (const row of rows) this.decode(row)
-      const first = w.rows[0]
-      if (rows.length === 0 && shape.current && first !== undefined) return await this.found(db, shape, w.scope.ctx, first.id)
-      return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: rows.length === 0 }
+      const count = counted ? rowCount : rows.length
+      if (count === 0 && shape.current && s.first !== null) return await this.found(db, shape, s.ctx, s.first)
+      if (counted) return shape.quiet === null ? { rows, count, claimed: true, events: 0 } : { rows, count, claimed: true, events: 0, wanted: count === 0 }
+      return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: count === 0 }
     }
     const head = rows[0] as Row
+    if (counted) {
+      const outcome: WriteOutcome = { rows: [], count: head['svc:count'] as number, claimed: head['svc:claimed'] as boolean, events: head['svc:events'] as number }
+      if (shape.current) outcome.current = foundRow(head)
+      if (shape.quiet !== null) outcome.wanted = head['svc:wanted'] === true
+      return outcome
+    }
     const claimed = head['svc:claimed'] as boolean
     const events = head['svc:events'] as number
     const current = foundRow(head)
@@ -246,7 +283,7 @@ export class ResourceTable {
     const { text, values } = foundStatement(this.parts, this.writeTexts, shape, ctx, id)
     const { rows } = await db.query<Row>(text, values, { name: statementName(text) })
     const head = rows[0] as Row
-    const outcome: WriteOutcome = { rows: [], claimed: true, events: 0, current: foundRow(head) }
+    const outcome: WriteOutcome = shape.returning === 'count' ? { rows: [], count: 0, claimed: true, events: 0, current: foundRow(head) } : { rows: [], claimed: true, events: 0, current: foundRow(head) }
     if (shape.quiet !== null) outcome.wanted = head['svc:wanted'] === true
     return outcome
   }

@@ -7,9 +7,11 @@ export type WriteKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'resto
 /**
  * What a write statement answers for each row it wrote: the row as stored (as it was, for a
  * delete), or its `id` and `etag` alone, for a write whose response carries no body (a 204),
- * so that the database formats and sends no column the caller would drop.
+ * so that the database formats and sends no column the caller would drop; or, `'count'`, no
+ * row at all, only how many it wrote, for a caller that knows each row's id and ETag already
+ * (its rows are its own, and an insert writes every one of them or fails).
  */
-export type Returning = 'row' | 'etag'
+export type Returning = 'row' | 'etag' | 'count'
 
 /** The parts of a table a write statement is made of (ResourceTable). */
 export interface WriteTable {
@@ -171,8 +173,10 @@ function keyOf (shape: WriteShape, one: boolean): string {
  * than it wrote, or one row with nulls when it wrote none:
  * `svc:claimed` (the claim was taken, or there was none), `svc:events` (outbox rows written),
  * with `current` the row's `svc:etag` and `svc:deleted` before the write, and with a quiet
- * check `svc:wanted` (a subscription wants the event: nothing was written). Otherwise it is
- * the write alone, which answers its rows (`writesAlone`). Its text is made once per shape
+ * check `svc:wanted` (a subscription wants the event: nothing was written); with `returning:
+ * 'count'`, that one row alone, its `svc:count` the rows written. Otherwise it is the write
+ * alone, which answers its rows (`writesAlone`), or none with `'count'` (the driver's row
+ * count says how many it wrote). Its text is made once per shape
  * (`texts`, the table's own), so a request only gathers values.
  */
 export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: WriteRows): { text: string, values: unknown[] } {
@@ -207,9 +211,11 @@ export function writeStatement (t: WriteTable, texts: Map<string, string>, shape
 function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boolean): string {
   const $ctx = '$1'
   const $by = `$${slots.by}::text`
-  const answered = shape.returning === 'row' ? t.all : t.all.filter(c => c.field === 'id' || c.field === 'etag')
-  // The outbox's snapshot is made of the whole row, whatever the statement answers.
-  const returning = (shape.outbox === null ? answered : t.all).map(c => `t.${c.ident}`).join(', ')
+  const answered = shape.returning === 'row' ? t.all : shape.returning === 'etag' ? t.all.filter(c => c.field === 'id' || c.field === 'etag') : []
+  // The outbox's snapshot is made of the whole row, whatever the statement answers; a count
+  // answers none, but its CTE's rows are counted (and an attached write joins them by id).
+  const returned = shape.outbox !== null ? t.all : answered.length > 0 || writesAlone(shape) ? answered : t.all.filter(c => c.field === 'id')
+  const returning = returned.length === 0 ? '' : `\n        RETURNING ${returned.map(c => `t.${c.ident}`).join(', ')}`
   const guard = shape.guard
   const seen = guard?.by === 'seen'
   const record = recordColumns(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen, slots)
@@ -252,24 +258,23 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
       const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
       write = `INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
         SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
-        FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}
-        RETURNING ${returning}`
+        FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}${returning}`
       break
     }
     case 'update':
       write = `UPDATE ${t.T} AS t SET ${[stamp, ...shape.set.map(c => `${c.ident} = x.${c.ident}`)].join(', ')}
-        FROM ${x} WHERE ${match} RETURNING ${returning}`
+        FROM ${x} WHERE ${match}${returning}`
       break
     case 'mark-deleted':
       write = `UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = ${$by}
-        FROM ${x} WHERE ${match} RETURNING ${returning}`
+        FROM ${x} WHERE ${match}${returning}`
       break
     case 'restore':
       write = `UPDATE ${t.T} AS t SET ${stamp}, "deletedDateTime" = NULL, "deletedBy" = NULL
-        FROM ${x} WHERE ${match} RETURNING ${returning}`
+        FROM ${x} WHERE ${match}${returning}`
       break
     case 'delete':
-      write = `DELETE FROM ${t.T} AS t USING ${x} WHERE ${match} RETURNING ${returning}`
+      write = `DELETE FROM ${t.T} AS t USING ${x} WHERE ${match}${returning}`
       break
   }
   // The write alone: no CTE around it, which would cost the database a scan of its result.
@@ -281,12 +286,14 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   }
   // Run to its end whether or not the answer reads it, as every data-modifying CTE is.
   if (shape.attached !== null) ctes.push(shape.attached.sql(slots.attached, { source: 'w', ctx: $ctx }))
-  const columns = answered.map(c => `w.${c.ident}`).join(', ')
   const found = [
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,
     `${shape.outbox === null ? '0' : '(SELECT count(*) FROM o)::integer'} AS "svc:events"`,
+    ...(shape.returning === 'count' ? ['(SELECT count(*) FROM w)::integer AS "svc:count"'] : []),
     ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : []),
     ...(quiet === null ? [] : [`NOT ${quiet} AS "svc:wanted"`])
   ]
+  if (answered.length === 0) return `WITH ${ctes.join(',\n')}\nSELECT ${found.join(', ')}`
+  const columns = answered.map(c => `w.${c.ident}`).join(', ')
   return `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`
 }

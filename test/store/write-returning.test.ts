@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { defineResource } from '../../plugins/resource/index.js'
 import { Int64, Nullable } from '../../schemas/types.js'
 import { migrate } from '../../store/migrate.js'
-import type { OutboxPart } from '../../store/statement-parts.js'
+import type { ClaimPart, OutboxPart } from '../../store/statement-parts.js'
 import { ResourceTable, type Guard, type Returning, type TableWrite } from '../../store/table/index.js'
 import { databases } from '../support/databases.js'
 
@@ -49,7 +49,7 @@ for (const db of databases) {
       for (const { name, guard } of guards) {
         for (const withOutbox of [false, true]) {
           for (const current of [false, true]) {
-            for (const returning of ['row', 'etag'] as Returning[]) {
+            for (const returning of ['row', 'etag', 'count'] as Returning[]) {
               const label = `${kind}, ${name}${withOutbox ? ', with an outbox' : ''}${current ? ', current' : ''}: ${returning}`
               const id = `note-${++n}`
               await table.write(store, { kind: 'insert', scope, rows: [{ id, etag: '"old"', values: { title: 'before', big: '9007199254740993' } }] })
@@ -66,9 +66,14 @@ for (const db of databases) {
                 returning
               }
               const written = await table.write(store, w)
-              t.equal(written.rows.length, 1, `${label}: one row written`)
-              const row = written.rows[0] as Record<string, unknown>
-              if (returning === 'etag') {
+              if (returning === 'count') {
+                t.strictSame([written.rows, written.count], [[], 1], `${label}: no row, one written`)
+                t.equal((await table.get(store, 'prod', id))?.etag, kind === 'delete' ? undefined : '"new"', `${label}: written`)
+              } else t.equal(written.rows.length, 1, `${label}: one row written`)
+              const row = (written.rows[0] ?? { id, etag: kind === 'delete' ? '"old"' : '"new"' }) as Record<string, unknown>
+              if (returning === 'count') {
+                t.notOk(/RETURNING/.test(table.statement(w).text) && !/^WITH/.test(table.statement(w).text), `${label}: a write alone returns nothing`)
+              } else if (returning === 'etag') {
                 t.strictSame(Object.keys(row).sort(), ['etag', 'id'], `${label}: the id and ETag alone`)
               } else {
                 t.strictSame(Object.keys(row).sort(), [...ALL_FIELDS].sort(), `${label}: the whole row`)
@@ -91,5 +96,47 @@ for (const db of databases) {
         }
       }
     }
+
+    // A claim of the test's own, taken when its one value is true.
+    const claim = (taken: boolean): ClaimPart => ({ key: 'test-claim', values: [taken], sql: (first, when) => `k AS (SELECT 1 WHERE $${first}::boolean AND ${when ?? 'true'})` })
+    for (const withOutbox of [false, true]) {
+      for (const taken of [null, true, false]) {
+        const label = `inserts counted${withOutbox ? ', with an outbox' : ''}${taken === null ? '' : taken ? ', a claim taken' : ', a claim held'}`
+        await store.query(`DELETE FROM ${SNAPSHOTS}`)
+        const ids = [`note-${++n}`, `note-${++n}`, `note-${++n}`]
+        const written = await table.write(store, {
+          kind: 'insert',
+          scope,
+          rows: ids.map(id => ({ id, etag: `"${id}"`, values: { title: id, big: null } })),
+          outbox: withOutbox ? outbox : null,
+          claim: taken === null ? null : claim(taken),
+          returning: 'count'
+        })
+        const stored = taken === false ? 0 : 3
+        t.strictSame([written.rows, written.count, written.claimed], [[], stored, taken !== false], `${label}: no row, how many written`)
+        t.equal(written.events, withOutbox ? stored : 0, `${label}: its events`)
+        const { rows } = await store.query<{ id: string, etag: string }>(`SELECT id, etag FROM ${def.storage.table} WHERE id = ANY($1::text[]) ORDER BY id`, [ids])
+        t.strictSame(rows.map(r => [r.id, r.etag]), stored === 0 ? [] : ids.map(id => [id, `"${id}"`]).sort(), `${label}: stored as given`)
+        t.equal((await store.query(`SELECT 1 FROM ${SNAPSHOTS}`)).rows.length, withOutbox ? stored : 0, `${label}: the outbox rows`)
+      }
+    }
+
+    t.test('a counted write that finds its row changed', async t => {
+      const id = `note-${++n}`
+      await table.write(store, { kind: 'insert', scope, rows: [{ id, etag: '"now"', values: { title: 'x', big: null } }] })
+      for (const withOutbox of [false, true]) {
+        const written = await table.write(store, {
+          kind: 'update',
+          scope,
+          rows: [{ id, etag: '"next"', values: { title: 'y' } }],
+          fields: ['title'],
+          guard: { by: 'preconditions', allowed: ['"then"'], refused: null, live: false },
+          outbox: withOutbox ? outbox : null,
+          current: true,
+          returning: 'count'
+        })
+        t.match(written, { rows: [], count: 0, current: { etag: '"now"' } }, `nothing written; the row as found${withOutbox ? ', with an outbox' : ''}`)
+      }
+    })
   })
 }

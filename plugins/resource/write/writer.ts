@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import type { WriteClaim } from '../../../store/statement-parts.js'
-import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome } from '../../../store/table/index.js'
+import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
 import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
@@ -58,6 +58,40 @@ interface Step {
   /** For an update: the fields it sets (undefined: the writable ones). */
   fields: readonly string[] | undefined
   write: RowWrite
+}
+
+/** Consecutive steps written by one statement, made ahead when their plan could (`Writer.plan`). */
+interface PlannedRun {
+  steps: Step[]
+  statement: WriteStatement | null
+}
+
+/**
+ * Operations of a transaction decided before it opens (`Writer.plan`), to be run in it
+ * (`Writer.execute`).
+ */
+export interface WritePlan {
+  readonly call: WriteCall
+  readonly returning: Returning
+  readonly results: WriteResult[]
+  /** Each operation's step as decided ahead (null: its outcome is known), or undefined: decided in the transaction, on its row. */
+  readonly decided: ReadonlyArray<Step | null | undefined>
+  /** When every operation was decided ahead: its runs, with their statements. */
+  readonly runs: readonly PlannedRun[] | null
+}
+
+/** Whether an operation is decided on its entity as stored: all but a new entity with a server-made id, which cannot exist yet. */
+function readsRow (op: WriteOp): boolean {
+  return op.action !== 'create' || op.ifNoneMatch !== null
+}
+
+/**
+ * What a run's statement answers: with `'etag'`, an insert answers its count alone, since
+ * each row it wrote has the id and ETag the step gave it (an insert of a transaction writes
+ * every row or fails), and the database then sends no row back.
+ */
+function returningOf (run: readonly Step[], returning: Returning): Returning {
+  return returning === 'etag' && (run[0] as Step).kind === 'insert' ? 'count' : returning
 }
 
 /** An action's name in the past tense, as its event names it: publish → published, archive → archived. */
@@ -267,22 +301,61 @@ export class Writer {
    * each result's `row` may hold the entity's `id` and `etag` alone.
    */
   async run (tx: Tx, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): Promise<WriteResult[]> {
+    return await this.execute(tx, this.plan(call, ops, returning))
+  }
+
+  /**
+   * `run` in two halves: decides, before the transaction opens, every operation that needs no
+   * row read (a new entity with a server-made id: its checks, defaults and ETag), and when
+   * that is all of them, makes their statements too; `execute` then runs the plan in the
+   * transaction, which is held for its statements alone. The other operations are decided in
+   * it, on their rows as read there, locked.
+   */
+  plan (call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): WritePlan {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
-    // A new entity with a server-made id cannot exist yet: nothing to read for it.
-    const named = ops.filter(op => op.action !== 'create' || op.ifNoneMatch !== null).map(op => op.id)
-    // A patch merges into the stored fields, and a transition reads the state it starts from.
-    const full = ops.some(op => op.action === 'patch' || op.action === 'transition')
+    const decided = results.map(r => readsRow(r.op) ? undefined : this.prepare(r, undefined))
+    let runs: PlannedRun[] | null = null
+    if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
+      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, returning))) }))
+    }
+    return { call, returning, results, decided, runs }
+  }
+
+  /**
+   * Runs a plan (`plan`) in the transaction `tx`: its results, one per operation, in order. A
+   * transaction run again may run it again: each run finds its outcomes afresh.
+   */
+  async execute (tx: Tx, plan: WritePlan): Promise<WriteResult[]> {
+    const { call, results, decided } = plan
+    const named: string[] = []
+    let full = false
+    results.forEach((r, i) => {
+      if (decided[i] !== undefined) return
+      named.push(r.op.id)
+      // A patch merges into the stored fields, and a transition reads the state it starts from.
+      full ||= r.op.action === 'patch' || r.op.action === 'transition'
+    })
     const current = named.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, named, full)
     const steps: Step[] = []
-    for (const result of results) {
-      const step = this.prepare(result, current.get(result.op.id))
+    results.forEach((result, i) => {
+      let step = decided[i]
+      if (step === undefined) {
+        result.values = result.op.values
+        result.failure = null
+        step = this.prepare(result, current.get(result.op.id))
+      } else if (step !== null) {
+        // A conflict an earlier run met is looked for again.
+        result.failure = null
+      }
+      result.row = null
+      result.change = null
       if (step !== null) steps.push(step)
-    }
+    })
     // Every operation is decided before any is applied, so each failure gets its own reason.
     if (call.atomic && results.some(r => r.failure !== null)) return results
-    for (const run of runsOf(steps)) {
-      await this.apply(tx, call, run, returning)
-      if (call.atomic && run.some(s => s.result.failure !== null)) return results
+    for (const run of plan.runs ?? runsOf(steps).map(s => ({ steps: s, statement: null }))) {
+      await this.apply(tx, call, run, plan.returning)
+      if (call.atomic && run.steps.some(s => s.result.failure !== null)) return results
     }
     return results
   }
@@ -386,9 +459,19 @@ export class Writer {
     }
   }
 
-  private async batch (tx: Tx, call: WriteCall, run: readonly Step[], returning: Returning): Promise<void> {
-    const written = await this.table.write(tx, this.statementOf(call, run, this.eventOf(run[0] as Step), false, null, returning))
+  /** Writes a run of steps in one statement: `statement` when it was made ahead (`plan`). */
+  private async batch (tx: Tx, call: WriteCall, run: readonly Step[], statement: WriteStatement | null, returning: Returning): Promise<void> {
+    const answer = returningOf(run, returning)
+    const written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(call, run, this.eventOf(run[0] as Step), false, null, answer)))
     if (written.events > 0) this.outbox?.written(written.events, false)
+    if (answer === 'count') {
+      // An insert writes every row or fails: each is stored with the id and ETag it was given.
+      for (const s of run) {
+        s.result.row = { id: s.write.id, etag: s.write.etag }
+        s.result.change = changeOf(s)
+      }
+      return
+    }
     const byId = new Map(written.rows.map(r => [r.id as string, r]))
     for (const s of run) {
       s.result.row = byId.get(s.write.id) ?? null
@@ -403,10 +486,10 @@ export class Writer {
    * (without one, PostgreSQL aborts the whole transaction at the first error); atomic, it
    * stops at the first failure, since everything is rolled back then anyway.
    */
-  private async apply (tx: Tx, call: WriteCall, run: readonly Step[], returning: Returning): Promise<void> {
+  private async apply (tx: Tx, call: WriteCall, { steps: run, statement }: PlannedRun, returning: Returning): Promise<void> {
     if (run.length > 1) {
       try {
-        await tx.savepoint(async (db) => { await this.batch(db, call, run, returning) })
+        await tx.savepoint(async (db) => { await this.batch(db, call, run, statement, returning) })
         return
       } catch (err) {
         // An unreachable database is no constraint to find: no point in trying each step.
@@ -415,8 +498,10 @@ export class Writer {
     }
     for (const s of run) {
       try {
-        if (call.atomic) await this.batch(tx, call, [s], returning)
-        else await tx.savepoint(async (db) => { await this.batch(db, call, [s], returning) })
+        // A run of one is sent as planned; a run broken up is made again step by step.
+        const planned = run.length === 1 ? statement : null
+        if (call.atomic) await this.batch(tx, call, [s], planned, returning)
+        else await tx.savepoint(async (db) => { await this.batch(db, call, [s], planned, returning) })
       } catch (err) {
         // The whole transaction runs again (store retries), not just this operation: a deadlock
         // victim's other statements are undone too.
