@@ -34,12 +34,15 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
 
 /**
  * The writes of `ops` (checked, not yet decided) through the resource's write path, decided
- * before their transaction opens where they can be (`Writer.plan`).
+ * before their transaction opens where they can be (`Writer.plan`); `readFirst`: those on
+ * existing entities too, on their rows read first without a lock (`Writer.planRead`), for a
+ * transaction that would otherwise hold its connection while it decides them.
  */
-export function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[]): WritePlan {
+export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], readFirst = false): Promise<WritePlan> {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
+  const { writer, store } = e.served
   // A bulk answers no entity: the statements return each row's id and ETag alone.
-  return e.served.writer.plan(call, writes, 'etag')
+  return readFirst ? await writer.planRead(store, call, writes, 'etag') : writer.plan(call, writes, 'etag')
 }
 
 /**
@@ -121,7 +124,8 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
     let kept: BulkResponseBody | null = null
     if (!hopeless(ops, true)) {
       const pending = ops.filter(op => op.outcome === null)
-      const plan = planOf(e, call, pending)
+      // One transaction for every operation: decided before it opens, all of them.
+      const plan = await planOf(e, call, pending, true)
       try {
         await run.transaction(async (tx) => {
           kept = null
@@ -152,7 +156,7 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
   for (let i = 0; i < left.length; i += size) {
     const chunk = left.slice(i, i + size)
     const pending = chunk.filter(op => op.outcome === null)
-    const plan = planOf(e, call, pending)
+    const plan = await planOf(e, call, pending)
     await run.transaction(async (tx) => {
       if (pending.length > 0) await applyInTx(e, tx, plan, pending)
       await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })), completed + chunk.length)

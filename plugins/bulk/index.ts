@@ -102,7 +102,7 @@ async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Oper
     const { def } = e
     const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic, requestId: request.requestId }
     const pending = ops.filter(op => op.outcome === null)
-    const plan = planOf(e, call, pending)
+    const plan = await planOf(e, call, pending)
     try {
       await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {
         if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()

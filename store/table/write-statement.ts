@@ -8,8 +8,9 @@ export type WriteKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'resto
  * What a write statement answers for each row it wrote: the row as stored (as it was, for a
  * delete), or its `id` and `etag` alone, for a write whose response carries no body (a 204),
  * so that the database formats and sends no column the caller would drop; or, `'count'`, no
- * row at all, only how many it wrote, for a caller that knows each row's id and ETag already
- * (its rows are its own, and an insert writes every one of them or fails).
+ * row at all, only how many it wrote, for a caller that knows which rows that count means and
+ * each one's id and ETag (an insert writes every row or fails; a write of rows locked and
+ * decided on, each named once, writes every one).
  */
 export type Returning = 'row' | 'etag' | 'count'
 

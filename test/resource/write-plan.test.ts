@@ -10,6 +10,8 @@ import { prerequisites } from './helper.js'
 // `writer.plan` decides, before the transaction opens, what needs no row read (a new entity with
 // a server-made id), and makes the statements when that is every operation; `writer.execute`
 // runs the plan in the transaction, which then holds its connection for its statements alone.
+// `writer.planRead` decides the operations on existing entities too, on their rows read first;
+// `execute` keeps those decisions while its locked read finds the rows as they were read.
 
 const tags = defineResource({
   name: 'tag',
@@ -77,6 +79,66 @@ for (const db of databases) {
       t.match(sent[0], /^SELECT .* FOR UPDATE$/s, 'the row read and locked first')
       t.equal(made, 2, 'the statements made there')
       t.match(results, [{ failure: null, change: 'created' }, { failure: null, change: 'deleted', row: { id } }])
+      t.equal(await etagOf(id), null)
+    })
+
+    t.test('read first (planRead): operations on existing entities decided before the transaction too', async t => {
+      const kept = `t${++n}`
+      const gone = `t${++n}`
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(kept, `e${n}`), create(gone, `f${n}`)]))
+      const at = await etagOf(kept) as string
+      const ops: WriteOp[] = [
+        { action: 'update', id: kept, values: { label: `g${n}` }, ifMatch: [{ weak: false, tag: at }], ifNoneMatch: null },
+        { action: 'delete', id: gone, values: {}, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: 'never', values: {}, ifMatch: null, ifNoneMatch: null }
+      ]
+      made = 0
+      const plan = await writer.planRead(store, call(true), ops, 'etag')
+      t.equal(made, 2, 'both statements made ahead')
+      const sent: string[] = []
+      const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), plan))
+      t.equal(made, 2, 'none made in the transaction')
+      t.match(sent, [/FOR UPDATE$/, /^UPDATE /, /^DELETE /], 'its locked read, then the writes alone')
+      t.notMatch(sent[1], /RETURNING/, 'the update answering its count alone: each row has the ETag it was given')
+      t.match(sent[2], /RETURNING t\."id", t\."etag"$/, 'the deletion its rows: a row removed keeps its ETag')
+      t.match(results, [{ failure: null, change: 'updated', row: { id: kept } }, { failure: null, change: 'deleted', row: { id: gone } }, { failure: null, change: null, row: null }])
+      t.equal(await etagOf(kept), (results[0]?.row as { etag: string }).etag)
+      t.equal(await etagOf(gone), null)
+    })
+
+    t.test('read first, and a row changed before the transaction: decided again on it, as locked there', async t => {
+      const id = `t${++n}`
+      const other = `t${++n}`
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(id, `h${n}`), create(other, `i${n}`)]))
+      const at = await etagOf(id) as string
+      const ops: WriteOp[] = [
+        { action: 'update', id, values: { label: `j${n}` }, ifMatch: [{ weak: false, tag: at }], ifNoneMatch: null },
+        { action: 'delete', id: other, values: {}, ifMatch: null, ifNoneMatch: null }
+      ]
+      const plan = await writer.planRead(store, call(false), ops, 'etag')
+      // Another request changes the first and deletes the second meanwhile.
+      await store.transaction(async (tx) => await writer.run(tx, call(false), [
+        { action: 'update', id, values: { label: `k${n}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: other, values: {}, ifMatch: null, ifNoneMatch: null }
+      ]))
+      const now = await etagOf(id)
+      made = 0
+      const results = await store.transaction(async (tx) => await writer.execute(tx, plan))
+      t.match(results, [{ failure: { kind: 'precondition-failed' }, row: null }, { row: null, change: null }], 'its If-Match stale now; nothing to delete')
+      t.equal(made, 0, 'nothing left to write')
+      t.equal(await etagOf(id), now, 'the change made meanwhile stays')
+    })
+
+    t.test('an entity named twice: the statements answer the rows they wrote', async t => {
+      const id = `t${++n}`
+      await store.transaction(async (tx) => await writer.run(tx, call(false), [create(id, `l${n}`)]))
+      const sent: string[] = []
+      const results = await store.transaction(async (tx) => await writer.run(listed(tx, sent), call(false), [
+        { action: 'delete', id, values: {}, ifMatch: null, ifNoneMatch: null },
+        { action: 'update', id, values: { label: `m${n}` }, ifMatch: null, ifNoneMatch: null }
+      ], 'etag'))
+      t.match(sent.find(text => text.startsWith('UPDATE')), /RETURNING t\."id", t\."etag"$/)
+      t.match(results, [{ change: 'deleted', row: { id } }, { failure: null, change: null, row: null }], 'the update found nothing left to write')
       t.equal(await etagOf(id), null)
     })
 

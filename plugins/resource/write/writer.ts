@@ -4,7 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import type { WriteClaim } from '../../../store/statement-parts.js'
 import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
-import type { Store, Tx } from '../../../store/types.js'
+import type { Queryable, Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
@@ -76,6 +76,10 @@ export interface WritePlan {
   readonly results: WriteResult[]
   /** Each operation's step as decided ahead (null: its outcome is known), or undefined: decided in the transaction, on its row. */
   readonly decided: ReadonlyArray<Step | null | undefined>
+  /** The rows the operations on existing entities were decided on (`Writer.planRead`), by id; null when they were not. */
+  readonly rows: ReadonlyMap<string, Row> | null
+  /** No entity is named twice. */
+  readonly distinct: boolean
   /** When every operation was decided ahead: its runs, with their statements. */
   readonly runs: readonly PlannedRun[] | null
 }
@@ -86,12 +90,32 @@ function readsRow (op: WriteOp): boolean {
 }
 
 /**
- * What a run's statement answers: with `'etag'`, an insert answers its count alone, since
- * each row it wrote has the id and ETag the step gave it (an insert of a transaction writes
- * every row or fails), and the database then sends no row back.
+ * The ids of the operations decided on their rows, and whether any needs each row whole: a
+ * patch merges into the stored fields, a transition reads the state it starts from.
  */
-function returningOf (run: readonly Step[], returning: Returning): Returning {
-  return returning === 'etag' && (run[0] as Step).kind === 'insert' ? 'count' : returning
+function rowsNamed (ops: readonly WriteOp[]): { ids: string[], full: boolean } {
+  const ids: string[] = []
+  let full = false
+  for (const op of ops) {
+    if (!readsRow(op)) continue
+    ids.push(op.id)
+    full ||= op.action === 'patch' || op.action === 'transition'
+  }
+  return { ids, full }
+}
+
+/**
+ * What a run's statement answers. With `'etag'`, its count alone where that says which rows it
+ * wrote, each with the id and ETag its step gave it, so the database sends no row back: an
+ * insert writes every row or fails; an update, a deletion mark or a restore writes every row
+ * it names, locked and decided on, unless an earlier statement of the plan removed one, which
+ * only a plan naming an entity twice can do (`distinct` false). A deletion answers its rows: a
+ * row removed keeps the ETag it had.
+ */
+function returningOf (run: readonly Step[], { returning, distinct }: Pick<WritePlan, 'returning' | 'distinct'>): Returning {
+  if (returning !== 'etag') return returning
+  const { kind } = run[0] as Step
+  return kind === 'insert' || (distinct && kind !== 'delete') ? 'count' : returning
 }
 
 /** An action's name in the past tense, as its event names it: publish → published, archive → archived. */
@@ -312,34 +336,47 @@ export class Writer {
    * it, on their rows as read there, locked.
    */
   plan (call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): WritePlan {
-    const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
-    const decided = results.map(r => readsRow(r.op) ? undefined : this.prepare(r, undefined))
-    let runs: PlannedRun[] | null = null
-    if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
-      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, returning))) }))
-    }
-    return { call, returning, results, decided, runs }
+    return this.planOn(call, ops, returning, null)
   }
 
   /**
-   * Runs a plan (`plan`) in the transaction `tx`: its results, one per operation, in order. A
-   * transaction run again may run it again: each run finds its outcomes afresh.
+   * `plan`, with the operations on existing entities decided too, on their rows read first from
+   * `db` without a lock (one statement). `execute` keeps those decisions, and the statements
+   * made for them, when its locked read finds each row still at the ETag it was decided on
+   * (every write gives a row a new one); otherwise it decides them again there. For a long
+   * transaction (an ATOMIC job) that would otherwise decide them while it holds its connection.
+   */
+  async planRead (db: Queryable, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): Promise<WritePlan> {
+    const { ids, full } = rowsNamed(ops)
+    const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(db, call.ctx, ids, full, false)
+    return this.planOn(call, ops, returning, rows)
+  }
+
+  private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null): WritePlan {
+    const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
+    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : this.prepare(r, rows.get(r.op.id)))
+    const distinct = new Set(ops.map(op => op.id)).size === ops.length
+    let runs: PlannedRun[] | null = null
+    if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
+      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, { returning, distinct }))) }))
+    }
+    return { call, returning, results, decided, rows, distinct, runs }
+  }
+
+  /**
+   * Runs a plan (`plan`, `planRead`) in the transaction `tx`: its results, one per operation, in
+   * order. A transaction run again may run it again: each run finds its outcomes afresh.
    */
   async execute (tx: Tx, plan: WritePlan): Promise<WriteResult[]> {
-    const { call, results, decided } = plan
-    const named: string[] = []
-    let full = false
-    results.forEach((r, i) => {
-      if (decided[i] !== undefined) return
-      named.push(r.op.id)
-      // A patch merges into the stored fields, and a transition reads the state it starts from.
-      full ||= r.op.action === 'patch' || r.op.action === 'transition'
-    })
-    const current = named.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, named, full)
+    const { call, results, decided, rows } = plan
+    const { ids, full } = rowsNamed(results.map(r => r.op))
+    const current = ids.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, ids, full)
+    // Decided on rows read before: each decision holds while its row is as it was read.
+    const held = ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
     const steps: Step[] = []
     results.forEach((result, i) => {
-      let step = decided[i]
-      if (step === undefined) {
+      let step = decided[i] as Step | null
+      if (readsRow(result.op) && !held) {
         result.values = result.op.values
         result.failure = null
         step = this.prepare(result, current.get(result.op.id))
@@ -353,8 +390,8 @@ export class Writer {
     })
     // Every operation is decided before any is applied, so each failure gets its own reason.
     if (call.atomic && results.some(r => r.failure !== null)) return results
-    for (const run of plan.runs ?? runsOf(steps).map(s => ({ steps: s, statement: null }))) {
-      await this.apply(tx, call, run, plan.returning)
+    for (const run of (held ? plan.runs : null) ?? runsOf(steps).map(s => ({ steps: s, statement: null }))) {
+      await this.apply(tx, plan, run)
       if (call.atomic && run.steps.some(s => s.result.failure !== null)) return results
     }
     return results
@@ -459,13 +496,13 @@ export class Writer {
     }
   }
 
-  /** Writes a run of steps in one statement: `statement` when it was made ahead (`plan`). */
-  private async batch (tx: Tx, call: WriteCall, run: readonly Step[], statement: WriteStatement | null, returning: Returning): Promise<void> {
-    const answer = returningOf(run, returning)
-    const written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(call, run, this.eventOf(run[0] as Step), false, null, answer)))
+  /** Writes a run of steps of `plan` in one statement: `statement` when it was made ahead. */
+  private async batch (tx: Tx, plan: WritePlan, run: readonly Step[], statement: WriteStatement | null): Promise<void> {
+    const answer = returningOf(run, plan)
+    const written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(plan.call, run, this.eventOf(run[0] as Step), false, null, answer)))
     if (written.events > 0) this.outbox?.written(written.events, false)
     if (answer === 'count') {
-      // An insert writes every row or fails: each is stored with the id and ETag it was given.
+      // Each row is stored with the id and ETag it was given (returningOf).
       for (const s of run) {
         s.result.row = { id: s.write.id, etag: s.write.etag }
         s.result.change = changeOf(s)
@@ -486,10 +523,11 @@ export class Writer {
    * (without one, PostgreSQL aborts the whole transaction at the first error); atomic, it
    * stops at the first failure, since everything is rolled back then anyway.
    */
-  private async apply (tx: Tx, call: WriteCall, { steps: run, statement }: PlannedRun, returning: Returning): Promise<void> {
+  private async apply (tx: Tx, plan: WritePlan, { steps: run, statement }: PlannedRun): Promise<void> {
+    const { call } = plan
     if (run.length > 1) {
       try {
-        await tx.savepoint(async (db) => { await this.batch(db, call, run, statement, returning) })
+        await tx.savepoint(async (db) => { await this.batch(db, plan, run, statement) })
         return
       } catch (err) {
         // An unreachable database is no constraint to find: no point in trying each step.
@@ -500,8 +538,8 @@ export class Writer {
       try {
         // A run of one is sent as planned; a run broken up is made again step by step.
         const planned = run.length === 1 ? statement : null
-        if (call.atomic) await this.batch(tx, call, [s], planned, returning)
-        else await tx.savepoint(async (db) => { await this.batch(db, call, [s], planned, returning) })
+        if (call.atomic) await this.batch(tx, plan, [s], planned)
+        else await tx.savepoint(async (db) => { await this.batch(db, plan, [s], planned) })
       } catch (err) {
         // The whole transaction runs again (store retries), not just this operation: a deadlock
         // victim's other statements are undone too.
