@@ -67,14 +67,18 @@ interface PlannedRun {
 }
 
 /**
- * Operations of a transaction decided before it opens (`Writer.plan`), to be run in it
- * (`Writer.execute`).
+ * Operations of a transaction decided before it opens (`Writer.plan`, `Writer.planRead`), to be
+ * run in it (`Writer.execute`).
  */
 export interface WritePlan {
   readonly call: WriteCall
   readonly returning: Returning
   readonly results: WriteResult[]
-  /** Each operation's step as decided ahead (null: its outcome is known), or undefined: decided in the transaction, on its row. */
+  /**
+   * Each operation's step as decided ahead (null: its outcome is known), or undefined: decided
+   * in the transaction, on its row. One decided on its row as read first (`rows`) is decided
+   * again in the transaction when that row moved on since.
+   */
   readonly decided: ReadonlyArray<Step | null | undefined>
   /** The rows the operations on existing entities were decided on (`Writer.planRead`), by id; null when they were not. */
   readonly rows: ReadonlyMap<string, Row> | null
