@@ -45,6 +45,12 @@ export type JobView = Omit<JobRow, 'input'>
 /** A job as its readers see it, its result the JSON text it is stored as (null without one). */
 export type StoredJobView = Omit<JobView, 'result'> & { result: string | null }
 
+/** How a job ends (`JobTable.finish`): SUCCEEDED with its result, or with the one written ahead (`stage`), or FAILED. */
+export type JobEnd =
+  | { status: 'SUCCEEDED', result: unknown, completedCount: number }
+  | { status: 'SUCCEEDED', staged: true, completedCount: number }
+  | { status: 'FAILED', problem: unknown }
+
 /** What a new job is made of. */
 export type NewJob = Pick<JobRow, 'ctx' | 'id' | 'kind' | 'collection' | 'subject' | 'input' | 'operationCount' | 'requestId'>
 
@@ -64,11 +70,14 @@ export interface Lease {
   millis: number
 }
 
-/** The select list of a job, its columns qualified by `alias` when given; its input only for the instance that runs it. */
+/**
+ * The select list of a job, its columns qualified by `alias` when given; its input only for the
+ * instance that runs it. Its result only once it SUCCEEDED: a run may write it ahead (`stage`).
+ */
 function columns (alias = '', input = true): string {
   const a = alias === '' ? '' : `${alias}.`
   return `${a}ctx, ${a}id, ${a}kind, ${a}collection, ${a}subject, ${a}status, ${input ? `${a}input, ` : ''}${a}operation_count AS "operationCount",
-  ${a}completed_count AS "completedCount", ${a}result, ${a}problem, ${a}request_id AS "requestId", ${a}attempts,
+  ${a}completed_count AS "completedCount", CASE WHEN ${a}status = 'SUCCEEDED' THEN ${a}result END AS result, ${a}problem, ${a}request_id AS "requestId", ${a}attempts,
   ${a}created_at AS "createdDateTime", ${a}modified_at AS "modifiedDateTime", ${a}completed_at AS "completedDateTime"`
 }
 const VIEW_COLUMNS = columns('', false)
@@ -286,13 +295,37 @@ export class JobTable {
   }
 
   /**
-   * Ends the job: SUCCEEDED with its result, or FAILED with a problem body. With `holder`, only
-   * while the claim that made `holder.attempt` still holds it (`hold`'s condition, in the same
-   * statement): a run that lost its job ends nothing. False when no row was ended.
+   * Writes `result` as the job's result ahead of its end, while the claim that made
+   * `holder.attempt` holds it: readers see it only once the job ends SUCCEEDED by a `finish`
+   * that keeps it (`staged`). Outside the transaction of the job's last work, so that
+   * transaction holds the database only to end the job: on the embedded store, every request
+   * waits for it. False when no row was written.
    */
-  async finish (db: Queryable, ctx: string, id: string, end: { status: 'SUCCEEDED', result: unknown, completedCount: number } | { status: 'FAILED', problem: unknown }, holder: Holder | null = null): Promise<boolean> {
-    const values: unknown[] = end.status === 'SUCCEEDED' ? [ctx, id, JSON.stringify(end.result), end.completedCount] : [ctx, id, JSON.stringify(end.problem)]
-    const set = end.status === 'SUCCEEDED' ? "status = 'SUCCEEDED', result = $3, completed_count = $4" : "status = 'FAILED', problem = $3::jsonb"
+  async stage (db: Queryable, ctx: string, id: string, result: unknown, holder: Holder): Promise<boolean> {
+    const { rows } = await db.query(`UPDATE ${this.T} SET result = $3 WHERE ctx = $1 AND id = $2 AND lease_owner = $4 AND attempts = $5 AND status = 'RUNNING' RETURNING 1 AS staged`,
+      [ctx, id, JSON.stringify(result), holder.owner, holder.attempt])
+    return rows.length > 0
+  }
+
+  /**
+   * Ends the job: SUCCEEDED with its result (`staged`: the one `stage` wrote, kept as it is
+   * stored), or FAILED with a problem body. With `holder`, only while the claim that made
+   * `holder.attempt` still holds it (`hold`'s condition, in the same statement): a run that lost
+   * its job ends nothing. False when no row was ended.
+   */
+  async finish (db: Queryable, ctx: string, id: string, end: JobEnd, holder: Holder | null = null): Promise<boolean> {
+    const values: unknown[] = [ctx, id]
+    let set: string
+    if (end.status === 'FAILED') {
+      values.push(JSON.stringify(end.problem))
+      set = "status = 'FAILED', result = NULL, problem = $3::jsonb"
+    } else if ('staged' in end) {
+      values.push(end.completedCount)
+      set = "status = 'SUCCEEDED', completed_count = $3"
+    } else {
+      values.push(JSON.stringify(end.result), end.completedCount)
+      set = "status = 'SUCCEEDED', result = $3, completed_count = $4"
+    }
     let where = 'ctx = $1 AND id = $2'
     if (holder !== null) {
       values.push(holder.owner, holder.attempt)

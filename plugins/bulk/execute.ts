@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { BulkResponse, BulkActionValue } from '../../schemas/bulk.js'
 import type { Tx } from '../../store/types.js'
 import type { JobRun } from '../jobs/index.js'
-import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp, WritePlan } from '../resource/index.js'
+import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp, WritePlan, WriteResult } from '../resource/index.js'
 import type { RawOperation } from './envelope.js'
 import { outcomeOf, rolledBack, type Operation, type Outcome } from './outcome.js'
 import { prepare, type Validators } from './prepare.js'
@@ -70,17 +70,38 @@ export function hopeless (ops: readonly Operation[], atomic: boolean): boolean {
   return pending.length === 0 || (atomic && pending.length < ops.length)
 }
 
-/** The 200 body: one result per operation, in request order (conventions: "Bulk response body"). */
-export function responseOf (def: ResourceDefinition, ops: readonly Operation[]): BulkResponseBody {
+/**
+ * The 200 body: one result per operation, in request order (conventions: "Bulk response body");
+ * each operation's outcome, or the one `outcomes` gives it.
+ */
+export function responseOf (def: ResourceDefinition, ops: readonly Operation[], outcomes: ReadonlyArray<Outcome | null> = ops.map(op => op.outcome)): BulkResponseBody {
   let ok = 0
-  const operations = ops.map((op) => {
-    const result = op.outcome as Outcome
+  const operations = ops.map((op, i) => {
+    const result = outcomes[i] as Outcome
     if (result.status === 'SUCCEEDED') ok++
     // A CREATE that did not happen has no entity to name.
     const id = op.action === 'CREATE' && result.status === 'FAILED' ? null : op.id
     return { operationId: op.operationId, action: op.action, entityId: id, entityRef: id === null ? null : def.ref(id), result }
   })
   return { status: ok === ops.length ? 'SUCCEEDED' : ok === 0 ? 'FAILED' : 'PARTIAL', operations }
+}
+
+/**
+ * The body `ops` will have when the transaction of `plan` applies it as decided ahead
+ * (`Writer.presume`); null when that cannot be told before it runs.
+ */
+function presumedResponse (e: Endpoint, plan: WritePlan, ops: readonly Operation[]): BulkResponseBody | null {
+  const results = e.served.writer.presume(plan)
+  if (results === null) return null
+  return responseOf(e.def, ops, ops.map((op, i) => outcomeOf(e.def, op, results[i] as WriteResult, e.served.registry)))
+}
+
+/**
+ * Whether the operations of an ATOMIC transaction that kept its work, each SUCCEEDED, did as
+ * `body` says: a success differs only by its detail (an entity deleted already, meanwhile).
+ */
+function answers (body: BulkResponseBody, ops: readonly Operation[]): boolean {
+  return ops.every((op, i) => body.operations[i]?.result.detail === op.outcome?.detail)
 }
 
 /** What an asynchronous bulk job keeps as its input. */
@@ -124,13 +145,16 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
     let kept: BulkResponseBody | null = null
     if (!hopeless(ops, true)) {
       const pending = ops.filter(op => op.outcome === null)
-      // One transaction for every operation: decided before it opens, all of them.
+      // One transaction for every operation: decided before it opens, all of them, and the
+      // result they will give written ahead, so that the transaction only marks the job ended.
       const plan = await planOf(e, call, pending, true)
+      const presumed = presumedResponse(e, plan, ops)
+      if (presumed !== null) await run.stage(presumed)
       try {
         await run.transaction(async (tx) => {
           kept = null
           if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()
-          kept = responseOf(e.def, ops)
+          kept = presumed !== null && answers(presumed, ops) ? presumed : responseOf(e.def, ops)
           await run.finish(tx, kept, ops.length)
         })
       } catch (err) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { Unavailable } from '../../store/errors.js'
-import type { JobRow, JobTable, Lease } from '../../store/jobs.js'
+import type { JobEnd, JobRow, JobTable, Lease } from '../../store/jobs.js'
 import type { Store, Tx } from '../../store/types.js'
 import { isProblemError, problems, type ProblemError } from '../problem/index.js'
 import { LeaseLoop } from '../shared/lease-loop.js'
@@ -31,6 +31,14 @@ export interface JobRun {
    * that transaction committed, the runner writes no end of its own).
    */
   finish: (tx: Tx, result: unknown, completedCount: number) => Promise<void>
+  /**
+   * Writes `result` as the job's result ahead of its end, outside any transaction, under the
+   * job's lease; nobody sees it before the job ends SUCCEEDED. An end given this same object
+   * (`finish`, or the handler's return), unchanged since, then only marks the job SUCCEEDED:
+   * the transaction of its last work does not write a large result. Any other result is
+   * written as usual.
+   */
+  stage: (result: unknown) => Promise<void>
 }
 
 /**
@@ -149,6 +157,11 @@ export class Runner {
     }, Math.max(1, Math.floor(this.o.leaseMillis / 3)))
     renew.unref()
     const holder = { owner, attempt: job.attempts }
+    // The result this run wrote ahead (`stage`), if any.
+    let staged: unknown
+    const endOf = (result: unknown, completedCount: number): JobEnd => staged !== undefined && result === staged
+      ? { status: 'SUCCEEDED', staged: true, completedCount }
+      : { status: 'SUCCEEDED', result, completedCount }
     // The transactions in which the handler ended the job (`finish`), and whether one committed.
     const endedIn = new WeakSet<Tx>()
     let ended = false
@@ -182,15 +195,19 @@ export class Runner {
       record: async (tx, steps, completedCount) => { held(tx, await table.advance(tx, job.ctx, job.id, holder, steps, completedCount ?? null)) },
       progress: async (tx, n) => { held(tx, await table.advance(tx, job.ctx, job.id, holder, [], n)) },
       finish: async (tx, result, completedCount) => {
-        held(tx, await table.finish(tx, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, holder))
+        held(tx, await table.finish(tx, job.ctx, job.id, endOf(result, completedCount), holder))
         endedIn.add(tx)
+      },
+      stage: async (result) => {
+        if (lost || this.stopped || !await table.stage(store, job.ctx, job.id, result, holder)) throw new LeaseLost()
+        staged = result
       }
     }
     try {
       const handler = this.o.handlers.get(job.kind) as JobHandler
       const { result, completedCount } = await handler(run)
       // The runner's own end is one statement, under the job's lease as a transaction of it is.
-      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, { status: 'SUCCEEDED', result, completedCount }, holder))) throw new LeaseLost()
+      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, endOf(result, completedCount), holder))) throw new LeaseLost()
     } catch (err) {
       await this.failed(job, err)
     } finally {

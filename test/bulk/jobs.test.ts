@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { bulk, conventions, idempotency, jobs, problem, query, resource, validation, type Store, type Tx } from '../../index.js'
+import { Type } from '@sinclair/typebox'
+import { bulk, conventions, defineResource, idempotency, jobs, problem, query, resource, validation, type Store, type Tx } from '../../index.js'
 import { Unavailable } from '../../store/index.js'
 import { authors } from '../../routes/v1/authors.js'
 import { documents } from '../../routes/v1/documents.js'
@@ -218,8 +219,71 @@ t.test('an ATOMIC job that applies: its writes and its end in one transaction, t
   const ending = transactionsOf(sql.texts()).filter(x => x.statements.some(text => /SET status = 'SUCCEEDED'/.test(text)))
   t.equal(ending.length, 1, 'the job ended once')
   t.ok(ending[0]?.committed === true && ending[0].statements.some(text => /INSERT INTO "documents"/.test(text)), 'in the transaction of its writes')
+  // The result the writes were presumed to give, written before the transaction opened, under
+  // the job's claim: the transaction only marks the job SUCCEEDED.
+  const texts = sql.texts()
+  const staged = texts.findIndex(text => /^UPDATE "jobs" SET result = \$3 WHERE .*lease_owner = \$4 AND attempts = \$5/.test(text))
+  t.ok(staged >= 0 && staged < texts.indexOf('BEGIN'), 'its result written ahead, outside the transaction')
+  t.notMatch(ending[0]?.statements.find(text => /SET status = 'SUCCEEDED'/.test(text)), /result =/, 'not written again by its end')
   t.notOk(sql.texts().some(text => /"jobs_steps"/.test(text) && /^INSERT/.test(text)), 'no step recorded beside it')
   t.equal((await app.jobs.table.stepsOf(store, 'prod', json(res).id)).size, 0)
+})
+
+t.test('an ATOMIC job whose entity changed after its result was written ahead: its end writes the result it gave', async t => {
+  const store = await databases[0]?.create(t) as Store
+  // Soft-deleted, and deleted without If-Match: a deletion of what is deleted already succeeds.
+  const notes = defineResource({ name: 'note', collection: 'notes', path: '/v1/notes', idParam: 'noteId', fields: { text: Type.String() }, softDelete: true })
+  const app = Fastify()
+  await app.register(problem)
+  await app.register(validation)
+  await app.register(conventions, { userAgent: false })
+  await app.register(query, { cursorSecret: CURSOR_SECRET })
+  await app.register(resource, { store, resources: [notes], withoutAuth: true })
+  await app.register(jobs, { store, pollMillis: 20, path: false })
+  await app.register(bulk)
+  t.teardown(() => app.close())
+  await app.ready()
+  const note = json(await app.inject({ method: 'POST', url: '/v1/notes', headers: headers({ 'content-type': 'application/json' }), payload: { text: 'moved' } }))
+  // Another request deletes the note after the job read it, before its transaction.
+  const transaction = store.transaction.bind(store)
+  store.transaction = async (fn, opts) => {
+    store.transaction = transaction
+    await store.query('UPDATE "notes" SET "deletedDateTime" = now(), etag = $2 WHERE id = $1', [note.id, '"deleted-meanwhile"'])
+    return await transaction(fn, opts)
+  }
+  t.teardown(() => { store.transaction = transaction })
+  const sql = countStatements(store)
+  t.teardown(() => { sql.restore() })
+  const res = await app.inject({
+    method: 'PATCH',
+    url: '/v1/notes',
+    headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+    // The second names no note: its outcome known ahead, nothing to delete.
+    payload: { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: note.id } }, { action: 'DELETE', entity: { id: randomUUID() } }] }
+  })
+  t.equal(res.statusCode, 202)
+  const job = await ended(app, store, json(res).id)
+  sql.restore()
+  t.ok(sql.texts().some(text => /^UPDATE "jobs" SET result = /.test(text)), 'a result written ahead: the deletion presumed')
+  t.match(job, { status: 'SUCCEEDED', result: { status: 'SUCCEEDED', operations: [{ entityId: note.id, result: { status: 'SUCCEEDED', detail: /deleted already/ } }, { result: { status: 'SUCCEEDED', detail: /deleted already/ } }] } }, 'the deletion found it deleted already, and says so')
+  const end = sql.texts().find(text => /SET status = 'SUCCEEDED'/.test(text))
+  t.match(end, /result = \$3/, 'its end wrote that result')
+})
+
+t.test('an ATOMIC job whose statements answer their rows: no result written ahead, its end writes it', async t => {
+  const store = await databases[0]?.create(t) as Store
+  const app = await build(t, store, { path: false })
+  const author = json(await app.inject({ method: 'POST', url: '/v1/authors', headers: headers({ 'content-type': 'application/json' }), payload: { name: unique('removed'), email: 'removed@example.com' } }))
+  const sql = countStatements(store)
+  t.teardown(() => { sql.restore() })
+  // An author's deletion removes its row, which answers the ETag it had.
+  const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, payload: { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: author.id } }] } })
+  t.equal(res.statusCode, 202)
+  const job = await ended(app, store, json(res).id)
+  sql.restore()
+  t.match(job, { status: 'SUCCEEDED', result: { status: 'SUCCEEDED', operations: [{ entityId: author.id, result: { status: 'SUCCEEDED', detail: null } }] } })
+  t.notOk(sql.texts().some(text => /^UPDATE "jobs" SET result = /.test(text)), 'nothing written ahead')
+  t.match(sql.texts().find(text => /SET status = 'SUCCEEDED'/.test(text)), /result = \$3/, 'its end writes the result')
 })
 
 t.test('accepting a job is its one insert; with a key, the key\'s claim is a CTE of that insert', async t => {

@@ -55,8 +55,11 @@ for (const db of databases) {
         made = 0
         const plan = writer.plan(call(atomic), ops, 'etag')
         t.equal(made, 1, 'one statement made, ahead')
+        const presumed = writer.presume(plan)
         const sent: string[] = []
         const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), plan))
+        t.strictSame(presumed, results, 'the results presumed ahead are those it gave')
+        t.not(presumed?.[0], results[0], 'in objects of their own')
         t.equal(made, 1, 'none made in the transaction')
         t.strictSame(sent.map(s => s.replace(/\s.*/s, '')), ['SAVEPOINT', 'INSERT'], 'which sends the statement alone')
         t.notMatch(sent[1], /RETURNING/, 'answering no row: each has its id and ETag already')
@@ -73,6 +76,7 @@ for (const db of databases) {
       const id = `t${++n}`
       await store.transaction(async (tx) => await writer.run(tx, call(true), [create(id, `b${n}`)]))
       const plan = writer.plan(call(true), [create(`t${++n}`, `b${n}`), { action: 'delete', id, values: {}, ifMatch: null, ifNoneMatch: null }], 'etag')
+      t.equal(writer.presume(plan), null, 'nothing presumed: an operation is left to the transaction')
       made = 0
       const sent: string[] = []
       const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), plan))
@@ -95,6 +99,7 @@ for (const db of databases) {
       made = 0
       const plan = await writer.planRead(store, call(true), ops, 'etag')
       t.equal(made, 2, 'both statements made ahead')
+      t.equal(writer.presume(plan), null, 'nothing presumed: the deletion answers its rows')
       const sent: string[] = []
       const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), plan))
       t.equal(made, 2, 'none made in the transaction')
@@ -127,6 +132,22 @@ for (const db of databases) {
       t.match(results, [{ failure: { kind: 'precondition-failed' }, row: null }, { row: null, change: null }], 'its If-Match stale now; nothing to delete')
       t.equal(made, 0, 'nothing left to write')
       t.equal(await etagOf(id), now, 'the change made meanwhile stays')
+    })
+
+    t.test('read first, updates alone: the results presumed ahead, as given while the rows hold, not when one moved on', async t => {
+      const ids = [`t${++n}`, `t${++n}`]
+      await store.transaction(async (tx) => await writer.run(tx, call(true), ids.map(id => create(id, `p${id}`))))
+      const update = async (id: string, label: string): Promise<WriteOp> => ({ action: 'update', id, values: { label }, ifMatch: [{ weak: false, tag: await etagOf(id) as string }], ifNoneMatch: null })
+      const held = await writer.planRead(store, call(true), [await update(ids[0] as string, `q${n}`), await update(ids[1] as string, `r${n}`)], 'etag')
+      const presumed = writer.presume(held)
+      t.match(presumed, [{ failure: null, change: 'updated', row: { id: ids[0] } }, { failure: null, change: 'updated', row: { id: ids[1] } }])
+      t.strictSame(await store.transaction(async (tx) => await writer.execute(tx, held)), presumed, 'its rows as read: as presumed')
+      const moved = await writer.planRead(store, call(true), [await update(ids[0] as string, `s${n}`)], 'etag')
+      const forecast = writer.presume(moved)
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [{ action: 'update', id: ids[0] as string, values: { label: `u${n}` }, ifMatch: null, ifNoneMatch: null }]))
+      const results = await store.transaction(async (tx) => await writer.execute(tx, moved))
+      t.match(forecast, [{ failure: null, change: 'updated' }], 'presumed written')
+      t.match(results, [{ failure: { kind: 'precondition-failed' }, row: null, change: null }], 'but its row moved on: its If-Match stale')
     })
 
     t.test('an entity named twice: the statements answer the rows they wrote', async t => {

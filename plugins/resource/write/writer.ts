@@ -122,6 +122,11 @@ function returningOf (run: readonly Step[], { returning, distinct }: Pick<WriteP
   return kind === 'insert' || (distinct && kind !== 'delete') ? 'count' : returning
 }
 
+/** What a step's result holds once its statement wrote its row as the step made it: the row's id and ETag. */
+function writtenAsMade (s: Step): Pick<WriteResult, 'row' | 'change'> {
+  return { row: { id: s.write.id, etag: s.write.etag }, change: changeOf(s) }
+}
+
 /** An action's name in the past tense, as its event names it: publish → published, archive → archived. */
 export function pastTense (action: string): string {
   return action.endsWith('e') ? `${action}d` : `${action}ed`
@@ -368,6 +373,23 @@ export class Writer {
   }
 
   /**
+   * The results `execute` gives `plan` when its decisions hold and each of its statements
+   * writes the rows it was made for (each answering its count); null when that cannot be told
+   * ahead: an operation left to the transaction, or a statement that answers its rows. New
+   * objects: the plan's own results are `execute`'s. A caller may act on them ahead (a job
+   * writes its result before its transaction), and must compare them with what `execute` gives.
+   */
+  presume (plan: WritePlan): WriteResult[] | null {
+    if (plan.runs === null || plan.runs.some(r => returningOf(r.steps, plan) !== 'count')) return null
+    const made = new Map<WriteResult, Step>()
+    for (const r of plan.runs) for (const s of r.steps) made.set(s.result, s)
+    return plan.results.map((r) => {
+      const s = made.get(r)
+      return s === undefined ? { ...r } : { ...r, failure: null, ...writtenAsMade(s) }
+    })
+  }
+
+  /**
    * Runs a plan (`plan`, `planRead`) in the transaction `tx`: its results, one per operation, in
    * order. A transaction run again may run it again: each run finds its outcomes afresh.
    */
@@ -507,10 +529,7 @@ export class Writer {
     if (written.events > 0) this.outbox?.written(written.events, false)
     if (answer === 'count') {
       // Each row is stored with the id and ETag it was given (returningOf).
-      for (const s of run) {
-        s.result.row = { id: s.write.id, etag: s.write.etag }
-        s.result.change = changeOf(s)
-      }
+      for (const s of run) Object.assign(s.result, writtenAsMade(s))
       return
     }
     const byId = new Map(written.rows.map(r => [r.id as string, r]))
