@@ -52,6 +52,15 @@ export type JobHandler = (run: JobRun) => Promise<{ result: unknown, completedCo
 /** Runs of a job's transaction after a serialization failure. */
 const TRANSACTION_RETRIES = 3
 
+/**
+ * A turn of the event loop. The embedded store runs each statement in this thread, and a run's
+ * statements outside a transaction settle as promises only: without a turn before them, the
+ * server would read no request from a job's claim to its first transaction (which turns itself).
+ */
+async function turn (): Promise<void> {
+  await new Promise<void>((resolve) => { setImmediate(resolve) })
+}
+
 /** Thrown out of a run whose job another instance took over. */
 class LeaseLost extends Error {}
 
@@ -199,12 +208,15 @@ export class Runner {
         endedIn.add(tx)
       },
       stage: async (result) => {
+        await turn()
         if (lost || this.stopped || !await table.stage(store, job.ctx, job.id, result, holder)) throw new LeaseLost()
         staged = result
       }
     }
     try {
       const handler = this.o.handlers.get(job.kind) as JobHandler
+      // The requests that arrived while the job was claimed (and its input read) go first.
+      await turn()
       const { result, completedCount } = await handler(run)
       // The runner's own end is one statement, under the job's lease as a transaction of it is.
       if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, endOf(result, completedCount), holder))) throw new LeaseLost()
