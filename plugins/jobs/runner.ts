@@ -218,8 +218,11 @@ export class Runner {
       // The requests that arrived while the job was claimed (and its input read) go first.
       await turn()
       const { result, completedCount } = await handler(run)
-      // The runner's own end is one statement, under the job's lease as a transaction of it is.
-      if (!ended && (lost || this.stopped || !await table.finish(store, job.ctx, job.id, endOf(result, completedCount), holder))) throw new LeaseLost()
+      if (!ended) {
+        // The runner's own end is one statement, under the job's lease as a transaction of it is.
+        await turn()
+        if (lost || this.stopped || !await table.finish(store, job.ctx, job.id, endOf(result, completedCount), holder)) throw new LeaseLost()
+      }
     } catch (err) {
       await this.failed(job, err)
     } finally {
