@@ -279,14 +279,20 @@ export class EventTables {
    * commits. Without it, the caller announces them once the statement has committed
    * (`announce`), as an autocommit write does: the writes of a busy instance then share one
    * notification instead of taking the commit's notify lock one after another.
+   * `replaced`: for the rows of an upsert, the event of a row it replaced; `type` is then that of
+   * a row it created, as the statement says of each (`written.created`).
    */
-  outboxPart (type: string, requestId: string | null, at: Date, notify: boolean): OutboxPart {
+  outboxPart (type: string, requestId: string | null, at: Date, notify: boolean, replaced: string | null = null): OutboxPart {
+    const types = replaced === null ? [type] : [type, replaced]
     return {
-      key: notify ? `${this.D}:notify` : this.D,
+      key: `${this.D}${notify ? ':notify' : ''}${replaced === null ? '' : ':upsert'}`,
       // A date-time as text: pg formats a Date parameter far more slowly.
-      values: [type, requestId, at.toISOString()],
+      values: [...types, requestId, at.toISOString()],
       sql: (first, written) => {
-        const [$type, $request, $at] = [`$${first}::text`, `$${first + 1}::text`, `$${first + 2}::timestamptz`]
+        const next = first + types.length
+        const [$request, $at] = [`$${next}::text`, `$${next + 1}::timestamptz`]
+        if (replaced !== null && written.created === undefined) throw new TypeError('outboxPart: a part of two events needs the write to say which rows it created')
+        const $type = replaced === null ? `$${first}::text` : `(CASE WHEN ${written.created as string} THEN $${first}::text ELSE $${first + 1}::text END)`
         return `o AS (INSERT INTO ${this.D} (ctx, id, subscription_id, event_type, entity, request_id, status, next_attempt_at, created_at)
         SELECT ${written.ctx}, gen_random_uuid()::text, s.id, ${$type}, ${written.snapshot}, ${$request}, 'PENDING', ${$at}, ${$at}
         FROM ${written.source} JOIN ${this.S} AS s ON s.ctx = ${written.ctx} AND s.active AND s.events @> ARRAY[${$type}]

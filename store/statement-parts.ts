@@ -38,12 +38,14 @@ export interface WriteClaim<R> {
  * The outbox rows of a write as part of it: `o AS (INSERT … RETURNING 1)`, one row per written
  * row (read from the CTE `source`) and subscription that wants its event. `snapshot` is the SQL
  * of the written row's columns as text (`ResourceTable.snapshot` reads it back), `ctx` the
- * placeholder of the execution context. `key`, `values`, `sql` as a claim's.
+ * placeholder of the execution context; `created`, for an upsert's rows, the SQL of whether a
+ * row was inserted rather than replaced, which decides its event. `key`, `values`, `sql` as a
+ * claim's.
  */
 export interface OutboxPart {
   key: string
   values: readonly unknown[]
-  sql: (first: number, written: { source: string, snapshot: string, ctx: string }) => string
+  sql: (first: number, written: { source: string, snapshot: string, ctx: string, created?: string }) => string
 }
 
 /**
@@ -57,6 +59,15 @@ export interface QuietPart {
   key: string
   values: readonly unknown[]
   sql: (first: number, ctx: string) => string
+}
+
+/** One quiet check of two event types (an upsert's, which either creates or replaces): it holds while neither is wanted. */
+export function bothQuiet (a: QuietPart, b: QuietPart): QuietPart {
+  return {
+    key: `${a.key}&${b.key}`,
+    values: [...a.values, ...b.values],
+    sql: (first, ctx) => `(${a.sql(first, ctx)} AND ${b.sql(first + a.values.length, ctx)})`
+  }
 }
 
 /**

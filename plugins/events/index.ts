@@ -331,7 +331,7 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
       return payloadOf(d.eventType, d.createdDateTime, serialize(entity))
     })
     s.writer.emitTo({
-      part: (type, call, committing) => tables.outboxPart(type, call.requestId ?? null, now(), !committing),
+      part: (type, call, committing, replaced) => tables.outboxPart(type, call.requestId ?? null, now(), !committing, replaced ?? null),
       quiet: (type, call) => wanted.quiet(type, call.ctx),
       heard: (type, call, found) => { wanted.heard(type, call.ctx, found) },
       written: (_count, committed) => {

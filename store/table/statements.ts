@@ -73,6 +73,8 @@ export interface WriteOutcome {
    * wrote no row. Nothing was written then; the write is to be made again with its outbox.
    */
   wanted?: boolean
+  /** For an upsert that wrote its row: true when it inserted it, false when it replaced a stored one. */
+  created?: boolean
 }
 
 /** A write statement made ahead of sending it (`ResourceTable.statement`). */
@@ -233,9 +235,9 @@ export class ResourceTable {
    */
   statement (w: TableWrite): WriteStatement {
     const guard = w.guard ?? null
-    const set = w.kind !== 'update' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
+    const set = w.kind !== 'update' && w.kind !== 'upsert' ? [] : w.fields === undefined ? this.writable : this.columnsOf(w.fields)
     const shape: WriteShape = { kind: w.kind, set, guard, claim: w.claim ?? null, outbox: w.outbox ?? null, quiet: w.quiet ?? null, attached: w.attached ?? null, current: w.current ?? false, returning: w.returning ?? 'row' }
-    const columns = w.kind === 'insert' ? this.spec.columns : set
+    const columns = w.kind === 'insert' || w.kind === 'upsert' ? this.spec.columns : set
     const { text, values } = writeStatement(this.parts, this.writeTexts, shape, w.scope.ctx, w.scope.by, this.record(columns, w.rows, guard?.by === 'seen'))
     return { shape, text, values, named: w.named !== false, ctx: w.scope.ctx, first: w.rows[0]?.id ?? null }
   }
@@ -245,12 +247,18 @@ export class ResourceTable {
     const { shape } = s
     const { rows, rowCount } = await db.query<Row>(s.text, s.values, s.named ? { name: statementName(s.text) } : undefined)
     const counted = shape.returning === 'count'
+    const created = shape.kind === 'upsert' ? rows[0]?.['svc:created'] as boolean | null | undefined : undefined
     if (writesAlone(shape)) {
       for (const row of rows) this.decode(row)
       const count = counted ? rowCount : rows.length
       if (count === 0 && shape.current && s.first !== null) return await this.found(db, shape, s.ctx, s.first)
       if (counted) return shape.quiet === null ? { rows, count, claimed: true, events: 0 } : { rows, count, claimed: true, events: 0, wanted: count === 0 }
-      return shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: count === 0 }
+      const alone: WriteOutcome = shape.quiet === null ? { rows, claimed: true, events: 0 } : { rows, claimed: true, events: 0, wanted: count === 0 }
+      if (created != null) {
+        alone.created = created
+        for (const row of rows) delete row['svc:created']
+      }
+      return alone
     }
     const head = rows[0] as Row
     if (counted) {
@@ -271,10 +279,12 @@ export class ResourceTable {
       delete row['svc:etag']
       delete row['svc:deleted']
       delete row['svc:wanted']
+      if (created !== undefined) delete row['svc:created']
       written.push(this.decode(row))
     }
     const outcome: WriteOutcome = shape.current ? { rows: written, claimed, events, current } : { rows: written, claimed, events }
     if (shape.quiet !== null) outcome.wanted = wanted
+    if (created != null) outcome.created = created
     return outcome
   }
 

@@ -1,8 +1,12 @@
 import type { AttachedPart, ClaimPart, OutboxPart, QuietPart } from '../statement-parts.js'
 import type { Column } from './columns.js'
 
-/** What a write statement does to the rows it names. */
-export type WriteKind = 'insert' | 'update' | 'delete' | 'mark-deleted' | 'restore'
+/**
+ * What a write statement does to the rows it names. `upsert` inserts each row, or where its id
+ * exists replaces the stored one's writable columns (under its guard's preconditions, which name
+ * no ETag it must have), and answers which of the two it did (`svc:created`).
+ */
+export type WriteKind = 'insert' | 'update' | 'upsert' | 'delete' | 'mark-deleted' | 'restore'
 
 /**
  * What a write statement answers for each row it wrote: the row as stored (as it was, for a
@@ -177,8 +181,9 @@ function keyOf (shape: WriteShape, one: boolean): string {
  * check `svc:wanted` (a subscription wants the event: nothing was written); with `returning:
  * 'count'`, that one row alone, its `svc:count` the rows written. Otherwise it is the write
  * alone, which answers its rows (`writesAlone`), or none with `'count'` (the driver's row
- * count says how many it wrote). Its text is made once per shape
- * (`texts`, the table's own), so a request only gathers values.
+ * count says how many it wrote); an upsert's rows also say whether each was inserted
+ * (`svc:created`). Its text is made once per shape (`texts`, the table's own), so a request
+ * only gathers values.
  */
 export function writeStatement (t: WriteTable, texts: Map<string, string>, shape: WriteShape, ctx: string, by: string | null, rows: WriteRows): { text: string, values: unknown[] } {
   const one = typeof rows === 'string' ? null : rows
@@ -212,14 +217,22 @@ export function writeStatement (t: WriteTable, texts: Map<string, string>, shape
 function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boolean): string {
   const $ctx = '$1'
   const $by = `$${slots.by}::text`
+  const upsert = shape.kind === 'upsert'
   const answered = shape.returning === 'row' ? t.all : shape.returning === 'etag' ? t.all.filter(c => c.field === 'id' || c.field === 'etag') : []
   // The outbox's snapshot is made of the whole row, whatever the statement answers; a count
   // answers none, but its CTE's rows are counted (and an attached write joins them by id).
   const returned = shape.outbox !== null ? t.all : answered.length > 0 || writesAlone(shape) ? answered : t.all.filter(c => c.field === 'id')
-  const returning = returned.length === 0 ? '' : `\n        RETURNING ${returned.map(c => `t.${c.ident}`).join(', ')}`
+  // An upsert's rows say which were inserted: a row it replaced carries the lock its conflict took.
+  const answers = [...returned.map(c => `t.${c.ident}`), ...(upsert ? ['(t.xmax = 0) AS "svc:created"'] : [])]
+  const returning = answers.length === 0 ? '' : `\n        RETURNING ${answers.join(', ')}`
   const guard = shape.guard
   const seen = guard?.by === 'seen'
-  const record = recordColumns(shape.kind === 'insert' ? t.columns : shape.kind === 'update' ? shape.set : [], seen, slots)
+  if (upsert && (seen || (guard?.by === 'preconditions' && guard.allowed !== null) || shape.claim !== null || shape.returning === 'count')) {
+    // An absent row is created whatever ETag a guard names, and a claim would be taken for a
+    // replacement its guard then refuses; the caller tells insertions from replacements by the rows.
+    throw new TypeError('write-statement: an upsert takes no ETag a row must have and no claim, and answers its rows')
+  }
+  const record = recordColumns(shape.kind === 'insert' || upsert ? t.columns : shape.kind === 'update' ? shape.set : [], seen, slots)
   const only = (...idents: string[]): RecordColumn[] => record.filter(c => idents.includes(c.ident))
   const guarded: string[] = []
   if (guard?.by === 'seen') guarded.push('t.etag = x.seen')
@@ -253,13 +266,20 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   const x = rowsAs(record, one)
   const match = [`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded, ...conditions].join(' AND ')
   const stamp = `etag = x.etag, "modifiedDateTime" = now(), "modifiedBy" = ${$by}`
+  const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
+  const insert = `INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
+        SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
+        FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`
   let write: string
   switch (shape.kind) {
-    case 'insert': {
-      const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
-      write = `INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
-        SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
-        FROM ${x}${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}${returning}`
+    case 'insert':
+      write = `${insert}${returning}`
+      break
+    case 'upsert': {
+      // A replacement keeps the creation stamps and the read-only fields, as an update's does.
+      const replace = ['etag = excluded.etag', '"modifiedDateTime" = now()', `"modifiedBy" = ${$by}`, ...shape.set.map(c => `${c.ident} = excluded.${c.ident}`)]
+      write = `${insert}
+        ON CONFLICT (ctx, id) DO UPDATE SET ${replace.join(', ')}${guarded.length > 0 ? ` WHERE ${guarded.join(' AND ')}` : ''}${returning}`
       break
     }
     case 'update':
@@ -283,7 +303,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   ctes.push(`w AS (${write})`)
   if (shape.outbox !== null) {
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
-    ctes.push(shape.outbox.sql(slots.outbox, { source: 'w', snapshot, ctx: $ctx }))
+    ctes.push(shape.outbox.sql(slots.outbox, upsert ? { source: 'w', snapshot, ctx: $ctx, created: 'w."svc:created"' } : { source: 'w', snapshot, ctx: $ctx }))
   }
   // Run to its end whether or not the answer reads it, as every data-modifying CTE is.
   if (shape.attached !== null) ctes.push(shape.attached.sql(slots.attached, { source: 'w', ctx: $ctx }))
@@ -295,6 +315,6 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
     ...(quiet === null ? [] : [`NOT ${quiet} AS "svc:wanted"`])
   ]
   if (answered.length === 0) return `WITH ${ctes.join(',\n')}\nSELECT ${found.join(', ')}`
-  const columns = answered.map(c => `w.${c.ident}`).join(', ')
+  const columns = [...answered.map(c => `w.${c.ident}`), ...(upsert ? ['w."svc:created"'] : [])].join(', ')
   return `WITH ${ctes.join(',\n')}\nSELECT ${columns}, c.* FROM (SELECT ${found.join(', ')}) AS c LEFT JOIN w ON true`
 }

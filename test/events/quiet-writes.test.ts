@@ -116,6 +116,50 @@ for (const db of databases) {
       t.strictSame(await deliveriesOf(first.answer.body.id), ['document.created'], 'one event')
     })
 
+    await t.test('a PUT without If-Match creates or replaces in one statement (an upsert), its event the one it made', async t => {
+      const c = await instance()
+      const id = randomUUID()
+      const put = async (on: typeof c, authorId: string, name: string): Promise<{ answer: Awaited<ReturnType<typeof c>>, texts: string[] }> =>
+        await sent(async () => await on('PUT', `/v1/authors/${authorId}`, { name, email: 'upsert@example.com' }))
+      const created = await put(c, id, 'Made')
+      t.equal(created.answer.status, 204, created.answer.text)
+      t.equal(created.texts.length, 1, 'quiet: one statement', { texts: created.texts })
+      t.match(created.texts[0], /ON CONFLICT \(ctx, id\) DO UPDATE/)
+      t.match(created.texts[0], QUIET)
+      const first = (await c('GET', `/v1/authors/${id}`)).body
+      t.match(first, { id, name: 'Made', createdBy: 'user-1', etag: created.answer.headers.get('etag') })
+      const replaced = await put(c, id, 'Replaced')
+      t.equal(replaced.answer.status, 204, replaced.answer.text)
+      t.equal(replaced.texts.length, 1, { texts: replaced.texts })
+      const second = (await c('GET', `/v1/authors/${id}`)).body
+      t.match(second, { name: 'Replaced', createdDateTime: first.createdDateTime, etag: replaced.answer.headers.get('etag') })
+      t.not(second.etag, first.etag)
+      t.strictSame(await deliveriesOf(id), [])
+
+      // A subscription to replacements only, made on another instance.
+      const updates = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.updated'], description: null })
+      t.equal(updates.status, 201, updates.text)
+      const found = await put(c, id, 'Found')
+      t.equal(found.answer.status, 204, found.answer.text)
+      t.equal(found.texts.length, 2, 'the quiet upsert, then the upsert with its outbox', { texts: found.texts })
+      t.match(found.texts[1], OUTBOX)
+      t.strictSame(await deliveriesOf(id), ['author.updated'])
+      const other = randomUUID()
+      const made = await put(c, other, 'Other')
+      t.equal(made.answer.status, 204, made.answer.text)
+      t.equal(made.texts.length, 1, 'either event may be wanted now: the outbox, one statement', { texts: made.texts })
+      t.match(made.texts[0], OUTBOX)
+      t.strictSame(await deliveriesOf(other), [], 'no subscription wants its creation')
+
+      const creations = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['author.created'], description: null })
+      t.equal(creations.status, 201, creations.text)
+      const third = randomUUID()
+      t.equal((await put(c, third, 'Third')).answer.status, 204)
+      t.equal((await put(c, third, 'Third, again')).answer.status, 204)
+      t.strictSame(await deliveriesOf(third), ['author.created', 'author.updated'], 'each its own event, once')
+      for (const s of [updates, creations]) t.equal((await b('DELETE', `/v1/webhook-subscriptions/${s.body.id as string}`, undefined, { 'if-match': s.body.etag })).status, 204)
+    })
+
     await t.test('the subscription switched off: the next write carries its outbox and finds none; the one after is quiet', async t => {
       const off = await b('PATCH', `/v1/webhook-subscriptions/${sub.body.id as string}`, { active: false }, { 'if-match': sub.body.etag })
       t.equal(off.status, 204, off.text)

@@ -15,7 +15,9 @@ import { pglite } from '../support/databases.js'
 // preconditions alone (blindGuard, write-statement.ts), without reading the entity first. Two
 // implementations of one rule: the statement, on a real row, must change it exactly when
 // `decide` would on that row; when it writes nothing, it names the row as it found it (the
-// follow-up decision: an insert, a failure, nothing to do).
+// follow-up decision: an insert, a failure, nothing to do). A replacement without If-Match is an
+// upsert (Writer.one): it also creates the entity where `decide` would insert it, and says which
+// of the two it did.
 
 const TAGS = ['"a"', '"b"', '"c"']
 
@@ -28,7 +30,9 @@ const cases = fc.record({
   action: fc.constantFrom('put' as const, 'change' as const, 'delete' as const, 'set' as const, 'patch' as const),
   ifMatch: condition,
   ifNoneMatch: condition,
-  requireIfMatch: fc.boolean()
+  requireIfMatch: fc.boolean(),
+  // An upsert also sent as the write alone: then it answers nothing of what stopped it.
+  current: fc.boolean()
 })
 
 t.test('a write decided on its preconditions writes exactly when decide would', async t => {
@@ -61,22 +65,29 @@ t.test('a write decided on its preconditions writes exactly when decide would', 
       compared++
       const row = c.exists ? { id, etag: c.etag, deletedDateTime: deleted ? '2026-01-01T00:00:00.000Z' : null } : undefined
       const decision = decide(op, row, rules)
-      const kind = c.action === 'delete' ? (softDelete ? 'mark-deleted' : 'delete') : 'update'
+      const upsert = c.action === 'put' && c.ifMatch === null
+      const kind = c.action === 'delete' ? (softDelete ? 'mark-deleted' : 'delete') : upsert ? 'upsert' : 'update'
       const written = await table.write(store, {
         kind,
         scope: { ctx: 'prod', by: null },
         rows: [{ id, etag: '"new"', values: { title: 'after' } }],
         fields: c.action === 'set' || c.action === 'patch' || c.action === 'change' ? ['title'] : undefined,
         guard,
-        current: true
+        current: !upsert || c.current
       })
       const wrote = written.rows.length === 1
-      // A row that does not exist is created by a statement of its own (Writer.one).
-      const writes = 'step' in decision && decision.step !== 'insert'
+      // Otherwise a row that does not exist is created by a statement of its own (Writer.one).
+      const writes = 'step' in decision && (upsert || decision.step !== 'insert')
       if (wrote !== writes) throw new Error(`wrote ${String(wrote)}, decide: ${JSON.stringify(decision)}`)
-      if (writes && decision.step !== kind) throw new Error(`decide's step ${decision.step}, the statement's ${kind}`)
+      const made = !upsert ? kind : written.created === true ? 'insert' : written.created === false ? 'update' : 'nothing'
+      if (writes && decision.step !== made) throw new Error(`decide's step ${decision.step}, the statement's ${made}`)
+      if (upsert && !wrote && written.created !== undefined) throw new Error(`an upsert that wrote nothing says created ${String(written.created)}`)
+      if (upsert && wrote) {
+        const stored = await table.get(store, 'prod', id)
+        if (stored?.title !== 'after' || stored.etag !== '"new"') throw new Error(`stored ${JSON.stringify(stored)}`)
+      }
       const found = wrote ? undefined : written.current
-      if (!wrote && (found === null) !== !c.exists) throw new Error(`found ${JSON.stringify(found)} for a row that ${c.exists ? 'exists' : 'does not'}`)
+      if (!wrote && (!upsert || c.current) && (found === null) !== !c.exists) throw new Error(`found ${JSON.stringify(found)} for a row that ${c.exists ? 'exists' : 'does not'}`)
       if (found != null && (found.etag !== c.etag || (found.deletedDateTime !== null) !== deleted)) throw new Error(`found ${JSON.stringify(found)}`)
     }), { numRuns: 250 })
     t.ok(compared > 50, `${compared} cases compared (${softDelete ? 'soft' : 'hard'} delete)`)

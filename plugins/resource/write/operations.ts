@@ -104,8 +104,9 @@ export interface WriteOutbox {
    * The outbox part of a statement writing changes of `type` (e.g. `document.created`).
    * `committing`: the statement commits by itself (no transaction around it); its deliveries
    * are then announced by `written`, else by the statement when its transaction commits.
+   * `replaced`: for an upsert, the event of a row it replaces (`type` that of a row it creates).
    */
-  part: (type: string, call: WriteCall, committing: boolean) => OutboxPart
+  part: (type: string, call: WriteCall, committing: boolean, replaced?: string) => OutboxPart
   /**
    * In place of the outbox part, for a write of one entity: the check that no subscription of
    * the call's execution context wants `type`, while none was found to (`heard`); else null.

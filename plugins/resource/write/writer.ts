@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
-import type { WriteClaim } from '../../../store/statement-parts.js'
+import { bothQuiet, type OutboxPart, type QuietPart, type WriteClaim } from '../../../store/statement-parts.js'
 import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
 import type { Queryable, Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
@@ -45,6 +45,9 @@ class Undone extends Error {
 /** How a step's statement ended (Writer.attempt). */
 type Attempt = { stored: Row } | { refused: unknown } | { replay: true } | { current: Row | null }
 
+/** What a step may be besides what `decide` makes of an operation: an upsert (`Writer.one`). */
+type Kind = StepKind | 'upsert'
+
 /** The guard of a write decided on the row as read. */
 const SEEN: Guard = { by: 'seen' }
 
@@ -54,7 +57,7 @@ type OneWrite = Required<Pick<TableWrite, 'guard' | 'claim' | 'current' | 'retur
 /** An operation on its way to the database. */
 interface Step {
   result: WriteResult
-  kind: StepKind
+  kind: Kind
   /** For an update: the fields it sets (undefined: the writable ones). */
   fields: readonly string[] | undefined
   write: RowWrite
@@ -135,6 +138,8 @@ export function pastTense (action: string): string {
 /** What a step did to its entity, as an event names it. */
 function changeOf (s: Step): string {
   switch (s.kind) {
+    // An upsert is named by its insertion; once written it is the insertion or the update it made (`Writer.attempt`).
+    case 'upsert':
     case 'insert': return 'created'
     case 'delete':
     case 'mark-deleted': return 'deleted'
@@ -205,11 +210,12 @@ export class Writer {
   /**
    * Applies one operation with no transaction held open. One statement for a new entity, and
    * for a replacement, a delete, a server-side change or a merge patch of whole fields decided
-   * on their preconditions alone (`blindGuard`); two when the entity must be read first (a
-   * merge patch into objects or with removals, a transition), or
-   * when that one statement found the entity other than the write needs (a PUT that creates,
-   * a failure to name). When another request changed the entity between the read and the
-   * write, it is decided again in a transaction with the row locked (`locked`). A result with
+   * on their preconditions alone (`blindGuard`); a PUT that names no ETag the entity must have,
+   * and no idempotency key, creates or replaces it in that one statement (an upsert). Two when
+   * the entity must be read first (a merge patch into objects or with removals, a transition),
+   * or when that one statement found the entity other than the write needs (a PUT with a key
+   * that creates, a failure to name). When another request changed the entity between the read
+   * and the write, it is decided again in a transaction with the row locked (`locked`). A result with
    * its failure, or `{ replay }` when `claim` answers for an earlier request (nothing is
    * written then). Throws on a system failure. `returning: 'etag'`: the caller answers no body,
    * so the result's `row` may hold the entity's `id` and `etag` alone.
@@ -219,7 +225,7 @@ export class Writer {
     let row: Row | undefined
     const blind = blindGuard(op, this.rules)
     if (blind !== null) {
-      const step = this.blindStep(result)
+      const step = this.blindStep(result, op.ifMatch === null && claim === null)
       const tried = await this.attempt(store, call, step, blind, claim, true, returning)
       if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
       // It did not apply: decided on the row as the statement found it (its ETag and deletion).
@@ -278,9 +284,11 @@ export class Writer {
     let written
     try {
       const type = this.eventOf(step)
-      const write = this.statementOf(call, [step], type, true, { guard, claim: claim?.part ?? null, current, returning })
+      // An upsert's rows are of either event: its creation's, or a replacement's.
+      const replaced = step.kind === 'upsert' ? `${this.def.name}.updated` : null
+      const write = this.statementOf(call, [step], type, true, { guard, claim: claim?.part ?? null, current, returning }, returning, replaced)
       written = await this.table.write(store, write)
-      written = await this.withOutbox(store, call, type, write, written)
+      written = await this.withOutbox(store, call, type, replaced, write, written)
     } catch (err) {
       if (this.lostInsertRace(step, err)) return { current: null }
       if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
@@ -289,25 +297,44 @@ export class Writer {
     if (!written.claimed) return { replay: true }
     if (written.events > 0) this.outbox?.written(written.events, true)
     const stored = written.rows[0]
-    return stored === undefined ? { current: written.current ?? null } : { stored }
+    if (stored === undefined) return { current: written.current ?? null }
+    if (step.kind === 'upsert') step.kind = written.created === true ? 'insert' : 'update'
+    return { stored }
   }
 
   /**
    * What a write of one entity did, with its outbox: made again with its outbox part when its
    * quiet check found a subscription that wants the event (and nothing was written). The
    * outbox is told what each write found, so that the next carries what it will need.
+   * `replaced`: an upsert's event when it replaces (`type` when it creates); its quiet check
+   * found a subscription that wants one of the two, so both are taken as wanted.
    */
-  private async withOutbox (store: Store, call: WriteCall, type: string, write: TableWrite, written: WriteOutcome): Promise<WriteOutcome> {
+  private async withOutbox (store: Store, call: WriteCall, type: string, replaced: string | null, write: TableWrite, written: WriteOutcome): Promise<WriteOutcome> {
     const outbox = this.outbox
     if (outbox === null) return written
     if (write.quiet != null) {
       outbox.heard(type, call, written.wanted === true)
+      if (replaced !== null) outbox.heard(replaced, call, written.wanted === true)
       if (written.wanted !== true) return written
-      return await this.table.write(store, { ...write, quiet: null, outbox: outbox.part(type, call, true) })
+      return await this.table.write(store, { ...write, quiet: null, outbox: this.outboxPart(type, call, true, replaced) })
     }
     // A statement that wrote no row says nothing of the subscriptions.
-    if (written.rows.length > 0) outbox.heard(type, call, written.events > 0)
+    if (written.rows.length > 0) outbox.heard(written.created === false && replaced !== null ? replaced : type, call, written.events > 0)
     return written
+  }
+
+  /** The quiet check of a write of `type` (and, for an upsert, of `replaced`): null when a subscription was found to want either. */
+  private quietOf (type: string, call: WriteCall, replaced: string | null): QuietPart | null {
+    const quiet = this.outbox?.quiet(type, call) ?? null
+    if (quiet === null || replaced === null) return quiet
+    const other = (this.outbox as WriteOutbox).quiet(replaced, call)
+    return other === null ? null : bothQuiet(quiet, other)
+  }
+
+  /** The outbox part of a write of `type` (and, for an upsert, of `replaced` where it replaces). */
+  private outboxPart (type: string, call: WriteCall, committing: boolean, replaced: string | null): OutboxPart | null {
+    if (this.outbox === null) return null
+    return replaced === null ? this.outbox.part(type, call, committing) : this.outbox.part(type, call, committing, replaced)
   }
 
   /** The result of an attempt that wrote, that the database refused, or whose claim is another's. */
@@ -463,8 +490,12 @@ export class Writer {
     return { result, kind: decision.step, fields, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
   }
 
-  /** The step of an operation `blindGuard` allows, as `prepare` makes it for an existing row. */
-  private blindStep (result: WriteResult): Step {
+  /**
+   * The step of an operation `blindGuard` allows, as `prepare` makes it for an existing row;
+   * `mayCreate` (no `If-Match`, no claim): a replacement is an upsert, which also makes the
+   * entity that is not there, as `prepare` would for a missing row.
+   */
+  private blindStep (result: WriteResult, mayCreate: boolean): Step {
     const { op } = result
     if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: {} } }
     if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: op.values } }
@@ -478,7 +509,7 @@ export class Writer {
       return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
     }
     result.values = this.fillAll(op.values)
-    return { result, kind: 'update', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+    return { result, kind: mayCreate ? 'upsert' : 'update', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
   }
 
   /** The writable fields of a stored row, as a merge patch's target. */
@@ -498,10 +529,10 @@ export class Writer {
    * `committing` as `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's
    * quiet check in place of its outbox rows when it expects no subscription to want the event.
    */
-  private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null, returning: Returning = 'row'): TableWrite {
+  private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null, returning: Returning = 'row', replaced: string | null = null): TableWrite {
     const head = run[0] as Step
-    const quiet = one !== null ? this.outbox?.quiet(type, call) ?? null : null
-    const outbox = quiet === null ? this.outbox?.part(type, call, committing) ?? null : null
+    const quiet = one !== null ? this.quietOf(type, call, replaced) : null
+    const outbox = quiet === null ? this.outboxPart(type, call, committing, replaced) : null
     // Every property in one literal: spread into a larger literal, each write's statement got a
     // shape of its own in V8, and every later read of it missed its inline cache.
     return {
