@@ -3,7 +3,7 @@ import type { FieldColumns } from './field-columns.js'
 import { notifyTriggerSql } from './notify-trigger.js'
 import { Purge, type PurgeResult } from './purge.js'
 import { quoteIdent } from './quote.js'
-import { readPage } from './read-page.js'
+import { readChildPage, readPage } from './read-page.js'
 import { HELD, type ClaimPart, type OutboxPart, type QuietPart } from './statement-parts.js'
 import type { Migration, Queryable, Store } from './types.js'
 
@@ -423,12 +423,14 @@ export class EventTables {
   }
 
   /**
-   * A finished page of one subscription's deliveries as `query` selects them. The paths of
-   * `fields` are `id`, `status`, `eventType` and `createdDateTime`.
+   * A finished page of one subscription's deliveries as `query` selects them; null when it is
+   * empty and the subscription is not there, in the same statement (its deliveries show it
+   * exists: they are deleted with it). The paths of `fields` are `id`, `status`, `eventType`
+   * and `createdDateTime`.
    */
-  async pageDeliveries (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string, subscriptionId: string): Promise<Page<DeliveryRow>> {
-    return await readPage(db, query, fields, { select: deliveryColumns('t'), from: `${this.D} t`, where: 't.ctx = $1 AND t.subscription_id = $2', params: [ctx, subscriptionId] },
-      { columns: DELIVERY_COLUMNS, decode: deliveryOf })
+  async pageDeliveries (db: Queryable, query: CollectionQuery, fields: FieldMap, ctx: string, subscriptionId: string): Promise<Page<DeliveryRow> | null> {
+    return await readChildPage(db, query, fields, { select: deliveryColumns('t'), from: `${this.D} t`, where: 't.ctx = $1 AND t.subscription_id = $2', params: [ctx, subscriptionId] },
+      `EXISTS (SELECT 1 FROM ${this.S} WHERE ctx = $1 AND id = $2)`, { columns: DELIVERY_COLUMNS, decode: deliveryOf })
   }
 
   async getDelivery (db: Queryable, ctx: string, subscriptionId: string, id: string): Promise<DeliveryRow | null> {

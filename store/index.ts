@@ -133,7 +133,7 @@ export {
 } from './migration-files.js'
 export { quoteIdent } from './quote.js'
 // A collection over an application's own table, answered as the query plugin's model asks.
-export { readPage, type ReadPageOptions, type RowSource } from './read-page.js'
+export { readChildPage, readPage, type ReadPageOptions, type RowSource } from './read-page.js'
 export { defaultColumn, defaultColumns, type FieldColumns } from './field-columns.js'
 export type { StatementParts } from './sql-query.js'
 export { LOCK_FILE } from './data-dir-lock.js'

@@ -295,6 +295,13 @@ export interface StatementParts {
   /** Extra condition (partition, parent, soft delete) using `$1 … $(paramStart-1)`. */
   where?: string
   params?: readonly unknown[]
+  /**
+   * For a child collection: the SQL of its parent's existence (an `EXISTS (…)` on the same
+   * params), which the statement answers as column `PARENT_EXISTS` only when the page has no
+   * row. Rows reference their parent, so a page with rows shows it exists, and the database
+   * never runs the check then (an uncorrelated subquery runs the first time it is needed).
+   */
+  parentExists?: string
 }
 
 export interface Statement {
@@ -313,22 +320,26 @@ function conditions (parts: StatementParts, query: SqlQuery, own: string): strin
 /** The column of the total count in the rows of a counting page statement. */
 export const TOTAL_COUNT = '$totalCount'
 
+/** The column of the parent's existence (`StatementParts.parentExists`): null on each row of a page, true or false on the one row of an empty page. */
+export const PARENT_EXISTS = '$parentExists'
+
 /**
  * The page statement: rows in fetch order, at most limit + 1 of them. When the query counts
  * (`SqlQuery.count`), the same statement also counts the filter's rows: the one row of the
  * count LEFT JOINs the page, so each row carries it as column `TOTAL_COUNT` and a page past the
  * end is one row of nulls with the count (store/read-page.ts drops it). PostgreSQL can run a
  * join ON TRUE only as a nested loop, outer the preserved side's one row, so the rows keep the
- * page's order. Offset paging has no keyset: the page's condition is the filter's, and both
- * read the same params.
+ * page's order. With `parentExists`, the page is LEFT JOINed to one row the same way (to the
+ * count's, when it counts), and an empty page's row answers it. Offset paging has no keyset:
+ * the page's condition is the filter's, and both read the same params.
  */
 export function selectStatement (query: SqlQuery, parts: StatementParts): Statement {
   const where = conditions(parts, query, query.where)
   const page = `SELECT ${parts.select} FROM ${parts.from}${where} ORDER BY ${query.orderBy} ${query.limit}`
-  return {
-    text: query.count
-      ? `SELECT p.*, c."${TOTAL_COUNT}" FROM (SELECT count(*)::integer AS "${TOTAL_COUNT}" FROM ${parts.from}${where}) c LEFT JOIN (${page}) p ON TRUE`
-      : page,
-    params: [...(parts.params ?? []), ...query.params]
-  }
+  // `p IS NULL`: the row the LEFT JOIN makes when the page has none.
+  const parent = parts.parentExists === undefined ? '' : `, CASE WHEN p IS NULL THEN ${parts.parentExists} END AS "${PARENT_EXISTS}"`
+  let text = page
+  if (query.count) text = `SELECT p.*, c."${TOTAL_COUNT}"${parent} FROM (SELECT count(*)::integer AS "${TOTAL_COUNT}" FROM ${parts.from}${where}) c LEFT JOIN (${page}) p ON TRUE`
+  else if (parent !== '') text = `SELECT p.*${parent} FROM (VALUES (1)) AS one LEFT JOIN (${page}) p ON TRUE`
+  return { text, params: [...(parts.params ?? []), ...query.params] }
 }

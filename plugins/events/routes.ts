@@ -313,12 +313,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     handler: async function (request, reply) {
       const id = idOf(request)
       const q = collectionQueryOf(request)
-      const page = await stored(async () => {
-        const page = await tables.pageDeliveries(store, q, deliveryFields, request.executionContext, id)
-        // Deliveries show that their subscription exists (they are deleted with it): only an empty page asks.
-        if (page.items.length === 0 && await tables.getSubscription(store, request.executionContext, id) === null) return null
-        return page
-      })
+      // Deliveries show that their subscription exists: only an empty page asks, in the same statement.
+      const page = await stored(async () => await tables.pageDeliveries(store, q, deliveryFields, request.executionContext, id))
       if (page === null) throw notFound(id)
       return await reply.sendCollection({ ...page, items: page.items.map(deliveryBody) })
     }

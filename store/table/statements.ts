@@ -1,7 +1,8 @@
 import type { CollectionQuery, FieldMap, Page } from '../../model/query.js'
 import { filtersOn } from '../../model/query.js'
 import { quoteIdent } from '../quote.js'
-import { readPage } from '../read-page.js'
+import { readChildPage, readPage, type ReadPageOptions } from '../read-page.js'
+import type { StatementParts } from '../sql-query.js'
 import { tableColumns, type DerivedRef } from '../field-columns.js'
 import { statementName, type AttachedPart, type ClaimPart, type OutboxPart, type QuietPart } from '../statement-parts.js'
 import type { Queryable } from '../types.js'
@@ -317,6 +318,20 @@ export class ResourceTable {
    * (reference contract: Soft delete).
    */
   async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: PageScope): Promise<Page<Row>> {
+    const { source, options } = this.pageSource(query, fields, scope)
+    return await readPage(db, query, fields, source, options)
+  }
+
+  /**
+   * `page` of a child collection, the rows of `scope.parent` in `parentTable`: null when it is
+   * empty and the parent is not there (a 404), answered by the same one statement.
+   */
+  async childPage (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: Required<PageScope>, parentTable: ResourceTable): Promise<Page<Row> | null> {
+    const { source, options } = this.pageSource(query, fields, scope)
+    return await readChildPage(db, query, fields, source, `EXISTS (SELECT 1 FROM ${parentTable.T} WHERE ctx = $1 AND id = $2)`, options)
+  }
+
+  private pageSource (query: CollectionQuery, fields: FieldMap, scope: PageScope): { source: StatementParts, options: ReadPageOptions<Row> } {
     const params: unknown[] = [scope.ctx]
     let where = 't.ctx = $1'
     if (scope.parent !== undefined) {
@@ -325,6 +340,6 @@ export class ResourceTable {
     }
     if (this.spec.softDelete && !filtersOn(query.filter, 'deletedDateTime')) where += ' AND t."deletedDateTime" IS NULL'
     const { columns, prefixed } = tableColumns(fields, this.refs)
-    return await readPage(db, query, fields, { select: this.selectSummary, from: `${this.T} t`, where, params }, { decode: this.decode, columns, prefixed })
+    return { source: { select: this.selectSummary, from: `${this.T} t`, where, params }, options: { decode: this.decode, columns, prefixed } }
   }
 }

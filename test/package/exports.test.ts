@@ -97,7 +97,7 @@ const expected: Record<string, string[]> = {
     'SerializationFailure', 'StatementTimeout', 'StoreError', 'TransactionAborted', 'Unavailable',
     'UniqueViolation', 'appliedMigrations', 'applyMigrationFiles', 'compareTables', 'createStore',
     'defaultColumn', 'defaultColumns', 'evolveTables', 'isStoreError', 'migrate', 'migrationSlug', 'migrationText',
-    'previewTables', 'quoteIdent', 'readMigrationFiles', 'readPage', 'storeLocation', 'writeMigrationFile'
+    'previewTables', 'quoteIdent', 'readChildPage', 'readMigrationFiles', 'readPage', 'storeLocation', 'writeMigrationFile'
   ],
   'svc-conventions/schemas': [
     'BULK_ACTIONS', 'BulkAction', 'BulkContextItem', 'BulkOperation', 'BulkOperationResult',
@@ -143,7 +143,7 @@ t.test('no entry exports the store\'s tables or the writer', async t => {
 
 t.test('the root exports no store or SQL internals', async t => {
   const names = expected['svc-conventions'] as string[]
-  for (const internal of ['compileSql', 'selectStatement', 'readPage', 'finishPage', 'defaultColumn', 'queryMemory', 'Writer', 'JobTable', 'EventTables', 'quoteIdent']) {
+  for (const internal of ['compileSql', 'selectStatement', 'readPage', 'readChildPage', 'finishPage', 'defaultColumn', 'queryMemory', 'Writer', 'JobTable', 'EventTables', 'quoteIdent']) {
     t.notOk(names.includes(internal), internal)
   }
 })

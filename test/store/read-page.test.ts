@@ -2,7 +2,8 @@ import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { createFieldMap } from '../../model/fields.js'
 import type { CollectionQuery, Filter, OrderingTerm, Page, Paging } from '../../model/query.js'
-import { readPage, type RowSource } from '../../store/read-page.js'
+import { readChildPage, readPage, type RowSource } from '../../store/read-page.js'
+import { compileSql, selectStatement } from '../../store/sql-query.js'
 import { columnOf, ResourceTable, tableDdl, type TableSpec } from '../../store/table/index.js'
 import type { Store } from '../../store/types.js'
 import { databases } from '../support/databases.js'
@@ -10,7 +11,8 @@ import { databases } from '../support/databases.js'
 /*
  * readPage, the one helper every stored collection pages through, on both engines: keyset and
  * offset paging, the neighbours, and the total count in the page's own statement, past the
- * end too; and a resource table's soft-delete rule, applied in its page.
+ * end too; a child collection's page, which also says whether its parent exists when it is
+ * empty; and a resource table's soft-delete rule, applied in its page.
  */
 
 const fields = createFieldMap([
@@ -125,6 +127,44 @@ for (const db of databases) {
         const page = await table.page(store, { filter, ordering: byId, paging: offset(0, 10) }, noteFields, { ctx: 'a' })
         t.strictSame(summary(page), expected, label)
       }
+    })
+    t.test('a child collection\'s page: one statement, null for a missing parent, its check run only for an empty page', async t => {
+      await store.exec(`CREATE TABLE owners (ctx text NOT NULL, id text NOT NULL, PRIMARY KEY (ctx, id));
+        INSERT INTO owners VALUES ('a', 'o1'), ('a', 'o2'), ('b', 'o3');
+        CREATE TABLE pets (ctx text NOT NULL, id text NOT NULL, owner text NOT NULL, num integer, label text, PRIMARY KEY (ctx, id));
+        INSERT INTO pets VALUES ('a', 'p1', 'o1', 1, 'one'), ('a', 'p2', 'o1', 2, 'two'), ('a', 'p3', 'o1', 3, 'three'), ('b', 'p4', 'o3', 4, 'four')`)
+      const pets = (ctx: string, owner: string): typeof source => ({ select: 't.id, t.num AS n, t.label AS name', from: 'pets t', where: 't.ctx = $1 AND t.owner = $2', params: [ctx, owner] })
+      const exists = 'EXISTS (SELECT 1 FROM owners WHERE ctx = $1 AND id = $2)'
+      const cursor: Paging = { kind: 'cursor', limit: 2 }
+      const cases: Array<[string, string, string, Filter | null, Paging, unknown]> = [
+        ['rows of a parent', 'a', 'o1', null, cursor, { ids: ['p1', 'p2'], hasNext: true, hasPrevious: false }],
+        ['rows of a parent, counted', 'a', 'o1', null, offset(1, 5), { ids: ['p2', 'p3'], hasNext: false, hasPrevious: true, totalCount: 3 }],
+        ['a parent with none', 'a', 'o2', null, cursor, { ids: [], hasNext: false, hasPrevious: false }],
+        ['a parent with none, counted', 'a', 'o2', null, offset(0, 5), { ids: [], hasNext: false, hasPrevious: false, totalCount: 0 }],
+        ['a parent whose rows the filter leaves out', 'a', 'o1', cmp('n', 'gt', 10), cursor, { ids: [], hasNext: false, hasPrevious: false }],
+        ['past the end of a parent\'s rows, counted', 'a', 'o1', null, offset(5, 5), { ids: [], hasNext: false, hasPrevious: true, totalCount: 3 }],
+        ['no such parent', 'a', 'o9', null, cursor, null],
+        ['no such parent, counted', 'a', 'o9', null, offset(0, 5), null],
+        ['a parent of another execution context', 'a', 'o3', null, cursor, null]
+      ]
+      for (const [label, ctx, owner, filter, paging, expected] of cases) {
+        const db = counted(store)
+        const query = { filter, ordering, paging }
+        const page = await readChildPage(db, query, fields, pets(ctx, owner), exists, { columns })
+        t.strictSame(page === null ? null : summary(page), expected, label)
+        t.equal(db.statements, 1, `${label}: one statement`)
+        t.ok(page === null || page.items.every(item => !('$parentExists' in item) && !('$totalCount' in item)), `${label}: nothing of the statement's own left in the items`)
+        if (page !== null && page.items.length > 0) t.strictSame(page, await readPage(store, query, fields, pets(ctx, owner), { columns }), `${label}: the page readPage reads`)
+      }
+      // PostgreSQL runs an uncorrelated subquery the first time it is needed: never, for a page with rows.
+      const plan = async (owner: string): Promise<string> => {
+        const sql = compileSql({ filter: null, ordering, paging: cursor }, fields, { paramStart: 3, columns })
+        const statement = selectStatement(sql, { ...pets('a', owner), parentExists: exists })
+        const { rows } = await store.query<Record<string, string>>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${statement.text}`, statement.params)
+        return rows.map(r => Object.values(r)[0]).join('\n')
+      }
+      t.match(await plan('o1'), /on owners[^\n]*\(never executed\)/, 'rows: the parent is not looked for')
+      t.notMatch(await plan('o2'), /never executed/, 'none: it is')
     })
   })
 }

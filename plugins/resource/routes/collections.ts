@@ -59,18 +59,16 @@ export function registerCollectionRoutes (fastify: FastifyInstance, s: Served, p
     handler: async function (request, reply) {
       const parentId = (request.params as Record<string, string>)[p.idParam] as string
       const ctx = request.executionContext
-      let page: Page<Record<string, unknown>>
-      let missing: boolean
+      let page: Page<Record<string, unknown>> | null
       try {
-        page = await table.page(store, collectionQueryOf(request), fields, { ctx, parent: { field: parent.field, id: parentId } })
         // Rows of the parent show that it exists (each references it, a foreign key): only an
-        // empty page asks.
-        missing = page.items.length === 0 && await parentServed.table.etagOf(store, ctx, parentId) === null
+        // empty page has the database look for it, in the same statement.
+        page = await table.childPage(store, collectionQueryOf(request), fields, { ctx, parent: { field: parent.field, id: parentId } }, parentServed.table)
       } catch (err) {
         throw unavailableProblem(err)
       }
       // Conventions, Common errors 404: a missing parent is named in detail and instance.
-      if (missing) {
+      if (page === null) {
         const parentPath = s.itemPath(p, parentId)
         throw problems.notFound(`No ${p.name} exists at ${parentPath}; check the ${p.name} id.`, { instance: parentPath })
       }
