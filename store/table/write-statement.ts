@@ -227,10 +227,9 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   const returning = answers.length === 0 ? '' : `\n        RETURNING ${answers.join(', ')}`
   const guard = shape.guard
   const seen = guard?.by === 'seen'
-  if (upsert && (seen || (guard?.by === 'preconditions' && guard.allowed !== null) || shape.claim !== null || shape.returning === 'count')) {
-    // An absent row is created whatever ETag a guard names, and a claim would be taken for a
-    // replacement its guard then refuses; the caller tells insertions from replacements by the rows.
-    throw new TypeError('write-statement: an upsert takes no ETag a row must have and no claim, and answers its rows')
+  if (upsert && (seen || (guard?.by === 'preconditions' && guard.allowed !== null) || shape.returning === 'count')) {
+    // An absent row is created whatever ETag a guard names; the caller tells insertions from replacements by the rows.
+    throw new TypeError('write-statement: an upsert takes no ETag a row must have, and answers its rows')
   }
   const record = recordColumns(shape.kind === 'insert' || upsert ? t.columns : shape.kind === 'update' ? shape.set : [], seen, slots)
   const only = (...idents: string[]): RecordColumn[] => record.filter(c => idents.includes(c.ident))
@@ -251,7 +250,15 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   }
   if (shape.claim !== null) {
     let when: string | null = null
-    if (shape.guard !== null) {
+    if (upsert) {
+      // The row, where there is one, locked as the upsert will find it: the key is claimed for
+      // the insertion, or for a replacement its guard allows, and never for one it refuses.
+      if (guarded.length > 0) {
+        ctes.push(`g AS (SELECT ${guarded.join(' AND ')} AS allowed FROM ${t.T} AS t JOIN ${rowsAs(only('id'), one)}
+        ON t.ctx = ${$ctx} AND t.id = x.id FOR UPDATE OF t)`)
+        when = 'NOT EXISTS (SELECT 1 FROM g WHERE NOT g.allowed)'
+      }
+    } else if (shape.guard !== null) {
       // The row is locked as the write was decided on before the key is claimed: a change made
       // meanwhile, or a row that is not there, leaves both the key and the row alone.
       ctes.push(`g AS (SELECT 1 FROM ${t.T} AS t JOIN ${rowsAs(only('id', 'seen'), one)}

@@ -86,6 +86,7 @@ for (const db of databases) {
       { name: 'DELETE with a stale If-Match (412)', statements: 2, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
       { name: 'PUT creating an author', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${authorOfPut}`, { name: 'Put', email: 'put@example.com' }) },
       { name: 'PUT replacing an author, no If-Match', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${authorOfPut}`, { name: 'Put again', email: 'put@example.com' }) },
+      { name: 'PUT creating an author with Svc-Idempotency-Key', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }, { 'svc-idempotency-key': randomUUID() }) },
       { name: 'scanner webhook delivery', statements: 1, status: 204, returns: 'etag', run: async () => await deliver(id, randomUUID()) },
       { name: 'POST /v1/documents/{id}/restore', statements: 2, status: 200, run: async () => keep(await call('POST', `/v1/documents/${id}/restore`)) },
       { name: 'PUT /v1/documents/{id}/pages', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/pages`, { results: [{ number: 1, description: 'one' }, { number: 2, description: 'two' }] }, ifMatch())) },

@@ -210,11 +210,10 @@ export class Writer {
   /**
    * Applies one operation with no transaction held open. One statement for a new entity, and
    * for a replacement, a delete, a server-side change or a merge patch of whole fields decided
-   * on their preconditions alone (`blindGuard`); a PUT that names no ETag the entity must have,
-   * and no idempotency key, creates or replaces it in that one statement (an upsert). Two when
-   * the entity must be read first (a merge patch into objects or with removals, a transition),
-   * or when that one statement found the entity other than the write needs (a PUT with a key
-   * that creates, a failure to name). When another request changed the entity between the read
+   * on their preconditions alone (`blindGuard`); a PUT that names no ETag the entity must have
+   * creates or replaces it in that one statement (an upsert). Two when the entity must be read
+   * first (a merge patch into objects or with removals, a transition), or when that one
+   * statement found the entity other than the write needs (a failure to name). When another request changed the entity between the read
    * and the write, it is decided again in a transaction with the row locked (`locked`). A result with
    * its failure, or `{ replay }` when `claim` answers for an earlier request (nothing is
    * written then). Throws on a system failure. `returning: 'etag'`: the caller answers no body,
@@ -225,7 +224,7 @@ export class Writer {
     let row: Row | undefined
     const blind = blindGuard(op, this.rules)
     if (blind !== null) {
-      const step = this.blindStep(result, op.ifMatch === null && claim === null)
+      const step = this.blindStep(result, op.ifMatch === null)
       const tried = await this.attempt(store, call, step, blind, claim, true, returning)
       if (!('current' in tried)) return await this.ended(store, call, tried, result, step, claim)
       // It did not apply: decided on the row as the statement found it (its ETag and deletion).
@@ -492,8 +491,8 @@ export class Writer {
 
   /**
    * The step of an operation `blindGuard` allows, as `prepare` makes it for an existing row;
-   * `mayCreate` (no `If-Match`, no claim): a replacement is an upsert, which also makes the
-   * entity that is not there, as `prepare` would for a missing row.
+   * `mayCreate` (no `If-Match`): a replacement is an upsert, which also makes the entity that
+   * is not there, as `prepare` would for a missing row.
    */
   private blindStep (result: WriteResult, mayCreate: boolean): Step {
     const { op } = result
