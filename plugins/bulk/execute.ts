@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { BulkResponse, BulkActionValue } from '../../schemas/bulk.js'
 import type { Tx } from '../../store/types.js'
+import { claimedInWrite, type IdempotencyClaim, type IdempotencyRecord } from '../idempotency/index.js'
 import type { JobRun } from '../jobs/index.js'
 import type { ResourceDefinition, ServedResource, WriteAction, WriteCall, WriteOp, WritePlan, WriteResult } from '../resource/index.js'
 import type { RawOperation } from './envelope.js'
@@ -33,16 +34,39 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
 }
 
 /**
- * The writes of `ops` (checked, not yet decided) through the resource's write path, decided
- * before their transaction opens where they can be (`Writer.plan`); `readFirst`: those on
- * existing entities too, on their rows read first without a lock (`Writer.planRead`), for a
- * transaction that would otherwise hold its connection while it decides them.
+ * How a plan is made (`planOf`): `'ahead'` decides before the transaction opens what needs no
+ * row read, and makes its statements (`Writer.plan`); `'read'` decides those on existing
+ * entities too, on their rows read first without a lock (`Writer.planRead`), for a transaction
+ * that would otherwise hold its connection while it decides them; `'alone'` decides as
+ * `'ahead'` does, for a plan tried first as one statement (`applyAlone`).
  */
-export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], readFirst = false): Promise<WritePlan> {
+export type Planning = 'ahead' | 'read' | 'alone'
+
+/** The writes of `ops` (checked, not yet decided) through the resource's write path, planned as `how` says. */
+export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], how: Planning): Promise<WritePlan> {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
   const { writer, store } = e.served
   // A bulk answers no entity: the statements return each row's id and ETag alone.
-  return readFirst ? await writer.planRead(store, call, writes, 'etag') : writer.plan(call, writes, 'etag')
+  if (how === 'read') return await writer.planRead(store, call, writes, 'etag')
+  return how === 'alone' ? writer.planAlone(call, writes, 'etag') : writer.plan(call, writes, 'etag')
+}
+
+/**
+ * Runs `plan` (made of `ops` by `planOf(…, 'alone')`) as one statement with no transaction,
+ * with the claim of the request's key in it, when it can go so (`Writer.alone`: the operations
+ * all new entities), and sets the outcomes; false when it cannot, or was refused, and nothing
+ * was written: the caller runs the plan in a transaction. A key used before is a 409 naming
+ * the request that used it (`reused`).
+ */
+export async function applyAlone (e: Endpoint, plan: WritePlan, ops: readonly Operation[], claim: IdempotencyClaim | null, reused: (first: IdempotencyRecord) => string): Promise<boolean> {
+  const { writer, store, keys } = e.served
+  // Without a claim nothing is held; with one, a key held answers for its request (`reused`).
+  const results = claim === null
+    ? await writer.alone(store, plan, null) as WriteResult[] | null
+    : (await claimedInWrite(store, keys, claim, async (held) => await writer.alone(store, plan, held), reused) as { value: WriteResult[] | null }).value
+  if (results === null) return false
+  ops.forEach((op, i) => { op.outcome = outcomeOf(e.def, op, results[i] as WriteResult, e.served.registry) })
+  return true
 }
 
 /**
@@ -147,7 +171,7 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
       const pending = ops.filter(op => op.outcome === null)
       // One transaction for every operation: decided before it opens, all of them, and the
       // result they will give written ahead, so that the transaction only marks the job ended.
-      const plan = await planOf(e, call, pending, true)
+      const plan = await planOf(e, call, pending, 'read')
       const presumed = presumedResponse(e, plan, ops)
       if (presumed !== null) await run.stage(presumed)
       try {
@@ -180,7 +204,7 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
   for (let i = 0; i < left.length; i += size) {
     const chunk = left.slice(i, i + size)
     const pending = chunk.filter(op => op.outcome === null)
-    const plan = await planOf(e, call, pending)
+    const plan = await planOf(e, call, pending, 'ahead')
     await run.transaction(async (tx) => {
       if (pending.length > 0) await applyInTx(e, tx, plan, pending)
       await run.record(tx, chunk.map(op => ({ step: op.index, outcome: { id: op.id, outcome: op.outcome } satisfies Step })), completed + chunk.length)

@@ -15,7 +15,7 @@ import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys 
 import { pathOf } from '../shared/url.js'
 import { documentedBody } from './document.js'
 import { duplicateIds, envelopeProblem, envelopeSchema, outsideEntities, tooMany, type Envelope } from './envelope.js'
-import { applyInTx, hopeless, planOf, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
+import { applyAlone, applyInTx, hopeless, planOf, prepared, responseOf, Rollback, runBulkJob, settleAtomic, type BulkResponseBody, type Endpoint } from './execute.js'
 import type { Operation } from './outcome.js'
 import { compileValidators } from './prepare.js'
 import { needs } from '../shared/dependencies.js'
@@ -89,8 +89,10 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
 }
 
 /**
- * Runs the operations through the resource's write path in ONE transaction, with the request's
- * key (conventions: "Bulk endpoint"). ATOMIC commits only when every operation succeeded.
+ * Runs the operations through the resource's write path with the request's key (conventions:
+ * "Bulk endpoint"): in ONE statement, its own transaction, when they can go so (new entities
+ * only, none of which breaks a constraint: `applyAlone`), else in ONE transaction. ATOMIC
+ * commits only when every operation succeeded.
  * ISOLATED commits the operations that succeeded, each isolated by a savepoint; one
  * transaction rather than one per operation costs one BEGIN/COMMIT and one connection, and a
  * system failure half-way (answered with a 5xx) then leaves nothing stored instead of
@@ -102,11 +104,14 @@ async function execute (e: Endpoint, request: FastifyRequest, ops: readonly Oper
     const { def } = e
     const call: WriteCall = { ctx: request.executionContext, by: request.principal?.sub ?? null, atomic, requestId: request.requestId }
     const pending = ops.filter(op => op.outcome === null)
-    const plan = await planOf(e, call, pending)
+    const plan = await planOf(e, call, pending, 'alone')
+    const claim = claimOf(request, def.collection, def.path, 200, def.path)
     try {
-      await claimed(e.served.store, e.served.keys, claimOf(request, def.collection, def.path, 200, def.path), async (tx) => {
-        if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()
-      }, reused)
+      if (!await applyAlone(e, plan, pending, claim, reused)) {
+        await claimed(e.served.store, e.served.keys, claim, async (tx) => {
+          if (!await applyInTx(e, tx, plan, pending)) throw new Rollback()
+        }, reused)
+      }
     } catch (err) {
       if (!(err instanceof Rollback)) throw err
     }

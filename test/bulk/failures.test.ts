@@ -6,7 +6,7 @@ import { api, build, count, json, leaksNothing, unique, type Json } from './help
 
 // System failures are 5xx problems, never a 200 with everything failed (conventions: "Bulk
 // errors"); constraint failures found only at run time stay per-operation failures. Faults
-// are injected into the transaction's statements by a wrapping store.
+// are injected into the bulk's statements by a wrapping store.
 
 /** Decides, per statement of a bulk transaction, whether it fails and how. */
 type Fault = (sql: string) => Error | 'empty' | undefined
@@ -22,7 +22,9 @@ function faulty (store: Store, fault: () => Fault | undefined): Store {
     exec: async (sql) => { await q.exec(sql) },
     savepoint: async (fn) => await (q.savepoint as Tx['savepoint'])(async (inner) => await fn(wrap(inner)))
   } as Tx)
-  return { ...store, transaction: async (fn, opts) => await store.transaction(async (tx) => await fn(wrap(tx)), opts) } as Store
+  // A bulk of new entities is one statement with no transaction (Writer.alone): faults reach it too.
+  const alone = wrap(store)
+  return { ...store, query: alone.query, transaction: async (fn, opts) => await store.transaction(async (tx) => await fn(wrap(tx)), opts) } as Store
 }
 
 for (const db of databases) {

@@ -44,6 +44,25 @@ for (const db of databases) {
       t.strictSame(await deliveriesOf(answer.body.id), [])
     })
 
+    /** A bulk request of `n` new documents (JSON, as bulk bodies are), each operation's status, and its statements. */
+    const bulkCreate = async (c: typeof a, n: number, mode: 'ATOMIC' | 'ISOLATED', extra: Record<string, string> = {}): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
+      const { answer, texts } = await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: mode, operations: Array.from({ length: n }, () => ({ action: 'CREATE', entity: newDocument() })) }, { 'content-type': 'application/json', ...extra }))
+      const ops = (answer.body?.operations ?? []) as Array<{ entityId: string, result: { status: string } }>
+      t.strictSame(ops.map(o => o.result.status), Array.from({ length: n }, () => 'SUCCEEDED'), answer.text)
+      return { answer, ids: ops.map(o => o.entityId), texts }
+    }
+
+    await t.test('a bulk of new entities, no subscription: one statement, no transaction, the check in place of the outbox', async t => {
+      for (const mode of ['ATOMIC', 'ISOLATED'] as const) {
+        const { answer, ids, texts } = await bulkCreate(a, 3, mode)
+        t.equal(answer.status, 200, answer.text)
+        t.equal(texts.length, 1, `${mode}: one statement`, { texts })
+        t.match(texts[0], QUIET)
+        t.notMatch(texts[0], OUTBOX)
+        for (const id of ids) t.strictSame(await deliveriesOf(id), [])
+      }
+    })
+
     const sub = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['document.created', 'document.deleted'], description: null })
     t.equal(sub.status, 201, sub.text)
 
@@ -114,6 +133,26 @@ for (const db of databases) {
       t.equal(again.status, 409, again.text)
       t.equal(again.body.instance, `/v1/documents/${first.answer.body.id as string}`)
       t.strictSame(await deliveriesOf(first.answer.body.id), ['document.created'], 'one event')
+    })
+
+    await t.test('a bulk of new entities that finds the subscription: nothing written, made again with its outbox, one event each, its key taken once', async t => {
+      const c = await instance()
+      const key = randomUUID()
+      const first = await bulkCreate(c, 3, 'ATOMIC', { 'svc-idempotency-key': key })
+      t.equal(first.answer.status, 200, first.answer.text)
+      t.equal(first.texts.length, 2, 'the quiet write (its key untaken), then the write with its outbox', { texts: first.texts })
+      t.match(first.texts[0], QUIET)
+      t.match(first.texts[1], OUTBOX)
+      for (const id of first.ids) t.strictSame(await deliveriesOf(id), ['document.created'], 'its event, once')
+      const { rows } = await store.query<{ n: number }>('SELECT count(*)::integer AS n FROM documents WHERE id = ANY($1::text[])', [first.ids])
+      t.equal(rows[0]?.n, 3, 'each document written once')
+      // A bulk PATCH is not idempotent: its key is never run twice.
+      const again = await c('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: newDocument() }] }, { 'content-type': 'application/json', 'svc-idempotency-key': key })
+      t.equal(again.status, 409, again.text)
+      const next = await bulkCreate(c, 2, 'ISOLATED')
+      t.equal(next.texts.length, 1, 'the instance knows now: one statement, with its outbox', { texts: next.texts })
+      t.match(next.texts[0], OUTBOX)
+      for (const id of next.ids) t.strictSame(await deliveriesOf(id), ['document.created'])
     })
 
     await t.test('a PUT without If-Match creates or replaces in one statement (an upsert), its event the one it made', async t => {

@@ -62,6 +62,12 @@ for (const db of databases) {
       return a
     }
 
+    /** A bulk request of `n` new documents, every one of which must succeed. */
+    const bulk = async (mode: 'ATOMIC' | 'ISOLATED', n: number, extra: Record<string, string> = {}): Promise<{ status: number, body: any }> => {
+      const answer = await call('PATCH', '/v1/documents', { transactionMode: mode, operations: Array.from({ length: n }, () => ({ action: 'CREATE', entity: newDocument() })) }, { 'content-type': 'application/json', ...extra })
+      return { status: answer.body?.status === 'SUCCEEDED' ? answer.status : -1, body: answer.body }
+    }
+
     // Webhook subscriptions, with a token that may manage them.
     const hooks = hooksClient(base)
     let subscription = { id: '', etag: '' }
@@ -92,6 +98,13 @@ for (const db of databases) {
       { name: 'PUT /v1/documents/{id}/pages', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/pages`, { results: [{ number: 1, description: 'one' }, { number: 2, description: 'two' }] }, ifMatch())) },
       { name: 'PUT /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('PUT', `/v1/documents/${id}/content`, 'hello', { ...ifMatch(), 'content-type': 'text/plain; charset=UTF-8' })) },
       { name: 'DELETE /v1/documents/{id}/content', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}/content`, undefined, ifMatch())) },
+      // A bulk of new entities: one statement, its own transaction, with the key's claim in it.
+      { name: 'PATCH /v1/documents (bulk), ATOMIC, new documents', statements: 1, status: 200, run: async () => await bulk('ATOMIC', 3) },
+      { name: 'PATCH /v1/documents (bulk), ISOLATED, new documents', statements: 1, status: 200, run: async () => await bulk('ISOLATED', 3) },
+      { name: 'PATCH /v1/documents (bulk) of new documents with Svc-Idempotency-Key', statements: 1, status: 200, run: async () => await bulk('ATOMIC', 3, { 'svc-idempotency-key': randomUUID() }) },
+      // Any other bulk, in one transaction: BEGIN, the locked read, each run of a kind in a
+      // savepoint (SAVEPOINT, its statement, RELEASE), COMMIT.
+      { name: 'PATCH /v1/authors (bulk), ATOMIC, two updates', statements: 6, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [authorOfPut, authorId].map(a => ({ action: 'UPDATE', entity: { id: a, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } })) }, { 'content-type': 'application/json' }) },
       { name: 'GET /v1/authors/{id}/documents', statements: 1, status: 200, run: async () => await call('GET', `/v1/authors/${authorId}/documents`) },
       // An empty page of a child collection: whether its parent exists decides between 200 and
       // 404, answered by the page's own statement.

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
-import { bothQuiet, type OutboxPart, type QuietPart, type WriteClaim } from '../../../store/statement-parts.js'
+import { bothQuiet, HELD, type OutboxPart, type QuietPart, type WriteClaim } from '../../../store/statement-parts.js'
 import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
 import type { Queryable, Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
@@ -371,7 +371,45 @@ export class Writer {
    * it, on their rows as read there, locked.
    */
   plan (call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): WritePlan {
-    return this.planOn(call, ops, returning, null)
+    return this.planOn(call, ops, returning, null, true)
+  }
+
+  /**
+   * `plan`, for a caller that tries `alone` first: the statements are made there, or in the
+   * transaction if the plan cannot go alone, never ahead for nothing.
+   */
+  planAlone (call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): WritePlan {
+    return this.planOn(call, ops, returning, null, false)
+  }
+
+  /**
+   * Runs a plan (`planAlone`) as one statement with no transaction around it, when every
+   * operation was decided ahead and they make one run (a bulk of new entities): the statement
+   * is its own transaction, so all of them apply or none, with `claim` (the key's, taken in it)
+   * and the outbox rows, or the quiet check and its retry as a write of one entity makes them.
+   * Sets the plan's results as `execute` does and answers them; `HELD` when the key answers for
+   * another request (nothing written); null when the plan cannot go alone (decided in a
+   * transaction, several runs) or the statement was refused (a constraint, a deadlock): the
+   * transaction (`execute`) then finds which operation breaks it.
+   */
+  async alone<R> (store: Store, plan: WritePlan, claim: WriteClaim<R> | null): Promise<WriteResult[] | typeof HELD | null> {
+    const run = plan.runs?.length === 1 ? plan.runs[0] as PlannedRun : null
+    if (run === null) return null
+    const { call } = plan
+    const answer = returningOf(run.steps, plan)
+    const type = this.eventOf(run.steps[0] as Step)
+    const write = this.statementOf(call, run.steps, type, true, { guard: null, claim: claim?.part ?? null, current: false, returning: answer }, answer)
+    let written: WriteOutcome
+    try {
+      written = await this.withOutbox(store, call, type, null, write, await this.table.write(store, write))
+    } catch (err) {
+      if (err instanceof UniqueViolation || err instanceof ForeignKeyViolation || err instanceof SerializationFailure) return null
+      throw err
+    }
+    if (!written.claimed) return HELD
+    if (written.events > 0) this.outbox?.written(written.events, true)
+    this.record(run.steps, answer, written)
+    return plan.results
   }
 
   /**
@@ -384,16 +422,17 @@ export class Writer {
   async planRead (db: Queryable, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): Promise<WritePlan> {
     const { ids, full } = rowsNamed(ops)
     const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(db, call.ctx, ids, full, false)
-    return this.planOn(call, ops, returning, rows)
+    return this.planOn(call, ops, returning, rows, true)
   }
 
-  private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null): WritePlan {
+  /** `ahead`: the statements of a plan decided whole are made now (else null, made when sent). */
+  private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null, ahead: boolean): WritePlan {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : this.prepare(r, rows.get(r.op.id)))
     const distinct = new Set(ops.map(op => op.id)).size === ops.length
     let runs: PlannedRun[] | null = null
     if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
-      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, { returning, distinct }))) }))
+      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, { returning, distinct }))) : null }))
     }
     return { call, returning, results, decided, rows, distinct, runs }
   }
@@ -557,6 +596,11 @@ export class Writer {
     const answer = returningOf(run, plan)
     const written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(plan.call, run, this.eventOf(run[0] as Step), false, null, answer)))
     if (written.events > 0) this.outbox?.written(written.events, false)
+    this.record(run, answer, written)
+  }
+
+  /** Sets the results of a run's steps from what their statement answered (`answer`). */
+  private record (run: readonly Step[], answer: Returning, written: WriteOutcome): void {
     if (answer === 'count') {
       // Each row is stored with the id and ETag it was given (returningOf).
       for (const s of run) Object.assign(s.result, writtenAsMade(s))
