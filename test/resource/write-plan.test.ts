@@ -72,6 +72,40 @@ for (const db of databases) {
       })
     }
 
+    t.test('alone: new entities in one statement with no transaction; anything else left to one', async t => {
+      const sent: string[] = []
+      const listedStore = { ...store, query: async (sql: string, params?: readonly unknown[], options?: Parameters<typeof store.query>[2]) => { sent.push(sql); return await store.query(sql, params, options) } } as typeof store
+      const ops = [create(`t${++n}`, `h${n}`), create(`t${++n}`, `h${n}`)]
+      made = 0
+      const plan = writer.planAlone(call(true), ops, 'etag')
+      t.equal(made, 0, 'no statement made ahead')
+      const results = await writer.alone(listedStore, plan, null)
+      t.equal(made, 1, 'one made when sent')
+      t.strictSame(sent.map(s => s.replace(/\s.*/s, '')), ['INSERT'], 'one statement, no BEGIN')
+      t.ok(Array.isArray(results))
+      for (const [i, r] of (results as Array<{ row: unknown, change: string | null, failure: unknown }>).entries()) {
+        const op = ops[i] as WriteOp
+        t.match(r, { failure: null, change: 'created' })
+        t.strictSame(r.row, { id: op.id, etag: await etagOf(op.id) }, `${op.id}: stored with the ETag the result names`)
+      }
+
+      sent.length = 0
+      const existing = ops[0] as WriteOp
+      const mixed = writer.planAlone(call(true), [create(`t${++n}`, `h${n}`), { action: 'delete', id: existing.id, values: {}, ifMatch: null, ifNoneMatch: null }], 'etag')
+      t.equal(await writer.alone(listedStore, mixed, null), null, 'an operation on an existing entity: not alone')
+      t.strictSame(sent, [], 'and nothing sent')
+
+      // The second label is taken: the statement is refused, nothing is written, and the
+      // transaction finds which operation fails.
+      const refused = [create(`t${++n}`, `h${n}`), create(`t${++n}`, existing.values.label as string)]
+      const isolated = writer.planAlone(call(false), refused, 'etag')
+      t.equal(await writer.alone(listedStore, isolated, null), null, 'refused by a constraint: null')
+      t.equal(await etagOf(refused[0]?.id as string), null, 'nothing written')
+      const after = await store.transaction(async (tx) => await writer.execute(tx, isolated))
+      t.match(after, [{ failure: null, change: 'created' }, { failure: { kind: 'conflict' } }], 'the transaction tells them apart')
+      t.not(await etagOf(refused[0]?.id as string), null)
+    })
+
     t.test('an operation on an existing entity is decided in the transaction, on its row as locked there', async t => {
       const id = `t${++n}`
       await store.transaction(async (tx) => await writer.run(tx, call(true), [create(id, `b${n}`)]))
