@@ -32,17 +32,23 @@ export type NewSubscription = Pick<SubscriptionRow, 'ctx' | 'id' | 'url' | 'even
 /** The fields a change of a subscription sets: its new ETag and author, and the fields given (a merge patch's); a field left out keeps its value. */
 export type SubscriptionChange = Partial<Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active'>> & Pick<SubscriptionRow, 'etag' | 'modifiedBy'>
 
-/** The ETags a write of a subscription applies at: one of `allowed` (null: any), none of `refused` (null: no such condition). */
+/**
+ * The ETags a write of a subscription applies at: one of `allowed` (null: any), none of
+ * `refused` (null: no such condition); with `eventsWithin`, also only while every event type
+ * the subscription has is one of those (the types the caller may read).
+ */
 export interface EtagCondition {
   allowed: readonly string[] | null
   refused: readonly string[] | null
+  eventsWithin?: readonly string[]
 }
 
-/** The SQL of `at` on the row's `etag`, its values pushed onto `values`. */
+/** The SQL of `at` on the row's `etag` (and events), its values pushed onto `values`. */
 function etagWhere (at: EtagCondition, values: unknown[]): string {
   const parts: string[] = []
   if (at.allowed !== null) parts.push(`etag = ANY($${values.push(at.allowed)}::text[])`)
   if (at.refused !== null) parts.push(`etag <> ALL($${values.push(at.refused)}::text[])`)
+  if (at.eventsWithin !== undefined) parts.push(`events <@ $${values.push(at.eventsWithin)}::text[]`)
   return parts.length === 0 ? 'true' : parts.join(' AND ')
 }
 

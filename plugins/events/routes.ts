@@ -247,10 +247,13 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     const ctx = request.executionContext
     const change = { url: patch.url, events: patch.events, description: patch.description, active: patch.active, etag: newEtag(), modifiedBy: request.principal?.sub ?? null }
-    // A new URL receives the events kept, as new events are received at the URL kept: only a
-    // new URL alone needs the subscription read to decide.
-    const readable = patch.events === undefined ? patch.url === undefined : mayRead(request, patch.events)
-    const writable = readable ? writableTags(pre) : null
+    // A new URL receives the events kept, as new events are received at the URL kept: a new URL
+    // alone applies only while the events stored are all ones the caller may read, which its
+    // statement checks (none to check when the caller may read every type).
+    const readable = patch.events === undefined || mayRead(request, patch.events)
+    const tags = readable ? writableTags(pre) : null
+    const within = patch.events === undefined && patch.url !== undefined ? r.eventTypes.filter(e => mayRead(request, [e])) : r.eventTypes
+    const writable = tags === null || within.length === r.eventTypes.length ? tags : { ...tags, eventsWithin: within }
     const outcome = await keyed(request, itemPath(id), 204, change.etag, async (claim) => await decided(async () => {
       // Decided on its conditions alone where they allow it: one statement.
       if (writable !== null) {

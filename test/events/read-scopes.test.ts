@@ -1,5 +1,6 @@
 import t from 'tap'
 import { pglite } from '../support/databases.js'
+import { BACKGROUND, countStatements } from '../support/count-statements.js'
 import { client, receiver, startEvents } from './helper.js'
 
 // A subscription's deliveries carry the entities of its events: with eventReadScopes (the
@@ -54,7 +55,18 @@ t.test('with eventReadScopes, a resource\'s events need its read scopes', async 
   t.equal((await webhooksOnly('PATCH', item, { events: ['author.created'] })).status, 403, 'so do new events')
   const described = await webhooksOnly('PATCH', item, { description: 'orders', active: false }, { 'if-match': etag })
   t.equal(described.status, 204, 'changing neither the URL nor the events needs no read scope')
-  t.equal((await webhooksOnly('PATCH', item, { events: ['billing.closed'], url: `${hook.url}/billing` })).status, 204, 'nor do events of no resource, at a new URL')
+  const billing = await webhooksOnly('PATCH', item, { events: ['billing.closed'], url: `${hook.url}/billing` })
+  t.equal(billing.status, 204, 'nor do events of no resource, at a new URL')
+  // A new URL alone: its statement checks that the events stored are all ones the caller may read.
+  const sql = countStatements(store)
+  t.teardown(() => { sql.restore() })
+  const elsewhere = await webhooksOnly('PATCH', item, { url: `${hook.url}/billing-elsewhere` }, { 'if-match': billing.headers.get('etag') as string })
+  t.equal(elsewhere.status, 204, 'a new URL alone for events the caller may read')
+  const sent = sql.texts().filter(text => !BACKGROUND.test(text))
+  t.equal(sent.length, 1, 'one statement', { sent })
+  t.match(sent[0], /events <@ \$\d+::text\[\]/, 'which checks the events')
+  sql.restore()
+  t.equal((await admin('GET', item)).body.url, `${hook.url}/billing-elsewhere`)
   t.equal((await client(base, [...WEBHOOKS, 'documents:read'])('PATCH', item, { events: ['document.updated'] })).status, 204, 'with the read scope')
   t.equal((await webhooksOnly('DELETE', item)).status, 204, 'deleting needs webhooks:write alone')
 })
