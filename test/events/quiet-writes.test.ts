@@ -155,6 +155,32 @@ for (const db of databases) {
       for (const id of next.ids) t.strictSame(await deliveriesOf(id), ['document.created'])
     })
 
+    await t.test('a bulk in a transaction: its statement carries the check too, and one that finds the subscription is made again with its outbox there', async t => {
+      const c = await instance()
+      const bulk = async (action: 'UPDATE' | 'DELETE'): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
+        const docs = [await a('POST', '/v1/documents', newDocument()), await a('POST', '/v1/documents', newDocument())]
+        const operations = docs.map(d => ({ action, ifMatch: d.headers.get('etag'), entity: action === 'DELETE' ? { id: d.body.id } : { id: d.body.id, ...newDocument() } }))
+        return { ...await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations }, { 'content-type': 'application/json' })), ids: docs.map(d => d.body.id as string) }
+      }
+      // document.updated: no subscription wants it.
+      const updated = await bulk('UPDATE')
+      t.equal(updated.answer.body?.status, 'SUCCEEDED', updated.answer.text)
+      const updates = updated.texts.filter(text => /^(WITH w AS \()?UPDATE "documents"/.test(text))
+      t.equal(updates.length, 1, 'one statement for both', { texts: updated.texts })
+      t.match(updates[0], QUIET)
+      t.notMatch(updates[0], OUTBOX)
+      // document.deleted: the subscription wants it, which this instance has not met yet.
+      const deleted = await bulk('DELETE')
+      t.equal(deleted.answer.body?.status, 'SUCCEEDED', deleted.answer.text)
+      const marks = deleted.texts.filter(text => /UPDATE "documents" AS t SET etag = x\.etag, "deletedDateTime"/.test(text))
+      t.equal(marks.length, 2, 'the quiet statement, then the one with its outbox', { texts: deleted.texts })
+      t.match(marks[0], QUIET)
+      t.match(marks[1], OUTBOX)
+      t.match(deleted.texts, ['BEGIN'], 'in one transaction')
+      t.equal(deleted.texts.at(-1), 'COMMIT')
+      for (const id of deleted.ids) t.strictSame(await deliveriesOf(id), ['document.created', 'document.deleted'], 'its event, once')
+    })
+
     await t.test('a PUT without If-Match creates or replaces in one statement (an upsert), its event the one it made', async t => {
       const c = await instance()
       const id = randomUUID()

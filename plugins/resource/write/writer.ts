@@ -563,13 +563,14 @@ export class Writer {
   }
 
   /**
-   * The statement of a run of steps of one kind and event (`type`), with its outbox rows;
-   * `committing` as `WriteOutbox.part` has it. `one`: a write of one entity, with the outbox's
-   * quiet check in place of its outbox rows when it expects no subscription to want the event.
+   * The statement of a run of steps of one kind and event (`type`), with its outbox rows, or
+   * the outbox's quiet check in their place while it expects no subscription to want the event
+   * (the statement then writes nothing when one does, and is made again with them);
+   * `committing` as `WriteOutbox.part` has it. `one`: what a write of one entity adds.
    */
   private statementOf (call: WriteCall, run: readonly Step[], type: string, committing: boolean, one: OneWrite | null = null, returning: Returning = 'row', replaced: string | null = null): TableWrite {
     const head = run[0] as Step
-    const quiet = one !== null ? this.quietOf(type, call, replaced) : null
+    const quiet = this.quietOf(type, call, replaced)
     const outbox = quiet === null ? this.outboxPart(type, call, committing, replaced) : null
     // Every property in one literal: spread into a larger literal, each write's statement got a
     // shape of its own in V8, and every later read of it missed its inline cache.
@@ -594,7 +595,15 @@ export class Writer {
   /** Writes a run of steps of `plan` in one statement: `statement` when it was made ahead. */
   private async batch (tx: Tx, plan: WritePlan, run: readonly Step[], statement: WriteStatement | null): Promise<void> {
     const answer = returningOf(run, plan)
-    const written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(plan.call, run, this.eventOf(run[0] as Step), false, null, answer)))
+    const { call } = plan
+    const type = this.eventOf(run[0] as Step)
+    let written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(call, run, type, false, null, answer)))
+    if (written.wanted !== undefined) {
+      // It carried the quiet check: a subscription wanting the event stopped it, and the
+      // outbox, told so, gives its part to the statement made again.
+      this.outbox?.heard(type, call, written.wanted)
+      if (written.wanted) written = await this.table.send(tx, this.table.statement(this.statementOf(call, run, type, false, null, answer)))
+    }
     if (written.events > 0) this.outbox?.written(written.events, false)
     this.record(run, answer, written)
   }
