@@ -54,7 +54,12 @@ t.test('injected faults', async t => {
   const author = (name: string): Json => ({ action: 'CREATE', entity: { name, email: 'a@example.com' } })
   const on = (pattern: RegExp, err: Error | 'empty'): Fault => (sql) => pattern.test(sql) ? err : undefined
 
+  // Two authors to update: a run of two updates is a batch inside the bulk's transaction.
+  const kept = [await post('/v1/authors', { name: 'Kept 1', email: 'k1@example.com' }), await post('/v1/authors', { name: 'Kept 2', email: 'k2@example.com' })]
+  const updates: Json = { operations: kept.map(a => ({ action: 'UPDATE', entity: { id: a.id, name: 'changed', email: 'c@example.com' } })) }
   const system: Array<[string, Json, Fault, number]> = [
+    ['the database goes away during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new Unavailable()), 503],
+    ['an unexpected error during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new TypeError('boom')), 500],
     ['the database goes away during a batch', { operations: [author('a'), author('b')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
     ['the database goes away during one operation', { operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
     ['the database goes away during the prefetch', { operations: [{ action: 'DELETE', entity: { id: 'x' } }] }, on(/FOR UPDATE/, new Unavailable()), 503],
@@ -73,6 +78,7 @@ t.test('injected faults', async t => {
       t.notMatch(res.body, /boom|refused/)
       fault = undefined
       t.equal(await count(real, 'authors'), before)
+      for (const a of kept) t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, a.name, 'nothing changed')
     })
   }
 

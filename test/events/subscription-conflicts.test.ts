@@ -109,6 +109,26 @@ for (const db of databases) {
       t.equal((await call('DELETE', other.path, undefined, { 'if-match': other.etag })).status, 204)
       t.equal(writes, 3)
       t.equal((await call('GET', other.path)).status, 404, 'deleted')
+      // A PATCH whose write at the ETag read misses too: decided again, from the start.
+      const twice = await subscribe()
+      misses = 2
+      writes = 0
+      const renamed = await call('PATCH', twice.path, { description: 'renamed twice' }, { 'if-match': twice.etag })
+      t.equal(renamed.status, 204)
+      t.equal(writes, 3)
+      t.equal((await call('GET', twice.path)).body.description, 'renamed twice')
+      // Under a key, a PATCH written at the ETag read takes the claim with it: its retry replays.
+      const keyedPatch = await subscribe()
+      const pk = 'e3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c17'
+      misses = 1
+      writes = 0
+      const kp = await call('PATCH', keyedPatch.path, { description: 'keyed' }, { 'if-match': keyedPatch.etag, 'svc-idempotency-key': pk })
+      t.equal(kp.status, 204)
+      t.equal(writes, 2, 'written again after the miss')
+      const replayed = await call('PATCH', keyedPatch.path, { description: 'keyed' }, { 'if-match': keyedPatch.etag, 'svc-idempotency-key': pk })
+      t.equal(replayed.status, 204, 'the retry')
+      t.equal(replayed.headers.get('etag'), kp.headers.get('etag'), 'answered as the first')
+      t.equal(writes, 3, 'its write finds the key its own')
       // Under a key: the claim goes with the delete at the ETag read, and a retry answers 204.
       const keyed = await subscribe()
       const k = 'f3c0a1de-5f9b-4a43-9d2c-0f2e5b8a7c16'
