@@ -52,6 +52,13 @@ for (const db of databases) {
       return { answer, ids: ops.map(o => o.entityId), texts }
     }
 
+    /** A bulk request changing two documents made for it (`ATOMIC`, so in a transaction), and its statements. */
+    const bulkChange = async (c: typeof a, action: 'UPDATE' | 'DELETE'): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
+      const docs = [await a('POST', '/v1/documents', newDocument()), await a('POST', '/v1/documents', newDocument())]
+      const operations = docs.map(d => ({ action, ifMatch: d.headers.get('etag'), entity: action === 'DELETE' ? { id: d.body.id } : { id: d.body.id, ...newDocument() } }))
+      return { ...await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations }, { 'content-type': 'application/json' })), ids: docs.map(d => d.body.id as string) }
+    }
+
     await t.test('a bulk of new entities, no subscription: one statement, no transaction, the check in place of the outbox', async t => {
       for (const mode of ['ATOMIC', 'ISOLATED'] as const) {
         const { answer, ids, texts } = await bulkCreate(a, 3, mode)
@@ -157,11 +164,7 @@ for (const db of databases) {
 
     await t.test('a bulk in a transaction: its statement carries the check too, and one that finds the subscription is made again with its outbox there', async t => {
       const c = await instance()
-      const bulk = async (action: 'UPDATE' | 'DELETE'): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
-        const docs = [await a('POST', '/v1/documents', newDocument()), await a('POST', '/v1/documents', newDocument())]
-        const operations = docs.map(d => ({ action, ifMatch: d.headers.get('etag'), entity: action === 'DELETE' ? { id: d.body.id } : { id: d.body.id, ...newDocument() } }))
-        return { ...await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations }, { 'content-type': 'application/json' })), ids: docs.map(d => d.body.id as string) }
-      }
+      const bulk = async (action: 'UPDATE' | 'DELETE'): ReturnType<typeof bulkChange> => await bulkChange(c, action)
       // document.updated: no subscription wants it.
       const updated = await bulk('UPDATE')
       t.equal(updated.answer.body?.status, 'SUCCEEDED', updated.answer.text)
@@ -235,6 +238,26 @@ for (const db of databases) {
       const next = await sent(async () => await a('POST', '/v1/documents', newDocument()))
       t.equal(next.texts.length, 1, { texts: next.texts })
       t.match(next.texts[0], QUIET)
+    })
+
+    await t.test('bulk requests learn as item writes do: one with its outbox that finds no subscription makes the next quiet', async t => {
+      const d = await instance()
+      const wanting = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/bulk', events: ['document.created', 'document.updated'], description: null })
+      t.equal(wanting.status, 201, wanting.text)
+      const updates = (texts: string[]): string[] => texts.filter(text => /^(WITH w AS \()?UPDATE "documents"/.test(text))
+      // Met once each: from then on d's bulks carry the outbox.
+      t.equal((await bulkCreate(d, 2, 'ATOMIC')).texts.length, 2, 'the quiet insert, then the one with its outbox')
+      t.equal(updates((await bulkChange(d, 'UPDATE')).texts).length, 2, 'the quiet update, then the one with its outbox')
+      t.equal((await b('PATCH', `/v1/webhook-subscriptions/${wanting.body.id as string}`, { active: false }, { 'if-match': wanting.body.etag })).status, 204)
+      for (const [name, run] of [['a bulk of new entities', async () => (await bulkCreate(d, 2, 'ISOLATED')).texts], ['a bulk in a transaction', async () => updates((await bulkChange(d, 'UPDATE')).texts)]] as const) {
+        const first = await run()
+        t.equal(first.length, 1, `${name}: one statement`, { texts: first })
+        t.match(first[0], OUTBOX, `${name}: with its outbox, which finds none`)
+        const then = await run()
+        t.equal(then.length, 1, { texts: then })
+        t.match(then[0], QUIET, `${name}: the next is quiet`)
+        t.notMatch(then[0], OUTBOX)
+      }
     })
   })
 }

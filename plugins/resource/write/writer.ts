@@ -317,9 +317,17 @@ export class Writer {
       if (written.wanted !== true) return written
       return await this.table.write(store, { ...write, quiet: null, outbox: this.outboxPart(type, call, true, replaced) })
     }
-    // A statement that wrote no row says nothing of the subscriptions.
-    if (written.rows.length > 0) outbox.heard(written.created === false && replaced !== null ? replaced : type, call, written.events > 0)
+    this.heardFrom(type, call, written, replaced)
     return written
+  }
+
+  /**
+   * Tells the outbox what a statement that carried its part found: whether a subscription wanted
+   * the event (`replaced`: an upsert's, for a row it replaced). One that wrote no row says
+   * nothing of the subscriptions.
+   */
+  private heardFrom (type: string, call: WriteCall, written: WriteOutcome, replaced: string | null = null): void {
+    if ((written.count ?? written.rows.length) > 0) this.outbox?.heard(written.created === false && replaced !== null ? replaced : type, call, written.events > 0)
   }
 
   /** The quiet check of a write of `type` (and, for an upsert, of `replaced`): null when a subscription was found to want either. */
@@ -599,11 +607,12 @@ export class Writer {
     const type = this.eventOf(run[0] as Step)
     let written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(call, run, type, false, null, answer)))
     if (written.wanted !== undefined) {
-      // It carried the quiet check: a subscription wanting the event stopped it, and the
-      // outbox, told so, gives its part to the statement made again.
+      // It carried the quiet check, and the outbox is told what it found; when a subscription
+      // wants the event, it wrote nothing, and is made again with the outbox's part.
       this.outbox?.heard(type, call, written.wanted)
       if (written.wanted) written = await this.table.send(tx, this.table.statement(this.statementOf(call, run, type, false, null, answer)))
     }
+    if (written.wanted === undefined) this.heardFrom(type, call, written)
     if (written.events > 0) this.outbox?.written(written.events, false)
     this.record(run, answer, written)
   }
