@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import resource, { defineResource, type ServedResource, type WriteCall, type WriteOp } from '../../plugins/resource/index.js'
 import type { Queryable, Tx } from '../../store/types.js'
+import { Unavailable } from '../../store/errors.js'
 import { databases } from '../support/databases.js'
 import { prerequisites } from './helper.js'
 
@@ -182,6 +183,92 @@ for (const db of databases) {
       const results = await store.transaction(async (tx) => await writer.execute(tx, moved))
       t.match(forecast, [{ failure: null, change: 'updated' }], 'presumed written')
       t.match(results, [{ failure: { kind: 'precondition-failed' }, row: null, change: null }], 'but its row moved on: its If-Match stale')
+    })
+
+    t.test('read first, every entity named written: no locked read, each write guarded by the ETag read; a row changed meanwhile undoes them and they are decided again, locked', async t => {
+      const [a, b, c] = [`t${++n}`, `t${++n}`, `t${++n}`]
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(a, `v${a}`), create(b, `v${b}`), create(c, `v${c}`)]))
+      const ops = (label: string): WriteOp[] => [
+        { action: 'update', id: a, values: { label: `${label}${a}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'update', id: b, values: { label: `${label}${b}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: c, values: {}, ifMatch: null, ifNoneMatch: null }
+      ]
+      const held = await writer.planRead(store, call(true), ops('w'), 'etag')
+      let sent: string[] = []
+      const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), held))
+      // The run of two updates has a savepoint of its own, as every run of several has.
+      t.match(sent, ['SAVEPOINT', 'SAVEPOINT', /^UPDATE .* AND t\.etag = x\.seen$/s, /^DELETE .* AND t\.etag = x\.seen\n/s], 'in a savepoint, the guarded writes alone')
+      t.notOk(sent.some(text => /FOR UPDATE/.test(text)), 'no locked read')
+      t.match(results, [{ failure: null, change: 'updated', row: { id: a } }, { failure: null, change: 'updated', row: { id: b } }, { failure: null, change: 'deleted', row: { id: c } }])
+      t.equal(await etagOf(a), (results[0]?.row as { etag: string }).etag)
+      t.equal(await etagOf(c), null)
+
+      // The second entity changes after the read: the first update wrote its row, the second
+      // wrote one of two, so both are undone and decided again on the rows as locked.
+      const [d, e] = [`t${++n}`, `t${++n}`]
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(d, `v${d}`), create(e, `v${e}`)]))
+      const moved = await writer.planRead(store, call(true), [
+        { action: 'update', id: a, values: { label: `x${a}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: d, values: {}, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: e, values: {}, ifMatch: null, ifNoneMatch: null }
+      ], 'etag')
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [{ action: 'update', id: e, values: { label: `y${e}` }, ifMatch: null, ifNoneMatch: null }]))
+      const meanwhile = await etagOf(e)
+      sent = []
+      made = 0
+      const again = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), moved))
+      t.match(sent, ['SAVEPOINT', /^UPDATE /, 'SAVEPOINT', /^DELETE /, /FOR UPDATE$/, /^UPDATE /, 'SAVEPOINT', /^DELETE /], 'the guarded writes, then the locked read and the writes decided on it')
+      for (const i of [5, 7]) t.notMatch(sent[i], /x\.seen/, 'those not guarded: the rows are locked')
+      t.equal(made, 2, 'the statements made again')
+      t.not(meanwhile, null)
+      t.match(again, [{ failure: null, change: 'updated', row: { id: a } }, { failure: null, change: 'deleted', row: { id: d } }, { failure: null, change: 'deleted', row: { id: e } }], 'each written once, as decided again')
+      t.equal(await etagOf(a), (again[0]?.row as { etag: string }).etag)
+      t.equal(await etagOf(e), null)
+
+      // Atomic, an update refused by a unique label: its savepoint undoes the other's write, and
+      // the transaction, aborted by the refusal there, goes on.
+      const [f, g] = [`t${++n}`, `t${++n}`]
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(f, `v${f}`), create(g, `v${g}`)]))
+      const before = await etagOf(a)
+      const refused = await writer.planRead(store, call(true), [
+        { action: 'update', id: a, values: { label: `r${a}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: f, values: {}, ifMatch: null, ifNoneMatch: null },
+        // The label the first plan gave `b`.
+        { action: 'update', id: g, values: { label: `w${b}` }, ifMatch: null, ifNoneMatch: null }
+      ], 'etag')
+      const stopped = await store.transaction(async (tx) => {
+        const results = await writer.execute(tx, refused)
+        await tx.query('SELECT 1')
+        return results
+      })
+      t.match(stopped, [{ failure: null }, { failure: null }, { failure: { kind: 'conflict' } }], 'the label taken: a conflict')
+      t.equal(await etagOf(a), before, 'the first update undone')
+      t.not(await etagOf(f), null, 'the deletion undone')
+
+      // A failure of the system is no row moved on: it ends the transaction.
+      const unreachable = (tx: Tx): Tx => ({
+        query: async (sql, params, options) => {
+          if (sql.startsWith('DELETE')) throw new Unavailable('The database cannot be reached.')
+          return await tx.query(sql, params, options)
+        },
+        exec: async (sql) => { await tx.exec(sql) },
+        savepoint: async (fn) => await tx.savepoint(async (inner) => await fn(unreachable(inner)))
+      })
+      const cut = await writer.planRead(store, call(true), [
+        { action: 'update', id: a, values: { label: `c${a}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'delete', id: f, values: {}, ifMatch: null, ifNoneMatch: null }
+      ], 'etag')
+      await t.rejects(store.transaction(async (tx) => await writer.execute(unreachable(tx), cut)), Unavailable)
+      t.equal(await etagOf(a), before, 'nothing written')
+
+      // Named twice, an entity's second write would find the ETag its first gave: locked.
+      const twice = await writer.planRead(store, call(false), [
+        { action: 'update', id: a, values: { label: `z${a}` }, ifMatch: null, ifNoneMatch: null },
+        { action: 'update', id: a, values: { label: `zz${a}` }, ifMatch: null, ifNoneMatch: null }
+      ], 'etag')
+      sent = []
+      await store.transaction(async (tx) => await writer.execute(listed(tx, sent), twice))
+      t.match(sent[0], /FOR UPDATE$/, 'the rows read and locked first')
     })
 
     t.test('an entity named twice: the statements answer the rows they wrote', async t => {

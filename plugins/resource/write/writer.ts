@@ -42,6 +42,23 @@ class Undone extends Error {
   }
 }
 
+/**
+ * A statement of a plan's run, guarded by the ETags its rows were decided on, wrote fewer rows
+ * than it was made for: one of them changed since it was read (`Writer.execute`).
+ */
+class Overtaken extends Error {
+  constructor () {
+    super('overtaken')
+  }
+}
+
+/** An atomic plan's operation failed: its savepoint is rolled back (the failure may have aborted the transaction). */
+class Stopped extends Error {
+  constructor () {
+    super('stopped')
+  }
+}
+
 /** How a step's statement ended (Writer.attempt). */
 type Attempt = { stored: Row } | { refused: unknown } | { replay: true } | { current: Row | null }
 
@@ -89,6 +106,22 @@ export interface WritePlan {
   readonly distinct: boolean
   /** When every operation was decided ahead: its runs, with their statements. */
   readonly runs: readonly PlannedRun[] | null
+  /**
+   * Every entity the operations name was read first (`rows`) and is written by a statement
+   * guarded by the ETag it was decided on, no entity twice: `execute` needs no locked read.
+   */
+  readonly unlocked: boolean
+}
+
+/** A step decided on `row`, read without a lock: its write applies only while the row is still at that ETag. */
+function seenOn (step: Step | null, row: Row | undefined): Step | null {
+  if (step !== null && row !== undefined) step.write.seen = row.etag as string
+  return step
+}
+
+/** Whether a run's steps were decided on rows read without a lock (`seenOn`): its statement is guarded by their ETags. */
+function guarded (run: readonly Step[]): boolean {
+  return run.every(s => s.write.seen !== undefined)
 }
 
 /** Whether an operation is decided on its entity as stored: all but a new entity with a server-made id, which cannot exist yet. */
@@ -436,13 +469,17 @@ export class Writer {
   /** `ahead`: the statements of a plan decided whole are made now (else null, made when sent). */
   private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null, ahead: boolean): WritePlan {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
-    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : this.prepare(r, rows.get(r.op.id)))
     const distinct = new Set(ops.map(op => op.id)).size === ops.length
+    // Named twice, an entity's second write would find the ETag its first gave: not guarded.
+    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), distinct ? rows.get(r.op.id) : undefined))
     let runs: PlannedRun[] | null = null
     if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
-      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.statementOf(call, steps, this.eventOf(steps[0] as Step), false, null, returningOf(steps, { returning, distinct }))) : null }))
+      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.runWrite(call, steps, returningOf(steps, { returning, distinct }))) : null }))
     }
-    return { call, returning, results, decided, rows, distinct, runs }
+    // An entity read and then left alone (nothing to do, a failure) or created under its id is
+    // no row a guarded write can hold: the transaction locks what it read.
+    const unlocked = rows !== null && runs !== null && rows.size > 0 && results.every((r, i) => !readsRow(r.op) || decided[i]?.write.seen !== undefined)
+    return { call, returning, results, decided, rows, distinct, runs, unlocked }
   }
 
   /**
@@ -467,11 +504,29 @@ export class Writer {
    * order. A transaction run again may run it again: each run finds its outcomes afresh.
    */
   async execute (tx: Tx, plan: WritePlan): Promise<WriteResult[]> {
+    if (plan.unlocked) {
+      // Its statements write each row only at the ETag it was decided on, and lock it as they
+      // do: no read first. When one finds a row changed since, its savepoint undoes them all,
+      // and the operations are decided again on the rows read with a lock.
+      try {
+        const runs = plan.runs as readonly PlannedRun[]
+        return await tx.savepoint(async (db) => {
+          // A transaction run again writes them again: what an earlier run met is looked for again.
+          for (const run of runs) for (const s of run.steps) Object.assign(s.result, { failure: null, row: null, change: null })
+          const results = await this.executeRuns(db, plan, runs)
+          if (plan.call.atomic && results.some(r => r.failure !== null)) throw new Stopped()
+          return results
+        })
+      } catch (err) {
+        if (err instanceof Stopped) return plan.results
+        if (!(err instanceof Overtaken)) throw err
+      }
+    }
     const { call, results, decided, rows } = plan
     const { ids, full } = rowsNamed(results.map(r => r.op))
     const current = ids.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, ids, full)
     // Decided on rows read before: each decision holds while its row is as it was read.
-    const held = ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
+    const held = !plan.unlocked && ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
     const steps: Step[] = []
     results.forEach((result, i) => {
       let step = decided[i] as Step | null
@@ -489,11 +544,16 @@ export class Writer {
     })
     // Every operation is decided before any is applied, so each failure gets its own reason.
     if (call.atomic && results.some(r => r.failure !== null)) return results
-    for (const run of (held ? plan.runs : null) ?? runsOf(steps).map(s => ({ steps: s, statement: null }))) {
+    return await this.executeRuns(tx, plan, (held ? plan.runs : null) ?? runsOf(steps).map(s => ({ steps: s, statement: null })))
+  }
+
+  /** Applies the runs of `plan`'s decided steps in order; atomic, up to the first failure. */
+  private async executeRuns (tx: Tx, plan: WritePlan, runs: readonly PlannedRun[]): Promise<WriteResult[]> {
+    for (const run of runs) {
       await this.apply(tx, plan, run)
-      if (call.atomic && run.steps.some(s => s.result.failure !== null)) return results
+      if (plan.call.atomic && run.steps.some(s => s.result.failure !== null)) break
     }
-    return results
+    return plan.results
   }
 
   /** Decides one operation; the step to apply, or null when its outcome is known already. */
@@ -600,19 +660,29 @@ export class Writer {
     }
   }
 
+  /**
+   * The statement of a run of a plan: it writes each row only at the ETag its step was decided
+   * on when the steps were decided on rows read without a lock (`planRead`).
+   */
+  private runWrite (call: WriteCall, run: readonly Step[], answer: Returning): TableWrite {
+    const one: OneWrite | null = guarded(run) ? { guard: SEEN, claim: null, current: false, returning: answer } : null
+    return this.statementOf(call, run, this.eventOf(run[0] as Step), false, one, answer)
+  }
+
   /** Writes a run of steps of `plan` in one statement: `statement` when it was made ahead. */
   private async batch (tx: Tx, plan: WritePlan, run: readonly Step[], statement: WriteStatement | null): Promise<void> {
     const answer = returningOf(run, plan)
     const { call } = plan
     const type = this.eventOf(run[0] as Step)
-    let written = await this.table.send(tx, statement ?? this.table.statement(this.statementOf(call, run, type, false, null, answer)))
+    let written = await this.table.send(tx, statement ?? this.table.statement(this.runWrite(call, run, answer)))
     if (written.wanted !== undefined) {
       // It carried the quiet check, and the outbox is told what it found; when a subscription
       // wants the event, it wrote nothing, and is made again with the outbox's part.
       this.outbox?.heard(type, call, written.wanted)
-      if (written.wanted) written = await this.table.send(tx, this.table.statement(this.statementOf(call, run, type, false, null, answer)))
+      if (written.wanted) written = await this.table.send(tx, this.table.statement(this.runWrite(call, run, answer)))
     }
     if (written.wanted === undefined) this.heardFrom(type, call, written)
+    if (guarded(run) && (written.count ?? written.rows.length) < run.length) throw new Overtaken()
     if (written.events > 0) this.outbox?.written(written.events, false)
     this.record(run, answer, written)
   }
