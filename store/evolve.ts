@@ -2,8 +2,8 @@ import { ConstraintViolation, MigrationFailed, SchemaMismatch, type SchemaDiffer
 import { LOCK_SQL } from './migrate.js'
 import { readTable, renderTable } from './table/catalog.js'
 import { guarded, planTable } from './table/evolve.js'
-import { tableDdl, type TableSpec } from './table/schema.js'
-import type { Migration, Store, StoreLogger, Tx } from './types.js'
+import { defaultFillfactor, tableDdl, type TableSpec } from './table/schema.js'
+import type { Migration, Store, StoreKind, StoreLogger, Tx } from './types.js'
 
 /** A change made to a table so that it matches its definition. */
 export interface SchemaChange {
@@ -24,18 +24,21 @@ export interface SchemaComparison {
  * `tx`: creates the missing tables, makes the changes that cannot fail or lose data, and lists
  * the others (store/table/evolve.ts). A change the rows break (a constraint violation) is rolled
  * back alone, to its savepoint, and listed too. Roll `tx` back when anything is listed.
+ * `kind`: the store's, whose fillfactor a table gets when its definition names none
+ * (`defaultFillfactor`); null leaves those tables' as they are.
  */
-export async function compareTables (tx: Tx, specs: readonly TableSpec[]): Promise<SchemaComparison> {
+export async function compareTables (tx: Tx, specs: readonly TableSpec[], kind: StoreKind | null = null): Promise<SchemaComparison> {
   const changes: SchemaChange[] = []
   const refusals: SchemaDifference[] = []
   for (const spec of specs) {
+    const fillfactor = spec.fillfactor ?? (kind === null ? null : defaultFillfactor(kind))
     const live = await readTable(tx, spec.table)
     if (live === null) {
-      await tx.exec(tableDdl(spec))
+      await tx.exec(tableDdl(spec, fillfactor))
       changes.push({ table: spec.table, change: 'created' })
       continue
     }
-    const plan = planTable(spec, live, await renderTable(tx, spec, live))
+    const plan = planTable(spec, live, await renderTable(tx, spec, live), fillfactor)
     refusals.push(...plan.refusals)
     const broken = new Set<string>()
     for (const step of plan.steps) {
@@ -74,7 +77,7 @@ export async function evolveTables (store: Store, specs: readonly TableSpec[], o
   // An index over a big table may rightly take long: no statement timeout.
   const changes = await store.transaction(async (tx) => {
     await tx.query(LOCK_SQL)
-    const { changes, refusals } = await compareTables(tx, specs)
+    const { changes, refusals } = await compareTables(tx, specs, store.kind)
     if (refusals.length > 0) throw new SchemaMismatch(refusals)
     return changes
   }, { statementTimeout: false })
@@ -102,7 +105,7 @@ export async function previewTables (store: Store, specs: readonly TableSpec[], 
           throw new MigrationFailed(m.id.replace(/^file:/, ''), err)
         }
       }
-      result = await compareTables(tx, specs)
+      result = await compareTables(tx, specs, store.kind)
       throw ROLLBACK
     }, { statementTimeout: false })
   } catch (err) {

@@ -42,12 +42,15 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
  */
 export type Planning = 'ahead' | 'read' | 'alone'
 
-/** The writes of `ops` (checked, not yet decided) through the resource's write path, planned as `how` says. */
-export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], how: Planning): Promise<WritePlan> {
+/**
+ * The writes of `ops` (checked, not yet decided) through the resource's write path, planned as
+ * `how` says; `read`: awaited between a `'read'` plan's read and its decisions.
+ */
+export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], how: Planning, read?: () => Promise<void>): Promise<WritePlan> {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
   const { writer, store } = e.served
   // A bulk answers no entity: the statements return each row's id and ETag alone.
-  if (how === 'read') return await writer.planRead(store, call, writes, 'etag')
+  if (how === 'read') return await writer.planRead(store, call, writes, 'etag', read)
   return how === 'alone' ? writer.planAlone(call, writes, 'etag') : writer.plan(call, writes, 'etag')
 }
 
@@ -171,7 +174,8 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
       const pending = ops.filter(op => op.outcome === null)
       // One transaction for every operation: decided before it opens, all of them, and the
       // result they will give written ahead, so that the transaction only marks the job ended.
-      const plan = await planOf(e, call, pending, 'read')
+      // The rows read, requests that came meanwhile go first, then the decisions.
+      const plan = await planOf(e, call, pending, 'read', run.turn)
       const presumed = presumedResponse(e, plan, ops)
       if (presumed !== null) await run.stage(presumed)
       try {

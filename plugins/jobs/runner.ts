@@ -39,6 +39,13 @@ export interface JobRun {
    * written as usual.
    */
   stage: (result: unknown) => Promise<void>
+  /**
+   * Lets the requests that arrived meanwhile go first (a turn of the event loop), between two
+   * long stretches of the job's work outside a transaction: a read of many rows and the
+   * decisions made on them, say. On the embedded store every statement runs in this thread, and
+   * no request is read until the next turn.
+   */
+  turn: () => Promise<void>
 }
 
 /**
@@ -211,7 +218,8 @@ export class Runner {
         await turn()
         if (lost || this.stopped || !await table.stage(store, job.ctx, job.id, result, holder)) throw new LeaseLost()
         staged = result
-      }
+      },
+      turn
     }
     try {
       const handler = this.o.handlers.get(job.kind) as JobHandler

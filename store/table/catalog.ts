@@ -49,6 +49,8 @@ export interface LiveTable {
   columns: LiveColumn[]
   indexes: LiveIndex[]
   constraints: LiveConstraint[]
+  /** Its `fillfactor` storage parameter; null when it has none (PostgreSQL's default, 100). */
+  fillfactor?: number | null
 }
 
 /** What a CREATE INDEX looks like without its name and relation, as pg_get_indexdef writes it. */
@@ -60,7 +62,8 @@ export function indexShape (def: string): string {
 /** The table named `table` where the session's search_path finds it, or null when there is none. */
 export async function readTable (db: Queryable, table: string): Promise<LiveTable | null> {
   const rel = quoteIdent(table)
-  const { rows: found } = await db.query<{ there: boolean }>('SELECT to_regclass($1) IS NOT NULL AS there', [rel])
+  const { rows: found } = await db.query<{ there: boolean, fillfactor: string | null }>(`SELECT to_regclass($1) IS NOT NULL AS there,
+      (SELECT substring(o FROM '^fillfactor=(\\d+)$') FROM pg_class, unnest(reloptions) AS o WHERE oid = to_regclass($1) AND o LIKE 'fillfactor=%') AS fillfactor`, [rel])
   if (found[0]?.there !== true) return null
   const { rows: columns } = await db.query<LiveColumn>(`SELECT attname AS name, format_type(atttypid, atttypmod) AS type, attnotnull AS "notNull",
       atttypid = 'text'::regtype AND attcollation <> '"C"'::regcollation AS "notC"
@@ -78,7 +81,8 @@ export async function readTable (db: Queryable, table: string): Promise<LiveTabl
     name: table,
     columns,
     indexes: indexes.map(({ def, ...i }) => ({ ...i, shape: indexShape(def) })),
-    constraints
+    constraints,
+    fillfactor: found[0].fillfactor === null ? null : Number(found[0].fillfactor)
   }
 }
 

@@ -2,7 +2,7 @@ import type { SchemaDifference } from '../errors.js'
 import { quoteIdent } from '../quote.js'
 import { tableColumns, type LiveConstraint, type LiveTable, type RenderedTable } from './catalog.js'
 import type { Column } from './columns.js'
-import { collationDdl, constraintNames, enumCheckDdl, foreignKeyDdl, literal, plannedIndexes, uniqueIndexDdl, uniqueKeys, type IndexKey, type TableSpec } from './schema.js'
+import { collationDdl, constraintNames, enumCheckDdl, fillfactorDdl, foreignKeyDdl, literal, plannedIndexes, uniqueIndexDdl, uniqueKeys, type IndexKey, type TableSpec } from './schema.js'
 
 /*
  * How a resource table that exists already is brought to its definition at boot. What cannot
@@ -72,7 +72,7 @@ const typeSql = (c: Column): string => `${c.sqlType}${c.sqlType === 'text' ? ' C
  * Compares a table with its definition, rendered by the database (`renderTable`), and plans
  * the steps that bring it there; refuses the differences it does not resolve alone.
  */
-export function planTable (spec: TableSpec, live: LiveTable, rendered: RenderedTable): TablePlan {
+export function planTable (spec: TableSpec, live: LiveTable, rendered: RenderedTable, fillfactor: number | null = spec.fillfactor ?? null): TablePlan {
   const t = spec.table
   const T = quoteIdent(t)
   const alter = (rest: string): string => `ALTER TABLE ${T} ${rest};`
@@ -303,7 +303,12 @@ export function planTable (spec: TableSpec, live: LiveTable, rendered: RenderedT
     }
   }
 
-  const steps = [...adds, ...collation, ...nullability, ...checks, ...uniques, ...references, ...indexes]
+  // Pages written from now on leave the room; those written before stay as they are.
+  const storage: EvolutionStep[] = fillfactor === null || live.fillfactor === fillfactor
+    ? []
+    : [{ change: `fillfactor ${fillfactor} for the pages written from now on`, sql: [alter(`SET (${fillfactorDdl(fillfactor)})`)], columns: [] }]
+
+  const steps = [...adds, ...collation, ...nullability, ...checks, ...uniques, ...references, ...indexes, ...storage]
   return { steps: steps.filter(s => !s.columns.some(c => blocked.has(c))), refusals }
 }
 

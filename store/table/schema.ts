@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FieldDescriptor } from '../../model/query.js'
 import { defaultColumn, type DerivedRef } from '../field-columns.js'
 import { quoteIdent } from '../quote.js'
-import type { Migration } from '../types.js'
+import type { Migration, StoreKind } from '../types.js'
 import { DELETED_COLUMNS, SERVER_COLUMNS, type Column } from './columns.js'
 
 /** One key of a query index: a field path (top-level column or nested JSON path) and its direction. */
@@ -59,6 +59,25 @@ export interface TableSpec {
   softDelete: boolean
   /** Text fields of the items derived from a column by a prefix (`ref`), which queries may name. Default none. */
   refs?: readonly DerivedRef[]
+  /**
+   * How full, in percent, new rows leave each page of the table (PostgreSQL's `fillfactor`, 10
+   * to 100); default the store's (`defaultFillfactor`).
+   */
+  fillfactor?: number
+}
+
+/**
+ * The fillfactor of a resource table whose definition names none. Every write of an entity
+ * writes a new version of its row (a new ETag). When the version fits on its row's page and no
+ * indexed column changed, PostgreSQL adds no index entry for it (a heap-only tuple), and an
+ * update costs a fraction of one that does. The embedded store, whose one connection every
+ * request waits for while a job's transaction runs, leaves half of each page for them: a
+ * page's rows can all be written again at once (an update of every row, in a job), and the
+ * table is as large after one such update as a full one is (docs/operations.md). A server
+ * keeps PostgreSQL's own (full pages, null here).
+ */
+export function defaultFillfactor (kind: StoreKind): number | null {
+  return kind === 'pglite' ? 50 : null
 }
 
 /** The predicate of a soft-deletable table's unique sets: a deleted row keeps its values without holding them. */
@@ -206,7 +225,7 @@ const columnDef = (c: Column): string => `${c.ident} ${c.sqlType}${c.nullable ? 
  * is compared with its definition instead, and changed only where that is safe
  * (store/table/evolve.ts).
  */
-export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'uniqueWhere' | 'references'> & { indexes?: readonly TableIndex[], softDelete?: boolean }): string {
+export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' | 'uniqueWhere' | 'references'> & { indexes?: readonly TableIndex[], softDelete?: boolean, fillfactor?: number }, fillfactor: number | null = spec.fillfactor ?? null): string {
   const t = spec.table
   const T = quoteIdent(t)
   const own = spec.softDelete === true ? [...spec.columns, ...DELETED_COLUMNS] : spec.columns
@@ -219,7 +238,7 @@ export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' |
   for (const c of spec.columns) {
     if (c.enumValues !== undefined) defs.push(enumCheckDdl(t, { ...c, enumValues: c.enumValues }))
   }
-  const statements = [`CREATE TABLE IF NOT EXISTS ${T} (\n  ${defs.join(',\n  ')}\n)`]
+  const statements = [`CREATE TABLE IF NOT EXISTS ${T} (\n  ${defs.join(',\n  ')}\n)${fillfactor === null ? '' : ` WITH (${fillfactorDdl(fillfactor)})`}`]
   // Before any index is made, so that none is built twice.
   statements.push(collationDdl(t))
   for (const index of plannedIndexes(spec)) {
@@ -228,6 +247,11 @@ export function tableDdl (spec: Pick<TableSpec, 'table' | 'columns' | 'unique' |
     statements.push(index.ddl())
   }
   return statements.join(';\n')
+}
+
+/** The storage parameter of a table's fillfactor. */
+export function fillfactorDdl (fillfactor: number): string {
+  return `fillfactor = ${Math.trunc(fillfactor)}`
 }
 
 /** The table's creation as a migration, its id a digest of the DDL (the resource plugin compares tables instead: store/evolve.ts). */

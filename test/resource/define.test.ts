@@ -30,6 +30,10 @@ t.test('defineResource refuses what cannot work, naming the option', async t => 
     ['long name', { name: 'a'.repeat(21) }, /name must be/],
     ['collection', { collection: 'Notes' }, /collection must be/],
     ['table', { table: 'x-y' }, /table must be/],
+    ['fillfactor under 10', { fillfactor: 5 }, /fillfactor must be an integer from 10 to 100 \(percent\)/],
+    ['fillfactor over 100', { fillfactor: 101 }, /fillfactor must be an integer from 10 to 100/],
+    ['fillfactor not an integer', { fillfactor: 50.5 }, /fillfactor must be an integer from 10 to 100/],
+    ['fillfactor a string', { fillfactor: '50' }, /fillfactor must be an integer from 10 to 100/],
     ['path', { path: 'v1/notes' }, /path must be an absolute path/],
     ['idParam', { idParam: 'note_id' }, /idParam must be a camelCase/],
     ['fields', { fields: {} }, /fields must be an object of TypeBox schemas/],
@@ -130,6 +134,9 @@ t.test('DDL: deterministic constraint names, ctx in every key, idempotent statem
   t.notMatch(ddl, 'ADD COLUMN', 'a table that exists is compared with its definition instead (store/evolve.ts)')
   const enumQuote = tableDdl({ table: 't', columns: [{ ...columnOf('e', UpperSnakeEnum(['A'])), enumValues: ["O'K"] }], unique: [], references: [] })
   t.match(enumQuote, "IN ('O''K')", 'a literal of the definition is quoted')
+  t.match(tableDdl({ table: 'x', columns: [], unique: [], references: [], fillfactor: 70 }), /\n\) WITH \(fillfactor = 70\);/, 'a fillfactor named by the definition')
+  t.match(tableDdl({ table: 'x', columns: [], unique: [], references: [] }, 50), /\n\) WITH \(fillfactor = 50\);/, 'or the store\'s')
+  t.notMatch(ddl, 'WITH (', 'none: PostgreSQL\'s own')
   t.equal(tableMigration({ table: 'x', columns: [], unique: [], references: [] }).id, tableMigration({ table: 'x', columns: [], unique: [], references: [] }).id)
   t.not(documents.storage.migration.id, authors.storage.migration.id)
   t.match(documents.storage.migration.id, /^resource:documents:[0-9a-f]{12}$/)

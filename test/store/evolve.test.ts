@@ -46,6 +46,12 @@ async function columnsOf (store: Store, table: string): Promise<Array<{ name: st
   return rows
 }
 
+/** A table's storage parameters (`pg_class.reloptions`), sorted; null when it has none. */
+async function reloptionsOf (store: Store, table: string): Promise<string[] | null> {
+  const { rows } = await store.query<{ options: string[] | null }>('SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass', [`"${table}"`])
+  return rows[0]?.options == null ? null : [...rows[0].options].sort()
+}
+
 async function indexesOf (store: Store, table: string): Promise<string[]> {
   const { rows } = await store.query<{ name: string }>('SELECT indexname AS name FROM pg_indexes WHERE tablename = $1 AND schemaname = current_schema() ORDER BY 1', [table])
   return rows.map(r => r.name)
@@ -73,6 +79,29 @@ for (const db of databases) {
       t.strictSame(await evolveTables(store, specs(authors, documents)), [], 'a second boot finds nothing to do')
       await insert(store, 'authors', [{ name: 'Ann', email: 'ann@example.com', active: true }])
       t.strictSame(await evolveTables(store, specs(authors, documents)), [], 'nor with rows')
+      // Made with the store's fillfactor: half of each page on the embedded store, PostgreSQL's own on a server.
+      const want = store.kind === 'pglite' ? ['fillfactor=50'] : null
+      for (const table of ['authors', 'documents']) t.strictSame(await reloptionsOf(store, table), want, `${table}: ${String(want)}`)
+    })
+
+    t.test('a definition\'s fillfactor: the table made with it, set on a table that has another, the pages written before left as they are', async t => {
+      const v1 = def('e_fill', { title: Type.String() }, { fillfactor: 80 })
+      t.strictSame(await evolveTables(store, specs(v1)), [{ table: 'e_fill', change: 'created' }])
+      t.strictSame(await reloptionsOf(store, 'e_fill'), ['fillfactor=80'])
+      await insert(store, 'e_fill', [{ title: 'one' }])
+      const v2 = def('e_fill', { title: Type.String() }, { fillfactor: 60 })
+      t.strictSame(await evolveTables(store, specs(v2)), [{ table: 'e_fill', change: 'fillfactor 60 for the pages written from now on' }])
+      t.strictSame(await reloptionsOf(store, 'e_fill'), ['fillfactor=60'])
+      t.strictSame(await evolveTables(store, specs(v2)), [], 'a second boot finds nothing to do')
+      // Named no more: the store's own where it has one, else the table keeps what it has.
+      const v3 = def('e_fill', { title: Type.String() })
+      t.strictSame((await evolveTables(store, specs(v3))).map(c => c.change), store.kind === 'pglite' ? ['fillfactor 50 for the pages written from now on'] : [])
+      t.strictSame(await reloptionsOf(store, 'e_fill'), [store.kind === 'pglite' ? 'fillfactor=50' : 'fillfactor=60'])
+      t.strictSame((await store.query('SELECT title FROM e_fill')).rows, [{ title: 'one' }], 'rows intact')
+      // Other storage parameters are the operator's: left as they are, the fillfactor read among them.
+      await store.exec('ALTER TABLE e_fill SET (autovacuum_enabled = false, fillfactor = 70)')
+      t.strictSame((await evolveTables(store, specs(v2))).map(c => c.change), ['fillfactor 60 for the pages written from now on'])
+      t.strictSame(await reloptionsOf(store, 'e_fill'), ['autovacuum_enabled=false', 'fillfactor=60'])
     })
 
     t.test('tables of the previous version boot without a step: made by its migration, before the collation step, with rows', async t => {
@@ -82,13 +111,17 @@ for (const db of databases) {
       const [ann] = await insert(old, 'authors', [{ name: 'Ann', email: 'ann@example.com', active: true }])
       await insert(old, 'documents', [{ name: 'A doc', authorId: ann, status: 'DRAFT', kind: 'INVOICE', pageCount: 1, tags: ['x'], pages: '[]' }])
       const changes = await evolveTables(old, specs(authors, documents))
+      // The embedded store's tables leave room on their pages since (`defaultFillfactor`).
+      const room = store.kind === 'pglite' ? ['fillfactor 50 for the pages written from now on'] : []
       // Documents became soft-deletable since: their deletion columns, and names unique among the rows not deleted.
       t.strictSame(changes.map(c => c.change), [
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, email',
+        ...room,
         'added column "deletedDateTime"',
         'added column "deletedBy"',
         'text columns in the "C" collation: ctx, id, etag, createdBy, modifiedBy, name, description, authorId, status, kind, retentionDuration, validityInterval, reviewSchedule, fingerprint',
-        'the unique set of "name" holds only where "deletedDateTime" IS NULL'
+        'the unique set of "name" holds only where "deletedDateTime" IS NULL',
+        ...room
       ], 'the collation step, and soft deletion')
       t.strictSame(await evolveTables(old, specs(authors, documents)), [])
       t.strictSame((await old.query('SELECT name FROM documents')).rows, [{ name: 'A doc' }], 'rows intact')
@@ -99,7 +132,7 @@ for (const db of databases) {
       await old.exec(previousTableDdl(v1.storage.spec, true))
       await insert(old, 'e_prev', [{ title: 'a' }])
       await old.exec(previousTableDdl(v2.storage.spec, true))
-      t.strictSame((await evolveTables(old, specs(v2))).map(c => c.change), ['made "count" required, its default in the rows without a value'])
+      t.strictSame((await evolveTables(old, specs(v2))).map(c => c.change), ['made "count" required, its default in the rows without a value', ...room])
       t.strictSame((await old.query('SELECT count FROM e_prev')).rows, [{ count: 3 }])
     })
 

@@ -101,6 +101,13 @@ export interface ResourceOptions<P extends TProperties, D extends TProperties = 
   /** Table name. Default the collection. */
   table?: string
   /**
+   * How full, in percent, new rows leave each page of the table (PostgreSQL's `fillfactor`, an
+   * integer from 10 to 100). The rest is room for the new versions of the rows' updates, which
+   * then cost no index entry when no indexed field changed. Default: 50 on the embedded store,
+   * PostgreSQL's own (100) on a server, where a table made with another keeps it.
+   */
+  fillfactor?: number
+  /**
    * DELETE marks the entity deleted (`deletedDateTime`, `deletedBy`) instead of removing it
    * (conventions: "Deletion may be a soft delete"): GET still answers it, writes on it are
    * 409, collections leave it out unless they filter on `deletedDateTime`, unique fields are
@@ -140,6 +147,8 @@ export interface CheckedOptions {
   path: string
   idParam: string
   table: string
+  /** `fillfactor`, when the definition names one. */
+  fillfactor: number | null
   fields: TProperties
   fieldNames: readonly string[]
   /** `readOnly` and the fields whose schema says `readOnly: true`. */
@@ -191,6 +200,8 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
   if (typeof collection !== 'string' || !SQL_NAME.test(collection)) fail('collection', collection, 'a lowercase plural name among a-z, 0-9 and _')
   const table = opts.table ?? collection
   if (typeof table !== 'string' || !SQL_NAME.test(table)) fail('table', table, 'a lowercase SQL name of at most 41 characters')
+  const fillfactor = opts.fillfactor ?? null
+  if (fillfactor !== null && (!Number.isInteger(fillfactor) || fillfactor < 10 || fillfactor > 100)) fail('fillfactor', fillfactor, 'an integer from 10 to 100 (percent)')
   if (typeof path !== 'string' || !PATH.test(path)) fail('path', path, 'an absolute path such as /v1/documents')
   if (typeof idParam !== 'string' || !PROPERTY.test(idParam)) fail('idParam', idParam, 'a camelCase parameter name such as documentId')
   if (typeof fields !== 'object' || fields === null || Object.keys(fields).length === 0) fail('fields', fields, 'an object of TypeBox schemas')
@@ -247,6 +258,7 @@ export function checkOptions (opts: ResourceOptions<TProperties, TProperties>): 
     path,
     idParam,
     table,
+    fillfactor,
     fields,
     fieldNames,
     readOnly,

@@ -107,7 +107,8 @@ export function storageOf (o: CheckedOptions, api: ResourceApi): ResourceStorage
     summaryOmit: o.summaryOmit,
     softDelete: o.softDelete,
     refs: refsOf(o),
-    ...(o.softDelete ? { uniqueWhere: NOT_DELETED } : {})
+    ...(o.softDelete ? { uniqueWhere: NOT_DELETED } : {}),
+    ...(o.fillfactor === null ? {} : { fillfactor: o.fillfactor })
   }
   return { table: o.table, spec, fields: fieldMapOf(o, api), defaultOrdering: orderingOf(o), migration: tableMigration(spec) }
 }

@@ -459,10 +459,12 @@ export class Writer {
    * made for them, when its locked read finds each row still at the ETag it was decided on
    * (every write gives a row a new one); otherwise it decides them again there. For a long
    * transaction (an ATOMIC job) that would otherwise decide them while it holds its connection.
+   * `read`: awaited once the rows are read, before the decisions (a job lets requests in there).
    */
-  async planRead (db: Queryable, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row'): Promise<WritePlan> {
+  async planRead (db: Queryable, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row', read?: () => Promise<void>): Promise<WritePlan> {
     const { ids, full } = rowsNamed(ops)
     const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(db, call.ctx, ids, full, false)
+    await read?.()
     return this.planOn(call, ops, returning, rows, true)
   }
 
