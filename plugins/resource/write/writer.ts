@@ -4,7 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import { bothQuiet, HELD, type OutboxPart, type QuietPart, type WriteClaim } from '../../../store/statement-parts.js'
 import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
-import type { Queryable, Store, Tx } from '../../../store/types.js'
+import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
@@ -108,7 +108,8 @@ export interface WritePlan {
   readonly runs: readonly PlannedRun[] | null
   /**
    * Every entity the operations name was read first (`rows`) and is written by a statement
-   * guarded by the ETag it was decided on, no entity twice: `execute` needs no locked read.
+   * guarded by the ETag it was decided on, no entity twice, on the embedded store: `execute`
+   * needs no locked read.
    */
   readonly unlocked: boolean
 }
@@ -459,21 +460,29 @@ export class Writer {
    * made for them, when its locked read finds each row still at the ETag it was decided on
    * (every write gives a row a new one); otherwise it decides them again there. For a long
    * transaction (an ATOMIC job) that would otherwise decide them while it holds its connection.
+   * On the embedded store, whose transactions never overlap, a plan that writes every entity it
+   * read needs no locked read (`WritePlan.unlocked`). On a server, the locked read takes the
+   * rows' locks in the order of their ids: two transactions writing the same rows in different
+   * orders would otherwise deadlock, each holding a row the other waits for.
    * `read`: awaited once the rows are read, before the decisions (a job lets requests in there).
    */
-  async planRead (db: Queryable, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row', read?: () => Promise<void>): Promise<WritePlan> {
+  async planRead (store: Store, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row', read?: () => Promise<void>): Promise<WritePlan> {
     const { ids, full } = rowsNamed(ops)
-    const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(db, call.ctx, ids, full, false)
+    const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(store, call.ctx, ids, full, false)
     await read?.()
-    return this.planOn(call, ops, returning, rows, true)
+    return this.planOn(call, ops, returning, rows, true, store.kind === 'pglite')
   }
 
-  /** `ahead`: the statements of a plan decided whole are made now (else null, made when sent). */
-  private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null, ahead: boolean): WritePlan {
+  /**
+   * `ahead`: the statements of a plan decided whole are made now (else null, made when sent);
+   * `lockFree`: its writes of the rows read apply only at the ETags read, so that it may go
+   * `unlocked`.
+   */
+  private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null, ahead: boolean, lockFree = false): WritePlan {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     const distinct = new Set(ops.map(op => op.id)).size === ops.length
     // Named twice, an entity's second write would find the ETag its first gave: not guarded.
-    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), distinct ? rows.get(r.op.id) : undefined))
+    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), lockFree && distinct ? rows.get(r.op.id) : undefined))
     let runs: PlannedRun[] | null = null
     if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
       runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.runWrite(call, steps, returningOf(steps, { returning, distinct }))) : null }))
