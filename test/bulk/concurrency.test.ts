@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../../store/types.js'
 import { databases } from '../support/databases.js'
-import { build, count, headers, listen, unique, type Json } from './helper.js'
+import { build, count, headers, listen, shuffled, unique, type Json } from './helper.js'
 
 // Bulks fired in parallel at listening servers (on a PostgreSQL server, at two service
 // instances sharing one database): constraints and ifMatch hold across requests, and
@@ -19,15 +19,6 @@ async function post (base: string, path: string, body: unknown): Promise<Json> {
   const res = await fetch(base + path, { method: 'POST', headers: headers({ 'content-type': 'application/json' }), body: JSON.stringify(body) })
   if (res.status !== 201) throw new Error(await res.text())
   return await res.json() as Json
-}
-
-function shuffled<T> (list: readonly T[], seed: number): T[] {
-  const out = [...list]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = (seed * 31 + i * 17) % (i + 1)
-    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
-  }
-  return out
 }
 
 for (const db of databases) {

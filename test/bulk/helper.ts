@@ -77,3 +77,13 @@ export async function count (store: Store, table: string, ctx = 'prod'): Promise
 export function statuses (body: Json): string[] {
   return (body.operations as Json[]).map(o => o.result.status)
 }
+
+/** `list` in an order of its own for each `seed` (a fixed shuffle, so that a failure replays). */
+export function shuffled<T> (list: readonly T[], seed: number): T[] {
+  const out = [...list]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = (seed * 31 + i * 17) % (i + 1)
+    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+  }
+  return out
+}

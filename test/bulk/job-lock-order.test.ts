@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { databases } from '../support/databases.js'
 import { countStatements } from '../support/count-statements.js'
 import { serviceClient, startService, type ServiceClient } from '../service/service.js'
+import { shuffled } from './helper.js'
 
 // ATOMIC jobs of two instances updating the same rows, each in an order of its own, on a
 // PostgreSQL server. Each job's transaction takes the rows' locks in the order of their ids
@@ -24,16 +25,6 @@ async function ended (client: ServiceClient, id: string): Promise<any> {
     if (i > 6000) throw new Error(`job ${id} never ended`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-}
-
-/** `list` in an order of its own for each seed. */
-function shuffled<T> (list: readonly T[], seed: number): T[] {
-  const out = [...list]
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = (seed * 7919 + i * 104729) % (i + 1)
-    ;[out[i], out[j]] = [out[j] as T, out[i] as T]
-  }
-  return out
 }
 
 t.test('ATOMIC jobs of two instances updating the same rows in different orders: each sends its update once (no deadlock)', { skip: db?.skip ?? 'no server' }, async (t) => {
