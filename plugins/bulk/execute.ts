@@ -38,7 +38,9 @@ export function prepared (e: Endpoint, operations: readonly RawOperation[]): Ope
  * row read, and makes its statements (`Writer.plan`); `'read'` decides those on existing
  * entities too, on their rows read first without a lock (`Writer.planRead`), for a transaction
  * that would otherwise hold its connection while it decides them; `'alone'` decides as
- * `'ahead'` does, for a plan tried first as one statement (`applyAlone`).
+ * `'ahead'` does, for a plan tried first as one statement (`applyAlone`), and, on a server, as
+ * `'read'` does when every operation is an `UPDATE`, or every one a `DELETE`: decided, they make
+ * one run, which one statement can write too.
  */
 export type Planning = 'ahead' | 'read' | 'alone'
 
@@ -46,12 +48,17 @@ export type Planning = 'ahead' | 'read' | 'alone'
  * The writes of `ops` (checked, not yet decided) through the resource's write path, planned as
  * `how` says; `read`: awaited between a `'read'` plan's read and its decisions.
  */
-export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], how: Planning, read?: () => Promise<void>): Promise<WritePlan> {
+export async function planOf (e: Endpoint, call: WriteCall, ops: readonly Operation[], how: Planning, opts: { read?: () => Promise<void> } = {}): Promise<WritePlan> {
   const writes: WriteOp[] = ops.map(op => ({ action: WRITE_ACTIONS[op.action], id: op.id as string, values: op.values, ifMatch: op.ifMatch, ifNoneMatch: null }))
   const { writer, store } = e.served
   // A bulk answers no entity: the statements return each row's id and ETag alone.
-  if (how === 'read') return await writer.planRead(store, call, writes, 'etag', read)
-  return how === 'alone' ? writer.planAlone(call, writes, 'etag') : writer.plan(call, writes, 'etag')
+  if (how === 'read') return await writer.planRead(store, call, writes, 'etag', opts)
+  if (how === 'ahead') return writer.plan(call, writes, 'etag')
+  // On the embedded store a statement is a call in this thread, and the transaction's round
+  // trips cost less than the read ahead would.
+  const action = ops[0]?.action
+  const oneKind = store.kind === 'pg' && (action === 'UPDATE' || action === 'DELETE') && ops.every(op => op.action === action)
+  return oneKind ? await writer.planRead(store, call, writes, 'etag', { ahead: false }) : writer.planAlone(call, writes, 'etag')
 }
 
 /**
@@ -175,7 +182,7 @@ export async function runBulkJob (e: Endpoint, run: JobRun): Promise<{ result: B
       // One transaction for every operation: decided before it opens, all of them, and the
       // result they will give written ahead, so that the transaction only marks the job ended.
       // The rows read, requests that came meanwhile go first, then the decisions.
-      const plan = await planOf(e, call, pending, 'read', run.turn)
+      const plan = await planOf(e, call, pending, 'read', { read: run.turn })
       const presumed = presumedResponse(e, plan, ops)
       if (presumed !== null) await run.stage(presumed)
       try {

@@ -91,7 +91,8 @@ function checkCollectionPreconditions (request: FastifyRequest, path: string): v
 /**
  * Runs the operations through the resource's write path with the request's key (conventions:
  * "Bulk endpoint"): in ONE statement, its own transaction, when they can go so (new entities
- * only, none of which breaks a constraint: `applyAlone`), else in ONE transaction. ATOMIC
+ * only, none of which breaks a constraint, or on a server updates alone or deletions alone of
+ * entities still as read just before: `applyAlone`), else in ONE transaction. ATOMIC
  * commits only when every operation succeeded.
  * ISOLATED commits the operations that succeeded, each isolated by a savepoint; one
  * transaction rather than one per operation costs one BEGIN/COMMIT and one connection, and a

@@ -31,13 +31,15 @@ export interface WriteTable {
 /**
  * Which existing rows a write applies to, when the decision to write was made without a lock:
  * - `seen`: the rows carry `seen`, the ETag their write was decided on, and only rows still at
- *   it are written;
+ *   it are written; with `all`, none is unless every one is: the statement first locks them,
+ *   in the order of their ids (as a locked read does, so that two statements writing the same
+ *   rows cannot deadlock), and writes only when it locked every row it names at its ETag;
  * - `preconditions`: the write was decided without reading the row, for any row that meets
  *   them: its ETag one of `allowed` (null: any), none of `refused` (null: no such condition),
  *   and not deleted when `live`.
  */
 export type Guard =
-  | { by: 'seen' }
+  | { by: 'seen', all?: boolean }
   | { by: 'preconditions', allowed: readonly string[] | null, refused: readonly string[] | null, live: boolean }
 
 /** One write statement: which rows, of which kind, and what else it carries. */
@@ -73,7 +75,7 @@ export interface WriteShape {
  * whatever it finds.
  */
 export function writesAlone (shape: WriteShape): boolean {
-  if (shape.claim !== null || shape.outbox !== null || shape.attached !== null) return false
+  if (shape.claim !== null || shape.outbox !== null || shape.attached !== null || allSeen(shape.guard)) return false
   return !shape.current || (shape.guard?.by === 'preconditions' && shape.guard.allowed !== null)
 }
 
@@ -164,10 +166,15 @@ function slotsOf (shape: WriteShape, one: readonly unknown[] | null): Slots {
   return { by, allowed, refused, claim, outbox, quiet, attached, row, count: n - 1 }
 }
 
+/** Whether `guard` writes every row or none (`Guard`). */
+function allSeen (guard: Guard | null): boolean {
+  return guard?.by === 'seen' && guard.all === true
+}
+
 /** What makes two statements of a table one text: everything but the values. */
 function keyOf (shape: WriteShape, one: boolean): string {
   const g = shape.guard
-  const guard = g === null ? '-' : g.by === 'seen' ? 'seen' : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
+  const guard = g === null ? '-' : g.by === 'seen' ? (g.all === true ? 'seen-all' : 'seen') : `pre${g.allowed === null ? '' : 'a'}${g.refused === null ? '' : 'r'}${g.live ? 'l' : ''}`
   return [shape.kind, shape.set.map(c => c.field).join(','), guard, shape.claim?.key ?? '-', shape.outbox?.key ?? '-', shape.quiet?.key ?? '-', shape.attached?.key ?? '-', shape.current ? 'cur' : '-', shape.returning, one ? '1' : 'n'].join('|')
 }
 
@@ -244,6 +251,14 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   const conditions: string[] = []
   const quiet = shape.quiet === null ? null : shape.quiet.sql(slots.quiet, $ctx)
   if (quiet !== null) conditions.push(quiet)
+  // Every row locked at its ETag, in the order of the ids, or none written.
+  let held: string | null = null
+  if (allSeen(guard)) {
+    ctes.push(`g AS (SELECT t.id FROM ${t.T} AS t JOIN ${rowsAs(only('id', 'seen'), one)}
+        ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} ORDER BY t.id FOR UPDATE OF t)`)
+    held = `(SELECT count(*) FROM g) = ${one ? '1' : 'jsonb_array_length($2::jsonb)'}`
+    conditions.push(held)
+  }
   if (shape.current) {
     ctes.push(`cur AS (SELECT t.etag, ${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted
       FROM ${t.T} AS t JOIN ${rowsAs(only('id'), one)} ON t.ctx = ${$ctx} AND t.id = x.id)`)
@@ -258,6 +273,8 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
         ON t.ctx = ${$ctx} AND t.id = x.id FOR UPDATE OF t)`)
         when = 'NOT EXISTS (SELECT 1 FROM g WHERE NOT g.allowed)'
       }
+    } else if (held !== null) {
+      when = held
     } else if (shape.guard !== null) {
       // The row is locked as the write was decided on before the key is claimed: a change made
       // meanwhile, or a row that is not there, leaves both the key and the row alone.

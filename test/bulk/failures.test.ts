@@ -1,7 +1,7 @@
 import t from 'tap'
 import { SerializationFailure, StoreError, Unavailable } from '../../store/errors.js'
 import type { Queryable, Store, Tx } from '../../store/types.js'
-import { databases, pglite } from '../support/databases.js'
+import { databases } from '../support/databases.js'
 import { api, build, count, json, leaksNothing, unique, type Json } from './helper.js'
 
 // System failures are 5xx problems, never a 200 with everything failed (conventions: "Bulk
@@ -44,91 +44,111 @@ for (const db of databases) {
   })
 }
 
-t.test('injected faults', async t => {
-  const real = await pglite.create(t)
-  let fault: Fault | undefined
-  const app = await build(t, faulty(real, () => fault))
-  const { bulk, post } = api(app)
-  t.afterEach(() => { fault = undefined })
+for (const db of databases) {
+  t.test(`${db.label}: injected faults`, { skip: db.skip }, async t => {
+    const real = await db.create(t)
+    let fault: Fault | undefined
+    const app = await build(t, faulty(real, () => fault))
+    const { bulk, post } = api(app)
+    t.afterEach(() => { fault = undefined })
 
-  const author = (name: string): Json => ({ action: 'CREATE', entity: { name, email: 'a@example.com' } })
-  const on = (pattern: RegExp, err: Error | 'empty'): Fault => (sql) => pattern.test(sql) ? err : undefined
+    const author = (name: string): Json => ({ action: 'CREATE', entity: { name, email: 'a@example.com' } })
+    const on = (pattern: RegExp, err: Error | 'empty'): Fault => (sql) => pattern.test(sql) ? err : undefined
 
-  // Two authors to update: a run of two updates is a batch inside the bulk's transaction.
-  const kept = [await post('/v1/authors', { name: 'Kept 1', email: 'k1@example.com' }), await post('/v1/authors', { name: 'Kept 2', email: 'k2@example.com' })]
-  const updates: Json = { operations: kept.map(a => ({ action: 'UPDATE', entity: { id: a.id, name: 'changed', email: 'c@example.com' } })) }
-  const system: Array<[string, Json, Fault, number]> = [
-    ['the database goes away during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new Unavailable()), 503],
-    ['an unexpected error during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new TypeError('boom')), 500],
-    ['the database goes away during a batch', { operations: [author('a'), author('b')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
-    ['the database goes away during one operation', { operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
-    ['the database goes away during the prefetch', { operations: [{ action: 'DELETE', entity: { id: 'x' } }] }, on(/FOR UPDATE/, new Unavailable()), 503],
-    ['an unexpected error during a batch', { operations: [author('a'), author('b')] }, on(/^(WITH w AS \()?INSERT/, new TypeError('boom')), 500],
-    ['an unexpected error during one operation', { transactionMode: 'ATOMIC', operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new TypeError('boom')), 500],
-    ['a statement refused for no constraint', { operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new StoreError('refused')), 500]
-  ]
-  for (const [name, body, f, status] of system) {
-    t.test(`${name}: ${status}, nothing stored`, async t => {
+    // Two authors to update. Alone, the two updates are one statement, after a read of their rows
+    // (Writer.alone); beside a deletion (of nothing), a batch inside the bulk's transaction.
+    const kept = [await post('/v1/authors', { name: 'Kept 1', email: 'k1@example.com' }), await post('/v1/authors', { name: 'Kept 2', email: 'k2@example.com' })]
+    const changes = kept.map(a => ({ action: 'UPDATE', entity: { id: a.id, name: 'changed', email: 'c@example.com' } }))
+    const updates: Json = { operations: [...changes, { action: 'DELETE', entity: { id: 'none' } }] }
+    const alone: Json = { operations: changes }
+    // On a server, updates alone are one statement after a read; on the embedded store, a batch in a transaction.
+    const server = real.kind === 'pg'
+    const system: Array<[string, Json, Fault, number]> = [
+      ['the database goes away during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new Unavailable()), 503],
+      ['an unexpected error during a batch in a transaction', updates, on(/^(WITH w AS \()?UPDATE "authors"/, new TypeError('boom')), 500],
+      ...(server
+        ? [
+          ['the database goes away while the rows of updates alone are read', alone, on(/^SELECT .* FROM "authors" WHERE ctx = \$1 AND id = ANY\(\$2::text\[\]\)$/s, new Unavailable()), 503],
+          ['the database goes away during the one statement of updates alone', alone, on(/^WITH g AS \(SELECT t\.id FROM "authors"/, new Unavailable()), 503],
+          ['an unexpected error during the one statement of updates alone', alone, on(/^WITH g AS \(SELECT t\.id FROM "authors"/, new TypeError('boom')), 500]
+        ] satisfies Array<[string, Json, Fault, number]>
+        : []),
+      ['the database goes away during a batch', { operations: [author('a'), author('b')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
+      ['the database goes away during one operation', { operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new Unavailable()), 503],
+      ['the database goes away during the prefetch', { operations: [{ action: 'DELETE', entity: { id: 'x' } }] }, on(/FOR UPDATE/, new Unavailable()), 503],
+      ['an unexpected error during a batch', { operations: [author('a'), author('b')] }, on(/^(WITH w AS \()?INSERT/, new TypeError('boom')), 500],
+      ['an unexpected error during one operation', { transactionMode: 'ATOMIC', operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new TypeError('boom')), 500],
+      ['a statement refused for no constraint', { operations: [author('a')] }, on(/^(WITH w AS \()?INSERT/, new StoreError('refused')), 500]
+    ]
+    for (const [name, body, f, status] of system) {
+      t.test(`${name}: ${status}, nothing stored`, async t => {
+        const before = await count(real, 'authors')
+        fault = f
+        const res = await bulk('authors', body)
+        t.equal(res.statusCode, status, res.body)
+        t.match(res.headers['content-type'], /^application\/problem\+json/)
+        t.ok(leaksNothing(res.body))
+        t.notMatch(res.body, /boom|refused/)
+        fault = undefined
+        t.equal(await count(real, 'authors'), before)
+        for (const a of kept) t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, a.name, 'nothing changed')
+      })
+    }
+
+    /** A fault on the first statement matching `pattern` only: a race that happens once. */
+    const once = (pattern: RegExp, err: Error | 'empty'): Fault => {
+      let fired = false
+      return (sql) => {
+        if (fired || !pattern.test(sql)) return undefined
+        fired = true
+        return err
+      }
+    }
+
+    t.test('a deadlock or serialization failure runs the whole bulk again', async t => {
+      fault = once(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40P01' }))
+      const body = json(await bulk('authors', { operations: [author(unique()), { action: 'DELETE', entity: { id: 'none' } }] }))
+      t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'], 'the second run decided every operation afresh')
+      fault = once(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40001' }))
+      const atomic = json(await bulk('authors', { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: 'none' } }, author(unique())] }))
+      t.strictSame(statuses(atomic), ['SUCCEEDED', 'SUCCEEDED'])
+      // Updates alone, their one statement (on a server) a deadlock's victim: nothing written, then the transaction.
+      const two = [await post('/v1/authors', { name: unique(), email: 'd@example.com' }), await post('/v1/authors', { name: unique(), email: 'd@example.com' })]
+      fault = once(/^(WITH g AS \(SELECT t\.id FROM|(WITH w AS \()?UPDATE) "authors"/, new SerializationFailure({ sqlState: '40P01' }))
+      const updated = json(await bulk('authors', { transactionMode: 'ATOMIC', operations: two.map(a => ({ action: 'UPDATE', entity: { id: a.id, name: `${a.name as string} 2`, email: 'd@example.com' } })) }))
+      t.strictSame(statuses(updated), ['SUCCEEDED', 'SUCCEEDED'])
+      for (const a of two) t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, `${a.name as string} 2`)
+    })
+
+    t.test('one that keeps failing so: a 409 problem, nothing stored', async t => {
       const before = await count(real, 'authors')
-      fault = f
-      const res = await bulk('authors', body)
-      t.equal(res.statusCode, status, res.body)
-      t.match(res.headers['content-type'], /^application\/problem\+json/)
-      t.ok(leaksNothing(res.body))
-      t.notMatch(res.body, /boom|refused/)
+      fault = on(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40P01' }))
+      const res = await bulk('authors', { operations: [author(unique())] })
+      t.equal(res.statusCode, 409)
+      t.match(json(res), { title: 'Conflict', detail: 'The author was changed by a concurrent request; retry.' })
       fault = undefined
       t.equal(await count(real, 'authors'), before)
-      for (const a of kept) t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, a.name, 'nothing changed')
     })
-  }
 
-  /** A fault on the first statement matching `pattern` only: a race that happens once. */
-  const once = (pattern: RegExp, err: Error | 'empty'): Fault => {
-    let fired = false
-    return (sql) => {
-      if (fired || !pattern.test(sql)) return undefined
-      fired = true
-      return err
-    }
-  }
+    t.test('an id created after the prefetch read: the bulk runs again and updates it', async t => {
+      const a = await post('/v1/authors', { name: 'First', email: 'f@example.com' })
+      // The prefetch sees nothing, as if another request created the entity just after it.
+      fault = once(/FOR UPDATE/, 'empty')
+      const body = json(await bulk('authors', { operations: [{ action: 'CREATE_UPDATE', entity: { id: a.id, name: 'Second', email: 's@example.com' } }, author(unique())] }))
+      t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'])
+      t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, 'Second', 'updated, as if it had come second')
+    })
 
-  t.test('a deadlock or serialization failure runs the whole bulk again', async t => {
-    fault = once(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40P01' }))
-    const body = json(await bulk('authors', { operations: [author(unique()), { action: 'DELETE', entity: { id: 'none' } }] }))
-    t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'], 'the second run decided every operation afresh')
-    fault = once(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40001' }))
-    const atomic = json(await bulk('authors', { transactionMode: 'ATOMIC', operations: [{ action: 'DELETE', entity: { id: 'none' } }, author(unique())] }))
-    t.strictSame(statuses(atomic), ['SUCCEEDED', 'SUCCEEDED'])
+    t.test('an UPDATE of an id the prefetch did not see fails as not found, without running again', async t => {
+      const a = await post('/v1/authors', { name: unique(), email: 'f@example.com' })
+      // UPDATE of an id the prefetch did not see: no insert race, the operation fails as not found.
+      fault = once(/FOR UPDATE$/, 'empty')
+      const body = json(await bulk('authors', { operations: [{ action: 'UPDATE', entity: { id: a.id, name: 'X', email: 'x@example.com' } }, { action: 'DELETE', entity: { id: 'none' } }] }))
+      t.strictSame(statuses(body), ['FAILED', 'SUCCEEDED'])
+      t.equal(body.operations[0].result.context[0].code, 'ENTITY_NOT_FOUND')
+    })
   })
-
-  t.test('one that keeps failing so: a 409 problem, nothing stored', async t => {
-    const before = await count(real, 'authors')
-    fault = on(/^(WITH w AS \()?INSERT INTO "authors"/, new SerializationFailure({ sqlState: '40P01' }))
-    const res = await bulk('authors', { operations: [author(unique())] })
-    t.equal(res.statusCode, 409)
-    t.match(json(res), { title: 'Conflict', detail: 'The author was changed by a concurrent request; retry.' })
-    fault = undefined
-    t.equal(await count(real, 'authors'), before)
-  })
-
-  t.test('an id created after the prefetch read: the bulk runs again and updates it', async t => {
-    const a = await post('/v1/authors', { name: 'First', email: 'f@example.com' })
-    // The prefetch sees nothing, as if another request created the entity just after it.
-    fault = once(/FOR UPDATE/, 'empty')
-    const body = json(await bulk('authors', { operations: [{ action: 'CREATE_UPDATE', entity: { id: a.id, name: 'Second', email: 's@example.com' } }, author(unique())] }))
-    t.strictSame(statuses(body), ['SUCCEEDED', 'SUCCEEDED'])
-    t.equal(json(await api(app).get(`/v1/authors/${a.id as string}`)).name, 'Second', 'updated, as if it had come second')
-  })
-
-  t.test('an UPDATE of an id the prefetch did not see fails as not found, without running again', async t => {
-    const a = await post('/v1/authors', { name: unique(), email: 'f@example.com' })
-    // UPDATE of an id the prefetch did not see: no insert race, the operation fails as not found.
-    fault = once(/FOR UPDATE/, 'empty')
-    const body = json(await bulk('authors', { operations: [{ action: 'UPDATE', entity: { id: a.id, name: 'X', email: 'x@example.com' } }] }))
-    t.strictSame(statuses(body), ['FAILED'])
-    t.equal(body.operations[0].result.context[0].code, 'ENTITY_NOT_FOUND')
-  })
-})
+}
 
 function statuses (body: Json): string[] {
   return body.operations.map((o: Json) => o.result.status)

@@ -52,10 +52,15 @@ for (const db of databases) {
       return { answer, ids: ops.map(o => o.entityId), texts }
     }
 
-    /** A bulk request changing two documents made for it (`ATOMIC`, so in a transaction), and its statements. */
-    const bulkChange = async (c: typeof a, action: 'UPDATE' | 'DELETE'): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
+    /**
+     * A bulk request changing two documents made for it (`ATOMIC`), and its statements: in a
+     * transaction, after the creation of a third document that makes it more than one run of
+     * operations of a kind; `alone`: those two only, which go as one statement.
+     */
+    const bulkChange = async (c: typeof a, action: 'UPDATE' | 'DELETE', alone = false): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
       const docs = [await a('POST', '/v1/documents', newDocument()), await a('POST', '/v1/documents', newDocument())]
-      const operations = docs.map(d => ({ action, ifMatch: d.headers.get('etag'), entity: action === 'DELETE' ? { id: d.body.id } : { id: d.body.id, ...newDocument() } }))
+      const changes = docs.map(d => ({ action, ifMatch: d.headers.get('etag'), entity: action === 'DELETE' ? { id: d.body.id } : { id: d.body.id, ...newDocument() } }))
+      const operations = alone ? changes : [{ action: 'CREATE', entity: newDocument() }, ...changes]
       return { ...await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: 'ATOMIC', operations }, { 'content-type': 'application/json' })), ids: docs.map(d => d.body.id as string) }
     }
 
@@ -68,6 +73,20 @@ for (const db of databases) {
         t.notMatch(texts[0], OUTBOX)
         for (const id of ids) t.strictSame(await deliveriesOf(id), [])
       }
+    })
+
+    // On a server; the embedded store sends such a bulk in a transaction (the cases after).
+    const server = { skip: store.kind === 'pg' ? false : 'a bulk of one kind goes in a transaction on the embedded store' }
+
+    await t.test('a bulk of updates of one kind, no subscription: their rows read, then one statement, no transaction, the check in place of the outbox', server, async t => {
+      const { answer, ids, texts } = await bulkChange(a, 'UPDATE', true)
+      t.equal(answer.body?.status, 'SUCCEEDED', answer.text)
+      t.equal(texts.length, 2, 'two statements', { texts })
+      t.match(texts[0], /^SELECT .* FROM "documents" WHERE ctx = \$1 AND id = ANY\(\$2::text\[\]\)$/s, 'the rows read, not locked')
+      t.match(texts[1], /^WITH g AS \(SELECT t\.id FROM "documents" AS t .* ORDER BY t\.id FOR UPDATE OF t\)/s, 'the write locks them in the order of their ids')
+      t.match(texts[1], QUIET)
+      t.notMatch(texts[1], OUTBOX)
+      for (const id of ids) t.strictSame(await deliveriesOf(id), [])
     })
 
     const sub = await b('POST', '/v1/webhook-subscriptions', { url: 'http://127.0.0.1:9/hook', events: ['document.created', 'document.deleted'], description: null })
@@ -181,6 +200,18 @@ for (const db of databases) {
       t.match(marks[1], OUTBOX)
       t.match(deleted.texts, ['BEGIN'], 'in one transaction')
       t.equal(deleted.texts.at(-1), 'COMMIT')
+      for (const id of deleted.ids) t.strictSame(await deliveriesOf(id), ['document.created', 'document.deleted'], 'its event, once')
+    })
+
+    await t.test('a bulk of deletions of one kind that finds the subscription: the quiet statement wrote nothing, and the one with its outbox follows', server, async t => {
+      const c = await instance()
+      const deleted = await bulkChange(c, 'DELETE', true)
+      t.equal(deleted.answer.body?.status, 'SUCCEEDED', deleted.answer.text)
+      t.notOk(deleted.texts.includes('BEGIN'), 'no transaction')
+      const marks = deleted.texts.filter(text => /^WITH g AS .*UPDATE "documents" AS t SET etag = x\.etag, "deletedDateTime"/s.test(text))
+      t.equal(marks.length, 2, 'the quiet statement, then the one with its outbox', { texts: deleted.texts })
+      t.match(marks[0], QUIET)
+      t.match(marks[1], OUTBOX)
       for (const id of deleted.ids) t.strictSame(await deliveriesOf(id), ['document.created', 'document.deleted'], 'its event, once')
     })
 

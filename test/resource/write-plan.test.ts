@@ -107,6 +107,51 @@ for (const db of databases) {
       t.not(await etagOf(refused[0]?.id as string), null)
     })
 
+    t.test('alone, read first: updates of one kind in one statement that locks their rows in the order of their ids and writes all of them or none', async t => {
+      const sent: string[] = []
+      const listedStore = { ...store, query: async (sql: string, params?: readonly unknown[], options?: Parameters<typeof store.query>[2]) => { sent.push(sql); return await store.query(sql, params, options) } } as typeof store
+      const [a, b] = [`t${++n}`, `t${++n}`]
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [create(a, `v${a}`), create(b, `v${b}`)]))
+      const update = (id: string, label: string): WriteOp => ({ action: 'update', id, values: { label }, ifMatch: null, ifNoneMatch: null })
+      made = 0
+      const plan = await writer.planRead(listedStore, call(true), [update(b, `w${b}`), update(a, `w${a}`)], 'etag', { ahead: false })
+      t.equal(made, 0, 'no statement made ahead')
+      t.ok(plan.unlocked, 'every entity named is written')
+      const results = await writer.alone(listedStore, plan, null)
+      t.equal(sent.length, 2, 'the read, then one statement, no BEGIN', { sent })
+      t.match(sent[1], /^WITH g AS \(SELECT t\.id FROM "tags" AS t JOIN jsonb_to_recordset\(\$2::jsonb\) AS x\(id text, seen text\)\s+ON t\.ctx = \$1 AND t\.id = x\.id AND t\.etag = x\.seen ORDER BY t\.id FOR UPDATE OF t\)/)
+      t.match(sent[1], /\(SELECT count\(\*\) FROM g\) = jsonb_array_length\(\$2::jsonb\)/, 'written only when every row was locked at its ETag')
+      t.match(results, [{ failure: null, change: 'updated', row: { id: b } }, { failure: null, change: 'updated', row: { id: a } }])
+      for (const r of results as Array<{ row: unknown }>) {
+        const row = r.row as { id: string, etag: string }
+        t.equal(await etagOf(row.id), row.etag)
+      }
+
+      // One of the two moved on after the read: nothing written, and the transaction decides again.
+      const moved = await writer.planRead(store, call(true), [update(a, `x${a}`), update(b, `x${b}`)], 'etag', { ahead: false })
+      await store.transaction(async (tx) => await writer.run(tx, call(true), [update(b, `y${b}`)]))
+      const before = await etagOf(a)
+      t.equal(await writer.alone(store, moved, null), null, 'a row moved on: null')
+      t.equal(await etagOf(a), before, 'the other not written either')
+      const again = await store.transaction(async (tx) => await writer.execute(tx, moved))
+      t.match(again, [{ failure: null, change: 'updated' }, { failure: null, change: 'updated' }], 'both written in the transaction, decided again')
+      t.equal(await etagOf(b), (again[1]?.row as { etag: string }).etag)
+
+      // An entity read and left alone (its If-Match stale): the transaction decides.
+      const stale = await writer.planRead(store, call(false), [update(a, `z${a}`), { ...update(b, `z${b}`), ifMatch: [{ weak: false, tag: '"stale"' }] }], 'etag', { ahead: false })
+      t.notOk(stale.unlocked)
+      sent.length = 0
+      t.equal(await writer.alone(listedStore, stale, null), null, 'not alone')
+      t.strictSame(sent, [], 'and nothing sent')
+
+      // Deletions alone: the statement answers the rows it removed.
+      const remove = (id: string): WriteOp => ({ action: 'delete', id, values: {}, ifMatch: null, ifNoneMatch: null })
+      const gone = await writer.planRead(store, call(true), [remove(a), remove(b)], 'etag', { ahead: false })
+      t.match(await writer.alone(store, gone, null), [{ failure: null, change: 'deleted', row: { id: a } }, { failure: null, change: 'deleted', row: { id: b } }])
+      t.equal(await etagOf(a), null)
+      t.equal(await etagOf(b), null)
+    })
+
     t.test('an operation on an existing entity is decided in the transaction, on its row as locked there', async t => {
       const id = `t${++n}`
       await store.transaction(async (tx) => await writer.run(tx, call(true), [create(id, `b${n}`)]))
@@ -194,14 +239,15 @@ for (const db of databases) {
         { action: 'delete', id: c, values: {}, ifMatch: null, ifNoneMatch: null }
       ]
       const held = await writer.planRead(store, call(true), ops('w'), 'etag')
-      t.equal(held.unlocked, store.kind === 'pglite')
+      t.ok(held.unlocked, 'every entity named is written')
+      t.equal(held.lockFree, store.kind === 'pglite')
       let sent: string[] = []
       const results = await store.transaction(async (tx) => await writer.execute(listed(tx, sent), held))
       if (store.kind === 'pg') {
         // Two transactions writing the same rows in different orders would deadlock: the locked
         // read takes them in the order of their ids.
         t.match(sent[0], /ORDER BY id FOR UPDATE$/, 'the rows read and locked first, in the order of their ids')
-        t.notOk(sent.some(text => /x\.seen/.test(text)), 'the writes not guarded')
+        t.ok(sent.filter(text => /^(UPDATE|DELETE) /.test(text)).every(text => /t\.etag = x\.seen/.test(text)), 'the writes guarded all the same, the rows locked as read')
         t.match(results, [{ failure: null, change: 'updated', row: { id: a } }, { failure: null, change: 'updated', row: { id: b } }, { failure: null, change: 'deleted', row: { id: c } }])
         return
       }

@@ -104,7 +104,10 @@ for (const db of databases) {
       { name: 'PATCH /v1/documents (bulk) of new documents with Svc-Idempotency-Key', statements: 1, status: 200, run: async () => await bulk('ATOMIC', 3, { 'svc-idempotency-key': randomUUID() }) },
       // Any other bulk, in one transaction: BEGIN, the locked read, each run of a kind in a
       // savepoint (SAVEPOINT, its statement, RELEASE), COMMIT.
-      { name: 'PATCH /v1/authors (bulk), ATOMIC, two updates', statements: 6, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [authorOfPut, authorId].map(a => ({ action: 'UPDATE', entity: { id: a, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } })) }, { 'content-type': 'application/json' }) },
+      // On a server, the rows read and one statement; on the embedded store, whose statements are
+      // calls in its thread, the transaction costs less than the read ahead.
+      { name: 'PATCH /v1/authors (bulk), ATOMIC, two updates', statements: store.kind === 'pg' ? 2 : 6, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [authorOfPut, authorId].map(a => ({ action: 'UPDATE', entity: { id: a, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } })) }, { 'content-type': 'application/json' }) },
+      { name: 'PATCH /v1/authors (bulk), ISOLATED, a creation and an update', statements: 9, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ISOLATED', operations: [{ action: 'CREATE', entity: { name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } }, { action: 'UPDATE', entity: { id: authorId, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } }] }, { 'content-type': 'application/json' }) },
       { name: 'GET /v1/authors/{id}/documents', statements: 1, status: 200, run: async () => await call('GET', `/v1/authors/${authorId}/documents`) },
       // An empty page of a child collection: whether its parent exists decides between 200 and
       // 404, answered by the page's own statement.

@@ -68,6 +68,9 @@ type Kind = StepKind | 'upsert'
 /** The guard of a write decided on the row as read. */
 const SEEN: Guard = { by: 'seen' }
 
+/** The guard of a write of rows decided as read, all of them or none. */
+const ALL_SEEN: Guard = { by: 'seen', all: true }
+
 /** What a statement writing one entity adds to its run's (Writer.attempt). */
 type OneWrite = Required<Pick<TableWrite, 'guard' | 'claim' | 'current' | 'returning'>>
 
@@ -108,10 +111,12 @@ export interface WritePlan {
   readonly runs: readonly PlannedRun[] | null
   /**
    * Every entity the operations name was read first (`rows`) and is written by a statement
-   * guarded by the ETag it was decided on, no entity twice, on the embedded store: `execute`
-   * needs no locked read.
+   * guarded by the ETag it was decided on, no entity twice (`alone` may then send it as one
+   * statement); on the embedded store, `execute` then needs no locked read.
    */
   readonly unlocked: boolean
+  /** The store's transactions never overlap (the embedded store's one connection). */
+  readonly lockFree: boolean
 }
 
 /** A step decided on `row`, read without a lock: its write applies only while the row is still at that ETag. */
@@ -436,11 +441,14 @@ export class Writer {
    */
   async alone<R> (store: Store, plan: WritePlan, claim: WriteClaim<R> | null): Promise<WriteResult[] | typeof HELD | null> {
     const run = plan.runs?.length === 1 ? plan.runs[0] as PlannedRun : null
-    if (run === null) return null
+    if (run === null || (plan.rows !== null && plan.rows.size > 0 && !plan.unlocked)) return null
     const { call } = plan
     const answer = returningOf(run.steps, plan)
     const type = this.eventOf(run.steps[0] as Step)
-    const write = this.statementOf(call, run.steps, type, true, { guard: null, claim: claim?.part ?? null, current: false, returning: answer }, answer)
+    // Decided on rows read without a lock (`planRead`): written only if every one of them is
+    // still as read, locked by the statement itself.
+    const guard = guarded(run.steps) ? ALL_SEEN : null
+    const write = this.statementOf(call, run.steps, type, true, { guard, claim: claim?.part ?? null, current: false, returning: answer }, answer)
     let written: WriteOutcome
     try {
       written = await this.withOutbox(store, call, type, null, write, await this.table.write(store, write))
@@ -448,6 +456,8 @@ export class Writer {
       if (err instanceof UniqueViolation || err instanceof ForeignKeyViolation || err instanceof SerializationFailure) return null
       throw err
     }
+    // A row moved on: nothing was written, nor the key claimed.
+    if (guard !== null && (written.count ?? written.rows.length) < run.steps.length) return null
     if (!written.claimed) return HELD
     if (written.events > 0) this.outbox?.written(written.events, true)
     this.record(run.steps, answer, written)
@@ -464,25 +474,26 @@ export class Writer {
    * read needs no locked read (`WritePlan.unlocked`). On a server, the locked read takes the
    * rows' locks in the order of their ids: two transactions writing the same rows in different
    * orders would otherwise deadlock, each holding a row the other waits for.
-   * `read`: awaited once the rows are read, before the decisions (a job lets requests in there).
+   * `read`: awaited once the rows are read, before the decisions (a job lets requests in there);
+   * `ahead` false: for a caller that tries `alone` first, the statements are made there, or in
+   * the transaction.
    */
-  async planRead (store: Store, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row', read?: () => Promise<void>): Promise<WritePlan> {
+  async planRead (store: Store, call: WriteCall, ops: readonly WriteOp[], returning: Returning = 'row', { read, ahead = true }: { read?: () => Promise<void>, ahead?: boolean } = {}): Promise<WritePlan> {
     const { ids, full } = rowsNamed(ops)
     const rows = ids.length === 0 ? new Map<string, Row>() : await this.table.current(store, call.ctx, ids, full, false)
     await read?.()
-    return this.planOn(call, ops, returning, rows, true, store.kind === 'pglite')
+    return this.planOn(call, ops, returning, rows, ahead, store.kind === 'pglite')
   }
 
   /**
    * `ahead`: the statements of a plan decided whole are made now (else null, made when sent);
-   * `lockFree`: its writes of the rows read apply only at the ETags read, so that it may go
-   * `unlocked`.
+   * `lockFree`: the store's transactions never overlap, and `execute` may skip its locked read.
    */
   private planOn (call: WriteCall, ops: readonly WriteOp[], returning: Returning, rows: ReadonlyMap<string, Row> | null, ahead: boolean, lockFree = false): WritePlan {
     const results: WriteResult[] = ops.map(op => ({ op, values: op.values, row: null, failure: null, change: null }))
     const distinct = new Set(ops.map(op => op.id)).size === ops.length
     // Named twice, an entity's second write would find the ETag its first gave: not guarded.
-    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), lockFree && distinct ? rows.get(r.op.id) : undefined))
+    const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), distinct ? rows.get(r.op.id) : undefined))
     let runs: PlannedRun[] | null = null
     if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
       runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.runWrite(call, steps, returningOf(steps, { returning, distinct }))) : null }))
@@ -490,7 +501,7 @@ export class Writer {
     // An entity read and then left alone (nothing to do, a failure) or created under its id is
     // no row a guarded write can hold: the transaction locks what it read.
     const unlocked = rows !== null && runs !== null && rows.size > 0 && results.every((r, i) => !readsRow(r.op) || decided[i]?.write.seen !== undefined)
-    return { call, returning, results, decided, rows, distinct, runs, unlocked }
+    return { call, returning, results, decided, rows, distinct, runs, unlocked, lockFree }
   }
 
   /**
@@ -515,7 +526,7 @@ export class Writer {
    * order. A transaction run again may run it again: each run finds its outcomes afresh.
    */
   async execute (tx: Tx, plan: WritePlan): Promise<WriteResult[]> {
-    if (plan.unlocked) {
+    if (plan.unlocked && plan.lockFree) {
       // Its statements write each row only at the ETag it was decided on, and lock it as they
       // do: no read first. When one finds a row changed since, its savepoint undoes them all,
       // and the operations are decided again on the rows read with a lock.
@@ -537,7 +548,7 @@ export class Writer {
     const { ids, full } = rowsNamed(results.map(r => r.op))
     const current = ids.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, ids, full)
     // Decided on rows read before: each decision holds while its row is as it was read.
-    const held = !plan.unlocked && ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
+    const held = !(plan.unlocked && plan.lockFree) && ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
     const steps: Step[] = []
     results.forEach((result, i) => {
       let step = decided[i] as Step | null
