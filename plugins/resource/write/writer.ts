@@ -526,7 +526,8 @@ export class Writer {
    * order. A transaction run again may run it again: each run finds its outcomes afresh.
    */
   async execute (tx: Tx, plan: WritePlan): Promise<WriteResult[]> {
-    if (plan.unlocked && plan.lockFree) {
+    const unlocked = plan.unlocked && plan.lockFree
+    if (unlocked) {
       // Its statements write each row only at the ETag it was decided on, and lock it as they
       // do: no read first. When one finds a row changed since, its savepoint undoes them all,
       // and the operations are decided again on the rows read with a lock.
@@ -548,7 +549,7 @@ export class Writer {
     const { ids, full } = rowsNamed(results.map(r => r.op))
     const current = ids.length === 0 ? new Map<string, Row>() : await this.table.current(tx, call.ctx, ids, full)
     // Decided on rows read before: each decision holds while its row is as it was read.
-    const held = !(plan.unlocked && plan.lockFree) && ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
+    const held = !unlocked && ids.every(id => rows !== null && (rows.get(id)?.etag ?? null) === (current.get(id)?.etag ?? null))
     const steps: Step[] = []
     results.forEach((result, i) => {
       let step = decided[i] as Step | null
