@@ -56,13 +56,17 @@ export function createStore (opts: StoreOptions = {}): Store {
   if (vacuumMillis !== undefined && (!Number.isInteger(vacuumMillis) || vacuumMillis < 0)) {
     throw new TypeError(`createStore: vacuumMillis must be a non-negative integer (milliseconds; 0 never), got ${String(vacuumMillis)}`)
   }
+  const { statisticsTarget } = opts
+  if (statisticsTarget !== undefined && (!Number.isInteger(statisticsTarget) || statisticsTarget < 1 || statisticsTarget > 10000)) {
+    throw new TypeError(`createStore: statisticsTarget must be an integer from 1 to 10000, got ${typeof statisticsTarget === 'string' ? JSON.stringify(statisticsTarget) : String(statisticsTarget)}`)
+  }
   if (dataDir === 'memory') {
-    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath, sharedBuffers, vacuumMillis, logger })), logger, storeLocation(opts))
+    return buildStore(lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir, searchPath, sharedBuffers, vacuumMillis, statisticsTarget, logger })), logger, storeLocation(opts))
   }
   const dir = resolve(dataDir)
   // Taken before anything opens the directory, and given back when the store closes.
   const lock = lockDataDir(dir)
-  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, sharedBuffers, vacuumMillis, lock, logger }), lock.release)
+  const driver = lazyDriver('pglite', async () => (await import('./pglite.js')).createPgliteDriver({ dataDir: dir, searchPath, sharedBuffers, vacuumMillis, statisticsTarget, lock, logger }), lock.release)
   return buildStore(driver, logger, storeLocation({ dataDir: dir }))
 }
 

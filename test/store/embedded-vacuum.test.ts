@@ -127,6 +127,29 @@ t.test('a pass that fails is logged and the next one tries again; none after sto
   t.equal(calls, after, 'no pass after stop')
 })
 
+// A table past both thresholds: requests wait for the vacuum or for the analysis, never for both at once.
+t.test('a table to vacuum and analyze gets two statements, with a turn of the event loop before each', async t => {
+  const sent: string[] = []
+  let now = 0
+  const db: Queryable = {
+    query: async <R>(sql: string) => {
+      sent.push(sql)
+      if (!sql.startsWith('WITH')) {
+        now += sql.startsWith('VACUUM') ? 300 : 80
+        // A request arriving while the statement runs.
+        setImmediate(() => { sent.push('request') })
+      }
+      return { rows: (sql.startsWith('WITH') ? [{ name: 'public.big', vacuum: true, analyze: true }, { name: 'public.small', vacuum: false, analyze: true }] : []) as R[], rowCount: 0 }
+    },
+    exec: async () => {}
+  }
+  t.strictSame(await vacuumPass(db, null, () => now), [
+    { table: 'public.big', vacuumed: true, analyzed: true, millis: 380 },
+    { table: 'public.small', vacuumed: false, analyzed: true, millis: 80 }
+  ])
+  t.strictSame(sent.slice(1), ['VACUUM public.big', 'request', 'ANALYZE public.big', 'request', 'ANALYZE public.small'])
+})
+
 t.test('a long pass is logged with what it did', async t => {
   const infos: unknown[] = []
   const log: StoreLogger = { info: (obj, msg) => { infos.push([obj, msg]) }, warn: () => {}, error: () => {} }
@@ -192,5 +215,21 @@ t.test('stop waits for the pass under way (a closing store stops its schedule fi
 t.test('vacuumMillis is checked', async t => {
   for (const bad of [-1, 1.5, Number.NaN]) {
     t.throws(() => createStore({ dataDir: 'memory', vacuumMillis: bad }), { name: 'TypeError', message: /^createStore: vacuumMillis must be a non-negative integer/ }, String(bad))
+  }
+})
+
+// PGlite analyzes in the service's thread, and requests wait for it: the store keeps the sample
+// small (300 rows per unit of the target), and the statistics with it.
+t.test('an analysis keeps the statistics of statisticsTarget: 10 by default', async t => {
+  for (const [opts, target] of [[{}, 10], [{ statisticsTarget: 40 }, 40]] as const) {
+    const store = createStore({ dataDir: 'memory', vacuumMillis: 0, ...opts })
+    t.teardown(() => store.close())
+    // 1,000 values, each on 20 rows: none more common than another, so all go to the histogram.
+    await store.exec('CREATE TABLE spread (id integer PRIMARY KEY, v integer NOT NULL)')
+    await store.query('INSERT INTO spread SELECT g, g % 1000 FROM generate_series(1, 20000) AS g')
+    await published(store)
+    t.strictSame((await vacuumPass(store, 'public')).map(d => [d.table, d.analyzed]), [['public.spread', true]])
+    const { rows } = await store.query<{ bounds: number }>("SELECT array_length(histogram_bounds, 1) AS bounds FROM pg_stats WHERE tablename = 'spread' AND attname = 'v'")
+    t.strictSame(rows, [{ bounds: target + 1 }], `${target} buckets, ${JSON.stringify(opts)}`)
   }
 })
