@@ -50,6 +50,23 @@ for (const db of databases) {
     t.equal(removed.reduce((a, b) => a + b, 0), 3200, 'every step of the ended jobs')
     t.strictSame([...(await table.stepsOf(store, 'prod', open)).keys()], [0, 1, 2], 'an open job keeps its steps')
 
+    // A bulk's result is megabytes of text: the jobs themselves go a hundred at a time.
+    t.test('ended jobs go at most a hundred to a transaction', async t => {
+      const many = new JobTable('purged_many', 1000)
+      await migrate(store, many.migrations())
+      const ids = Array.from({ length: 250 }, (_, i) => `job-${i}`)
+      await store.transaction(async tx => {
+        for (const id of ids) {
+          await many.insert(tx, { ctx: 'prod', id, kind: 'BULK', collection: 'documents', subject: 'u', input: {}, operationCount: 0, requestId: null })
+          await many.finish(tx, 'prod', id, { status: 'SUCCEEDED', result: {}, completedCount: 0 })
+        }
+        await tx.query('UPDATE purged_many SET completed_at = $1', [ended])
+      })
+      const jobsRemoved: number[] = []
+      t.strictSame(await many.purge(counting(store, 'purged_many', jobsRemoved), later), { deleted: 250, skipped: false })
+      t.strictSame(jobsRemoved, [100, 100, 50], 'each transaction a batch of a hundred jobs')
+    })
+
     t.test('the children of a rule are SQL names', async t => {
       for (const children of [[{ table: 'Bad', on: [['a', 'b']] }], [{ table: 'steps', on: [['a', 'b;']] }]] as const) {
         t.throws(() => new Purge({ table: 'jobs', column: 'completed_at', retention: 0, children }), /^purge: children must name lowercase SQL names, got "(Bad|b;)"$/)
