@@ -29,9 +29,17 @@ export interface PgliteDriverOptions {
   vacuumMillis?: number | undefined
   /** PostgreSQL's `default_statistics_target`: the sample an `ANALYZE` reads, which requests wait for. Default 10. */
   statisticsTarget?: number | undefined
-  /** Told of long vacuum passes and failed ones. */
+  /** Told of long vacuum passes and failed ones, and of transactions that held the database long (`HELD_MILLIS`). */
   logger?: StoreLogger
+  /** Times transactions, in milliseconds (tests). Default `performance.now`. */
+  clock?: () => number
 }
+
+/**
+ * A transaction that held PGlite's one connection this long is logged: every other request
+ * waited for it (docs/operations.md, "What it serializes").
+ */
+export const HELD_MILLIS = 250
 
 /**
  * The file-system errors PGlite reports by their Emscripten number alone (its `ErrnoError`
@@ -119,6 +127,11 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   })
   let outside = session(db)
   let vacuum: VacuumSchedule | undefined
+  const clock = opts.clock ?? (() => performance.now())
+  const held = (millis: number): void => {
+    if (millis < HELD_MILLIS || opts.logger === undefined) return
+    opts.logger.warn({ millis: Math.round(millis) }, 'store: a transaction held the embedded database this long, and every other request waited for it (on a PostgreSQL server they would run side by side)')
+  }
 
   const started = (async () => {
     let initdb = snapshot === undefined
@@ -162,8 +175,11 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
       await new Promise<void>((resolve) => { setImmediate(resolve) })
       // Tells the caller's own error apart from one of BEGIN, COMMIT or ROLLBACK.
       let thrown: { err: unknown } | undefined
+      // From BEGIN (the connection taken) to the end of COMMIT or ROLLBACK.
+      let began: number | undefined
       try {
         return await db.transaction(async (ptx) => {
+          began = clock()
           const tx = session(ptx)
           // PGlite sends a bare BEGIN; SET TRANSACTION must then be the first statement.
           if (isolation !== 'read committed') await tx.exec(`SET TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[isolation]}`)
@@ -178,6 +194,8 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
         if (thrown !== undefined && thrown.err === err) throw err
         // COMMIT of an aborted transaction rejects with 25P02 → TransactionAborted.
         throw mapped(err)
+      } finally {
+        if (began !== undefined) held(clock() - began)
       }
     },
     async listen (channel, onNotify) {
