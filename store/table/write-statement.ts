@@ -249,7 +249,14 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   }
   const ctes: string[] = []
   const conditions: string[] = []
-  const quiet = shape.quiet === null ? null : shape.quiet.sql(slots.quiet, $ctx)
+  // A statement of CTEs reads the check once (`q`), however many of its parts it guards; the
+  // write alone has it once in its WHERE.
+  const alone = writesAlone(shape)
+  let quiet = shape.quiet === null ? null : shape.quiet.sql(slots.quiet, $ctx)
+  if (quiet !== null && !alone) {
+    ctes.push(`q AS (SELECT ${quiet} AS quiet)`)
+    quiet = '(SELECT quiet FROM q)'
+  }
   if (quiet !== null) conditions.push(quiet)
   // Every row locked at its ETag, in the order of the ids, or none written.
   let held: string | null = null
@@ -259,8 +266,12 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
     held = `(SELECT count(*) FROM g) = ${one ? '1' : 'jsonb_array_length($2::jsonb)'}`
     conditions.push(held)
   }
-  if (shape.current) {
-    ctes.push(`cur AS (SELECT t.etag, ${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted
+  const deleted = `${t.all.some(c => c.field === 'deletedDateTime') ? 't."deletedDateTime"' : 'NULL::timestamptz'} AS deleted`
+  // The row locked before the claim, under no condition but being there, is what the write
+  // found: that lock's CTE answers `current` itself, with no read of its own.
+  const lockFinds = shape.current && !upsert && held === null && shape.claim !== null && shape.guard !== null && guarded.length === 0
+  if (shape.current && !lockFinds) {
+    ctes.push(`cur AS (SELECT t.etag, ${deleted}
       FROM ${t.T} AS t JOIN ${rowsAs(only('id'), one)} ON t.ctx = ${$ctx} AND t.id = x.id)`)
   }
   if (shape.claim !== null) {
@@ -278,7 +289,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
     } else if (shape.guard !== null) {
       // The row is locked as the write was decided on before the key is claimed: a change made
       // meanwhile, or a row that is not there, leaves both the key and the row alone.
-      ctes.push(`g AS (SELECT 1 FROM ${t.T} AS t JOIN ${rowsAs(only('id', 'seen'), one)}
+      ctes.push(`g AS (SELECT ${lockFinds ? `t.etag, ${deleted}` : '1'} FROM ${t.T} AS t JOIN ${rowsAs(only('id', 'seen'), one)}
         ON ${[`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded].join(' AND ')} FOR UPDATE OF t)`)
       when = 'EXISTS (SELECT 1 FROM g)'
     }
@@ -323,7 +334,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
       break
   }
   // The write alone: no CTE around it, which would cost the database a scan of its result.
-  if (writesAlone(shape)) return write
+  if (alone) return write
   ctes.push(`w AS (${write})`)
   if (shape.outbox !== null) {
     const snapshot = `ARRAY[${t.all.map(c => `w.${c.ident}::text`).join(', ')}]`
@@ -335,7 +346,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
     `${shape.claim === null ? 'true' : 'EXISTS (SELECT 1 FROM k)'} AS "svc:claimed"`,
     `${shape.outbox === null ? '0' : '(SELECT count(*) FROM o)::integer'} AS "svc:events"`,
     ...(shape.returning === 'count' ? ['(SELECT count(*) FROM w)::integer AS "svc:count"'] : []),
-    ...(shape.current ? ['(SELECT etag FROM cur) AS "svc:etag"', '(SELECT deleted FROM cur) AS "svc:deleted"'] : []),
+    ...(shape.current ? [`(SELECT etag FROM ${lockFinds ? 'g' : 'cur'}) AS "svc:etag"`, `(SELECT deleted FROM ${lockFinds ? 'g' : 'cur'}) AS "svc:deleted"`] : []),
     ...(quiet === null ? [] : [`NOT ${quiet} AS "svc:wanted"`])
   ]
   if (answered.length === 0) return `WITH ${ctes.join(',\n')}\nSELECT ${found.join(', ')}`

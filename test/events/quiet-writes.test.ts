@@ -44,6 +44,18 @@ for (const db of databases) {
       t.strictSame(await deliveriesOf(answer.body.id), [])
     })
 
+    // A statement of several parts (here the key's claim, then the insert) reads the check once
+    // and guards each part with what it read: the key is not claimed for a write a subscription stops.
+    await t.test('no subscription, with Svc-Idempotency-Key: one statement, the check read once for the claim and the write', async t => {
+      const { answer, texts } = await sent(async () => await a('POST', '/v1/documents', newDocument(), { 'svc-idempotency-key': randomUUID() }))
+      t.equal(answer.status, 201, answer.text)
+      t.equal(texts.length, 1, 'one statement', { texts })
+      t.equal(texts[0]?.split(QUIET).length, 2, 'the check once', { text: texts[0] })
+      t.match(texts[0], /^WITH q AS \(SELECT \(SELECT count\(\*\) FROM "event_subscriptions" .*\) = 0 AS quiet\),\s*k AS \(INSERT INTO "idempotency_keys" .*WHERE \(SELECT quiet FROM q\)/s)
+      t.match(texts[0], /INSERT INTO "documents" .*WHERE \(SELECT quiet FROM q\) AND EXISTS \(SELECT 1 FROM k\)/s)
+      t.notMatch(texts[0], OUTBOX)
+    })
+
     /** A bulk request of `n` new documents (JSON, as bulk bodies are), each operation's status, and its statements. */
     const bulkCreate = async (c: typeof a, n: number, mode: 'ATOMIC' | 'ISOLATED', extra: Record<string, string> = {}): Promise<{ answer: Awaited<ReturnType<typeof a>>, ids: string[], texts: string[] }> => {
       const { answer, texts } = await sent(async () => await c('PATCH', '/v1/documents', { transactionMode: mode, operations: Array.from({ length: n }, () => ({ action: 'CREATE', entity: newDocument() })) }, { 'content-type': 'application/json', ...extra }))
@@ -83,7 +95,7 @@ for (const db of databases) {
       t.equal(answer.body?.status, 'SUCCEEDED', answer.text)
       t.equal(texts.length, 2, 'two statements', { texts })
       t.match(texts[0], /^SELECT .* FROM "documents" WHERE ctx = \$1 AND id = ANY\(\$2::text\[\]\)$/s, 'the rows read, not locked')
-      t.match(texts[1], /^WITH g AS \(SELECT t\.id FROM "documents" AS t .* ORDER BY t\.id FOR UPDATE OF t\)/s, 'the write locks them in the order of their ids')
+      t.match(texts[1], /^WITH q AS \(SELECT \(SELECT count\(\*\) FROM "event_subscriptions" .*\),\ng AS \(SELECT t\.id FROM "documents" AS t .* ORDER BY t\.id FOR UPDATE OF t\)/s, 'the write locks them in the order of their ids, the check read once')
       t.match(texts[1], QUIET)
       t.notMatch(texts[1], OUTBOX)
       for (const id of ids) t.strictSame(await deliveriesOf(id), [])
@@ -208,7 +220,7 @@ for (const db of databases) {
       const deleted = await bulkChange(c, 'DELETE', true)
       t.equal(deleted.answer.body?.status, 'SUCCEEDED', deleted.answer.text)
       t.notOk(deleted.texts.includes('BEGIN'), 'no transaction')
-      const marks = deleted.texts.filter(text => /^WITH g AS .*UPDATE "documents" AS t SET etag = x\.etag, "deletedDateTime"/s.test(text))
+      const marks = deleted.texts.filter(text => /^WITH (q AS .*)?g AS .*UPDATE "documents" AS t SET etag = x\.etag, "deletedDateTime"/s.test(text))
       t.equal(marks.length, 2, 'the quiet statement, then the one with its outbox', { texts: deleted.texts })
       t.match(marks[0], QUIET)
       t.match(marks[1], OUTBOX)

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { defineResource } from '../../plugins/resource/index.js'
 import { Int64, Nullable } from '../../schemas/types.js'
 import { migrate } from '../../store/migrate.js'
-import type { ClaimPart, OutboxPart } from '../../store/statement-parts.js'
+import type { ClaimPart, OutboxPart, QuietPart } from '../../store/statement-parts.js'
 import { ResourceTable, type Guard, type Returning, type TableWrite } from '../../store/table/index.js'
 import { databases } from '../support/databases.js'
 
@@ -137,6 +137,38 @@ for (const db of databases) {
         })
         t.match(written, { rows: [], count: 0, current: { etag: '"now"' } }, `nothing written; the row as found${withOutbox ? ', with an outbox' : ''}`)
       }
+    })
+
+    // A claimed write under no condition but the row being there (a webhook's): the lock taken
+    // before the claim is what it found, with no read of its own; a quiet check, read once,
+    // guards the claim and the write.
+    t.test('a claimed write on any row there answers what its lock found', async t => {
+      const sent: string[] = []
+      const spy = { query: async (sql: string, params?: readonly unknown[]) => { sent.push(sql); return await store.query(sql, params) }, exec: store.exec.bind(store) }
+      const quiet = (wanted: boolean): QuietPart => ({ key: 'test-quiet', values: [wanted], sql: (first) => `NOT $${first}::boolean` })
+      const write = async (id: string, taken: boolean, wanted = false): Promise<Awaited<ReturnType<ResourceTable['write']>>> => await table.write(spy as never, {
+        kind: 'update',
+        scope,
+        rows: [{ id, etag: `"${id}-${++n}"`, values: { title: 'set' } }],
+        fields: ['title'],
+        guard: { by: 'preconditions', allowed: null, refused: null, live: false },
+        claim: claim(taken),
+        quiet: quiet(wanted),
+        current: true,
+        returning: 'etag'
+      })
+      const id = `note-${++n}`
+      await table.write(store, { kind: 'insert', scope, rows: [{ id, etag: '"there"', values: { title: 'x', big: null } }] })
+      t.match(await write(id, false), { rows: [], claimed: false, current: { etag: '"there"', deletedDateTime: null } }, 'the claim held: nothing written, the row as locked')
+      t.notMatch(sent[0], /\bcur AS\b/, 'no read of its own')
+      t.match(sent[0], /g AS \(SELECT t\.etag, t\."deletedDateTime" AS deleted FROM .* FOR UPDATE OF t\)/s)
+      t.equal(sent[0]?.split('NOT $').length, 2, 'the quiet check once', { text: sent[0] })
+      t.match(await write(id, true, true), { rows: [], wanted: true, current: { etag: '"there"' } }, 'a subscription wants it: nothing written')
+      const done = await write(id, true)
+      t.match(done, { claimed: true, wanted: false, rows: [{ id }] }, 'written')
+      await store.query(`UPDATE ${def.storage.table} SET "deletedDateTime" = now() WHERE id = $1`, [id])
+      t.match(await write(id, false), { rows: [], current: { etag: done.rows[0]?.etag, deletedDateTime: String } }, 'a deleted row, as locked')
+      t.match(await write(`note-${++n}`, true), { rows: [], claimed: false, current: null }, 'no row: nothing locked, the key not claimed, nothing found')
     })
   })
 }
