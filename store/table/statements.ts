@@ -13,6 +13,16 @@ import type { TableSpec } from './schema.js'
 
 type Row = Record<string, unknown>
 
+/** Ids in the order of the table's key: code units, the bytes of an ASCII id (`COLLATE "C"`). */
+const byId = (a: RowWrite, b: RowWrite): number => a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+
+/**
+ * The fewest rows a write sends in the key's order (`record`): a smaller batch (a synchronous
+ * bulk has 100 at most) rarely puts two keys on one page of the index, and sorting it costs
+ * more than it saves (docs/operations.md).
+ */
+export const KEY_ORDER_MIN_ROWS = 1000
+
 /** One row a write stores: its id, its new ETag and the API values of the fields it sets. */
 export interface RowWrite {
   id: string
@@ -175,7 +185,11 @@ export class ResourceTable {
       }
       return values
     }
-    return JSON.stringify(rows.map(r => {
+    // A large batch goes in the key's order: each row's entry then goes into the key's index
+    // beside the one before, not onto a page anywhere in it, and a job's transaction is shorter.
+    // Rows come back matched by id, never by position.
+    const ordered = rows.length >= KEY_ORDER_MIN_ROWS ? [...rows].sort(byId) : rows
+    return JSON.stringify(ordered.map(r => {
       const out: Row = seen ? { id: r.id, etag: r.etag, seen: r.seen ?? null } : { id: r.id, etag: r.etag }
       // A JSON value goes in as itself: jsonb_to_recordset reads a jsonb member as jsonb.
       for (const c of columns) out[c.field] = r.values[c.field] ?? null
