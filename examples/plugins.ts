@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import {
   problem, problemServerOptions, problems, validation, conventions, cors, methods, auth, rateLimit, conditional, openapi, docs, lint, Id
 } from 'svc-conventions'
-import { evaluatePreconditions } from 'svc-conventions/conditional'
+import { evaluatePreconditions, preconditionProblem } from 'svc-conventions/conditional'
 
 // #region readme-plugin-problem
 export async function problemExample (): Promise<FastifyInstance> {
@@ -99,9 +99,9 @@ export async function conditionalExample (): Promise<FastifyInstance> {
   // PUT without If-Match → 428; with a stale one, or with If-None-Match: * (create only) → 412.
   app.put('/v1/setting', { config: { conditional: { requireIfMatch: true } } }, async (request, reply) => {
     // A write: evaluateRead is for reads, where a matching If-None-Match is a 304, not a refusal.
-    if (evaluatePreconditions(request.preconditions, `"${version}"`).kind === 'precondition-failed') {
-      throw problems.preconditionFailed('The setting has changed; GET it again and send its ETag in If-Match.', { instance: '/v1/setting' })
-    }
+    const verdict = evaluatePreconditions(request.preconditions, `"${version}"`)
+    // The suite's own 412, worded for the header that failed.
+    if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'PUT', path: '/v1/setting', header: verdict.header })
     version++
     return await reply.code(204).header('etag', `"${version}"`).send()
   })

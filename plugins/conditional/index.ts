@@ -6,6 +6,7 @@ import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, type EntityTagList } from './entity-tags.js'
 import { evaluatePreconditions } from './evaluate.js'
+import { preconditionProblem } from './refusal.js'
 import { needs } from '../shared/dependencies.js'
 
 /** Options of the `conditional` plugin (RFC 9110 §13, conventions: Method rules 1 and 13). */
@@ -93,9 +94,7 @@ export function parsePreconditions (request: FastifyRequest): Preconditions {
  */
 export function evaluateRead (pre: Preconditions | null, etag: string, path: string): boolean {
   const verdict = evaluatePreconditions(pre, etag, { read: true })
-  if (verdict.kind === 'precondition-failed') {
-    throw problems.preconditionFailed(`If-Match does not match the current ETag of ${path}; GET it again and retry with its ETag.`, { instance: path })
-  }
+  if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'GET', path, header: verdict.header })
   return verdict.kind === 'not-modified'
 }
 
@@ -172,6 +171,7 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
 }
 
 export { evaluatePreconditions, writableTags, type PreconditionRules, type PreconditionVerdict, type WritableTags } from './evaluate.js'
+export { preconditionProblem, type PreconditionFailure } from './refusal.js'
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('conditional', ['problem'], conditionalPlugin), { fastify: '5.x', name: 'svc-conditional' })

@@ -6,7 +6,7 @@ import type { DeliveryRow, EtagCondition, EventTables, SubscriptionRow } from '.
 import { HELD, type WriteClaim } from '../../store/statement-parts.js'
 import { SerializationFailure } from '../../store/errors.js'
 import type { Store } from '../../store/types.js'
-import { evaluatePreconditions, evaluateRead, notModified, writableTags, type Preconditions } from '../conditional/index.js'
+import { evaluatePreconditions, evaluateRead, notModified, preconditionProblem, writableTags, type Preconditions } from '../conditional/index.js'
 import { claimedInWrite, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
 import { invalidData, problems, unavailableProblem } from '../problem/index.js'
@@ -265,8 +265,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       if (s === null) throw notFound(id)
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag)
-      if (verdict.kind === 'precondition-failed' && verdict.header === 'If-Match') throw problems.preconditionFailed(`If-Match does not match the current ETag of ${itemPath(id)}; GET it again, reapply your change and retry with its ETag.`, { instance: itemPath(id) })
-      if (verdict.kind === 'precondition-failed') throw problems.preconditionFailed(`If-None-Match matches the current ETag of ${itemPath(id)}; it was not changed.`, { instance: itemPath(id) })
+      if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'PATCH', path: itemPath(id), header: verdict.header })
       return await tables.updateSubscription(store, ctx, id, change, r.now(), seen(s.etag), claim?.part ?? null) ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
@@ -292,9 +291,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers;
       // the key is this request's all the same.
       if (s === null) return claim === null || await claim.take(store) === null ? true : HELD
-      if (evaluatePreconditions(pre, s.etag).kind === 'precondition-failed') {
-        throw problems.preconditionFailed(`The conditions of If-Match / If-None-Match do not hold for ${itemPath(id)}; GET it again and retry with its ETag.`, { instance: itemPath(id) })
-      }
+      const verdict = evaluatePreconditions(pre, s.etag)
+      if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'DELETE', path: itemPath(id), header: verdict.header })
       const deleted = await tables.deleteSubscription(store, ctx, id, seen(s.etag), claim?.part ?? null)
       return deleted === false ? undefined : deleted
     }))

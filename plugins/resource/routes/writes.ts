@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../../schemas/problem.js'
-import type { Preconditions } from '../../conditional/index.js'
+import { preconditionProblem, type Preconditions } from '../../conditional/index.js'
 import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem, type Operation } from '../problems.js'
@@ -78,22 +78,8 @@ export function failureProblem (s: Served, method: string, path: string, id: str
     case 'precondition-required':
       return problems.preconditionRequired(`${method} ${path} requires the If-Match header; GET the resource and send its ETag in If-Match.`, { instance: path })
     case 'precondition-failed':
-      return problems.preconditionFailed(preconditionDetail(method, path, result.op, failure), { instance: path })
+      return preconditionProblem({ method, path, header: failure.header, creates: result.op.action === 'create' })
   }
-}
-
-function preconditionDetail (method: string, path: string, op: WriteOp, failure: Extract<Failure, { kind: 'precondition-failed' }>): string {
-  if (method === 'DELETE') return `The conditions of If-Match / If-None-Match do not hold for ${path}; GET it again and retry with its ETag.`
-  // With If-Match as well, no state can satisfy both.
-  if (op.action === 'create') return `${path} already exists, and If-None-Match: * only creates; send If-Match with its ETag to replace it.`
-  if (failure.header === 'If-Match') {
-    return method === 'PATCH'
-      ? `If-Match does not match the current ETag of ${path}; GET it again, reapply your change and retry with its ETag.`
-      : `If-Match does not match the current ETag of ${path}, or it does not exist; GET it again and retry with its ETag.`
-  }
-  return method === 'PATCH'
-    ? `If-None-Match matches the current ETag of ${path}; it was not changed.`
-    : `If-None-Match matches the current ETag of ${path}; it was not replaced.`
 }
 
 /**
