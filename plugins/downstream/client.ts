@@ -125,7 +125,15 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const started = settings.now()
   const deadline = new AbortController()
   const cancelDeadline = settings.after(timeouts.total, () => { deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) })
-  const signal = c.signal === undefined ? deadline.signal : AbortSignal.any([c.signal, deadline.signal])
+  // The caller's signal aborts the call through the deadline's controller, by a listener taken
+  // off when the call ends. Not AbortSignal.any: each composite it makes is kept by a
+  // long-lived signal (an events dispatcher's, until it stops) until the collector finds it,
+  // at a few µs a call in weak references and finalizers.
+  const caller = c.signal
+  const follow = (): void => { deadline.abort(caller?.reason) }
+  if (caller?.aborted === true) follow()
+  else caller?.addEventListener('abort', follow)
+  const signal = deadline.signal
   const fits = (wait: number): boolean => settings.now() - started + wait < timeouts.total
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
@@ -150,7 +158,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
       }
     } catch (err) {
       // The caller's abort stays the caller's, even when the deadline came at the same time.
-      const failure = deadline.signal.aborted && c.signal?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
+      const failure = deadline.signal.aborted && caller?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
       if (!canRetry || !retriesAfter(failure, method)) throw failure
       const wait = backoff(n, base, cap, settings.random)
       if (!fits(wait)) throw failure
@@ -163,6 +171,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
     return await attempt(1)
   } finally {
     cancelDeadline()
+    caller?.removeEventListener('abort', follow)
   }
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { EventEmitter, once } from 'node:events'
+import { EventEmitter, getEventListeners, once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { Agent } from 'undici'
@@ -114,6 +114,44 @@ t.test('an abort is the caller\'s: passed on as it is, never retried', async t =
   const err = await c.get(`${server.url}/x`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)
   t.equal((err as Error).name, 'AbortError')
   t.strictSame(sleeps, [])
+})
+
+t.test('a caller\'s signal that outlives its calls: followed while each is in flight, then let go', async t => {
+  // One signal for many calls, as an events dispatcher's stop signal is: each call listens to it
+  // while in flight and no longer once done, whatever its end.
+  let release: () => void = () => {}
+  const arrived = new EventEmitter()
+  const server = await downstreamServer(t, (_req, res, n) => {
+    arrived.emit(String(n))
+    if (n === 2) return json(res, 503, {})
+    if (n === 3) { release = () => { json(res, 200, { n }) }; return }
+    if (n === 4) return
+    json(res, 200, { n })
+  })
+  const { client: c } = client(t, { retry: { attempts: 1 } })
+  const stop = new AbortController()
+  const listeners = (): number => getEventListeners(stop.signal, 'abort').length
+  t.strictSame((await c.get(`${server.url}/x`, { signal: stop.signal })).body, { n: 1 })
+  await t.rejects(c.get(`${server.url}/x`, { signal: stop.signal }), { name: 'DownstreamResponseError', status: 503 })
+  t.equal(listeners(), 0, 'none left by an answer or a refusal')
+  const third = once(arrived, '3')
+  const held = c.get(`${server.url}/x`, { signal: stop.signal })
+  await third
+  t.equal(listeners(), 1, 'one for the call in flight')
+  release()
+  t.strictSame((await held).body, { n: 3 })
+  t.equal(listeners(), 0)
+  // Its abort ends the call in flight with the caller's reason.
+  const fourth = once(arrived, '4')
+  const hanging = c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e)
+  await fourth
+  const reason = new Error('stopping')
+  stop.abort(reason)
+  t.equal(await hanging, reason, 'the caller\'s reason, as it is')
+  t.equal(listeners(), 0)
+  // Aborted already: no call is sent.
+  t.equal(await c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e), reason)
+  t.equal(server.received.length, 4)
 })
 
 t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
