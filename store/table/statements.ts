@@ -135,6 +135,8 @@ export class ResourceTable {
   private readonly all: readonly Column[]
   private readonly decode: (row: Row) => Row
   private readonly selectAll: string
+  /** What a write is decided on when it needs no field: the key, the ETag, the deletion mark and the unique fields. */
+  private readonly selectKeys: string
   private readonly selectSummary: string
   private readonly writable: readonly Column[]
   private readonly texts = new Map<string, string>()
@@ -149,6 +151,7 @@ export class ResourceTable {
     this.all = [...SERVER_COLUMNS, ...spec.columns, ...(spec.softDelete ? DELETED_COLUMNS : [])]
     this.decode = rowDecoder(this.all)
     this.selectAll = this.all.map(c => c.ident).join(', ')
+    this.selectKeys = ['id', 'etag', ...spec.softDelete ? ['"deletedDateTime"'] : [], ...spec.unique.map(f => this.columnsOf([f])[0]?.ident)].join(', ')
     this.selectSummary = this.all.filter(c => !spec.summaryOmit.includes(c.field)).map(c => `t.${c.ident}`).join(', ')
     this.writable = spec.columns.filter(c => spec.writable.includes(c.field))
     this.parts = { T: this.T, all: this.all, columns: spec.columns }
@@ -222,10 +225,11 @@ export class ResourceTable {
    * ends, so the checks a write makes on them (existence, preconditions) stay true while it
    * applies; in id order, so two writers of the same rows never wait on each other in a cycle.
    * Without it, a write decided on them is guarded instead (`TableWrite.guarded`). `full` reads
-   * every column, else only `id` and `etag`.
+   * every column, else only `id`, `etag`, the deletion mark and the unique fields (whether a
+   * write changes one decides whether a bulk's writes may leave request order).
    */
   async current (db: Queryable, ctx: string, ids: readonly string[], full = false, lock = true): Promise<Map<string, Row>> {
-    const select = full ? this.selectAll : this.spec.softDelete ? 'id, etag, "deletedDateTime"' : 'id, etag'
+    const select = full ? this.selectAll : this.selectKeys
     const key = `${lock ? 'lock' : 'read'}${full ? '_full' : ''}`
     const rows = await this.rows(db, key, () => `SELECT ${select} FROM ${this.T} WHERE ctx = $1 AND id = ANY($2::text[])${lock ? ' ORDER BY id FOR UPDATE' : ''}`, [ctx, ids])
     return new Map(rows.map(r => [r.id as string, r]))

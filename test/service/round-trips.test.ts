@@ -76,6 +76,15 @@ for (const db of databases) {
       return a
     }
     const authorOfPut = randomUUID()
+    /** Two new authors and updates of two existing ones, in turns: a bulk that must succeed whole. */
+    const inTurns = async (mode: 'ATOMIC' | 'ISOLATED'): Promise<{ status: number }> => {
+      const operations = [authorId, authorOfPut].flatMap(id => [
+        { action: 'CREATE', entity: { name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } },
+        { action: 'UPDATE', entity: { id, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } }
+      ])
+      const answer = await call('PATCH', '/v1/authors', { transactionMode: mode, operations }, { 'content-type': 'application/json' })
+      return { status: answer.body?.status === 'SUCCEEDED' ? answer.status : -1 }
+    }
     const cases: Case[] = [
       { name: 'POST /v1/documents', statements: 1, status: 201, returns: 'row', run: async () => await call('POST', '/v1/documents', newDocument()) },
       { name: 'POST /v1/documents with Svc-Idempotency-Key', statements: 1, status: 201, run: async () => await call('POST', '/v1/documents', newDocument(), { 'svc-idempotency-key': randomUUID() }) },
@@ -107,6 +116,10 @@ for (const db of databases) {
       // On a server, the rows read and one statement; on the embedded store, whose statements are
       // calls in its thread, the transaction costs less than the read ahead.
       { name: 'PATCH /v1/authors (bulk), ATOMIC, two updates', statements: store.kind === 'pg' ? 2 : 6, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [authorOfPut, authorId].map(a => ({ action: 'UPDATE', entity: { id: a, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } })) }, { 'content-type': 'application/json' }) },
+      // Kinds in turns: each kind's operations in one statement (authors have no unique field
+      // for their order to matter to); ATOMIC, in one savepoint, not one per run.
+      { name: 'PATCH /v1/authors (bulk), ISOLATED, two creations and two updates in turns', statements: 9, status: 200, run: async () => await inTurns('ISOLATED') },
+      { name: 'PATCH /v1/authors (bulk), ATOMIC, two creations and two updates in turns', statements: 7, status: 200, run: async () => await inTurns('ATOMIC') },
       { name: 'PATCH /v1/authors (bulk), ISOLATED, a creation and an update', statements: 9, status: 200, run: async () => await call('PATCH', '/v1/authors', { transactionMode: 'ISOLATED', operations: [{ action: 'CREATE', entity: { name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } }, { action: 'UPDATE', entity: { id: authorId, name: `Bulk ${randomUUID()}`, email: 'bulk@example.com' } }] }, { 'content-type': 'application/json' }) },
       { name: 'GET /v1/authors/{id}/documents', statements: 1, status: 200, run: async () => await call('GET', `/v1/authors/${authorId}/documents`) },
       // An empty page of a child collection: whether its parent exists decides between 200 and

@@ -3,14 +3,15 @@ import type { TSchema } from '@sinclair/typebox'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { ForeignKeyViolation, isStoreError, SerializationFailure, UniqueViolation, Unavailable } from '../../../store/errors.js'
 import { bothQuiet, HELD, type OutboxPart, type QuietPart, type WriteClaim } from '../../../store/statement-parts.js'
-import { constraintNames, type Guard, type ResourceTable, type Returning, type RowWrite, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
+import { constraintNames, type Guard, type ResourceTable, type Returning, type TableWrite, type WriteOutcome, type WriteStatement } from '../../../store/table/index.js'
 import type { Store, Tx } from '../../../store/types.js'
 import { contextFromAjv } from '../../problem/index.js'
 import type { ResourceDefinition } from '../define.js'
 import { mergePatch } from '../merge-patch.js'
 import { compileBodyValidator, fillerOf, type Filler } from '../write-schemas.js'
 import { blindGuard } from './blind.js'
-import { decide, type Rules, type StepKind } from './decide.js'
+import { decide, type Rules } from './decide.js'
+import { changeOf, runsInOrder, runsOf, touchesUnique, type Kind, type Step } from './runs.js'
 import { WRITE_RETRIES } from '../../idempotency/internal.js'
 import type { WriteCall, WriteOp, WriteOutbox, WriteResult } from './operations.js'
 
@@ -62,9 +63,6 @@ class Stopped extends Error {
 /** How a step's statement ended (Writer.attempt). */
 type Attempt = { stored: Row } | { refused: unknown } | { replay: true } | { current: Row | null }
 
-/** What a step may be besides what `decide` makes of an operation: an upsert (`Writer.one`). */
-type Kind = StepKind | 'upsert'
-
 /** The guard of a write decided on the row as read. */
 const SEEN: Guard = { by: 'seen' }
 
@@ -73,15 +71,6 @@ const ALL_SEEN: Guard = { by: 'seen', all: true }
 
 /** What a statement writing one entity adds to its run's (Writer.attempt). */
 type OneWrite = Required<Pick<TableWrite, 'guard' | 'claim' | 'current' | 'returning'>>
-
-/** An operation on its way to the database. */
-interface Step {
-  result: WriteResult
-  kind: Kind
-  /** For an update: the fields it sets (undefined: the writable ones). */
-  fields: readonly string[] | undefined
-  write: RowWrite
-}
 
 /** Consecutive steps written by one statement, made ahead when their plan could (`Writer.plan`). */
 interface PlannedRun {
@@ -109,6 +98,8 @@ export interface WritePlan {
   readonly distinct: boolean
   /** When every operation was decided ahead: its runs, with their statements. */
   readonly runs: readonly PlannedRun[] | null
+  /** Its runs gather the steps of a kind out of request order (`runsOf`). */
+  readonly gathered: boolean
   /**
    * Every entity the operations name was read first (`rows`) and is written by a statement
    * guarded by the ETag it was decided on, no entity twice (`alone` may then send it as one
@@ -117,6 +108,11 @@ export interface WritePlan {
   readonly unlocked: boolean
   /** The store's transactions never overlap (the embedded store's one connection). */
   readonly lockFree: boolean
+}
+
+/** The steps of a plan decided whole, in request order. */
+function decidedSteps (plan: WritePlan): Step[] {
+  return plan.decided.filter(s => s != null)
 }
 
 /** A step decided on `row`, read without a lock: its write applies only while the row is still at that ETag. */
@@ -169,39 +165,6 @@ function writtenAsMade (s: Step): Pick<WriteResult, 'row' | 'change'> {
   return { row: { id: s.write.id, etag: s.write.etag }, change: changeOf(s) }
 }
 
-/** An action's name in the past tense, as its event names it: publish → published, archive → archived. */
-export function pastTense (action: string): string {
-  return action.endsWith('e') ? `${action}d` : `${action}ed`
-}
-
-/** What a step did to its entity, as an event names it. */
-function changeOf (s: Step): string {
-  switch (s.kind) {
-    // An upsert is named by its insertion; once written it is the insertion or the update it made (`Writer.attempt`).
-    case 'upsert':
-    case 'insert': return 'created'
-    case 'delete':
-    case 'mark-deleted': return 'deleted'
-    case 'restore': return 'restored'
-    case 'update': return s.result.op.action === 'transition' ? pastTense(s.result.op.transition as string) : 'updated'
-  }
-}
-
-/**
- * Consecutive steps of one kind and event (and attached write), so request order is kept (a
- * delete may free a name a later create takes).
- */
-function runsOf (steps: readonly Step[]): Step[][] {
-  const runs: Step[][] = []
-  for (const s of steps) {
-    const last = runs.at(-1)
-    const head = last?.[0]
-    if (head !== undefined && head.kind === s.kind && String(head.fields) === String(s.fields) && changeOf(head) === changeOf(s) && head.result.op.attached === s.result.op.attached) (last as Step[]).push(s)
-    else runs.push([s])
-  }
-  return runs
-}
-
 /**
  * The one write path of a resource: every change of its entities (item routes, bulk
  * operations, jobs, webhooks) runs these steps, so a rule added here holds for all of them:
@@ -229,6 +192,8 @@ export class Writer {
   /** The time a change is made at, for the `'now'` values of transitions; a clock of the caller's in tests. */
   private readonly now: () => Date
   private outbox: WriteOutbox | null = null
+  /** The table references its own rows: a bulk's writes then keep request order (`runsOf`). */
+  private readonly selfReferencing: boolean
 
   constructor (def: ResourceDefinition, table: ResourceTable, now: () => Date = () => new Date()) {
     this.def = def
@@ -239,6 +204,7 @@ export class Writer {
     this.fillWritable = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])))
     this.fillNamed = fillerOf(Object.fromEntries(def.api.writable.map(f => [f, def.fields[f] as TSchema])), true)
     this.validateMerged = compileBodyValidator(def.api.bodies.create)
+    this.selfReferencing = def.storage.spec.references.some(r => r.table === def.storage.table)
   }
 
   /** Writes the events of every change to `outbox`, in the statement that makes the change (the events plugin). */
@@ -495,13 +461,16 @@ export class Writer {
     // Named twice, an entity's second write would find the ETag its first gave: not guarded.
     const decided = results.map(r => !readsRow(r.op) ? this.prepare(r, undefined) : rows === null ? undefined : seenOn(this.prepare(r, rows.get(r.op.id)), distinct ? rows.get(r.op.id) : undefined))
     let runs: PlannedRun[] | null = null
+    let gathered = false
     if (!decided.includes(undefined) && !(call.atomic && results.some(r => r.failure !== null))) {
-      runs = runsOf(decided.filter(s => s != null)).map(steps => ({ steps, statement: ahead ? this.table.statement(this.runWrite(call, steps, returningOf(steps, { returning, distinct }))) : null }))
+      const made = runsOf(decided.filter(s => s != null), distinct, this.selfReferencing)
+      gathered = made.gathered
+      runs = made.runs.map(steps => ({ steps, statement: ahead ? this.table.statement(this.runWrite(call, steps, returningOf(steps, { returning, distinct }))) : null }))
     }
     // An entity read and then left alone (nothing to do, a failure) or created under its id is
     // no row a guarded write can hold: the transaction locks what it read.
     const unlocked = rows !== null && runs !== null && rows.size > 0 && results.every((r, i) => !readsRow(r.op) || decided[i]?.write.seen !== undefined)
-    return { call, returning, results, decided, rows, distinct, runs, unlocked, lockFree }
+    return { call, returning, results, decided, rows, distinct, runs, gathered, unlocked, lockFree }
   }
 
   /**
@@ -536,7 +505,7 @@ export class Writer {
         return await tx.savepoint(async (db) => {
           // A transaction run again writes them again: what an earlier run met is looked for again.
           for (const run of runs) for (const s of run.steps) Object.assign(s.result, { failure: null, row: null, change: null })
-          const results = await this.executeRuns(db, plan, runs)
+          const results = await this.executeRuns(db, plan, runs, plan.gathered ? decidedSteps(plan) : null)
           if (plan.call.atomic && results.some(r => r.failure !== null)) throw new Stopped()
           return results
         })
@@ -567,12 +536,33 @@ export class Writer {
     })
     // Every operation is decided before any is applied, so each failure gets its own reason.
     if (call.atomic && results.some(r => r.failure !== null)) return results
-    return await this.executeRuns(tx, plan, (held ? plan.runs : null) ?? runsOf(steps).map(s => ({ steps: s, statement: null })))
+    if (held && plan.runs !== null) return await this.executeRuns(tx, plan, plan.runs, plan.gathered ? decidedSteps(plan) : null)
+    const made = runsOf(steps, plan.distinct, this.selfReferencing)
+    return await this.executeRuns(tx, plan, made.runs.map(s => ({ steps: s, statement: null })), made.gathered ? steps : null)
   }
 
-  /** Applies the runs of `plan`'s decided steps in order; atomic, up to the first failure. */
-  private async executeRuns (tx: Tx, plan: WritePlan, runs: readonly PlannedRun[]): Promise<WriteResult[]> {
-    for (const run of runs) {
+  /**
+   * Applies the runs of `plan`'s decided steps in order; atomic, up to the first failure.
+   * `gathered`: the steps in request order, when the runs gather each kind's out of it
+   * (`runsOf`). Atomic, they are then written in a savepoint, and when one breaks a
+   * constraint, the savepoint undoes them all and they run again in request order, so that the
+   * failure the results name is the first, as it would have been.
+   */
+  private async executeRuns (tx: Tx, plan: WritePlan, runs: readonly PlannedRun[], gathered: readonly Step[] | null): Promise<WriteResult[]> {
+    let ordered = runs
+    if (gathered !== null && plan.call.atomic) {
+      try {
+        return await tx.savepoint(async (db) => {
+          for (const run of runs) await this.batch(db, plan, run.steps, run.statement)
+          return plan.results
+        })
+      } catch (err) {
+        if (!(err instanceof UniqueViolation) && !(err instanceof ForeignKeyViolation)) throw err
+        for (const run of runs) for (const s of run.steps) Object.assign(s.result, { failure: null, row: null, change: null })
+        ordered = runsInOrder(gathered).map(steps => ({ steps, statement: null }))
+      }
+    }
+    for (const run of ordered) {
       await this.apply(tx, plan, run)
       if (plan.call.atomic && run.steps.some(s => s.result.failure !== null)) break
     }
@@ -616,7 +606,14 @@ export class Writer {
     } else if (op.action !== 'delete') {
       result.values = this.fillAll(op.values)
     }
-    return { result, kind: decision.step, fields, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+    return this.step(result, decision.step, fields, row)
+  }
+
+  /** The step writing `values` (default `result`'s): a `kind` setting `fields`, decided on `row` (undefined: not read). */
+  private step (result: WriteResult, kind: Kind, fields: readonly string[] | undefined, row: Row | undefined, values: Row = result.values): Step {
+    const { op } = result
+    const unique = touchesUnique(kind, fields, values, row, this.def.storage.spec.unique, this.def.api.writable)
+    return { result, kind, fields, write: { id: op.id, etag: op.etag ?? newEtag(), values }, unique }
   }
 
   /**
@@ -626,19 +623,19 @@ export class Writer {
    */
   private blindStep (result: WriteResult, mayCreate: boolean): Step {
     const { op } = result
-    if (op.action === 'delete') return { result, kind: this.rules.softDelete ? 'mark-deleted' : 'delete', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: {} } }
-    if (op.action === 'set') return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: op.values } }
+    if (op.action === 'delete') return this.step(result, this.rules.softDelete ? 'mark-deleted' : 'delete', undefined, undefined, {})
+    if (op.action === 'set') return this.step(result, 'update', Object.keys(op.values), undefined, op.values)
     if (op.action === 'change') {
       result.values = this.fillAll(op.values)
-      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+      return this.step(result, 'update', Object.keys(op.values), undefined)
     }
     if (op.action === 'patch') {
       // Only what the patch names changes, as `prepare` merges it: the statement sets those columns alone.
       result.values = this.fillNamed(op.values)
-      return { result, kind: 'update', fields: Object.keys(op.values), write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+      return this.step(result, 'update', Object.keys(op.values), undefined)
     }
     result.values = this.fillAll(op.values)
-    return { result, kind: mayCreate ? 'upsert' : 'update', fields: undefined, write: { id: op.id, etag: op.etag ?? newEtag(), values: result.values } }
+    return this.step(result, mayCreate ? 'upsert' : 'update', undefined, undefined)
   }
 
   /** The writable fields of a stored row, as a merge patch's target. */
