@@ -72,7 +72,7 @@ const ALL_SEEN: Guard = { by: 'seen', all: true }
 /** What a statement writing one entity adds to its run's (Writer.attempt). */
 type OneWrite = Required<Pick<TableWrite, 'guard' | 'claim' | 'current' | 'returning'>>
 
-/** Consecutive steps written by one statement, made ahead when their plan could (`Writer.plan`). */
+/** Steps written by one statement (`runsOf`), made ahead when their plan could (`Writer.plan`). */
 interface PlannedRun {
   steps: Step[]
   statement: WriteStatement | null
@@ -171,7 +171,7 @@ function writtenAsMade (s: Step): Pick<WriteResult, 'row' | 'change'> {
  * 1. the current rows the operations name are read;
  * 2. each operation is decided on them: existence and preconditions (`decide`), a patch
  *    merged and checked against the entity's schema, defaults filled;
- * 3. the writes go to the table, consecutive ones of a kind in one statement, which also
+ * 3. the writes go to the table, those of a kind in one statement (`runsOf`), which also
  *    writes their events to the outbox (`emitTo`);
  * 4. each result carries its row as stored, for the representation.
  * `run` does it in the caller's transaction, the rows locked when read. `one` writes one
