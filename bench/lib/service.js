@@ -26,12 +26,17 @@ export function startBare (url) {
 }
 
 /** Sends one request; throws unless the status is `expect`. Returns the parsed body (null when empty). */
-export async function call (server, method, path, { body, headers: extra = {}, expect = 200 } = {}) {
+export async function call (server, method, path, options = {}) {
+  return (await send(server, method, path, options)).body
+}
+
+/** As `call`, also giving the answer's headers. */
+export async function send (server, method, path, { body, headers: extra = {}, expect = 200 } = {}) {
   const sent = body === undefined ? { headers } : { headers: jsonHeaders, body: typeof body === 'string' ? body : JSON.stringify(body) }
   const res = await fetch(server.base + path, { ...sent, method, headers: { ...sent.headers, ...extra } })
   const text = await res.text()
   if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status}, expected ${expect}: ${text.slice(0, 500)}`)
-  return text === '' ? null : JSON.parse(text)
+  return { body: text === '' ? null : JSON.parse(text), headers: res.headers }
 }
 
 /** A scanner delivery as the producer sends it: the Standard Webhooks headers over these exact bytes. */
@@ -44,15 +49,21 @@ export function signedDelivery (id, body) {
 /**
  * Times `ways` (name → async (service) => void, each writing `perRound` documents) against one
  * running service, one after another: `warmup` unmeasured passes, then `rounds` rounds whose
- * order alternates. Returns, per way, each round's milliseconds and server CPU µs per
- * document, and the server's peak RSS in MiB; `describe(samples, round)` is logged per round.
+ * order alternates. `prepare[name](service)`, when given, runs untimed before each pass of that
+ * way. Returns, per way, each round's milliseconds and server CPU µs per document, and the
+ * server's peak RSS in MiB; `describe(samples, round)` is logged per round.
  */
-export async function sequentialRounds (service, { ways, perRound, rounds, warmup = 0, log, describe }) {
-  for (let i = 0; i < warmup; i++) for (const way of Object.values(ways)) await way(service)
+export async function sequentialRounds (service, { ways, perRound, rounds, warmup = 0, prepare = {}, log, describe }) {
+  const run = async (name) => {
+    await prepare[name]?.(service)
+    await ways[name](service)
+  }
+  for (let i = 0; i < warmup; i++) for (const name of Object.keys(ways)) await run(name)
   const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, { ms: [], cpu: [], rss: 0 }]))
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? Object.keys(ways) : Object.keys(ways).reverse()
     for (const name of order) {
+      await prepare[name]?.(service)
       const before = await service.stats()
       const start = process.hrtime.bigint()
       await ways[name](service)
