@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent, Dispatcher } from 'undici'
 import { answerOf, readBody, type DownstreamResponse } from './answer.js'
+import { follow } from './follow.js'
 import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
 import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
 import { CONNECTION_FAILURES, IDEMPOTENT_METHODS, RETRY_STATUSES, backoff, retryAfter } from './retry.js'
@@ -125,14 +126,9 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const started = settings.now()
   const deadline = new AbortController()
   const cancelDeadline = settings.after(timeouts.total, () => { deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) })
-  // The caller's signal aborts the call through the deadline's controller, by a listener taken
-  // off when the call ends. Not AbortSignal.any: each composite it makes is kept by a
-  // long-lived signal (an events dispatcher's, until it stops) until the collector finds it,
-  // at a few µs a call in weak references and finalizers.
+  // The caller's signal aborts the call through the deadline's controller (follow.ts).
   const caller = c.signal
-  const follow = (): void => { deadline.abort(caller?.reason) }
-  if (caller?.aborted === true) follow()
-  else caller?.addEventListener('abort', follow)
+  const unfollow = caller === undefined ? null : follow(caller, deadline)
   const signal = deadline.signal
   const fits = (wait: number): boolean => settings.now() - started + wait < timeouts.total
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
@@ -171,7 +167,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
     return await attempt(1)
   } finally {
     cancelDeadline()
-    caller?.removeEventListener('abort', follow)
+    unfollow?.()
   }
 }
 

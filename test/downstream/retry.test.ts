@@ -117,8 +117,8 @@ t.test('an abort is the caller\'s: passed on as it is, never retried', async t =
 })
 
 t.test('a caller\'s signal that outlives its calls: followed while each is in flight, then let go', async t => {
-  // One signal for many calls, as an events dispatcher's stop signal is: each call listens to it
-  // while in flight and no longer once done, whatever its end.
+  // One signal for many calls, as an events dispatcher's stop signal is: listened to while a call
+  // is in flight and no longer once none is, whatever their ends.
   let release: () => void = () => {}
   const arrived = new EventEmitter()
   const server = await downstreamServer(t, (_req, res, n) => {
@@ -152,6 +152,48 @@ t.test('a caller\'s signal that outlives its calls: followed while each is in fl
   // Aborted already: no call is sent.
   t.equal(await c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e), reason)
   t.equal(server.received.length, 4)
+})
+
+t.test('many calls in flight on one signal: one listener, no leak warning, all ended by its abort', async t => {
+  // More calls than Node's default of ten listeners, as a dispatcher's deliveries in flight share its stop signal.
+  const CALLS = 24
+  const arrived = new EventEmitter()
+  const held: Array<() => void> = []
+  const server = await downstreamServer(t, (_req, res, n) => {
+    held.push(() => { json(res, 200, { n }) })
+    arrived.emit('call', n)
+  })
+  const { client: c } = client(t, { retry: { attempts: 1 } })
+  const warnings: Error[] = []
+  const warned = (w: Error): void => { warnings.push(w) }
+  process.on('warning', warned)
+  t.teardown(() => { process.off('warning', warned) })
+  const stop = new AbortController()
+  const listeners = (): number => getEventListeners(stop.signal, 'abort').length
+  const all = async (): Promise<void> => {
+    let count = 0
+    await new Promise<void>((resolve) => { arrived.on('call', () => { if (++count === CALLS) resolve() }) })
+    arrived.removeAllListeners('call')
+  }
+
+  let inFlight = all()
+  const answered = Array.from({ length: CALLS }, async () => (await c.get<{ n: number }>(`${server.url}/x`, { signal: stop.signal })).body?.n)
+  await inFlight
+  t.equal(listeners(), 1, 'one listener for all of them')
+  for (const answer of held.splice(0)) answer()
+  t.equal((await Promise.all(answered)).length, CALLS)
+  t.equal(listeners(), 0, 'none once the last has ended')
+
+  inFlight = all()
+  const stopped = Array.from({ length: CALLS }, async () => await c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e))
+  await inFlight
+  const reason = new Error('stopping')
+  stop.abort(reason)
+  t.ok((await Promise.all(stopped)).every(e => e === reason), 'each ended with the caller\'s reason')
+  t.equal(listeners(), 0)
+  // A warning is emitted on the next tick of the listener that passed the limit.
+  await new Promise(resolve => setImmediate(resolve))
+  t.strictSame(warnings.filter(w => w.name === 'MaxListenersExceededWarning').map(w => w.message), [])
 })
 
 t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
