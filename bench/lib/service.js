@@ -54,11 +54,12 @@ export function signedDelivery (id, body) {
  * server's peak RSS in MiB; `describe(samples, round)` is logged per round.
  */
 export async function sequentialRounds (service, { ways, perRound, rounds, warmup = 0, prepare = {}, log, describe }) {
-  const run = async (name) => {
-    await prepare[name]?.(service)
-    await ways[name](service)
+  for (let i = 0; i < warmup; i++) {
+    for (const name of Object.keys(ways)) {
+      await prepare[name]?.(service)
+      await ways[name](service)
+    }
   }
-  for (let i = 0; i < warmup; i++) for (const name of Object.keys(ways)) await run(name)
   const samples = Object.fromEntries(Object.keys(ways).map((k) => [k, { ms: [], cpu: [], rss: 0 }]))
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? Object.keys(ways) : Object.keys(ways).reverse()
