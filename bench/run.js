@@ -2,12 +2,12 @@
 // bench/results/latest.md); progress goes to stderr. The cases on PostgreSQL share one database
 // (a throwaway server, or a database of its own on BENCH_DATABASE_URL's server), its schema made
 // by the service as it first starts, then seeded with BENCH_DOCUMENTS documents. Exits 1 when a
-// guard fails. bench/README.md lists the variables.
+// guard fails or a server process warns. bench/README.md lists the variables.
 import os from 'node:os'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { benchDatabase } from './lib/admin.js'
-import { fmt, median, pinning, ratios, settings, summary } from './lib/harness.js'
+import { fmt, median, pinning, ratios, serverWarningLines, settings, summary } from './lib/harness.js'
 import { startService } from './lib/service.js'
 import { runTrivial } from './trivial.js'
 import { runCollection } from './collection.js'
@@ -219,6 +219,9 @@ if (cases.some((c) => c !== 'trivial')) {
   }
 }
 
+const { lines: warnings, failing } = serverWarningLines()
+for (const w of failing) failed.push(`a server warned: ${w}`)
+
 const cpus = os.cpus()
 const minutes = (Date.now() - started) / 60000
 const text = [
@@ -228,7 +231,9 @@ const text = [
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |',
   ...rows,
   '',
-  `Figures are medians over the rounds; a ratio compares throughput (or, in a row of CPU, the CPU per request or event) with the baseline row above it, and is the median of the ratios of the rounds, each measured with the baseline in the same round. Spread of the rounds' ratios: ${spreads.join('; ')}.${cases.includes('bulk') ? ' `ms/op` rows are sequential, one client: one operation of 100 documents created or replaced (p99: the slowest round; CPU per document).' : ''} Peak RSS is the server process's over its life.`
+  `Figures are medians over the rounds; a ratio compares throughput (or, in a row of CPU, the CPU per request or event) with the baseline row above it, and is the median of the ratios of the rounds, each measured with the baseline in the same round. Spread of the rounds' ratios: ${spreads.join('; ')}.${cases.includes('bulk') ? ' `ms/op` rows are sequential, one client: one operation of 100 documents created or replaced (p99: the slowest round; CPU per document).' : ''} Peak RSS is the server process's over its life.`,
+  '',
+  warnings.length === 0 ? 'No server process emitted a warning.' : `Warnings of the server processes (a run with any but an ExperimentalWarning fails):\n\n${warnings.map((w) => `- ${w}`).join('\n')}`
 ].join('\n')
 console.log(`# svc-conventions benchmarks\n\n${text}`)
 const dir = new URL('./results/', import.meta.url)

@@ -21,7 +21,7 @@ import autocannon from 'autocannon'
 import { createSigner } from 'fast-jwt'
 import pg from 'pg'
 import { benchDatabase } from './lib/admin.js'
-import { startServer, fmt } from './lib/harness.js'
+import { startServer, fmt, serverWarningLines } from './lib/harness.js'
 import { seed, authorIds } from './seed.js'
 
 const DURATION = Number(process.env.SOAK_DURATION ?? 60)
@@ -302,7 +302,7 @@ export async function runSoak () {
     const ackedNames = [...workload.writes].filter(([, w]) => (w.kind === 'create' || w.kind === 'bulk') && w.ok > 0).map(([k]) => k)
     const { rows: [stored] } = await db.query('SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM documents WHERE name = ANY($1)', [ackedNames])
     const memory = memoryVerdict(rss)
-    return { workload, result, checks, memory, rss, load, before, recorded: recorded.n, ackedWebhooks: ackedWebhooks.length, stored, ackedNames: ackedNames.length, seconds: (Date.now() - started) / 1000 }
+    return { workload, result, checks, memory, rss, load, before, recorded: recorded.n, ackedWebhooks: ackedWebhooks.length, stored, ackedNames: ackedNames.length, seconds: (Date.now() - started) / 1000, warnings: serverWarningLines() }
   } finally {
     await db.end().catch(() => {})
     if (service !== null) await service.stop()
@@ -344,6 +344,9 @@ export function soakReport (r) {
   lines.push(`Service RSS every 10 s (MB): ${r.rss.filter((_, i) => i % 10 === 9).map(x => fmt(x)).join(', ')}.`)
   lines.push(`Service RSS: ${fmt(r.before)} MB after seeding, peak ${fmt(m.peak)} MB; mean of the last ${m.window} s ${fmt(m.last, 1)} MB against ${fmt(m.prev, 1)} MB the ${m.window} s before (limit ${fmt(m.limit, 1)} MB: +${MEMORY_GROWTH * 100} % + ${MEMORY_SLACK_MB} MB), slope ${fmt(m.slope, 1)} MB/min over the last ${2 * m.window} s: ${verdict}.`)
   if (!m.ok) failures.push(`memory keeps growing: ${fmt(m.prev, 1)} → ${fmt(m.last, 1)} MB`)
+  const { lines: warnings, failing } = r.warnings ?? { lines: [], failing: [] }
+  lines.push(warnings.length === 0 ? 'The service emitted no warning.' : `The service's warnings: ${warnings.join('; ')}.`)
+  for (const w of failing) failures.push(`the service warned: ${w}`)
   lines.push('', failures.length === 0 ? '**PASSED**: no 5xx, every acknowledged write applied exactly once, nothing refused applied.' : `**FAILED**:\n${failures.map(f => `- ${f}`).join('\n')}`)
   return { lines, failures }
 }

@@ -56,6 +56,24 @@ export async function pinned (fn) {
   }
 }
 
+/**
+ * The warnings the server processes emitted (Node's `process.on('warning')`), each with the
+ * script that emitted it, in order: a run that leaves any but an ExperimentalWarning fails. A
+ * leak warning under load went unseen in the servers' stderr while every figure looked right.
+ */
+export const serverWarnings = []
+
+/** `serverWarnings`, each told once with how many times it came; `failing`: those a run fails for. */
+export function serverWarningLines () {
+  const counts = new Map()
+  for (const w of serverWarnings) {
+    const key = `${w.script}: ${w.name}: ${w.message}`
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  const lines = [...counts].map(([w, n]) => `${w}${n > 1 ? ` (${n} times)` : ''}`)
+  return { lines, failing: lines.filter((l) => !l.includes(': ExperimentalWarning: ')) }
+}
+
 /** Starts `script` (a file of bench/servers/) in a child process; resolves once it listens. */
 export function startServer (script, env = {}) {
   const file = new URL(`../servers/${script}`, import.meta.url).pathname
@@ -74,6 +92,8 @@ export function startServer (script, env = {}) {
           stats: () => new Promise((resolve) => { const id = ++seq; pending.set(id, resolve); child.send({ type: 'stats', id }) }),
           stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM') })
         })
+      } else if (msg.type === 'warning') {
+        serverWarnings.push({ script, name: msg.name, message: msg.message })
       } else if (msg.type === 'stats') {
         pending.get(msg.id)?.(msg)
         pending.delete(msg.id)
@@ -100,6 +120,7 @@ export function serveStats (port, close = async () => {}) {
       process.send({ type: 'stats', id: msg.id, cpuMicros: cpu.user + cpu.system, peakRss })
     }
   })
+  process.on('warning', (w) => { if (process.connected) process.send({ type: 'warning', name: w.name, message: w.message }) })
   process.once('SIGTERM', () => { close().finally(() => process.exit(0)) })
   // The benchmark died without stopping us: do not linger.
   process.once('disconnect', () => process.exit(0))
