@@ -81,7 +81,7 @@ function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {
         : noPassword(t, server)
       case '28000': return t.tls
         ? `${capital(server)} does not accept user "${t.user}" for database "${t.database}" (no pg_hba.conf entry): check the user and database in DATABASE_URL, and the server's pg_hba.conf.`
-        : `${capital(server)} does not accept user "${t.user}" for database "${t.database}" without TLS (no pg_hba.conf entry): if the server requires TLS, add ?sslmode=require to DATABASE_URL; else check the user, the database and the server's pg_hba.conf.`
+        : `${capital(server)} does not accept user "${t.user}" for database "${t.database}" without TLS (no pg_hba.conf entry): if the server requires TLS, add ?sslmode=verify-full to DATABASE_URL (and sslrootcert=<file> for a private CA); else check the user, the database and the server's pg_hba.conf.`
       case '53300': return `${capital(server)} has no free connection slot (too many clients): lower the pool size or raise the server's max_connections.`
       case '57P03': return `${capital(server)} is starting up or shutting down: retry when it is ready.`
     }
@@ -94,7 +94,7 @@ function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {
     case 'ETIMEDOUT':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH': return `${capital(server)} cannot be reached over the network (${code}): check the host and port in DATABASE_URL, and any firewall between.`
-    case 'ECONNRESET': return `${capital(server)} closed the connection while it was being opened: check that ${at} is a PostgreSQL server, and whether it requires TLS (add ?sslmode=require to DATABASE_URL).`
+    case 'ECONNRESET': return `${capital(server)} closed the connection while it was being opened: check that ${at} is a PostgreSQL server, and whether it requires TLS (add ?sslmode=verify-full to DATABASE_URL, and sslrootcert=<file> for a private CA).`
   }
   if (code !== undefined && CERTIFICATE_CODES.test(code)) {
     return `The TLS certificate of ${server} was not accepted (${code}): check the sslmode and sslrootcert in DATABASE_URL.`
@@ -104,7 +104,7 @@ function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {
   if (/client password must be a (non-empty )?string/i.test(message)) return noPassword(t, server)
   if (/does not support SSL/i.test(message)) return `${capital(server)} does not support TLS, which DATABASE_URL asks for: remove sslmode (or ssl) from DATABASE_URL, or enable TLS on the server.`
   if (/timeout/i.test(message)) return `No connection to ${server} within ${timeoutMs} ms: check that the server answers (a host that drops packets, a firewall, an overloaded server), or whether every connection of the pool was busy for that long.`
-  if (/terminated unexpectedly|Connection terminated/i.test(message)) return `${capital(server)} closed the connection while it was being opened: check whether the server requires TLS (add ?sslmode=require to DATABASE_URL), and the server's log.`
+  if (/terminated unexpectedly|Connection terminated/i.test(message)) return `${capital(server)} closed the connection while it was being opened: check whether the server requires TLS (add ?sslmode=verify-full to DATABASE_URL, and sslrootcert=<file> for a private CA), and the server's log.`
   return `${capital(server)} cannot be reached${code === undefined ? '' : ` (${code})`}: check DATABASE_URL and that the server is running.`
 }
 

@@ -35,7 +35,7 @@ async function firstFailure (databaseUrl: string, connectionTimeoutMillis = 5000
 t.test('the server a URL names, without its password', async (t) => {
   const cases: Array<[string, string]> = [
     ['postgres://svc:secret@db.internal:6543/app', 'database "app" on db.internal:6543 as user "svc"'],
-    ['postgresql://svc@db/app?sslmode=require', 'database "app" on db:5432 as user "svc"'],
+    ['postgresql://svc@db/app?sslmode=verify-full', 'database "app" on db:5432 as user "svc"'],
     ['postgres://svc@/app?host=/var/run/postgresql', 'database "app" on /var/run/postgresql:5432 as user "svc"'],
     ['postgres://svc:pw@127.0.0.1', 'database "svc" on 127.0.0.1:5432 as user "svc"'],
     ['postgres://%73vc@[::1]:5433/my%20db', 'database "my db" on [::1]:5433 as user "svc"']
@@ -55,11 +55,11 @@ t.test('errors without a live server: TLS certificates, unknown causes', async (
   const cases: Array<[unknown, RegExp]> = [
     [Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), /^The TLS certificate of the PostgreSQL server at db:5432 was not accepted \(DEPTH_ZERO_SELF_SIGNED_CERT\): check the sslmode and sslrootcert in DATABASE_URL\.$/],
     [Object.assign(new Error('x'), { code: 'EHOSTUNREACH' }), /^The PostgreSQL server at db:5432 cannot be reached over the network \(EHOSTUNREACH\)/],
-    [Object.assign(new Error('x'), { code: 'ECONNRESET' }), /closed the connection while it was being opened: check that db:5432 is a PostgreSQL server/],
+    [Object.assign(new Error('x'), { code: 'ECONNRESET' }), /closed the connection while it was being opened: check that db:5432 is a PostgreSQL server, and whether it requires TLS \(add \?sslmode=verify-full to DATABASE_URL, and sslrootcert=<file> for a private CA\)\.$/],
     [Object.assign(new Error('too many'), { code: '53300', severity: 'FATAL' }), /^The PostgreSQL server at db:5432 has no free connection slot/],
     [Object.assign(new Error('starting'), { code: '57P03', severity: 'FATAL' }), /is starting up or shutting down/],
     [Object.assign(new Error('other'), { code: '08P01', severity: 'FATAL' }), /refused the connection \(SQLSTATE 08P01\)/],
-    [new Error('Connection terminated unexpectedly'), /closed the connection while it was being opened/],
+    [new Error('Connection terminated unexpectedly'), /closed the connection while it was being opened: check whether the server requires TLS \(add \?sslmode=verify-full to DATABASE_URL, and sslrootcert=<file> for a private CA\), and the server's log\.$/],
     [new Error('something else'), /^The PostgreSQL server at db:5432 cannot be reached: check DATABASE_URL/],
     ['not even an error', /cannot be reached: check DATABASE_URL/]
   ]
@@ -158,12 +158,12 @@ t.test('against servers: each cause named, with what to check, never the passwor
     {
       name: 'TLS required',
       url: `postgres://svc_tls@${at}/postgres`,
-      message: `The PostgreSQL server at ${at} does not accept user "svc_tls" for database "postgres" without TLS (no pg_hba.conf entry): if the server requires TLS, add ?sslmode=require to DATABASE_URL; else check the user, the database and the server's pg_hba.conf.`,
+      message: `The PostgreSQL server at ${at} does not accept user "svc_tls" for database "postgres" without TLS (no pg_hba.conf entry): if the server requires TLS, add ?sslmode=verify-full to DATABASE_URL (and sslrootcert=<file> for a private CA); else check the user, the database and the server's pg_hba.conf.`,
       sqlState: '28000'
     },
     {
       name: 'TLS asked of a server without it',
-      url: `postgres://postgres@${at}/postgres?sslmode=require`,
+      url: `postgres://postgres@${at}/postgres?sslmode=verify-full`,
       message: `The PostgreSQL server at ${at} does not support TLS, which DATABASE_URL asks for: remove sslmode (or ssl) from DATABASE_URL, or enable TLS on the server.`
     },
     {
