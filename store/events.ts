@@ -66,8 +66,11 @@ export interface DeliveryRow {
   createdDateTime: string
 }
 
-/** A delivery claimed for an attempt: what the attempt sends, and where. */
-export interface ClaimedDelivery extends DeliveryRow {
+/**
+ * A delivery claimed for an attempt: what the attempt sends, and where. None of its record's
+ * outcome (status, last and next attempt): the claim reads what the attempt needs, row by row.
+ */
+export interface ClaimedDelivery extends Pick<DeliveryRow, 'ctx' | 'id' | 'subscriptionId' | 'eventType' | 'attemptCount' | 'createdDateTime'> {
   /** The body, as signed and sent; null when it is made from `entity`. */
   payload: string | null
   /** A resource change's entity as written, its columns as text (`ResourceTable.snapshot`); null for an event emitted with its body. */
@@ -118,7 +121,7 @@ function deliveryColumns (a = ''): string {
 
 // Date-times come as the API writes them (store/parsers.ts).
 const subscriptionOf = (row: Record<string, unknown>): SubscriptionRow => row as unknown as SubscriptionRow
-const deliveryOf = <T extends DeliveryRow>(row: Record<string, unknown>): T => row as unknown as T
+const deliveryOf = (row: Record<string, unknown>): DeliveryRow => row as unknown as DeliveryRow
 
 /**
  * The outbox of outgoing events: subscriptions, and one delivery row per event and matching
@@ -480,7 +483,7 @@ export class EventTables {
   async claim (db: Queryable, owner: string, at: Date, leaseMillis: number, limit: number, skip: readonly string[], perSubscription: number): Promise<ClaimedDelivery[]> {
     // The second LATERAL, with its LIMIT, keeps the planner from joining `p` whole (a hash of
     // every due subscription): it reads `p` one subscription at a time until `limit` is met.
-    const { rows } = await db.query(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
+    const { rows } = await db.query<ClaimedDelivery>(`UPDATE ${this.D} AS d SET lease_owner = $1, lease_until = $2::timestamptz + $3 * interval '1 millisecond',
         attempt_count = d.attempt_count + 1, tries = d.tries + 1, last_attempt_at = $2
       FROM (WITH RECURSIVE p AS (
           (SELECT x.ctx, x.subscription_id AS sub FROM ${this.D} x
@@ -498,9 +501,10 @@ export class EventTables {
           ORDER BY x.next_attempt_at LIMIT $6 FOR UPDATE OF x SKIP LOCKED) AS c
         LIMIT $4) AS n, ${this.S} AS s
       WHERE d.id = n.id AND s.ctx = d.ctx AND s.id = d.subscription_id
-      RETURNING ${deliveryColumns('d')}, d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret`,
+      RETURNING d.ctx, d.id, d.subscription_id AS "subscriptionId", d.event_type AS "eventType", d.attempt_count AS "attemptCount", d.created_at AS "createdDateTime",
+        d.payload, array_to_json(d.entity) AS entity, d.request_id AS "requestId", d.tries, s.url, s.secret`,
     [owner, at, leaseMillis, limit, skip, perSubscription], { name: `${this.deliveries}_claim` })
-    return rows.map(r => deliveryOf<ClaimedDelivery>(r))
+    return rows
   }
 
   /**

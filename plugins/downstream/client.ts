@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent, Dispatcher } from 'undici'
 import { answerOf, readBody, type DownstreamResponse } from './answer.js'
+import { CallAbort } from './call-abort.js'
 import { follow } from './follow.js'
 import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
 import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
@@ -124,12 +125,11 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const path = `${url.pathname}${url.search}`
   // The call's deadline: it aborts an attempt in flight; a wait that would end past it is not made.
   const started = settings.now()
-  const deadline = new AbortController()
-  const cancelDeadline = settings.after(timeouts.total, () => { deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) })
-  // The caller's signal aborts the call through the deadline's controller (follow.ts).
+  const signal = new CallAbort()
+  const cancelDeadline = settings.after(timeouts.total, () => { signal.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')) })
+  // The caller's signal aborts the call through the same one (follow.ts).
   const caller = c.signal
-  const unfollow = caller === undefined ? null : follow(caller, deadline)
-  const signal = deadline.signal
+  const unfollow = caller === undefined ? null : follow(caller, signal)
   const fits = (wait: number): boolean => settings.now() - started + wait < timeouts.total
   const attempt = async (n: number): Promise<DownstreamResponse<T>> => {
     const target: CallTarget = { method, url: shown, attempts: n }
@@ -154,7 +154,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
       }
     } catch (err) {
       // The caller's abort stays the caller's, even when the deadline came at the same time.
-      const failure = deadline.signal.aborted && caller?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
+      const failure = signal.aborted && caller?.aborted !== true ? new DownstreamTimeoutError('total', timeouts.total, target, err) : failureOf(err, target, timeouts)
       if (!canRetry || !retriesAfter(failure, method)) throw failure
       const wait = backoff(n, base, cap, settings.random)
       if (!fits(wait)) throw failure

@@ -5,8 +5,10 @@
  * signal. Not `AbortSignal.any` either: each composite it makes is kept by a long-lived signal
  * until the collector finds it, at a few µs a call in weak references and finalizers.
  */
+import type { CallAbort } from './call-abort.js'
+
 interface Followers {
-  calls: Set<AbortController>
+  calls: Set<CallAbort>
   listener: () => void
 }
 
@@ -17,14 +19,14 @@ const bySignal = new WeakMap<AbortSignal, Followers>()
  * function returned is called, which the call does when it ends. The signal's listener goes with
  * its last call in flight.
  */
-export function follow (signal: AbortSignal, call: AbortController): () => void {
+export function follow (signal: AbortSignal, call: CallAbort): () => void {
   if (signal.aborted) {
     call.abort(signal.reason)
     return () => {}
   }
   let followers = bySignal.get(signal)
   if (followers === undefined) {
-    const calls = new Set<AbortController>()
+    const calls = new Set<CallAbort>()
     followers = { calls, listener: () => { for (const c of calls) c.abort(signal.reason) } }
     bySignal.set(signal, followers)
     signal.addEventListener('abort', followers.listener)

@@ -43,7 +43,9 @@ function describe (secret: unknown): string {
 
 /** HMAC-SHA256 over `<id>.<timestamp>.<raw body>`: the exact bytes received, never a re-serialization. */
 function hmac (key: Buffer, id: string, timestamp: string, body: string | Buffer): Buffer {
-  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest()
+  const mac = createHmac('sha256', key)
+  // A text body goes in one piece with its prefix: each update is a call into the binding.
+  return (typeof body === 'string' ? mac.update(`${id}.${timestamp}.${body}`) : mac.update(`${id}.${timestamp}.`).update(body)).digest()
 }
 
 /**

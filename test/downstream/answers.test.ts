@@ -81,7 +81,8 @@ t.test('success answers: JSON parsed, other bodies as bytes and text, redirects 
     (res) => res.writeHead(204).end(),
     (res) => res.writeHead(201, { 'content-type': 'application/json' }).end(),
     (res) => res.writeHead(302, { location: '/elsewhere' }).end(),
-    (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"truncated": ')
+    (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"truncated": '),
+    (res) => res.writeHead(304, { etag: '"v2"' }).end()
   ]
   const server = await downstreamServer(t, (_req, res, n) => { (answers[n - 1] as (r: typeof res) => void)(res) })
   const { client: c } = client(t)
@@ -94,11 +95,19 @@ t.test('success answers: JSON parsed, other bodies as bytes and text, redirects 
   t.equal(csv.body, undefined)
   t.equal(csv.text(), 'id\n1\n')
   t.strictSame(csv.bytes, Buffer.from('id\n1\n'))
-  t.match(await c.delete(`${server.url}/d`), { status: 204, body: undefined })
-  t.match(await c.post(`${server.url}/e`), { status: 201, body: undefined }, 'an empty JSON body is no body')
+  const deleted = await c.delete(`${server.url}/d`)
+  t.match(deleted, { status: 204, body: undefined })
+  t.equal(deleted.bytes.length, 0)
+  t.equal(deleted.text(), '')
+  const created = await c.post(`${server.url}/e`)
+  t.match(created, { status: 201, body: undefined }, 'an empty JSON body is no body')
+  t.equal(created.bytes.length, 0)
   const redirect = await c.get(`${server.url}/f`)
   t.equal(redirect.status, 302, 'the redirect is the answer')
   t.equal(redirect.headers.location, '/elsewhere')
   t.equal(server.received.length, 6, 'and its target was not requested')
   await t.rejects(c.get(`${server.url}/g`), { name: 'DownstreamError', code: 'SVC_ERR_DOWNSTREAM_INVALID_JSON', message: /answered 200 with a application\/json body that is not JSON/ })
+  const unchanged = await c.get(`${server.url}/h`)
+  t.match(unchanged, { status: 304, body: undefined, headers: { etag: '"v2"' } }, 'a 304 is an answer with no body')
+  t.equal(unchanged.bytes.length, 0)
 })

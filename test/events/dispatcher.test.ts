@@ -8,7 +8,7 @@ import { receiver } from './helper.js'
 // turn; a failing database is logged and tried again later, never thrown.
 
 function delivery (id: string, url: string): ClaimedDelivery {
-  return { ctx: 'prod', id, subscriptionId: 's-1', eventType: 'x.created', status: 'PENDING', attemptCount: 1, lastStatusCode: null, lastAttemptDateTime: null, nextAttemptDateTime: null, createdDateTime: new Date().toISOString(), payload: '{}', entity: null, requestId: null, tries: 1, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }
+  return { ctx: 'prod', id, subscriptionId: 's-1', eventType: 'x.created', attemptCount: 1, createdDateTime: new Date().toISOString(), payload: '{}', entity: null, requestId: null, tries: 1, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
