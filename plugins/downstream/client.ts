@@ -160,7 +160,9 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
       if (!fits(wait)) throw failure
       delay = wait
     }
-    await settings.sleep(delay)
+    // An abort while waiting ends the call then, as it ends an attempt in flight.
+    await signal.wait(settings.sleep, delay)
+    if (signal.aborted) throw caller?.aborted === true ? signal.reason : new DownstreamTimeoutError('total', timeouts.total, target, signal.reason)
     return await attempt(n + 1)
   }
   try {

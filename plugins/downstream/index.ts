@@ -64,7 +64,7 @@ async function downstream (fastify: FastifyInstance, opts: DownstreamOptions): P
   })
 }
 
-export type { DownstreamOptions, RetryOptions } from './options.js'
+export type { DownstreamOptions, RetryOptions, Sleep } from './options.js'
 export type { Downstream, DownstreamClient, DownstreamCall, PropagatedContext } from './client.js'
 export type { DownstreamResponse } from './answer.js'
 export type { CallTarget, AnswerFacts } from './errors.js'

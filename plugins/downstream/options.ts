@@ -1,3 +1,4 @@
+import { setTimeout as timeout } from 'node:timers/promises'
 import type { Dispatcher } from 'undici'
 import { formatServiceHeader } from '../shared/service-header.js'
 import { isValidUserAgent } from '../shared/user-agent.js'
@@ -37,8 +38,12 @@ export interface DownstreamOptions {
   defaultExecutionContext?: string
   /** An undici Dispatcher (an Agent with an SSRF-safe lookup, a MockAgent); it stays the caller's to close. Default: an Agent of the client's own. */
   dispatcher?: Dispatcher
-  /** Waits between attempts. Default: a timer. */
-  sleep?: (ms: number) => Promise<void>
+  /**
+   * Waits between attempts. A call aborted meanwhile (its caller's signal, or its deadline) ends
+   * at once whether the wait does or not; `signal` then aborts, to end the wait too (a timer
+   * left running would keep the process alive). Default: a timer that does.
+   */
+  sleep?: Sleep
   /**
    * Arms the call's deadline (`timeouts.total`): calls `fn` after `ms` without keeping the
    * process alive, and returns what cancels it, called once the call is done. Tests fire it by
@@ -60,7 +65,7 @@ export interface Settings {
   retry: Required<RetryOptions>
   defaultExecutionContext: string
   dispatcher: Dispatcher | null
-  sleep: (ms: number) => Promise<void>
+  sleep: Sleep
   after: After
   now: () => number
   random: () => number
@@ -104,7 +109,10 @@ function fn<T> (name: string, value: unknown, fallback: T): T {
   return value as T
 }
 
-const timer = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+/** A wait between attempts of a call, told by `signal` when the call is aborted meanwhile. */
+export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>
+
+const timer: Sleep = async (ms, signal) => { await timeout(ms, undefined, { signal }) }
 
 function userAgent (value: unknown): string {
   const ua = object('userAgent', value, USER_AGENT_KEYS)

@@ -4,6 +4,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { Agent } from 'undici'
 import { DownstreamConnectionError, DownstreamResponseError, DownstreamTimeoutError, backoff, createDownstream, retryAfter } from '../../plugins/downstream/index.js'
+import type { Sleep } from '../../plugins/downstream/index.js'
 import { client, downstreamServer, json, manualTimers, SERVICE, USER_AGENT } from './helper.js'
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
@@ -194,6 +195,73 @@ t.test('many calls in flight on one signal: one listener, no leak warning, all e
   // A warning is emitted on the next tick of the listener that passed the limit.
   await new Promise(resolve => setImmediate(resolve))
   t.strictSame(warnings.filter(w => w.name === 'MaxListenersExceededWarning').map(w => w.message), [])
+})
+
+t.test('an abort while a call waits between attempts ends the call then, and the wait', async t => {
+  const arrived = new EventEmitter()
+  const server = await downstreamServer(t, (_req, res) => { arrived.emit('request'); json(res, 503, {}) })
+  // A sleep that ends only when told, and says when it began.
+  const waiting = (): { sleep: Sleep, began: Promise<AbortSignal> } => {
+    let began: (signal: AbortSignal) => void = () => {}
+    const started = new Promise<AbortSignal>((resolve) => { began = resolve })
+    return { sleep: async (_ms, signal) => { began(signal); await once(signal, 'abort') }, began: started }
+  }
+
+  await t.test('the caller\'s signal: its reason, and the sleep told to stop', async t => {
+    const { sleep, began } = waiting()
+    const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, sleep })
+    t.teardown(() => c.close())
+    const stop = new AbortController()
+    const call = c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e)
+    const told = await began
+    const reason = new Error('stopping')
+    stop.abort(reason)
+    t.equal(await call, reason, 'the caller\'s reason, as it is')
+    t.equal(told.aborted, true)
+    t.equal(told.reason, reason)
+    t.equal(getEventListeners(stop.signal, 'abort').length, 0, 'the caller\'s signal let go')
+  })
+
+  await t.test('a sleep that does not listen: the call ends all the same', async t => {
+    let began: () => void = () => {}
+    const started = new Promise<void>((resolve) => { began = resolve })
+    const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, sleep: async () => { began(); await new Promise(() => {}) } })
+    t.teardown(() => c.close())
+    const stop = new AbortController()
+    const call = c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e)
+    await started
+    stop.abort(new Error('stopping'))
+    t.match(await call, { message: 'stopping' })
+  })
+
+  await t.test('the deadline: a timeout of the call, after the attempts made', async t => {
+    const { sleep, began } = waiting()
+    const timers = manualTimers()
+    const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, sleep, after: timers.after, now: () => NOW, timeouts: { total: 10_000 } })
+    t.teardown(() => c.close())
+    const call = c.get(`${server.url}/x`).catch((e: unknown) => e)
+    const told = await began
+    timers.fire(10_000)
+    t.match(await call, { name: 'DownstreamTimeoutError', phase: 'total', timeout: 10_000, attempts: 1 })
+    t.equal(told.aborted, true, 'the sleep told to stop')
+  })
+
+  await t.test('a sleep that fails, unaborted: its error is the call\'s', async t => {
+    const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, random: () => 0.5, sleep: async () => { throw new Error('no timer') } })
+    t.teardown(() => c.close())
+    await t.rejects(c.get(`${server.url}/x`), { message: 'no timer' })
+  })
+
+  await t.test('the default timer: a wait of a minute ended by the abort', async t => {
+    const c = createDownstream({ service: SERVICE, userAgent: USER_AGENT, retry: { base: 60_000, cap: 60_000 } })
+    t.teardown(() => c.close())
+    const first = once(arrived, 'request')
+    const stop = new AbortController()
+    const call = c.get(`${server.url}/x`, { signal: stop.signal }).catch((e: unknown) => e)
+    await first
+    stop.abort(new Error('stopping'))
+    t.match(await call, { message: 'stopping' })
+  })
 })
 
 t.test('the call\'s deadline (timeouts.total): retries and their waits only within it', async t => {
