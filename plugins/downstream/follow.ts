@@ -1,3 +1,5 @@
+import type { CallAbort } from './call-abort.js'
+
 /**
  * The calls in flight that follow each caller's signal. A signal gets one listener however many
  * calls share it: one listener a call made Node warn of a leak (`MaxListenersExceededWarning`)
@@ -5,8 +7,6 @@
  * signal. Not `AbortSignal.any` either: each composite it makes is kept by a long-lived signal
  * until the collector finds it, at a few µs a call in weak references and finalizers.
  */
-import type { CallAbort } from './call-abort.js'
-
 interface Followers {
   calls: Set<CallAbort>
   listener: () => void
