@@ -43,8 +43,7 @@ export async function buildApp (config: Config, opts: AppOptions = {}): Promise<
   if (retention === null || window === null || badDurations.length > 0) throw new Error(`Invalid configuration:\n- ${badDurations.join('\n- ')}`)
   const options: FastifyHttpOptions<Server> = {
     logger: { level: config.logLevel },
-    // Fastify takes a hop count too; its types only list the other forms.
-    trustProxy: config.trustProxy as boolean | string,
+    trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Refusals made before any hook runs (Node's parser, the router) are problems too, and the
     // log's reqId is the convention's requestId: the caller's X-Request-ID or a UUID.

@@ -35,7 +35,8 @@ export const Config = Type.Object({
   webhookAllowInsecureTargets: Type.Boolean(),
   // This instance delivers outgoing events; false: it only writes them, for instances that do.
   webhookDelivery: Type.Boolean(),
-  trustProxy: Type.Union([Type.Boolean(), Type.String(), Type.Integer({ minimum: 1 })]),
+  // The proxies Fastify believes X-Forwarded-* from: true (any), or their addresses and ranges.
+  trustProxy: Type.Union([Type.Boolean(), Type.String()]),
   rateLimitMax: Type.Integer({ minimum: 1 }),
   rateLimitWindow: Type.String({ minLength: 1 }),
   // The service's own identity, sent as Svc-Service on its outgoing requests.
@@ -121,11 +122,9 @@ function flag (value: string | undefined): unknown {
   return value === 'true' ? true : value
 }
 
-function trustProxy (value: string | undefined): boolean | string | number {
+function trustProxy (value: string | undefined): boolean | string {
   if (value === undefined || value === '' || value === 'false') return false
-  if (value === 'true') return true
-  if (/^\d+$/.test(value)) return Number(value)
-  return value
+  return value === 'true' ? true : value
 }
 
 /**
@@ -187,7 +186,7 @@ const EXPECTED: Partial<Record<keyof Config, string>> = {
   jwksUrl: 'expected an http:// or https:// URL',
   redisUrl: 'expected a redis:// or rediss:// URL',
   otelEndpoint: 'expected an http:// or https:// URL',
-  trustProxy: 'expected true, false, a hop count of 1 or more, or comma-separated addresses',
+  trustProxy: 'expected true, false, or comma-separated addresses or ranges of the proxies',
   corsOrigins: 'expected comma-separated origins of a scheme and a host, such as https://app.example.com',
   serviceId: 'expected a UUID',
   serviceName: 'expected 1 to 60 characters among a-z, 0-9 and -',
@@ -282,7 +281,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): ConfigResult 
   if (!seen.has('corsOrigins') && !raw.corsOrigins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin)) {
     errors.push(`CORS_ORIGINS: ${EXPECTED.corsOrigins ?? ''} (got ${JSON.stringify(env.CORS_ORIGINS)})`)
   }
-  if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !proxyList(raw.trustProxy)) {
+  if (typeof raw.trustProxy === 'string' && /^\d+$/.test(raw.trustProxy)) {
+    // Fastify would take it and then believe no X-Forwarded-* header: refused, not ignored.
+    errors.push(`TRUST_PROXY: a hop count is not taken: Fastify trusts no proxy for one, since it cannot tell the proxy from a client that reaches the service directly; give the proxies' addresses or ranges, such as 10.0.0.0/8 (got ${JSON.stringify(env.TRUST_PROXY)})`)
+  } else if (typeof raw.trustProxy === 'string' && !seen.has('trustProxy') && !proxyList(raw.trustProxy)) {
     errors.push(`TRUST_PROXY: ${EXPECTED.trustProxy ?? ''} (got ${JSON.stringify(env.TRUST_PROXY)})`)
   }
   for (const [key, values] of [['jwtSecret', [raw.jwtSecret]], ['cursorSecret', raw.cursorSecret], ['webhookSecretScanner', [raw.webhookSecretScanner]]] as const) {

@@ -100,6 +100,8 @@ ${js(ctx, `/**
   for (const origin of config.corsOrigins) {
     if (!/^https?:\\/\\/[^/*]+$/.test(origin)) errors.push(\`CORS_ORIGINS: \${JSON.stringify(origin)} is not an origin such as https://app.example.com\`)
   }
+  // Fastify takes a hop count, then believes no proxy: it cannot tell one from a direct client.
+  if (typeof config.trustProxy === 'string' && /^\\d+$/.test(config.trustProxy)) errors.push(\`TRUST_PROXY: a hop count is not taken; give the proxies' addresses or ranges, such as 10.0.0.0/8 (got \${JSON.stringify(config.trustProxy)})\`)
   if (!LOG_LEVELS.includes(config.logLevel)) errors.push(\`LOG_LEVEL: one of \${LOG_LEVELS.join(', ')} (got \${JSON.stringify(config.logLevel)})\`)
   if (errors.length > 0) throw new Error(\`Invalid configuration:\\n- \${errors.join('\\n- ')}\`)
   return { config, warnings }

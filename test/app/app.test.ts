@@ -136,9 +136,10 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ AUTH_JWKS_URL: 'ftp://idp/jwks' }, /^- AUTH_JWKS_URL: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/idp\/jwks"\)$/m],
     [{ REDIS_URL: 'http://cache' }, /^- REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL \(got 12 characters, not shown\)$/m],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://collector' }, /^- OTEL_EXPORTER_OTLP_ENDPOINT: expected an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/collector"\)$/m],
-    [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "0"\)$/m],
+    [{ TRUST_PROXY: '0' }, /^- TRUST_PROXY: a hop count is not taken: Fastify trusts no proxy for one, since it cannot tell the proxy from a client that reaches the service directly; give the proxies' addresses or ranges, such as 10\.0\.0\.0\/8 \(got "0"\)$/m],
+    [{ TRUST_PROXY: '2' }, /^- TRUST_PROXY: a hop count is not taken: .* \(got "2"\)$/m],
     // Addresses Fastify would refuse at its start with a message that names no variable.
-    [{ TRUST_PROXY: 'proxy.internal' }, /^- TRUST_PROXY: expected true, false, a hop count of 1 or more, or comma-separated addresses \(got "proxy\.internal"\)$/m],
+    [{ TRUST_PROXY: 'proxy.internal' }, /^- TRUST_PROXY: expected true, false, or comma-separated addresses or ranges of the proxies \(got "proxy\.internal"\)$/m],
     [{ TRUST_PROXY: '10.0.0.1, 10.0.0.0/33' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.1, 10\.0\.0\.0\/33"\)$/m],
     [{ TRUST_PROXY: '10.0.0.0/0' }, /^- TRUST_PROXY: expected .* \(got "10\.0\.0\.0\/0"\)$/m],
     [{ TRUST_PROXY: '::1/129' }, /^- TRUST_PROXY: expected .* \(got "::1\/129"\)$/m],
@@ -172,8 +173,8 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     try { loadConfig({ AUTH_JWT_SECRET: secret, DATABASE_URL: `mysql://u:${secret}@db/x` }) } catch (err) { text = (err as Error).message }
     t.notMatch(text, secret, 'a secret is never repeated in the message')
   }
-  const { config, warnings } = loadConfig({ TRUST_PROXY: '2', EXECUTION_CONTEXTS: 'qa, load-test', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
-  t.equal(config.trustProxy, 2)
+  const { config, warnings } = loadConfig({ TRUST_PROXY: '10.0.0.1', EXECUTION_CONTEXTS: 'qa, load-test', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' })
+  t.equal(config.trustProxy, '10.0.0.1')
   t.strictSame(config.executionContexts, ['qa', 'load-test'])
   t.equal(config.jwksUrl, 'https://idp.example.com/jwks.json')
   t.notOk(warnings.some(w => /AUTH_JWT_SECRET/.test(w)), 'no secret warning when JWKS is used')

@@ -122,9 +122,10 @@ t.test('npm init svc-conventions from the packed tarball: TypeScript (ESM) and J
     })
   }
 
-  await t.test('a production start without its secrets is refused', async (t) => {
-    const refused = await run(npm, ['start'], { cwd: ts.dir, env: projectEnv({ NODE_ENV: 'production', PORT: '0' }) }).then(() => undefined, (err: { code?: number, stderr?: string }) => err)
+  await t.test('a production start without its secrets, or with a hop count for TRUST_PROXY, is refused', async (t) => {
+    const refused = await run(npm, ['start'], { cwd: ts.dir, env: projectEnv({ NODE_ENV: 'production', PORT: '0', TRUST_PROXY: '1' }) }).then(() => undefined, (err: { code?: number, stderr?: string }) => err)
     t.not(refused, undefined, 'npm start fails')
     t.match(refused?.stderr, /AUTH_JWT_SECRET is required when NODE_ENV=production[^]*CURSOR_SECRET is required/)
+    t.match(refused?.stderr, /- TRUST_PROXY: a hop count is not taken; give the proxies' addresses or ranges, such as 10\.0\.0\.0\/8 \(got "1"\)/, 'a hop count, which Fastify would take and then believe no proxy for')
   })
 })
