@@ -204,6 +204,9 @@ async function registerOverload (app: FastifyInstance, config: Config): Promise<
   await app.register(underPressure, {
     maxEventLoopDelay: config.overloadMaxEventLoopDelay,
     maxEventLoopUtilization: config.overloadMaxEventLoopUtilization,
+    // The loop's use over the last sample, not since the start (the plugin's default), which a
+    // process that ran idle for hours would never see pass the threshold however busy it is now.
+    eventLoopUtilizationMode: 'interval',
     maxHeapUsedBytes: config.overloadMaxHeapUsedBytes,
     maxRssBytes: config.overloadMaxRssBytes,
     retryAfter,

@@ -23,6 +23,34 @@ t.test('past a threshold: 503 problem with Retry-After instead of a slow answer'
   t.match(JSON.parse(res.body), { title: 'Service Unavailable', status: 503, detail: 'The service is overloaded; retry after 7 seconds.', requestId: 'overload-1' })
 })
 
+t.test('event-loop utilization: the loop busy now gets 503s, however idle it ran before', async (t) => {
+  const { config } = loadConfig({ DATA_DIR: 'memory', LOG_LEVEL: 'silent', AUTH_JWT_SECRET: 'a-test-secret-that-is-long-enough-for-hs256', OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '0.6' })
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  await app.ready()
+  const wait = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+  // Conditions, not durations, decide: the plugin samples about once a second, on the real loop.
+  const until = async (done: () => boolean, what: string): Promise<void> => {
+    for (let i = 0; i < 300 && !done(); i++) await wait(100)
+    t.ok(done(), what)
+  }
+  await until(() => app.memoryUsage().eventLoopUtilized < 0.1, 'an idle loop reads under 0.1')
+  // An instance that ran idle a while: four seconds here, hours in production. Measured over
+  // its life, as the plugin does by default, the busy seconds below would read under 0.5.
+  await wait(4000)
+  const end = performance.now() + 3000
+  while (performance.now() < end);
+  // The sample due during the block runs before this timer, due after it: it reads the block
+  // and at most the second before it, over 0.6 as long as that sample came in time.
+  await wait(0)
+  t.ok(app.memoryUsage().eventLoopUtilized > 0.6, `the sample after the block reads it (${app.memoryUsage().eventLoopUtilized})`)
+  const res = await app.inject({ url: '/v1/authors', headers: headers() })
+  t.equal(res.statusCode, 503)
+  t.match(JSON.parse(res.body), { status: 503, detail: 'The service is overloaded; retry after 10 seconds.' })
+  await until(() => !app.isUnderPressure(), 'idle again, the next samples read under the threshold')
+  t.equal((await app.inject({ url: '/v1/authors', headers: headers() })).statusCode, 200, 'and requests are answered')
+})
+
 t.test('thresholds: off by default, on in production, each variable checked', async (t) => {
   const dev = loadConfig({}).config
   t.strictSame([dev.overloadMaxEventLoopDelay, dev.overloadMaxEventLoopUtilization, dev.overloadMaxHeapUsedBytes, dev.overloadMaxRssBytes, dev.overloadRetryAfter], [0, 0, 0, 0, 10])
