@@ -6,6 +6,7 @@ import { OID, parseDate, parseInt8, parseTimestamptz } from './parsers.js'
 import { PgListener } from './pg-listener.js'
 import { ArrayQuery, type RowShape } from './pg-query.js'
 import { StatementNames } from './prepared.js'
+import { sessionOptions } from './session-options.js'
 import type { IsolationLevel, PoolOptions, QueryOptions, QueryResult, Queryable, StoreLogger } from './types.js'
 
 export interface PgDriverOptions {
@@ -43,12 +44,13 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
   const options = ['-c TimeZone=UTC']
   if (timeout > 0) options.push(`-c statement_timeout=${timeout}`)
   if (opts.searchPath !== undefined) options.push(`-c search_path=${opts.searchPath}`)
+  // Through PgBouncer the URL stays as given: it takes no start-up settings, the URL's either.
+  const connection = pgbouncer ? { connectionString: opts.databaseUrl } : sessionOptions(opts.databaseUrl, options)
   const pool = new pg.Pool({
-    connectionString: opts.databaseUrl,
+    ...connection,
     max: opts.pool.max,
     connectionTimeoutMillis: opts.pool.connectionTimeoutMillis,
     idleTimeoutMillis: opts.pool.idleTimeoutMillis,
-    ...(pgbouncer ? {} : { options: options.join(' ') }),
     types
   })
   // LISTEN needs a session of its own; behind PgBouncer's transaction mode there is none to
@@ -58,7 +60,7 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
     : new PgListener({
       // Idle for hours on end: TCP keepalive notices a connection cut off without a word (a
       // firewall or NAT that forgot it), rather than the system's default of hours later.
-      client: { connectionString: opts.databaseUrl, options: options.join(' '), connectionTimeoutMillis: opts.pool.connectionTimeoutMillis, keepAlive: true, keepAliveInitialDelayMillis: 10_000 },
+      client: { ...connection, connectionTimeoutMillis: opts.pool.connectionTimeoutMillis, keepAlive: true, keepAliveInitialDelayMillis: 10_000 },
       logger: opts.logger
     })
   // Without a listener, a server closing an idle connection would crash the process.
