@@ -154,3 +154,16 @@ t.test('rate limit: requests without a valid token count per address, and stop t
   t.equal(body.title, 'Too Many Requests')
   t.match(body.detail, /refused authentication/)
 })
+
+t.test('rate limit behind a trusted proxy (TRUST_PROXY): each client counts by its forwarded address', async t => {
+  const { base } = await startService(t, undefined, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1 minute', TRUST_PROXY: '127.0.0.1' })
+  const from = async (address: string, authorization: string): Promise<number> =>
+    (await fetch(`${base}/v1/authors`, { headers: { ...headers(), authorization, 'x-forwarded-for': address } })).status
+  const guesses = []
+  for (const token of ['bad.token.here', 'another.bad.one', 'a.third.one']) guesses.push(await from('203.0.113.7', `Bearer ${token}`))
+  t.strictSame(guesses, [401, 401, 401])
+  const valid = headers().authorization
+  t.equal(await from('203.0.113.7', valid), 429, 'the guessing client is stopped')
+  t.equal(await from('198.51.100.9', valid), 200, 'another client behind the same proxy is not')
+  t.equal(await from('198.51.100.9, 203.0.113.7', valid), 429, 'the address the proxy saw counts, not one the client wrote before it')
+})
