@@ -132,9 +132,12 @@ export class Dispatcher {
   private async deliveryClient (): Promise<{ agent: Agent, client: DownstreamClient }> {
     return await (this.transport ??= import('undici').then(({ Agent }) => {
       // Every address a name has is checked when connecting; redirects are not followed (the client
-      // never does), and the client gives each call its timeouts (deliveryClientOptions).
+      // never does), and the client gives each call its timeouts (deliveryClientOptions). The
+      // agent keeps one pool per origin, which subscriptions on one host share: their attempts
+      // in flight are limited here (`perSubscription` each, `concurrency` in all), so the pool's
+      // own limit is the instance's, and a silent subscriber cannot fill it for its neighbours.
       const agent = new Agent({
-        connections: this.o.perSubscription,
+        connections: this.o.concurrency,
         ...(this.o.allowInsecure ? {} : { connect: { lookup: guardedLookup(this.o.resolver) } })
       })
       return { agent, client: createDownstream({ ...deliveryClientOptions(this.o), dispatcher: agent }) }

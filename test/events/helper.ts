@@ -13,6 +13,8 @@ export const ALL_SCOPES = [...SCOPES, 'webhooks:read', 'webhooks:write']
 
 /** One delivery as the receiver got it. */
 export interface Received {
+  /** The request's path and query. */
+  path: string
   headers: IncomingHttpHeaders
   body: string
   json: any
@@ -36,7 +38,7 @@ export async function receiver (t: { teardown: (fn: () => unknown) => void }): P
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
-      const r = { headers: req.headers, body, json: JSON.parse(body) }
+      const r = { path: req.url ?? '', headers: req.headers, body, json: JSON.parse(body) }
       got.push(r)
       respond(r, res)
     })

@@ -37,6 +37,27 @@ for (const db of databases) {
       t.strictSame(new Set(slow.got.map(r => r.headers['webhook-id'])).size, EVENTS, 'each event once')
     })
 
+    t.test('subscribers on one host: a silent one holds its share of attempts, not the host\'s connections', async t => {
+      const host = await receiver(t)
+      const held: ServerResponse[] = []
+      host.setRespond((r: Received, res: ServerResponse) => {
+        if (r.path.endsWith('/silent')) held.push(res)
+        else { res.statusCode = 204; res.end() }
+      })
+      for (const url of [`${host.url}/silent`, `${host.url}/answers`]) t.equal((await call('POST', '/v1/webhook-subscriptions', { url, events: ['document.created'] })).status, 201)
+      const author = (await call('POST', '/v1/authors', { name: 'One host', email: 'one-host@example.com' })).body
+      for (let i = 0; i < EVENTS; i++) t.equal((await call('POST', '/v1/documents', { name: `one-host-${i}`, authorId: author.id, kind: 'INVOICE' })).status, 201)
+      // Until the silent one is answered, its neighbour's events arrive only over connections of their own.
+      const answered = async (): Promise<number> => host.got.filter(r => r.path.endsWith('/answers')).length
+      const deadline = Date.now() + 30_000
+      while (await answered() < EVENTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      t.equal(await answered(), EVENTS, 'every event reached the subscription that answers, on the same host')
+      t.equal(held.length, PER_SUBSCRIPTION, 'the silent one holds perSubscription attempts')
+      host.setRespond((_r, res) => { res.statusCode = 204; res.end() })
+      for (const res of held) { res.statusCode = 204; res.end() }
+      await host.waitFor(2 * EVENTS)
+    })
+
     t.test('a 2xx is a success whatever its body; a redirect, never followed, and a problem are retried', async t => {
       const hook = await receiver(t)
       let n = 0

@@ -162,7 +162,7 @@ t.test('rate limit behind a trusted proxy (TRUST_PROXY): each client counts by i
   const guesses = []
   for (const token of ['bad.token.here', 'another.bad.one', 'a.third.one']) guesses.push(await from('203.0.113.7', `Bearer ${token}`))
   t.strictSame(guesses, [401, 401, 401])
-  const valid = headers().authorization
+  const valid = headers().authorization as string
   t.equal(await from('203.0.113.7', valid), 429, 'the guessing client is stopped')
   t.equal(await from('198.51.100.9', valid), 200, 'another client behind the same proxy is not')
   t.equal(await from('198.51.100.9, 203.0.113.7', valid), 429, 'the address the proxy saw counts, not one the client wrote before it')
