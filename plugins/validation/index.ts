@@ -59,7 +59,11 @@ function makeAjv (coerce: AjvOptions['coerceTypes'], opts: ValidationPluginOptio
   const ajv = new Ajv({ ...common, coerceTypes: coerce, ...opts.ajv, keywords })
   addStandardFormats.default(ajv)
   addAjvPlugins(ajv, opts.plugins)
-  return addConventionFormats(ajv)
+  addConventionFormats(ajv)
+  // Ajv adds the formats of its options first, and the suite's above would replace the
+  // application's own of the same name: its options are to win, so they are added again.
+  for (const [name, format] of Object.entries(opts.ajv?.formats ?? {})) if (format !== undefined) ajv.addFormat(name, format)
+  return ajv
 }
 
 /** Compiles with `ajv`; a schema Ajv refuses (an unknown keyword) fails the boot with how to teach it. */

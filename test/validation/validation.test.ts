@@ -66,6 +66,17 @@ t.test('custom Ajv options are passed through; bad options are refused', async t
   const res = await app.inject({ method: 'POST', url: '/x', payload: { a: 'x', b: 'y' } })
   t.strictSame(JSON.parse(res.body), { a: 'x' }, 'the override is honoured')
   await app.close()
+  // Formats of the application's own, also over those of the suite's names.
+  const formats = Fastify()
+  t.teardown(() => formats.close())
+  await formats.register(problem)
+  await formats.register(validation, { ajv: { formats: { 'date-time': /^(yesterday|today)$/, email: (s: string) => s.endsWith('@example.com'), 'sku-code': /^[A-Z]{3}-\d{4}$/, unused: undefined } } })
+  formats.post('/f', { schema: { body: Type.Object({ at: Type.String({ format: 'date-time' }), mail: Type.String({ format: 'email' }), sku: Type.String({ format: 'sku-code' }) }) } }, async () => ({}))
+  const answers = []
+  for (const payload of [{ at: 'yesterday', mail: 'x@example.com', sku: 'ABC-1234' }, { at: '2024-01-02T03:04:05Z', mail: 'x@example.com', sku: 'ABC-1234' }, { at: 'today', mail: 'x@example.org', sku: 'ABC-1234' }, { at: 'today', mail: 'x@example.com', sku: 'abc' }]) {
+    answers.push((await formats.inject({ method: 'POST', url: '/f', payload })).statusCode)
+  }
+  t.strictSame(answers, [200, 400, 400, 400], 'ajv.formats are the ones applied, the suite\'s date-time and email too')
   await t.rejects(async () => { await Fastify().register(validation, { ajv: 'strict' } as never).ready() }, TypeError)
   await t.rejects(async () => { await Fastify().register(validation, { ajv: null } as never).ready() }, TypeError)
 })
