@@ -26,9 +26,8 @@ export function allowedTypes (option: string, value: unknown): AllowedTypes {
  * text is taken (conventions: Headers, Content-Type), with or without its charset parameter.
  */
 export function storedType (allowed: AllowedTypes, header: string): string | null {
+  // Unreadable: a multipart file part's (Fastify refuses a request's before any parser runs).
   const mt: MediaType | null = parseMediaType(header)
-  // Fastify refuses an unreadable Content-Type before any parser runs, and busboy gives a part a well-formed one.
-  /* c8 ignore next */
   if (mt === null) return null
   const charset = mt.params.find(([k]) => k === 'charset')
   if (charset !== undefined && charset[1].toLowerCase() !== 'utf-8') return null

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { parse as parseDisposition } from 'content-disposition'
 import { invalidData, isProblemError, problems } from '../problem/index.js'
 import { storedType, type AllowedTypes } from './types.js'
+import { PartHeaders } from './parts.js'
 
 /** A file as received, before it is stored. */
 export interface Upload {
@@ -107,26 +108,44 @@ const unexpectedPart = (what: string): Error => invalidData([{
 
 /**
  * The one file part, named `file`, of a `multipart/form-data` body (@fastify/multipart):
- * its own type (checked like a raw upload's) and filename. Any other part, before or after
- * it, and a body without it, are 400s; a file above the limit a 413.
+ * its own type (checked like a raw upload's, parameters and all) and filename. Any other part,
+ * before or after it, and a body without it, are 400s; a file above the limit a 413.
  */
 export async function readMultipart (request: FastifyRequest, rules: UploadRules, path: string): Promise<Upload> {
+  // Busboy gives the part's type without its parameters (the charset among them): the part's
+  // headers are read from the bytes as they go to it.
+  const sent = new PartHeaders(request.headers['content-type'] as string)
+  const observe = (chunk: Buffer): void => { sent.push(chunk) }
+  request.raw.on('data', observe)
   let upload: Upload | null = null
   try {
     for await (const part of request.parts({ limits: { fileSize: rules.maxBytes } })) {
       if (upload !== null) throw unexpectedPart(`a second part named ${JSON.stringify(part.fieldname)} was sent`)
       if (part.type !== 'file' || part.fieldname !== 'file') throw unexpectedPart(`a ${part.type === 'file' ? 'file' : 'field'} part named ${JSON.stringify(part.fieldname)} was sent`)
-      const mediaType = storedType(rules.allowed, part.mimetype)
+      // One part read so far: this one, with its Content-Type as sent (none: text/plain, RFC 7578
+      // §4.4, as busboy says). More: the body is refused below, whatever this one's type.
+      const type = sent.contentTypes.length === 1 ? sent.contentTypes[0] ?? part.mimetype : part.mimetype
+      const mediaType = storedType(rules.allowed, type)
       if (mediaType === null) {
-        throw problems.unsupportedMediaType(`The file part's Content-Type ${JSON.stringify(part.mimetype)} is not accepted by ${path}; send one of ${[...rules.allowed.values()].join(', ')}.`, { instance: path })
+        throw problems.unsupportedMediaType(`The file part's Content-Type ${JSON.stringify(type)} is not accepted by ${request.method} ${path}; send the file as one of ${[...rules.allowed.values()].join(', ')}.`, { instance: path })
       }
       upload = { mediaType, filename: cleanName(part.filename, PART), bytes: await part.toBuffer() }
     }
   } catch (err) {
     throw multipartProblem(err, rules, path)
+  } finally {
+    request.raw.removeListener('data', observe)
   }
   if (upload === null) throw unexpectedPart('none was sent')
+  if (sent.unreadable) throw unreadable(path)
+  // A part busboy passes over in silence (no Content-Disposition of form-data): its type was not the file's.
+  if (sent.contentTypes.length !== 1) throw unexpectedPart('a part that is not a form-data field was sent besides it')
   return upload
+}
+
+/** A malformed or cut-off body (busboy: "Unexpected end of form", no boundary), or one whose parts cannot be told apart. */
+function unreadable (path: string): Error {
+  return problems.badRequest('The multipart/form-data body cannot be read: it is malformed or incomplete; send one part named "file", whole.', { instance: path })
 }
 
 /** @fastify/multipart's and busboy's errors as the problems they are. */
@@ -134,8 +153,7 @@ function multipartProblem (err: unknown, rules: UploadRules, path: string): unkn
   const code = (err as { code?: string }).code
   if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(rules, path)
   if (isProblemError(err)) return err
-  // A malformed or cut-off body (busboy: "Unexpected end of form", no boundary).
-  return problems.badRequest('The multipart/form-data body cannot be read: it is malformed or incomplete; send one part named "file", whole.', { instance: path })
+  return unreadable(path)
 }
 
 export { storedType }

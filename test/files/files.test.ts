@@ -233,6 +233,94 @@ t.test('files plugin alone', async t => {
     t.match(JSON.parse((await app.inject({ url: note.url })).body).attachment, { filename: 'one.pdf' }, 'the refusals changed nothing')
   })
 
+  // A multipart body built by hand: one part named file, its headers after its Content-Disposition.
+  const filePart = (headers: string, bytes: Buffer | string, boundary = 'xyz'): Buffer => Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n${headers}\r\n`, 'latin1'),
+    Buffer.from(bytes),
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  const latin1 = Buffer.from('caf\xe9', 'latin1')
+  const utf8 = Buffer.from('café')
+
+  t.test('multipart: the file part\'s Content-Type decides as a raw body\'s does, its charset included', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    // [the part's Content-Type, also sent as a raw body's; its bytes; the status of both; the type stored]
+    const cases: Array<[string, Buffer, number, string?]> = [
+      ['text/plain; charset=ISO-8859-1', latin1, 415],
+      ['text/plain; CHARSET=latin1', latin1, 415],
+      ['application/pdf; charset=ISO-8859-1', latin1, 415],
+      ['text/plain; charset', utf8, 415],
+      ['text/plain; charset=UTF-8', utf8, 204, 'text/plain; charset=UTF-8'],
+      ['text/plain; charset="utf-8"', utf8, 204, 'text/plain; charset=UTF-8'],
+      ['Text/Plain; Charset=Utf-8', utf8, 204, 'text/plain; charset=UTF-8'],
+      ['text/plain', utf8, 204, 'text/plain; charset=UTF-8'],
+      ['application/pdf', Buffer.from('%PDF-1'), 204, 'application/pdf'],
+      ['application/pdf; version=1.7', Buffer.from('%PDF-1'), 204, 'application/pdf']
+    ]
+    for (const [type, bytes, status, stored] of cases) {
+      for (const as of ['multipart', 'raw'] as const) {
+        const label = `${type}, ${as}`
+        t.equal((await app.inject({ method: 'DELETE', url })).statusCode, 204)
+        const res = as === 'raw'
+          ? await app.inject({ method: 'PUT', url, headers: { 'content-type': type }, payload: bytes })
+          : await app.inject({ method: 'PUT', url, headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, payload: filePart(`Content-Type: ${type}\r\n`, bytes) })
+        t.equal(res.statusCode, status, label)
+        const got = await app.inject({ url })
+        if (stored === undefined) {
+          if (as === 'multipart') t.equal(JSON.parse(res.body).detail, `The file part's Content-Type ${JSON.stringify(type)} is not accepted by PUT ${url}; send the file as one of application/pdf, text/plain; charset=UTF-8.`, label)
+          t.equal(got.statusCode, 404, `${label}: nothing stored`)
+        } else {
+          t.equal(got.headers['content-type'], stored, label)
+          t.equal(got.rawPayload.toString('hex'), bytes.toString('hex'), `${label}: served as stored`)
+        }
+      }
+    }
+  })
+
+  t.test('multipart: the part\'s headers and the body\'s parts are read as busboy reads them, a byte at a time too', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    const disposition = 'Content-Disposition: form-data; name="file"; filename="a.txt"'
+    const header = (name: string): string => `${name}: ${'x'.repeat(80 * 1024)}\r\n`
+    // [label, the request's Content-Type, the body, the status, the type stored or what the problem says]
+    const cases: Array<[string, string, Buffer, number, string | RegExp]> = [
+      ['a folded Content-Type', 'boundary=xyz', filePart('Content-Type: text/plain;\r\n charset=ISO-8859-1\r\n', latin1), 415, /"text\/plain; charset=ISO-8859-1"/],
+      ['after a folded header', 'boundary=xyz', filePart('X-Note: a\r\n\tb\r\nContent-Type: text/plain; charset=ISO-8859-1\r\n', latin1), 415, /"text\/plain; charset=ISO-8859-1"/],
+      ['the first of two Content-Types', 'boundary=xyz', filePart('Content-Type: text/plain; charset=UTF-8\r\nContent-Type: text/plain; charset=ISO-8859-1\r\n', utf8), 204, 'text/plain; charset=UTF-8'],
+      ['no Content-Type: text/plain', 'boundary=xyz', filePart('', utf8), 204, 'text/plain; charset=UTF-8'],
+      ['none after a line that is not a header', 'boundary=xyz', filePart('not a header\r\nContent-Type: application/pdf\r\n', utf8), 204, 'text/plain; charset=UTF-8'],
+      ['none after a bare line feed', 'boundary=xyz', filePart('X-Note: a\nb\r\nContent-Type: application/pdf\r\n', utf8), 204, 'text/plain; charset=UTF-8'],
+      ['a quoted boundary, after another parameter', 'charset=UTF-8; boundary="x y"', filePart('Content-Type: text/plain; charset=ISO-8859-1\r\n', latin1, 'x y'), 415, /ISO-8859-1/],
+      ['a preamble, a header block cut off by a delimiter, and an epilogue', 'boundary=xyz', Buffer.concat([Buffer.from('preamble\r\n--xyz\r\nContent-Type: text/plain; charset=ISO-8859-1\r\n'), filePart('Content-Type: application/pdf\r\n', 'a'), Buffer.from('epilogue')]), 204, 'application/pdf'],
+      ['a part without Content-Disposition before it', 'boundary=xyz', Buffer.concat([Buffer.from('--xyz\r\nContent-Type: application/pdf\r\n\r\na\r\n'), filePart('Content-Type: text/plain; charset=ISO-8859-1\r\n', latin1)]), 400, /not a form-data field/],
+      ['a part without Content-Disposition after it', 'boundary=xyz', Buffer.concat([filePart('Content-Type: application/pdf\r\n', 'a').subarray(0, -11), Buffer.from('\r\n--xyz\r\nContent-Type: text/plain\r\n\r\nb\r\n--xyz--\r\n')]), 400, /not a form-data field/],
+      ['a transport padding', 'boundary=xyz', Buffer.from(`--xyz \r\n${disposition}\r\n\r\na\r\n--xyz--\r\n`), 400, /none was sent/],
+      ['no boundary', '', filePart('Content-Type: application/pdf\r\n', 'a'), 400, /malformed/],
+      ['a header block above 80 KiB', 'boundary=xyz', filePart(header('X-Pad'), 'a'), 400, /malformed/]
+    ]
+    for (const [label, params, body, status, expected] of cases) {
+      for (const chunks of [[body], [...body].map(byte => Buffer.from([byte]))]) {
+        if (label.includes('80 KiB') && chunks.length > 1) continue
+        const how = `${label}, ${chunks.length === 1 ? 'in one chunk' : 'a byte at a time'}`
+        t.equal((await app.inject({ method: 'DELETE', url })).statusCode, 204)
+        const res = await app.inject({ method: 'PUT', url, headers: { 'content-type': `multipart/form-data${params === '' ? '' : `; ${params}`}` }, payload: Readable.from(chunks) })
+        t.equal(res.statusCode, status, how)
+        if (typeof expected === 'string') t.equal((await app.inject({ url })).headers['content-type'], expected, how)
+        else {
+          const problem = JSON.parse(res.body)
+          t.match(`${problem.detail as string} ${(problem.context?.[0]?.message ?? '') as string}`, expected, how)
+          t.equal((await app.inject({ url })).statusCode, 404, `${how}: nothing stored`)
+        }
+      }
+    }
+    // A header block still open past 80 KiB: the rest is not waited for.
+    const open = Buffer.from(`--xyz\r\n${disposition}\r\n${header('X-Pad')}`)
+    const res = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, payload: Readable.from([open, Buffer.from('\r\na\r\n--xyz--\r\n')]) })
+    t.equal(res.statusCode, 400)
+    t.match(JSON.parse(res.body).detail, /malformed/)
+  })
+
   t.test('DELETE removes the file and clears the field; a repeated one changes the entity again', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`
