@@ -5,6 +5,12 @@ import { compile as compileProxyList } from '@fastify/proxy-addr'
 /** One delay of WEBHOOK_RETRY_SCHEDULE: a number and a unit parseDuration knows (`5s`, `30 minutes`). */
 const DELAY = String.raw`\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\s*`
 
+/**
+ * The longest delay a Node timer waits, in ms (about 24.8 days; the suite's MAX_TIMER_MILLIS):
+ * setTimeout takes a longer one as 1 ms. Also PostgreSQL's largest statement_timeout.
+ */
+const TIMER_MAX = 2_147_483_647
+
 /** The reference service's configuration, read from environment variables only. */
 export const Config = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -14,8 +20,9 @@ export const Config = Type.Object({
   // The directory of versioned SQL migration files; null: ./migrations when it exists.
   migrationsDir: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   // Milliseconds a statement may wait for the PostgreSQL server's answer (0: for ever).
-  databaseStatementTimeout: Type.Integer({ minimum: 0 }),
-  jobLeaseMillis: Type.Integer({ minimum: 1 }),
+  databaseStatementTimeout: Type.Integer({ minimum: 0, maximum: TIMER_MAX }),
+  // Renewed every third of it, on a timer.
+  jobLeaseMillis: Type.Integer({ minimum: 1, maximum: TIMER_MAX }),
   // DATABASE_URL names PgBouncer in transaction mode: no prepared statements, no start-up parameters.
   databasePgbouncer: Type.Boolean(),
   // At least SECRET_BYTES.jwtSecret bytes, checked by loadConfig.
@@ -57,7 +64,7 @@ export const Config = Type.Object({
   otelEndpoint: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
   // Milliseconds a stop may take to finish requests in flight and close the store; past it the
   // process exits with 1 anyway.
-  shutdownTimeout: Type.Integer({ minimum: 1 }),
+  shutdownTimeout: Type.Integer({ minimum: 1, maximum: TIMER_MAX }),
   production: Type.Boolean()
 })
 export type Config = Static<typeof Config>

@@ -15,6 +15,13 @@ const silent: StoreLogger = { info: noop, warn: noop, error: noop }
 
 // Goes into the connection's startup `options` unquoted, so only a plain identifier.
 const SEARCH_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+/**
+ * The longest delay a Node timer waits, in ms (2^31 - 1, about 24.8 days): setTimeout takes a
+ * longer one as 1 ms. Also PostgreSQL's largest statement_timeout. (The plugins' MAX_TIMER_MILLIS;
+ * store/ imports nothing from plugins/.)
+ */
+const TIMER_MAX = 2_147_483_647
+const TIMER_RULE = `a positive integer of milliseconds up to ${TIMER_MAX} (about 24.8 days, the longest a timer waits)`
 // A PostgreSQL memory size, as `shared_buffers` takes it.
 const MEMORY_SIZE = /^[1-9][0-9]{0,8}(kB|MB|GB)$/
 
@@ -53,8 +60,8 @@ export function createStore (opts: StoreOptions = {}): Store {
     throw new TypeError(`createStore: sharedBuffers must be a size such as '16MB' (a whole number, then kB, MB or GB), got ${JSON.stringify(sharedBuffers)}`)
   }
   const { vacuumMillis } = opts
-  if (vacuumMillis !== undefined && (!Number.isInteger(vacuumMillis) || vacuumMillis < 0)) {
-    throw new TypeError(`createStore: vacuumMillis must be a non-negative integer (milliseconds; 0 never), got ${String(vacuumMillis)}`)
+  if (vacuumMillis !== undefined && (!Number.isInteger(vacuumMillis) || vacuumMillis < 0 || vacuumMillis > TIMER_MAX)) {
+    throw new TypeError(`createStore: vacuumMillis must be 0 (never) or ${TIMER_RULE}, got ${String(vacuumMillis)}`)
   }
   const { statisticsTarget } = opts
   if (statisticsTarget !== undefined && (!Number.isInteger(statisticsTarget) || statisticsTarget < 1 || statisticsTarget > 10000)) {
@@ -108,19 +115,21 @@ function lazyDriver (kind: StoreKind, load: () => Promise<Driver>, onLoadFailure
 
 function poolOptions (pool: PoolOptions = {}): Required<PoolOptions> {
   const out = { ...defaults.pool, ...pool }
-  for (const key of ['max', 'connectionTimeoutMillis', 'idleTimeoutMillis'] as const) {
+  // The timeouts are timers' delays (pg's, and the store's own wait for a statement's answer).
+  const rules = [
+    ['max', 1, Infinity, 'a positive integer'],
+    ['connectionTimeoutMillis', 1, TIMER_MAX, TIMER_RULE],
+    ['idleTimeoutMillis', 1, TIMER_MAX, TIMER_RULE],
+    ['statementTimeoutMillis', 0, TIMER_MAX, `0 (no limit) or ${TIMER_RULE}`],
+    ['preparedStatements', 0, Infinity, 'a non-negative integer']
+  ] as const
+  for (const [key, least, most, rule] of rules) {
     const value: unknown = out[key]
-    if (!Number.isInteger(value) || (value as number) < 1) {
-      throw new TypeError(`createStore: pool.${key} must be a positive integer, got ${String(value)}`)
+    if (!Number.isInteger(value) || (value as number) < least || (value as number) > most) {
+      throw new TypeError(`createStore: pool.${key} must be ${rule}, got ${String(value)}`)
     }
   }
   if (typeof out.pgbouncer !== 'boolean') throw new TypeError(`createStore: pool.pgbouncer must be a boolean, got ${String(out.pgbouncer)}`)
-  for (const key of ['statementTimeoutMillis', 'preparedStatements'] as const) {
-    const value: unknown = out[key]
-    if (!Number.isInteger(value) || (value as number) < 0) {
-      throw new TypeError(`createStore: pool.${key} must be a non-negative integer, got ${String(value)}`)
-    }
-  }
   return out
 }
 

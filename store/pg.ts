@@ -72,8 +72,10 @@ export function createPgDriver (opts: PgDriverOptions): Driver {
   const names = pgbouncer ? null : opts.pool.preparedStatements > 0 ? new StatementNames(opts.pool.preparedStatements) : null
   const named = !pgbouncer
   // The server cancels a statement at `timeout`; the store waits a little longer for that
-  // answer, and only a server that does not answer at all meets this one.
-  const clientTimeout = timeout === 0 ? 0 : timeout + Math.max(1000, Math.ceil(timeout / 10))
+  // answer, and only a server that does not answer at all meets this one. At most the longest
+  // a timer waits (2^31 - 1 ms, about 24.8 days; createStore refuses a longer `timeout`):
+  // setTimeout would take a longer delay as 1 ms, and fail every statement at once.
+  const clientTimeout = timeout === 0 ? 0 : Math.min(2_147_483_647, timeout + Math.max(1000, Math.ceil(timeout / 10)))
   // One round trip: BEGIN and the transaction's settings in one simple-protocol script.
   const beginSql = (isolation: IsolationLevel, timed: boolean): string => {
     const sql = [`BEGIN ISOLATION LEVEL ${ISOLATION_SQL[isolation]}`]

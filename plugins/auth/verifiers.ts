@@ -6,7 +6,7 @@ import { problems } from '../problem/index.js'
 import { INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { tokenProblem } from './token-errors.js'
 import { PrincipalCache } from './cache.js'
-import { shownValue } from '../shared/options.js'
+import { optionChecks, shownValue } from '../shared/options.js'
 
 /** Who is calling, as established from the bearer token. */
 export interface Principal {
@@ -149,7 +149,8 @@ function jwksVerifier (o: JwksVerifierOptions): VerifierFunction {
   if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((a) => ASYMMETRIC.includes(a))) {
     throw new TypeError(`auth plugin: verifier.algorithms must list asymmetric algorithms (${ASYMMETRIC.join(', ')}), got ${JSON.stringify(algorithms)}`)
   }
-  const timeout = positiveInteger(o.timeout ?? defaults.timeout, 'verifier.timeout')
+  // jose aborts the fetch with AbortSignal.timeout: a timer. The key TTL and cooldown are only compared with the time.
+  const timeout = optionChecks('auth plugin').timerMillis('verifier.timeout', o.timeout ?? defaults.timeout)
   const keyTtl = positiveInteger(o.keyTtl ?? defaults.keyTtl, 'verifier.keyTtl')
   const cooldown = positiveInteger(o.cooldown ?? defaults.cooldown, 'verifier.cooldown')
 

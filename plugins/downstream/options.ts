@@ -28,7 +28,8 @@ export interface DownstreamOptions {
   /**
    * Per call, in ms: `headers` until the answer's headers, `body` the longest pause inside the
    * body, `total` the whole call, its retries and the waits between them included (a body sent
-   * a byte at a time never pauses long). Default 10 000 / 30 000 / 60 000.
+   * a byte at a time never pauses long). Each at most 2 147 483 647 (about 24.8 days, the
+   * longest a timer waits). Default 10 000 / 30 000 / 60 000.
    */
   timeouts?: { headers?: number, body?: number, total?: number }
   /** The largest answer body read, in bytes. Default 1 MiB. */
@@ -90,7 +91,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SERVICE_NAME = /^[a-z0-9-]{1,60}$/
 const EXECUTION_CONTEXT = /^[a-z0-9_-]{1,100}$/
 
-const fail: OptionChecks['fail'] = optionChecks('downstream plugin').fail
+const checks = optionChecks('downstream plugin')
+const fail: OptionChecks['fail'] = checks.fail
 
 function object (name: string, value: unknown, keys: Readonly<Record<string, true>>): Record<string, unknown> {
   refuseUnknownOptions('downstream', value, keys, name === '' ? {} : { path: `${name}.` })
@@ -101,6 +103,11 @@ function integer (name: string, value: unknown, fallback: number, min: number): 
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) fail(name, value, `an integer of ${min} or more`)
   return value
+}
+
+/** A timeout: a timer's delay (`total` is the deadline's `setTimeout`; `headers` and `body`, undici's timers). */
+function timeoutOf (name: string, value: unknown, fallback: number): number {
+  return value === undefined ? fallback : checks.timerMillis(name, value)
 }
 
 function fn<T> (name: string, value: unknown, fallback: T): T {
@@ -128,6 +135,8 @@ function retry (value: unknown): Required<RetryOptions> {
   if (value === false) return { ...defaults.retry, attempts: 1 }
   if (value === undefined) return { ...defaults.retry }
   const r = object('retry', value, RETRY_KEYS)
+  // No timer bound here: a wait is made only when it ends before the call's deadline
+  // (timeouts.total, itself at most a timer's longest), so a longer one is never slept.
   const base = integer('retry.base', r.base, defaults.retry.base, 1)
   const cap = integer('retry.cap', r.cap, Math.max(defaults.retry.cap, base), 1)
   if (cap < base) fail('retry.cap', cap, `at least retry.base (${base})`)
@@ -169,9 +178,9 @@ export function resolveOptions (opts: unknown): Settings {
       'svc-service': formatServiceHeader({ id, name })
     },
     timeouts: {
-      headers: integer('timeouts.headers', timeouts.headers, defaults.timeouts.headers, 1),
-      body: integer('timeouts.body', timeouts.body, defaults.timeouts.body, 1),
-      total: integer('timeouts.total', timeouts.total, defaults.timeouts.total, 1)
+      headers: timeoutOf('timeouts.headers', timeouts.headers, defaults.timeouts.headers),
+      body: timeoutOf('timeouts.body', timeouts.body, defaults.timeouts.body),
+      total: timeoutOf('timeouts.total', timeouts.total, defaults.timeouts.total)
     },
     maxResponseBytes: integer('maxResponseBytes', o.maxResponseBytes, defaults.maxResponseBytes, 1),
     retry: retry(o.retry),

@@ -241,9 +241,10 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
   if (hint !== false && (typeof hint !== 'string' || hint.trim() === '')) fail('allowInsecureTargetsHint', hint, 'a non-empty string or false')
   const worker = opts.worker ?? defaults.worker
   if (typeof worker !== 'boolean') fail('worker', worker, 'a boolean')
-  const timeoutMillis = positiveInteger('timeoutMillis', opts.timeoutMillis ?? defaults.timeoutMillis)
+  // Timers: an attempt's deadline (the deliveries' client), and the idle poll.
+  const timeoutMillis = checks.timerMillis('timeoutMillis', opts.timeoutMillis ?? defaults.timeoutMillis)
   const maxFailures = positiveInteger('maxFailures', opts.maxFailures ?? defaults.maxFailures)
-  const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
+  const pollMillis = checks.timerMillis('pollMillis', opts.pollMillis ?? defaults.pollMillis)
   const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
   const perSubscription = positiveInteger('perSubscription', opts.perSubscription ?? defaults.perSubscription)
   const userAgent = opts.userAgent ?? { product: service.name, version: 1, comment: 'webhook delivery' }

@@ -4,7 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { IdempotencyKeys } from '../../store/idempotency-keys.js'
 import { schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { once } from '../shared/dependencies.js'
 
 /** Options of the `idempotency` plugin: where `Svc-Idempotency-Key`s live and how long. */
@@ -13,7 +13,7 @@ export interface IdempotencyPluginOptions {
   store: Store
   /** How long a key is remembered, in milliseconds; after that it can be used again. Default 24 h. */
   ttl?: number
-  /** How often expired keys are deleted, in milliseconds; 0 never (call `purge`). Default the ttl, at most 1 h. */
+  /** How often expired keys are deleted, in milliseconds (at most 2 147 483 647, about 24.8 days); 0 never (call `purge`). Default the ttl, at most 1 h. */
   purgeInterval?: number
   /** Table name. Default `idempotency_keys`. */
   table?: string
@@ -32,12 +32,7 @@ const HOUR = 60 * 60 * 1000
 const defaults = { ttl: 24 * HOUR, table: 'idempotency_keys' }
 const OPTION_KEYS: OptionKeys<IdempotencyPluginOptions> = { store: true, ttl: true, purgeInterval: true, table: true, now: true }
 
-function positiveInteger (name: string, value: unknown, allowZero: boolean): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new TypeError(`idempotency plugin: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer of milliseconds, got ${shownValue(value)}`)
-  }
-  return value
-}
+const checks = optionChecks('idempotency plugin')
 
 async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPluginOptions): Promise<void> {
   refuseUnknownOptions('idempotency', opts, OPTION_KEYS)
@@ -45,8 +40,9 @@ async function idempotencyPlugin (fastify: FastifyInstance, opts: IdempotencyPlu
   if (typeof store !== 'object' || store === null || typeof store.transaction !== 'function') {
     throw new TypeError(`idempotency plugin: store must be a Store (createStore), got ${shownValue(store)}`)
   }
-  const ttl = positiveInteger('ttl', opts.ttl ?? defaults.ttl, false)
-  const purgeInterval = positiveInteger('purgeInterval', opts.purgeInterval ?? Math.min(ttl, HOUR), true)
+  const ttl = checks.positiveInteger('ttl', opts.ttl ?? defaults.ttl, 'a positive integer of milliseconds')
+  // The ttl is only added to timestamps, in SQL; the interval is a timer's.
+  const purgeInterval = checks.timerMillis('purgeInterval', opts.purgeInterval ?? Math.min(ttl, HOUR), 'never')
   const table = opts.table ?? defaults.table
   if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(table)) {
     throw new TypeError(`idempotency plugin: table must be a lowercase SQL name of at most 41 characters, got ${shownValue(table)}`)

@@ -32,13 +32,14 @@ export interface JobsPluginOptions {
   readScopes?: Readonly<Record<string, readonly string[]>>
   /** Whether this instance runs jobs; `false` only accepts and shows them. Default true. */
   worker?: boolean
-  /** How long an instance holds a job without renewing it, in ms: after it, another instance takes the job up. Default 30 000. */
+  /** How long an instance holds a job without renewing it, in ms: after it, another instance takes the job up. At most 2 147 483 647 (about 24.8 days). Default 30 000. */
   leaseMillis?: number
   /**
    * How often an idle instance looks for work, in ms: a safety net, since the database notifies
    * the instances of every job written (LISTEN/NOTIFY), except behind PgBouncer, where this
    * poll, and the wake of the instance that accepted the job, are all there is. It also bounds
-   * how late a job whose instance died is taken up once its lease ran out. Default 5000.
+   * how late a job whose instance died is taken up once its lease ran out. At most 2 147 483 647
+   * (about 24.8 days, the longest a timer waits). Default 5000.
    */
   pollMillis?: number
   /** Jobs one instance runs at once. Default 1. */
@@ -49,7 +50,7 @@ export interface JobsPluginOptions {
   table?: string
   /** How long an ended job stays readable, in ms; then it is deleted with its steps. Default 7 days. */
   retention?: number
-  /** How often ended jobs past the retention are deleted, in ms; 0 never. Default the retention, at most 1 h. */
+  /** How often ended jobs past the retention are deleted, in ms (at most 2 147 483 647, about 24.8 days); 0 never. Default the retention, at most 1 h. */
   purgeInterval?: number
 }
 
@@ -103,6 +104,7 @@ const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 const checks = optionChecks('jobs plugin')
 const fail: OptionChecks['fail'] = checks.fail
 const positiveInteger: OptionChecks['positiveInteger'] = checks.positiveInteger
+const timerMillis: OptionChecks['timerMillis'] = checks.timerMillis
 
 /** A job as its monitor shows it. */
 function jobBody (job: JobView): JobBody {
@@ -137,8 +139,9 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   if (path !== false && (typeof path !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(path))) fail('path', path, 'an absolute path such as /v1/jobs, or false')
   const worker = opts.worker ?? defaults.worker
   if (typeof worker !== 'boolean') fail('worker', worker, 'a boolean')
-  const leaseMillis = positiveInteger('leaseMillis', opts.leaseMillis ?? defaults.leaseMillis)
-  const pollMillis = positiveInteger('pollMillis', opts.pollMillis ?? defaults.pollMillis)
+  // Timers: the lease is renewed every third of it, and the idle poll waits pollMillis.
+  const leaseMillis = timerMillis('leaseMillis', opts.leaseMillis ?? defaults.leaseMillis)
+  const pollMillis = timerMillis('pollMillis', opts.pollMillis ?? defaults.pollMillis)
   const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
   const maxAttempts = positiveInteger('maxAttempts', opts.maxAttempts ?? defaults.maxAttempts)
   const tableName = opts.table ?? defaults.table

@@ -97,11 +97,27 @@ export function shownValue (value: unknown): string {
   }
 }
 
+/**
+ * The longest delay a Node timer waits, in milliseconds (2^31 - 1, about 24.8 days):
+ * `setTimeout` and `setInterval` take a longer one as 1 ms, with only a TimeoutOverflowWarning,
+ * so a wait meant for weeks would end at once, and a poll would spin.
+ */
+export const MAX_TIMER_MILLIS = 2_147_483_647
+
+/** The rule of an option of milliseconds that reaches a timer, as its boot error states it. */
+export const TIMER_MILLIS_RULE = `a positive integer of milliseconds up to ${MAX_TIMER_MILLIS} (about 24.8 days, the longest a timer waits)`
+
 export interface OptionChecks {
   /** Throws `<owner>: <option> must be <rule>, got <value>`; `option` carries its path (`resources.x.actions`) or place (`route GET /x: config.x`). */
   fail: (option: string, value: unknown, rule: string) => never
   /** `value` when it is a positive safe integer; else fails with `rule` (default "a positive integer"). */
   positiveInteger: (option: string, value: unknown, rule?: string) => number
+  /**
+   * `value` when it is an integer of milliseconds a timer can wait, 1 to `MAX_TIMER_MILLIS`, or 0
+   * when `zero` says what 0 means (`'never'`); else fails with `TIMER_MILLIS_RULE`. For every
+   * option that reaches `setTimeout` or `setInterval`, directly or after arithmetic.
+   */
+  timerMillis: (option: string, value: unknown, zero?: string) => number
 }
 
 /** The checks of one owner of options: `'bulk plugin'`, `'defineResource'`, `'Decimal'`. */
@@ -113,5 +129,12 @@ export function optionChecks (owner: string): OptionChecks {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) fail(option, value, rule)
     return value as number
   }
-  return { fail, positiveInteger }
+  const timerMillis = (option: string, value: unknown, zero?: string): number => {
+    const least = zero === undefined ? 1 : 0
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < least || value > MAX_TIMER_MILLIS) {
+      fail(option, value, zero === undefined ? TIMER_MILLIS_RULE : `0 (${zero}) or ${TIMER_MILLIS_RULE}`)
+    }
+    return value as number
+  }
+  return { fail, positiveInteger, timerMillis }
 }

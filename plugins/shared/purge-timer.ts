@@ -30,9 +30,9 @@ const HOUR = 60 * 60 * 1000
  * checked, with their defaults: `defaultRetention`, and a purge every retention, at most hourly.
  */
 export function retentionOptions (plugin: string, opts: { retention?: unknown, purgeInterval?: unknown }, defaultRetention: number): { retention: number, purgeInterval: number } {
-  const { fail, positiveInteger } = optionChecks(`${plugin} plugin`)
+  const { positiveInteger, timerMillis } = optionChecks(`${plugin} plugin`)
+  // The retention is only compared with timestamps, in SQL; the interval is a timer's.
   const retention = positiveInteger('retention', opts.retention ?? defaultRetention)
-  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (typeof purgeInterval !== 'number' || !Number.isSafeInteger(purgeInterval) || purgeInterval < 0) fail('purgeInterval', purgeInterval, 'a non-negative integer of milliseconds')
-  return { retention, purgeInterval: purgeInterval as number }
+  const purgeInterval = timerMillis('purgeInterval', opts.purgeInterval ?? Math.min(retention, HOUR), 'never')
+  return { retention, purgeInterval }
 }

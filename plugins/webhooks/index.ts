@@ -4,7 +4,7 @@ import { migrate } from '../../store/migrate.js'
 import type { Store } from '../../store/types.js'
 import { DEFAULT_DELIVERY_RETENTION, WebhookDeliveries } from '../../store/webhook-deliveries.js'
 import { schedulePurge } from '../shared/purge-timer.js'
-import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
+import { optionChecks, refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
 
 /** Options of the `webhooks` plugin: where deliveries are recorded, and the transport rules. */
@@ -25,7 +25,7 @@ export interface WebhooksPluginOptions {
    * applied twice; longer than the producer goes on retrying. Default 7 days.
    */
   retention?: number
-  /** How often ids past the retention are deleted, in milliseconds; 0 never. Default the retention, at most 1 h. */
+  /** How often ids past the retention are deleted, in milliseconds (at most 2 147 483 647, about 24.8 days); 0 never. Default the retention, at most 1 h. */
   purgeInterval?: number
   /** The clock ids are received and purged by: default the database's. Tests pass one they move. */
   now?: () => Date
@@ -86,8 +86,8 @@ async function webhooksPlugin (fastify: FastifyInstance, opts: WebhooksPluginOpt
 
   const retention = opts.retention ?? DEFAULT_DELIVERY_RETENTION
   if (!Number.isSafeInteger(retention) || retention < 1) throw new TypeError(`webhooks plugin: retention must be a positive integer of milliseconds, got ${shownValue(retention)}`)
-  const purgeInterval = opts.purgeInterval ?? Math.min(retention, HOUR)
-  if (!Number.isSafeInteger(purgeInterval) || purgeInterval < 0) throw new TypeError(`webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got ${shownValue(purgeInterval)}`)
+  // The retention is only compared with timestamps, in SQL; the interval is a timer's.
+  const purgeInterval = optionChecks('webhooks plugin').timerMillis('purgeInterval', opts.purgeInterval ?? Math.min(retention, HOUR), 'never')
   const now = opts.now
   if (now !== undefined && typeof now !== 'function') throw new TypeError(`webhooks plugin: now must be a function returning a Date, got ${shownValue(now)}`)
 

@@ -153,6 +153,17 @@ t.test('configuration: production needs real secrets; bad values are named', asy
     [{ CORS_ORIGINS: 'https://a.example:99999' }, /^- CORS_ORIGINS: expected .* \(got "https:\/\/a\.example:99999"\)$/m]
   ]
   for (const [env, message] of bad) t.throws(() => loadConfig(env), message, String(Object.keys(env)[0]))
+  // Milliseconds that reach a timer (or PostgreSQL's statement_timeout): Node takes a delay past
+  // 2147483647 as 1 ms, so a stop would give up at once, a statement fail at once, a lease be renewed every millisecond.
+  const timers: Array<[string, keyof ReturnType<typeof loadConfig>['config']]> = [
+    ['DATABASE_STATEMENT_TIMEOUT', 'databaseStatementTimeout'], ['JOB_LEASE_MILLIS', 'jobLeaseMillis'], ['SHUTDOWN_TIMEOUT', 'shutdownTimeout']
+  ]
+  for (const [variable, key] of timers) {
+    t.equal(loadConfig({ [variable]: '2147483647' }).config[key], 2147483647, `${variable}=2147483647, the longest a timer waits`)
+    for (const value of ['2147483648', '3000000000']) {
+      t.throws(() => loadConfig({ [variable]: value }), { message: `Invalid configuration:\n- ${variable}: Expected integer to be less or equal to 2147483647 (got "${value}")` }, `${variable}=${value}`)
+    }
+  }
   t.strictSame(loadConfig({ CURSOR_SECRET: 'the-new-cursor-secret-first, the-old-cursor-secret-after' }).config.cursorSecret, ['the-new-cursor-secret-first', 'the-old-cursor-secret-after'], 'CURSOR_SECRET: a comma-separated list of keys, the signing one first')
   t.strictSame(loadConfig({}).config.cursorSecret, [DEV_CURSOR_SECRET], 'the development key alone')
   t.equal(loadConfig({ DATABASE_PGBOUNCER: 'true' }).config.databasePgbouncer, true)

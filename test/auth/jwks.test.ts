@@ -145,7 +145,9 @@ t.test('JWKS option validation at registration', async t => {
     ['none in algorithms', { jwksUrl: 'https://idp.example.com/jwks', algorithms: ['none'] }, /verifier.algorithms/],
     ['empty algorithms', { jwksUrl: 'https://idp.example.com/jwks', algorithms: [] }, /verifier.algorithms/],
     ['algorithms not a list', { jwksUrl: 'https://idp.example.com/jwks', algorithms: 'RS256' }, /verifier.algorithms/],
-    ['zero timeout', { jwksUrl: 'https://idp.example.com/jwks', timeout: 0 }, /verifier.timeout must be a positive integer of milliseconds, got 0/],
+    ['zero timeout', { jwksUrl: 'https://idp.example.com/jwks', timeout: 0 }, /^auth plugin: verifier\.timeout must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 0$/],
+    // Node takes a longer timer delay as 1 ms: every JWKS fetch would be aborted at once (503).
+    ['timeout past the longest timer', { jwksUrl: 'https://idp.example.com/jwks', timeout: 2147483648 }, /^auth plugin: verifier\.timeout must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
     ['fractional keyTtl', { jwksUrl: 'https://idp.example.com/jwks', keyTtl: 0.5 }, /verifier.keyTtl must be a positive integer of milliseconds, got 0.5/],
     ['negative cooldown', { jwksUrl: 'https://idp.example.com/jwks', cooldown: -1 }, /verifier.cooldown must be a positive integer of milliseconds, got -1/],
     ['bad issuer', { jwksUrl: 'https://idp.example.com/jwks', issuer: [1] }, /verifier.issuer/]
@@ -156,6 +158,12 @@ t.test('JWKS option validation at registration', async t => {
     await t.rejects(async () => { await app.register(auth, { verifier: verifier as never }); await app.ready() }, { name: 'TypeError', message }, name)
     await app.close()
   }
+})
+
+t.test('the JWKS timeout may be the longest a timer waits; keyTtl and cooldown, only compared with the time, longer', async t => {
+  const jwks = await jwksServer(t, [rsa.jwk])
+  const app = await build(t, { verifier: { jwksUrl: jwks.url, timeout: 2147483647, keyTtl: 2147483648 * 10, cooldown: 2147483648 * 10 } })
+  t.equal((await app.inject({ url: '/me', headers: bearer(rsa.sign({ sub: 'u' })) })).statusCode, 200)
 })
 
 t.test('a token without kid: the one key of its algorithm, else 401', async t => {

@@ -22,9 +22,13 @@ t.test('bad options throw at creation, naming the option and the value', async t
     [{ ...good, baseUrl: 'not a url' }, /baseUrl must be an http:\/\/ or https:\/\/ URL, got "not a url"/],
     [{ ...good, baseUrl: 'ftp://example.com/' }, /baseUrl must be an http:\/\/ or https:\/\/ URL, got "ftp:\/\/example\.com\/"/],
     [{ ...good, timeouts: { header: 5 } }, /unknown option timeouts\.header \(did you mean timeouts\.headers\?\)/],
-    [{ ...good, timeouts: { headers: 0 } }, /timeouts\.headers must be an integer of 1 or more, got 0/],
-    [{ ...good, timeouts: { body: 1.5 } }, /timeouts\.body must be an integer of 1 or more, got 1\.5/],
-    [{ ...good, timeouts: { total: 0 } }, /timeouts\.total must be an integer of 1 or more, got 0/],
+    [{ ...good, timeouts: { headers: 0 } }, /^downstream plugin: timeouts\.headers must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 0$/],
+    [{ ...good, timeouts: { body: 1.5 } }, /^downstream plugin: timeouts\.body must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 1\.5$/],
+    [{ ...good, timeouts: { total: 0 } }, /^downstream plugin: timeouts\.total must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 0$/],
+    // Node takes a longer timer delay as 1 ms: every call would time out at once.
+    [{ ...good, timeouts: { headers: 2147483648 } }, /^downstream plugin: timeouts\.headers must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ ...good, timeouts: { body: 2147483648 } }, /^downstream plugin: timeouts\.body must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ ...good, timeouts: { total: 2147483648 } }, /^downstream plugin: timeouts\.total must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
     [{ ...good, maxResponseBytes: '1MB' }, /maxResponseBytes must be an integer of 1 or more, got "1MB"/],
     [{ ...good, retry: true }, /retry must be an object, got true/],
     [{ ...good, retry: { attempts: 0 } }, /retry\.attempts must be an integer of 1 or more, got 0/],
@@ -47,6 +51,9 @@ t.test('good options: the defaults, a cap above the default base, a dispatcher o
     createDownstream(good),
     createDownstream({ ...good, retry: false, timeouts: {}, defaultExecutionContext: 'live' }),
     createDownstream({ ...good, retry: { base: 10_000 } }),
+    // The longest a timer waits; the retry waits, never slept past timeouts.total, need no bound.
+    createDownstream({ ...good, timeouts: { headers: 2147483647, body: 2147483647, total: 2147483647 } }),
+    createDownstream({ ...good, retry: { base: 2147483648 * 10, cap: 2147483648 * 10, maxRetryAfter: 2147483648 * 10 } }),
     createDownstream({ ...good, userAgent: { product: 'orders', version: '3', comment: 'team' }, baseUrl: 'https://orders.example.com/api/' })
   ]
   for (const c of clients) await c.close()

@@ -45,7 +45,7 @@ t.test('options are checked at boot, naming the option', async t => {
     ['resolver', { resolver: 'dns' }, /resolver must be a function/],
     ['now', { now: 0 }, /now must be a function/],
     ['retention', { retention: '7d' }, /events plugin: retention must be a positive integer, got "7d"/],
-    ['purgeInterval', { purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
+    ['purgeInterval', { purgeInterval: -1 }, /purgeInterval must be 0 \(never\) or a positive integer of milliseconds/],
     ['eventTypes', { eventTypes: [] }, /there are no event types/],
     // extraEventTypes adds to the default list, which eventTypes replaces: with both, it would be dropped unseen.
     ['eventTypes and extraEventTypes', { extraEventTypes: ['order.paid'] }, /^events plugin: extraEventTypes adds to the default event types, which eventTypes replaces; give one of them \(list order\.paid in eventTypes\)$/],
@@ -58,6 +58,20 @@ t.test('options are checked at boot, naming the option', async t => {
   await t.rejects(app({ withoutAuth: 1 as never }), /^events plugin: withoutAuth must be a boolean, got 1$/, 'withoutAuth')
   await t.resolves(app({ withoutAuth: undefined, readScopes: [], writeScopes: [] }), 'no scopes: nothing to check')
   await t.resolves(app({ withoutAuth: undefined, path: false }), 'no routes: nothing to check')
+})
+
+// Node takes a longer timer delay as 1 ms: every attempt would time out at once, the idle poll spin.
+t.test('milliseconds that reach a timer: up to 2147483647, the longest a timer waits', async t => {
+  const rule = 'a positive integer of milliseconds up to 2147483647 (about 24.8 days, the longest a timer waits)'
+  const table: Array<[string, string]> = [
+    ['timeoutMillis', rule],
+    ['pollMillis', rule],
+    ['purgeInterval', `0 (never) or ${rule}`]
+  ]
+  for (const [option, wanted] of table) {
+    await t.resolves(async () => { await (await app({ [option]: 2147483647 })).ready() }, `${option}: 2147483647`)
+    await t.rejects(app({ [option]: 2147483648 }), { name: 'TypeError', message: `events plugin: ${option} must be ${wanted}, got 2147483648` }, `${option}: 2147483648`)
+  }
 })
 
 t.test('an application\'s own event, emitted in its transaction, delivered signed; one rolled back is not', async t => {

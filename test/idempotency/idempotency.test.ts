@@ -67,7 +67,10 @@ t.test('option validation names the option', async t => {
     [{}, /store must be a Store/],
     [{ store, ttl: 0 }, /ttl must be a positive integer/],
     [{ store, ttl: 1.5 }, /ttl must be/],
-    [{ store, purgeInterval: -1 }, /purgeInterval must be a non-negative integer/],
+    [{ store, purgeInterval: -1 }, /purgeInterval must be 0 \(never\) or a positive integer of milliseconds/],
+    // Node takes a longer timer delay as 1 ms: the purge would run every millisecond.
+    [{ store, purgeInterval: 2147483648 }, /^idempotency plugin: purgeInterval must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ store, ttl: 0 }, /^idempotency plugin: ttl must be a positive integer of milliseconds, got 0$/],
     [{ store, now: 5 }, /^idempotency plugin: now must be a function returning a Date, got 5$/],
     [{ store, table: 'Bad-Name' }, /table must be a lowercase SQL name/],
     [{ store, ttL: 5 }, /^idempotency plugin: unknown option ttL \(did you mean ttl\?\); the options are store, ttl, purgeInterval, table, now$/]
@@ -75,6 +78,12 @@ t.test('option validation names the option', async t => {
   for (const [opts, message] of cases) {
     const app = Fastify()
     await t.rejects(async () => { await app.register(idempotency, opts as never); await app.ready() }, { name: 'TypeError', message }, JSON.stringify(Object.keys(opts)))
+  }
+  // The longest a timer waits is taken; the ttl, only added to timestamps, has no such bound.
+  for (const opts of [{ purgeInterval: 2147483647 }, { ttl: 2147483648 * 10 }]) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await t.resolves(async () => { await app.register(idempotency, { store, ...opts }); await app.ready() }, JSON.stringify(opts))
   }
 })
 

@@ -32,15 +32,15 @@ t.test('options that cannot work are refused at registration, naming the option'
     [{ store: null }, /^jobs plugin: store must be a Store/],
     [{ store, path: 'jobs' }, /^jobs plugin: path must be an absolute path/],
     [{ store, worker: 'yes' }, /^jobs plugin: worker must be a boolean/],
-    [{ store, leaseMillis: 0 }, /^jobs plugin: leaseMillis must be a positive integer, got 0/],
+    [{ store, leaseMillis: 0 }, /^jobs plugin: leaseMillis must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 0$/],
     [{ store, pollMillis: 1.5 }, /pollMillis must be a positive integer/],
     [{ store, concurrency: -1 }, /concurrency must be a positive integer/],
     [{ store, maxAttempts: '3' }, /maxAttempts must be a positive integer/],
     [{ store, table: 'Jobs' }, /^jobs plugin: table must be a lowercase SQL name/],
     [{ store, readScopes: { things: 'things:read' } }, /^jobs plugin: readScopes must be an object of scope lists/],
     [{ store, retention: 0 }, /^jobs plugin: retention must be a positive integer, got 0/],
-    [{ store, purgeInterval: -1 }, /^jobs plugin: purgeInterval must be a non-negative integer of milliseconds, got -1/],
-    [{ store, purgeInterval: 1.5 }, /purgeInterval must be a non-negative integer/],
+    [{ store, purgeInterval: -1 }, /^jobs plugin: purgeInterval must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got -1$/],
+    [{ store, purgeInterval: 1.5 }, /purgeInterval must be 0 \(never\) or a positive integer of milliseconds/],
     [{ store, leaseMilis: 5 }, /^jobs plugin: unknown option leaseMilis \(did you mean leaseMillis\?\)/]
   ]
   for (const [opts, message] of table) {
@@ -68,6 +68,29 @@ t.test('options that cannot work are refused at registration, naming the option'
   t.throws(() => { app.jobs.define('BULK', async () => ({ result: null, completedCount: 0 })) }, /BULK has a handler already/)
   t.equal(app.jobs.monitorPath('x'), null, 'no monitor routes: no monitor path')
   await app.close()
+})
+
+// Node takes a longer timer delay as 1 ms: a lease renewed, or a poll made, every millisecond.
+t.test('milliseconds that reach a timer: up to 2147483647, the longest a timer waits', async t => {
+  const store = await pglite.create(t)
+  const rule = 'a positive integer of milliseconds up to 2147483647 (about 24.8 days, the longest a timer waits)'
+  const table: Array<[string, string]> = [
+    ['leaseMillis', rule],
+    ['pollMillis', rule],
+    ['purgeInterval', `0 (never) or ${rule}`]
+  ]
+  for (const [option, wanted] of table) {
+    for (const [value, refusal] of [[2147483647, null], [2147483648, `jobs plugin: ${option} must be ${wanted}, got 2147483648`]] as const) {
+      const app = Fastify()
+      await app.register(problem)
+      await app.register(conventions)
+      await app.register(query, { cursorSecret: 'a-cursor-secret-of-enough-bytes' })
+      const ready = async (): Promise<void> => { await app.register(jobs, { store, path: false, [option]: value }); await app.ready() }
+      if (refusal === null) await t.resolves(ready, `${option}: ${value}`)
+      else await t.rejects(ready, { name: 'TypeError', message: refusal }, `${option}: ${value}`)
+      await app.close()
+    }
+  }
 })
 
 for (const db of databases) {

@@ -5,7 +5,7 @@ import methods from '../../plugins/methods/index.js'
 import lint from '../../plugins/lint/index.js'
 import openapi from '../../plugins/openapi/index.js'
 import docs from '../../plugins/docs/index.js'
-import { closestKey, optionChecks, refuseUnknownOptions, shownValue } from '../../plugins/shared/options.js'
+import { closestKey, MAX_TIMER_MILLIS, optionChecks, refuseUnknownOptions, shownValue, TIMER_MILLIS_RULE } from '../../plugins/shared/options.js'
 
 // Every plugin refuses an option key it does not know, naming the key, the one probably meant
 // and all it knows (each plugin's own test has its cases; these are the plugins with no other
@@ -63,6 +63,45 @@ t.test('optionChecks: every boot error reads <owner>: <option> must be <rule>, g
   t.throws(() => positiveInteger('max', 0), { message: 'things plugin: max must be a positive integer, got 0' })
   t.throws(() => positiveInteger('max', '5', 'a positive integer of milliseconds'), { message: 'things plugin: max must be a positive integer of milliseconds, got "5"' })
   t.equal(positiveInteger('max', 5), 5)
+})
+
+t.test('optionChecks.timerMillis: milliseconds a timer can wait, up to 2147483647', async t => {
+  const { timerMillis } = optionChecks('things plugin')
+  const rule = 'a positive integer of milliseconds up to 2147483647 (about 24.8 days, the longest a timer waits)'
+  t.equal(MAX_TIMER_MILLIS, 2 ** 31 - 1)
+  t.equal(TIMER_MILLIS_RULE, rule)
+  const cases: Array<[unknown, string | undefined, string | null]> = [
+    [1, undefined, null],
+    [2147483647, undefined, null],
+    [2147483648, undefined, `things plugin: pollMillis must be ${rule}, got 2147483648`],
+    [3e9, undefined, `things plugin: pollMillis must be ${rule}, got 3000000000`],
+    [0, undefined, `things plugin: pollMillis must be ${rule}, got 0`],
+    [1.5, undefined, `things plugin: pollMillis must be ${rule}, got 1.5`],
+    ['5', undefined, `things plugin: pollMillis must be ${rule}, got "5"`],
+    [Infinity, undefined, `things plugin: pollMillis must be ${rule}, got Infinity`],
+    [0, 'never', null],
+    [2147483647, 'never', null],
+    [2147483648, 'never', `things plugin: pollMillis must be 0 (never) or ${rule}, got 2147483648`],
+    [-1, 'never', `things plugin: pollMillis must be 0 (never) or ${rule}, got -1`]
+  ]
+  for (const [value, zero, refusal] of cases) {
+    const name = `${shownValue(value)}${zero === undefined ? '' : ', 0 allowed'}`
+    if (refusal === null) t.equal(timerMillis('pollMillis', value, zero), value, name)
+    else t.throws(() => timerMillis('pollMillis', value, zero), { name: 'TypeError', message: refusal }, name)
+  }
+})
+
+t.test('MAX_TIMER_MILLIS is the longest delay Node waits: one more is taken as 1 ms, with a warning', async t => {
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => { warnings.push(w.name) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  clearTimeout(setTimeout(() => {}, MAX_TIMER_MILLIS))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.strictSame(warnings, [], 'the longest: no warning')
+  clearTimeout(setTimeout(() => {}, MAX_TIMER_MILLIS + 1))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.strictSame(warnings, ['TimeoutOverflowWarning'], 'one more: overflows')
 })
 
 t.test('shownValue: a value as a boot error quotes it', async t => {

@@ -214,9 +214,13 @@ t.test('stop waits for the pass under way (a closing store stops its schedule fi
 })
 
 t.test('vacuumMillis is checked', async t => {
-  for (const bad of [-1, 1.5, Number.NaN]) {
-    t.throws(() => createStore({ dataDir: 'memory', vacuumMillis: bad }), { name: 'TypeError', message: /^createStore: vacuumMillis must be a non-negative integer/ }, String(bad))
+  for (const bad of [-1, 1.5, Number.NaN, 2147483648]) {
+    t.throws(() => createStore({ dataDir: 'memory', vacuumMillis: bad }), { name: 'TypeError', message: /^createStore: vacuumMillis must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 / }, String(bad))
   }
+  // The longest a timer waits: the vacuum's setTimeout takes a longer delay as 1 ms.
+  const longest = createStore({ dataDir: 'memory', vacuumMillis: 2147483647 })
+  await longest.ready()
+  await longest.close()
 })
 
 // PGlite analyzes in the service's thread, and requests wait for it: the store keeps the sample

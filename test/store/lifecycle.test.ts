@@ -54,7 +54,12 @@ t.test('createStore refuses invalid options, naming the option and the value', a
     [{ databaseUrl: 'postgres://db/app', pool: { idleTimeoutMillis: 'soon' as never } }, /pool.idleTimeoutMillis .* got soon/],
     [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: -1 } }, /pool.preparedStatements must be a non-negative integer, got -1/],
     [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: 1.5 } }, /pool.preparedStatements .* got 1.5/],
-    [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: '10' as never } }, /pool.preparedStatements .* got 10/]
+    [{ databaseUrl: 'postgres://db/app', pool: { preparedStatements: '10' as never } }, /pool.preparedStatements .* got 10/],
+    // Timers' delays: Node takes a longer one as 1 ms, and PostgreSQL refuses a longer statement_timeout.
+    [{ databaseUrl: 'postgres://db/app', pool: { connectionTimeoutMillis: 2147483648 } }, /^createStore: pool\.connectionTimeoutMillis must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ databaseUrl: 'postgres://db/app', pool: { idleTimeoutMillis: 2147483648 } }, /^createStore: pool\.idleTimeoutMillis must be a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ databaseUrl: 'postgres://db/app', pool: { statementTimeoutMillis: 2147483648 } }, /^createStore: pool\.statementTimeoutMillis must be 0 \(no limit\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
+    [{ dataDir: 'memory', vacuumMillis: 2147483648 }, /^createStore: vacuumMillis must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/]
   ]
   for (const [opts, message] of cases) {
     t.throws(() => createStore(opts), { name: 'TypeError', message }, JSON.stringify(opts))
@@ -229,6 +234,18 @@ t.test('server: connections that fail', { skip: server.skip }, async (t) => {
     t.ok(err instanceof Unavailable)
     t.equal((err as Unavailable).sqlState, '57P01')
     t.strictSame((await store.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+  })
+
+  // The store's own wait for an answer is the statement timeout and a little more: capped at the
+  // longest a timer waits, or setTimeout would take it as 1 ms and fail every statement at once.
+  t.test('timeouts of 2147483647 ms, the longest a timer waits, are taken and work', async (t) => {
+    const longest = 2147483647
+    const store = createStore({ databaseUrl: TEST_DATABASE_URL, pool: { max: 1, statementTimeoutMillis: longest, connectionTimeoutMillis: longest, idleTimeoutMillis: longest } })
+    t.teardown(() => store.close())
+    const { rows } = await store.query<{ timeout: string }>("SELECT current_setting('statement_timeout') AS timeout, pg_sleep(0.05)")
+    t.strictSame(rows.map((r) => r.timeout), ['2147483647ms'], 'the server took it')
+    const tx = await store.transaction(async (tx) => (await tx.query<{ n: number }>('SELECT 1 AS n, pg_sleep(0.05)')).rows)
+    t.strictSame(tx.map((r) => r.n), [1])
   })
 
   t.test('an idle pooled connection the server drops is logged and replaced', async (t) => {

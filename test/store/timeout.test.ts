@@ -101,7 +101,7 @@ t.test('statement timeout against a server that stops answering', { skip: SKIP }
   })
 
   t.test('invalid timeouts are refused, naming the option', async t => {
-    t.throws(() => createStore({ databaseUrl: server.url, pool: { statementTimeoutMillis: -1 } }), /pool.statementTimeoutMillis must be a non-negative integer, got -1/)
+    t.throws(() => createStore({ databaseUrl: server.url, pool: { statementTimeoutMillis: -1 } }), /pool.statementTimeoutMillis must be 0 \(no limit\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got -1/)
     await t.rejects(store.transaction(async () => {}, { statementTimeout: 'no' as never }), /statementTimeout must be a boolean, got no/)
   })
 })

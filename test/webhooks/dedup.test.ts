@@ -150,13 +150,17 @@ t.test('retention options are checked, naming the option', async t => {
   const store = await databases[0]?.create(t) as Store
   for (const [plugin, message] of [
     [{ retention: 0 }, /webhooks plugin: retention must be a positive integer of milliseconds, got 0/],
-    [{ purgeInterval: -1 }, /webhooks plugin: purgeInterval must be a non-negative integer of milliseconds, got -1/],
+    [{ purgeInterval: -1 }, /^webhooks plugin: purgeInterval must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got -1$/],
+    // Node takes a longer timer delay as 1 ms: the purge would run every millisecond.
+    [{ purgeInterval: 2147483648 }, /^webhooks plugin: purgeInterval must be 0 \(never\) or a positive integer of milliseconds up to 2147483647 \(about 24\.8 days, the longest a timer waits\), got 2147483648$/],
     [{ now: 'today' }, /webhooks plugin: now must be a function returning a Date, got "today"/]
   ] as const) {
     await t.rejects(build(t, { store, plugin: plugin as never }), { name: 'TypeError', message }, JSON.stringify(plugin))
   }
   const noTimer = await build(t, { store, plugin: { purgeInterval: 0, table: 'webhook_deliveries_manual' } })
   t.equal(noTimer.webhooks.deliveries.retention, 7 * 24 * 60 * 60 * 1000, 'default retention 7 days')
+  // The longest a timer waits is taken; the retention, only compared with timestamps, has no such bound.
+  await t.resolves(build(t, { store, plugin: { purgeInterval: 2147483647, retention: 2147483648 * 10, table: 'webhook_deliveries_longest' } }), 'purgeInterval 2147483647')
 })
 
 t.test('a failing purge of delivery ids is logged, not thrown', async t => {
