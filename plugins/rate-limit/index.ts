@@ -25,6 +25,11 @@ export interface RateLimitPluginOptions {
   nameSpace?: string
   /** When counting fails (Redis unreachable), let requests through rather than answer 503. Default false. */
   skipOnError?: boolean
+  /**
+   * Counted in memory: the callers whose counts are kept, the least recently seen forgotten
+   * first (a forgotten caller starts a new window). Default 100,000.
+   */
+  memoryCallers?: number
 }
 
 /**
@@ -41,11 +46,14 @@ const defaults = {
   max: 1000,
   timeWindow: '1 minute',
   nameSpace: 'svc-rate-limit:',
-  skipOnError: false
+  skipOnError: false,
+  // @fastify/rate-limit's own is 5,000: a service with more callers in a window than that
+  // gave the least recent ones a fresh window each time, limited or not.
+  memoryCallers: 100_000
 }
 
 const ROUTE_KEYS = new Set(['max', 'timeWindow'])
-const OPTION_KEYS: OptionKeys<RateLimitPluginOptions> = { max: true, timeWindow: true, redis: true, nameSpace: true, skipOnError: true }
+const OPTION_KEYS: OptionKeys<RateLimitPluginOptions> = { max: true, timeWindow: true, redis: true, nameSpace: true, skipOnError: true, memoryCallers: true }
 
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -109,6 +117,8 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
   if (typeof nameSpace !== 'string' || nameSpace.length === 0) throw new TypeError(`rate-limit plugin: nameSpace must be a non-empty string, got ${show(nameSpace)}`)
   const skipOnError = opts.skipOnError ?? defaults.skipOnError
   if (typeof skipOnError !== 'boolean') throw new TypeError(`rate-limit plugin: skipOnError must be a boolean, got ${show(skipOnError)}`)
+  const memoryCallers = opts.memoryCallers ?? defaults.memoryCallers
+  if (typeof memoryCallers !== 'number' || !Number.isSafeInteger(memoryCallers) || memoryCallers < 1) throw new TypeError(`rate-limit plugin: memoryCallers must be a positive integer of callers, got ${show(memoryCallers)}`)
 
   let redis: RedisClient | undefined
   if (typeof redisOption === 'string') {
@@ -151,6 +161,7 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
     enableDraftSpec: true,
     skipOnError,
     nameSpace,
+    cache: memoryCallers,
     // Refusing when Redis cannot count: a 503 saying so, not the raw error (redis-store.ts).
     ...(redis === undefined ? {} : skipOnError ? { redis } : { store: redisStoreOf(redis, nameSpace) }),
     keyGenerator: (request) => {

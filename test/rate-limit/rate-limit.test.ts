@@ -29,6 +29,19 @@ t.test('keyed by the token\'s subject: each caller has its own budget, whatever 
   t.equal(anonymous.statusCode, 200, 'nor a caller without a token from that address')
 })
 
+t.test('in memory: the most recent memoryCallers callers are kept, 100,000 by default', async t => {
+  const sequence = async (opts: RateLimitPluginOptions, others: number): Promise<number[]> => {
+    const app = await build(t, { max: 2, timeWindow: '1 hour', ...opts })
+    const from = async (ip: string): Promise<number> => (await app.inject({ url: '/things', headers: { 'x-forwarded-for': ip } })).statusCode
+    const first = [await from('203.0.113.7'), await from('203.0.113.7'), await from('203.0.113.7')]
+    for (let i = 0; i < others; i++) await from(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`)
+    return [...first, await from('203.0.113.7')]
+  }
+  // More callers in a window than @fastify/rate-limit's own default keeps (5,000).
+  t.strictSame(await sequence({}, 5001), [200, 200, 429, 429], 'still limited after 5,001 other callers')
+  t.strictSame(await sequence({ memoryCallers: 3 }, 3), [200, 200, 429, 200], 'forgotten after memoryCallers others: a new window')
+})
+
 t.test('without a token: keyed by the client address, through the trusted proxy', async t => {
   const app = await build(t, { max: 1 })
   const from = async (ip: string): Promise<number> => (await app.inject({ url: '/things', headers: { 'x-forwarded-for': ip } })).statusCode
@@ -140,7 +153,9 @@ t.test('options are checked at registration', async t => {
     [{ redis: {} as never }, /redis must be .* got \{\}/],
     [{ nameSpace: '' }, /nameSpace must be a non-empty string, got ""/],
     [{ skipOnError: 'yes' as unknown as boolean }, /skipOnError must be a boolean, got "yes"/],
-    [{ timewindow: 1000 } as never, /^rate-limit plugin: unknown option timewindow \(did you mean timeWindow\?\); the options are max, timeWindow, redis, nameSpace, skipOnError$/]
+    [{ memoryCallers: 0 }, /^rate-limit plugin: memoryCallers must be a positive integer of callers, got 0$/],
+    [{ memoryCallers: 1.5 }, /memoryCallers must be a positive integer of callers, got 1.5$/],
+    [{ timewindow: 1000 } as never, /^rate-limit plugin: unknown option timewindow \(did you mean timeWindow\?\); the options are max, timeWindow, redis, nameSpace, skipOnError, memoryCallers$/]
   ]
   for (const [opts, message] of cases) {
     const app = Fastify()
