@@ -6,6 +6,7 @@ import { follow } from './follow.js'
 import { DownstreamConnectionError, DownstreamError, DownstreamTimeoutError, type CallTarget } from './errors.js'
 import { resolveOptions, type DownstreamOptions, type Settings } from './options.js'
 import { CONNECTION_FAILURES, IDEMPOTENT_METHODS, RETRY_STATUSES, backoff, retryAfter } from './retry.js'
+import { optionChecks } from '../shared/options.js'
 
 /** What a call carries from the request that makes it (conventions: X-Request-ID, Svc-Execution-Context). */
 export interface PropagatedContext {
@@ -108,6 +109,13 @@ function retriesAfter (failure: unknown, method: string): boolean {
   return failure instanceof DownstreamTimeoutError && failure.phase !== 'total' && IDEMPOTENT_METHODS.has(method)
 }
 
+const callChecks = optionChecks('downstream call')
+
+/** A call's own timeout, checked as the client's are: past a timer's longest, it would fire at once. */
+function callTimeout (phase: 'headers' | 'body' | 'total', value: unknown, fallback: number): number {
+  return value === undefined ? fallback : callChecks.timerMillis(`timeouts.${phase}`, value)
+}
+
 /** The dispatcher calls go through (an undici Agent, or the caller's). */
 interface Transport { dispatcher: Dispatcher }
 
@@ -116,7 +124,7 @@ async function call<T> (settings: Settings, transport: () => Promise<Transport>,
   const url = targetUrl(settings, c)
   const headers = headersOf(settings, c, context)
   const body = c.json !== undefined ? JSON.stringify(c.json) : c.body
-  const timeouts = { headers: c.timeouts?.headers ?? settings.timeouts.headers, body: c.timeouts?.body ?? settings.timeouts.body, total: c.timeouts?.total ?? settings.timeouts.total }
+  const timeouts = { headers: callTimeout('headers', c.timeouts?.headers, settings.timeouts.headers), body: callTimeout('body', c.timeouts?.body, settings.timeouts.body), total: callTimeout('total', c.timeouts?.total, settings.timeouts.total) }
   const limit = c.maxResponseBytes ?? settings.maxResponseBytes
   const retryable = c.retry !== false && (IDEMPOTENT_METHODS.has(method) || headers['svc-idempotency-key'] !== undefined)
   const { attempts, base, cap, maxRetryAfter } = settings.retry

@@ -44,4 +44,10 @@ t.test('timeouts: the headers, and a pause inside the body', async t => {
   t.match(headers, { phase: 'headers', timeout: 50, code: 'SVC_ERR_DOWNSTREAM_TIMEOUT', message: /no answer within 50 ms \(timeouts\.headers\)/ })
   const body = await c.get(`${server.url}/x`, { timeouts: { body: 50 } }).catch((e: unknown) => e)
   t.match(body, { name: 'DownstreamTimeoutError', phase: 'body', timeout: 50, message: /no further part of the body within 50 ms \(timeouts\.body\)/ })
+  // A call's own timeouts are checked as the client's: one past a timer's longest would fire at once.
+  const before = stalled.length
+  for (const [timeouts, shown] of [[{ total: 2 ** 31 }, 'timeouts.total must be .* got 2147483648'], [{ headers: 0 }, 'timeouts.headers must be .* got 0'], [{ body: 1.5 }, 'timeouts.body must be .* got 1.5']] as const) {
+    await t.rejects(c.get(`${server.url}/x`, { timeouts }), { name: 'TypeError', message: new RegExp(`^downstream call: ${shown}$`) }, JSON.stringify(timeouts))
+  }
+  t.equal(stalled.length, before, 'nothing sent')
 })
