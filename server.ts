@@ -40,11 +40,54 @@ function trackServing (server: Server): { dropUnserved: () => void } {
  */
 async function main (): Promise<void> {
   const { config, warnings } = loadConfig()
+  // SIGINT and SIGTERM are taken from the start: one that comes while the store opens and the
+  // schema migrates (which may wait on another instance's lock) lets that finish, then closes
+  // the store and exits 0 without listening, rather than ending the process half-way. Once
+  // listening, close-with-grace drains (below). One Ctrl-C under `npm start` arrives twice
+  // (stop-signals.ts).
+  const stops = stopRequests(signalCopies(process.env))
+  let startStop: { signal: NodeJS.Signals, timer: NodeJS.Timeout } | undefined
+  let stopSignal: NodeJS.Signals | undefined
+  // close-with-grace's stop, once the app is built and about to listen.
+  const armed: { grace?: ReturnType<typeof closeWithGrace> } = {}
+  let log: { debug: (obj: object, msg: string) => void, error: (obj: object, msg: string) => void } = {
+    debug: () => {},
+    error: (_obj, msg) => { console.error(msg) }
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      const verdict = stops.signal()
+      if (verdict === 'stop') {
+        stopSignal = signal
+        if (armed.grace !== undefined) armed.grace.close()
+        else {
+          const timer = setTimeout(() => {
+            console.error(`shutdown: the start did not finish within ${config.shutdownTimeout} ms of ${signal} (SHUTDOWN_TIMEOUT); exiting anyway`)
+            process.exit(1)
+          }, config.shutdownTimeout)
+          startStop = { signal, timer }
+        }
+      } else if (verdict === 'repeat') {
+        log.debug({ signal }, 'the stop is under way: this signal is taken for npm\'s copy of the one that began it')
+      } else {
+        log.error({ signal }, `${signal} again while stopping: exiting without waiting for requests in flight`)
+        process.exit(1)
+      }
+    })
+  }
   // A request that reaches a kept-alive connection while draining is served like the rest
   // (with Connection: close), not refused by Fastify's built-in 503, whose body is no
   // problem document (conventions: Errors, rule 1) and which would drop work already sent.
   const app = await buildApp(config, { fastify: { logger: await logOptions(config), return503OnClosing: false } })
+  log = app.log
   for (const w of warnings) app.log.warn(w)
+  if (startStop !== undefined) {
+    app.log.info({ signal: startStop.signal }, 'shutting down: stopped while starting, before listening')
+    await app.close()
+    clearTimeout(startStop.timer)
+    app.log.info('stopped: the store closed')
+    return
+  }
   let closing = false
   // Once draining, every answer closes its connection (RFC 9112 §9.6): the server stops
   // when the last request in flight is answered, instead of waiting for idle kept-alive
@@ -59,11 +102,9 @@ async function main (): Promise<void> {
   const serving = trackServing(app.server)
   app.addHook('preClose', async () => { serving.dropUnserved() })
   // close-with-grace: one stop for signals and for errors that escape (uncaught exceptions,
-  // unhandled rejections), and a forced exit when closing hangs. SIGINT and SIGTERM are taken
-  // here instead, since one Ctrl-C under `npm start` arrives twice (stop-signals.ts).
-  const stops = stopRequests(signalCopies(process.env))
-  let stopSignal: NodeJS.Signals | undefined
-  const grace = closeWithGrace({
+  // unhandled rejections), and a forced exit when closing hangs. SIGINT and SIGTERM reach it
+  // through the handlers above.
+  armed.grace = closeWithGrace({
     delay: config.shutdownTimeout,
     skip: ['SIGINT', 'SIGTERM'],
     logger: { error: (message: unknown) => { app.log.error(String(message)) } },
@@ -77,24 +118,12 @@ async function main (): Promise<void> {
     // The last line: nothing is left running (a log that ends at "draining" would leave that in doubt).
     app.log.info('stopped: requests in flight answered, the store closed')
   })
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      const verdict = stops.signal()
-      if (verdict === 'stop') {
-        stopSignal = signal
-        grace.close()
-      } else if (verdict === 'repeat') {
-        app.log.debug({ signal }, 'the stop is under way: this signal is taken for npm\'s copy of the one that began it')
-      } else {
-        app.log.error({ signal }, `${signal} again while stopping: exiting without waiting for requests in flight`)
-        process.exit(1)
-      }
-    })
-  }
   let url: string
   try {
     url = await app.listen({ host: config.host, port: config.port })
   } catch (err) {
+    // A stop that came while it started listening: close-with-grace has the exit.
+    if (closing) return
     // The store is closed before the exit, so that the data directory is left clean.
     await app.close()
     throw listenRefusal(err, config.host, config.port)

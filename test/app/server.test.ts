@@ -1,10 +1,13 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { connect, createServer, type AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { quoteIdent } from '../../store/index.js'
+import { admin, TEST_DATABASE_URL } from '../support/databases.js'
 
 const serverTs = fileURLToPath(new URL('../../server.ts', import.meta.url))
 
@@ -35,6 +38,52 @@ t.test('server.ts listens, answers /health, exits 0 on SIGTERM, and says when it
   const messages = out.trim().split('\n').map(line => (JSON.parse(line) as { msg: string }).msg)
   t.ok(messages.includes('shutting down: draining requests in flight'))
   t.equal(messages.at(-1), 'stopped: requests in flight answered, the store closed', 'the last line says everything is closed')
+})
+
+t.test('a SIGTERM while it starts: the start ends, the store is closed, nothing listens, exit 0', { skip: TEST_DATABASE_URL === undefined ? 'needs TEST_DATABASE_URL' : false }, async t => {
+  // A database of its own, reached through a proxy that holds the first connection until the
+  // signal is sent: the signal comes while the store opens, whatever the machine's speed.
+  const server = new URL(TEST_DATABASE_URL as string)
+  const name = `stop_${process.pid}_${randomBytes(4).toString('hex')}`
+  await admin(server.toString(), `CREATE DATABASE ${quoteIdent(name)}`)
+  t.teardown(async () => { await admin(server.toString(), `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`) })
+  let release: () => void = () => {}
+  const signalled = new Promise<void>((resolve) => { release = resolve })
+  let connected: () => void = () => {}
+  const held = new Promise<void>((resolve) => { connected = resolve })
+  const proxy = createServer((socket) => {
+    socket.pause()
+    connected()
+    void signalled.then(() => {
+      const upstream = connect(Number(server.port === '' ? 5432 : server.port), server.hostname)
+      socket.pipe(upstream).pipe(socket)
+      socket.resume()
+      const end = (): void => { socket.destroy(); upstream.destroy() }
+      socket.on('error', end).on('close', end)
+      upstream.on('error', end).on('close', end)
+    })
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { proxy.close() })
+  const url = new URL(server.toString())
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`
+  url.pathname = `/${name}`
+  const child = spawn(process.execPath, [...process.execArgv, serverTs], {
+    env: { ...process.env, PORT: '0', DATABASE_URL: url.toString(), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  child.stdout.on('data', (chunk) => { out += String(chunk) })
+  await held
+  child.kill('SIGTERM')
+  release()
+  const [code] = await once(child, 'close') as [number | null]
+  t.equal(code, 0, 'a clean exit')
+  const messages = out.trim().split('\n').map(line => (JSON.parse(line) as { msg: string }).msg)
+  t.ok(messages.includes('shutting down: stopped while starting, before listening'), 'it says why it stops')
+  t.equal(messages.at(-1), 'stopped: the store closed', 'the last line says the store is closed')
+  t.notOk(messages.some(m => /Listening at|Server listening/.test(m)), 'nothing listened')
 })
 
 t.test('server.ts refuses to start with an invalid configuration', async t => {
