@@ -54,14 +54,14 @@ t.test('a SIGTERM while it starts: the start ends, the store is closed, nothing 
   const proxy = createServer((socket) => {
     socket.pause()
     connected()
-    void signalled.then(() => {
+    signalled.then(() => {
       const upstream = connect(Number(server.port === '' ? 5432 : server.port), server.hostname)
       socket.pipe(upstream).pipe(socket)
       socket.resume()
       const end = (): void => { socket.destroy(); upstream.destroy() }
       socket.on('error', end).on('close', end)
       upstream.on('error', end).on('close', end)
-    })
+    }, () => {})
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { proxy.close() })
