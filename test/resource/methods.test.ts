@@ -387,7 +387,9 @@ for (const db of databases) {
 
     t.test('query parameters on items and writes are refused, not ignored (filters apply to collection GETs only)', async t => {
       const a = await author(unique())
+      const d = json(await api.post('/v1/documents', { name: unique(), authorId: a.id, kind: 'INVOICE' }))
       const table: Array<[string, () => Promise<{ statusCode: number, body: string }>, string[]]> = [
+        ['POST action', async () => await api.post(`/v1/documents/${d.id as string}/publish?force=1`, {}), ['force']],
         ['DELETE', async () => await api.delete(`/v1/authors/${a.id as string}?name=zzz`), ['name']],
         ['GET', async () => await api.get(`/v1/authors/${a.id as string}?_=1&ordering=name`), ['_', 'ordering']],
         ['PUT', async () => await api.put(`/v1/authors/${a.id as string}?filter=x`, { name: a.name, email: 'ann@example.com' }), ['filter']],
@@ -403,6 +405,7 @@ for (const db of databases) {
       const still = await api.get(`/v1/authors/${a.id as string}`)
       t.equal(still.statusCode, 200, 'nothing was deleted')
       t.equal(json(still).email, 'ann@example.com', 'nor changed')
+      t.equal(json(await api.get(`/v1/documents/${d.id as string}`)).status, 'DRAFT', 'nor published')
     })
 
     t.test('references: a missing author is 409, an author with documents cannot be deleted', async t => {

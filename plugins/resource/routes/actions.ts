@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifyInstance } from 'fastify'
 import { Id } from '../../../schemas/types.js'
 import { withArticle } from '../../shared/article.js'
+import { NoQuery } from '../../shared/no-query.js'
 import type { Served } from './served.js'
 import { itemOp, newEtagHeader, refuseInvalid, writeItem } from './writes.js'
 
@@ -30,6 +31,7 @@ export function registerActionRoutes (fastify: FastifyInstance, s: Served): void
           ? `Brings a deleted ${def.name} back; 409 INVALID_STATE_TRANSITION when it is not deleted, or UNIQUE_..._VIOLATION when a unique value was taken meanwhile.`
           : `${action.summary}: from ${action.from.join(' or ')} to ${action.to}; 409 INVALID_STATE_TRANSITION from any other state.`,
         params,
+        querystring: NoQuery,
         body: NoBody,
         response: { 200: def.api.entity }
       },
