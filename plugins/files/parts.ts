@@ -86,6 +86,13 @@ export class PartHeaders {
   /** Reads the next bytes of the body; never throws. */
   push (chunk: Buffer): void {
     if (this.done) return
+    // Inside a part's body (most of a large file's bytes): a chunk with no delimiter in it, nor
+    // one begun in the bytes before it, is passed over without being copied.
+    if (!this.inHeader && chunk.length > this.overlap && chunk.indexOf(this.delimiter) === -1 &&
+      Buffer.concat([this.tail, chunk.subarray(0, this.overlap)]).indexOf(this.delimiter) === -1) {
+      this.tail = Buffer.from(chunk.subarray(chunk.length - this.overlap))
+      return
+    }
     let data = Buffer.concat([this.tail, chunk])
     for (;;) {
       const next = data.indexOf(this.delimiter)
