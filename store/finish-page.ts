@@ -21,9 +21,12 @@ function keyValue (value: unknown): KeyValue {
 
 /**
  * The page of the items a back end fetched for `paging` (at most `limit + 1`, in fetch
- * order: reversed for a previous page), with `totalCount` when the paging asked for it. An
- * empty page reached by a cursor (its neighbours were deleted meanwhile) has no next or
- * previous link: start again.
+ * order: reversed for a previous page), with `totalCount` when the paging asked for it.
+ * A cursor's boundary is the edge item of the page it came from. An empty page reached by one
+ * (what lay that way was deleted meanwhile) links back to the items on the other side, which are
+ * all there is that way (conventions: `previous` is null only when there is no previous page,
+ * `next` only on the last): a cursor with no boundary, read from the collection's other end.
+ * A page read from an end has no link past that end.
  */
 export function finishPage<T> (rows: readonly T[], paging: Paging, ordering: readonly OrderingTerm[], totalCount?: number): Page<T> {
   const more = rows.length > paging.limit
@@ -36,13 +39,10 @@ export function finishPage<T> (rows: readonly T[], paging: Paging, ordering: rea
   }
   const backwards = paging.cursor?.direction === 'previous'
   if (backwards) items.reverse()
-  const first = items[0]
-  const last = items[items.length - 1]
-  const next = (backwards || more) && last !== undefined
-    ? { direction: 'next' as const, values: sortKeyOf(last, ordering) }
-    : null
-  const previous = (backwards ? more : paging.cursor !== undefined) && first !== undefined
-    ? { direction: 'previous' as const, values: sortKeyOf(first, ordering) }
-    : null
+  const bounded = paging.cursor !== undefined && paging.cursor.values.length > 0
+  const link = <D extends 'next' | 'previous'>(direction: D, edge: T | undefined): { direction: D, values: KeyValue[] } =>
+    ({ direction, values: edge === undefined ? [] : sortKeyOf(edge, ordering) })
+  const next = (backwards ? bounded : more) ? link('next', items[items.length - 1]) : null
+  const previous = (backwards ? more : bounded) ? link('previous', items[0]) : null
   return { items, hasNext: next !== null, hasPrevious: previous !== null, next, previous }
 }

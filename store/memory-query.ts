@@ -244,7 +244,10 @@ export function queryMemory<T> (items: readonly T[], query: CollectionQuery, fie
   }
   const cursor = paging.cursor
   let fetched = rows.slice(0, size)
-  if (cursor !== undefined) {
+  // A cursor with no boundary reads from the collection's end its direction starts at.
+  if (cursor !== undefined && cursor.values.length === 0) {
+    fetched = cursor.direction === 'next' ? rows.slice(0, size) : rows.slice(Math.max(0, rows.length - size)).reverse()
+  } else if (cursor !== undefined) {
     if (cursor.values.length !== query.ordering.length) {
       throw new TypeError(`memory-query: the cursor has ${cursor.values.length} values for an ordering of ${query.ordering.length}`)
     }

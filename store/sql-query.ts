@@ -273,7 +273,8 @@ export function compileSql (query: CollectionQuery, fields: FieldMap, options: S
   const reversed = cursor?.direction === 'previous'
   const ordering = reversed ? reverse(query.ordering) : query.ordering
   let where = filterWhere
-  if (cursor !== undefined) {
+  // A cursor with no boundary reads from the collection's end its direction starts at.
+  if (cursor !== undefined && cursor.values.length > 0) {
     const keyset = compiler.keyset(ordering, cursor)
     where = query.filter === null ? keyset : `${filterWhere} AND ${keyset}`
   }

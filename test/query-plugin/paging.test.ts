@@ -238,13 +238,24 @@ t.test('the cursor scope: path parameters, execution context, or a scope of the 
   t.equal((await get(alias, `/v1/alias?limit=2&cursor=${c2}`)).status, 200, 'one scope, cursors valid on both paths')
 })
 
-t.test('a cursor of a page whose neighbours were deleted gives an empty page with no links', async (t) => {
+t.test('a cursor of a page whose neighbours were deleted gives an empty page linking back the way it came', async (t) => {
   const items = docs.slice()
   const app = await build(t, { items })
   const first = await get(app, `${PATH}?limit=5`)
+  const second = await get(app, local(first.body.paging.next.url))
   items.splice(5)
   const next = await get(app, local(first.body.paging.next.url))
   t.equal(next.status, 200)
-  t.strictSame(next.body, { results: [], paging: { limit: 5, next: null, previous: null } })
+  t.strictSame(next.body.results, [])
+  t.equal(next.body.paging.next, null, 'nothing after it')
+  t.match(next.body.paging.previous, { cursor: String, url: String }, 'the items before it are still there')
+  const back = await get(app, local(next.body.paging.previous.url))
+  t.strictSame(back.body.results, first.body.results, 'and its previous page is them')
+  // The other way: the page before a page whose items before it were deleted.
+  items.splice(0, items.length, ...docs.slice(5))
+  const before = await get(app, local(second.body.paging.previous.url))
+  t.strictSame([before.body.results, before.body.paging.previous], [[], null], 'nothing before it')
+  const forth = await get(app, local(before.body.paging.next.url))
+  t.strictSame(forth.body.results, second.body.results, 'its next page is the items after it')
   t.ok(SECRET.length >= 16)
 })

@@ -271,6 +271,13 @@ for (const db of databases) {
             return memory
           }
 
+          // A cursor with no boundary (an empty page's link back): the first or the last items.
+          const fromStart = ids(await step({ direction: 'next', values: [] }))
+          if (JSON.stringify(fromStart) !== JSON.stringify(ids(all).slice(0, limit))) t.strictSame(fromStart, ids(all).slice(0, limit), `from the start: ${label}`)
+          const fromEnd = ids(await step({ direction: 'previous', values: [] }))
+          const lastItems = ids(all).slice(Math.max(0, all.items.length - limit))
+          if (JSON.stringify(fromEnd) !== JSON.stringify(lastItems)) t.strictSame(fromEnd, lastItems, `from the end: ${label}`)
+
           const forward: Array<Page<Doc>> = [await step(undefined)]
           while ((forward.at(-1) as Page<Doc>).next !== null && forward.length <= data.length) forward.push(await step(forward.at(-1)?.next ?? undefined))
           const walked = forward.flatMap(ids)

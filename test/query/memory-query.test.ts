@@ -116,7 +116,7 @@ t.test('queryMemory: offset paging, total count and programming errors', async (
   const noCount = queryMemory(docs, { filter: parseFilter('pageCount=gt=1', fields), ordering, paging: { kind: 'offset', limit: 5, offset: 3, totalCount: false } }, fields)
   t.strictSame([noCount.items.map((d) => d.id), noCount.totalCount, noCount.hasNext], [['d2'], undefined, false])
   const after = queryMemory(docs, { filter: null, ordering, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: [1, 'd1'] } } }, fields)
-  t.strictSame([after.items, after.hasNext, after.hasPrevious], [[], false, false], 'nothing after the last item')
+  t.strictSame([after.items, after.hasNext, after.hasPrevious, after.previous], [[], false, true, { direction: 'previous', values: [] }], 'nothing after the last item: a link back to the last items')
   const before = queryMemory(docs, { filter: null, ordering, paging: { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: [0, 'd0'] } } }, fields)
   t.strictSame([before.items.map((d) => d.id), before.hasNext, before.hasPrevious], [['d2', 'd1'], true, true], 'before a boundary past the end: the last page')
 

@@ -145,7 +145,7 @@ t.test('programming errors are TypeErrors', async (t) => {
     [base, { paramStart: 0 }, 'sql-query: paramStart must be an integer of at least 1, got 0'],
     [{ ...base, filter: { kind: 'cmp', field: 'nope', op: 'eq', values: ['x'], ci: false } }, {}, 'sql-query: the query names nope, which is not in the field map'],
     [{ ...base, filter: { kind: 'cmp', field: 'name', op: 'eq', values: ['x'], ci: false } }, { columns: new Map([['id', 't.id']]) }, 'sql-query: the query names name, which has no column'],
-    [{ ...base, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: [] } } }, {}, 'sql-query: the cursor has 0 values for an ordering of 1']
+    [{ ...base, paging: { kind: 'cursor', limit: 1, cursor: { direction: 'next', values: ['a', 'b'] } } }, {}, 'sql-query: the cursor has 2 values for an ordering of 1']
   ]
   for (const [query, options, message] of cases) t.throws(() => compileSql(query, fields, options), new TypeError(message), message)
 })

@@ -39,11 +39,22 @@ t.test('cursor paging, backwards: rows arrive reversed', async (t) => {
   t.strictSame([start.hasPrevious, start.hasNext], [false, true])
 })
 
-t.test('an empty page reached by a cursor has no links', async (t) => {
-  for (const direction of ['next', 'previous'] as const) {
-    const page = finishPage([], { kind: 'cursor', limit: 2, cursor: { direction, values: [1, 'i1'] } }, ordering)
-    t.strictSame([page.items, page.hasNext, page.hasPrevious, page.next, page.previous], [[], false, false, null, null], direction)
+t.test('an empty page reached by a cursor links to the other side of its boundary, read from that end', async (t) => {
+  const forwards = finishPage([], { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: [1, 'i1'] } }, ordering)
+  t.strictSame([forwards.items, forwards.hasNext, forwards.hasPrevious, forwards.next, forwards.previous], [[], false, true, null, { direction: 'previous', values: [] }], 'reached going forwards: the last items')
+  const backwards = finishPage([], { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: [1, 'i1'] } }, ordering)
+  t.strictSame([backwards.items, backwards.hasNext, backwards.hasPrevious, backwards.next, backwards.previous], [[], true, false, { direction: 'next', values: [] }, null], 'reached going backwards: the first items')
+  for (const cursor of [undefined, { direction: 'next' as const, values: [] }, { direction: 'previous' as const, values: [] }]) {
+    const none = finishPage([], { kind: 'cursor', limit: 2, ...(cursor === undefined ? {} : { cursor }) }, ordering)
+    t.strictSame([none.hasNext, none.hasPrevious, none.next, none.previous], [false, false, null, null], `empty from an end (${JSON.stringify(cursor)}): no link`)
   }
+})
+
+t.test('a page read from an end has no link past it', async (t) => {
+  const last = finishPage(rows(3, 2, 1), { kind: 'cursor', limit: 2, cursor: { direction: 'previous', values: [] } }, ordering)
+  t.strictSame([last.items.map(r => r.id), last.next, last.previous], [['i2', 'i3'], null, { direction: 'previous', values: [2, 'i2'] }], 'the last items: no next, a previous')
+  const first = finishPage(rows(1, 2, 3), { kind: 'cursor', limit: 2, cursor: { direction: 'next', values: [] } }, ordering)
+  t.strictSame([first.items.map(r => r.id), first.next, first.previous], [['i1', 'i2'], { direction: 'next', values: [2, 'i2'] }, null], 'the first items: a next, no previous')
 })
 
 t.test('offset paging', async (t) => {
