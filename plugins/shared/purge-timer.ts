@@ -21,16 +21,14 @@ export function schedulePurge (
 ): void {
   if (interval <= 0) return
   let closed = false
-  let cancel = (): void => {}
-  const next = (ms: number): void => {
-    cancel = timer(ms, () => {
-      purge().then(
-        ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, what.done) },
-        (err: unknown) => { fastify.log.warn({ err }, what.failed) }
-      ).finally(() => { if (!closed) next(interval) })
-    })
-  }
-  next(Math.min(interval, FIRST_PURGE_MILLIS))
+  // Each turn returns what cancels it; the one waiting is the one a close cancels.
+  const turn = (ms: number): (() => void) => timer(ms, () => {
+    purge().then(
+      ({ deleted }) => { if (deleted > 0) fastify.log.debug({ purged: deleted }, what.done) },
+      (err: unknown) => { fastify.log.warn({ err }, what.failed) }
+    ).finally(() => { if (!closed) cancel = turn(interval) })
+  })
+  let cancel = turn(Math.min(interval, FIRST_PURGE_MILLIS))
   fastify.addHook('onClose', async () => {
     closed = true
     cancel()
