@@ -19,6 +19,19 @@ type Body = Dispatcher.ResponseData['body']
 
 const NO_BYTES = Buffer.alloc(0)
 
+const ignore = (): void => {}
+
+/**
+ * Destroys a body past the cap, which closes the connection. undici then emits an abort error on
+ * it; once the whole answer had arrived, nothing else listens for that, and unheard it would end
+ * the process.
+ */
+function cutOff (body: Body, limit: number, target: CallTarget, status: number): DownstreamTooLargeError {
+  body.on('error', ignore)
+  body.destroy()
+  return new DownstreamTooLargeError(limit, target, status)
+}
+
 /**
  * Reads the body up to `limit` bytes. Past it, the body is destroyed, which closes the
  * connection: the rest is never read, and nothing is left waiting on the socket.
@@ -26,23 +39,18 @@ const NO_BYTES = Buffer.alloc(0)
 export async function readBody (body: Body, status: number, headers: AnswerFacts['headers'], limit: number, target: CallTarget): Promise<Buffer> {
   const declared = Number(headers['content-length'])
   // An answer without a body is waited out to its end, not iterated: an iterator is dearer than
-  // the answer of a subscriber that says 204 to every delivery.
-  if (status === 204 || status === 304 || declared === 0) {
+  // the answer of a subscriber that says 204 to every delivery. A HEAD's Content-Length is the
+  // GET's, with no body behind it.
+  if (status === 204 || status === 304 || declared === 0 || target.method === 'HEAD') {
     await body.dump()
     return NO_BYTES
   }
-  if (declared > limit) {
-    body.destroy()
-    throw new DownstreamTooLargeError(limit, target, status)
-  }
+  if (declared > limit) throw cutOff(body, limit, target, status)
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > limit) {
-      body.destroy()
-      throw new DownstreamTooLargeError(limit, target, status)
-    }
+    if (size > limit) throw cutOff(body, limit, target, status)
     chunks.push(chunk)
   }
   return Buffer.concat(chunks)

@@ -30,6 +30,33 @@ t.test('the answer\'s body is read up to the cap; past it, an error naming the c
   t.equal((await c.get(`${server.url}/big`, { maxResponseBytes: 5000 })).status, 200, 'a call sets its own cap')
 })
 
+t.test('an answer over the cap that has wholly arrived is refused without an unheard error; a HEAD reads no body', async t => {
+  const server = await downstreamServer(t, (req, res) => {
+    // The GET's length, declared on a HEAD too (RFC 9110, 9.3.2), with no body after it.
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(5 * 1024 * 1024) })
+    if (req.method === 'HEAD') return res.end()
+    res.end(Buffer.alloc(100))
+  })
+  const { client: c } = client(t, { maxResponseBytes: 1024 * 1024 })
+  const head = await c.request({ method: 'HEAD', url: `${server.url}/file` })
+  t.equal(head.status, 200)
+  t.equal(head.headers['content-length'], String(5 * 1024 * 1024), 'the length the GET would have')
+  t.equal(head.bytes.length, 0)
+
+  const small = await downstreamServer(t, (_req, res) => { res.writeHead(200, { 'content-length': '100' }); res.end(Buffer.alloc(100)) })
+  const uncaught: unknown[] = []
+  const listener = (err: unknown): void => { uncaught.push(err) }
+  process.on('uncaughtException', listener)
+  t.teardown(() => { process.off('uncaughtException', listener) })
+  for (let i = 0; i < 5; i++) {
+    await t.rejects(c.get(`${small.url}/small`, { maxResponseBytes: 10 }), { name: 'DownstreamTooLargeError', limit: 10 })
+  }
+  // undici emits its abort error on a destroyed body a turn later.
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.strictSame(uncaught, [], 'no error left for the process')
+})
+
 t.test('timeouts: the headers, and a pause inside the body', async t => {
   const stalled: ServerResponse[] = []
   const server = await downstreamServer(t, (_req, res, n) => {
