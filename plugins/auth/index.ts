@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { problems } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
-import { matchedNoRoute } from '../shared/unmatched.js'
+import { matchedNoRoute, preflightForCors } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { bearerToken, INVALID_TOKEN_CHALLENGE } from './bearer.js'
 import { buildVerifier, type JwksVerifierOptions, type Principal, type SecretVerifierOptions, type VerifierOption } from './verifiers.js'
@@ -163,8 +163,9 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
   // onRequest: after the CORS preflight hook, before body parsing and validation (design: request travel).
   fastify.addHook('onRequest', async function authHook (request, reply) {
     // A request that matched no route has nothing to protect: the methods plugin answers it
-    // (405 or OPTIONS 204 with Allow) or it is a 404.
-    if (matchedNoRoute(request)) return
+    // (405 or OPTIONS 204 with Allow) or it is a 404. A CORS preflight carries no credentials
+    // (Fetch): the cors plugin answers it, whichever of the two was registered first.
+    if (matchedNoRoute(request) || preflightForCors(request, fastify.hasPlugin('svc-cors'))) return
     const config = request.routeOptions.config.auth
     if (config === false) return
     const header = request.headers.authorization

@@ -5,6 +5,7 @@ import { problems, type ProblemError } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys } from '../shared/options.js'
 import { needs } from '../shared/dependencies.js'
+import { markCorsRoute } from '../shared/unmatched.js'
 
 export interface CorsPluginOptions {
   /**
@@ -186,6 +187,10 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
     // Answered: the hooks after this one (the library's, auth) do not run.
     return reply.code(204).header('access-control-allow-origin', origin).headers(preflightHeaders).send()
   })
+
+  // Every route of this context from here on, the library's catch-all among them: plugins above
+  // this context see which preflights are this plugin's (shared/unmatched.ts).
+  fastify.addHook('onRoute', markCorsRoute)
 
   // Actual cross-origin requests: @fastify/cors writes Access-Control-Allow-Origin for an allowed
   // origin (never `*`), the exposed headers and credentials, and `Vary: Origin` on every response

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { methodNotAllowedProblem } from '../problem/internal.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
-import { matchedNoRoute } from '../shared/unmatched.js'
+import { matchedNoRoute, preflightForCors } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
 import { needs } from '../shared/dependencies.js'
 
@@ -52,10 +52,6 @@ function constraintsOf (request: FastifyRequest): RequestConstraints {
 }
 
 /** A CORS preflight (Fetch §3.2.2): OPTIONS with an Origin and the method the page will use. */
-function isPreflight (request: FastifyRequest): boolean {
-  return request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
-}
-
 /**
  * How many characters of a path a match took from its parameters. The router prefers a fixed
  * segment to a parameter within one method; across methods a path belongs alike to the routes
@@ -157,8 +153,9 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
 
   fastify.addHook('onRequest', async function methodsHook (request, reply) {
     // A CORS preflight is the cors plugin's to answer (its Access-Control-* headers, or a 403
-    // with Svc-Cors-Error), whichever of the two was registered first: its hook may come later.
-    if (isPreflight(request) && fastify.hasPlugin('svc-cors')) return
+    // with Svc-Cors-Error), whichever of the two was registered first, or in a context below
+    // this one: its hook may come later.
+    if (preflightForCors(request, fastify.hasPlugin('svc-cors'))) return
     const path = pathOf(request.url)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path

@@ -468,6 +468,47 @@ t.test('registered twice, beside @fastify/cors, or in sibling contexts under one
   }
 })
 
+t.test('auth and methods above the cors plugin (at the root, registered before or after it, or cors in sibling contexts under prefixes): every preflight is the cors plugin\'s', async t => {
+  const preflight = { 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' }
+  const layouts: Array<[string, (app: FastifyInstance) => Promise<void>, string]> = [
+    ['cors in sibling contexts under prefixes', async (app) => {
+      for (const [i, prefix] of ['/a', '/b'].entries()) {
+        await app.register(async (c) => {
+          await c.register(cors, { origins: [i === 0 ? APP : 'https://b.example.com'] })
+          c.get('/x', async () => ({ ok: true }))
+        }, { prefix })
+      }
+    }, '/a/x'],
+    ['cors at the root after auth, an OPTIONS route of its own', async (app) => {
+      await app.register(cors, { origins: [APP] })
+      app.get('/x', async () => ({ ok: true }))
+      app.options('/x', async (_request, reply) => await reply.code(204).send())
+    }, '/x'],
+    ['cors at the root after auth', async (app) => {
+      await app.register(cors, { origins: [APP] })
+      app.get('/x', async () => ({ ok: true }))
+    }, '/x']
+  ]
+  for (const [name, layout, url] of layouts) {
+    for (const withMethods of [false, true]) {
+      const app = Fastify()
+      t.teardown(() => app.close())
+      await app.register(problem)
+      if (withMethods) await app.register(methods)
+      await app.register(auth, { verifier: { secret: SECRET } })
+      await layout(app)
+      await app.ready()
+      const label = `${name}${withMethods ? ', methods at the root' : ''}`
+      const allowed = await app.inject({ method: 'OPTIONS', url, headers: { ...preflight, origin: APP } })
+      t.strictSame([allowed.statusCode, allowed.headers['access-control-allow-origin'], allowed.headers['access-control-allow-headers']?.includes('Authorization')], [204, APP, true], `${label}: an allowed preflight is answered with its Access-Control-* headers`)
+      const refused = await app.inject({ method: 'OPTIONS', url, headers: { ...preflight, origin: 'https://evil.example.com' } })
+      t.strictSame([refused.statusCode, refused.headers['svc-cors-error']], [403, 'bad origin'], `${label}: another origin is refused by the cors plugin`)
+      const get = await app.inject({ url, headers: { origin: APP } })
+      t.strictSame([get.statusCode, get.headers['access-control-allow-origin']], [401, APP], `${label}: the request itself still needs its token`)
+    }
+  }
+})
+
 t.test('option validation at registration (TypeError naming the option and value)', async t => {
   const cases: Array<[string, unknown, RegExp]> = [
     ['origins not a list', { origins: APP }, /origins must be an array, got "https:\/\/app\.example\.com"/],
