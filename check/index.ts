@@ -27,16 +27,29 @@ const MAX_SAMPLES = 6
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The service's document: the one given, else `<base>/openapi.json` when it answers one. */
+// A document named by its URL may be YAML (a file a static server serves, say).
+const DOCUMENT_ACCEPT = 'application/json, application/yaml;q=0.9, */*;q=0.1'
+
+/** A body that is no JSON, read as YAML; undefined when it is neither. */
+async function yamlOf (text: string): Promise<unknown> {
+  if (text.trim() === '') return undefined
+  try {
+    return (await import('yaml')).parse(text) as unknown
+  } catch {
+    return undefined
+  }
+}
+
 async function documentOf (http: HttpClient, openapi: CheckOptions['openapi']): Promise<{ doc: Record<string, unknown>, source: string } | null> {
   if (isObject(openapi)) return { doc: openapi, source: 'given' }
   const url = openapi ?? '/openapi.json'
   const target = http.url(url)
   // The token goes to the service's own host only.
-  const ex = await http.send({ path: target.href, follow: true, auth: target.host === http.base.host }).catch((err: unknown) => {
+  const ex = await http.send({ path: target.href, follow: true, auth: target.host === http.base.host, ...(openapi === undefined ? {} : { headers: { accept: DOCUMENT_ACCEPT } }) }).catch((err: unknown) => {
     if (err instanceof NoAnswer) throw new CheckError('unreachable', `GET ${target.href}: ${err.message}`)
     throw err
   })
-  const doc = ex.response.json
+  const doc = ex.response.json ?? (ex.response.status === 200 && openapi !== undefined ? await yamlOf(ex.response.text) : undefined)
   if (ex.response.status === 200 && isObject(doc) && typeof doc.openapi === 'string') return { doc, source: target.href }
   if (openapi !== undefined) throw new CheckError('document', `${target.href} answered ${ex.response.status}, not an OpenAPI document`)
   return null

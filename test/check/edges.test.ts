@@ -124,6 +124,23 @@ t.test('methods.create: the reference of a 201 is Location or the id in the body
   }
 })
 
+t.test('--openapi <url>: a YAML document is read as one; JSON is asked for first', async t => {
+  const { stringify } = await import('yaml')
+  const accepts: string[] = []
+  const base = await serve(t, app => {
+    app.get('/spec.yaml', async (request, reply) => {
+      accepts.push(String(request.headers.accept))
+      return await reply.type('application/yaml').send(stringify(itemsDocument()))
+    })
+    app.get('/not-a-document', async (_request, reply) => await reply.type('text/plain').send('- just\n- a list\n'))
+    app.get('/items', async () => ({ results: [], paging: { limit: 10, next: null, previous: null } }))
+  })
+  const result = await check({ baseUrl: base, openapi: `${base}/spec.yaml`, only: ['collections.envelope'] })
+  t.match(result.verdicts, [{ id: 'collections.envelope', verdict: 'pass' }], 'the collection named by the YAML document is checked')
+  t.strictSame(accepts, ['application/json, application/yaml;q=0.9, */*;q=0.1'])
+  await t.rejects(check({ baseUrl: base, openapi: `${base}/not-a-document` }), new CheckError('document', `${base}/not-a-document answered 200, not an OpenAPI document`), 'YAML that is no OpenAPI document is still refused')
+})
+
 t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; the entity\'s must change', async t => {
   const openapi = itemsDocument({ put: { requestBody: asJson(ITEM), responses: { 204: {} } }, patch: { requestBody: asJson(ITEM), responses: { 204: {} } } })
   for (const changes of [true, false]) {
