@@ -42,6 +42,10 @@ const defaultIo: MigrateIo = {
 export function openStore (io: MigrateIo): Store {
   const url = io.env.DATABASE_URL
   const dataDir = io.env.DATA_DIR === undefined || io.env.DATA_DIR === '' ? './data' : io.env.DATA_DIR
+  // Resolved as a path, 'memory' would open a database in ./memory, one the service never reads.
+  if ((url === undefined || url === '') && dataDir === 'memory') {
+    throw new TypeError('DATA_DIR=memory: an in-memory database lasts as long as the process that opens it, so there is none to migrate; the service applies the migration files itself at each start')
+  }
   return createStore(url === undefined || url === '' ? { dataDir: resolve(io.cwd, dataDir) } : { databaseUrl: url })
 }
 

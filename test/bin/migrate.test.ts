@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -60,6 +60,15 @@ t.test('input errors: a module without definitions, a bad DATABASE_URL, a misnam
   t.match(io.stderr.pop(), /rename\.sql must be named NNNN_<name>\.sql/)
   t.equal(await migrateCommand(['up', '--dir', 'none'], io), 0)
   t.strictSame(io.stdout.pop(), 'No migration files in none.')
+  // The service keeps DATA_DIR=memory in memory: no directory of that name is opened instead.
+  const memory = capture(cwd, { DATA_DIR: 'memory' })
+  const good = t.testdir({ migrations: { '0001_start.sql': 'CREATE TABLE cli_log (n int);' } })
+  for (const [args, dir] of [[['up'], good], [['new', 'x', '--resources', fixture('notes-v1.ts')], good]] as const) {
+    memory.cwd = dir
+    t.equal(await migrateCommand(args, memory), 2, args[0])
+    t.match(memory.stderr.pop(), /^svc-conventions migrate: DATA_DIR=memory: an in-memory database lasts as long as the process that opens it, so there is none to migrate/)
+    t.notOk(existsSync(join(dir, 'memory')), `${args[0]}: no ./memory database`)
+  }
 })
 
 for (const db of databases) {
