@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { nameProblems, nodeSupported, occupants, SUPPORTED_NODE } from './lib/checks.js'
+import { nameProblems, occupants, unsupportedNode } from './lib/checks.js'
 import { parseResource } from './lib/fields.js'
 import { HELP, USAGE, parseOptions } from './lib/options.js'
 import { projectFiles } from './templates/index.js'
@@ -45,9 +45,8 @@ export async function create (argv, io = {}) {
     err(`create-svc-conventions: ${message}`)
     return 2
   }
-  if (!nodeSupported(nodeVersion)) {
-    return refuse(`Node.js ${nodeVersion} is not supported: svc-conventions needs ${SUPPORTED_NODE} (nodejs.org, or nvm install 22)`)
-  }
+  const unsupported = unsupportedNode(nodeVersion)
+  if (unsupported !== null) return refuse(unsupported)
   const options = parseOptions(argv)
   if ('help' in options) {
     out(HELP)

@@ -14,6 +14,11 @@ export function nodeSupported (version) {
   return major > 22
 }
 
+/** The refusal of a Node.js outside SUPPORTED_NODE, or null. */
+export function unsupportedNode (version) {
+  return nodeSupported(version) ? null : `Node.js ${version} is not supported: svc-conventions needs ${SUPPORTED_NODE} (nodejs.org, or nvm install 22)`
+}
+
 /**
  * Why npm would refuse `name` for a new package, or [] when it would not: the rules of
  * validate-npm-package-name (its errors and its warnings, which make a name invalid for new

@@ -1,7 +1,9 @@
 // A typed client of the reference service: types generated from its /openapi.json by
 // openapi-typescript, calls made with openapi-fetch. docs/client.md shows it; the types file
-// is generated, not kept in the repository:
-//   npx openapi-typescript http://127.0.0.1:3000/openapi.json -o examples/client/reference-api.d.ts
+// is generated, not kept in the repository (the document fetched first: the service refuses
+// openapi-typescript's own `User-Agent: node`):
+//   curl -sf -H 'User-Agent: my-client/1' http://127.0.0.1:3000/openapi.json -o openapi.json
+//   npx openapi-typescript openapi.json -o examples/client/reference-api.d.ts
 // #region readme-client-setup
 import createClient, { type Client } from 'openapi-fetch'
 import type { components, paths } from './reference-api.js'

@@ -94,6 +94,28 @@ t.test('--force writes into a directory that is not empty; a .git folder alone i
   t.equal((await initialize(['clone', '--no-install'])).code, 0, 'a fresh clone')
 })
 
+t.test('a Node.js without util.parseArgs (before 18.3) gets the refusal, not a SyntaxError', async (t) => {
+  // Such a Node, played by this one: node:util without parseArgs, and an older version.
+  const dir = t.testdir({
+    'hooks.mjs': `import util from 'node:util'
+const names = Object.keys(util).filter((n) => n !== 'parseArgs' && /^[A-Za-z_$][\\w$]*$/.test(n))
+const source = \`import u from 'node:util'; export default u; export const { \${names.join(', ')} } = u\`
+export async function resolve (specifier, context, next) {
+  if ((specifier === 'node:util' || specifier === 'util') && !String(context.parentURL).startsWith('data:')) return { url: 'data:text/javascript,' + encodeURIComponent(source), shortCircuit: true }
+  return next(specifier, context)
+}
+`,
+    'old-node.mjs': `import { register } from 'node:module'
+register('./hooks.mjs', import.meta.url)
+Object.defineProperty(process.versions, 'node', { value: '18.2.0' })
+`
+  })
+  const failed = await run(process.execPath, ['--import', join(dir, 'old-node.mjs'), join(root, 'create-svc-conventions', 'bin.js'), join(dir, 'svc')], { cwd: dir, env: projectEnv() }).then(() => null, (err: { code: number, stderr: string }) => err)
+  t.equal(failed?.code, 2)
+  t.equal(failed?.stderr, 'create-svc-conventions: Node.js 18.2.0 is not supported: svc-conventions needs ^20.19.0 || >=22.12.0 (nodejs.org, or nvm install 22)\n')
+  t.notOk(existsSync(join(dir, 'svc')), 'nothing written')
+})
+
 t.test('the supported Node.js versions are the suite\'s engines', async (t) => {
   const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node
   t.equal(engines, '^20.19.0 || >=22.12.0', 'the range the table below follows')
