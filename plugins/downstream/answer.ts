@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici'
 import type { ContextItem } from '../../schemas/problem.js'
-import { DownstreamError, DownstreamProblemError, DownstreamResponseError, DownstreamTooLargeError, type AnswerFacts, type CallTarget } from './errors.js'
+import { DownstreamInvalidJsonError, DownstreamProblemError, DownstreamResponseError, DownstreamTooLargeError, type AnswerFacts, type CallTarget } from './errors.js'
 
 /** A 1xx–3xx answer (redirects are answers: the client follows none). */
 export interface DownstreamResponse<T = unknown> {
@@ -100,7 +100,7 @@ export function answerOf<T> (answer: AnswerFacts, target: CallTarget): Downstrea
   let body: T | undefined
   if ((type === 'application/json' || type.endsWith('+json')) && answer.bytes.length > 0) {
     const parsed = parseJson(answer.bytes)
-    if (!parsed.ok) throw new DownstreamError('SVC_ERR_DOWNSTREAM_INVALID_JSON', `${target.method} ${target.url} answered ${answer.status} with a ${type} body that is not JSON`, target, parsed.error)
+    if (!parsed.ok) throw new DownstreamInvalidJsonError(answer, type, target, parsed.error)
     body = parsed.value as T
   }
   const bytes = answer.bytes

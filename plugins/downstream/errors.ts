@@ -113,6 +113,21 @@ export class DownstreamTooLargeError extends DownstreamError {
   }
 }
 
+/** A 1xx–3xx answer whose body says it is JSON (`application/json`, `…+json`) and does not parse. */
+export class DownstreamInvalidJsonError extends DownstreamError {
+  readonly status: number
+  readonly headers: AnswerFacts['headers']
+  readonly bytes: Buffer
+
+  constructor (answer: AnswerFacts, type: string, target: CallTarget, cause: unknown) {
+    super('SVC_ERR_DOWNSTREAM_INVALID_JSON', `${target.method} ${target.url} answered ${answer.status} with a ${type} body that is not JSON`, target, cause)
+    this.name = 'DownstreamInvalidJsonError'
+    this.status = answer.status
+    this.headers = answer.headers
+    this.bytes = answer.bytes
+  }
+}
+
 /** The connection failed (refused, reset, closed before the answer, name not found). */
 export class DownstreamConnectionError extends DownstreamError {
   /** The system's or undici's code: `ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET`… */

@@ -69,7 +69,7 @@ export type { Downstream, DownstreamClient, DownstreamCall, PropagatedContext } 
 export type { DownstreamResponse } from './answer.js'
 export type { CallTarget, AnswerFacts } from './errors.js'
 export { createDownstream } from './client.js'
-export { DownstreamError, DownstreamResponseError, DownstreamProblemError, DownstreamTimeoutError, DownstreamTooLargeError, DownstreamConnectionError } from './errors.js'
+export { DownstreamError, DownstreamResponseError, DownstreamProblemError, DownstreamTimeoutError, DownstreamTooLargeError, DownstreamConnectionError, DownstreamInvalidJsonError } from './errors.js'
 export { backoff, retryAfter } from './retry.js'
 // Needs no other plugin: with problem and conventions registered it passes on what they settled.
 export default fp(once('downstream', downstream), { fastify: '5.x', name: 'svc-downstream' })

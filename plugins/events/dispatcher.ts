@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Agent } from 'undici'
 import type { AttemptOutcome, ClaimedDelivery, EventTables } from '../../store/events.js'
 import type { Store } from '../../store/types.js'
-import { createDownstream, DownstreamResponseError, DownstreamTooLargeError, type DownstreamClient, type DownstreamOptions } from '../downstream/index.js'
+import { createDownstream, DownstreamInvalidJsonError, DownstreamResponseError, DownstreamTooLargeError, type DownstreamClient, type DownstreamOptions } from '../downstream/index.js'
 import { signStandardWebhook } from '../webhooks/index.js'
 import { LeaseLoop } from '../shared/lease-loop.js'
 import { PRODUCTION, type ServiceIdentity } from './headers.js'
@@ -360,9 +360,9 @@ export class Dispatcher {
     } catch (err) {
       // Not the subscriber's doing: given back as it was, this attempt not counted.
       if (this.stopping.signal.aborted) return null
-      // An answer that is no 2xx, or a body past the cap, has a status; a refused, failed or
-      // timed-out connection has none: all are retried alike.
-      if (err instanceof DownstreamResponseError || err instanceof DownstreamTooLargeError) statusCode = err.status
+      // An answer that is no 2xx, a body past the cap, or one labelled JSON that is not, has a
+      // status; a refused, failed or timed-out connection has none.
+      if (err instanceof DownstreamResponseError || err instanceof DownstreamTooLargeError || err instanceof DownstreamInvalidJsonError) statusCode = err.status
     }
     // 2xx, whatever the body: a redirect (3xx, never followed) or an error is no success.
     // Recorded under this attempt's claim (`attempt`), not under one made since its lease ran out.

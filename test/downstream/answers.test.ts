@@ -106,7 +106,7 @@ t.test('success answers: JSON parsed, other bodies as bytes and text, redirects 
   t.equal(redirect.status, 302, 'the redirect is the answer')
   t.equal(redirect.headers.location, '/elsewhere')
   t.equal(server.received.length, 6, 'and its target was not requested')
-  await t.rejects(c.get(`${server.url}/g`), { name: 'DownstreamError', code: 'SVC_ERR_DOWNSTREAM_INVALID_JSON', message: /answered 200 with a application\/json body that is not JSON/ })
+  await t.rejects(c.get(`${server.url}/g`), { name: 'DownstreamInvalidJsonError', code: 'SVC_ERR_DOWNSTREAM_INVALID_JSON', status: 200, message: /answered 200 with a application\/json body that is not JSON/ })
   const unchanged = await c.get(`${server.url}/h`)
   t.match(unchanged, { status: 304, body: undefined, headers: { etag: '"v2"' } }, 'a 304 is an answer with no body')
   t.equal(unchanged.bytes.length, 0)

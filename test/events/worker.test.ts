@@ -68,14 +68,22 @@ for (const db of databases) {
         res.writeHead(200, { 'content-type': 'text/plain' })
         res.end('x'.repeat(200_000))
       })
+      // Another subscriber says its body is JSON, and sends none that parses.
+      const mislabelled = await receiver(t)
+      mislabelled.setRespond((_r, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('OK') })
       const s = (await call('POST', '/v1/webhook-subscriptions', { url: hook.url, events: ['author.updated'] })).body
+      const m = (await call('POST', '/v1/webhook-subscriptions', { url: mislabelled.url, events: ['author.updated'] })).body
       const author = (await call('POST', '/v1/authors', { name: 'Answers', email: 'answers@example.com' })).body
       t.equal((await call('PATCH', `/v1/authors/${author.id as string}`, { name: 'Answered' })).status, 204)
       await hook.waitFor(3)
       const deadline = Date.now() + 30_000
+      const latest = async (id: string): Promise<any> => (await call('GET', `/v1/webhook-subscriptions/${id}/deliveries`)).body.results[0]
       let d: any
-      while (d?.status !== 'SUCCEEDED' && Date.now() < deadline) d = (await call('GET', `/v1/webhook-subscriptions/${s.id as string}/deliveries`)).body.results[0]
+      while (d?.status !== 'SUCCEEDED' && Date.now() < deadline) d = await latest(s.id as string)
       t.match(d, { status: 'SUCCEEDED', attemptCount: 3, lastStatusCode: 200 })
+      let e: any
+      while (e?.status !== 'SUCCEEDED' && Date.now() < deadline) e = await latest(m.id as string)
+      t.match(e, { status: 'SUCCEEDED', attemptCount: 1, lastStatusCode: 200 }, 'a 2xx whose JSON does not parse is a success too')
       t.equal(hook.got.length, 3, 'the redirect was not followed')
       t.equal(new Set(hook.got.map(r => r.headers['webhook-id'])).size, 1)
     })

@@ -83,7 +83,7 @@ const expected: Record<string, string[]> = {
     'default', 'formatDuration', 'parseDuration'
   ],
   'svc-conventions/downstream': [
-    'DownstreamConnectionError', 'DownstreamError', 'DownstreamProblemError', 'DownstreamResponseError',
+    'DownstreamConnectionError', 'DownstreamError', 'DownstreamInvalidJsonError', 'DownstreamProblemError', 'DownstreamResponseError',
     'DownstreamTimeoutError', 'DownstreamTooLargeError', 'backoff', 'createDownstream', 'default',
     'retryAfter'
   ],
