@@ -26,6 +26,8 @@ function tooLarge (rules: UploadRules, path: string): Error {
 const HEADER = { field: 'Content-Disposition', source: 'header' } as const
 const PART = { field: 'file', source: 'body' } as const
 
+const MAX_NAME = 255
+
 /** A filename as a name, never a path, and null when there is none to keep. */
 function cleanName (name: string | undefined, where: typeof HEADER | typeof PART): string | null {
   // RFC 8187 lets filename* carry any byte: %00, which PostgreSQL text cannot hold (the store's
@@ -34,7 +36,11 @@ function cleanName (name: string | undefined, where: typeof HEADER | typeof PART
   // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   if (name !== undefined && /[\u0000-\u001f\u007f]/.test(name)) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with a control character (U+0000 to U+001F, or U+007F), such as NUL or a line break', ...where }])
   const base = name?.split(/[/\\]/).pop()?.trim()
-  return base === undefined || base === '' ? null : base.slice(0, 255)
+  if (base === undefined || base === '') return null
+  // Counted in characters, as a file system's limit reads them: cut short, the name would lose
+  // its extension unseen, or half of a character PostgreSQL then refuses (a 500).
+  if (base.length > MAX_NAME && [...base].length > MAX_NAME) throw invalidData([{ code: 'INPUT_INVALID', message: `must name a file of at most ${MAX_NAME} characters (after any path), got ${[...base].length}`, ...where }])
+  return base
 }
 
 /**

@@ -151,6 +151,37 @@ t.test('files plugin alone', async t => {
     t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'résumé — v2.pdf')
   })
 
+  t.test('a filename of 255 characters is kept whole, whatever their size in UTF-16; a longer one is a 400, not cut short or a 500', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    const emoji = '\u{1F600}'
+    const cases: Array<[string, string, number]> = [
+      ['255 ASCII characters', `${'a'.repeat(251)}.pdf`, 204],
+      ['255 characters, one outside the BMP across the 255th UTF-16 unit', `${'a'.repeat(250)}${emoji}.pdf`, 204],
+      ['255 characters outside the BMP', `${emoji.repeat(251)}.pdf`, 204],
+      ['256 characters', `${'b'.repeat(252)}.pdf`, 400],
+      ['256 characters, one outside the BMP', `${'a'.repeat(251)}${emoji}.pdf`, 400]
+    ]
+    for (const [name, filename, status] of cases) {
+      const encoded = encodeURIComponent(filename)
+      const raw = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename*=UTF-8''${encoded}; filename="x.pdf"` }, payload: 'x' })
+      t.equal(raw.statusCode, status, `${name}: a raw upload`)
+      const multipart = await app.inject({
+        method: 'PUT',
+        url,
+        headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
+        payload: `--xyz\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''${encoded}\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n`
+      })
+      t.equal(multipart.statusCode, status, `${name}: a multipart upload`)
+      if (status === 204) {
+        t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, filename, `${name}: kept whole`)
+      } else {
+        t.match(JSON.parse(raw.body), { context: [{ code: 'INPUT_INVALID', field: 'Content-Disposition', source: 'header', message: 'must name a file of at most 255 characters (after any path), got 256' }] })
+        t.match(JSON.parse(multipart.body), { context: [{ code: 'INPUT_INVALID', field: 'file', source: 'body', message: /at most 255 characters/ }] })
+      }
+    }
+  })
+
   t.test('conditional reads: If-None-Match 304 on GET and HEAD, a stale If-Match 412, HEAD 406', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`
