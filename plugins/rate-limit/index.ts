@@ -145,7 +145,8 @@ async function rateLimitPlugin (fastify: FastifyInstance, opts: RateLimitPluginO
       if (!ROUTE_KEYS.has(key)) throw new TypeError(`rate-limit plugin: ${where}${key} is not supported; use max and timeWindow`)
     }
     const own = { max: checkMax(where, config.max ?? max), timeWindow: checkWindow(where, config.timeWindow ?? timeWindow) }
-    route.config = { ...route.config, rateLimit: own }
+    // The library keeps a route's own limit in a store of its own, sized by the route's `cache`.
+    route.config = { ...route.config, rateLimit: { ...own, cache: memoryCallers } }
   })
 
   function windowOf (request: FastifyRequest): number {

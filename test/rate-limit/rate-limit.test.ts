@@ -29,17 +29,20 @@ t.test('keyed by the token\'s subject: each caller has its own budget, whatever 
   t.equal(anonymous.statusCode, 200, 'nor a caller without a token from that address')
 })
 
-t.test('in memory: the most recent memoryCallers callers are kept, 100,000 by default', async t => {
-  const sequence = async (opts: RateLimitPluginOptions, others: number): Promise<number[]> => {
-    const app = await build(t, { max: 2, timeWindow: '1 hour', ...opts })
-    const from = async (ip: string): Promise<number> => (await app.inject({ url: '/things', headers: { 'x-forwarded-for': ip } })).statusCode
+t.test('in memory: the most recent memoryCallers callers are kept, 100,000 by default, on a route with its own limit too', async t => {
+  const sequence = async (opts: RateLimitPluginOptions, others: number, url: string): Promise<number[]> => {
+    const app = await build(t, { max: 2, timeWindow: '1 hour', ...opts }, { routes: (app) => { app.get('/own', { config: { rateLimit: { max: 2 } } }, async () => ({})) } })
+    const from = async (ip: string): Promise<number> => (await app.inject({ url, headers: { 'x-forwarded-for': ip } })).statusCode
     const first = [await from('203.0.113.7'), await from('203.0.113.7'), await from('203.0.113.7')]
     for (let i = 0; i < others; i++) await from(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`)
     return [...first, await from('203.0.113.7')]
   }
-  // More callers in a window than @fastify/rate-limit's own default keeps (5,000).
-  t.strictSame(await sequence({}, 5001), [200, 200, 429, 429], 'still limited after 5,001 other callers')
-  t.strictSame(await sequence({ memoryCallers: 3 }, 3), [200, 200, 429, 200], 'forgotten after memoryCallers others: a new window')
+  for (const url of ['/things', '/own']) {
+    // More callers in a window than @fastify/rate-limit's own default keeps (5,000), also in the
+    // store it makes for a route's own limit.
+    t.strictSame(await sequence({}, 5001, url), [200, 200, 429, 429], `${url}: still limited after 5,001 other callers`)
+    t.strictSame(await sequence({ memoryCallers: 3 }, 3, url), [200, 200, 429, 200], `${url}: forgotten after memoryCallers others: a new window`)
+  }
 })
 
 t.test('without a token: keyed by the client address, through the trusted proxy', async t => {
