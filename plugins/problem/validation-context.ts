@@ -43,7 +43,8 @@ function join (base: string, name: string): string {
 function typeOf (value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'array'
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  // A JSON number past about 1.8e308 parses as Infinity, which no number type takes (strictNumbers).
+  if (typeof value === 'number') return Number.isFinite(value) ? Number.isInteger(value) ? 'integer' : 'number' : String(value)
   return typeof value
 }
 

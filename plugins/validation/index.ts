@@ -44,6 +44,9 @@ const common: AjvOptions = {
   // unions and optional members trip them without being wrong).
   strict: false,
   strictSchema: true,
+  // `strict: false` turns this off too: `1e400` in a body or a query reads as Infinity, and a
+  // number type would take it (Fastify's own Ajv refuses it).
+  strictNumbers: true,
   addUsedSchema: false,
   // Ajv's optimising pass over the code it generates lengthens every start (one compile per
   // route schema) and gains nothing measurable per request.

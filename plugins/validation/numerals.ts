@@ -54,12 +54,16 @@ export function numeralsOf (schema: unknown): Numeral[] {
 }
 
 function refusal (n: Numeral, instancePath: string, data: string): ErrorObject {
+  // Digits past the largest number JavaScript holds (about 1.8e308) would read as Infinity.
+  const written = (n.integer ? INTEGER : NUMBER).test(data)
   return {
     keyword: 'numeral',
     instancePath,
     schemaPath: `#/properties/${escaped(n.key)}`,
     params: { type: n.integer ? 'integer' : 'number' },
-    message: n.integer ? 'must be an integer in decimal digits, such as 42 or -7' : 'must be a number in decimal digits, such as 4.2, -7 or 1.5e3',
+    message: written
+      ? `must be ${n.integer ? 'an integer' : 'a number'} between -1.7976931348623157e308 and 1.7976931348623157e308`
+      : n.integer ? 'must be an integer in decimal digits, such as 42 or -7' : 'must be a number in decimal digits, such as 4.2, -7 or 1.5e3',
     data
   }
 }
@@ -67,7 +71,7 @@ function refusal (n: Numeral, instancePath: string, data: string): ErrorObject {
 function admitted (n: Numeral, value: unknown): boolean {
   if (typeof value !== 'string') return true
   if (value === '' && n.nullable) return true
-  return (n.integer ? INTEGER : NUMBER).test(value)
+  return (n.integer ? INTEGER : NUMBER).test(value) && Number.isFinite(Number(value))
 }
 
 /** The value sent at `instancePath`, when it lies under a numeral (`sent` holds each numeral's value). */

@@ -88,6 +88,14 @@ t.test('query, path and header numbers: decimal digits accepted, other writings 
     t.strictSame(items(res.body), [{ code: 'INPUT_INVALID', field, source: 'query', value, message }], `${query}: one item, the value as sent`)
   }
   t.strictSame(JSON.parse((await app.inject({ url: '/q/1?nullable=' })).body).query, { nullable: null }, 'an empty value of a nullable number is null, as before')
+  // Past the largest number JavaScript holds, decimal digits read as Infinity.
+  const huge = '9'.repeat(309)
+  for (const [query, field, value, type] of [['x=1e400', 'x', '1e400', 'a number'], ['x=-1e309', 'x', '-1e309', 'a number'], [`n=${huge}`, 'n', huge, 'an integer']]) {
+    const res = await app.inject({ url: `/q/1?${query}` })
+    t.equal(res.statusCode, 400, `${value.slice(0, 10)}: out of range`)
+    t.strictSame(items(res.body), [{ code: 'INPUT_INVALID', field, source: 'query', value: value.length > 100 ? `${value.slice(0, 100)}…` : value, message: `must be ${type} between -1.7976931348623157e308 and 1.7976931348623157e308` }])
+  }
+  t.strictSame(JSON.parse((await app.inject({ url: '/q/1?x=1.7976931348623157e308' })).body).query, { x: Number.MAX_VALUE }, 'the largest is taken')
 
   const several = await app.inject({ url: '/q/0x2?n=1e1&x=2&ids=4&ids=%205', headers: { 'x-count': '1e3' } })
   t.equal(several.statusCode, 400)
