@@ -90,7 +90,8 @@ t.test('query, path and header numbers: decimal digits accepted, other writings 
   t.strictSame(JSON.parse((await app.inject({ url: '/q/1?nullable=' })).body).query, { nullable: null }, 'an empty value of a nullable number is null, as before')
   // Past the largest number JavaScript holds, decimal digits read as Infinity.
   const huge = '9'.repeat(309)
-  for (const [query, field, value, type] of [['x=1e400', 'x', '1e400', 'a number'], ['x=-1e309', 'x', '-1e309', 'a number'], [`n=${huge}`, 'n', huge, 'an integer']]) {
+  const outOfRange: Array<[string, string, string, string]> = [['x=1e400', 'x', '1e400', 'a number'], ['x=-1e309', 'x', '-1e309', 'a number'], [`n=${huge}`, 'n', huge, 'an integer']]
+  for (const [query, field, value, type] of outOfRange) {
     const res = await app.inject({ url: `/q/1?${query}` })
     t.equal(res.statusCode, 400, `${value.slice(0, 10)}: out of range`)
     t.strictSame(items(res.body), [{ code: 'INPUT_INVALID', field, source: 'query', value: value.length > 100 ? `${value.slice(0, 100)}…` : value, message: `must be ${type} between -1.7976931348623157e308 and 1.7976931348623157e308` }])

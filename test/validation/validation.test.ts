@@ -29,7 +29,8 @@ t.test('bodies are strict, query and headers are coerced, shared schemas resolve
   t.strictSame(fields, ['extra', 'n', 'name'], 'no body coercion, unknown property rejected, shared $ref applied')
   // JSON.parse reads a number past about 1.8e308 as Infinity; Ajv's number types take it only
   // without strictNumbers, which `strict: false` turns off with the rest.
-  for (const [payload, message, value] of [['{"n":1e400,"name":"a"}', 'must be integer, not Infinity', 'Infinity'], ['{"n":-1e400,"name":"a"}', 'must be integer, not -Infinity', '-Infinity']]) {
+  const infinities: Array<[string, string, string]> = [['{"n":1e400,"name":"a"}', 'must be integer, not Infinity', 'Infinity'], ['{"n":-1e400,"name":"a"}', 'must be integer, not -Infinity', '-Infinity']]
+  for (const [payload, message, value] of infinities) {
     const infinite = await app.inject({ method: 'POST', url: '/x', headers: { 'content-type': 'application/json' }, payload })
     t.equal(infinite.statusCode, 400, payload)
     t.match(JSON.parse(infinite.body).context, [{ code: 'INPUT_INVALID', field: 'n', source: 'body', message, value }])
