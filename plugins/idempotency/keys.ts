@@ -33,7 +33,10 @@ export function replayStatus (record: Omit<IdempotencyRecord, 'etag'>, claim: Id
     throw problems.conflict(`The Svc-Idempotency-Key was already used for ${record.method} ${record.target} with another body; send a new key with each distinct request.`, { instance })
   }
   if (record.method === 'POST') {
-    throw problems.conflict(`The Svc-Idempotency-Key was already used to create ${instance}; GET it instead of creating it again.`, { instance })
+    // A 201 made the entity; any other POST (an action: publish, archive…) changed one.
+    throw problems.conflict(record.status === 201
+      ? `The Svc-Idempotency-Key was already used to create ${instance}; GET it instead of creating it again.`
+      : `The Svc-Idempotency-Key was already used for POST ${record.target}; GET ${instance} to see what it did instead of sending it again.`, { instance })
   }
   return record.status
 }

@@ -49,6 +49,9 @@ t.test('replayStatus: 2xx for a retried idempotent request, 409 otherwise', asyn
   }
   const post = claimOf({ method: 'POST', target: '/v1/documents', instance: '/v1/documents/9', status: 201 })
   t.match(thrown(() => replayStatus(post, { ...post })), { statusCode: 409, instance: '/v1/documents/9', detail: /already used to create \/v1\/documents\/9/ })
+  // An action made nothing: its 409 names the request and the entity it changed.
+  const action = claimOf({ method: 'POST', target: '/v1/documents/9/archive', instance: '/v1/documents/9', status: 200 })
+  t.match(thrown(() => replayStatus(action, { ...action })), { statusCode: 409, instance: '/v1/documents/9', detail: 'The Svc-Idempotency-Key was already used for POST /v1/documents/9/archive; GET /v1/documents/9 to see what it did instead of sending it again.' })
 })
 
 t.test('fingerprintOf: equal JSON, equal fingerprint', async t => {
