@@ -18,6 +18,7 @@ import type { ServiceIdentity } from './headers.js'
 import { registerSubscriptionRoutes } from './routes.js'
 import { systemResolver, type Resolver } from './targets.js'
 import { WantedEvents } from './wanted.js'
+import { EVENT_TYPE, EVENT_TYPE_MAX_LENGTH } from './schema.js'
 
 /** Options of the `events` plugin: outgoing events through a transactional outbox, delivered to subscribers. */
 export interface EventsPluginOptions {
@@ -264,6 +265,11 @@ async function eventsPlugin (fastify: FastifyInstance, opts: EventsPluginOptions
     ? stringList('eventTypes', opts.eventTypes)
     : [...[...served.values()].flatMap(resourceEventTypes), ...stringList('extraEventTypes', opts.extraEventTypes ?? [])]
   if (types.length === 0) throw new TypeError('events plugin: there are no event types: register the resource plugin before it, or give eventTypes')
+  // Offered, a type no subscription could name would be a 400 to every subscriber who tried.
+  const unnamable = types.filter(type => !EVENT_TYPE.test(type) || type.length > EVENT_TYPE_MAX_LENGTH)
+  if (unnamable.length > 0) {
+    throw new TypeError(`events plugin: the event types ${unnamable.map(type => JSON.stringify(type)).join(', ')} cannot be subscribed to: an event type is <name>.<event>, each a lowercase letter, then lowercase letters, digits and hyphens, ${EVENT_TYPE_MAX_LENGTH} characters at most (a resource whose name starts with a digit gives such types)`)
+  }
   // An event type `<name>.<verb>` of a served resource is read with that resource's read scopes.
   const readScopesOf = new Map([...served.values()].map(s => [s.definition.name, s.definition.api.scopes.read]))
   const typeScopes = new Map<string, readonly string[]>()

@@ -5,14 +5,17 @@ import { Nullable, UpperSnakeEnum } from '../../schemas/types.js'
 
 const Url = Type.String({ format: 'uri', minLength: 1, maxLength: 2000, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'Where deliveries are posted: an https:// URL of a public host.' })
 const Description = Nullable(Type.String({ minLength: 0, maxLength: 2000, description: 'What the subscription is for.' }))
-const Active = Type.Boolean({ description: 'Whether events are delivered; false after 20 deliveries in a row failed.' })
+const Active = Type.Boolean({ description: 'Whether events are delivered; false once as many deliveries in a row failed as the service allows (maxFailures, 20 by default).' })
 
 /**
  * The event types a subscription names. Not an enum: the contract's names (`author.created`)
  * are no UPPER_SNAKE_CASE values, so the routes check membership themselves (`unknownEvents`).
  */
+export const EVENT_TYPE = /^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/
+export const EVENT_TYPE_MAX_LENGTH = 100
+
 export function EventTypes (types: readonly string[]) {
-  return Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9-]*\\.[a-z][a-z0-9-]*$' }), {
+  return Type.Array(Type.String({ minLength: 1, maxLength: EVENT_TYPE_MAX_LENGTH, pattern: EVENT_TYPE.source }), {
     minItems: 1, maxItems: types.length, uniqueItems: true, description: `The event types delivered, among: ${types.join(', ')}.`
   })
 }

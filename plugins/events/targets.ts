@@ -26,6 +26,7 @@ for (const [net, bits] of [
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
   ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated, RFC 7526)
   ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
   ['224.0.0.0', 4], // multicast
@@ -45,6 +46,8 @@ for (const [net, bits] of [
   ['2001::', 23], // IETF protocol assignments (Teredo among them)
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds any IPv4 address
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // segment routing identifiers (RFC 9602)
   ['fc00::', 7], // unique-local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)

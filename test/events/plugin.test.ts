@@ -49,6 +49,8 @@ t.test('options are checked at boot, naming the option', async t => {
     ['eventTypes', { eventTypes: [] }, /there are no event types/],
     // extraEventTypes adds to the default list, which eventTypes replaces: with both, it would be dropped unseen.
     ['eventTypes and extraEventTypes', { extraEventTypes: ['order.paid'] }, /^events plugin: extraEventTypes adds to the default event types, which eventTypes replaces; give one of them \(list order\.paid in eventTypes\)$/],
+    ['eventTypes a subscription cannot name', { eventTypes: ['order.shipped_v2', 'invoice.payment.succeeded', 'Order.Shipped', 'order.paid', '3d.created'] }, /^events plugin: the event types "order\.shipped_v2", "invoice\.payment\.succeeded", "Order\.Shipped", "3d\.created" cannot be subscribed to: an event type is <name>\.<event>/],
+    ['an event type over 100 characters', { eventTypes: [`order.${'x'.repeat(95)}`] }, /cannot be subscribed to/],
     ['unknown', { tableprefix: 'x' }, /tableprefix/]
   ]
   for (const [name, opts, message] of cases) await t.rejects(app(opts), message, name)
