@@ -22,7 +22,7 @@ export async function build (options: FastifyServerOptions = {}, jwtSecret = pro
   const app = Fastify({ ...problemServerOptions, ...options }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The conventions, in the order a request travels. Each refuses bad options at boot.
-  await app.register(problem) // every 4xx/5xx → application/problem+json with requestId
+  await app.register(problem) // every error → a 4xx/5xx application/problem+json with requestId
   await app.register(validation) // strict Ajv: all errors, no body coercion, unknown properties → 400
   await app.register(conventions) // HTTP/1.1, User-Agent, Accept, Content-Type, Svc-* headers
   await app.register(cors, { origins: ['https://app.example.com'] }) // preflights before auth
