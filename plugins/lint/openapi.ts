@@ -96,14 +96,14 @@ function lintResponses (ctx: Context, responses: unknown, path: string, head: bo
   }
 }
 
-function lintWebhookPath (ctx: Context, path: string, item: Obj, at: string): void {
+function lintWebhookPath (ctx: Context, path: string, item: Obj, at: string, methods: readonly string[]): void {
   const segments = path.slice(WEBHOOK_PREFIX.length).split('/')
   // A trailing slash (`/_webhooks/<producer>/`) leaves one empty last segment.
   if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop()
   const bad = segments.filter(s => !KEBAB_CASE.test(s))
   if (bad.length > 0) ctx.out.add('webhook-path', at, `the webhook path ${path} has segments that are not kebab-case: ${bad.map(s => JSON.stringify(s)).join(', ')}`)
-  for (const method of METHODS) {
-    if (item[method] !== undefined && obj(item[method])['x-internal'] !== true) {
+  for (const method of methods) {
+    if (obj(item[method])['x-internal'] !== true) {
       ctx.out.add('webhook-internal', `${at}/${method}`, `the webhook consumer ${method.toUpperCase()} ${path} is not marked x-internal: true`)
     }
   }
@@ -138,10 +138,11 @@ export function lintOpenApi (document: unknown, opts: OpenApiLintOptions = {}): 
   for (const [path, value] of Object.entries(obj(doc.paths))) {
     const item = deref(ctx, value)
     const webhook = path.startsWith(WEBHOOK_PREFIX)
-    if (webhook) lintWebhookPath(ctx, path, item, `#/paths/${pointer(path)}`)
     const linted = METHODS.filter(method => item[method] !== undefined && opts.skip?.(path, method) !== true)
-    // A path's own parameters belong to its operations: none to lint when every one is skipped.
-    if (linted.length > 0) lintParameters(ctx, item.parameters, `#/paths/${pointer(path)}`, webhook)
+    // A path and its own parameters belong to its operations: nothing to lint when every one is skipped.
+    if (linted.length === 0) continue
+    if (webhook) lintWebhookPath(ctx, path, item, `#/paths/${pointer(path)}`, linted)
+    lintParameters(ctx, item.parameters, `#/paths/${pointer(path)}`, webhook)
     for (const method of linted) lintOperation(ctx, path, item, method, webhook)
   }
   return ctx.out.violations

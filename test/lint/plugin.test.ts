@@ -148,6 +148,16 @@ t.test('the OpenAPI document is linted when the app is ready', async t => {
   await t.resolves(async () => { await skipped.ready() }, 'config.lint = false leaves the operation out of the document lint too')
   await skipped.close()
 
+  // A webhook consumer's path rules (kebab-case, x-internal) are its operations' too.
+  const webhook = await withOpenApi({})
+  webhook.post('/_webhooks/Bad_Producer/evt', { config: { lint: false } }, handler)
+  await t.resolves(async () => { await webhook.ready() }, 'config.lint = false leaves a webhook consumer out too')
+  await webhook.close()
+  const linted = await withOpenApi({})
+  linted.post('/_webhooks/Bad_Producer/evt', { schema: { response: { 204: { type: 'null' }, 400: { $ref: 'Problem#' } } } }, handler)
+  await t.rejects(async () => { await linted.ready() }, /\[webhook-path\][\s\S]*\[webhook-internal\]/, 'and lints it without')
+  await linted.close()
+
   const off = await withOpenApi({ openapi: false })
   off.get('/v1/a', handler)
   await t.resolves(async () => { await off.ready() }, 'openapi: false')
