@@ -9,6 +9,8 @@ import { pathOf } from '../shared/url.js'
 export type Consumes = MediaTypes
 
 /** RFC 9112 §6.3: a request has content when it declares a length above 0 or is transfer-coded. */
+const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
+
 function hasBody (headers: IncomingHttpHeaders): boolean {
   if (headers['transfer-encoding'] !== undefined) return true
   return Number(headers['content-length']) > 0
@@ -31,6 +33,11 @@ function otherTransferCoding (headers: IncomingHttpHeaders): string | undefined 
 export function checkContentType (request: FastifyRequest, headers: IncomingHttpHeaders, allowed: Consumes): void {
   if (!hasBody(headers)) return
   const path = pathOf(request.url)
+  // The convention's methods table: GET, HEAD, DELETE and OPTIONS carry no request body. Taken
+  // and dropped unread, it would let a client believe it said something (a DELETE's conditions).
+  if (BODYLESS.has(request.method)) {
+    throw problems.badRequest(`A ${request.method} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${request.method} ${path} without one.`, { instance: path })
+  }
   const coding = otherTransferCoding(headers)
   if (coding !== undefined) {
     throw problems.badRequest(`The request's Transfer-Encoding ${shown(headers['transfer-encoding'] as string)} applies the coding ${shown(coding)}, which the service does not decode; send the body with Transfer-Encoding: chunked alone, or with a Content-Length.`, { instance: path })

@@ -91,6 +91,22 @@ t.test('requests without a body are not checked', async t => {
   t.equal(empty.statusCode, 200)
 })
 
+t.test('GET, HEAD, DELETE and OPTIONS with a body are a 400 naming the method (the convention: they take none)', async t => {
+  const app = await build(t, {}, (app) => {
+    app.route({ method: ['HEAD', 'OPTIONS'], url: '/bodyless', handler: async (_request, reply) => await reply.code(204).send() })
+    app.delete('/off', { config: { conventions: false } }, async (_request, reply) => await reply.code(204).send())
+  })
+  for (const [method, url] of [['GET', '/echo'], ['DELETE', '/echo'], ['HEAD', '/bodyless'], ['OPTIONS', '/bodyless']] as const) {
+    for (const [how, extra] of [['a Content-Length', {}], ['chunked', { 'transfer-encoding': 'chunked' }]] as const) {
+      const res = await app.inject({ method, url, headers: headers({ 'content-type': 'application/json', ...extra }), payload: body })
+      t.equal(res.statusCode, 400, `${method} with ${how}`)
+      if (method !== 'HEAD') t.match(res.json(), { title: 'Bad Request', status: 400, instance: url, detail: `A ${method} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${method} ${url} without one.` })
+    }
+  }
+  const off = await app.inject({ method: 'DELETE', url: '/off', headers: headers({ 'content-type': 'application/json' }), payload: body })
+  t.equal(off.statusCode, 204, 'a route with the conventions off takes what it is sent')
+})
+
 t.test('merge-patch routes parse application/merge-patch+json exactly like JSON', async t => {
   const app = await build(t)
   for (const type of ['application/merge-patch+json', 'application/json', 'application/merge-patch+json; charset=utf-8']) {
