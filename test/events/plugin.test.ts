@@ -11,9 +11,14 @@ const SERVICE = { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427', name: 'alone' }
 const store: Store = createStore({ dataDir: 'memory' })
 t.teardown(() => store.close())
 
-async function app (opts: Partial<EventsPluginOptions>, prereqs = true): Promise<FastifyInstance> {
+/**
+ * An app with the events plugin on the file's one store, closed when `owner` ends: every app
+ * that boots delivers, and one left running would claim the deliveries a later test waits for
+ * (without insecure targets, to fail them and retry in minutes).
+ */
+async function app (opts: Partial<EventsPluginOptions>, prereqs = true, owner: { teardown: (fn: () => unknown) => void } = t): Promise<FastifyInstance> {
   const a = Fastify()
-  t.teardown(() => a.close())
+  owner.teardown(() => a.close())
   if (prereqs) {
     await a.register(problem)
     await a.register(validation)
@@ -53,13 +58,13 @@ t.test('options are checked at boot, naming the option', async t => {
     ['an event type over 100 characters', { eventTypes: [`order.${'x'.repeat(95)}`] }, /cannot be subscribed to/],
     ['unknown', { tableprefix: 'x' }, /tableprefix/]
   ]
-  for (const [name, opts, message] of cases) await t.rejects(app(opts), message, name)
-  await t.rejects(app({}, false), /needs the problem, conventions and query plugins/, 'its dependencies first')
+  for (const [name, opts, message] of cases) await t.rejects(app(opts, true, t), message, name)
+  await t.rejects(app({}, false, t), /needs the problem, conventions and query plugins/, 'its dependencies first')
   // The routes' scopes are checked by the auth plugin alone: without it they would let anyone in.
-  await t.rejects(app({ withoutAuth: undefined }), { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /^The events plugin serves routes that require the token scopes webhooks:read and webhooks:write, which only the auth plugin checks/ }, 'scopes without auth')
-  await t.rejects(app({ withoutAuth: 1 as never }), /^events plugin: withoutAuth must be a boolean, got 1$/, 'withoutAuth')
-  await t.resolves(app({ withoutAuth: undefined, readScopes: [], writeScopes: [] }), 'no scopes: nothing to check')
-  await t.resolves(app({ withoutAuth: undefined, path: false }), 'no routes: nothing to check')
+  await t.rejects(app({ withoutAuth: undefined }, true, t), { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /^The events plugin serves routes that require the token scopes webhooks:read and webhooks:write, which only the auth plugin checks/ }, 'scopes without auth')
+  await t.rejects(app({ withoutAuth: 1 as never }, true, t), /^events plugin: withoutAuth must be a boolean, got 1$/, 'withoutAuth')
+  await t.resolves(app({ withoutAuth: undefined, readScopes: [], writeScopes: [] }, true, t), 'no scopes: nothing to check')
+  await t.resolves(app({ withoutAuth: undefined, path: false }, true, t), 'no routes: nothing to check')
 })
 
 // Node takes a longer timer delay as 1 ms: every attempt would time out at once, the idle poll spin.
@@ -71,8 +76,8 @@ t.test('milliseconds that reach a timer: up to 2147483647, the longest a timer w
     ['purgeInterval', `0 (never) or ${rule}`]
   ]
   for (const [option, wanted] of table) {
-    await t.resolves(async () => { await (await app({ [option]: 2147483647 })).ready() }, `${option}: 2147483647`)
-    await t.rejects(app({ [option]: 2147483648 }), { name: 'TypeError', message: `events plugin: ${option} must be ${wanted}, got 2147483648` }, `${option}: 2147483648`)
+    await t.resolves(async () => { await (await app({ [option]: 2147483647 }, true, t)).ready() }, `${option}: 2147483647`)
+    await t.rejects(app({ [option]: 2147483648 }, true, t), { name: 'TypeError', message: `events plugin: ${option} must be ${wanted}, got 2147483648` }, `${option}: 2147483648`)
   }
 })
 
