@@ -165,7 +165,7 @@ async function authPlugin (fastify: FastifyInstance, opts: AuthPluginOptions): P
     // A request that matched no route has nothing to protect: the methods plugin answers it
     // (405 or OPTIONS 204 with Allow) or it is a 404. A CORS preflight carries no credentials
     // (Fetch): the cors plugin answers it, whichever of the two was registered first.
-    if (matchedNoRoute(request) || preflightForCors(request, fastify.hasPlugin('svc-cors'))) return
+    if (matchedNoRoute(request) || preflightForCors(request, fastify)) return
     const config = request.routeOptions.config.auth
     if (config === false) return
     const header = request.headers.authorization

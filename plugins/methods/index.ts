@@ -155,7 +155,7 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
     // A CORS preflight is the cors plugin's to answer (its Access-Control-* headers, or a 403
     // with Svc-Cors-Error), whichever of the two was registered first, or in a context below
     // this one: its hook may come later.
-    if (preflightForCors(request, fastify.hasPlugin('svc-cors'))) return
+    if (preflightForCors(request, fastify)) return
     const path = pathOf(request.url)
     if (!matchedNoRoute(request)) {
       // A matched route serves the request unless another method's route takes more of the path

@@ -1,4 +1,4 @@
-import type { FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 
 // Marks the cors plugin sets on the routes of its context (an onRoute hook): a plugin registered
 // above it, at the root say, sees that a preflight is the cors plugin's to answer even where
@@ -33,9 +33,10 @@ export function isPreflight (request: FastifyRequest): boolean {
 }
 
 /**
- * A preflight the cors plugin answers or refuses: one under the plugin's context (`corsHere`, from
- * `hasPlugin`), or to a route it marked. It carries no credentials and reaches no handler.
+ * A preflight the cors plugin answers or refuses: one in a context that has the plugin (`fastify`,
+ * the asking plugin's), or to a route it marked. It carries no credentials and reaches no handler.
+ * The method is looked at first: every other request costs one comparison.
  */
-export function preflightForCors (request: FastifyRequest, corsHere: boolean): boolean {
-  return isPreflight(request) && (corsHere || marked(request, SERVED_BY_CORS))
+export function preflightForCors (request: FastifyRequest, fastify: FastifyInstance): boolean {
+  return isPreflight(request) && (fastify.hasPlugin('svc-cors') || marked(request, SERVED_BY_CORS))
 }
