@@ -12,11 +12,12 @@ const store: Store = createStore({ dataDir: 'memory' })
 t.teardown(() => store.close())
 
 /**
- * An app with the events plugin on the file's one store, closed when `owner` ends: every app
- * that boots delivers, and one left running would claim the deliveries a later test waits for
- * (without insecure targets, to fail them and retry in minutes).
+ * An app with the events plugin on the file's one store, closed when `owner`, the test that
+ * boots it, ends: every app that boots delivers, and one left running would claim the
+ * deliveries a later test waits for (without insecure targets, to fail them and retry in
+ * minutes).
  */
-async function app (opts: Partial<EventsPluginOptions>, prereqs = true, owner: { teardown: (fn: () => unknown) => void } = t): Promise<FastifyInstance> {
+async function app (opts: Partial<EventsPluginOptions>, prereqs: boolean, owner: { teardown: (fn: () => unknown) => void }): Promise<FastifyInstance> {
   const a = Fastify()
   owner.teardown(() => a.close())
   if (prereqs) {
@@ -83,7 +84,7 @@ t.test('milliseconds that reach a timer: up to 2147483647, the longest a timer w
 
 t.test('an application\'s own event, emitted in its transaction, delivered signed; one rolled back is not', async t => {
   const hook = await receiver(t)
-  const a = await app({ allowInsecureTargets: true, pollMillis: 20, path: '/hooks', readScopes: [], writeScopes: [], retrySchedule: '10ms' })
+  const a = await app({ allowInsecureTargets: true, pollMillis: 20, path: '/hooks', readScopes: [], writeScopes: [], retrySchedule: '10ms' }, true, t)
   await a.listen({ port: 0, host: '127.0.0.1' })
   const created = await a.inject({ method: 'POST', url: '/hooks', payload: { url: hook.url, events: ['order.shipped'], description: 'all orders' } })
   t.equal(created.statusCode, 201, created.body)
@@ -118,7 +119,7 @@ t.test('an application\'s own event, emitted in its transaction, delivered signe
 })
 
 t.test('a worker-less instance records events and serves no routes with path: false', async t => {
-  const a = await app({ worker: false, path: false, purgeInterval: 0, tablePrefix: 'quiet' })
+  const a = await app({ worker: false, path: false, purgeInterval: 0, tablePrefix: 'quiet' }, true, t)
   await a.ready()
   a.events.wake()
   t.equal((await a.inject({ url: '/webhook-subscriptions' })).statusCode, 404)
@@ -128,7 +129,7 @@ t.test('a worker-less instance records events and serves no routes with path: fa
 
 t.test('a refused target names the setting that allows it: the option by default, a service\'s own words, or nothing', async t => {
   const refusal = async (opts: Partial<EventsPluginOptions>, url: string): Promise<{ status: number, detail: string, message: string }> => {
-    const a = await app({ worker: false, readScopes: [], writeScopes: [], purgeInterval: 0, ...opts })
+    const a = await app({ worker: false, readScopes: [], writeScopes: [], purgeInterval: 0, ...opts }, true, t)
     const res = await a.inject({ method: 'POST', url: '/webhook-subscriptions', payload: { url, events: ['order.shipped'] } })
     const body = res.json()
     return { status: res.statusCode, detail: body.detail, message: body.context?.[0]?.message }
@@ -162,9 +163,13 @@ t.test('an unavailable database is a 503, naming nothing of the fault', async t 
 })
 
 t.test('ended deliveries are deleted after their retention', async t => {
+  // Its own ended delivery, so that the test does not depend on those of the tests above.
+  await store.query('INSERT INTO event_subscriptions (ctx, id, url, events, secret, etag) VALUES (\'prod\', \'retained\', \'https://example.com/hook\', \'{order.shipped}\', \'x\', \'"e"\')')
+  await store.query(`INSERT INTO event_deliveries (ctx, id, subscription_id, event_type, payload, status, created_at, ended_at)
+    VALUES ('prod', 'ended', 'retained', 'order.shipped', '{}', 'SUCCEEDED', now() - interval '1 minute', now() - interval '1 minute')`)
   const before = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n as number
-  t.ok(before > 0, 'the deliveries above ended')
-  await app({ worker: false, path: false, retention: 1, purgeInterval: 20 })
+  t.ok(before > 0, 'an ended delivery to delete')
+  await app({ worker: false, path: false, retention: 1, purgeInterval: 20 }, true, t)
   for (let i = 0; i < 100; i++) {
     if ((await store.query<{ n: number }>('SELECT count(*)::int AS n FROM event_deliveries WHERE ended_at IS NOT NULL')).rows[0]?.n === 0) break
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -175,7 +180,7 @@ t.test('ended deliveries are deleted after their retention', async t => {
 t.test('the retention of an ended delivery is measured by the plugin\'s clock, the one its end was recorded by', async t => {
   const clock = new Date('2020-01-01T00:00:00Z')
   const day = 24 * 60 * 60 * 1000
-  await app({ worker: false, path: false, tablePrefix: 'clocked', retention: day, purgeInterval: 10, now: () => clock })
+  await app({ worker: false, path: false, tablePrefix: 'clocked', retention: day, purgeInterval: 10, now: () => clock }, true, t)
   await store.query('INSERT INTO clocked_subscriptions (ctx, id, url, events, secret, etag) VALUES (\'prod\', \'s\', \'https://example.com/hook\', \'{order.shipped}\', \'x\', \'"e"\')')
   // [id, ended how long before the clock's now]
   const cases: Array<[string, number]> = [['past', 2 * day], ['kept', 60 * 60 * 1000]]
