@@ -76,8 +76,10 @@ export function envelopeProblem (errors: readonly ErrorObject[], body: unknown, 
   const over = errors.some(e => e.keyword === 'maxItems' && e.instancePath === '/operations')
   if (!over) return invalidData(items)
   const n = ((body as Envelope).operations).length
-  // The offending value of a list too long is its length, as `tooMany`'s own item says.
-  for (const item of items) if (item.field === 'operations' && item.code === 'INPUT_MAX_VALUE') item.value = String(n)
+  // The offending value of a list too long is its length, worded as `tooMany`'s own item is.
+  for (const item of items) {
+    if (item.field === 'operations' && item.code === 'INPUT_MAX_VALUE') Object.assign(item, { message: `must hold at most ${maxOperations} operations`, value: String(n) })
+  }
   return tooMany(n, maxOperations, asyncMax, items)
 }
 

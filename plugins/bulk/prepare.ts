@@ -7,7 +7,7 @@ import { Id } from '../../schemas/types.js'
 import { parseEntityTags } from '../conditional/index.js'
 import { contextFromAjv, invalidDetail } from '../problem/index.js'
 import type { ResourceDefinition } from '../resource/index.js'
-import { compileBodyValidator } from '../resource/internal.js'
+import { compileBodyValidator, repeatedSubCollectionKeys } from '../resource/internal.js'
 import type { RawOperation } from './envelope.js'
 import { failed, preconditionRequired, type Operation } from './outcome.js'
 
@@ -84,7 +84,11 @@ export function prepare (def: ResourceDefinition, v: Validators, raw: RawOperati
   const entity = raw.entity
   const validate = raw.action === 'CREATE' ? v.create : raw.action === 'DELETE' ? v.remove : v.replace
   // Not pushed by spreading: an entity of a hundred thousand bad values is more arguments than a call takes.
-  const invalid = validate(entity) ? items : items.concat(entityItems(def, validate.errors as ErrorObject[], prefix))
+  const valid = validate(entity)
+  let invalid = valid ? items : items.concat(entityItems(def, validate.errors as ErrorObject[], prefix))
+  // Once the entity passed its schema: its sub-collections' keys, each once, as on the item
+  // routes (a DELETE's entity is not looked at beyond its id).
+  if (valid && raw.action !== 'DELETE') invalid = invalid.concat(repeatedSubCollectionKeys(def, entity, `${prefix}.`))
   // The id is echoed in the result whenever it is a valid one, also when the rest is not.
   if (raw.action !== 'CREATE' && v.id(entity.id)) op.id = entity.id as string
   if (invalid.length > 0) {

@@ -179,8 +179,9 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
   async function checkTarget (url: string): Promise<void> {
     const refusal = await refuseTarget(url, r.allowInsecure, r.resolver, r.allowedBy)
     if (refusal !== null) {
-      // The credentials refused are not sent back either.
-      const value = refusal.code === 'URL_CREDENTIALS' ? {} : { value: url }
+      // The credentials refused are not sent back either, nor a URL that cannot be parsed and
+      // may hold some.
+      const value = refusal.code === 'URL_CREDENTIALS' || (refusal.code === 'INPUT_INVALID' && url.includes('@')) ? {} : { value: url }
       throw invalidData([{ code: refusal.code, message: refusal.message, field: 'url', source: 'body', ...value }],
         `The url breaks a rule for webhook targets: it ${refusal.message}.`)
     }

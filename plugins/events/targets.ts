@@ -63,7 +63,7 @@ export function isInternalAddress (address: string): boolean {
 
 /** A URL refused as a subscriber's target: the rule it breaks, for a 400 naming it. */
 export interface TargetRefusal {
-  code: 'URL_CREDENTIALS' | 'URL_NOT_HTTPS' | 'URL_INTERNAL_ADDRESS' | 'URL_UNRESOLVABLE'
+  code: 'INPUT_INVALID' | 'URL_CREDENTIALS' | 'URL_NOT_HTTPS' | 'URL_INTERNAL_ADDRESS' | 'URL_UNRESOLVABLE'
   message: string
 }
 
@@ -79,7 +79,14 @@ function literalOf (hostname: string): string | null {
  * names the setting that turns `allowInsecure` on, for the refusals it would lift; null: none named.
  */
 export async function refuseTarget (url: string, allowInsecure: boolean, resolve: Resolver, allowedBy: string | null = null): Promise<TargetRefusal | null> {
-  const parsed = new URL(url)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    // The schema's `uri` format lets through what no client can connect to: a port over
+    // 65535, a percent-escape or a space in the host.
+    return { code: 'INPUT_INVALID', message: 'must be a URL a client can connect to: a host name or address without spaces or percent-escapes, and a port up to 65535' }
+  }
   // A credential in the URL would be shown by every read of the subscription, which keeps its
   // secret out of them; the secret's signature is what tells the subscriber who is calling.
   if (parsed.username !== '' || parsed.password !== '') {

@@ -34,7 +34,10 @@ function cleanName (name: string | undefined, where: typeof HEADER | typeof PART
   // refusal would be a 500 for the client's mistake), and line breaks, which every reader of the
   // entity's file description would get in a name they may put in a header or a log line.
   // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  if (name !== undefined && /[\u0000-\u001f\u007f]/.test(name)) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with a control character (U+0000 to U+001F, or U+007F), such as NUL or a line break', ...where }])
+  if (name !== undefined && /[\u0000-\u001f\u007f-\u009f]/.test(name)) throw invalidData([{ code: 'INPUT_INVALID', message: 'must not name a file with a control character (U+0000 to U+001F, or U+007F to U+009F), such as NUL or a line break', ...where }])
+  // The multipart parser puts U+FFFD where a part's name has bytes that are not UTF-8: the
+  // name the client meant is lost, and the one stored would not be it.
+  if (name?.includes('\ufffd') === true) throw invalidData([{ code: 'INPUT_INVALID', message: 'must name a file in UTF-8: the name sent has bytes that are not UTF-8', ...where }])
   const base = name?.split(/[/\\]/).pop()?.trim()
   if (base === undefined || base === '') return null
   // Counted in characters, as a file system's limit reads them: cut short, the name would lose
@@ -69,6 +72,11 @@ export function filenameOf (header: string | undefined): string | null {
   const { type, parameters } = parseDisposition(header)
   if (!/^(attachment|inline)$/i.test(type) || (parameters['filename*'] !== undefined && parameters.filename === undefined)) {
     throw invalidData([{ code: 'INPUT_INVALID', message: 'must be a Content-Disposition such as attachment; filename="report.pdf" (RFC 6266), with filename*=UTF-8\'\'… for a name that is not ASCII', field: 'Content-Disposition', source: 'header', value: header }])
+  }
+  // A header's bytes reach Node as latin1: a plain filename= of UTF-8 bytes would be kept as
+  // mojibake (é as Ã©). RFC 6266 §4.3 and the convention send such a name in filename*.
+  if (parameters['filename*'] === undefined && parameters.filename !== undefined && /[\u0080-\uffff]/.test(parameters.filename)) {
+    throw invalidData([{ code: 'INPUT_INVALID', message: 'must give a name that is not ASCII as filename*=UTF-8\'\'<percent-encoded UTF-8> (RFC 8187), not in filename=', field: 'Content-Disposition', source: 'header' }])
   }
   return cleanName(parameters.filename, HEADER)
 }

@@ -41,7 +41,18 @@ const rank = (m: string): number => { const i = ORDER.indexOf(m); return i === -
  */
 function catchAll (params: Record<string, string | undefined>, path: string): boolean {
   const rest = params['*']
-  return rest === path || rest === path.slice(1)
+  if (rest === undefined) return false
+  if (rest === path || rest === path.slice(1)) return true
+  if (!path.includes('%')) return false
+  // The router gives its parameters percent-decoded, and matches no path it cannot decode.
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(path)
+  /* c8 ignore next 3 */
+  } catch {
+    return false
+  }
+  return rest === decoded || rest === decoded.slice(1)
 }
 
 /** What the router derives from a request for the `host` and `version` constraints (find-my-way's strategies). */

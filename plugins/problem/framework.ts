@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { PROBLEM_MEDIA_TYPE, type Problem } from '../../schemas/problem.js'
 import { problems, type ProblemError } from './errors.js'
-import { idsAreRequestIds, problemGenReqId, requestIdSettingsOf, sentRequestId } from './request-id.js'
+import { idsAreRequestIds, problemGenReqId, requestIdSettingsOf, sentRequestId, sentRequestIdOf } from './request-id.js'
 import { readRefusedHead, unknownMethodProblem } from './unmatched.js'
 import { pathOf } from '../shared/url.js'
 
@@ -31,7 +31,7 @@ export function problemFrameworkErrors (error: FastifyError, request: FastifyReq
   if (known === undefined) request.log.error({ err: error }, 'router error')
   const pe = known?.() ?? problems.internal('An unexpected error occurred; retry later.')
   const { header, maxLength } = requestIdSettingsOf(request.server)
-  const sent = sentRequestId(request.headers[header], maxLength)
+  const sent = sentRequestIdOf(request.raw, header, maxLength)
   const requestId = sent ?? (idsAreRequestIds(request.server) ? request.id : randomUUID())
   const body: Problem = { title: pe.title, status: pe.statusCode, detail: pe.detail as string, requestId }
   if (sent !== undefined) reply.header(header, sent)

@@ -11,7 +11,7 @@ import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/opt
 import { once } from '../shared/dependencies.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { unmatchedProblem } from './unmatched.js'
-import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, requestIdGenerator, requestIdRule, sentRequestId } from './request-id.js'
+import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, repeatedHeader, requestIdGenerator, requestIdRule, sentRequestIdOf } from './request-id.js'
 
 export interface ProblemPluginOptions {
   /** Header carrying the caller's correlation id; echoed when sent. Default `x-request-id`. */
@@ -133,13 +133,14 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   // refused rather than replaced unseen; the refusal carries a generated id and echoes nothing.
   const field = opts.requestIdHeader ?? 'X-Request-ID'
   const refused: ContextItem = { code: 'INPUT_INVALID', message: requestIdRule(maxLength), field, source: 'header' }
+  const repeated: ContextItem = { code: 'INPUT_INVALID', message: 'must be sent once: the header came more than once', field, source: 'header' }
   fastify.addHook('onRequest', async function requestIdHook (request, reply) {
     const value = request.headers[headerName]
     if (value === undefined) return
     // With the server's generator (same header and length), request.id is the sent id exactly
     // when it was usable: checked there once already.
-    const sent = fromServer ? (request.id === value ? value : undefined) : sentRequestId(value, maxLength)
-    if (sent === undefined) throw invalidData([refused])
+    const sent = fromServer ? (request.id === value ? value : undefined) : sentRequestIdOf(request.raw, headerName, maxLength)
+    if (sent === undefined) throw invalidData([repeatedHeader(request.raw.rawHeaders, headerName) ? repeated : refused])
     request.requestId = sent
     reply.header(headerName, sent)
   })

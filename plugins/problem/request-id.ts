@@ -31,6 +31,28 @@ export function sentRequestId (value: unknown, max: number = MAX_REQUEST_ID_LENG
   return typeof value === 'string' && value.length <= max && USABLE.test(value) ? value : undefined
 }
 
+/**
+ * Whether `header` (lowercase) comes more than once among a request's header lines. Node joins
+ * the values of a repeated one with ", ", which no caller sent as its id.
+ */
+export function repeatedHeader (rawHeaders: readonly string[], header: string): boolean {
+  let seen = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === header.length && name.toLowerCase() === header && ++seen > 1) return true
+  }
+  return false
+}
+
+/**
+ * `sentRequestId` of a request's header: undefined also when the header comes more than once.
+ * Only a value with ", " can be a join, so only such a value has the header lines counted.
+ */
+export function sentRequestIdOf (raw: { headers: Record<string, unknown>, rawHeaders: readonly string[] }, header: string, max: number): string | undefined {
+  const sent = sentRequestId(raw.headers[header], max)
+  return sent !== undefined && sent.includes(', ') && repeatedHeader(raw.rawHeaders, header) ? undefined : sent
+}
+
 /** Where a server's requests carry their id: one setting for the plugin and the server options. */
 export interface RequestIdSettings {
   /** Lowercase header name. */
@@ -67,7 +89,7 @@ const conventionGenerators = new WeakSet<object>()
 
 /** A Fastify `genReqId` giving the convention's requestId with `settings`. */
 export function requestIdGenerator (settings: RequestIdSettings): (raw: RawRequestDefaultExpression) => string {
-  const generate = (raw: RawRequestDefaultExpression): string => sentRequestId(raw.headers[settings.header], settings.maxLength) ?? randomUUID()
+  const generate = (raw: RawRequestDefaultExpression): string => sentRequestIdOf(raw, settings.header, settings.maxLength) ?? randomUUID()
   conventionGenerators.add(generate)
   return generate
 }

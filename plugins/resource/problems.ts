@@ -50,7 +50,11 @@ function referenceProblem (def: ResourceDefinition, err: ForeignKeyViolation, op
     // The violated key belongs to the referencing (child) table: name its collection.
     const child = registry.get(err.table ?? '')
     const what = child === undefined ? 'other resources' : child.collection
-    return problems.conflict(`The ${def.name} ${id} cannot be deleted while ${what} refer to it; delete or change them first.`, { instance: itemPath(id), cause: err })
+    // A deleted child keeps its reference (it can be restored): the client must learn where to look.
+    const advice = child?.api.softDelete === true
+      ? ', deleted ones included (they keep it, to be restored); change or delete those not deleted, and restore and change the deleted ones, first.'
+      : '; delete or change them first.'
+    return problems.conflict(`The ${def.name} ${id} cannot be deleted while ${what} refer to it${advice}`, { instance: itemPath(id), cause: err })
   }
   const ref = def.references.find(r => constraintNames.foreignKey(def.storage.table, r.field) === err.constraint)
   if (ref === undefined) {

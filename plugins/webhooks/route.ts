@@ -3,7 +3,8 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { WriteClaim } from '../../store/statement-parts.js'
 import type { Tx } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
-import { parseMediaType } from '../shared/media-type.js'
+import { isUtf8, paramOf, parseMediaType, type MediaType } from '../shared/media-type.js'
+import { strictJsonParser } from '../shared/strict-json.js'
 import { optionChecks, shownValue } from '../shared/options.js'
 import { webhookPath } from './paths.js'
 import type { WebhookDelivery } from './index.js'
@@ -54,8 +55,6 @@ export interface WebhookDefinition<S extends TSchema = TSchema> {
 const METHODS: readonly string[] = ['POST', 'PUT', 'PATCH']
 const EMPTY = Buffer.alloc(0)
 
-type JsonParser = (request: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void
-
 function isObject (value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -74,10 +73,10 @@ function check (def: Partial<Record<keyof WebhookDefinition, unknown>>, path: st
   if (def.config !== undefined && !isObject(def.config)) fail('config', def.config, 'an object')
 }
 
-/** `application/json` or any `+json` type (the payload is the producer's, its media type too). */
-function isJson (header: string | undefined): boolean {
+/** `application/json` or any `+json` type (the payload is the producer's, its media type too); null for another. */
+function jsonType (header: string | undefined): MediaType | null {
   const type = header === undefined ? null : parseMediaType(header)
-  return type !== null && type.type === 'application' && (type.subtype === 'json' || type.subtype.endsWith('+json'))
+  return type !== null && type.type === 'application' && (type.subtype === 'json' || type.subtype.endsWith('+json')) ? type : null
 }
 
 /**
@@ -116,7 +115,7 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
     // this context only, every body stays a Buffer until it is verified.
     child.removeAllContentTypeParsers()
     child.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
-    const parseJson = child.getDefaultJsonParser('error', 'error') as JsonParser
+    const parseJson = strictJsonParser(child)
 
     child.route({
       method: def.method ?? 'POST',
@@ -148,12 +147,20 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
         const rawBody = Buffer.isBuffer(request.body) ? request.body : EMPTY
         const verified = await def.verifier(rawBody, request)
         if (verified === null) throw problems.unauthorized('The delivery could not be authenticated; it must come from the producer, with its secret.')
-        if (!isJson(request.headers['content-type'])) {
+        const type = jsonType(request.headers['content-type'])
+        if (type === null) {
           throw problems.unsupportedMediaType(`Deliveries to ${path} are JSON; send Content-Type: application/json.`)
         }
+        // JSON between systems is UTF-8 (RFC 8259 §8.1): bytes of another charset, decoded as
+        // UTF-8, would be stored as other text than the producer's.
+        const charset = paramOf(type, 'charset')
+        if (charset !== undefined && !isUtf8(charset)) {
+          throw problems.unsupportedMediaType(`Deliveries to ${path} are JSON in UTF-8, and the Content-Type declares charset ${JSON.stringify(charset)}; send the body in UTF-8, with charset=UTF-8 or none.`)
+        }
         // Parsed from the verified bytes, never re-serialized: the handler sees what was signed.
+        // Bytes that are not UTF-8 are a 400, not text with U+FFFD in their place.
         request.body = await new Promise((resolve, reject) => {
-          parseJson(request, rawBody.toString('utf8'), (err, value) => { if (err === null) resolve(value); else reject(err) })
+          parseJson(request, rawBody, (err, value) => { if (err === null) resolve(value); else reject(err) })
         })
         request.webhook = { producer, id: verified.id, rawBody }
       },

@@ -225,7 +225,7 @@ for (const db of databases) {
       t.strictSame(body.operations[2], { operationId: '2', action: 'DELETE', entityId: 'never-existed', entityRef: 'svc:author::never-existed', result: { status: 'SUCCEEDED', detail: 'No author had this id, or it was deleted already; there was nothing to delete.', context: null } })
       t.equal(body.operations[3].result.context[0].code, 'PRECONDITION_FAILED')
       t.ok(await entity('authors', c.id))
-      t.equal(body.operations[4].result.detail, `The author ${parent.id as string} cannot be deleted while documents refer to it; delete or change them first.`)
+      t.equal(body.operations[4].result.detail, `The author ${parent.id as string} cannot be deleted while documents refer to it, deleted ones included (they keep it, to be restored); change or delete those not deleted, and restore and change the deleted ones, first.`, 'documents are soft-deleted: the detail says deleted ones count')
       t.strictSame(body.operations[4].result.context, [{ message: 'is still referred to by other entities', code: 'ENTITY_REFERENCED', field: 'operations[4].entity.id', value: parent.id }])
       t.ok(await entity('authors', parent.id))
     })

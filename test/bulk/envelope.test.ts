@@ -69,7 +69,7 @@ t.test('request-level problems', async t => {
     const operations = Array.from({ length: 101 }, (_, i) => author(i))
     const problem = await refused(t, 'authors', { operations })
     t.match(problem.detail, /at most 100 operations, and this one has 101/)
-    t.match(problem.context, [{ code: 'INPUT_MAX_VALUE', field: 'operations', message: 'must have at most 100 items' }])
+    t.match(problem.context, [{ code: 'INPUT_MAX_VALUE', field: 'operations', message: 'must hold at most 100 operations', value: '101' }], 'worded as every over-long request is, whatever check found it')
     t.equal(await count(store, 'authors'), 0, 'nothing stored')
     t.equal((await bulk('authors', { operations: operations.slice(1) })).statusCode, 200, 'exactly the maximum is processed')
   })

@@ -132,6 +132,15 @@ for (const db of databases) {
         t.equal(credentials.status, 400, `${method}: a URL with a user and password`)
         t.strictSame(credentials.body.context, [{ code: 'URL_CREDENTIALS', field: 'url', source: 'body', message: 'must not carry a user name or password, which every read of the subscription would show; the subscriber authenticates deliveries by their signature' }], `${method}: no value`)
         t.notMatch(JSON.stringify(credentials.body), /s3cr3t/, `${method}: the password is not sent back`)
+        // Accepted by the schema's `uri` format, refused by the URL parser: a 400, not a 500.
+        for (const url of ['https://example.com:99999/', 'https://a%20b/']) {
+          const unparsed = await call(method, path, { url, events: ['author.created'] })
+          t.equal(unparsed.status, 400, `${method} ${url}`)
+          t.match(unparsed.body.context, [{ code: 'INPUT_INVALID', field: 'url', source: 'body', value: url, message: /^must be a URL a client can connect to/ }], `${method} ${url}`)
+        }
+        const hidden = await call(method, path, { url: 'https://hooks:s3cr3t@hooks.example.com:99999/in', events: ['author.created'] })
+        t.equal(hidden.status, 400, `${method}: an unparsed URL with credentials`)
+        t.notMatch(JSON.stringify(hidden.body), /s3cr3t/, `${method}: what may be a password is not sent back`)
       }
       const unknown = await call('PATCH', `/v1/webhook-subscriptions/${ok.body.id as string}`, { events: ['author.eaten'] })
       t.match(unknown.body.context, [{ code: 'INPUT_INVALID', field: 'events[0]', value: 'author.eaten' }])

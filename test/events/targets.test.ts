@@ -51,6 +51,10 @@ t.test('at save: no credentials; https only; no literal or name reaching an inte
   ]
   for (const [url, code] of cases) t.equal((await refuseTarget(url, false, resolve))?.code ?? null, code, url)
   t.equal(await refuseTarget('http://127.0.0.1:8080/in', true, resolve), null, 'WEBHOOK_ALLOW_INSECURE_TARGETS=true')
+  // What the schema's `uri` format accepts and no client can connect to, whatever the setting.
+  for (const url of ['https://example.com:99999/', 'https://93.184.215.14:65536/', 'https://%00/', 'https://%ff/', 'https://a%20b/']) {
+    for (const insecure of [false, true]) t.equal((await refuseTarget(url, insecure, resolve))?.code, 'INPUT_INVALID', `${url}, insecure ${String(insecure)}`)
+  }
   for (const url of ['https://user:pw@hooks.example.com/in', 'https://token@hooks.example.com/in', 'https://:pw@hooks.example.com/in', 'http://user:pw@127.0.0.1:8080/in']) {
     for (const insecure of [false, true]) t.equal((await refuseTarget(url, insecure, resolve))?.code, 'URL_CREDENTIALS', `${url}, insecure ${String(insecure)}: credentials refused whatever the setting`)
   }

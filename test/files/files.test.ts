@@ -151,6 +151,37 @@ t.test('files plugin alone', async t => {
     t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'résumé — v2.pdf')
   })
 
+  t.test('a filename whose bytes are not UTF-8, or a plain filename= that is not ASCII, is a 400, never stored as U+FFFD or mojibake', async t => {
+    const note = await newNote()
+    const url = `${note.url}/attachment`
+    // Node reads a header's bytes as latin1: the UTF-8 bytes of é arrive as Ã©.
+    const headers: Array<[string, string]> = [
+      ['UTF-8 bytes in filename=', 'attachment; filename="\u00c3\u00a9t\u00c3\u00a9.pdf"'],
+      ['a latin1 é in filename=', 'attachment; filename="\u00e9t\u00e9.pdf"'],
+      ['a C1 control in filename=', 'attachment; filename="a\u0085b.pdf"']
+    ]
+    for (const [name, disposition] of headers) {
+      const raw = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': disposition }, payload: 'x' })
+      t.equal(raw.statusCode, 400, name)
+      t.match(JSON.parse(raw.body), { context: [{ code: 'INPUT_INVALID', field: 'Content-Disposition', source: 'header', message: /^must give a name that is not ASCII as filename\*=UTF-8''/ }] }, name)
+    }
+    const c1 = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename*=UTF-8\'\'a%C2%85b.pdf' }, payload: 'x' })
+    t.match(JSON.parse(c1.body), { context: [{ field: 'Content-Disposition', message: /control character \(U\+0000 to U\+001F, or U\+007F to U\+009F\)/ }] }, 'a C1 control in filename*')
+    const parts: Array<[string, Buffer]> = [
+      ['a byte that is not UTF-8 in filename=', Buffer.concat([Buffer.from('--xyz\r\nContent-Disposition: form-data; name="file"; filename="a'), Buffer.from([0xff]), Buffer.from('b.pdf"\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n')])],
+      ['a lone surrogate in filename*', Buffer.from('--xyz\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8\'\'a%ED%A0%80b.pdf\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n')]
+    ]
+    for (const [name, payload] of parts) {
+      const multipart = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, payload })
+      t.equal(multipart.statusCode, 400, name)
+      t.match(JSON.parse(multipart.body), { context: [{ code: 'INPUT_INVALID', field: 'file', source: 'body', message: 'must name a file in UTF-8: the name sent has bytes that are not UTF-8' }] }, name)
+    }
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment, null, 'nothing stored')
+    const utf8 = await app.inject({ method: 'PUT', url, headers: { 'content-type': 'multipart/form-data; boundary=xyz' }, payload: Buffer.from('--xyz\r\nContent-Disposition: form-data; name="file"; filename="été.pdf"\r\nContent-Type: application/pdf\r\n\r\nabc\r\n--xyz--\r\n') })
+    t.equal(utf8.statusCode, 204, 'a multipart part\'s name in UTF-8, as browsers send it')
+    t.equal(JSON.parse((await app.inject({ url: note.url })).body).attachment.filename, 'été.pdf')
+  })
+
   t.test('a filename of 255 characters is kept whole, whatever their size in UTF-16; a longer one is a 400, not cut short or a 500', async t => {
     const note = await newNote()
     const url = `${note.url}/attachment`

@@ -29,6 +29,21 @@ t.test('OPTIONS answers 204 with Allow on every known path', async t => {
     t.equal(app.allowedMethods(url)?.join(', '), allow, `allowedMethods(${url})`)
   }
   t.equal(app.allowedMethods('/v1/nothing'), null)
+  // The catch-all OPTIONS route's wildcard comes percent-decoded: it still says nothing of which paths exist.
+  for (const url of ['/v1/nothing%41', '/v1/authors%2Fabc', '/v1/nothing/a%20b', '/%E2%82%AC', '/a%25b']) {
+    t.equal(app.allowedMethods(url), null, `allowedMethods(${url})`)
+    const res = await app.inject({ method: 'GET', url })
+    t.equal(res.statusCode, 404, `GET ${url}`)
+  }
+  t.equal(app.allowedMethods('/v1/authors/a%20b')?.join(', '), 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS', 'an escaped id')
+  // A catch-all registered as `/*`, whose wildcard leaves out the first slash.
+  const slashed = Fastify()
+  t.teardown(() => slashed.close())
+  await slashed.register(problem)
+  await slashed.register(methods)
+  slashed.options('/*', async () => 'wildcard')
+  slashed.get('/a', async () => ({}))
+  for (const url of ['/nothing', '/nothing%41']) t.equal((await slashed.inject({ url })).statusCode, 404, `/*: GET ${url}`)
 })
 
 t.test('a method the path lacks: 405 with Allow and a problem body naming the method', async t => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Writable } from 'node:stream'
+import { connect, type AddressInfo } from 'node:net'
 import problem, { problemServerOptions, type ProblemPluginOptions } from '../../plugins/problem/index.js'
 
 // One requestId per request wherever it shows: the problem body, the echoed header, the
@@ -91,4 +92,40 @@ t.test('one server answers router refusals one way: the plugin must agree with i
   await clash.register(async (child) => { await child.register(problem) }, { prefix: '/v1' })
   await t.rejects(async () => { await clash.register(async (child) => { await child.register(problem, { requestIdHeader: 'x-trace' }) }, { prefix: '/v2' }).ready() },
     { name: 'TypeError', message: /requestIdHeader and maxRequestIdLength must be the same wherever the plugin is registered on one server.*got x-trace\/200 after x-request-id\/200/ })
+})
+
+/** Sends `head` (request line and header lines) over a socket; the answer's status, headers and JSON body. */
+async function rawRequest (port: number, head: string[]): Promise<{ status: number, headers: Record<string, string>, body: { requestId: string, context?: unknown[] } }> {
+  const socket = connect(port, '127.0.0.1')
+  socket.write([...head, 'Connection: close', '', ''].join('\r\n'))
+  let text = ''
+  for await (const chunk of socket) text += String(chunk)
+  const [top, payload] = text.split('\r\n\r\n') as [string, string]
+  const [line, ...fields] = top.split('\r\n')
+  const headers: Record<string, string> = {}
+  for (const f of fields) headers[f.slice(0, f.indexOf(':')).toLowerCase()] = f.slice(f.indexOf(':') + 1).trim()
+  return { status: Number(line?.split(' ')[1]), headers, body: JSON.parse(payload) }
+}
+
+t.test('an id header sent twice is refused, never joined into one id', async t => {
+  for (const server of [{}, problemServerOptions]) {
+    const { app } = await build(t, server)
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.server.address() as AddressInfo).port
+    const which = server === problemServerOptions ? 'problemServerOptions' : 'plugin alone'
+    const twice = await rawRequest(port, ['GET /items/1 HTTP/1.1', 'Host: x', 'X-Request-ID: req-a', 'x-request-id: req-b'])
+    t.equal(twice.status, 400, which)
+    t.match(twice.body.requestId, UUID, `${which}: a generated requestId`)
+    t.equal(twice.headers['x-request-id'], undefined, `${which}: nothing echoed`)
+    t.match(twice.body.context, [{ code: 'INPUT_INVALID', field: 'X-Request-ID', source: 'header', message: /^must be sent once/ }], which)
+    const once = await rawRequest(port, ['GET /items/1 HTTP/1.1', 'Host: x', 'X-Request-ID: req-a, req-b'])
+    t.strictSame([once.status, once.headers['x-request-id']], [200, 'req-a, req-b'], `${which}: one header whose value has a comma is an id`)
+  }
+  // The router's refusals, answered before any hook (problemFrameworkErrors).
+  const { app } = await build(t, { frameworkErrors: problemServerOptions.frameworkErrors })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const router = await rawRequest((app.server.address() as AddressInfo).port, ['GET /items/%ZZ HTTP/1.1', 'Host: x', 'X-Request-ID: req-a', 'X-Request-ID: req-b'])
+  t.equal(router.status, 400, 'the router\'s refusal')
+  t.match(router.body.requestId, UUID, 'the router\'s refusal uses a generated id')
+  t.equal(router.headers['x-request-id'], undefined)
 })

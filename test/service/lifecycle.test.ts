@@ -141,6 +141,34 @@ for (const db of databases) {
       t.match(update.body, { status: 'FAILED', operations: [{ result: { status: 'FAILED', context: [{ code: 'ENTITY_DELETED' }] } }] })
     })
 
+    t.test('pages: a number repeated is a 400 on every write of the document, not only PUT pages', async t => {
+      const doc = await newDocument()
+      const url = `/v1/documents/${doc.id as string}`
+      const pages = [{ number: 1 }, { number: 2 }, { number: 1 }]
+      const writes: Array<[string, string, unknown, Record<string, string>, string]> = [
+        ['POST', '/v1/documents', { name: unique('dup'), authorId: author.id, kind: 'CONTRACT', pages }, {}, 'pages[2].number'],
+        ['POST', `/v1/authors/${author.id as string}/documents`, { name: unique('dup'), kind: 'CONTRACT', pages }, {}, 'pages[2].number'],
+        ['PUT', url, { name: doc.name, authorId: author.id, kind: 'CONTRACT', pages }, { 'if-match': doc.etag }, 'pages[2].number'],
+        ['PATCH', url, { pages }, { 'if-match': doc.etag, 'content-type': 'application/merge-patch+json' }, 'pages[2].number'],
+        ['PUT', `${url}/pages`, { results: pages }, { 'if-match': doc.etag }, 'results[2].number']
+      ]
+      for (const [method, path, body, headers, field] of writes) {
+        const res = await call(method, path, body, headers)
+        t.equal(res.status, 400, `${method} ${path}`)
+        t.match(res.body, { detail: /number appears once/, context: [{ code: 'DUPLICATE_NUMBER', field, source: 'body', value: '1', message: `repeats the number of ${field.replace('[2]', '[0]').replace(/\.number$/, '')}; each number appears once` }] }, `${method} ${path}`)
+      }
+      for (const mode of ['ATOMIC', 'ISOLATED']) {
+        const bulk = await call('PATCH', '/v1/documents', { transactionMode: mode, operations: [{ action: 'CREATE', entity: { name: unique('dup'), authorId: author.id, kind: 'CONTRACT', pages } }, { action: 'UPDATE', ifMatch: doc.etag, entity: { id: doc.id, name: doc.name, authorId: author.id, kind: 'CONTRACT', pages: [{ number: 3 }, { number: 3 }] } }] }, { 'content-type': 'application/json' })
+        t.equal(bulk.status, 200, `bulk ${mode}`)
+        t.strictSame(bulk.body.operations.map((r: any) => r.result.context?.map((c: any) => [c.code, c.field]) ?? null), [
+          [['DUPLICATE_NUMBER', 'operations[0].entity.pages[2].number']],
+          [['DUPLICATE_NUMBER', 'operations[1].entity.pages[1].number']]
+        ], `bulk ${mode}: each operation fails on its own`)
+      }
+      t.strictSame((await call('GET', url)).body.etag, doc.etag, 'nothing was written')
+      t.equal((await call('PATCH', url, { pages: [{ number: 2 }, { number: 1 }] }, { 'if-match': doc.etag, 'content-type': 'application/merge-patch+json' })).status, 204, 'numbers each once')
+    })
+
     t.test('pages: PUT replaces the whole collection under If-Match; GET pages it by number', async t => {
       const doc = await newDocument()
       const url = `/v1/documents/${doc.id as string}`

@@ -147,6 +147,19 @@ t.test('webhook routes', async t => {
     t.match(bodyOf(empty), { detail: /body is empty/ })
     const poisoned = await send('{"documentId":"d","pageCount":1,"fingerprint":"f","__proto__":{"x":1}}')
     t.equal(poisoned.statusCode, 400, 'a __proto__ key is refused like everywhere')
+    t.match(bodyOf(poisoned), { detail: /has a "__proto__" or "constructor.prototype" member/ }, 'naming the member, not the syntax, which is fine')
+
+    // Signed bytes that are not UTF-8: refused, not stored with U+FFFD in their place.
+    const bytes = Buffer.concat([Buffer.from('{"documentId":"d","pageCount":1,"fingerprint":"ab'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])
+    const notUtf8 = await app.inject({ method: 'POST', url: URL, payload: bytes, headers: signed(bytes) })
+    t.equal(notUtf8.statusCode, 400, 'bytes that are not UTF-8')
+    t.match(bodyOf(notUtf8), { detail: 'The body is not valid UTF-8; send it encoded in UTF-8, the only charset accepted.' })
+    for (const charset of ['ISO-8859-1', 'utf-16']) {
+      const latin = await send(BODY, { 'content-type': `application/json; charset=${charset}` })
+      t.equal(latin.statusCode, 415, `charset=${charset}`)
+      t.equal(bodyOf(latin).detail, `Deliveries to ${URL} are JSON in UTF-8, and the Content-Type declares charset "${charset}"; send the body in UTF-8, with charset=UTF-8 or none.`)
+    }
+    t.equal((await send(BODY, { 'content-type': 'application/json; charset="UTF-8"' })).statusCode, 204, 'charset UTF-8, quoted')
 
     const invalid = await send('{"documentId":"","pageCount":"3"}')
     t.equal(invalid.statusCode, 400)
@@ -156,7 +169,7 @@ t.test('webhook routes', async t => {
 
     const large = await send(JSON.stringify({ documentId: 'd', pageCount: 1, fingerprint: 'x'.repeat(200) }))
     t.equal(large.statusCode, 413, 'over the bodyLimit')
-    t.strictSame(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid delivery reached the handler')
+    t.strictSame(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }, { documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid deliveries reached the handler')
   })
 
   t.test('per-route bodyLimit, method, generic path, config and the handler\'s problems', async t => {

@@ -10,7 +10,7 @@ import { withArticle } from '../../shared/article.js'
 import { storeProblem } from '../problems.js'
 import { NoQuery } from '../../shared/no-query.js'
 import type { Served } from './served.js'
-import { itemOp, newEtagHeader, preconditionsOf, refuseInvalid, writeItem } from './writes.js'
+import { itemOp, newEtagHeader, preconditionsOf, refuseInvalid, refuseRepeatedKeys, writeItem } from './writes.js'
 
 type Row = Record<string, unknown>
 
@@ -48,6 +48,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     config: config(scopes.write, { problems: [409] })
   }, async (request, reply) => {
     refuseInvalid(s, request)
+    refuseRepeatedKeys(s, request.body as Row)
     return await create(request, reply, { ...(request.body as Row) })
   })
 
@@ -83,6 +84,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     config: config(scopes.write, { problems: [409, 412, 428], conditional, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
+    refuseRepeatedKeys(s, request.body as Row)
     const id = idOf(request)
     const { id: bodyId, ...values } = request.body as Row
     if (bodyId !== undefined && bodyId !== id) {
@@ -101,6 +103,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     config: config(scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
+    refuseRepeatedKeys(s, request.body as Row)
     const id = idOf(request)
     const row = await writeItem(s, request, itemOp(request, 'patch', id, { ...(request.body as Row) }), s.itemPath(def, id), 204)
     if (row !== null) reply.header('etag', row.etag as string)
@@ -133,6 +136,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     config: config(scopes.write, { problems: [404, 409] })
   }, async (request, reply) => {
     refuseInvalid(s, request)
+    refuseRepeatedKeys(s, request.body as Row)
     const parentId = (request.params as Record<string, string>)[p.idParam] as string
     const values = { ...(request.body as Row) }
     if (values[parent.field] !== undefined && values[parent.field] !== parentId) {

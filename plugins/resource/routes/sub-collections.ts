@@ -11,7 +11,7 @@ import { withArticle } from '../../shared/article.js'
 import type { SubCollection } from '../definition/options.js'
 import { writeForm } from '../write-schemas.js'
 import { NoQuery } from '../../shared/no-query.js'
-import { upperSnake } from '../problems.js'
+import { repeatedKeyItems } from '../repeated-keys.js'
 import type { Served } from './served.js'
 import { itemOp, newEtagHeader, refuseInvalid, writeItem } from './writes.js'
 
@@ -74,12 +74,7 @@ function registerOne (fastify: FastifyInstance, s: Served, sub: SubCollection): 
     refuseInvalid(s, request)
     const id = idOf(request.params)
     const results = (request.body as { results: Row[] }).results
-    const seen = new Map<unknown, number>()
-    const repeated = results.flatMap((item, i) => {
-      const first = seen.get(item[sub.key])
-      if (first === undefined) seen.set(item[sub.key], i)
-      return first === undefined ? [] : [{ code: `DUPLICATE_${upperSnake(sub.key)}`, message: `repeats the ${sub.key} of results[${first}]; each ${sub.key} appears once`, field: `results[${i}].${sub.key}`, source: 'body' as const, value: String(item[sub.key]) }]
-    })
+    const repeated = repeatedKeyItems(results, sub.key, (i) => `results[${i}]`)
     if (repeated.length > 0) throw invalidData(repeated, `Each ${sub.key} appears once among the ${sub.field}; see context for each repeated one.`)
     const row = await writeItem(s, request, itemOp(request, 'change', id, { [sub.field]: results }), s.itemPath(def, id), 204)
     if (row !== null) reply.header('etag', row.etag as string)

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../../schemas/problem.js'
 import { preconditionProblem, type Preconditions } from '../../conditional/index.js'
 import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
+import { repeatedKeysDetail, repeatedSubCollectionKeys } from '../repeated-keys.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem, type Operation } from '../problems.js'
 import { claimOf, replayStatus } from '../../idempotency/index.js'
@@ -36,6 +37,16 @@ function validationProblem (s: Served, err: NonNullable<FastifyRequest['validati
 
 export function refuseInvalid (s: Served, request: FastifyRequest): void {
   if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request.validationError)
+}
+
+/**
+ * Refuses an entity or a merge patch whose sub-collection items repeat a key (`pages` numbered
+ * 1 twice): its schema cannot say so, and `PUT <item>/<field>` refuses the same.
+ */
+export function refuseRepeatedKeys (s: Served, values: Row): void {
+  if (s.def.api.subCollections.length === 0) return
+  const repeated = repeatedSubCollectionKeys(s.def, values, '')
+  if (repeated.length > 0) throw invalidData(repeated, repeatedKeysDetail(s.def, repeated))
 }
 
 /** What a write did, as `storeProblem` words its conflicts: a transition's values are the stored ones, not a body's. */
