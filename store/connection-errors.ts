@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os'
 import { parse } from 'pg-connection-string'
-import { isDatabaseError, Unavailable } from './errors.js'
+import { ConnectionTimeout, isDatabaseError, Unavailable } from './errors.js'
 
 /** The server a `postgres://` URL names, without its password: for messages and logs. */
 export interface ServerTarget {
@@ -64,7 +64,15 @@ const CERTIFICATE_CODES = /^(?:CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CER
  * driver's error stays as `cause` for the log.
  */
 export function connectionFailure (err: unknown, target: ServerTarget, timeoutMs: number): Unavailable {
-  return new Unavailable(explain(err, target, timeoutMs), { cause: err, ...(isDatabaseError(err) ? { sqlState: err.code } : {}) })
+  const init = { cause: err, ...(isDatabaseError(err) ? { sqlState: err.code } : {}) }
+  return timedOut(err) ? new ConnectionTimeout(explain(err, target, timeoutMs), init) : new Unavailable(explain(err, target, timeoutMs), init)
+}
+
+/** A connection that did not open in time: pg's own timeout (no code), or the network's. */
+function timedOut (err: unknown): boolean {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown, message?: unknown }
+  if (e.code === 'ETIMEDOUT') return true
+  return !isDatabaseError(err) && e.code === undefined && typeof e.message === 'string' && /timeout/i.test(e.message)
 }
 
 function explain (err: unknown, t: ServerTarget, timeoutMs: number): string {

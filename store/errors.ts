@@ -131,6 +131,17 @@ export class StatementTimeout extends Unavailable {
   }
 }
 
+/**
+ * No connection to the server within the pool's `connectionTimeoutMillis` (a server that does
+ * not answer, or every connection of the pool busy that long): an Unavailable, nothing sent.
+ */
+export class ConnectionTimeout extends Unavailable {
+  constructor (reason: string, init: StoreErrorInit = {}) {
+    super(reason, init)
+    this.name = 'ConnectionTimeout'
+  }
+}
+
 export interface DataDirInUseInit {
   dataDir: string
   lockFile: string

@@ -162,6 +162,7 @@ export {
   TransactionAborted,
   Unavailable,
   StatementTimeout,
+  ConnectionTimeout,
   SchemaMismatch,
   MigrationFailed,
   isStoreError,

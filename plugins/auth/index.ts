@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { problems } from '../problem/index.js'
+import { problems, unavailableProblem } from '../problem/index.js'
 import { plural } from '../shared/plural.js'
 import { matchedNoRoute, preflightForCors } from '../shared/unmatched.js'
 import { pathOf } from '../shared/url.js'
@@ -207,8 +207,10 @@ function limiterOf (limit: { max: number, timeWindow: number, shared?: SharedRef
       try {
         read = await shared.read(key, now)
       } catch (err) {
-        // Not known whether this address may try: refused for now, as the rate limit does.
-        throw problems.unavailable('Authentication cannot be checked now; retry later.', { cause: err, headers: { 'retry-after': 1 } })
+        // Not known whether this address may try: refused for now, as the rate limit does. Counts
+        // kept in the database answer as every route does when it is down.
+        const problem = unavailableProblem(err)
+        throw problem !== err ? problem : problems.unavailable('Authentication cannot be checked now; retry later.', { cause: err, headers: { 'retry-after': 1 } })
       }
       return read.count < max ? 0 : Math.max(1, Math.ceil(read.resetInMs / 1000))
     },

@@ -97,6 +97,11 @@ export class Runner {
   private running = 0
   private readonly inFlight = new Set<Promise<void>>()
   private readonly loop: LeaseLoop
+  /**
+   * Jobs this instance gave up while the database could not record it (an outage): given back
+   * at its next look, once the database answers, rather than left to their lease to run out.
+   */
+  private readonly unreleased = new Map<string, { ctx: string, id: string, attempt: number }>()
 
   constructor (o: RunnerOptions) {
     this.o = o
@@ -140,6 +145,10 @@ export class Runner {
   /** Claims jobs while there is room and work (the loop then waits until the next poll). */
   private async look (): Promise<void> {
     try {
+      for (const [key, job] of this.unreleased) {
+        await this.o.table.release(this.o.store, job.ctx, job.id, this.owner, job.attempt)
+        this.unreleased.delete(key)
+      }
       while (!this.stopped && this.running < this.o.concurrency) {
         const job = await this.o.table.claim(this.o.store, [...this.o.handlers.keys()], this.lease())
         if (job === null) break
@@ -256,8 +265,9 @@ export class Runner {
       if (!isProblemError(err)) this.o.log.error({ err, job: job.id }, 'jobs: the job failed')
       await table.finish(store, job.ctx, job.id, { status: 'FAILED', problem }, { owner: this.owner, attempt: job.attempts })
     } catch (again) {
-      // The lease runs out and the job is taken up again.
-      this.o.log.warn({ err: again, job: job.id }, 'jobs: could not record the end of the job; it will be taken up again')
+      // Given back once the database answers again; when this instance stops first, the lease runs out.
+      this.unreleased.set(`${job.ctx}/${job.id}`, { ctx: job.ctx, id: job.id, attempt: job.attempts })
+      this.o.log.warn({ err: again, job: job.id }, 'jobs: could not record the end of the job; it will be given back and taken up again once the database answers')
     }
   }
 }

@@ -1,4 +1,4 @@
-import { StatementTimeout, Unavailable } from '../../store/errors.js'
+import { ConnectionTimeout, StatementTimeout, Unavailable } from '../../store/errors.js'
 import { problems } from './errors.js'
 
 /**
@@ -9,7 +9,7 @@ import { problems } from './errors.js'
  */
 export function unavailableProblem (err: unknown): unknown {
   if (!(err instanceof Unavailable)) return err
-  const context = err instanceof StatementTimeout
+  const context = err instanceof StatementTimeout || err instanceof ConnectionTimeout
     ? [{ code: 'CONNECTION_TIMEOUT', message: 'the database did not answer in time' }]
     : undefined
   return problems.unavailable('The database is unavailable; retry later.', { cause: err, headers: { 'retry-after': 1 }, ...(context === undefined ? {} : { context }) })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { redisRefusalCounts, type SharedRefusalCounts } from '../../plugins/auth/index.js'
-import { RefusalCounts } from '../../store/index.js'
+import { ConnectionTimeout, RefusalCounts } from '../../store/index.js'
 import { databases } from '../support/databases.js'
 import { skipRedis, startRedis } from '../rate-limit/redis.js'
 import { SECRET, bodyOf, build, hs256 } from './helper.js'
@@ -84,6 +84,12 @@ t.test('shared counts that fail: reading them is a 503; counting a refusal only 
   t.equal(res.headers['retry-after'], '1')
   t.match(bodyOf(res), { detail: 'Authentication cannot be checked now; retry later.' })
   t.notMatch(res.body, /down/)
+  // Counts kept in the database: its outage answered as on every route, a timeout named.
+  const timedOut = await build(t, { verifier: { secret: SECRET }, refusalLimit: { max: 1, timeWindow: WINDOW, shared: { ...broken, read: async () => { throw new ConnectionTimeout('No connection to the PostgreSQL server at db:5432 within 5000 ms.') } } } })
+  const outage = await timedOut.inject({ url: '/me', headers: bad })
+  t.equal(outage.statusCode, 503)
+  t.match(bodyOf(outage), { detail: 'The database is unavailable; retry later.', context: [{ code: 'CONNECTION_TIMEOUT' }] })
+  t.notMatch(outage.body, /db:5432/)
   await t.rejects(build(t, { verifier: { secret: SECRET }, refusalLimit: { max: 1, timeWindow: WINDOW, shared: {} as never } }), /refusalLimit.shared must have add and read functions/)
 })
 

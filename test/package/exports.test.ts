@@ -92,7 +92,7 @@ const expected: Record<string, string[]> = {
     'lintRouteConfig', 'lintRouteSchema', 'lintSchema'
   ],
   'svc-conventions/store': [
-    'CheckViolation', 'ConstraintViolation', 'DataDirInUse', 'ForeignKeyViolation', 'LOCK_FILE',
+    'CheckViolation', 'ConnectionTimeout', 'ConstraintViolation', 'DataDirInUse', 'ForeignKeyViolation', 'LOCK_FILE',
     'MIGRATION_FILE', 'MigrationFailed', 'NotNullViolation', 'Purge', 'RefusalCounts', 'SchemaMismatch',
     'SerializationFailure', 'StatementTimeout', 'StoreError', 'TransactionAborted', 'Unavailable',
     'UniqueViolation', 'appliedMigrations', 'applyMigrationFiles', 'compareTables', 'createStore',

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createServer, type Socket } from 'node:net'
 import pg from 'pg'
-import { createStore, Unavailable, type Store } from '../../store/index.js'
+import { ConnectionTimeout, createStore, Unavailable, type Store } from '../../store/index.js'
 import { connectionFailure, describeTarget, serverTarget } from '../../store/connection-errors.js'
 import { havePostgres, startPostgres } from '../../scripts/postgres.js'
 
@@ -68,6 +68,16 @@ t.test('errors without a live server: TLS certificates, unknown causes', async (
     t.match(failure, { code: 'STORE_UNAVAILABLE', cause: err, message }, String(message))
   }
   t.equal(connectionFailure(Object.assign(new Error('x'), { code: '3D000', severity: 'FATAL' }), target, 1).sqlState, '3D000', 'a SQLSTATE is kept')
+  // What did not answer in time (CONNECTION_TIMEOUT in a 503), and what answered with a refusal.
+  const timeouts: Array<[unknown, boolean]> = [
+    [new Error('timeout exceeded when trying to connect'), true],
+    [Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' }), true],
+    [Object.assign(new Error('x'), { code: 'EHOSTUNREACH' }), false],
+    [Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014', severity: 'ERROR' }), false],
+    [new Error('something else'), false],
+    ['not even an error', false]
+  ]
+  for (const [err, timedOut] of timeouts) t.equal(connectionFailure(err, target, 1000) instanceof ConnectionTimeout, timedOut, String(err))
 })
 
 t.test('an authentication failure for want of a password is named as such, not as a server out of reach', async (t) => {
@@ -179,5 +189,7 @@ t.test('against servers: each cause named, with what to check, never the passwor
     t.equal(err.sqlState, c.sqlState, `${c.name}: SQLSTATE`)
     t.notMatch(err.message, WRONG, `${c.name}: no password`)
     t.ok(err.cause !== undefined, `${c.name}: the driver's error kept as cause, for the log`)
+    t.equal(err instanceof ConnectionTimeout, c.name === 'timeout', `${c.name}: a ConnectionTimeout only when no connection opened in time`)
+    t.type(err, Unavailable)
   }
 })
