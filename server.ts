@@ -1,12 +1,9 @@
 import closeWithGrace from 'close-with-grace'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { storeLocation } from 'svc-conventions/store'
-import { loadConfig } from './config.js'
-import { buildApp } from './app.js'
-import { listenRefusal } from './listen-refusal.js'
-import { logOptions } from './log-options.js'
 import { signalCopies, stopRequests } from './stop-signals.js'
+// The rest is imported once the stop signals are taken (main): loading the service's modules
+// takes most of a second, and a SIGTERM meanwhile would end the process by Node's default.
 
 /**
  * The server's connections, each with the number of its requests being served (dispatched, and
@@ -39,14 +36,24 @@ function trackServing (server: Server): { dropUnserved: () => void } {
  * than SHUTDOWN_TIMEOUT, or an error escapes, it exits 1.
  */
 async function main (): Promise<void> {
-  const { config, warnings } = loadConfig()
-  // SIGINT and SIGTERM are taken from the start: one that comes while the store opens and the
-  // schema migrates (which may wait on another instance's lock) lets that finish, then closes
-  // the store and exits 0 without listening, rather than ending the process half-way. Once
-  // listening, close-with-grace drains (below). One Ctrl-C under `npm start` arrives twice
-  // (stop-signals.ts).
+  // SIGINT and SIGTERM are taken from the start: one that comes while the modules load, the
+  // store opens and the schema migrates (which may wait on another instance's lock) lets that
+  // finish, then closes the store and exits 0 without listening, rather than ending the process
+  // half-way. Once listening, close-with-grace drains (below). One Ctrl-C under `npm start`
+  // arrives twice (stop-signals.ts).
   const stops = stopRequests(signalCopies(process.env))
-  let startStop: { signal: NodeJS.Signals, timer: NodeJS.Timeout } | undefined
+  // SHUTDOWN_TIMEOUT bounds a stop during the start, once the configuration is read.
+  const read: { shutdownTimeout?: number } = {}
+  let startStop: { signal: NodeJS.Signals, timer?: NodeJS.Timeout } | undefined
+  const boundStart = (): void => {
+    const shutdownTimeout = read.shutdownTimeout
+    if (startStop === undefined || startStop.timer !== undefined || shutdownTimeout === undefined) return
+    const { signal } = startStop
+    startStop.timer = setTimeout(() => {
+      console.error(`shutdown: the start did not finish within ${String(shutdownTimeout)} ms of ${signal} (SHUTDOWN_TIMEOUT); exiting anyway`)
+      process.exit(1)
+    }, shutdownTimeout)
+  }
   let stopSignal: NodeJS.Signals | undefined
   // close-with-grace's stop, once the app is built and about to listen.
   const armed: { grace?: ReturnType<typeof closeWithGrace> } = {}
@@ -61,11 +68,8 @@ async function main (): Promise<void> {
         stopSignal = signal
         if (armed.grace !== undefined) armed.grace.close()
         else {
-          const timer = setTimeout(() => {
-            console.error(`shutdown: the start did not finish within ${config.shutdownTimeout} ms of ${signal} (SHUTDOWN_TIMEOUT); exiting anyway`)
-            process.exit(1)
-          }, config.shutdownTimeout)
-          startStop = { signal, timer }
+          startStop = { signal }
+          boundStart()
         }
       } else if (verdict === 'repeat') {
         log.debug({ signal }, 'the stop is under way: this signal is taken for npm\'s copy of the one that began it')
@@ -75,6 +79,12 @@ async function main (): Promise<void> {
       }
     })
   }
+  const [{ loadConfig }, { buildApp }, { listenRefusal }, { logOptions }, { storeLocation }] = await Promise.all([
+    import('./config.js'), import('./app.js'), import('./listen-refusal.js'), import('./log-options.js'), import('svc-conventions/store')
+  ])
+  const { config, warnings } = loadConfig()
+  read.shutdownTimeout = config.shutdownTimeout
+  boundStart()
   // A request that reaches a kept-alive connection while draining is served like the rest
   // (with Connection: close), not refused by Fastify's built-in 503, whose body is no
   // problem document (conventions: Errors, rule 1) and which would drop work already sent.

@@ -5,6 +5,7 @@ import { essenceOf, isUtf8, paramOf, parseMediaType, repeatedParam, type MediaTy
 import { shown } from './shown.js'
 import { pathOf } from '../shared/url.js'
 import { strictJsonParser } from '../shared/strict-json.js'
+import { withArticle } from '../shared/article.js'
 
 /** The media types a route accepts in request bodies. */
 export type Consumes = MediaTypes
@@ -33,12 +34,8 @@ function otherTransferCoding (headers: IncomingHttpHeaders): string | undefined 
  */
 export function checkContentType (request: FastifyRequest, headers: IncomingHttpHeaders, allowed: Consumes): void {
   if (!hasBody(headers)) return
+  refuseBody(request)
   const path = pathOf(request.url)
-  // The convention's methods table: GET, HEAD, DELETE and OPTIONS carry no request body. Taken
-  // and dropped unread, it would let a client believe it said something (a DELETE's conditions).
-  if (BODYLESS.has(request.method)) {
-    throw problems.badRequest(`A ${request.method} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${request.method} ${path} without one.`, { instance: path })
-  }
   const coding = otherTransferCoding(headers)
   if (coding !== undefined) {
     throw problems.badRequest(`The request's Transfer-Encoding ${shown(headers['transfer-encoding'] as string)} applies the coding ${shown(coding)}, which the service does not decode; send the body with Transfer-Encoding: chunked alone, or with a Content-Length.`, { instance: path })
@@ -75,6 +72,24 @@ export function checkContentType (request: FastifyRequest, headers: IncomingHttp
   if (charset !== undefined && !isUtf8(charset)) {
     throw refuse(`The Content-Type ${shown(header)} declares charset ${shown(charset)}, but only UTF-8 is accepted; encode the body in UTF-8 and send charset=UTF-8 or no charset.`)
   }
+}
+
+/**
+ * The convention's methods table: GET, HEAD, DELETE and OPTIONS carry no request body. Taken
+ * and dropped unread, it would let a client believe it said something (a DELETE's conditions).
+ */
+function refuseBody (request: FastifyRequest): void {
+  if (!BODYLESS.has(request.method)) return
+  const path = pathOf(request.url)
+  throw problems.badRequest(`${withArticle(request.method, true)} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${request.method} ${path} without one.`, { instance: path })
+}
+
+/**
+ * The same rule for an OPTIONS that no route serves: the methods plugin answers it for every
+ * path it knows, after this plugin's hook.
+ */
+export function checkOptionsBody (request: FastifyRequest, headers: IncomingHttpHeaders): void {
+  if (request.method === 'OPTIONS' && hasBody(headers)) refuseBody(request)
 }
 
 /** RFC 6839 §3.1: a `+json` structured syntax suffix means the body is JSON. */

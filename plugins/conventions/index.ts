@@ -5,7 +5,7 @@ import { invalidData } from '../problem/index.js'
 import { publish } from '../shared/published.js'
 import { matchedNoRoute } from '../shared/unmatched.js'
 import { checkAccept } from './accept.js'
-import { addJsonParsers, checkContentType, useStrictJsonParser } from './content-type.js'
+import { addJsonParsers, checkContentType, checkOptionsBody, useStrictJsonParser } from './content-type.js'
 import { EXECUTION_CONTEXT_HEADER, applyExecutionContext } from './execution-context.js'
 import { checkCustomHeaderName, declaredHeaderNames } from '../shared/header-names.js'
 import { checkHttpVersion } from './http-version.js'
@@ -109,6 +109,8 @@ async function conventions (fastify: FastifyInstance, opts: ConventionsOptions):
     if (!matchedNoRoute(request)) {
       if (s.accept !== null) request.negotiatedType = checkAccept(request, headers.accept, s.accept)
       if (s.consumes !== null) checkContentType(request, headers, s.consumes)
+    } else if (s.consumes !== null) {
+      checkOptionsBody(request, headers)
     }
     const items: ContextItem[] = contextItem === null ? [] : [contextItem]
     if (s.serviceHeader !== null) items.push(...await applyServiceHeader(request, headers, s.serviceHeader.registry))

@@ -189,7 +189,8 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
 
   fastify.post(path, {
     schema: { tags, querystring: NoQuery, summary: 'Create a webhook subscription', body: SubscriptionCreate(r.eventTypes), response: { 201: entity } },
-    config: write()
+    // 409: a Svc-Idempotency-Key used before (idempotency plugin).
+    config: write({ problems: [409] })
   }, async (request, reply) => {
     const body = request.body as { url: string, events: string[], description?: string | null }
     checkEvents(body.events)
@@ -239,7 +240,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
 
   fastify.patch(item, {
     schema: { tags, querystring: NoQuery, summary: 'Change a webhook subscription (JSON Merge Patch)', params, body: SubscriptionPatch(r.eventTypes), response: { 204: NO_CONTENT } },
-    config: write({ problems: [404, 412], conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: ETAG_HEADER(204) } })
+    config: write({ problems: [404, 409, 412], conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: ETAG_HEADER(204) } })
   }, async (request, reply) => {
     const id = idOf(request)
     const patch = request.body as Partial<Pick<SubscriptionRow, 'url' | 'events' | 'description' | 'active'>>
@@ -276,7 +277,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
 
   fastify.delete(item, {
     schema: { tags, querystring: NoQuery, summary: 'Delete a webhook subscription and its deliveries', params, response: { 204: NO_CONTENT } },
-    config: write({ problems: [412] })
+    config: write({ problems: [409, 412] })
   }, async (request, reply) => {
     const id = idOf(request)
     const pre = request.preconditions as Preconditions | null

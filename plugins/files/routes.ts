@@ -126,12 +126,13 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
 
   const write = { scopes: [...def.api.scopes.write] }
   const conditional = { requireIfMatch: def.api.requireIfMatch, createWithIfNoneMatch: false }
+  const required = def.api.requireIfMatch ? [428] : []
 
   fastify.put(e.url, {
     schema: { tags, summary: `Upload the ${field} of ${withArticle(def.name)}`, querystring: NoQuery, params, response: { 204: NO_CONTENT } },
     config: {
       auth: write,
-      problems: [404, 409, 412, 413, 415, 428],
+      problems: [404, 409, 412, 413, 415, ...required],
       conditional,
       conventions: { contentTypes: [...types, 'multipart/form-data'] },
       openapi: {
@@ -165,7 +166,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
 
   fastify.delete(e.url, {
     schema: { tags, summary: `Remove the ${field} of ${withArticle(def.name)}`, querystring: NoQuery, params, response: { 204: NO_CONTENT } },
-    config: { auth: write, problems: [404, 409, 412, 428], conditional, openapi: { responseHeaders: { 204: ETAG } } } as FastifyContextConfig
+    config: { auth: write, problems: [404, 409, 412, ...required], conditional, openapi: { responseHeaders: { 204: ETAG } } } as FastifyContextConfig
   }, async (request, reply) => {
     const id = idOf(request)
     const row = await s.writeItem(request, opOf(request, id, { [field]: null }, contents.removePart()), 204)

@@ -227,10 +227,18 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
   const granted = (r: FastifyRequest, scopes: readonly string[]): boolean => scopes.every(s => r.principal?.scopes.includes(s) === true)
   let scopes: Readonly<Record<string, readonly string[]>> | undefined
   const scopesOf = (): Readonly<Record<string, readonly string[]>> => (scopes ??= readScopesOf(fastify, given))
+  // The document names them: a job is read with its collection's read scopes, any collection's
+  // (none to name when one collection needs none).
+  const scopeAlternatives = (): string[][] => {
+    // Not through scopesOf's cache: the document may be made before the last resource registers.
+    const sets = Object.values(readScopesOf(fastify, given))
+    if (sets.some(s => s.length === 0)) return []
+    return [...new Map(sets.map(s => [s.join(' '), [...s]])).values()]
+  }
 
   fastify.get(`${path}/:jobId`, {
     schema: { tags: ['jobs'], querystring: NoQuery, summary: 'Get a job', params: Type.Object({ jobId: Id() }), response: { 200: Job } },
-    config: { auth: { scopes: [] }, problems: [403, 404] }
+    config: { auth: { scopes: [] }, problems: [403, 404], openapi: { scopeAlternatives } }
   }, async (request, reply) => {
     const id = (request.params as { jobId: string }).jobId
     const instance = `${path}/${encodeURIComponent(id)}`
@@ -262,7 +270,7 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
     collection: { fields, offset: false, defaultOrdering: [{ field: 'createdDateTime', direction: 'desc' }] },
     search: false,
     schema: { tags: ['jobs'], summary: 'List your jobs', response: { 200: JobCollection } },
-    config: { auth: { scopes: [] }, problems: [403] },
+    config: { auth: { scopes: [] }, problems: [403], openapi: { scopeAlternatives } },
     handler: async function (request, reply) {
       const all = scopesOf()
       const collections = Object.keys(all).filter(c => granted(request, all[c] as readonly string[]))

@@ -1,4 +1,5 @@
 import type { RouteFacts, DocConfig } from './facts.js'
+import { essenceOf } from '../shared/media-type.js'
 
 // Every header value has a bound (conventions: Limits); 8 KiB is what servers commonly accept.
 const str = (description: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
@@ -88,8 +89,10 @@ const RATE_LIMIT = {
   'ratelimit-remaining': seconds('Requests left in the window; sent with RateLimit-Limit.'),
   'ratelimit-reset': seconds('Seconds until the window resets; sent with RateLimit-Limit.')
 }
+// One definition for both uses, so that the document states one Link header.
+const LINK = str('Links (RFC 8288). On a 202: `<path of the job>; rel="monitor"`, where the job shows how the work goes (GET it until it has ended). On a `text/csv` page: the other pages, `<url>; rel="next"` and `<url>; rel="prev"`, the URLs a JSON page gives in `paging`.', { maxLength: 8000 })
 const ACCEPTED = {
-  link: str('`<path of the job>; rel="monitor"`: where the job shows how the work goes (GET it until it has ended).', { maxLength: 2000 }),
+  link: LINK,
   'preference-applied': str('`respond-async`, when the request asked for it with `Prefer`.', { maxLength: 100 })
 }
 // RFC 9110 §10.2.3.
@@ -97,6 +100,11 @@ const RETRY_AFTER = { 'retry-after': seconds('Seconds to wait before retrying.')
 // Conventions, Authentication 6; set by the auth plugin once it accepts the token.
 const CACHE_CONTROL = { 'cache-control': str('`no-store`: the answer is not kept by caches. Sent once the token is accepted, so on every answer but a refusal before it.', { maxLength: 100 }) }
 // RFC 6750 §3: the auth plugin's challenges.
+const CSV_LINK = { link: LINK }
+const ACCEPT_PATCH = {
+  'accept-patch': str('On the 415 of a PATCH: the media types it takes (RFC 5789 §2.2).', { maxLength: 1000 })
+}
+
 const CHALLENGE = {
   'www-authenticate': str('The Bearer challenge (RFC 6750 §3): `Bearer` without a usable Authorization header, `Bearer error="invalid_token"` for a refused token, `Bearer error="insufficient_scope", scope="…"` for a token without a scope the operation needs.', { maxLength: 1000 })
 }
@@ -144,6 +152,10 @@ export function responseHeaders (facts: RouteFacts, status: number): Record<stri
   if (status === 200 && isCollection(facts) && !readOnlyRoute(facts)) Object.assign(headers, ETAG)
   // reply.accepted of the jobs plugin (conventions: 202; RFC 8288, RFC 7240 §3).
   if (status === 202) Object.assign(headers, ACCEPTED)
+  // A CSV page has no envelope: the csv plugin sends its paging links in Link (RFC 8288).
+  if (status === 200 && isCollection(facts) && facts.conventions?.accept?.produces.some(t => essenceOf(t) === 'text/csv') === true) Object.assign(headers, CSV_LINK)
+  // RFC 5789 §2.2: a PATCH refused for its document's type names the types it takes.
+  if (status === 415 && facts.methods.includes('PATCH') && facts.conventions?.consumes != null) Object.assign(headers, ACCEPT_PATCH)
   Object.assign(headers, config.openapi?.responseHeaders?.[String(status)])
   return headers
 }

@@ -59,9 +59,11 @@ declare module 'fastify' {
      * `responseHeaders` the headers the route sends besides the plugins' ones, by status;
      * `body` the request body a route reads itself (no `schema.body`), as a schema by media
      * type; `content` a response's schema by media type, by status, for a body that is not JSON;
-     * `optionalBody: true` a body the route takes but does not require (`requestBody.required: false`).
+     * `optionalBody: true` a body the route takes but does not require (`requestBody.required: false`);
+     * `scopeAlternatives` the sets of scopes of which a route that checks them itself needs any
+     * one, asked for when the document is made (`security`, one requirement per set).
      */
-    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean }
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean, scopeAlternatives?: () => string[][] }
   }
 }
 

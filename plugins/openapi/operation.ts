@@ -105,6 +105,10 @@ export function describeOperation (route: RouteOptions, schema: Json, facts: Rou
   // Scopes are listed with the scheme (OpenAPI 3.1 §4.8.30: any scheme may list roles).
   if (config.auth === false) doc.security = []
   else if (facts.scopes.length > 0) doc.security = [{ bearerAuth: facts.scopes }]
+  // A route that checks its scopes itself, any one set of several (the jobs of each collection):
+  // one security requirement per set, any of which grants it (OpenAPI 3.1 §4.8.30).
+  const alternatives = config.openapi?.scopeAlternatives?.()
+  if (alternatives !== undefined && alternatives.length > 0) doc.security = alternatives.map(scopes => ({ bearerAuth: scopes }))
   const own = config.openapi
   if (own?.description !== undefined) doc.description = [doc.description, own.description].filter(d => d !== undefined).join('\n\n')
   if (own?.internal === true) doc['x-internal'] = true

@@ -2,6 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import problem from '../../plugins/problem/index.js'
 import conventions from '../../plugins/conventions/index.js'
+import methods from '../../plugins/methods/index.js'
 import { UA, build, headers, type Echo } from './app.js'
 
 const body = JSON.stringify({ name: 'x' })
@@ -100,11 +101,25 @@ t.test('GET, HEAD, DELETE and OPTIONS with a body are a 400 naming the method (t
     for (const [how, extra] of [['a Content-Length', {}], ['chunked', { 'transfer-encoding': 'chunked' }]] as const) {
       const res = await app.inject({ method, url, headers: headers({ 'content-type': 'application/json', ...extra }), payload: body })
       t.equal(res.statusCode, 400, `${method} with ${how}`)
-      if (method !== 'HEAD') t.match(res.json(), { title: 'Bad Request', status: 400, instance: url, detail: `A ${method} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${method} ${url} without one.` })
+      if (method !== 'HEAD') t.match(res.json(), { title: 'Bad Request', status: 400, instance: url, detail: `${method === 'OPTIONS' ? 'An' : 'A'} ${method} request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send ${method} ${url} without one.` })
     }
   }
   const off = await app.inject({ method: 'DELETE', url: '/off', headers: headers({ 'content-type': 'application/json' }), payload: body })
   t.equal(off.statusCode, 204, 'a route with the conventions off takes what it is sent')
+
+  // An OPTIONS the methods plugin answers, where no route of the path serves OPTIONS.
+  const answered = Fastify()
+  t.teardown(() => answered.close())
+  await answered.register(problem)
+  await answered.register(conventions)
+  await answered.register(methods)
+  answered.get('/things', async () => ({}))
+  const options = await answered.inject({ method: 'OPTIONS', url: '/things', headers: headers({ 'content-type': 'application/json' }), payload: body })
+  t.equal(options.statusCode, 400, 'OPTIONS with a body, answered by the methods plugin')
+  t.match(options.json(), { detail: 'An OPTIONS request carries no body (the convention: GET, HEAD, DELETE and OPTIONS take none); send OPTIONS /things without one.' })
+  const plain = await answered.inject({ method: 'OPTIONS', url: '/things', headers: headers() })
+  t.strictSame([plain.statusCode, plain.headers.allow], [204, 'GET, HEAD, OPTIONS'], 'without one: its Allow')
+  t.equal((await answered.inject({ method: 'GET', url: '/nothing', headers: headers({ 'content-type': 'application/json' }), payload: body })).statusCode, 404, 'a GET of no route stays a 404')
 })
 
 t.test('merge-patch routes parse application/merge-patch+json exactly like JSON', async t => {

@@ -30,6 +30,8 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   const params = Type.Object({ [def.idParam]: Id() })
   const { entity, bodies, scopes } = def.api
   const conditional = { requireIfMatch: def.api.requireIfMatch }
+  // 428 only where If-Match is required: a client generated from the document meets no other.
+  const writeProblems = def.api.requireIfMatch ? [409, 412, 428] : [409, 412]
   const schema = (x: FastifySchema): FastifySchema => ({ tags: [def.collection], ...x })
 
   async function create (request: FastifyRequest, reply: FastifyReply, values: Row): Promise<Row | undefined> {
@@ -81,7 +83,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   fastify.put(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Replace or create ${withArticle(def.name)}`, params, body: bodies.replace, response: { 204: NO_CONTENT } }),
     attachValidation: true,
-    config: config(scopes.write, { problems: [409, 412, 428], conditional, openapi: { responseHeaders: newEtagHeader(204) } })
+    config: config(scopes.write, { problems: writeProblems, conditional, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
     refuseRepeatedKeys(s, request.body as Row)
@@ -100,7 +102,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   fastify.patch(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Change ${withArticle(def.name)} (JSON Merge Patch)`, params, body: bodies.patch, response: { 204: NO_CONTENT } }),
     attachValidation: true,
-    config: config(scopes.write, { problems: [409, 412, 428], conditional, conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: newEtagHeader(204) } })
+    config: config(scopes.write, { problems: writeProblems, conditional, conventions: { contentTypes: PATCH_TYPES }, openapi: { responseHeaders: newEtagHeader(204) } })
   }, async (request, reply) => {
     refuseInvalid(s, request)
     refuseRepeatedKeys(s, request.body as Row)
@@ -113,7 +115,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
   fastify.delete(itemUrl, {
     schema: schema({ querystring: NoQuery, summary: `Delete ${withArticle(def.name)}`, params, response: { 204: NO_CONTENT } }),
     attachValidation: true,
-    config: config(scopes.write, { problems: [409, 412, 428], conditional })
+    config: config(scopes.write, { problems: writeProblems, conditional })
   }, async (request, reply) => {
     refuseInvalid(s, request)
     const id = idOf(request)

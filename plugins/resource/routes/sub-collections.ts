@@ -69,7 +69,7 @@ function registerOne (fastify: FastifyInstance, s: Served, sub: SubCollection): 
   fastify.put(url, {
     schema: { tags, summary: `Replace all the ${sub.field} of ${withArticle(def.name)}`, querystring: NoQuery, params, body, response: { 204: NO_CONTENT } },
     attachValidation: true,
-    config: { auth: { scopes: [...def.api.scopes.write] }, problems: [404, 409, 412, 428], conditional: { requireIfMatch: def.api.requireIfMatch, createWithIfNoneMatch: false }, openapi: { responseHeaders: newEtagHeader(204) } } as FastifyContextConfig
+    config: { auth: { scopes: [...def.api.scopes.write] }, problems: def.api.requireIfMatch ? [404, 409, 412, 428] : [404, 409, 412], conditional: { requireIfMatch: def.api.requireIfMatch, createWithIfNoneMatch: false }, openapi: { responseHeaders: newEtagHeader(204) } } as FastifyContextConfig
   }, async (request, reply) => {
     refuseInvalid(s, request)
     const id = idOf(request.params)
