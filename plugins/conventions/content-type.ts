@@ -4,7 +4,7 @@ import { problems } from '../problem/index.js'
 import { essenceOf, isUtf8, paramOf, parseMediaType, repeatedParam, type MediaType, type MediaTypes } from '../shared/media-type.js'
 import { shown } from './shown.js'
 import { pathOf } from '../shared/url.js'
-import { strictJsonParser } from '../shared/strict-json.js'
+import { strictJsonParser } from '../problem/internal.js'
 import { withArticle } from '../shared/article.js'
 
 /** The media types a route accepts in request bodies. */

@@ -73,12 +73,27 @@ export function filenameOf (header: string | undefined): string | null {
   if (!/^(attachment|inline)$/i.test(type) || (parameters['filename*'] !== undefined && parameters.filename === undefined)) {
     throw invalidData([{ code: 'INPUT_INVALID', message: 'must be a Content-Disposition such as attachment; filename="report.pdf" (RFC 6266), with filename*=UTF-8\'\'… for a name that is not ASCII', field: 'Content-Disposition', source: 'header', value: header }])
   }
-  // A header's bytes reach Node as latin1: a plain filename= of UTF-8 bytes would be kept as
-  // mojibake (é as Ã©). RFC 6266 §4.3 and the convention send such a name in filename*.
-  if (parameters['filename*'] === undefined && parameters.filename !== undefined && /[\u0080-\uffff]/.test(parameters.filename)) {
-    throw invalidData([{ code: 'INPUT_INVALID', message: 'must give a name that is not ASCII as filename*=UTF-8\'\'<percent-encoded UTF-8> (RFC 8187), not in filename=', field: 'Content-Disposition', source: 'header' }])
+  return cleanName(parameters['filename*'] === undefined ? plainName(parameters.filename) : parameters.filename, HEADER)
+}
+
+// `fatal`: bytes that are not UTF-8 throw.
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * A plain `filename="…"` (no `filename*`): RFC 6266 reads it as ISO-8859-1, which is how Node
+ * gives a header's bytes, but clients (curl, most HTTP libraries) send UTF-8 there, which read as
+ * latin1 would be kept as mojibake (é as Ã©). A name whose bytes are UTF-8 is read as UTF-8;
+ * any other stays latin1 (`n°1`). The convention's way for a name that is not ASCII stays
+ * `filename*=UTF-8''…`.
+ */
+function plainName (name: string | undefined): string | undefined {
+  // Only what a header's bytes can be: a string with more came from no socket.
+  if (name === undefined || !/[\u0080-\u00ff]/.test(name) || /[\u0100-\uffff]/.test(name)) return name
+  try {
+    return utf8.decode(Buffer.from(name, 'latin1'))
+  } catch {
+    return name
   }
-  return cleanName(parameters.filename, HEADER)
 }
 
 /**

@@ -93,16 +93,44 @@ t.test('a SIGTERM while the service\'s modules load: taken, the start ends, exit
   const dir = mkdtempSync(join(tmpdir(), 'svc-server-hold-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const app = pathToFileURL(join(dirname(serverTs), 'app')).href
+  const loading = join(dir, 'loading')
+  const go = join(dir, 'go')
+  // The hook runs where the TypeScript loader's do (scripts/strip-types.js): in the thread that
+  // loads the modules where Node has synchronous hooks (it waits there, blocking that thread; a
+  // signal that comes meanwhile is handled once the load goes on), else in the hooks thread.
+  const held = `url === ${JSON.stringify(`${app}.ts`)} || url === ${JSON.stringify(`${app}.js`)}`
   writeFileSync(join(dir, 'hooks.mjs'), `import { existsSync, writeFileSync } from 'node:fs'
 export async function load (url, context, next) {
-  if (url === ${JSON.stringify(`${app}.ts`)} || url === ${JSON.stringify(`${app}.js`)}) {
-    writeFileSync(${JSON.stringify(join(dir, 'loading'))}, '')
-    while (!existsSync(${JSON.stringify(join(dir, 'go'))})) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (${held}) {
+    writeFileSync(${JSON.stringify(loading)}, '')
+    while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 10))
   }
   return next(url, context)
 }
 `)
-  writeFileSync(join(dir, 'hold.mjs'), 'import { register } from \'node:module\'\nregister(\'./hooks.mjs\', import.meta.url)\n')
+  writeFileSync(join(dir, 'hold.mjs'), `import module from 'node:module'
+import { existsSync, writeFileSync } from 'node:fs'
+const [major, minor, patch] = process.versions.node.split('.').map(Number)
+if (module.registerHooks !== undefined && (major > 24 || (major === 24 && (minor > 13 || (minor === 13 && patch >= 1))))) {
+  const cell = new Int32Array(new SharedArrayBuffer(4))
+  module.registerHooks({
+    load (url, context, next) {
+      if (${held}) {
+        writeFileSync(${JSON.stringify(loading)}, '')
+        while (!existsSync(${JSON.stringify(go)})) Atomics.wait(cell, 0, 0, 10)
+      }
+      return next(url, context)
+    }
+  })
+} else {
+  module.register('./hooks.mjs', import.meta.url)
+}
+`)
+  // Under tap the child also carries tap's process recorder, whose SIGTERM listener re-raises a
+  // signal nothing else listens for. Where the hold leaves the child's loop free (the hooks
+  // thread), the signal is handled at once, so a service whose handlers came after the load
+  // ends by it and fails here; where the hold blocks the loop (synchronous hooks), the handlers
+  // are set by the time it is handled, and this test shows only the clean end.
   const child = spawn(process.execPath, [...process.execArgv, '--import', join(dir, 'hold.mjs'), serverTs], {
     env: { ...process.env, PORT: '0', DATA_DIR: 'memory', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -110,13 +138,17 @@ export async function load (url, context, next) {
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let out = ''
   child.stdout.on('data', (chunk) => { out += String(chunk) })
-  while (!existsSync(join(dir, 'loading'))) await new Promise((resolve) => setTimeout(resolve, 10))
+  // The child's exit before it reaches the hold would leave the loop waiting: it fails the test instead.
+  const state = { exited: false }
+  child.once('exit', () => { state.exited = true })
+  while (!existsSync(loading) && !state.exited) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.ok(existsSync(loading), 'the load of app.ts was held')
   child.kill('SIGTERM')
-  // The signal is delivered at once, and its handler runs at the next turn of the child's loop,
-  // which the held load leaves free; the store still has to open after the load, so this pause
-  // only adds to a margin the outcome does not hinge on.
+  // The signal is delivered at once; its handler runs at a later turn of the child's loop, and
+  // the store still has to open once the load goes on, so this pause only adds to a margin the
+  // outcome does not hinge on.
   await new Promise((resolve) => setTimeout(resolve, 200))
-  writeFileSync(join(dir, 'go'), '')
+  writeFileSync(go, '')
   const [code, signal] = await once(child, 'close') as [number | null, NodeJS.Signals | null]
   t.strictSame([code, signal], [0, null], 'a clean exit, not an end by the signal')
   const messages = out.trim().split('\n').map(line => (JSON.parse(line) as { msg: string }).msg)

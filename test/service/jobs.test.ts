@@ -73,7 +73,7 @@ for (const db of databases) {
       const tooMany = await call('PATCH', '/v1/authors', { operations: Array.from({ length: 10_001 }, () => ({ action: 'DELETE', entity: { id: 'x' } })) }, async)
       t.equal(tooMany.status, 400)
       t.match(tooMany.body.detail, /at most 10000 operations/)
-      t.strictSame(tooMany.body.context, [{ code: 'INPUT_MAX_VALUE', message: 'must have at most 10000 items', field: 'operations', source: 'body', value: '10001' }], 'the count as the value, as a synchronous one gives it')
+      t.strictSame(tooMany.body.context, [{ code: 'INPUT_MAX_VALUE', message: 'must hold at most 10000 operations', field: 'operations', source: 'body', value: '10001' }], 'the count as the value, worded as a synchronous one is')
       const duplicate = await call('PATCH', '/v1/authors', { operations: [{ action: 'DELETE', entity: { id: 'same' } }, { action: 'DELETE', entity: { id: 'same' } }] }, async)
       t.equal(duplicate.status, 400, 'a whole-request refusal is given at once, no job made')
     })

@@ -1,7 +1,8 @@
-// JSON request bodies parsed strictly: UTF-8 only, and a refused `__proto__` member named as
-// such. Shared by the conventions plugin's parsers and the webhook consumer routes.
+// JSON request bodies parsed strictly, their refusals problems: UTF-8 only, and a refused
+// `__proto__` member named as such. Used by the conventions plugin's parsers and the webhook
+// consumer routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { problems } from '../problem/index.js'
+import { problems } from './errors.js'
 
 export type BufferParser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => void
 
