@@ -5,6 +5,7 @@ import { invalidData, problems } from '../problem/index.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { parseEntityTags, type EntityTagList } from './entity-tags.js'
+import { parseHttpDate } from './http-date.js'
 import { evaluatePreconditions } from './evaluate.js'
 import { preconditionProblem } from './refusal.js'
 import { needs } from '../shared/dependencies.js'
@@ -29,10 +30,15 @@ export interface ConditionalRouteConfig {
   createWithIfNoneMatch?: boolean
 }
 
-/** The parsed conditional headers of a request; null where the header was not sent. */
+/** The parsed conditional headers of a request; null (or left out) where the header was not sent. */
 export interface Preconditions {
   ifMatch: EntityTagList | null
   ifNoneMatch: EntityTagList | null
+  /**
+   * `If-Unmodified-Since` in milliseconds since the epoch (a whole second): evaluated only
+   * without If-Match, against a modification date (RFC 9110 §13.1.4).
+   */
+  ifUnmodifiedSince?: number | null
 }
 
 // Where a request keeps its parsed headers, behind the `preconditions` accessor.
@@ -54,7 +60,7 @@ const defaults = { notModified: true }
 const OPTION_KEYS: OptionKeys<ConditionalPluginOptions> = { notModified: true }
 const ROUTE_KEYS: OptionKeys<ConditionalRouteConfig> = { requireIfMatch: true, createWithIfNoneMatch: true }
 
-const NONE: Preconditions = Object.freeze({ ifMatch: null, ifNoneMatch: null })
+const NONE: Preconditions = Object.freeze({ ifMatch: null, ifNoneMatch: null, ifUnmodifiedSince: null })
 const WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
 
 function malformed (header: string, value: string): ContextItem {
@@ -67,11 +73,17 @@ function malformed (header: string, value: string): ContextItem {
   }
 }
 
-/** Reads both headers; a malformed one is a 400 with one context item per header. */
+/**
+ * Reads the three headers; a malformed one is a 400 with one context item per header. RFC 9110
+ * §13.1.4 would have a malformed If-Unmodified-Since ignored; the convention refuses an
+ * invalid header value (INPUT_INVALID), and a client that sent a condition learns it was not
+ * understood rather than having its write go on unconditionally.
+ */
 export function parsePreconditions (request: FastifyRequest): Preconditions {
   const im = request.headers['if-match']
   const inm = request.headers['if-none-match']
-  if (im === undefined && inm === undefined) return NONE
+  const ius = request.headers['if-unmodified-since']
+  if (im === undefined && inm === undefined && ius === undefined) return NONE
   const items: ContextItem[] = []
   let ifMatch: EntityTagList | null = null
   let ifNoneMatch: EntityTagList | null = null
@@ -83,17 +95,25 @@ export function parsePreconditions (request: FastifyRequest): Preconditions {
     ifNoneMatch = parseEntityTags(inm)
     if (ifNoneMatch === null) items.push(malformed('If-None-Match', inm))
   }
+  let ifUnmodifiedSince: number | null = null
+  if (ius !== undefined) {
+    ifUnmodifiedSince = parseHttpDate(ius)
+    if (ifUnmodifiedSince === null) {
+      items.push({ code: 'INPUT_INVALID', message: 'must be an HTTP date such as Sun, 06 Nov 1994 08:49:37 GMT, as the Last-Modified header and Date.toUTCString write it', field: 'If-Unmodified-Since', source: 'header', value: ius })
+    }
+  }
   if (items.length > 0) throw invalidData(items)
-  return { ifMatch, ifNoneMatch }
+  return { ifMatch, ifNoneMatch, ifUnmodifiedSince }
 }
 
 /**
- * RFC 9110 §13.2.2 for a read of a representation whose current tag is `etag` (null: none
- * exists). Throws 412 when `If-Match` fails; returns true when `If-None-Match` matches,
- * i.e. the caller answers 304.
+ * RFC 9110 §13.2.2 for a read of a representation whose current tag is `etag`, last modified
+ * at `modified` (an ISO date-time or a Date; undefined: it has no modification date). Throws
+ * 412 when `If-Match` or `If-Unmodified-Since` fails; returns true when `If-None-Match`
+ * matches, i.e. the caller answers 304.
  */
-export function evaluateRead (pre: Preconditions | null, etag: string, path: string): boolean {
-  const verdict = evaluatePreconditions(pre, etag, { read: true })
+export function evaluateRead (pre: Preconditions | null, etag: string, path: string, modified?: string | Date): boolean {
+  const verdict = evaluatePreconditions(pre, etag, { read: true }, modified)
   if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'GET', path, header: verdict.header })
   return verdict.kind === 'not-modified'
 }
@@ -170,8 +190,9 @@ async function conditionalPlugin (fastify: FastifyInstance, opts: ConditionalPlu
   }
 }
 
-export { evaluatePreconditions, writableTags, type PreconditionRules, type PreconditionVerdict, type WritableTags } from './evaluate.js'
+export { evaluatePreconditions, writableTags, type PreconditionHeader, type PreconditionRules, type PreconditionVerdict, type WritableTags } from './evaluate.js'
 export { preconditionProblem, type PreconditionFailure } from './refusal.js'
+export { parseHttpDate } from './http-date.js'
 export { parseEntityTags, strongMatch, weakMatch, strongTags, opaqueTags, type EntityTag, type EntityTagList } from './entity-tags.js'
 // Its refusals are problems: the problem plugin renders them.
 export default fp(needs('conditional', ['problem'], conditionalPlugin), { fastify: '5.x', name: 'svc-conditional' })

@@ -1,4 +1,5 @@
 import { problems } from '../problem/index.js'
+import type { PreconditionHeader } from './evaluate.js'
 
 /** What a 412 is worded by: the request, and which of its conditions failed (`evaluatePreconditions`). */
 export interface PreconditionFailure {
@@ -6,7 +7,7 @@ export interface PreconditionFailure {
   method: string
   /** The target's path, the problem's `instance`. */
   path: string
-  header: 'If-Match' | 'If-None-Match'
+  header: PreconditionHeader
   /** The write would have created the target (`If-None-Match: *` on one that exists). */
   creates?: boolean
 }
@@ -22,7 +23,11 @@ export function preconditionProblem (f: PreconditionFailure): Error {
 }
 
 function detailOf ({ method, path, header, creates = false }: PreconditionFailure): string {
-  // A read fails on If-Match only: a matching If-None-Match is a 304.
+  if (header === 'If-Unmodified-Since') {
+    const then = method === 'GET' || method === 'HEAD' ? 'read it without the condition' : method === 'PATCH' ? 'GET it again, reapply your change and retry' : 'GET it again and retry'
+    return `${path} has changed since the date in If-Unmodified-Since; ${then}.`
+  }
+  // A read fails otherwise on If-Match only: a matching If-None-Match is a 304.
   if (method === 'GET' || method === 'HEAD') return `If-Match does not match the current ETag of ${path}; GET it again and retry with its ETag.`
   if (method === 'DELETE') return `The conditions of If-Match / If-None-Match do not hold for ${path}; GET it again and retry with its ETag.`
   // With If-Match as well, no state can satisfy both.

@@ -34,7 +34,8 @@ export const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 // (`respond-async`), and Content-Disposition, which names an uploaded file.
 export const DEFAULT_ALLOWED_HEADERS = [
   'Authorization', 'Content-Type', 'Content-Language', 'Accept', 'X-Request-ID', 'If-Match', 'If-None-Match',
-  'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key', 'User-Agent', 'Prefer', 'Content-Disposition'
+  'If-Unmodified-Since', 'Svc-Execution-Context', 'Svc-Service', 'Svc-Idempotency-Key', 'User-Agent', 'Prefer',
+  'Content-Disposition'
 ]
 
 // The convention's response headers; rate-limit headers as named by

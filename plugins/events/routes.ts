@@ -234,7 +234,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const s = await stored(async () => await tables.getSubscription(store, request.executionContext, id))
     if (s === null) throw notFound(id)
     reply.header('etag', s.etag)
-    if (evaluateRead(request.preconditions, s.etag, itemPath(id))) return await notModified(reply).send()
+    if (evaluateRead(request.preconditions, s.etag, itemPath(id), s.modifiedDateTime)) return await notModified(reply).send()
     return subscriptionBody(s)
   })
 
@@ -266,7 +266,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       const s = await tables.getSubscription(store, ctx, id)
       if (s === null) throw notFound(id)
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
-      const verdict = evaluatePreconditions(pre, s.etag)
+      const verdict = evaluatePreconditions(pre, s.etag, {}, s.modifiedDateTime)
       if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'PATCH', path: itemPath(id), header: verdict.header })
       return await tables.updateSubscription(store, ctx, id, change, r.now(), seen(s.etag), claim?.part ?? null) ?? undefined
     }))
@@ -293,7 +293,7 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
       // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers;
       // the key is this request's all the same.
       if (s === null) return claim === null || await claim.take(store) === null ? true : HELD
-      const verdict = evaluatePreconditions(pre, s.etag)
+      const verdict = evaluatePreconditions(pre, s.etag, {}, s.modifiedDateTime)
       if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'DELETE', path: itemPath(id), header: verdict.header })
       const deleted = await tables.deleteSubscription(store, ctx, id, seen(s.etag), claim?.part ?? null)
       return deleted === false ? undefined : deleted

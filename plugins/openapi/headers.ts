@@ -25,14 +25,16 @@ const IF_MATCH = { 'if-match': str('Only when the current ETag matches (strong c
 // One text for items and pages, so one shared component.
 const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the entity, or of the page) does not match (weak comparison): a read answers 304 without a body, a write 412. A list of quoted entity tags, or `*`.') }
 
+const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only when the entity has not changed since this HTTP date, else 412.', { maxLength: 64 }) }
+
 /**
- * The conditional request headers a route honours (RFC 9110 §13.1): both on a route that can
+ * The conditional request headers a route honours (RFC 9110 §13.1): all three on a route that can
  * fail a precondition (412: items), `If-None-Match` alone on a collection read (its ETag is
  * over the page, so only a 304 can come of it). A bulk request (a collection has no entity
  * tag) declares no 412, so it gets neither: its conditions travel in `operations[].ifMatch`.
  */
 function conditionalHeaders (facts: Facts): Record<string, unknown> {
-  if ((facts.config.problems ?? []).includes(412)) return { ...IF_MATCH, ...IF_NONE_MATCH }
+  if ((facts.config.problems ?? []).includes(412)) return { ...IF_MATCH, ...IF_NONE_MATCH, ...IF_UNMODIFIED_SINCE }
   if (isCollection(facts) && readOnlyRoute(facts)) return { ...IF_NONE_MATCH }
   return {}
 }

@@ -135,7 +135,7 @@ export class ResourceTable {
   private readonly all: readonly Column[]
   private readonly decode: (row: Row) => Row
   private readonly selectAll: string
-  /** What a write is decided on when it needs no field: the key, the ETag, the deletion mark and the unique fields. */
+  /** What a write is decided on when it needs no field: the key, the ETag, the modification date (If-Unmodified-Since), the deletion mark and the unique fields. */
   private readonly selectKeys: string
   private readonly selectSummary: string
   private readonly writable: readonly Column[]
@@ -151,7 +151,7 @@ export class ResourceTable {
     this.all = [...SERVER_COLUMNS, ...spec.columns, ...(spec.softDelete ? DELETED_COLUMNS : [])]
     this.decode = rowDecoder(this.all)
     this.selectAll = this.all.map(c => c.ident).join(', ')
-    this.selectKeys = ['id', 'etag', ...spec.softDelete ? ['"deletedDateTime"'] : [], ...spec.unique.map(f => this.columnsOf([f])[0]?.ident)].join(', ')
+    this.selectKeys = ['id', 'etag', '"modifiedDateTime"', ...spec.softDelete ? ['"deletedDateTime"'] : [], ...spec.unique.map(f => this.columnsOf([f])[0]?.ident)].join(', ')
     this.selectSummary = this.all.filter(c => !spec.summaryOmit.includes(c.field)).map(c => `t.${c.ident}`).join(', ')
     this.writable = spec.columns.filter(c => spec.writable.includes(c.field))
     this.parts = { T: this.T, all: this.all, columns: spec.columns }

@@ -25,10 +25,12 @@ async function build (t: Test, opts: ConditionalPluginOptions = {}): Promise<Fas
 
 t.test('the parsed headers are on the request; a route can switch them off', async t => {
   const app = await build(t)
-  const parsed = await app.inject({ url: '/parsed', headers: { 'if-match': '"a", W/"b"', 'if-none-match': '*' } })
-  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: [{ weak: false, tag: '"a"' }, { weak: true, tag: '"b"' }], ifNoneMatch: '*' })
+  const parsed = await app.inject({ url: '/parsed', headers: { 'if-match': '"a", W/"b"', 'if-none-match': '*', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' } })
+  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: [{ weak: false, tag: '"a"' }, { weak: true, tag: '"b"' }], ifNoneMatch: '*', ifUnmodifiedSince: Date.UTC(1994, 10, 6, 8, 49, 37) })
+  const since = await app.inject({ url: '/parsed', headers: { 'if-unmodified-since': 'Sun Nov  6 08:49:37 1994' } })
+  t.strictSame(JSON.parse(since.body).preconditions, { ifMatch: null, ifNoneMatch: null, ifUnmodifiedSince: Date.UTC(1994, 10, 6, 8, 49, 37) }, 'If-Unmodified-Since alone, in asctime form')
   const none = await app.inject({ url: '/parsed' })
-  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
+  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null, ifUnmodifiedSince: null })
   const off = await app.inject({ url: '/off', headers: { 'if-match': 'garbage' } })
   t.equal(off.statusCode, 200)
   t.strictSame(JSON.parse(off.body).preconditions, null)
@@ -50,21 +52,25 @@ t.test('routes of a context created before the plugin get the parsed headers and
     if (method === 'GET') t.match(JSON.parse(bad.body), { title: 'Invalid Data', context: [{ code: 'INPUT_INVALID', field: 'If-Match', value: 'garbage' }] })
   }
   const parsed = await app.inject({ url: '/early', headers: { 'if-none-match': '"a"' } })
-  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] })
+  t.strictSame(JSON.parse(parsed.body).preconditions, { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }], ifUnmodifiedSince: null })
   const none = await app.inject({ url: '/early' })
-  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null })
+  t.strictSame(JSON.parse(none.body).preconditions, { ifMatch: null, ifNoneMatch: null, ifUnmodifiedSince: null })
 })
 
 t.test('a malformed header is 400 Invalid Data with one item per header', async t => {
   const app = await build(t)
-  const res = await app.inject({ url: '/parsed', headers: { 'if-match': 'nope', 'if-none-match': '"a' } })
+  const res = await app.inject({ url: '/parsed', headers: { 'if-match': 'nope', 'if-none-match': '"a', 'if-unmodified-since': '2026-01-01T00:00:00Z' } })
   t.equal(res.statusCode, 400)
   const body = JSON.parse(res.body)
   t.equal(body.title, 'Invalid Data')
   t.strictSame(body.context.map((c: Record<string, string>) => [c.code, c.field, c.source, c.value]), [
     ['INPUT_INVALID', 'If-Match', 'header', 'nope'],
-    ['INPUT_INVALID', 'If-None-Match', 'header', '"a']
+    ['INPUT_INVALID', 'If-None-Match', 'header', '"a'],
+    ['INPUT_INVALID', 'If-Unmodified-Since', 'header', '2026-01-01T00:00:00Z']
   ])
+  t.match(body.context[2].message, /HTTP date such as Sun, 06 Nov 1994 08:49:37 GMT/)
+  const alone = await app.inject({ url: '/parsed', headers: { 'if-unmodified-since': 'yesterday' } })
+  t.equal(alone.statusCode, 400, 'a malformed If-Unmodified-Since alone')
 })
 
 t.test('requireIfMatch: 428 naming the header; If-None-Match: * lets a PUT create', async t => {
@@ -124,6 +130,15 @@ t.test('notModified: false leaves 304s to the routes', async t => {
 })
 
 t.test('evaluateRead', async t => {
+  const since = { ifMatch: null, ifNoneMatch: null, ifUnmodifiedSince: Date.UTC(2026, 0, 1) }
+  t.equal(evaluateRead(since, '"a"', '/x', '2025-12-31T23:59:59.000Z'), false, 'not modified since')
+  t.equal(evaluateRead(since, '"a"', '/x'), false, 'no modification date: ignored')
+  try {
+    evaluateRead(since, '"a"', '/x', '2026-01-01T00:00:01.000Z')
+    t.fail('did not throw')
+  } catch (err) {
+    t.match(err, { statusCode: 412, detail: '/x has changed since the date in If-Unmodified-Since; read it without the condition.' }, 'modified since: 412')
+  }
   t.equal(evaluateRead(null, '"a"', '/x'), false)
   t.equal(evaluateRead({ ifMatch: null, ifNoneMatch: null }, '"a"', '/x'), false)
   t.equal(evaluateRead({ ifMatch: null, ifNoneMatch: '*' }, '"a"', '/x'), true)

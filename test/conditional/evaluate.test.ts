@@ -36,6 +36,28 @@ t.test('evaluatePreconditions: RFC 9110 §13.2.2 and Method rules 13, case by ca
   for (const [name, p, etag, rules, expected] of table) t.strictSame(evaluatePreconditions(p, etag, rules), expected, name)
 })
 
+t.test('If-Unmodified-Since: RFC 9110 §13.1.4, evaluated to the second, only without If-Match', async t => {
+  const since = Date.UTC(2026, 0, 1, 12, 0, 0)
+  const ius = (p: Preconditions, at: number | null = since): Preconditions => ({ ...p, ifUnmodifiedSince: at })
+  const failedSince: PreconditionVerdict = { kind: 'precondition-failed', header: 'If-Unmodified-Since', exists: true }
+  const table: Array<[string, Preconditions, string | null, PreconditionRules, string | Date | undefined, PreconditionVerdict]> = [
+    ['changed before the date', ius(pre(null, null)), '"a"', {}, '2026-01-01T11:59:59.999Z', proceed],
+    ['changed within the named second', ius(pre(null, null)), '"a"', {}, '2026-01-01T12:00:00.999Z', proceed],
+    ['changed the second after', ius(pre(null, null)), '"a"', {}, '2026-01-01T12:00:01.000Z', failedSince],
+    ['the date given as a Date', ius(pre(null, null)), '"a"', {}, new Date('2026-01-01T12:00:01Z'), failedSince],
+    ['no modification date: ignored', ius(pre(null, null)), '"a"', {}, undefined, proceed],
+    ['nothing exists: ignored', ius(pre(null, null)), null, {}, undefined, proceed],
+    ['If-Match that holds: ignored', ius(pre('"a"', null)), '"a"', {}, '2027-01-01T00:00:00Z', proceed],
+    ['If-Match that fails: named first', ius(pre('"b"', null)), '"a"', {}, '2027-01-01T00:00:00Z', failed('If-Match', true)],
+    ['before If-None-Match', ius(pre(null, '"a"')), '"a"', {}, '2027-01-01T00:00:00Z', failedSince],
+    ['then If-None-Match', ius(pre(null, '"a"')), '"a"', {}, '2025-01-01T00:00:00Z', failed('If-None-Match', true)],
+    ['a read fails too', ius(pre(null, null)), '"a"', { read: true }, '2027-01-01T00:00:00Z', failedSince],
+    ['If-Match required: 428, not 412', ius(pre(null, null)), '"a"', { requireIfMatch: true }, '2027-01-01T00:00:00Z', { kind: 'precondition-required' }],
+    ['no date sent', ius(pre(null, null), null), '"a"', {}, '2027-01-01T00:00:00Z', proceed]
+  ]
+  for (const [name, p, etag, rules, modified, expected] of table) t.strictSame(evaluatePreconditions(p, etag, rules, modified), expected, name)
+})
+
 t.test('evaluatePreconditions agrees with the tag comparisons for any tags', async t => {
   const tag = fc.constantFrom('"a"', '"b"', 'W/"a"', 'W/"b"', '*')
   const header = fc.option(fc.array(tag, { minLength: 1, maxLength: 3 }).map(tags => tags.includes('*') ? '*' : tags.join(', ')), { nil: null })

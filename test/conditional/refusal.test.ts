@@ -19,7 +19,11 @@ const cases: Array<[string, PreconditionFailure, string]> = [
   ['a PUT, If-Match', { method: 'PUT', path: P, header: 'If-Match' }, `If-Match does not match the current ETag of ${P}, or it does not exist; GET it again and retry with its ETag.`],
   ['an action, If-Match', { method: 'POST', path: P, header: 'If-Match' }, `If-Match does not match the current ETag of ${P}, or it does not exist; GET it again and retry with its ETag.`],
   ['a PATCH, If-None-Match', { method: 'PATCH', path: P, header: 'If-None-Match' }, `If-None-Match matches the current ETag of ${P}; it was not changed.`],
-  ['a PUT, If-None-Match', { method: 'PUT', path: P, header: 'If-None-Match' }, `If-None-Match matches the current ETag of ${P}; it was not replaced.`]
+  ['a PUT, If-None-Match', { method: 'PUT', path: P, header: 'If-None-Match' }, `If-None-Match matches the current ETag of ${P}; it was not replaced.`],
+  ['a read, If-Unmodified-Since', { method: 'GET', path: P, header: 'If-Unmodified-Since' }, `${P} has changed since the date in If-Unmodified-Since; read it without the condition.`],
+  ['a PATCH, If-Unmodified-Since', { method: 'PATCH', path: P, header: 'If-Unmodified-Since' }, `${P} has changed since the date in If-Unmodified-Since; GET it again, reapply your change and retry.`],
+  ['a DELETE, If-Unmodified-Since', { method: 'DELETE', path: P, header: 'If-Unmodified-Since' }, `${P} has changed since the date in If-Unmodified-Since; GET it again and retry.`],
+  ['a PUT, If-Unmodified-Since', { method: 'PUT', path: P, header: 'If-Unmodified-Since' }, `${P} has changed since the date in If-Unmodified-Since; GET it again and retry.`]
 ]
 
 t.test('preconditionProblem: a 412 worded by the request and the condition that failed', async t => {
@@ -48,7 +52,10 @@ t.test('the reference service: authors, webhook subscriptions and a conditional 
     ['PATCH', 'If-None-Match of the current ETag', {}, 'If-None-Match'],
     ['DELETE', 'a stale If-Match', { 'if-match': '"stale"' }, 'If-Match'],
     ['DELETE', 'If-None-Match of the current ETag', {}, 'If-None-Match'],
-    ['GET', 'a stale If-Match', { 'if-match': '"stale"' }, 'If-Match']
+    ['GET', 'a stale If-Match', { 'if-match': '"stale"' }, 'If-Match'],
+    ['PATCH', 'a date before its creation in If-Unmodified-Since', { 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 'If-Unmodified-Since'],
+    ['DELETE', 'a date before its creation in If-Unmodified-Since', { 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 'If-Unmodified-Since'],
+    ['GET', 'a date before its creation in If-Unmodified-Since', { 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 'If-Unmodified-Since']
   ]
   for (const target of targets) {
     for (const [method, what, given, header] of requests) {

@@ -50,7 +50,7 @@ t.test('every operation documents its problem responses, the conventional header
     t.equal(get.responses[status].description, status === '400' ? 'Invalid Data' : title, `${status}: described by its title`)
   }
   const headers = get.parameters.filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name)
-  t.strictSame(headers.sort(), ['If-Match', 'If-None-Match', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
+  t.strictSame(headers.sort(), ['If-Match', 'If-None-Match', 'If-Unmodified-Since', 'Svc-Execution-Context', 'Svc-Service', 'User-Agent', 'X-Request-ID'], 'no idempotency key on GET; conditions where 412 can come')
   t.equal(get.parameters.find((p: Doc) => p.name === 'User-Agent').required, true)
 
   const post = doc.paths['/v1/things'].post
@@ -88,7 +88,7 @@ t.test('stateOnce (the default): common problems as each operation\'s default, t
   t.strictSame(Object.keys(raw['x-response-headers']), ['X-Request-ID', 'Svc-Execution-Context'], 'no Content-Language without the conventions plugin')
   t.match(raw.info.description, /described once, not on each: requests send those of `x-request-headers` \(User-Agent, X-Request-ID, Svc-Execution-Context, Svc-Service\) and answers carry/)
   // The path's one operation: its path parameter and conditions are the path's (no OPTIONS without the methods plugin).
-  t.strictSame(raw.paths['/v1/things/{thingId}'].parameters.map((p: Doc) => p.name), ['thingId', 'If-Match', 'If-None-Match'])
+  t.strictSame(raw.paths['/v1/things/{thingId}'].parameters.map((p: Doc) => p.name), ['thingId', 'If-Match', 'If-None-Match', 'If-Unmodified-Since'])
   t.notOk('parameters' in get, 'nothing left of its own')
   const text = JSON.stringify(raw.paths)
   for (const name of ['User-Agent', 'X-Request-ID', 'Svc-Execution-Context', 'Svc-Service', 'Content-Language']) t.notOk(text.includes(`"${name}"`), `${name}: on no operation`)

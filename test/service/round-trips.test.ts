@@ -99,6 +99,8 @@ for (const db of databases) {
       { name: 'DELETE /v1/documents/{id} with If-Match', statements: 1, status: 204, returns: 'etag', run: async () => keep(await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch())) },
       { name: 'DELETE of a deleted document (204)', statements: 2, status: 204, run: async () => await call('DELETE', `/v1/documents/${id}`, undefined, ifMatch()) },
       { name: 'DELETE with a stale If-Match (412)', statements: 2, status: 412, run: async () => await call('DELETE', `/v1/authors/${authorId}`, undefined, { 'if-match': '"stale"' }) },
+      // The date is the row's to compare: read, then written at the ETag read.
+      { name: 'PATCH an author with If-Unmodified-Since, no If-Match', statements: 2, status: 204, run: async () => await call('PATCH', `/v1/authors/${authorId}`, { name: `Since ${randomUUID()}` }, { 'if-unmodified-since': new Date(Date.now() + 86_400_000).toUTCString() }) },
       { name: 'PUT creating an author', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${authorOfPut}`, { name: 'Put', email: 'put@example.com' }) },
       { name: 'PUT replacing an author, no If-Match', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${authorOfPut}`, { name: 'Put again', email: 'put@example.com' }) },
       { name: 'PUT creating an author with Svc-Idempotency-Key', statements: 1, status: 204, run: async () => await call('PUT', `/v1/authors/${randomUUID()}`, { name: 'Put', email: 'put@example.com' }, { 'svc-idempotency-key': randomUUID() }) },

@@ -72,7 +72,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     if (row === null) throw problems.notFound(`No ${def.name} has the id ${id}; check the id.`, { instance: path })
     const etag = row.etag as string
     reply.header('etag', etag)
-    if (evaluateRead(request.preconditions, etag, path)) return await notModified(reply).send()
+    if (evaluateRead(request.preconditions, etag, path, row.modifiedDateTime as string)) return await notModified(reply).send()
     return s.rep.toEntity(row)
   }
   fastify.get(itemUrl, { ...readOptions, exposeHeadRoute: false }, read)

@@ -135,7 +135,7 @@ function replayed (etag: string | null): Row | null {
 /** A write of `request`'s item with the request's preconditions (`transition`: the action's name, for one). */
 export function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row, transition?: string): WriteOp {
   const pre = preconditionsOf(request)
-  return transition === undefined
-    ? { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
-    : { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, transition }
+  const op: WriteOp = { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, ifUnmodifiedSince: pre.ifUnmodifiedSince ?? null }
+  if (transition !== undefined) op.transition = transition
+  return op
 }

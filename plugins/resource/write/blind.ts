@@ -23,8 +23,8 @@ function replacesWhole (values: Readonly<Record<string, unknown>>): boolean {
  * applies to when decided on its preconditions alone, without reading the entity first: exactly
  * those on which `decide` would write (an existing row whose ETag meets If-Match and
  * If-None-Match, and not deleted but for `set`). Null when no row would do (If-Match required and not sent, no
- * strong tag in it, `If-None-Match: *`), or for another action: those are decided on the row
- * as read. test/resource/blind-guard.test.ts holds the two to the same answers.
+ * strong tag in it, `If-None-Match: *`), when If-Unmodified-Since asks for the row's
+ * modification date, or for another action: those are decided on the row as read. test/resource/blind-guard.test.ts holds the two to the same answers.
  */
 export function blindGuard (op: WriteOp, rules: Rules): Guard | null {
   if (op.action === 'patch' ? !replacesWhole(op.values) : op.action !== 'put' && op.action !== 'change' && op.action !== 'delete' && op.action !== 'set') return null

@@ -47,7 +47,7 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
   // Method rules 13 asks a client's write for the ETag; the server's own (`set`) and an action
   // (which honours If-Match, reference contract) need none.
   const requireIfMatch = rules.requireIfMatch && op.action !== 'set' && op.action !== 'transition'
-  const verdict = evaluatePreconditions(op, row.etag as string, { requireIfMatch })
+  const verdict = evaluatePreconditions(op, row.etag as string, { requireIfMatch }, row.modifiedDateTime as string | Date | undefined)
   if (verdict.kind !== 'proceed') return { failure: verdict as Failure }
   switch (op.action) {
     case 'delete':

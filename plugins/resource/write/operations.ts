@@ -1,5 +1,5 @@
 import type { ContextItem } from '../../../schemas/problem.js'
-import type { EntityTagList } from '../../conditional/index.js'
+import type { EntityTagList, PreconditionHeader } from '../../conditional/index.js'
 import type { AttachedPart, OutboxPart, QuietPart } from '../../../store/statement-parts.js'
 
 type Row = Record<string, unknown>
@@ -37,6 +37,8 @@ export interface WriteOp {
   ifMatch: EntityTagList | null
   /** Weak comparison with the current ETag (RFC 9110 §13.1.2); `*`: must not exist. */
   ifNoneMatch: EntityTagList | null
+  /** Not changed after this time (ms, RFC 9110 §13.1.4), when If-Match is not sent; null or left out: no condition. */
+  ifUnmodifiedSince?: number | null
   /**
    * The ETag the write gives the entity, when its caller must know it before the write (an
    * idempotency key keeps the answer's ETag for its retries); default a new one.
@@ -51,7 +53,7 @@ export type Failure =
   /** `update`, `patch`, `set` of an entity that does not exist. */
   | { kind: 'not-found' }
   /** A precondition does not hold; `exists` says whether the entity does. */
-  | { kind: 'precondition-failed', header: 'If-Match' | 'If-None-Match', exists: boolean }
+  | { kind: 'precondition-failed', header: PreconditionHeader, exists: boolean }
   /** The entity requires `If-Match` (`requireIfMatch`) and exists. */
   | { kind: 'precondition-required' }
   /** The entity would break its schema after a patch. */
