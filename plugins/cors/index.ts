@@ -159,9 +159,12 @@ async function corsPlugin (fastify: FastifyInstance, opts: CorsPluginOptions): P
   }
 
   // Explicit lists only (convention, Headers: Access-Control-*); computed once.
+  // Method rules 12: an OPTIONS answer is not for HTTP caches (Access-Control-Max-Age, not
+  // Cache-Control, is what a browser's preflight cache follows).
   const preflightHeaders: Record<string, string> = {
     'access-control-allow-methods': methods.join(', '),
-    'access-control-max-age': String(maxAge)
+    'access-control-max-age': String(maxAge),
+    'cache-control': 'no-store'
   }
   if (credentials) preflightHeaders['access-control-allow-credentials'] = 'true'
   if (allowedHeaders.length > 0) preflightHeaders['access-control-allow-headers'] = allowedHeaders.join(', ')

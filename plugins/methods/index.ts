@@ -178,8 +178,8 @@ async function methodsPlugin (fastify: FastifyInstance, opts: MethodsPluginOptio
     // Routes constrained by host or version (route `constraints`) count where the request matches them.
     const allowed = allowedMethods(path, constraintsOf(request))
     if (allowed === null) return
-    // Answered: the hooks after this one do not run.
-    if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allowed.join(', ')).send()
+    // Answered: the hooks after this one do not run. Method rules 12: not for caches to keep.
+    if (request.method === 'OPTIONS' && answerOptions) return reply.code(204).header('allow', allowed.join(', ')).header('cache-control', 'no-store').send()
     throw methodNotAllowedProblem(request.method, path, allowed)
   })
 }

@@ -99,8 +99,9 @@ const ACCEPTED = {
 }
 // RFC 9110 §10.2.3.
 const RETRY_AFTER = { 'retry-after': seconds('Seconds to wait before retrying.') }
-// Conventions, Authentication 6; set by the auth plugin once it accepts the token.
-const CACHE_CONTROL = { 'cache-control': str('`no-store`: the answer is not kept by caches. Sent once the token is accepted, so on every answer but a refusal before it.', { maxLength: 100 }) }
+// Conventions, Authentication 6; set by the auth plugin once it accepts the token, and on
+// OPTIONS answers by the methods and cors plugins (Method rules 12).
+const CACHE_CONTROL = { 'cache-control': str('`no-store`: the answer is not kept by caches. Sent once the token is accepted, so on every answer but a refusal before it, and on every OPTIONS answer.', { maxLength: 100 }) }
 // RFC 6750 §3: the auth plugin's challenges.
 const CSV_LINK = { link: LINK }
 const ACCEPT_PATCH = {

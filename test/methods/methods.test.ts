@@ -46,6 +46,17 @@ t.test('OPTIONS answers 204 with Allow on every known path', async t => {
   for (const url of ['/nothing', '/nothing%41']) t.equal((await slashed.inject({ url })).statusCode, 404, `/*: GET ${url}`)
 })
 
+t.test('OPTIONS answers are not for caches: Cache-Control no-store', async t => {
+  const app = await build(t)
+  for (const url of ['/v1/authors', '/v1/authors/abc', '/health']) {
+    const res = await app.inject({ method: 'OPTIONS', url })
+    t.equal(res.statusCode, 204, url)
+    t.equal(res.headers['cache-control'], 'no-store', `OPTIONS ${url}`)
+  }
+  const get = await app.inject({ method: 'GET', url: '/health' })
+  t.equal(get.headers['cache-control'], undefined, 'a GET is left to its route')
+})
+
 t.test('a method the path lacks: 405 with Allow and a problem body naming the method', async t => {
   const app = await build(t)
   const table: Array<[string, string, string]> = [
@@ -106,6 +117,7 @@ t.test('Allow is what the path serves: a fixed path beside a parametric one belo
     const res = await app.inject({ method: 'OPTIONS', url })
     t.equal(res.statusCode, 204, url)
     t.equal(res.headers.allow, allow, url)
+    t.equal(res.headers['cache-control'], 'no-store', `${url}: not for caches (Method rules 12)`)
     t.strictSame(app.allowedMethods(url), allow.split(', '), `allowedMethods(${url})`)
   }
   t.equal(app.allowedMethods('/v1/nothing'), null)
