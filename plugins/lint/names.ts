@@ -16,6 +16,12 @@ export interface Shape {
   formats: ReadonlySet<string>
 }
 
+// Naming rules for properties, 8: the words that name a hash. `digest` is left out: it also
+// names a summary (a weekly digest).
+const HASH_WORDS: ReadonlySet<string> = new Set(['hash', 'hashes', 'checksum', 'checksums', 'md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'crc32'])
+// Quantity: a count of items is `<item>Count`, not `numberOfPages`, `numPages`, `nbPages` or `totalPages`.
+const COUNT_FORMS = /^(?:numberOf|num|nb|total)[A-Z0-9]/
+
 function lastWord (name: string): string {
   const words = name.split(/(?=[A-Z])/)
   return (words[words.length - 1] as string).toLowerCase()
@@ -28,6 +34,9 @@ export function checkName (name: string, path: string, out: Collector): void {
   }
   if (IDENTIFIER_FORMS.test(name)) {
     out.add('identifier-name', path, `"${name}" names an identifier or reference: use id, <entity>Id or <entity>Ref`)
+  }
+  if (name.split('.').some(part => part.split(/(?=[A-Z])/).some(word => HASH_WORDS.has(word.toLowerCase())))) {
+    out.add('fingerprint-name', path, `"${name}" names a hash: name it fingerprint (or <what>Fingerprint)`)
   }
 }
 
@@ -44,6 +53,9 @@ export function checkPropertyName (name: string, shape: Shape, path: string, out
   // Only a property that is always an array: a "one value or a list" union (search bodies) is not.
   if (types.has('array') && [...types].every(t => t === 'array' || t === 'null') && !name.endsWith('s') && !PLURAL_WORDS.has(lastWord(name))) {
     out.add('array-plural', path, `the array "${name}" has a singular name: use the plural`)
+  }
+  if ((types.has('integer') || formats.has('int64')) && COUNT_FORMS.test(name) && !name.endsWith('Count')) {
+    out.add('count-suffix', path, `the count "${name}" must be named <item>Count (pageCount, not numberOfPages or totalPages)`)
   }
   if (name.endsWith('Percentage') && !(types.has('string') && formats.has('decimal'))) {
     out.add('decimal-string', path, `the percentage "${name}" must be a string with format decimal`)

@@ -70,6 +70,9 @@ function lintParameters (ctx: Context, parameters: unknown, path: string, webhoo
     if (webhook) return
     if (param.in === 'header') lintHeaderName(ctx, name, at)
     else if (param.in === 'query' || param.in === 'path') checkName(name, at, ctx.out)
+    // A parameter described by a media type is serialized in it (OpenAPI 3, Parameter Object `content`).
+    const json = Object.keys(obj(param.content)).filter(type => /^application\/(?:[\w.+-]+\+)?json(?:;|$)/i.test(type))
+    if (param.in === 'query' && json.length > 0) ctx.out.add('query-json', `${at}/content`, `the query parameter "${name}" is serialized as ${json[0] as string}: make each member a parameter of its own`)
     lintSchemaAt(ctx, param.schema, `${at}/schema`, undefined, name)
   })
 }

@@ -3,7 +3,7 @@ import { WEBHOOK_PREFIX } from '../webhooks/index.js'
 import { checkMediaType } from './media-types.js'
 import { checkName } from './names.js'
 import { Collector, pointer, type RuleSwitches, type Violation } from './rules.js'
-import { lintSchema } from './schema.js'
+import { jsonValued, lintSchema } from './schema.js'
 
 type Obj = Record<string, unknown>
 
@@ -41,6 +41,7 @@ export function lintRouteSchema (url: string, schema: unknown, rules?: RuleSwitc
       for (const [name, value] of Object.entries(obj(obj(s[part]).properties))) {
         const path = `#/${part}/properties/${pointer(name)}`
         checkName(name, path, out)
+        if (part === 'querystring' && jsonValued(value)) out.add('query-json', path, `the query parameter "${name}" takes objects: its values would be serialized JSON; make each member a parameter of its own`)
         out.violations.push(...lintSchema(value, { ...opts, path, name }))
       }
     }

@@ -131,6 +131,16 @@ function checkNesting (schema: Schema, path: string, out: Collector): void {
   }
 }
 
+/**
+ * Whether a parameter's values would be objects, or lists of them: JSON in a query string
+ * (Serialization rules by type: query parameter values are never serialized JSON).
+ */
+export function jsonValued (schema: unknown): boolean {
+  if (!isSchema(schema)) return false
+  if (isSchema(schema.properties) || shapeOf(schema).types.has('object')) return true
+  return jsonValued(schema.items) || branchesOf(schema).some(jsonValued)
+}
+
 /** A filter or ordering path (`a.b.c`) deeper than three levels. */
 export function checkPathDepth (name: string, path: string, out: Collector): void {
   const levels = name.replace(/^-/, '').split('.').length

@@ -52,6 +52,8 @@ t.test('a route that breaks a rule throws at registration with method, url, path
     ['body', { body: Type.Object({ documentID: Type.String({ maxLength: 5 }) }) }, /POST \/v1\/things breaks the conventions:\n {2}#\/body\/properties\/documentID: .*\[property-camel-case\]/],
     ['querystring name', { querystring: Type.Object({ page_size: Type.Integer({ minimum: 1, maximum: 5 }) }) }, /#\/querystring\/properties\/page_size: .*\[property-camel-case\]/],
     ['querystring schema', { querystring: Type.Object({ limit: Type.Integer() }) }, /#\/querystring\/properties\/limit: .*\[integer-range\]/],
+    ['querystring object', { querystring: Type.Object({ filter: Type.Object({ name: Type.String({ maxLength: 5 }) }) }) }, /#\/querystring\/properties\/filter: the query parameter "filter" takes objects: its values would be serialized JSON.*\[query-json\]/],
+    ['querystring list of objects', { querystring: Type.Object({ names: Type.Array(Type.Object({})) }) }, /#\/querystring\/properties\/names: .*\[query-json\]/],
     ['params', { params: Type.Object({ thingId: Type.String() }) }, /#\/params\/properties\/thingId: .*\[string-max-length\]/],
     ['header name', { headers: Type.Object({ 'x-tenant': Type.String({ maxLength: 5 }) }) }, /#\/headers\/x-tenant: x-tenant: a custom header starts with Svc-.*\[header-name\]/],
     ['header schema', { headers: Type.Object({ 'svc-tenant': Type.String() }) }, /#\/headers\/properties\/svc-tenant: .*\[string-max-length\]/],

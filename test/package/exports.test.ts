@@ -59,7 +59,7 @@ const expected: Record<string, string[]> = {
   ],
   'svc-conventions/conditional': [
     'default', 'evaluatePreconditions', 'evaluateRead', 'notModified', 'opaqueTags', 'parseEntityTags',
-    'parsePreconditions', 'preconditionProblem', 'strongMatch', 'strongTags', 'weakMatch', 'writableTags'
+    'parseHttpDate', 'parsePreconditions', 'preconditionProblem', 'strongMatch', 'strongTags', 'weakMatch', 'writableTags'
   ],
   'svc-conventions/idempotency': [
     'HELD', 'claimOf', 'claimed', 'claimedInWrite', 'default', 'fingerprintOf', 'replayStatus'
