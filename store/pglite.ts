@@ -130,7 +130,7 @@ export function createPgliteDriver (opts: PgliteDriverOptions): Driver {
   const clock = opts.clock ?? (() => performance.now())
   const held = (millis: number): void => {
     if (millis < HELD_MILLIS || opts.logger === undefined) return
-    opts.logger.warn({ millis: Math.round(millis) }, 'store: a transaction held the embedded database this long, and every other request waited for it (on a PostgreSQL server they would run side by side)')
+    opts.logger.warn({ millis: Math.round(millis) }, 'store: a transaction held the embedded database this long; any request made meanwhile waited for it (on a PostgreSQL server they would run side by side)')
   }
 
   const started = (async () => {
