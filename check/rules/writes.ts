@@ -207,6 +207,25 @@ export const writeRules: Rule[] = [
     }
   },
   {
+    id: 'methods.unmodified-since',
+    section: METHODS,
+    title: 'a write with an If-Unmodified-Since before the entity last changed is a 412',
+    writes: true,
+    async run (ctx) {
+      const list = entities(ctx, c => c.patch, 'PATCH on an item')
+      if (!Array.isArray(list)) return list
+      for (const e of list) {
+        // Created by this check, so changed long after this date.
+        const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, body: '{}' })
+        // Where If-Match is required, a date does not stand in for it; with it, the date is not weighed.
+        if (ex.response.status === 428) continue
+        const fault = statusFault(ex, 412)
+        return fault === null ? pass() : fail(`PATCH with If-Unmodified-Since of 1994: ${fault}`, ex)
+      }
+      return notApplicable(`every collection the check wrote to requires If-Match, which comes before the date (${list.map(e => e.collection.path).join(', ')})`)
+    }
+  },
+  {
     id: 'methods.if-match-required',
     section: METHODS,
     title: 'where If-Match is required, a write without it is a 428',

@@ -180,6 +180,35 @@ t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; th
   }
 })
 
+t.test('methods.unmodified-since: a 412 passes, a write that goes on fails, a 428 everywhere is not applicable', async t => {
+  const openapi = itemsDocument({ patch: { requestBody: asJson(ITEM), responses: { 204: {} } } })
+  const cases: Array<[number, string]> = [[412, 'pass'], [204, 'fail'], [428, 'not applicable']]
+  for (const [status, verdict] of cases) {
+    const items = new Map<string, { id: string, name: string }>()
+    const seen: Array<string | undefined> = []
+    const base = await serve(t, app => {
+      app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => { done(null, JSON.parse(body as string)) })
+      app.get('/openapi.json', async () => openapi)
+      app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
+      app.post('/items', async (request, reply) => {
+        const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
+        items.set(entity.id, entity)
+        return await reply.code(201).send(entity)
+      })
+      app.get('/items/:id', async (request, reply) => await reply.send(items.get((request.params as { id: string }).id)))
+      app.patch('/items/:id', async (request, reply) => {
+        seen.push(request.headers['if-unmodified-since'])
+        return await reply.code(status).send(status === 204 ? undefined : { title: 'refused', status })
+      })
+      app.delete('/items/:id', async (request, reply) => { items.delete((request.params as { id: string }).id); return await reply.code(204).send() })
+    })
+    const result = await check({ baseUrl: base, writes: true, only: ['methods.unmodified-since'] })
+    t.match(result.verdicts, [{ id: 'methods.unmodified-since', verdict }], `a PATCH answered ${status}`)
+    t.ok(seen.includes('Sun, 06 Nov 1994 08:49:37 GMT'), `${status}: the date sent is before anything the check made`)
+    if (verdict === 'fail') t.match(result.verdicts[0]?.reason, /PATCH with If-Unmodified-Since of 1994: expected 412, got 204/)
+  }
+})
+
 t.test('a base URL with a path prefix, and a document whose paths carry it (a Fastify app under a prefix)', async t => {
   const item = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }
   const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })

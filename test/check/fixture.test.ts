@@ -45,6 +45,7 @@ const FIXTURE: Record<string, VerdictKind> = {
   'methods.put': 'not checked',
   'methods.merge-patch': 'not checked',
   'methods.if-match': 'not checked',
+  'methods.unmodified-since': 'not checked',
   'methods.if-match-required': 'not checked',
   'methods.delete': 'not checked',
   'etags.item': 'not applicable',
@@ -109,7 +110,7 @@ t.test('reports and exit codes: text by section, JUnit one case per rule, TAP, J
   t.equal(text.code, 1, 'a rule fails: 1')
   t.match(text.out, /\nHeaders\n {2}FAIL {2}headers\.user-agent +a request without a valid User-Agent is refused with 403\n {8}without a User-Agent: expected 403, got 200\n {8}> GET \/items\n/)
   t.match(text.out, /\n {2}pass {2}methods\.not-found /)
-  t.match(text.out, /\n57 rules: 6 pass, 19 fail, 17 not applicable, 15 not checked; \d+ requests in \d+\.\d s$/)
+  t.match(text.out, /\n58 rules: 6 pass, 19 fail, 17 not applicable, 16 not checked; \d+ requests in \d+\.\d s$/)
   const withToken = await run(base, '--collection', '/items', '--only', 'headers.user-agent', '--token-from-env')
   t.notMatch(withToken.out, 'secret-from-the-environment', 'the token is never printed')
   t.match(withToken.out, '> authorization: Bearer <token>\n', 'it was sent, and shown replaced')
@@ -118,13 +119,13 @@ t.test('reports and exit codes: text by section, JUnit one case per rule, TAP, J
   t.equal(junit.code, 1)
   t.equal(junit.out.match(/<testcase /g)?.length, RULES.length, 'one test case per rule')
   t.equal(junit.out.match(/<failure /g)?.length, 19)
-  t.equal(junit.out.match(/<skipped /g)?.length, 32)
-  t.match(junit.out, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="svc-conventions check" tests="57" failures="19" skipped="32"/)
+  t.equal(junit.out.match(/<skipped /g)?.length, 33)
+  t.match(junit.out, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="svc-conventions check" tests="58" failures="19" skipped="33"/)
 
   const tap = await run(base, '--collection', '/items', '--format', 'tap')
-  t.match(tap.out, /^TAP version 14\n1\.\.57\nnot ok 1 - versioning\.http-1\.0: /)
+  t.match(tap.out, /^TAP version 14\n1\.\.58\nnot ok 1 - versioning\.http-1\.0: /)
   t.equal(tap.out.match(/^not ok /gm)?.length, 19)
-  t.equal(tap.out.match(/ # SKIP /g)?.length, 32)
+  t.equal(tap.out.match(/ # SKIP /g)?.length, 33)
 
   const json = await run(base, '--collection', '/items', '--format', 'json', '--only', 'methods.not-found,methods.head')
   t.equal(json.code, 0, 'no rule fails: 0')

@@ -8,7 +8,7 @@ import { serviceClient, startService } from '../service/service.js'
 // the rules no probe can observe.
 const ORIGIN = 'https://app.example'
 const UNOBSERVABLE = ['headers.propagation', 'errors.server-errors', 'naming.english', 'webhooks.consumers']
-const NEEDS_WRITES = ['methods.create', 'methods.put', 'methods.merge-patch', 'methods.if-match', 'methods.if-match-required', 'methods.delete', 'search.post', 'idempotency.replay', 'idempotency.reuse', 'bulk.response']
+const NEEDS_WRITES = ['methods.create', 'methods.put', 'methods.merge-patch', 'methods.if-match', 'methods.unmodified-since', 'methods.if-match-required', 'methods.delete', 'search.post', 'idempotency.replay', 'idempotency.reuse', 'bulk.response']
 
 function table (result: CheckResult): Record<string, VerdictKind> {
   return Object.fromEntries(result.verdicts.map(v => [v.id, v.verdict]))
