@@ -25,7 +25,7 @@ const IF_MATCH = { 'if-match': str('Only when the current ETag matches (strong c
 // One text for items and pages, so one shared component.
 const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the entity, or of the page) does not match (weak comparison): a read answers 304 without a body, a write 412. A list of quoted entity tags, or `*`.') }
 
-const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only when the entity has not changed since this HTTP date, else 412.', { maxLength: 64 }) }
+const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only when the entity has not changed since this HTTP date, else 412. Not weighed on a file\'s bytes.', { maxLength: 64 }) }
 
 /**
  * The conditional request headers a route honours (RFC 9110 §13.1): all three on a route that can

@@ -175,7 +175,7 @@ t.test('conditional: 428 when If-Match is required, request.preconditions parsed
   t.equal(json(required).title, 'Precondition Required')
   const parsed = await app.inject({ method: 'PUT', url: '/x', payload: {}, headers: { 'if-match': '"v1", W/"v0"' } })
   t.equal(parsed.statusCode, 200)
-  t.strictSame(json(parsed).preconditions, { ifMatch: [{ weak: false, tag: '"v1"' }, { weak: true, tag: '"v0"' }], ifNoneMatch: null })
+  t.strictSame(json(parsed).preconditions, { ifMatch: [{ weak: false, tag: '"v1"' }, { weak: true, tag: '"v0"' }], ifNoneMatch: null, ifUnmodifiedSince: null })
   const notModified = await app.inject({ url: '/x', headers: { 'if-none-match': '"v1"' } })
   t.equal(notModified.statusCode, 304)
   t.equal(notModified.body, '')
@@ -324,7 +324,7 @@ t.test('registered again in a child context with other options, a plugin keeps w
   }, { prefix: '/v2' })
 
   const headers = { 'user-agent': UA, 'x-request-id': 'r1', 'if-none-match': '"a"' }
-  const preconditions = { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }] }
+  const preconditions = { ifMatch: null, ifNoneMatch: [{ weak: false, tag: '"a"' }], ifUnmodifiedSince: null }
   t.strictSame(json(await app.inject({ url: '/echo', headers })), { requestId: 'r1', executionContext: 'prod', principal: null, preconditions, collectionQuery: null, webhook: null })
   t.equal((await app.inject({ url: '/v2/echo', headers })).statusCode, 401, 'the child\'s auth needs a token')
   const token = signToken({ secret: SECRET, sub: 'u1' })
