@@ -19,6 +19,11 @@ export interface Shape {
 // Naming rules for properties, 8: the words that name a hash. `digest` is left out: it also
 // names a summary (a weekly digest).
 const HASH_WORDS: ReadonlySet<string> = new Set(['hash', 'hashes', 'checksum', 'checksums', 'md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'crc32'])
+// Naming rules for properties, 3. Prepositions that do not also end an adjective or a standard
+// name: `by` (createdBy), `in` and `on` (loggedIn, addOn) and `at` are left out. `quantityOf<Unit>`
+// is the convention's own form (Quantity).
+const PREPOSITIONS: ReadonlySet<string> = new Set(['of', 'for', 'from', 'to', 'with', 'without', 'about', 'into', 'per', 'via'])
+const QUANTITY_OF = /^quantityOf[A-Z]/
 // Quantity: a count of items is `<item>Count`, not `numberOfPages`, `numPages`, `nbPages` or `totalPages`.
 const COUNT_FORMS = /^(?:numberOf|num|nb|total)[A-Z0-9]/
 
@@ -34,6 +39,10 @@ export function checkName (name: string, path: string, out: Collector): void {
   }
   if (IDENTIFIER_FORMS.test(name)) {
     out.add('identifier-name', path, `"${name}" names an identifier or reference: use id, <entity>Id or <entity>Ref`)
+  }
+  const preposition = QUANTITY_OF.test(name) ? undefined : name.split('.').flatMap(part => part.split(/(?=[A-Z])/)).find(word => PREPOSITIONS.has(word.toLowerCase()))
+  if (preposition !== undefined) {
+    out.add('preposition-name', path, `"${name}" has the preposition "${preposition}": name it by nouns and adjectives (errorReason, not reasonForError)`)
   }
   if (name.split('.').some(part => part.split(/(?=[A-Z])/).some(word => HASH_WORDS.has(word.toLowerCase())))) {
     out.add('fingerprint-name', path, `"${name}" names a hash: name it fingerprint (or <what>Fingerprint)`)
