@@ -105,7 +105,7 @@ function itemsDocument (more: Record<string, unknown> = {}): unknown {
 t.test('methods.create: the reference of a 201 is Location or the id in the body, either one', async t => {
   const openapi = itemsDocument()
   for (const reference of ['body', 'location'] as const) {
-    const items = new Map<string, { id: string, name: string }>()
+    const items: Items = new Map()
     const base = await serve(t, app => {
       app.get('/openapi.json', async () => openapi)
       app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
@@ -141,19 +141,26 @@ t.test('--openapi <url>: a YAML document is read as one; JSON is asked for first
   await t.rejects(check({ baseUrl: base, openapi: `${base}/not-a-document` }), new CheckError('document', `${base}/not-a-document answered 200, not an OpenAPI document`), 'YAML that is no OpenAPI document is still refused')
 })
 
+type Items = Map<string, { id: string, name: string }>
+
+/** A collection of named items at /items, described by `openapi`, that takes merge patches: what the write probes start from. */
+function itemsCollection (app: FastifyInstance, openapi: unknown, items: Items): void {
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => { done(null, JSON.parse(body as string)) })
+  app.get('/openapi.json', async () => openapi)
+  app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
+  app.post('/items', async (request, reply) => {
+    const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
+    items.set(entity.id, entity)
+    return await reply.code(201).send(entity)
+  })
+}
+
 t.test('methods.put and methods.merge-patch: the 204 need not carry the ETag; the entity\'s must change', async t => {
   const openapi = itemsDocument({ put: { requestBody: asJson(ITEM), responses: { 204: {} } }, patch: { requestBody: asJson(ITEM), responses: { 204: {} } } })
   for (const changes of [true, false]) {
-    const items = new Map<string, { id: string, name: string }>()
+    const items: Items = new Map()
     const base = await serve(t, app => {
-      app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => { done(null, JSON.parse(body as string)) })
-      app.get('/openapi.json', async () => openapi)
-      app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
-      app.post('/items', async (request, reply) => {
-        const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
-        items.set(entity.id, entity)
-        return await reply.code(201).send(entity)
-      })
+      itemsCollection(app, openapi, items)
       // The ETag is the name when it changes with it, else always the same.
       app.get('/items/:id', async (request, reply) => {
         const entity = items.get((request.params as { id: string }).id)
@@ -184,17 +191,10 @@ t.test('methods.unmodified-since: a 412 passes, a write that goes on fails, a 42
   const openapi = itemsDocument({ patch: { requestBody: asJson(ITEM), responses: { 204: {} } } })
   const cases: Array<[number, string]> = [[412, 'pass'], [204, 'fail'], [428, 'not applicable']]
   for (const [status, verdict] of cases) {
-    const items = new Map<string, { id: string, name: string }>()
+    const items: Items = new Map()
     const seen: Array<string | undefined> = []
     const base = await serve(t, app => {
-      app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => { done(null, JSON.parse(body as string)) })
-      app.get('/openapi.json', async () => openapi)
-      app.get('/items', async () => ({ results: [...items.values()], paging: { limit: 10, next: null, previous: null } }))
-      app.post('/items', async (request, reply) => {
-        const entity = { id: `i${items.size + 1}`, name: (request.body as { name: string }).name }
-        items.set(entity.id, entity)
-        return await reply.code(201).send(entity)
-      })
+      itemsCollection(app, openapi, items)
       app.get('/items/:id', async (request, reply) => await reply.send(items.get((request.params as { id: string }).id)))
       app.patch('/items/:id', async (request, reply) => {
         seen.push(request.headers['if-unmodified-since'])
