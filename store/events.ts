@@ -347,9 +347,9 @@ export class EventTables {
     return rows.length === 0 ? HELD : subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
-  /** The subscription; null when `ctx` has none of that id. */
-  async getSubscription (db: Queryable, ctx: string, id: string): Promise<SubscriptionRow | null> {
-    const { rows } = await db.query(`SELECT ${subscriptionColumns()} FROM ${this.S} WHERE ctx = $1 AND id = $2`, [ctx, id])
+  /** The subscription; null when `ctx` has none of that id. `lock`, in a transaction, keeps others from changing it until it ends. */
+  async getSubscription (db: Queryable, ctx: string, id: string, lock = false): Promise<SubscriptionRow | null> {
+    const { rows } = await db.query(`SELECT ${subscriptionColumns()} FROM ${this.S} WHERE ctx = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [ctx, id])
     return rows.length === 0 ? null : subscriptionOf(rows[0] as Record<string, unknown>)
   }
 
@@ -363,8 +363,11 @@ export class EventTables {
     const values: unknown[] = [ctx, id, c.url ?? null, c.events ?? null, c.description ?? null, c.active ?? null, c.etag, c.modifiedBy, at, c.description !== undefined]
     const where = etagWhere(etags, values)
     // A field left out is null here: kept (a description set to null is told apart by $10).
+    // The stamp never goes back, though `at` was taken before a concurrent change that
+    // committed first (If-Unmodified-Since compares with it).
     const update = (also: string): string => `UPDATE ${this.S} SET url = coalesce($3::text, url), events = coalesce($4::text[], events),
-        description = CASE WHEN $10::boolean THEN $5::text ELSE description END, active = coalesce($6::boolean, active), etag = $7, modified_by = $8, modified_at = $9,
+        description = CASE WHEN $10::boolean THEN $5::text ELSE description END, active = coalesce($6::boolean, active), etag = $7, modified_by = $8,
+        modified_at = greatest($9::timestamptz, modified_at),
         consecutive_failures = CASE WHEN $6 AND NOT active THEN 0 ELSE consecutive_failures END
       WHERE ctx = $1 AND id = $2 AND ${where}${also} RETURNING ${subscriptionColumns()}`
     if (claim === null) {

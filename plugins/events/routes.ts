@@ -5,7 +5,7 @@ import { Id } from '../../schemas/types.js'
 import type { DeliveryRow, EtagCondition, EventTables, SubscriptionRow } from '../../store/events.js'
 import { HELD, type WriteClaim } from '../../store/statement-parts.js'
 import { SerializationFailure } from '../../store/errors.js'
-import type { Store } from '../../store/types.js'
+import type { Queryable, Store } from '../../store/types.js'
 import { evaluatePreconditions, evaluateRead, notModified, preconditionProblem, writableTags, type Preconditions } from '../conditional/index.js'
 import { claimedInWrite, claimOf, type IdempotencyRecord } from '../idempotency/index.js'
 import { WRITE_RETRIES } from '../idempotency/internal.js'
@@ -74,22 +74,29 @@ export function deliveryBody (d: DeliveryRow): DeliveryBody {
 
 /**
  * A write decided on the subscription as read, with no transaction held while it is decided:
- * `attempt` reads, decides, and writes only while the subscription is still as read, and
- * answers undefined when it was not (changed or deleted since), to be decided again. A deadlock
- * is run again too: a DELETE takes the subscription's deliveries along in its own order while
- * the dispatcher records attempts in theirs, and the database rolls one of the two back. Still
- * losing after WRITE_RETRIES more: a SerializationFailure, which `stored` answers with a 409.
+ * `attempt` reads (on `db`), decides, and writes only while the subscription is still as read,
+ * and answers undefined when it was not (changed or deleted since), to be decided again. A
+ * deadlock is run again too: a DELETE takes the subscription's deliveries along in its own order
+ * while the dispatcher records attempts in theirs, and the database rolls one of the two back.
+ * Still overtaken after WRITE_RETRIES more, it is decided once more in a transaction with the
+ * row locked as it is read (`lock`), as a resource's write is, so that a busy subscription
+ * does not answer 409 to every writer but the fastest.
  */
-async function decided<T> (attempt: () => Promise<T | undefined>): Promise<T> {
+async function decided<T> (store: Store, attempt: (db: Queryable, lock: boolean) => Promise<T | undefined>): Promise<T> {
   for (let n = 0; n <= WRITE_RETRIES; n++) {
     try {
-      const value = await attempt()
+      const value = await attempt(store, false)
       if (value !== undefined) return value
     } catch (err) {
-      if (!(err instanceof SerializationFailure) || n === WRITE_RETRIES) throw err
+      if (!(err instanceof SerializationFailure)) throw err
     }
   }
-  throw new SerializationFailure()
+  return await store.transaction(async (tx) => {
+    const value = await attempt(tx, true)
+    // Read under its lock, the subscription cannot change before the write.
+    if (value === undefined) throw new SerializationFailure()
+    return value
+  }, { retries: WRITE_RETRIES })
 }
 
 /** A write at the ETag it was decided on. */
@@ -256,19 +263,19 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const tags = readable ? writableTags(pre) : null
     const within = patch.events === undefined && patch.url !== undefined ? r.eventTypes.filter(e => mayRead(request, [e])) : r.eventTypes
     const writable = tags === null || within.length === r.eventTypes.length ? tags : { ...tags, eventsWithin: within }
-    const outcome = await keyed(request, itemPath(id), 204, change.etag, async (claim) => await decided(async () => {
+    const outcome = await keyed(request, itemPath(id), 204, change.etag, async (claim) => await decided(store, async (db, lock) => {
       // Decided on its conditions alone where they allow it: one statement.
       if (writable !== null) {
-        const changed = await tables.updateSubscription(store, ctx, id, change, r.now(), writable, claim?.part ?? null)
+        const changed = await tables.updateSubscription(db, ctx, id, change, r.now(), writable, claim?.part ?? null)
         if (changed !== null) return changed
       }
       // Else read, decided, then written at the ETag read (with the key's claim): two statements.
-      const s = await tables.getSubscription(store, ctx, id)
+      const s = await tables.getSubscription(db, ctx, id, lock)
       if (s === null) throw notFound(id)
       if (patch.url !== undefined || patch.events !== undefined) checkReadable(request, patch.events ?? s.events)
       const verdict = evaluatePreconditions(pre, s.etag, {}, s.modifiedDateTime)
       if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'PATCH', path: itemPath(id), header: verdict.header })
-      return await tables.updateSubscription(store, ctx, id, change, r.now(), seen(s.etag), claim?.part ?? null) ?? undefined
+      return await tables.updateSubscription(db, ctx, id, change, r.now(), seen(s.etag), claim?.part ?? null) ?? undefined
     }))
     const answered = 'value' in outcome ? outcome.value.etag : outcome.etag
     if (answered !== null) reply.header('etag', answered)
@@ -283,19 +290,19 @@ export function registerSubscriptionRoutes (fastify: FastifyInstance, r: Subscri
     const pre = request.preconditions as Preconditions | null
     const ctx = request.executionContext
     const writable = writableTags(pre)
-    await keyed(request, itemPath(id), 204, null, async (claim) => await decided(async () => {
+    await keyed(request, itemPath(id), 204, null, async (claim) => await decided(store, async (db, lock) => {
       // Decided on its conditions alone where they allow it: one statement.
       if (writable !== null) {
-        const deleted = await tables.deleteSubscription(store, ctx, id, writable, claim?.part ?? null)
+        const deleted = await tables.deleteSubscription(db, ctx, id, writable, claim?.part ?? null)
         if (deleted !== false) return deleted
       }
-      const s = await tables.getSubscription(store, ctx, id)
+      const s = await tables.getSubscription(db, ctx, id, lock)
       // None there: 204 whatever the conditions, as a DELETE of an author that is gone answers;
       // the key is this request's all the same.
-      if (s === null) return claim === null || await claim.take(store) === null ? true : HELD
+      if (s === null) return claim === null || await claim.take(db) === null ? true : HELD
       const verdict = evaluatePreconditions(pre, s.etag, {}, s.modifiedDateTime)
       if (verdict.kind === 'precondition-failed') throw preconditionProblem({ method: 'DELETE', path: itemPath(id), header: verdict.header })
-      const deleted = await tables.deleteSubscription(store, ctx, id, seen(s.etag), claim?.part ?? null)
+      const deleted = await tables.deleteSubscription(db, ctx, id, seen(s.etag), claim?.part ?? null)
       return deleted === false ? undefined : deleted
     }))
     return await reply.code(204).send()

@@ -81,6 +81,8 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
       // The type produced is the stored one: Accept is checked against it here.
       conventions: { accept: false },
       openapi: {
+        // The bytes have an ETag but no modification date: If-Unmodified-Since is not weighed.
+        modificationDate: false,
         content: { 200: Object.fromEntries(types.map(t => [t, BINARY])) },
         responseHeaders: {
           200: {

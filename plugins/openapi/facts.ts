@@ -10,7 +10,7 @@ export interface DocConfig {
   collection?: unknown
   auth?: false | { scopes?: string[] }
   rateLimit?: unknown
-  openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean, scopeAlternatives?: () => string[][] }
+  openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean, scopeAlternatives?: () => string[][], modificationDate?: boolean }
 }
 
 /**

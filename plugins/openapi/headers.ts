@@ -25,7 +25,7 @@ const IF_MATCH = { 'if-match': str('Only when the current ETag matches (strong c
 // One text for items and pages, so one shared component.
 const IF_NONE_MATCH = { 'if-none-match': str('Only when the current ETag (of the entity, or of the page) does not match (weak comparison): a read answers 304 without a body, a write 412. A list of quoted entity tags, or `*`.') }
 
-const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only when the entity has not changed since this HTTP date, else 412. Not weighed on a file\'s bytes.', { maxLength: 64 }) }
+const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only when the entity has not changed since this HTTP date, else 412.', { maxLength: 64 }) }
 
 /**
  * The conditional request headers a route honours (RFC 9110 §13.1): all three on a route that can
@@ -34,7 +34,14 @@ const IF_UNMODIFIED_SINCE = { 'if-unmodified-since': str('Without If-Match: only
  * tag) declares no 412, so it gets neither: its conditions travel in `operations[].ifMatch`.
  */
 function conditionalHeaders (facts: Facts): Record<string, unknown> {
-  if ((facts.config.problems ?? []).includes(412)) return { ...IF_MATCH, ...IF_NONE_MATCH, ...IF_UNMODIFIED_SINCE }
+  const problems = facts.config.problems ?? []
+  if (problems.includes(412)) {
+    // Where If-Match is required (428), the date is never weighed: a request without If-Match
+    // is refused first, and with it the date is ignored (RFC 9110 §13.2.2). Nor where the
+    // representation has no modification date (`openapi.modificationDate: false`).
+    const dated = !problems.includes(428) && facts.config.openapi?.modificationDate !== false
+    return dated ? { ...IF_MATCH, ...IF_NONE_MATCH, ...IF_UNMODIFIED_SINCE } : { ...IF_MATCH, ...IF_NONE_MATCH }
+  }
   if (isCollection(facts) && readOnlyRoute(facts)) return { ...IF_NONE_MATCH }
   return {}
 }

@@ -61,9 +61,11 @@ declare module 'fastify' {
      * type; `content` a response's schema by media type, by status, for a body that is not JSON;
      * `optionalBody: true` a body the route takes but does not require (`requestBody.required: false`);
      * `scopeAlternatives` the sets of scopes of which a route that checks them itself needs any
-     * one, asked for when the document is made (`security`, one requirement per set).
+     * one, asked for when the document is made (`security`, one requirement per set);
+     * `modificationDate: false` a representation without one, whose 412 comes of the ETag alone
+     * (If-Unmodified-Since is not declared).
      */
-    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean, scopeAlternatives?: () => string[][] }
+    openapi?: { internal?: boolean, description?: string, headers?: Record<string, unknown>, responseHeaders?: Record<string, Record<string, unknown>>, body?: Record<string, unknown>, content?: Record<string, Record<string, unknown>>, optionalBody?: boolean, scopeAlternatives?: () => string[][], modificationDate?: boolean }
   }
 }
 

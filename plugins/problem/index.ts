@@ -88,6 +88,8 @@ function render (request: FastifyRequest, reply: FastifyReply, pe: ProblemError)
     for (const [k, v] of Object.entries(pe.extensions)) if (!(k in body) && v !== null && v !== undefined) (body as Record<string, unknown>)[k] = v
   }
   if (pe.headers !== undefined) reply.headers(pe.headers)
+  // Method rules 12: an OPTIONS answer, a refusal too, is not for caches.
+  if (request.method === 'OPTIONS') reply.header('cache-control', 'no-store')
   reply.code(pe.statusCode).type(PROBLEM_MEDIA_TYPE)
   // Serialized here, not by the route's response schema: a route's 4xx schema must never trim a problem.
   return JSON.stringify(body)

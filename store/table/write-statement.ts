@@ -300,7 +300,11 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
   }
   const x = rowsAs(record, one)
   const match = [`t.ctx = ${$ctx}`, 't.id = x.id', ...guarded, ...conditions].join(' AND ')
-  const stamp = `etag = x.etag, "modifiedDateTime" = now(), "modifiedBy" = ${$by}`
+  // now() is when the transaction began: a write that waited for the row's lock would stamp a
+  // time before the change it replaces, and If-Unmodified-Since would miss that change. The
+  // stamp never goes back.
+  const now = 'greatest(now(), t."modifiedDateTime")'
+  const stamp = `etag = x.etag, "modifiedDateTime" = ${now}, "modifiedBy" = ${$by}`
   const server = ['id', 'etag', '"createdDateTime"', '"createdBy"', '"modifiedDateTime"', '"modifiedBy"']
   const insert = `INSERT INTO ${t.T} AS t (ctx, ${server.join(', ')}, ${t.columns.map(c => c.ident).join(', ')})
         SELECT ${$ctx}, x.id, x.etag, now(), ${$by}, now(), ${$by}, ${t.columns.map(c => `x.${c.ident}`).join(', ')}
@@ -312,7 +316,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
       break
     case 'upsert': {
       // A replacement keeps the creation stamps and the read-only fields, as an update's does.
-      const replace = ['etag = excluded.etag', '"modifiedDateTime" = now()', `"modifiedBy" = ${$by}`, ...shape.set.map(c => `${c.ident} = excluded.${c.ident}`)]
+      const replace = ['etag = excluded.etag', `"modifiedDateTime" = ${now}`, `"modifiedBy" = ${$by}`, ...shape.set.map(c => `${c.ident} = excluded.${c.ident}`)]
       write = `${insert}
         ON CONFLICT (ctx, id) DO UPDATE SET ${replace.join(', ')}${guarded.length > 0 ? ` WHERE ${guarded.join(' AND ')}` : ''}${returning}`
       break
@@ -322,7 +326,7 @@ function statementText (t: WriteTable, shape: WriteShape, slots: Slots, one: boo
         FROM ${x} WHERE ${match}${returning}`
       break
     case 'mark-deleted':
-      write = `UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = now(), "deletedBy" = ${$by}
+      write = `UPDATE ${t.T} AS t SET etag = x.etag, "deletedDateTime" = ${now}, "deletedBy" = ${$by}
         FROM ${x} WHERE ${match}${returning}`
       break
     case 'restore':

@@ -271,6 +271,7 @@ t.test('composition with auth: a preflight needs no token, a refusal is 403 not 
   const bad = await app.inject({ method: 'OPTIONS', url: '/v1/authors', headers: preflight('https://evil.example.com', 'GET') })
   t.equal(bad.statusCode, 403)
   t.equal(bad.headers['www-authenticate'], undefined)
+  t.equal(bad.headers['cache-control'], 'no-store', 'a refused preflight is not for caches either')
 })
 
 t.test('configured lists, credentials, max age', async t => {

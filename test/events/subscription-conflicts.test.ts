@@ -6,10 +6,10 @@ import { WRITE_RETRIES } from '../../plugins/idempotency/internal.js'
 import { client, startEvents } from './helper.js'
 
 // A change of a subscription is decided on it as read, then written only while it is as read,
-// with no transaction held in between. One that finds it changed since is decided again; one
-// that still loses to concurrent changes once its retries are spent (a deadlock each time, say)
-// is a 409 the client may retry, as a resource's write is: never a 500, which says the server
-// is at fault.
+// with no transaction held in between. One that finds it changed since is decided again, the
+// last time in a transaction with the row locked; one that still loses (a deadlock each time,
+// say) is a 409 the client may retry, as a resource's write is: never a 500, which says the
+// server is at fault.
 
 /** A write of a subscription, alone or under an idempotency key's claim (its row locked first). */
 const SUBSCRIPTION_WRITE = /^(UPDATE|DELETE FROM) "event_subscriptions"|^WITH c AS \(SELECT 1 FROM "event_subscriptions"/
@@ -26,29 +26,31 @@ for (const db of databases) {
     let unclaimed = false
     /** Every write of a subscription finds the database gone. */
     let away = false
+    /** `db`'s query, with the faults above: the store's own, or a transaction's. */
+    const faulty = (db: Pick<Store, 'query'>) => async <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+      if (unclaimed && /^WITH k AS/.test(sql) && /INSERT INTO "event_subscriptions"/.test(sql)) {
+        writes++
+        return { rows: [], rowCount: 0 }
+      }
+      if (SUBSCRIPTION_WRITE.test(sql)) {
+        writes++
+        if (away) throw new Unavailable('down')
+        if (losing) throw new SerializationFailure({ sqlState: '40P01' })
+        if (misses > 0) {
+          misses--
+          // A write under a key's claim answers one row, that it found nothing to write.
+          const nothing = /^WITH c AS/.test(sql) ? [{ found: false, deleted: 0, 'svc:found': false }] : []
+          return { rows: nothing as unknown as R[], rowCount: nothing.length }
+        }
+      }
+      return await db.query<R>(sql, params, options)
+    }
     const contended = {
       ...store,
-      query: async <R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
-        if (unclaimed && /^WITH k AS/.test(sql) && /INSERT INTO "event_subscriptions"/.test(sql)) {
-          writes++
-          return { rows: [], rowCount: 0 }
-        }
-        if (SUBSCRIPTION_WRITE.test(sql)) {
-          writes++
-          if (away) throw new Unavailable('down')
-          if (losing) throw new SerializationFailure({ sqlState: '40P01' })
-          if (misses > 0) {
-            misses--
-            // A write under a key's claim answers one row, that it found nothing to write.
-            const nothing = /^WITH c AS/.test(sql) ? [{ found: false, deleted: 0, 'svc:found': false }] : []
-            return { rows: nothing as unknown as R[], rowCount: nothing.length }
-          }
-        }
-        return await store.query<R>(sql, params, options)
-      },
-      transaction: async (...args: Parameters<Store['transaction']>) => {
+      query: faulty(store),
+      transaction: async (...[fn, opts]: Parameters<Store['transaction']>) => {
         if (losing) throw new SerializationFailure({ sqlState: '40P01' })
-        return await store.transaction(...args)
+        return await store.transaction(async (tx) => await fn({ ...tx, query: faulty(tx) } as typeof tx), opts)
       }
     } as unknown as Store
     const { base } = await startEvents(t, contended, {}, { worker: false })
@@ -163,16 +165,30 @@ for (const db of databases) {
       t.equal((await call('GET', s.path)).body.description, null, 'nothing changed')
     })
 
-    t.test('changed again before every write: a 409 once its retries are spent, nothing changed', async t => {
+    t.test('changed again before every write: once its retries are spent, decided with the row locked, and written', async t => {
       const s = await subscribe()
       // Each decision writes twice: on its If-Match alone, then at the ETag it read.
       misses = 2 * (WRITE_RETRIES + 1)
       writes = 0
+      const answer = await call('PATCH', s.path, { description: 'at last' }, { 'if-match': s.etag })
+      t.equal(answer.status, 204, 'not a 409: the last decision holds the row')
+      t.equal(writes, 2 * (WRITE_RETRIES + 1) + 1, 'every write outside the transaction missed; in it, the first (on If-Match alone) wrote')
+      t.equal(misses, 0)
+      const now = await call('GET', s.path)
+      t.equal(now.body.description, 'at last')
+      t.equal(now.headers.get('etag'), answer.headers.get('etag'))
+    })
+
+    t.test('missed even with the row locked (which a database cannot do): a 409 once the transaction\'s retries are spent', async t => {
+      const s = await subscribe()
+      misses = 1000
+      writes = 0
       const answer = await call('PATCH', s.path, { description: 'never' }, { 'if-match': s.etag })
+      misses = 0
       t.equal(answer.status, 409)
       t.match(answer.body, conflict)
-      t.equal(writes, 2 * (WRITE_RETRIES + 1))
-      t.equal((await call('GET', s.path)).body.description, null)
+      t.equal(writes, 2 * (WRITE_RETRIES + 1) * 2, 'as many tries in the transaction as outside it')
+      t.equal((await call('GET', s.path)).body.description, null, 'nothing changed')
     })
   })
 }

@@ -55,6 +55,17 @@ t.test('OPTIONS answers are not for caches: Cache-Control no-store', async t => 
   }
   const get = await app.inject({ method: 'GET', url: '/health' })
   t.equal(get.headers['cache-control'], undefined, 'a GET is left to its route')
+  // Without a catch-all OPTIONS route: an unknown path is the problem plugin's 404.
+  const plain = Fastify()
+  t.teardown(() => plain.close())
+  await plain.register(problem)
+  await plain.register(methods)
+  plain.get('/a', async () => ({}))
+  const unknown = await plain.inject({ method: 'OPTIONS', url: '/nowhere' })
+  t.equal(unknown.statusCode, 404)
+  t.equal(unknown.headers['cache-control'], 'no-store', 'a refusal of an OPTIONS too (the problem plugin)')
+  const missing = await plain.inject({ method: 'GET', url: '/nowhere' })
+  t.equal(missing.headers['cache-control'], undefined, 'not the refusal of a GET')
 })
 
 t.test('a method the path lacks: 405 with Allow and a problem body naming the method', async t => {

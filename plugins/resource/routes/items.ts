@@ -11,6 +11,7 @@ import { storeProblem } from '../problems.js'
 import { NoQuery } from '../../shared/no-query.js'
 import type { Served } from './served.js'
 import { itemOp, newEtagHeader, preconditionsOf, refuseInvalid, refuseRepeatedKeys, writeItem } from './writes.js'
+import { lastChanged } from '../write/decide.js'
 
 type Row = Record<string, unknown>
 
@@ -72,7 +73,7 @@ export function registerItemRoutes (fastify: FastifyInstance, s: Served): void {
     if (row === null) throw problems.notFound(`No ${def.name} has the id ${id}; check the id.`, { instance: path })
     const etag = row.etag as string
     reply.header('etag', etag)
-    if (evaluateRead(request.preconditions, etag, path, row.modifiedDateTime as string)) return await notModified(reply).send()
+    if (evaluateRead(request.preconditions, etag, path, lastChanged(row))) return await notModified(reply).send()
     return s.rep.toEntity(row)
   }
   fastify.get(itemUrl, { ...readOptions, exposeHeadRoute: false }, read)

@@ -47,7 +47,7 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
   // Method rules 13 asks a client's write for the ETag; the server's own (`set`) and an action
   // (which honours If-Match, reference contract) need none.
   const requireIfMatch = rules.requireIfMatch && op.action !== 'set' && op.action !== 'transition'
-  const verdict = evaluatePreconditions(op, row.etag as string, { requireIfMatch }, row.modifiedDateTime as string | Date | undefined)
+  const verdict = evaluatePreconditions(op, row.etag as string, { requireIfMatch }, lastChanged(row))
   if (verdict.kind !== 'proceed') return { failure: verdict as Failure }
   switch (op.action) {
     case 'delete':
@@ -60,6 +60,17 @@ export function decide (op: WriteOp, row: Row | undefined, rules: Rules): Decisi
       // put, update, patch, change: a deleted entity is restored first.
       return deleted ? { failure: { kind: 'deleted' } } : { step: 'update' }
   }
+}
+
+/**
+ * When the entity last changed, as If-Unmodified-Since compares it: its `modifiedDateTime`, or
+ * its `deletedDateTime` when later (a soft delete leaves the first as it was). Both are ISO
+ * date-times in UTC, whose text orders as their times do.
+ */
+export function lastChanged (row: Row): string {
+  const modified = row.modifiedDateTime as string
+  const deleted = row.deletedDateTime
+  return typeof deleted === 'string' && deleted > modified ? deleted : modified
 }
 
 function transition (op: WriteOp, row: Row, rules: Rules, deleted: boolean): Decision {
