@@ -180,5 +180,7 @@ export function registerFileRoutes (fastify: FastifyInstance, e: Endpoint): void
 /** A change of the entity's file description under the request's preconditions, with the file's own write (`attached`). */
 function opOf (request: FastifyRequest, id: string, values: Record<string, unknown>, attached: AttachedPart): WriteOp {
   const pre = preconditionsOf(request)
-  return { action: 'change', id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, ifUnmodifiedSince: pre.ifUnmodifiedSince ?? null, attached }
+  const op: WriteOp = { action: 'change', id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, attached }
+  if ((pre.ifUnmodifiedSince ?? null) !== null) op.ifUnmodifiedSince = pre.ifUnmodifiedSince
+  return op
 }

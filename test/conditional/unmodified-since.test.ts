@@ -100,6 +100,10 @@ t.test('If-Unmodified-Since on documents: 428 still asks for If-Match; an action
   t.equal(published.status, 200, 'the action with the date of its last change')
   t.equal(published.body.status, 'PUBLISHED')
 
+  const etag = published.headers.get('etag') as string
+  const content = await call('PUT', `${path}/content`, 'hello', { 'if-match': etag, 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT', 'content-type': 'text/plain; charset=UTF-8' })
+  t.equal(content.status, 204, 'an upload with If-Match: the date is not weighed')
+
   const bulk = await call('PATCH', '/v1/authors', { transactionMode: 'ATOMIC', operations: [{ action: 'CREATE', entity: { name: 'Bulk', email: 'bulk@example.com' } }] }, { 'content-type': 'application/json', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' })
   t.equal(bulk.status, 200, 'a collection has no modification date: the date is ignored on a bulk request')
 })

@@ -135,7 +135,10 @@ function replayed (etag: string | null): Row | null {
 /** A write of `request`'s item with the request's preconditions (`transition`: the action's name, for one). */
 export function itemOp (request: FastifyRequest, action: WriteAction, id: string, values: Row, transition?: string): WriteOp {
   const pre = preconditionsOf(request)
-  const op: WriteOp = { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch, ifUnmodifiedSince: pre.ifUnmodifiedSince ?? null }
+  // Fields added only when there is something to say: the common operation keeps the one
+  // shape every other caller's has, so the write path's property reads stay monomorphic.
+  const op: WriteOp = { action, id, values, ifMatch: pre.ifMatch, ifNoneMatch: pre.ifNoneMatch }
+  if ((pre.ifUnmodifiedSince ?? null) !== null) op.ifUnmodifiedSince = pre.ifUnmodifiedSince
   if (transition !== undefined) op.transition = transition
   return op
 }
