@@ -11,6 +11,7 @@ import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/opt
 import { once } from '../shared/dependencies.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { unmatchedProblem } from './unmatched.js'
+import { UNAVAILABLE, UNEXPECTED, UNEXPLAINED, errorBodyGuard } from './error-bodies.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, repeatedHeader, requestIdGenerator, requestIdRule, sentRequestIdOf } from './request-id.js'
 
 export interface ProblemPluginOptions {
@@ -25,9 +26,15 @@ export interface ProblemPluginOptions {
    * to the application, which has one of its own. Default true.
    */
   notFound?: boolean
+  /**
+   * Whether a 4xx or 5xx a handler answered with a body of its own (`reply.code(400).send({ … })`)
+   * is sent as a problem of its status instead, as the convention has every error. `false`
+   * sends such bodies as they are. Default true.
+   */
+  replaceErrorBodies?: boolean
 }
 
-const OPTION_KEYS: OptionKeys<ProblemPluginOptions> = { requestIdHeader: true, generateRequestId: true, maxRequestIdLength: true, notFound: true }
+const OPTION_KEYS: OptionKeys<ProblemPluginOptions> = { requestIdHeader: true, generateRequestId: true, maxRequestIdLength: true, notFound: true, replaceErrorBodies: true }
 
 // RFC 9110 §5.1: a header name is a token.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -47,7 +54,8 @@ const defaults = {
   requestIdHeader: DEFAULT_REQUEST_ID_HEADER,
   generateRequestId: (_request: FastifyRequest): string => randomUUID(),
   maxRequestIdLength: MAX_REQUEST_ID_LENGTH,
-  notFound: true
+  notFound: true,
+  replaceErrorBodies: true
 }
 
 /** Fastify's own client-error codes that map to a specific problem. */
@@ -104,6 +112,8 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
   if (!Number.isInteger(maxLength) || maxLength < 1) throw new TypeError(`problem plugin: maxRequestIdLength must be a positive integer, got ${shownValue(maxLength)}`)
   const notFound = opts.notFound ?? defaults.notFound
   if (typeof notFound !== 'boolean') throw new TypeError(`problem plugin: notFound must be a boolean, got ${JSON.stringify(notFound)}`)
+  const replaceErrorBodies = opts.replaceErrorBodies ?? defaults.replaceErrorBodies
+  if (typeof replaceErrorBodies !== 'boolean') throw new TypeError(`problem plugin: replaceErrorBodies must be a boolean, got ${shownValue(replaceErrorBodies)}`)
   const settings = { header: headerName, maxLength }
   recordRequestIdSettings(fastify, settings)
   // With problemServerOptions, request.id (the log's reqId) is the requestId already: the
@@ -164,6 +174,8 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => { throw unmatchedProblem(pathOf(request.url)) }))
   }
 
+  if (replaceErrorBodies) fastify.addHook('onSend', errorBodyGuard(render))
+
   setHandler('error', () => fastify.setErrorHandler(async (thrown: FastifyError | null | undefined, request, reply) => {
     // `throw null` or `throw undefined` reaches the handler as it is: an unexpected fault too.
     const error = thrown ?? new Error(`a handler threw ${String(thrown)}`) as FastifyError
@@ -179,10 +191,10 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
         // Another plugin shedding load (@fastify/under-pressure, http-errors' 503): still a 503
         // the client may retry, with its Retry-After, but nothing else of the error shown.
         request.log.warn({ err: error, requestId: request.requestId }, 'unavailable')
-        pe = problems.unavailable('The service cannot answer now; retry later, and quote the requestId if it persists.', { headers: retryAfterOf(error) })
+        pe = problems.unavailable(UNAVAILABLE, { headers: retryAfterOf(error) })
       } else {
         request.log.error({ err: error, requestId: request.requestId }, 'unexpected error')
-        pe = problems.internal('An unexpected error occurred; retry later, and quote the requestId if it persists.')
+        pe = problems.internal(UNEXPECTED)
       }
     } else if (pe.statusCode >= 500) {
       request.log.error({ err: pe.cause ?? pe, requestId: request.requestId }, pe.message)
@@ -244,9 +256,6 @@ function retryAfterOf (error: FastifyError): Record<string, string | number> | u
   const entry = Object.entries(headersOf(error) ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')
   return entry === undefined ? undefined : { 'retry-after': entry[1] }
 }
-
-/** The detail of a 4xx whose message describes the code rather than the request. */
-const UNEXPLAINED = 'The request cannot be processed as sent; check it against the API description.'
 
 /**
  * Whether a 4xx error's message was written for the client: Fastify's and its plugins' own

@@ -6,14 +6,15 @@ import problem from '../../plugins/problem/index.js'
 // an application with a not-found handler of its own keeps it with `notFound: false`, and a
 // clash says which plugin and which option, not only Fastify's "already set".
 
-t.test('notFound: false leaves the 404 to the application; errors are still problems', async t => {
+t.test('notFound: false leaves the 404 to the application, whose answer is a problem; errors are still problems', async t => {
   const app = Fastify()
   t.teardown(() => app.close())
-  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ mine: true }))
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ message: 'mine' }))
   await app.register(problem, { notFound: false })
   app.get('/boom', async () => { throw new Error('internal') })
   const missing = await app.inject({ url: '/nowhere' })
-  t.strictSame([missing.statusCode, missing.json()], [404, { mine: true }], 'the application\'s own handler')
+  t.strictSame([missing.statusCode, missing.json().detail], [404, 'mine'], 'the application\'s own handler')
+  t.match(missing.headers['content-type'], /^application\/problem\+json/)
   const boom = await app.inject({ url: '/boom' })
   t.equal(boom.statusCode, 500)
   t.match(boom.headers['content-type'], /^application\/problem\+json/)

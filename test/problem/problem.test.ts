@@ -412,7 +412,7 @@ t.test('options are checked at registration', async t => {
     [{ requestIdHeader: 42 }, /^problem plugin: requestIdHeader must be a header name such as "x-request-id", got 42$/],
     [{ requestIdHeader: 'x request id' }, /requestIdHeader must be a header name .* got "x request id"$/],
     [{ notFound: 'no' }, /^problem plugin: notFound must be a boolean, got "no"$/],
-    [{ requestIdHeadr: 'x-trace' }, /^problem plugin: unknown option requestIdHeadr \(did you mean requestIdHeader\?\); the options are requestIdHeader, generateRequestId, maxRequestIdLength, notFound$/],
+    [{ requestIdHeadr: 'x-trace' }, /^problem plugin: unknown option requestIdHeadr \(did you mean requestIdHeader\?\); the options are requestIdHeader, generateRequestId, maxRequestIdLength, notFound, replaceErrorBodies$/],
     ['x-request-id', /^problem plugin: the options must be an object, got "x-request-id"$/]
   ]
   for (const [opts, message] of table) {
