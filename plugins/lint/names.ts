@@ -1,4 +1,5 @@
 import type { Collector } from './rules.js'
+import { britishSpelling } from './spelling.js'
 
 // Naming rules for properties, 5. A heuristic: plural means ending in `s`, or one of
 // these words whose plural has no `s` (or that are uncountable), and `context`, the
@@ -46,6 +47,10 @@ export function checkName (name: string, path: string, out: Collector): void {
   }
   if (name.split('.').some(part => part.split(/(?=[A-Z])/).some(word => HASH_WORDS.has(word.toLowerCase())))) {
     out.add('fingerprint-name', path, `"${name}" names a hash: name it fingerprint (or <what>Fingerprint)`)
+  }
+  const british = britishSpelling(name)
+  if (british !== undefined) {
+    out.add('american-spelling', path, `"${name}" spells "${british.british}" the British way: names are American English (${british.american})`)
   }
 }
 

@@ -3,6 +3,7 @@ export const RULES = {
   'property-camel-case': 'Naming rules for properties, 1: camelCase, acronyms camel-cased too',
   'identifier-name': 'Naming rules for properties, 6-7 and URN-like references: id, <entity>Id, <entity>Ref',
   'identifier-string': 'Naming rules for properties, 9: identifiers are opaque strings',
+  'american-spelling': 'Naming rules for properties, 2: names are American English (color, not colour)',
   'preposition-name': 'Naming rules for properties, 3: no prepositions in names (errorReason, not reasonForError)',
   'boolean-prefix': 'Naming rules for properties, 4: no is/has prefix on booleans',
   'fingerprint-name': 'Naming rules for properties, 8: a hash or hash key is named fingerprint',
