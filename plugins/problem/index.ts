@@ -11,7 +11,7 @@ import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/opt
 import { once } from '../shared/dependencies.js'
 import { answerTunnelRequest, lingerOnClose } from './connection.js'
 import { unmatchedProblem } from './unmatched.js'
-import { UNAVAILABLE, UNEXPECTED, UNEXPLAINED, errorBodyGuard } from './error-bodies.js'
+import { UNAVAILABLE, UNEXPECTED, UNEXPLAINED, clientLine, guardErrorBodies } from './error-bodies.js'
 import { DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, idsAreRequestIds, recordRequestIdSettings, repeatedHeader, requestIdGenerator, requestIdRule, sentRequestIdOf } from './request-id.js'
 
 export interface ProblemPluginOptions {
@@ -174,7 +174,7 @@ async function problemPlugin (fastify: FastifyInstance, opts: ProblemPluginOptio
     setHandler('notFound', () => fastify.setNotFoundHandler(async (request) => { throw unmatchedProblem(pathOf(request.url)) }))
   }
 
-  if (replaceErrorBodies) fastify.addHook('onSend', errorBodyGuard(render))
+  guardErrorBodies(fastify, replaceErrorBodies, render)
 
   setHandler('error', () => fastify.setErrorHandler(async (thrown: FastifyError | null | undefined, request, reply) => {
     // `throw null` or `throw undefined` reaches the handler as it is: an unexpected fault too.
@@ -269,8 +269,7 @@ function writtenForClient (error: FastifyError & { expose?: unknown }): boolean 
 
 /** A 4xx message written for the client, cut short and kept to one line. */
 function safeDetail (error: FastifyError): string | undefined {
-  const line = String(error.message).split('\n', 1)[0] as string
-  return line === '' ? undefined : line.slice(0, 300)
+  return clientLine(String(error.message))
 }
 
 export { ProblemError, problems, defineProblem, invalidData, invalidDetail, MAX_CONTEXT_ITEMS, contextItem, isProblemError, STATUS_TITLES } from './errors.js'

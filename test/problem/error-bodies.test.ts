@@ -2,9 +2,12 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fc from 'fast-check'
 import { Readable, Writable } from 'node:stream'
+import { createReadStream } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import problem, { problems } from '../../plugins/problem/index.js'
-import { messageOf } from '../../plugins/problem/error-bodies.js'
+import { clientLine, messageOf } from '../../plugins/problem/error-bodies.js'
 
 // A 4xx or 5xx that a handler answers with a body of its own, not by throwing, still goes out
 // as the convention's problem (Errors: every 4xx/5xx is a problem body), unless the plugin is
@@ -132,16 +135,118 @@ t.test('a stream answered with an error status is closed, not sent', async t => 
   app.get('/web-stream', async (_request, reply) => {
     return await reply.code(404).type('application/json').send(new ReadableStream({ pull (c) { c.enqueue(new TextEncoder().encode('{}')); c.close() } }))
   })
-  app.get('/response', async (_request, reply) => await reply.code(404).send(new Response('{"message":"a Response"}', { headers: { 'content-type': 'application/json' } })))
+  app.get('/missing-file', async (_request, reply) => await reply.code(404).type('text/html').send(createReadStream(join(tmpdir(), `no-such-file-${process.pid}.html`))))
   const res = await app.inject({ url: '/stream' })
   t.strictSame([res.statusCode, res.json().detail], [404, 'The request cannot be processed as sent; check it against the API description.'])
   t.ok(destroyed, 'the stream was destroyed')
-  const response = await app.inject({ url: '/response' })
-  t.strictSame([response.statusCode, response.json().status], [404, 404], 'a Response given with an error status')
-  t.match(response.headers['content-type'], PROBLEM)
+  // The file's stream fails after it is dropped: its error is not the process's (an uncaught one would end this test's process).
+  const missing = await app.inject({ url: '/missing-file' })
+  t.strictSame([missing.statusCode, missing.json().status], [404, 404], 'a stream that fails once dropped')
+  await new Promise(resolve => setTimeout(resolve, 50))
   const web = await app.inject({ url: '/web-stream' })
   t.strictSame([web.statusCode, web.json().status], [404, 404])
   t.match(web.headers['content-type'], PROBLEM)
+})
+
+t.test('a Response with an error status of its own: the problem of that status, its other headers kept, nothing of its body', async t => {
+  const app = await build(t)
+  app.get('/response/:status', async (request) => {
+    const status = Number((request.params as { status: string }).status)
+    return new Response(JSON.stringify({ message: 'from a Response', stack: 'TypeError: x\n    at /srv/app/routes/orders.js:42:7' }), { status, headers: { 'content-type': 'application/json', 'retry-after': '3', etag: '"body"' } })
+  })
+  app.get('/response-text', async () => new Response('duplicate key value violates unique constraint "orders_pkey"\nDETAIL: x', { status: 409 }))
+  app.get('/response-fine', async () => new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } }))
+  const cases: Array<[string, number, string]> = [
+    // A Response's body is not read (it may be a stream of any length): a generic detail.
+    ['/response/404', 404, 'The request cannot be processed as sent; check it against the API description.'],
+    ['/response/500', 500, 'An unexpected error occurred; retry later, and quote the requestId if it persists.'],
+    ['/response/503', 503, 'The service cannot answer now; retry later, and quote the requestId if it persists.'],
+    ['/response-text', 409, 'The request cannot be processed as sent; check it against the API description.']
+  ]
+  for (const [url, status, detail] of cases) {
+    const res = await app.inject({ url })
+    t.strictSame([res.statusCode, res.json().status, res.json().detail], [status, status, detail], url)
+    t.match(res.headers['content-type'], PROBLEM, url)
+    t.notMatch(res.body, /stack|orders|DETAIL|from a Response/, `${url}: nothing of the body`)
+    if (url.startsWith('/response/')) t.strictSame([res.headers['retry-after'], res.headers.etag], ['3', undefined], `${url}: its headers but the body's`)
+  }
+  const fine = await app.inject({ url: '/response-fine' })
+  t.strictSame([fine.statusCode, fine.json()], [200, { ok: true }], 'a Response below 400 as it is')
+})
+
+t.test('what a body\'s headers say of it goes with it; a 416 keeps its Content-Range', async t => {
+  const app = await build(t)
+  app.get('/described/:status', async (request, reply) => {
+    return await reply.code(Number((request.params as { status: string }).status)).type('application/pdf')
+      .headers({ 'content-disposition': 'attachment; filename="report.pdf"', 'content-digest': 'sha-256=:x:', etag: '"1"', 'last-modified': 'Sun, 06 Nov 1994 08:49:37 GMT', 'content-range': 'bytes */99', 'content-location': '/x' })
+      .send(Buffer.from('%PDF'))
+  })
+  for (const status of [404, 416]) {
+    const res = await app.inject({ url: `/described/${status}` })
+    t.equal(res.statusCode, status)
+    t.strictSame(['content-disposition', 'content-digest', 'etag', 'last-modified', 'content-location'].map(h => res.headers[h]), [undefined, undefined, undefined, undefined, undefined], `${status}: nothing of the body`)
+    t.equal(res.headers['content-range'], status === 416 ? 'bytes */99' : undefined, `${status}: Content-Range`)
+    t.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
+  }
+})
+
+t.test('a problem type is read as media types are, case-insensitively; an empty one is no problem', async t => {
+  const app = await build(t)
+  app.get('/typed/:how', async (request, reply) => {
+    const how = (request.params as { how: string }).how
+    reply.code(409)
+    if (how === 'mixed') return await reply.header('content-type', 'Application/Problem+JSON; charset=utf-8').send(JSON.stringify({ title: 'Mine', status: 409, instance: '/x' }))
+    if (how === 'empty') return await reply.type('application/problem+json').send()
+    return await reply.type('application/problem+json').send(Buffer.alloc(0))
+  })
+  const mixed = await app.inject({ url: '/typed/mixed' })
+  t.strictSame(mixed.json(), { title: 'Mine', status: 409, instance: '/x' }, 'kept as it is')
+  for (const how of ['empty', 'empty-buffer']) {
+    const res = await app.inject({ url: `/typed/${how}` })
+    t.strictSame([res.statusCode, res.json().title], [409, 'Conflict'], `${how}: a problem of its status`)
+  }
+})
+
+t.test('a child context may keep its own error bodies, or replace them where its parent does not', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(problem)
+  const own = async (_request: unknown, reply: { code: (n: number) => { send: (b: unknown) => unknown } }): Promise<unknown> => await reply.code(409).send({ message: 'as it was' })
+  app.get('/replaced', own as never)
+  await app.register(async (child) => {
+    await child.register(problem, { replaceErrorBodies: false })
+    child.get('/kept', own as never)
+    await child.register(async (grandchild) => {
+      await grandchild.register(problem, { replaceErrorBodies: true })
+      grandchild.get('/replaced', own as never)
+    }, { prefix: '/again' })
+  }, { prefix: '/legacy' })
+  const other = Fastify()
+  t.teardown(() => other.close())
+  await other.register(problem, { replaceErrorBodies: false })
+  await other.register(async (child) => {
+    await child.register(problem)
+    child.get('/replaced', own as never)
+  }, { prefix: '/new' })
+  other.get('/kept', own as never)
+  const answers = async (server: typeof app, url: string): Promise<[string, unknown]> => {
+    const res = await server.inject({ url })
+    return [String(res.headers['content-type']).split(';')[0] as string, res.json().detail ?? res.json().message]
+  }
+  t.strictSame(await answers(app, '/replaced'), ['application/problem+json', 'as it was'])
+  t.strictSame(await answers(app, '/legacy/kept'), ['application/json', 'as it was'])
+  t.strictSame(await answers(app, '/legacy/again/replaced'), ['application/problem+json', 'as it was'])
+  t.strictSame(await answers(other, '/kept'), ['application/json', 'as it was'])
+  t.strictSame(await answers(other, '/new/replaced'), ['application/problem+json', 'as it was'])
+})
+
+t.test('each 4xx route and status is logged once, as a warning that names it; each 5xx with its requestId', async t => {
+  const logs: string[] = []
+  const app = await build(t, {}, logs)
+  for (let i = 0; i < 2; i++) await app.inject({ url: '/own/500', headers: { 'x-request-id': `five-${i}` } })
+  await app.inject({ url: '/own/503', headers: { 'x-request-id': 'busy' } })
+  const lines = logs.map(line => JSON.parse(line)).map(l => [l.level, l.requestId, l.route])
+  t.strictSame(lines, [[50, 'five-0', 'GET /own/:status 500'], [50, 'five-1', 'GET /own/:status 500'], [40, 'busy', 'GET /own/:status 503']])
 })
 
 t.test('each route and status is logged once, as a warning that names it', async t => {
@@ -179,9 +284,22 @@ t.test('messageOf: a JSON object\'s detail or message, or a text\'s first line; 
     ['application/json', '{"message":1}', undefined],
     [undefined, '{"message":"m"}', undefined],
     ['application/json', { message: 'an object' }, undefined],
-    ['text/plain', '', undefined]
+    ['text/plain', '', undefined],
+    ['text/plain; charset=latin1', Buffer.from('Nom déjà pris', 'latin1'), 'Nom déjà pris'],
+    ['text/plain; charset="UTF-8"', Buffer.from('déjà'), 'déjà'],
+    ['text/plain; charset=shift_jis', Buffer.from('x'), undefined],
+    ['application/json', Buffer.alloc(20_000, 32), undefined],
+    ['application/json', '{"message":"Cannot read x\\r    at handler (/srv/app.js:1:1)"}', 'Cannot read x'],
+    ['text/plain', 'first\u2028second', 'first']
   ]
-  for (const [type, payload, expected] of cases) t.equal(messageOf(type, payload), expected, `${String(type)} ${String(payload)}`)
+  for (const [i, [type, payload, expected]] of cases.entries()) t.equal(messageOf(type, payload), expected, `case ${i}: ${String(type)}`)
+})
+
+t.test('clientLine: one line, at most 300 characters, never half of one', async t => {
+  t.equal(clientLine(`${'x'.repeat(299)}😀 tail`), `${'x'.repeat(299)}😀`)
+  t.equal(clientLine('y'.repeat(400)), 'y'.repeat(300))
+  t.equal(clientLine(' a \r\n b'), 'a')
+  t.equal(clientLine('\nb'), undefined)
 })
 
 t.test('property: whatever a handler answers with an error status, the client gets a problem of that status', async t => {
