@@ -61,11 +61,9 @@ export function buildEnvelope<T> (request: FastifyRequest, page: CollectionPage<
       ? { limit: paging.limit, offset, totalCount: page.totalCount as number, next: null, previous: null }
       : { limit: paging.limit, offset, next: null, previous: null }
     if (page.hasNext) body.next = at(offset + paging.limit)
-    // The previous page holds exactly the items before this one: nearer the start than a
-    // limit, that is the first `offset` of them, not a page overlapping this one. At 0, none.
-    if (page.hasPrevious && offset > 0) {
-      body.previous = offset < paging.limit ? at(0, ['limit', String(offset)]) : at(offset - paging.limit)
-    }
+    // The link carries the current limit (conventions: Collection response envelope): nearer
+    // the start than a limit, the previous page is the first one, which overlaps this one. At 0, none.
+    if (page.hasPrevious && offset > 0) body.previous = at(Math.max(0, offset - paging.limit))
     return { results: page.items, paging: body }
   }
 

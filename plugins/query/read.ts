@@ -59,7 +59,8 @@ export function readQueryString (url: string, route: CollectionRoute): RequestPa
   for (const [name, values] of params) {
     const kind = route.names.get(name)
     if (kind === undefined) {
-      out.faults.push(fault('query', name, unknownMessage(name, route), name))
+      // The value is what was sent under the name (conventions: the offending value).
+      out.faults.push(fault('query', name, unknownMessage(name, route), values.join(',')))
     } else if (kind === 'simple' || kind === 'hybrid' || kind === 'filter') {
       // `filter` repeated is refused by buildFilter, with its own message.
       if (values.length > maxValues) out.faults.push(fault('query', name, `${name} may be repeated at most ${maxValues} times.`))
@@ -111,13 +112,17 @@ function readPaging (paging: unknown, route: CollectionRoute, out: RequestParams
  */
 export function readSearchQueryString (url: string, route: CollectionRoute): ContextItem[] {
   const { params, malformed } = parseQueryString(url)
-  const names = [...params.keys(), ...malformed.map((part) => part.split('=', 1)[0] as string)]
-  return names.map((name) => {
+  const sent: Array<[string, string]> = [...params].map(([name, values]) => [name, values.join(',')])
+  for (const part of malformed) {
+    const at = part.indexOf('=')
+    sent.push(at === -1 ? [part, ''] : [part.slice(0, at), part.slice(at + 1)])
+  }
+  return sent.map(([name, value]) => {
     const kind = route.names.get(name)
     const message = kind === 'limit' || kind === 'offset' || kind === 'cursor' || kind === 'totalCount'
       ? `Paging parameters are never sent both in the query string and in the body; send ${name} in the body's paging.`
       : `A search takes its parameters in the JSON body; move ${cutShort(name)} there.`
-    return fault('query', name, message, name)
+    return fault('query', name, message, value)
   })
 }
 

@@ -97,6 +97,28 @@ function attempt<T> (source: Source, items: ContextItem[], step: () => T): T | u
   }
 }
 
+/**
+ * As `attempt` for a step over several parameters (`whole`), which stops at its first
+ * violation: when it fails, each parameter is checked alone (`parts`), so that every bad one
+ * gets an item (conventions: Errors 5, one item per violation). A fault of the parameters
+ * together (`filter` with a hybrid filter) shows in none alone, and is listed as well. Only a
+ * refused request pays for the second pass.
+ */
+function attemptEach<T> (source: Source, items: ContextItem[], whole: () => T, parts: ReadonlyArray<() => unknown>): T | undefined {
+  try {
+    return whole()
+  } catch (err) {
+    /* c8 ignore next */
+    if (!isQueryError(err)) throw err
+    const found: ContextItem[] = []
+    for (const part of parts) attempt(source, found, part)
+    const first = toContextItem(err, source)
+    if (!found.some((f) => f.field === first.field && f.message === first.message)) found.push(first)
+    items.push(...found)
+    return undefined
+  }
+}
+
 const MAX_FINGERPRINTS = 512
 
 /**
@@ -150,16 +172,18 @@ export function resolveQuery (params: RequestParams, route: CollectionRoute, cod
     else if (params.offset !== undefined) items.push(item(source, at + 'cursor', 'INPUT_INVALID', 'cannot be used together with offset: send cursor for cursor paging or offset for offset paging.', cursor))
   }
 
-  const filter = attempt(source, items, (): Filter | null => {
+  const filterOf = (filters: ReadonlyArray<[string, unknown]>): Filter | null => {
     const record: Record<string, unknown> = Object.create(null)
-    for (const [name, value] of params.filters) record[name] = value
+    for (const [name, value] of filters) record[name] = value
     return buildFilter(splitFilterParams(record, route.fields), route.fields, route.limits)
-  })
+  }
+  const filter = attemptEach(source, items, () => filterOf(params.filters), params.filters.map((one) => () => filterOf([one])))
   let ordering: OrderingTerm[] | undefined
   if (params.ordering !== undefined && !isOrderingValue(params.ordering)) {
     items.push(item(source, 'ordering', 'INPUT_INVALID', 'must be an attribute name, or a list of them in priority order.', undefined))
   } else {
-    ordering = attempt(source, items, () => route.ordering(params.ordering as string | string[] | undefined))
+    const terms = params.ordering as string | string[] | undefined
+    ordering = attemptEach(source, items, () => route.ordering(terms), Array.isArray(terms) ? terms.map((term) => () => route.ordering(term)) : [])
   }
   if (items.length > 0) throw refusal(items)
 

@@ -28,6 +28,29 @@ t.test('simple, advanced and hybrid filters select the matching items', async (t
   }
 })
 
+t.test('every bad filter and ordering value has an item of its own, not only the first', async (t) => {
+  const app = await build(t)
+  const cases: Array<[string, string[]]> = [
+    ['pageCount=abc&status=bad', ['pageCount', 'status']],
+    ['pageCount=abc&status=DRAFT', ['pageCount']],
+    [`pageCountFilter=${encodeURIComponent('pageCount=xx=1')}&status=bad`, ['pageCountFilter', 'status']],
+    ['ordering=bogus&ordering=alsobogus', ['ordering', 'ordering']],
+    ['ordering=bogus&ordering=name', ['ordering']],
+    ['pageCount=abc&ordering=bogus&limit=0', ['limit', 'pageCount', 'ordering']],
+    // Each is fine alone; together they are one fault, still listed.
+    [`filter=${encodeURIComponent('status==DRAFT')}&pageCountFilter=${encodeURIComponent('pageCount=gt=1')}`, ['filter']],
+    [`filter=${encodeURIComponent('status==DRAFT')}&pageCountFilter=${encodeURIComponent('pageCount=gt=1')}&status=bad`, ['status', 'filter']],
+    ['ordering=name&ordering=name', ['ordering']]
+  ]
+  for (const [query, fields] of cases) {
+    const res = await get(app, `${PATH}?${query}`)
+    t.equal(res.status, 400, query)
+    t.strictSame(faults(res).map((f) => f[0]), fields, query)
+  }
+  const search = await app.inject({ method: 'POST', url: `${PATH}/search`, payload: { pageCount: 'abc', status: 'bad', ordering: ['bogus', 'alsobogus'] } })
+  t.strictSame(search.json().context.map((c: { field: string, source: string }) => [c.field, c.source]), [['pageCount', 'body'], ['status', 'body'], ['ordering', 'body'], ['ordering', 'body']], 'a search body alike')
+})
+
 t.test('unknown parameters are 400 INPUT_INVALID, source query, each named', async (t) => {
   const app = await build(t)
   const one = await get(app, `${PATH}?foo=1&limit=2`)
@@ -37,7 +60,7 @@ t.test('unknown parameters are 400 INPUT_INVALID, source query, each named', asy
     message: 'foo is not a parameter of this collection; use an attribute that can be filtered, <attribute>Filter, filter, ordering or limit, cursor, offset, totalCount.',
     field: 'foo',
     source: 'query',
-    value: 'foo'
+    value: '1'
   }])
   const several = await get(app, `${PATH}?foo=1&Limit=2&page=3&metadata=x&nameFilterX=1&=x&metadata.source.system.x=1`)
   t.strictSame(faults(several).map((f) => f[0]), ['foo', 'Limit', 'page', 'metadata', 'nameFilterX', '', 'metadata.source.system.x'])
@@ -154,7 +177,9 @@ t.test('a flood of unknown or huge names gets a short answer', async (t) => {
   const [item] = huge.body.context
   t.equal(item.field, 'n'.repeat(100) + '…')
   t.ok(item.message.startsWith('n'.repeat(100) + '… is not a parameter'))
-  t.equal(item.value, 'n'.repeat(200) + '…')
+  t.equal(item.value, '1', 'the value sent, not the name')
+  const longValue = await get(app, `${PATH}?foo=${'v'.repeat(5000)}`)
+  t.equal(longValue.body.context[0].value, 'v'.repeat(200) + '…', 'a long value is cut short')
   const body = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]))
   const res = await app.inject({ method: 'POST', url: `${PATH}/search?${long}=1`, payload: body })
   t.equal(res.json().context.length, 20)

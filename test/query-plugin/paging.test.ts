@@ -71,13 +71,14 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
   t.strictSame(first.body.paging, { limit: 10, offset: 0, next: { url: `http://localhost:80${PATH}?limit=10&offset=10` }, previous: null })
   t.strictSame(ids(first.body), allIds.slice(0, 10))
   const middle = await get(app, `${PATH}?offset=5&limit=10`)
-  t.strictSame(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=5&offset=0` }, 'nearer the start than a limit: the items before, no more')
+  t.strictSame(middle.body.paging.previous, { url: `http://localhost:80${PATH}?limit=10&offset=0` }, 'nearer the start than a limit: the first page, with the current limit')
   t.strictSame(middle.body.paging.next, { url: `http://localhost:80${PATH}?limit=10&offset=15` })
-  // [offset, limit, the previous link's limit and offset]: the previous page is exactly the items before this one.
+  // [offset, limit, the previous link's limit and offset]: the link carries the current limit,
+  // and the page it names holds every item before this one (the first page overlaps it).
   const previous: Array<[number, number, string]> = [
-    [1, 10, 'limit=1&offset=0'],
-    [3, 7, 'limit=3&offset=0'],
-    [6, 7, 'limit=6&offset=0'],
+    [1, 10, 'limit=10&offset=0'],
+    [3, 7, 'limit=7&offset=0'],
+    [6, 7, 'limit=7&offset=0'],
     [7, 7, 'limit=7&offset=0'],
     [8, 7, 'limit=7&offset=1'],
     [9, 4, 'limit=4&offset=5']
@@ -86,8 +87,10 @@ t.test('offset paging: shape, neighbours, totalCount, and its 400s', async (t) =
     const res = await get(app, `${PATH}?limit=${limit}&offset=${offset}&status=DRAFT`)
     t.strictSame(res.body.paging.previous, { url: `http://localhost:80${PATH}?${link}&status=DRAFT` }, `offset ${offset}, limit ${limit}`)
     const back = await get(app, local(res.body.paging.previous.url))
-    const before = docs.filter((d) => d.status === 'DRAFT').slice(0, offset).map((d) => d.id)
-    t.strictSame(ids(back.body), before.slice(-limit), `offset ${offset}, limit ${limit}: the previous page ends where this one starts`)
+    const drafts = docs.filter((d) => d.status === 'DRAFT').map((d) => d.id)
+    const start = Math.max(0, offset - limit)
+    t.strictSame(ids(back.body), drafts.slice(start, start + limit), `offset ${offset}, limit ${limit}: a page of the current limit`)
+    t.ok(drafts.slice(start, offset).every((id) => ids(back.body).includes(id)), `offset ${offset}, limit ${limit}: it holds the items just before this page`)
   }
   const last = await get(app, `${PATH}?limit=10&offset=20`)
   t.strictSame(ids(last.body), allIds.slice(20))

@@ -113,6 +113,9 @@ t.test('paging (or anything) in the query string of a search is a 400', async (t
   t.strictSame(faults(res), [['limit', 'INPUT_INVALID', 'query'], ['status', 'INPUT_INVALID', 'query'], ['x', 'INPUT_INVALID', 'query']])
   t.match(res.body.context[0].message, /never sent both in the query string and in the body/)
   t.match(res.body.context[1].message, /move status there/)
+  t.strictSame(res.body.context.map((c: { value?: string }) => c.value), ['5', 'DRAFT', '%ZZ'], 'each with the value sent')
+  const bare = await search(app, {}, `${PATH}/search?status&status=A&%ZZ`)
+  t.strictSame(bare.body.context.map((c: { field: string, value?: string }) => [c.field, c.value]), [['status', ',A'], ['%ZZ', '']], 'a name sent twice, once without a value; a malformed one without')
 })
 
 t.test('a search without a body is a 400', async (t) => {
