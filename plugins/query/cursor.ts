@@ -70,9 +70,10 @@ export function createCursorCodec (options: CursorCodecOptions): CursorCodec {
   const mac = (key: KeyObject, data: Uint8Array): Buffer => createHmac('sha256', key).update(data).digest()
   const signing = keys[0] as KeyObject
 
-  function invalid (parameter: string): never {
+  // The item shows the cursor sent (conventions: a context item's value), cut short as any value is.
+  function invalid (parameter: string, cursor: unknown): never {
     throw new QueryError('cursor-invalid', parameter,
-      'The cursor is not valid: it was altered, cut short or issued elsewhere. Use the cursor of a next or previous link as given, or start from the first page without one.')
+      'The cursor is not valid: it was altered, cut short or issued elsewhere. Use the cursor of a next or previous link as given, or start from the first page without one.', undefined, typeof cursor === 'string' ? cursor : undefined)
   }
 
   return {
@@ -83,19 +84,19 @@ export function createCursorCodec (options: CursorCodecOptions): CursorCodec {
     },
 
     decode (cursor, fingerprint, parameter = 'cursor') {
-      if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) invalid(parameter)
-      for (let i = 0; i < cursor.length; i++) if (!isBase64UrlChar(cursor.charCodeAt(i))) invalid(parameter)
+      if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) invalid(parameter, cursor)
+      for (let i = 0; i < cursor.length; i++) if (!isBase64UrlChar(cursor.charCodeAt(i))) invalid(parameter, cursor)
       const bytes = Buffer.from(cursor, 'base64url')
       // Node ignores the unused low bits of the last character: only the canonical spelling is accepted.
-      if (bytes.length <= 1 + MAC_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== cursor) invalid(parameter)
+      if (bytes.length <= 1 + MAC_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== cursor) invalid(parameter, cursor)
       const signed = Buffer.concat([bytes.subarray(0, 1), bytes.subarray(1 + MAC_BYTES)])
       const sealed = bytes.subarray(1, 1 + MAC_BYTES)
-      if (!keys.some((key) => timingSafeEqual(mac(key, signed), sealed))) invalid(parameter)
+      if (!keys.some((key) => timingSafeEqual(mac(key, signed), sealed))) invalid(parameter, cursor)
       // Genuine from here on: the service wrote this payload.
       const [owner, direction, values] = JSON.parse(signed.subarray(1).toString('utf8')) as [string, 'n' | 'p', Keyset['values']]
       if (owner !== fingerprint) {
         throw new QueryError('cursor-mismatch', parameter,
-          'The cursor belongs to another filter, ordering or collection. Send it with the same filter and ordering parameters as the page that gave it, or start from the first page without one.')
+          'The cursor belongs to another filter, ordering or collection. Send it with the same filter and ordering parameters as the page that gave it, or start from the first page without one.', undefined, cursor)
       }
       return { direction: direction === 'n' ? 'next' : 'previous', values }
     }

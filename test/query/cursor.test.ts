@@ -65,7 +65,8 @@ t.test('truncated, padded, foreign and malformed cursors are refused', async (t)
       code: 'INPUT_INVALID',
       reason: 'cursor-invalid',
       parameter: 'paging.cursor',
-      message: /^The cursor is not valid: it was altered, cut short or issued elsewhere\./
+      message: /^The cursor is not valid: it was altered, cut short or issued elsewhere\./,
+      value: typeof value === 'string' ? value : undefined
     }, label)
   }
 })
@@ -81,7 +82,7 @@ t.test('a genuine cursor of another query is refused as a mismatch', async (t) =
   t.equal(new Set([fingerprint, ...others]).size, 4, 'scope, ordering and filter each change the fingerprint')
   t.equal(queryFingerprint('/v1/documents', ordering, filter), others[2], 'the fingerprint is deterministic')
   for (const other of others) {
-    t.throws(() => codec.decode(cursor, other), { reason: 'cursor-mismatch', parameter: 'cursor', message: /^The cursor belongs to another filter, ordering or collection\./ })
+    t.throws(() => codec.decode(cursor, other), { reason: 'cursor-mismatch', parameter: 'cursor', message: /^The cursor belongs to another filter, ordering or collection\./, value: cursor })
   }
 })
 
