@@ -31,11 +31,12 @@ const KEPT = process.env.SVC_TESTS_PACKED_DIR || undefined
 t.setTimeout(600_000)
 
 // The tarball's budget, about 10 % above its size when last raised: what it ships grows by
-// decision, not by accident (a folder of fixtures, a second copy of the sources). Raised once the
-// features added since it was set (the conformance check's rules, the store's drivers) had
-// filled it.
-const PACKED_BUDGET = 1_250_000
-const UNPACKED_BUDGET = 4_800_000
+// decision, not by accident (a folder of fixtures, a second copy of the sources). Raised each
+// time the features added since it was set had filled it: the conformance check's rules and the
+// store's drivers; then If-Unmodified-Since, the lint's naming rules and the problem plugin's
+// replacement of error bodies.
+const PACKED_BUDGET = 1_390_000
+const UNPACKED_BUDGET = 5_320_000
 
 /**
  * publint and @arethetypeswrong/cli over the packed tarball; each gives '' when it finds nothing
