@@ -4,8 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorObject } from 'ajv'
 import { PROBLEM_MEDIA_TYPE, type ContextItem, type Problem } from '../../schemas/problem.js'
 import { ProblemError, invalidData, isErrorStatus, isProblemError, problems } from './errors.js'
-import { contextFromAjv } from './validation-context.js'
-import { laterPartErrors } from './later-parts.js'
+import { validationItems } from './later-parts.js'
 import { pathOf } from '../shared/url.js'
 import { refuseUnknownOptions, shownValue, type OptionKeys } from '../shared/options.js'
 import { once } from '../shared/dependencies.js'
@@ -74,7 +73,7 @@ function toProblemError (err: FastifyError & { validation?: ErrorObject[], valid
   if (isProblemError(err)) return isErrorStatus(err.statusCode) ? err : undefined
   if (Array.isArray(err.validation)) {
     const part = err.validationContext ?? 'body'
-    const items = laterPartErrors(request, part).reduce((all, later) => all.concat(contextFromAjv(later.errors, later.part)), contextFromAjv(err.validation, part))
+    const items = validationItems(request, err.validation, part)
     return invalidData(items)
   }
   const mapped = err.code !== undefined ? FASTIFY_CODES[err.code] : undefined

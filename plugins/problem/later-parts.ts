@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
+import type { ContextItem } from '../../schemas/problem.js'
+import { contextFromAjv } from './validation-context.js'
 
 // The order in which Fastify validates a request's parts, stopping at the first that fails,
 // and the request property each part's data is read from.
@@ -37,4 +39,12 @@ export function laterPartErrors (request: FastifyRequest, failed: string): Array
     else if (valid === false && Array.isArray(fn.errors)) found.push({ part, errors: fn.errors })
   }
   return found
+}
+
+/**
+ * The context items of a failed validation: the violations of the part that failed, then
+ * those of the parts Fastify left unchecked after it (`laterPartErrors`).
+ */
+export function validationItems (request: FastifyRequest, errors: ErrorObject[], failed: string): ContextItem[] {
+  return laterPartErrors(request, failed).reduce((all, later) => all.concat(contextFromAjv(later.errors, later.part)), contextFromAjv(errors, failed))
 }

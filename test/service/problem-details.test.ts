@@ -48,3 +48,19 @@ t.test('context items name the part, the field and the value as sent', async t =
     t.strictSame(res.body.context, [item], what)
   }
 })
+
+t.test('a write lists every violation at once: a bad body and a query parameter it does not take', async t => {
+  const { base } = await startService(t)
+  const { call } = serviceClient(base)
+  const author = await call('POST', '/v1/authors', { name: 'Bea', email: 'bea@example.com' })
+  const cases: Array<[string, string, string, unknown, Array<[string, string]>]> = [
+    ['a create', 'POST', '/v1/authors?name=x', { name: 5 }, [['email', 'body'], ['name', 'body'], ['name', 'query']]],
+    ['a create, the body fine', 'POST', '/v1/authors?name=x', { name: 'Cy', email: 'cy@example.com' }, [['name', 'query']]],
+    ['a merge patch', 'PATCH', `/v1/authors/${author.body.id as string}?dryRun=true`, { name: 5 }, [['name', 'body'], ['dryRun', 'query']]]
+  ]
+  for (const [what, method, path, body, items] of cases) {
+    const res = await call(method, path, body)
+    t.equal(res.status, 400, what)
+    t.strictSame(res.body.context.map((c: { field: string, source: string }) => [c.field, c.source]), items, what)
+  }
+})

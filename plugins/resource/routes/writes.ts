@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { ContextItem } from '../../../schemas/problem.js'
 import { preconditionProblem, type Preconditions } from '../../conditional/index.js'
-import { contextFromAjv, invalidData, problems } from '../../problem/index.js'
+import { invalidData, problems } from '../../problem/index.js'
+import { validationItems } from '../../problem/internal.js'
 import { repeatedKeysDetail, repeatedSubCollectionKeys } from '../repeated-keys.js'
 import { withArticle } from '../../shared/article.js'
 import { storeProblem, type Operation } from '../problems.js'
@@ -24,9 +25,13 @@ const subOf = (r: FastifyRequest): string | null => r.principal?.sub ?? null
 // The conditional plugin (registered by the resource plugin) parses them for every route of it.
 export const preconditionsOf = (r: FastifyRequest): Preconditions => r.preconditions as Preconditions
 
-/** The 400 of a route's validation, with read-only fields named as such. */
-function validationProblem (s: Served, err: NonNullable<FastifyRequest['validationError']>): Error {
-  const items: ContextItem[] = contextFromAjv(err.validation, err.validationContext as string)
+/**
+ * The 400 of a route's validation, with read-only fields named as such, and the violations of
+ * the parts Fastify left unchecked after the one that failed (a query parameter beside a bad
+ * body), as the problem plugin lists them for any other route.
+ */
+function validationProblem (s: Served, request: FastifyRequest, err: NonNullable<FastifyRequest['validationError']>): Error {
+  const items: ContextItem[] = validationItems(request, err.validation, err.validationContext as string)
   for (const item of items) {
     if (item.source === 'body' && item.field !== undefined && s.def.api.readOnly.has(item.field) && item.message === 'is not allowed here') {
       item.message = 'is read-only; leave it out of the request body'
@@ -36,7 +41,7 @@ function validationProblem (s: Served, err: NonNullable<FastifyRequest['validati
 }
 
 export function refuseInvalid (s: Served, request: FastifyRequest): void {
-  if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request.validationError)
+  if (request.validationError !== undefined && request.validationError !== null) throw validationProblem(s, request, request.validationError)
 }
 
 /**
