@@ -99,19 +99,19 @@ function attempt<T> (source: Source, items: ContextItem[], step: () => T): T | u
 
 /**
  * As `attempt` for a step over several parameters (`whole`), which stops at its first
- * violation: when it fails, each parameter is checked alone (`parts`), so that every bad one
- * gets an item (conventions: Errors 5, one item per violation). A fault of the parameters
- * together (`filter` with a hybrid filter) shows in none alone, and is listed as well. Only a
- * refused request pays for the second pass.
+ * violation: when it fails, each parameter is checked alone (`one`, for each of `parts`), so
+ * that every bad one gets an item (conventions: Errors 5, one item per violation). A fault of
+ * the parameters together (`filter` with a hybrid filter) shows in none alone, and is listed as
+ * well. Only a refused request pays for the second pass.
  */
-function attemptEach<T> (source: Source, items: ContextItem[], whole: () => T, parts: ReadonlyArray<() => unknown>): T | undefined {
+function attemptEach<T, P> (source: Source, items: ContextItem[], whole: () => T, parts: readonly P[], one: (part: P) => unknown): T | undefined {
   try {
     return whole()
   } catch (err) {
     /* c8 ignore next */
     if (!isQueryError(err)) throw err
     const found: ContextItem[] = []
-    for (const part of parts) attempt(source, found, part)
+    for (const part of parts) attempt(source, found, () => one(part))
     const first = toContextItem(err, source)
     if (!found.some((f) => f.field === first.field && f.message === first.message)) found.push(first)
     items.push(...found)
@@ -177,13 +177,13 @@ export function resolveQuery (params: RequestParams, route: CollectionRoute, cod
     for (const [name, value] of filters) record[name] = value
     return buildFilter(splitFilterParams(record, route.fields), route.fields, route.limits)
   }
-  const filter = attemptEach(source, items, () => filterOf(params.filters), params.filters.map((one) => () => filterOf([one])))
+  const filter = attemptEach(source, items, () => filterOf(params.filters), params.filters, (one) => filterOf([one]))
   let ordering: OrderingTerm[] | undefined
   if (params.ordering !== undefined && !isOrderingValue(params.ordering)) {
     items.push(item(source, 'ordering', 'INPUT_INVALID', 'must be an attribute name, or a list of them in priority order.', undefined))
   } else {
     const terms = params.ordering as string | string[] | undefined
-    ordering = attemptEach(source, items, () => route.ordering(terms), Array.isArray(terms) ? terms.map((term) => () => route.ordering(term)) : [])
+    ordering = attemptEach(source, items, () => route.ordering(terms), Array.isArray(terms) ? terms : [], (term) => route.ordering(term))
   }
   if (items.length > 0) throw refusal(items)
 
