@@ -8,7 +8,7 @@ import { strictJsonParser } from '../problem/internal.js'
 import { optionChecks, shownValue } from '../shared/options.js'
 import { webhookPath } from './paths.js'
 import type { WebhookDelivery } from './index.js'
-import type { WebhookVerifier } from './verifier.js'
+import { MAX_DELIVERY_ID_LENGTH, type WebhookVerifier } from './verifier.js'
 
 /** Methods a producer may demand instead of POST; each carries a body. */
 export type WebhookMethod = 'POST' | 'PUT' | 'PATCH'
@@ -139,7 +139,8 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
       },
       onRequest: async (request) => {
         // Before the body is read. `protocol` is https over TLS, or behind a proxy Fastify trusts.
-        if (!allowHttp && request.protocol !== 'https') {
+        // A scheme is case-insensitive (RFC 3986 §3.1): a proxy may send `HTTPS`.
+        if (!allowHttp && request.protocol.toLowerCase() !== 'https') {
           throw problems.forbidden(`Webhook deliveries to ${path} are accepted over HTTPS only; send it to the https address.`, { instance: path })
         }
       },
@@ -147,15 +148,29 @@ export function registerWebhook<S extends TSchema> (fastify: FastifyInstance, de
         const rawBody = Buffer.isBuffer(request.body) ? request.body : EMPTY
         const verified = await def.verifier(rawBody, request)
         if (verified === null) throw problems.unauthorized('The delivery could not be authenticated; it must come from the producer, with its secret.')
+        // The suite's verifiers refuse a longer id naming their header; a verifier of the
+        // application's own is held to the same bound, which the store's key needs.
+        if (verified.id !== null && verified.id.length > MAX_DELIVERY_ID_LENGTH) {
+          throw problems.badRequest(`The delivery's id is ${verified.id.length} characters long, and at most ${MAX_DELIVERY_ID_LENGTH} are kept; the producer must send a shorter one.`)
+        }
         const type = jsonType(request.headers['content-type'])
         if (type === null) {
           throw problems.unsupportedMediaType(`Deliveries to ${path} are JSON; send Content-Type: application/json.`)
+        }
+        // As on every other route (RFC 9110 §8.4): the bytes are parsed as they came, so a
+        // compressed body would be refused as bad JSON, or one merely labelled so applied.
+        const coding = request.headers['content-encoding']
+        if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+          throw problems.unsupportedMediaType(`Deliveries to ${path} are not content-encoded, and this one has Content-Encoding ${JSON.stringify(coding)}; send the body uncompressed, without Content-Encoding.`, { headers: { 'accept-encoding': 'identity' } })
         }
         // JSON between systems is UTF-8 (RFC 8259 §8.1): bytes of another charset, decoded as
         // UTF-8, would be stored as other text than the producer's.
         const charset = paramOf(type, 'charset')
         if (charset !== undefined && !isUtf8(charset)) {
           throw problems.unsupportedMediaType(`Deliveries to ${path} are JSON in UTF-8, and the Content-Type declares charset ${JSON.stringify(charset)}; send the body in UTF-8, with charset=UTF-8 or none.`)
+        }
+        if (rawBody.length === 0) {
+          throw problems.malformedJson(`The delivery has no body; deliveries to ${path} are a JSON document.`)
         }
         // Parsed from the verified bytes, never re-serialized: the handler sees what was signed.
         // Bytes that are not UTF-8 are a 400, not text with U+FFFD in their place.

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { problems } from '../problem/index.js'
-import { headerValue, type WebhookVerifier } from './verifier.js'
+import { checkedDeliveryId, headerValue, MAX_DELIVERY_ID_LENGTH, type WebhookVerifier } from './verifier.js'
 import { shownValue } from '../shared/options.js'
 
 /** Options of the Standard Webhooks verifier (https://www.standardwebhooks.com). */
@@ -107,13 +107,13 @@ export function standardWebhooks (opts: StandardWebhooksOptions): WebhookVerifie
     }
     for (const key of keys) {
       const expected = hmac(key, id, timestamp, rawBody)
-      if (sent.some((bytes) => timingSafeEqual(bytes, expected))) return { id }
+      if (sent.some((bytes) => timingSafeEqual(bytes, expected))) return { id: checkedDeliveryId(id, 'webhook-id') }
     }
     throw problems.unauthorized('No signature in webhook-signature matches the delivery; sign <webhook-id>.<webhook-timestamp>.<raw body> with the endpoint\'s secret.')
   }
   verify.documentation = {
     headers: {
-      'webhook-id': { type: 'string', minLength: 1, maxLength: 8192, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204.' },
+      'webhook-id': { type: 'string', minLength: 1, maxLength: MAX_DELIVERY_ID_LENGTH, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204; a longer one gives 400.' },
       'webhook-timestamp': { type: 'string', pattern: TIMESTAMP.source, maxLength: 15, description: `When the producer sent this attempt, in Unix seconds; more than ${tolerance} seconds from the server's clock gives 401.` },
       'webhook-signature': { type: 'string', minLength: 1, maxLength: 8192, description: 'Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>` with the endpoint\'s secret; none matching gives 401.' }
     },

@@ -1,5 +1,5 @@
 import { problems } from '../problem/index.js'
-import { digestOf, headerValue, matchesDigest, type VerifierDocumentation, type WebhookVerifier } from './verifier.js'
+import { checkedDeliveryId, digestOf, headerValue, matchesDigest, MAX_DELIVERY_ID_LENGTH, type VerifierDocumentation, type WebhookVerifier } from './verifier.js'
 import { shownValue } from '../shared/options.js'
 
 /** Options of the shared-token verifier: the producer sends a secret token with each delivery. */
@@ -71,7 +71,7 @@ export function sharedToken (opts: SharedTokenOptions): WebhookVerifier {
     if (id === undefined) {
       throw problems.badRequest(`The delivery has no ${idHeader} header; the producer must send one id per delivery, the same on each retry, so that it is applied once.`)
     }
-    return { id }
+    return { id: checkedDeliveryId(id, idHeader) }
   }
   verify.documentation = documentation(header, idHeader)
   return verify
@@ -84,7 +84,7 @@ export function sharedToken (opts: SharedTokenOptions): WebhookVerifier {
 function documentation (header: string, idHeader: string | false): VerifierDocumentation {
   const headers: VerifierDocumentation['headers'] = {}
   if (header !== 'authorization') headers[header] = { type: 'string', minLength: MIN_TOKEN_LENGTH, maxLength: 8192, description: 'The endpoint\'s token; another gives 401.' }
-  if (idHeader !== false) headers[idHeader] = { type: 'string', minLength: 1, maxLength: 8192, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204; 400 without it.' }
+  if (idHeader !== false) headers[idHeader] = { type: 'string', minLength: 1, maxLength: MAX_DELIVERY_ID_LENGTH, description: 'The delivery\'s id, the same on every retry: a delivery is applied once, a repeated id acknowledged with 204; 400 without it or longer.' }
   const sent = header === 'authorization' ? 'Authorization: Bearer <token>' : `the ${header} header`
   return { headers, description: `Authenticated by the endpoint's token in ${sent}; a missing or wrong token gives 401.` }
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
+import { invalidData } from '../problem/index.js'
 
 /** What a verifier learned about an accepted delivery. */
 export interface VerifiedDelivery {
@@ -32,6 +33,24 @@ export type WebhookVerifier = ((rawBody: Buffer, request: FastifyRequest) => Ver
 export function headerValue (request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name]
   return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * The longest delivery id kept. The store's key holds it whatever its characters (255 UTF-16
+ * units are at most 765 bytes of UTF-8, well within a B-tree entry); a producer's ids are far
+ * shorter (a UUID, `msg_` and a KSUID).
+ */
+export const MAX_DELIVERY_ID_LENGTH = 255
+
+/**
+ * `id`, read from `header` of a delivery already authenticated; a longer one is a 400 naming
+ * the header, which the producer's retries cannot mend, where the store would fail it with a 500.
+ */
+export function checkedDeliveryId (id: string, header: string): string {
+  if (id.length <= MAX_DELIVERY_ID_LENGTH) return id
+  const message = `must be at most ${MAX_DELIVERY_ID_LENGTH} characters, and is ${id.length}`
+  throw invalidData([{ code: 'INPUT_INVALID', message, field: header, source: 'header', value: id }],
+    `The ${header} header ${message}; send a shorter id, the same on each retry of the delivery.`)
 }
 
 /** Digests of the accepted secrets, compared in constant time whatever the candidate's length. */

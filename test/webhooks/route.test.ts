@@ -85,6 +85,10 @@ t.test('webhook routes', async t => {
     t.equal(proxied.statusCode, 204, 'X-Forwarded-Proto: https from a trusted proxy')
     const httpProxied = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...signed(BODY), 'x-forwarded-proto': 'http' } })
     t.equal(httpProxied.statusCode, 403, 'a proxy saying http')
+    for (const proto of ['HTTPS', 'Https']) {
+      const res = await app.inject({ method: 'POST', url: URL, payload: BODY, headers: { ...signed(BODY), 'x-forwarded-proto': proto } })
+      t.equal(res.statusCode, 204, `a proxy saying ${proto}: a scheme is case-insensitive`)
+    }
   })
 
   t.test('the proxy header is ignored unless Fastify trusts the proxy', async t => {
@@ -126,7 +130,7 @@ t.test('webhook routes', async t => {
   t.test('the body: JSON only, parsed after verification, checked against the schema', async t => {
     const app = await build(t, { store, plugin: { bodyLimit: 200 }, routes: scanner })
     payloads.length = 0
-    const send = async (body: string, headers: Record<string, string> = {}, sign = body): Promise<{ statusCode: number, body: string }> =>
+    const send = async (body: string, headers: Record<string, string> = {}, sign = body): Promise<{ statusCode: number, body: string, headers: Record<string, unknown> }> =>
       await app.inject({ method: 'POST', url: URL, payload: body, headers: { ...signed(sign), ...headers } })
 
     const text = await send(BODY, { 'content-type': 'text/plain' })
@@ -144,7 +148,16 @@ t.test('webhook routes', async t => {
     t.match(bodyOf(malformed), { title: 'Bad Request', detail: /not valid JSON/ })
     const empty = await send('')
     t.equal(empty.statusCode, 400)
-    t.match(bodyOf(empty), { detail: /body is empty/ })
+    t.strictSame([bodyOf(empty).title, bodyOf(empty).detail], ['Bad Request', `The delivery has no body; deliveries to ${URL} are a JSON document.`],
+      'not the advice to leave Content-Type out, which the route refuses')
+    for (const coding of ['gzip', 'br', 'identity, gzip']) {
+      const res = await send(BODY, { 'content-encoding': coding })
+      t.equal(res.statusCode, 415, `Content-Encoding ${coding}`)
+      t.equal(res.headers['accept-encoding'], 'identity')
+      t.equal(bodyOf(res).detail, `Deliveries to ${URL} are not content-encoded, and this one has Content-Encoding ${JSON.stringify(coding)}; send the body uncompressed, without Content-Encoding.`)
+    }
+    t.equal((await send(BODY, { 'content-encoding': ' Identity ' })).statusCode, 204, 'Content-Encoding identity')
+    t.equal((await send(BODY, { 'content-encoding': 'gzip' }, 'other')).statusCode, 401, 'an unsigned delivery learns nothing about codings')
     const poisoned = await send('{"documentId":"d","pageCount":1,"fingerprint":"f","__proto__":{"x":1}}')
     t.equal(poisoned.statusCode, 400, 'a __proto__ key is refused like everywhere')
     t.match(bodyOf(poisoned), { detail: /has a "__proto__" or "constructor.prototype" member/ }, 'naming the member, not the syntax, which is fine')
@@ -169,7 +182,8 @@ t.test('webhook routes', async t => {
 
     const large = await send(JSON.stringify({ documentId: 'd', pageCount: 1, fingerprint: 'x'.repeat(200) }))
     t.equal(large.statusCode, 413, 'over the bodyLimit')
-    t.strictSame(payloads, [{ documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }, { documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }], 'only the valid deliveries reached the handler')
+    const valid = { documentId: 'd-1', pageCount: 3, fingerprint: 'sha256:ab' }
+    t.strictSame(payloads, [valid, valid, valid], 'only the valid deliveries reached the handler (a +json type, Content-Encoding identity, a quoted charset)')
   })
 
   t.test('per-route bodyLimit, method, generic path, config and the handler\'s problems', async t => {
@@ -244,5 +258,37 @@ t.test('webhook routes', async t => {
     t.equal(bodyOf(res).detail, 'The delivery could not be authenticated; it must come from the producer, with its secret.')
     for (let i = 0; i < 2; i++) t.equal((await app.inject({ method: 'POST', url: '/_webhooks/open/', payload: '{}', headers: signed('{}') })).statusCode, 204)
     t.equal(calls, 2)
+  })
+
+  t.test('a delivery id longer than the store keeps: 400, from any verifier, and nothing applied', async t => {
+    let calls = 0
+    const handler = async (): Promise<void> => { calls++ }
+    const app = await build(t, {
+      store,
+      routes: (app) => {
+        registerWebhook(app, { producer: 'standard', verifier: standardWebhooks({ secrets: SECRET }), handler })
+        registerWebhook(app, { producer: 'token', verifier: sharedToken({ tokens: TOKEN, idHeader: 'x-delivery' }), handler })
+        registerWebhook(app, { producer: 'custom', verifier: async (_raw, request) => ({ id: String(request.headers['x-custom-id']) }), handler })
+      }
+    })
+    const tokenHeaders = (id: string): Record<string, string> => ({ 'content-type': 'application/json', 'x-forwarded-proto': 'https', authorization: `Bearer ${TOKEN}`, 'x-delivery': id })
+    // 255 and 256 characters; the longer ones once made the store's key fail (a 500 retried for ever).
+    for (const [length, status] of [[255, 204], [256, 400], [4000, 400], [8192, 400]] as const) {
+      const id = 'é'.repeat(length)
+      const standard = await app.inject({ method: 'POST', url: '/_webhooks/standard/', payload: '{}', headers: signed('{}', { id: 'i'.repeat(length) }) })
+      t.equal(standard.statusCode, status, `webhook-id of ${length}`)
+      const token = await app.inject({ method: 'POST', url: '/_webhooks/token/', payload: '{}', headers: tokenHeaders(id) })
+      t.equal(token.statusCode, status, `x-delivery of ${length} two-byte characters`)
+      const custom = await app.inject({ method: 'POST', url: '/_webhooks/custom/', payload: '{}', headers: { ...signed('{}'), 'x-custom-id': 'c'.repeat(length) } })
+      t.equal(custom.statusCode, status, `an id of ${length} from a verifier of the application's own`)
+      if (status === 204) continue
+      t.strictSame(bodyOf(standard).context, [{ code: 'INPUT_INVALID', message: `must be at most 255 characters, and is ${length}`, field: 'webhook-id', source: 'header', value: 'i'.repeat(200) + '…' }])
+      t.equal(bodyOf(standard).detail, `The webhook-id header must be at most 255 characters, and is ${length}; send a shorter id, the same on each retry of the delivery.`)
+      t.match(bodyOf(token).context, [{ field: 'x-delivery', source: 'header' }])
+      t.equal(bodyOf(custom).detail, `The delivery's id is ${length} characters long, and at most 255 are kept; the producer must send a shorter one.`)
+    }
+    t.equal(calls, 3, 'only the deliveries of 255 characters were applied')
+    const badSignature = await app.inject({ method: 'POST', url: '/_webhooks/standard/', payload: '{}', headers: { ...signed('{}', { id: 'i'.repeat(300) }), 'webhook-signature': 'v1,' + Buffer.alloc(32).toString('base64') } })
+    t.equal(badSignature.statusCode, 401, 'the signature is checked first: a stranger learns nothing of the bound')
   })
 })
