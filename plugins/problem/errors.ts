@@ -109,13 +109,27 @@ export const problems = {
   unavailable: defineProblem(503, 'SVC_ERR_UNAVAILABLE', 'Service Unavailable')
 } as const
 
-/** Builds one `INPUT_*` context item; `value` is kept only when it is short and printable. */
+// The last name of a field that holds a credential (`access_token`, RFC 6750 §2.3, `password`,
+// `clientSecret`, `x-api-key`), after any `.parent` and `[index]`.
+const CREDENTIAL_FIELD = /(?:token|secret|password|passwd|passphrase|api[-_]?key|credential)s?(?:\[\d+\])*$/i
+
+/** Whether `field` names a credential, whose value an answer never shows (a log or a proxy keeps answers). */
+export function isCredentialField (field: string): boolean {
+  return CREDENTIAL_FIELD.test(field)
+}
+
+/**
+ * Builds one `INPUT_*` context item; `value` is kept cut to 200 characters, and never for a
+ * field that names a credential.
+ */
 export function contextItem (item: ContextItem): ContextItem {
   const out: ContextItem = { message: item.message }
   if (item.code !== undefined) out.code = item.code
   if (item.field !== undefined) out.field = item.field
   if (item.source !== undefined) out.source = item.source
-  if (item.value !== undefined) out.value = item.value.length > 200 ? item.value.slice(0, 200) + '…' : item.value
+  if (item.value !== undefined && (item.field === undefined || !isCredentialField(item.field))) {
+    out.value = item.value.length > 200 ? item.value.slice(0, 200) + '…' : item.value
+  }
   return out
 }
 

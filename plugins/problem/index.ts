@@ -63,7 +63,7 @@ const FASTIFY_CODES: Record<string, (err: FastifyError) => ProblemError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => problems.unsupportedMediaType('The request Content-Type is not supported by this endpoint; send application/json.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => problems.badRequest('The Content-Length header does not match the body that was sent.'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => problems.malformedJson('The body is not valid JSON; correct its syntax and retry.'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => problems.malformedJson('The body is empty although Content-Type is application/json; send a JSON document or no Content-Type.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => problems.malformedJson('The body is empty although Content-Type is application/json; send a JSON document, or leave Content-Type out of a request that has no body.'),
   FST_ERR_CTP_INVALID_TYPE: () => problems.badRequest('The Content-Type header is not a valid media type.'),
   FST_ERR_BAD_URL: () => problems.badRequest('The request URL is not valid.')
 }
@@ -271,7 +271,7 @@ function safeDetail (error: FastifyError): string | undefined {
   return clientLine(String(error.message))
 }
 
-export { ProblemError, problems, defineProblem, invalidData, invalidDetail, MAX_CONTEXT_ITEMS, contextItem, isProblemError, STATUS_TITLES } from './errors.js'
+export { ProblemError, problems, defineProblem, invalidData, invalidDetail, MAX_CONTEXT_ITEMS, contextItem, isCredentialField, isProblemError, STATUS_TITLES } from './errors.js'
 export { contextFromAjv, fieldFromPointer, ROOT_FIELD } from './validation-context.js'
 export { problemFrameworkErrors, problemClientErrorHandler, problemServerOptions } from './framework.js'
 export { sentRequestId, requestIdSettingsOf, MAX_REQUEST_ID_LENGTH, DEFAULT_REQUEST_ID_HEADER, type RequestIdSettings } from './request-id.js'

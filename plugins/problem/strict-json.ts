@@ -10,9 +10,42 @@ export type BufferParser = (request: FastifyRequest, body: Buffer, done: (err: E
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
+ * The deepest nesting of arrays and objects a body may have. Code that walks a value by
+ * recursion (`JSON.stringify` with a replacer, a fingerprint, a driver's encoder) runs out of
+ * stack some thousands of levels down, a 500; no request of an API nests near this deep.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * Whether valid JSON `text` nests arrays and objects deeper than `max`, read without
+ * recursion. Brackets inside strings do not count; a backslash escapes the next character.
+ */
+export function nestsDeeperThan (text: string, max: number): boolean {
+  // Each level takes two characters: a shorter text cannot go deeper.
+  if (text.length <= 2 * max) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/**
  * Fastify's JSON parser (prototype poisoning refused) over the bytes as received: a body that
  * is not UTF-8 is a 400 (conventions: only UTF-8), where decoding it as a string would have
- * put U+FFFD in place of its bad bytes and stored that silently.
+ * put U+FFFD in place of its bad bytes and stored that silently; and one nested deeper than
+ * MAX_JSON_DEPTH is a 400 before any code walks it.
  */
 export function strictJsonParser (instance: FastifyInstance): BufferParser {
   const parse = instance.getDefaultJsonParser('error', 'error')
@@ -26,7 +59,8 @@ export function strictJsonParser (instance: FastifyInstance): BufferParser {
     }
     parse(request, text, (err, value) => {
       if (err === null) {
-        done(null, value)
+        if (nestsDeeperThan(text, MAX_JSON_DEPTH)) done(problems.badRequest(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, which is refused; send a flatter document.`))
+        else done(null, value)
         return
       }
       done(refusedMember(err, text))

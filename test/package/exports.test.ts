@@ -23,7 +23,7 @@ const expected: Record<string, string[]> = {
   ],
   'svc-conventions/problem': [
     'DEFAULT_REQUEST_ID_HEADER', 'MAX_CONTEXT_ITEMS', 'MAX_REQUEST_ID_LENGTH', 'ProblemError', 'ROOT_FIELD', 'STATUS_TITLES',
-    'contextFromAjv', 'contextItem', 'default', 'defineProblem', 'fieldFromPointer', 'invalidData', 'invalidDetail',
+    'contextFromAjv', 'contextItem', 'default', 'defineProblem', 'fieldFromPointer', 'invalidData', 'invalidDetail', 'isCredentialField',
     'isProblemError', 'problemClientErrorHandler', 'problemFrameworkErrors', 'problemServerOptions',
     'problems', 'requestIdSettingsOf', 'sentRequestId', 'unavailableProblem'
   ],

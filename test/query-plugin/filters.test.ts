@@ -64,6 +64,10 @@ t.test('unknown parameters are 400 INPUT_INVALID, source query, each named', asy
   }])
   const several = await get(app, `${PATH}?foo=1&Limit=2&page=3&metadata=x&nameFilterX=1&=x&metadata.source.system.x=1`)
   t.strictSame(faults(several).map((f) => f[0]), ['foo', 'Limit', 'page', 'metadata', 'nameFilterX', '', 'metadata.source.system.x'])
+  // RFC 6750 §2.3's query-string token: named, never echoed into an answer a log may keep.
+  const token = await get(app, `${PATH}?access_token=eyJ.a.token&limit=2`)
+  t.equal(token.status, 400)
+  t.strictSame(token.body.context.map((c: Record<string, unknown>) => [c.field, 'value' in c]), [['access_token', false]])
 })
 
 t.test('filter with a hybrid filter, or given twice, is a 400', async (t) => {
