@@ -45,6 +45,9 @@ export type JobView = Omit<JobRow, 'input'>
 /** A job as its readers see it, its result the JSON text it is stored as (null without one). */
 export type StoredJobView = Omit<JobView, 'result'> & { result: string | null }
 
+/** A job as a list shows it (conventions: a collection's items are summaries): all but its result. */
+export type JobSummaryView = Omit<JobView, 'result'>
+
 /** How a job ends (`JobTable.finish`): SUCCEEDED with its result, or with the one written ahead (`stage`), or FAILED. */
 export type JobEnd =
   | { status: 'SUCCEEDED', result: unknown, completedCount: number }
@@ -74,10 +77,10 @@ export interface Lease {
  * The select list of a job, its columns qualified by `alias` when given; its input only for the
  * instance that runs it. Its result only once it SUCCEEDED: a run may write it ahead (`stage`).
  */
-function columns (alias = '', input = true): string {
+function columns (alias = '', input = true, result = true): string {
   const a = alias === '' ? '' : `${alias}.`
   return `${a}ctx, ${a}id, ${a}kind, ${a}collection, ${a}subject, ${a}status, ${input ? `${a}input, ` : ''}${a}operation_count AS "operationCount",
-  ${a}completed_count AS "completedCount", CASE WHEN ${a}status = 'SUCCEEDED' THEN ${a}result END AS result, ${a}problem, ${a}request_id AS "requestId", ${a}attempts,
+  ${a}completed_count AS "completedCount", ${result ? `CASE WHEN ${a}status = 'SUCCEEDED' THEN ${a}result END AS result, ` : ''}${a}problem, ${a}request_id AS "requestId", ${a}attempts,
   ${a}created_at AS "createdDateTime", ${a}modified_at AS "modifiedDateTime", ${a}completed_at AS "completedDateTime"`
 }
 const VIEW_COLUMNS = columns('', false)
@@ -219,22 +222,16 @@ export class JobTable {
 
   /**
    * A finished page of `subject`'s jobs in `ctx` of the listed collections, as `query` selects
-   * them (store/read-page.ts). The paths of `fields` are among `id`, `status`, `createdDateTime`
-   * and `collection`.
+   * them (store/read-page.ts), each without its result: a bulk's is megabytes, and a page of
+   * them tens. The paths of `fields` are among `id`, `status`, `createdDateTime` and `collection`.
    */
-  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<JobView>> {
-    const page = await this.pageStored(db, query, fields, scope)
-    return { ...page, items: page.items.map(decodeView) }
-  }
-
-  /** As `page`, each result left as the JSON text it is stored as (`getStored`). */
-  async pageStored (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<StoredJobView>> {
+  async page (db: Queryable, query: CollectionQuery, fields: FieldMap, scope: { ctx: string, subject: string, collections: readonly string[] }): Promise<Page<JobSummaryView>> {
     return await readPage(db, query, fields, {
-      select: columns('t', false),
+      select: columns('t', false, false),
       from: `${this.T} t`,
       where: 't.ctx = $1 AND t.subject = $2 AND t.collection = ANY($3::text[])',
       params: [scope.ctx, scope.subject, scope.collections]
-    }, { columns: JOB_COLUMNS, decode: (row) => row as unknown as StoredJobView })
+    }, { columns: JOB_COLUMNS, decode: (row) => row as unknown as JobSummaryView })
   }
 
   /**

@@ -3,12 +3,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../../model/query.js'
 import { Id } from '../../schemas/types.js'
-import { JobTable, type JobRow, type JobView, type NewJob, type StoredJobView } from '../../store/jobs.js'
+import { JobTable, type JobRow, type JobSummaryView, type JobView, type NewJob, type StoredJobView } from '../../store/jobs.js'
 import { migrate } from '../../store/migrate.js'
 import type { ClaimPart, HELD } from '../../store/statement-parts.js'
 import type { Store, Queryable } from '../../store/types.js'
 import { problems, unavailableProblem } from '../problem/index.js'
-import { buildEnvelope, collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
+import { collectionQueryOf, createFieldMap, registerCollection } from '../query/index.js'
 import { missingDependencies, needs } from '../shared/dependencies.js'
 import { NoQuery } from '../shared/no-query.js'
 import { retentionOptions, schedulePurge } from '../shared/purge-timer.js'
@@ -16,7 +16,7 @@ import { optionChecks, refuseUnknownOptions, type OptionChecks, type OptionKeys 
 import { preferences } from './prefer.js'
 import { Runner, type JobHandler } from './runner.js'
 import { standIn, withResults } from './stored-results.js'
-import { Job, JobCollection, type JobBody } from './schema.js'
+import { Job, JobCollection, type JobBody, type JobSummaryBody } from './schema.js'
 
 /** Options of the `jobs` plugin: durable background work on the store, and its status monitor. */
 export interface JobsPluginOptions {
@@ -123,6 +123,12 @@ function jobBody (job: JobView): JobBody {
     result: job.result as JobBody['result'],
     problem: job.problem as JobBody['problem']
   }
+}
+
+/** A job as the list of jobs shows it: its monitor's body without the result. */
+function jobSummary (job: JobSummaryView): JobSummaryBody {
+  const { result: _result, ...summary } = jobBody({ ...job, result: null })
+  return summary
 }
 
 /** A job's monitor answer as JSON text, its result as it is stored (stored-results.ts). */
@@ -278,21 +284,19 @@ function registerMonitor (fastify: FastifyInstance, path: string, table: JobTabl
         throw problems.forbidden(`The access token grants none of the scopes that GET ${path} requires: ${Object.values(all).map(s => s.join(' ')).join(' or ')}.`, { instance: path })
       }
       const q = collectionQueryOf(request)
-      let page: Page<StoredJobView>
+      let page: Page<JobSummaryView>
       try {
-        page = await table.pageStored(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
+        page = await table.page(store, q, fields, { ctx: request.executionContext, subject: subjectOf(request), collections })
       } catch (err) {
         throw unavailableProblem(err)
       }
-      // Written as reply.sendCollection would, each result as it is stored (stored-results.ts).
-      const envelope = buildEnvelope(request, { ...page, items: page.items.map((job, n) => jobBody({ ...job, result: standIn(job.result, n) })) })
-      return await reply.type('application/json; charset=utf-8').send(withResults(reply.serialize(envelope) as string, page.items.map(job => job.result)))
+      return await reply.sendCollection({ ...page, items: page.items.map(jobSummary) })
     }
   })
 }
 
-export { Job, JobCollection, type JobBody } from './schema.js'
+export { Job, JobCollection, JobSummary, type JobBody, type JobSummaryBody } from './schema.js'
 export type { JobHandler, JobRun } from './runner.js'
-export type { JobRow, JobView, NewJob, JobStatus } from '../../store/jobs.js'
+export type { JobRow, JobView, JobSummaryView, NewJob, JobStatus } from '../../store/jobs.js'
 // The monitor routes answer collections through the query plugin; refusals are problems.
 export default fp(needs('jobs', ['problem', 'query'], jobsPlugin), { fastify: '5.x', name: 'svc-jobs' })

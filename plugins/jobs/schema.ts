@@ -25,4 +25,9 @@ export const Job = Type.Object({
 
 export type JobBody = Static<typeof Job>
 
-export const JobCollection = CursorCollection(Job)
+/** A job as its list shows it: a collection's items are summaries (conventions: "Collection response envelope"). */
+export const JobSummary = Type.Omit(Job, ['result'], { additionalProperties: false, title: 'JobSummary', description: 'A job as the list of jobs shows it: all but its result, which the job\'s own monitor gives.' })
+
+export type JobSummaryBody = Static<typeof JobSummary>
+
+export const JobCollection = CursorCollection(JobSummary)

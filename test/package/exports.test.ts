@@ -74,7 +74,7 @@ const expected: Record<string, string[]> = {
     'BULK_JOB', 'default'
   ],
   'svc-conventions/jobs': [
-    'Job', 'JobCollection', 'default'
+    'Job', 'JobCollection', 'JobSummary', 'default'
   ],
   'svc-conventions/webhooks': [
     'WEBHOOK_PREFIX', 'default', 'registerWebhook', 'sharedToken', 'signStandardWebhook', 'standardWebhooks'
