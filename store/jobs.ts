@@ -290,10 +290,14 @@ export class JobTable {
     return rows.length > 0
   }
 
-  /** Gives the job up (its instance stops), if the claim that made `attempt` holds it: another instance may claim it at once. */
-  async release (db: Queryable, ctx: string, id: string, owner: string, attempt: number): Promise<void> {
-    await db.query(`UPDATE ${this.T} SET lease_until = NULL, lease_owner = NULL, modified_at = now()
-      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING'`, [ctx, id, owner, attempt])
+  /**
+   * Gives the job up, if the claim that made `attempt` holds it: another instance may claim it
+   * at once (its instance stops), or once `waitMillis` have passed (the database was unavailable).
+   */
+  async release (db: Queryable, ctx: string, id: string, owner: string, attempt: number, waitMillis = 0): Promise<void> {
+    // A wait keeps the lease's end with no owner: no claim takes the job before it.
+    await db.query(`UPDATE ${this.T} SET lease_until = CASE WHEN $5::integer > 0 THEN now() + $5 * interval '1 millisecond' END, lease_owner = NULL, modified_at = now()
+      WHERE ctx = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'RUNNING'`, [ctx, id, owner, attempt, waitMillis])
   }
 
   /**

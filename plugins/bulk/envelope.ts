@@ -64,7 +64,12 @@ export function outsideEntities (body: unknown): unknown {
  * asynchronous request when the endpoint offers one and this request is not one.
  */
 export function tooMany (n: number, max: number, asyncMax: number | null, items: ContextItem[] = [{ code: 'INPUT_MAX_VALUE', message: `must hold at most ${max} operations`, field: 'operations', source: 'body', value: String(n) }]): ProblemError {
-  const more = asyncMax === null || asyncMax <= max ? '' : `, or send it with Prefer: respond-async, which takes up to ${asyncMax} operations as a job`
+  // Past what a job takes too, the way out is several jobs, not the one this request would be.
+  const more = asyncMax === null || asyncMax <= max
+    ? ''
+    : n <= asyncMax
+      ? `, or send it with Prefer: respond-async, which takes up to ${asyncMax} operations as a job`
+      : `, or into jobs of up to ${asyncMax} operations each, sent with Prefer: respond-async`
   return invalidData(items, `A bulk request on this endpoint holds at most ${max} operations, and this one has ${n}; split it into several requests${more}.`)
 }
 

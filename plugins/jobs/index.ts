@@ -46,6 +46,12 @@ export interface JobsPluginOptions {
   concurrency?: number
   /** Claims of a job whose database stays unavailable before it ends FAILED. Default 5. */
   maxAttempts?: number
+  /**
+   * How long a job waits to be claimed again after the database was unavailable to it, in ms;
+   * each later retry waits twice as long as the one before, at most `leaseMillis`, so a
+   * failover of seconds does not spend every attempt. 0 retries at once. Default 1000.
+   */
+  retryMillis?: number
   /** Table name (its steps are in `<table>_steps`). Default `jobs`. */
   table?: string
   /** How long an ended job stays readable, in ms; then it is deleted with its steps. Default 7 days. */
@@ -97,8 +103,8 @@ declare module 'fastify' {
 }
 
 const HOUR = 60 * 60 * 1000
-const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 5000, concurrency: 1, maxAttempts: 5, table: 'jobs', retention: 7 * 24 * HOUR }
-const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, table: true, retention: true, purgeInterval: true }
+const defaults = { path: '/jobs', worker: true, leaseMillis: 30_000, pollMillis: 5000, concurrency: 1, maxAttempts: 5, retryMillis: 1000, table: 'jobs', retention: 7 * 24 * HOUR }
+const OPTION_KEYS: OptionKeys<JobsPluginOptions> = { store: true, path: true, readScopes: true, worker: true, leaseMillis: true, pollMillis: true, concurrency: true, maxAttempts: true, retryMillis: true, table: true, retention: true, purgeInterval: true }
 const KIND = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/
 
 const checks = optionChecks('jobs plugin')
@@ -150,6 +156,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
   const pollMillis = timerMillis('pollMillis', opts.pollMillis ?? defaults.pollMillis)
   const concurrency = positiveInteger('concurrency', opts.concurrency ?? defaults.concurrency)
   const maxAttempts = positiveInteger('maxAttempts', opts.maxAttempts ?? defaults.maxAttempts)
+  const retryMillis = timerMillis('retryMillis', opts.retryMillis ?? defaults.retryMillis, 'at once')
   const tableName = opts.table ?? defaults.table
   if (typeof tableName !== 'string' || !/^[a-z_][a-z0-9_]{0,40}$/.test(tableName)) fail('table', tableName, 'a lowercase SQL name of at most 41 characters')
   const given = opts.readScopes
@@ -170,7 +177,7 @@ async function jobsPlugin (fastify: FastifyInstance, opts: JobsPluginOptions): P
     failed: 'jobs: deleting ended jobs failed; trying again later'
   })
   const handlers = new Map<string, JobHandler>()
-  const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, log: fastify.log })
+  const runner = new Runner({ store, table, handlers, leaseMillis, pollMillis, concurrency, maxAttempts, retryMillis, log: fastify.log })
   const prefix = fastify.prefix
   const monitorPath = (id: string): string | null => path === false ? null : `${prefix}${path}/${encodeURIComponent(id)}`
 

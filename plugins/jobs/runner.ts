@@ -79,6 +79,8 @@ export interface RunnerOptions {
   pollMillis: number
   concurrency: number
   maxAttempts: number
+  /** The wait before the first retry of a job the database was unavailable to; doubled for each next one, at most leaseMillis. */
+  retryMillis: number
   log: { warn: (obj: object, msg: string) => void, error: (obj: object, msg: string) => void }
 }
 
@@ -257,8 +259,11 @@ export class Runner {
         return
       }
       if (err instanceof Unavailable && job.attempts < this.o.maxAttempts) {
-        this.o.log.warn({ err, job: job.id }, 'jobs: the database is unavailable; the job will be tried again')
-        await table.release(store, job.ctx, job.id, this.owner, job.attempts)
+        // Given back to be claimed after a wait that doubles with each attempt: taken up again at
+        // once, every attempt would be spent within a second of an outage.
+        const wait = Math.min(this.o.retryMillis * 2 ** (job.attempts - 1), this.o.leaseMillis)
+        this.o.log.warn({ err, job: job.id, retryInMillis: wait }, 'jobs: the database is unavailable; the job will be tried again')
+        await table.release(store, job.ctx, job.id, this.owner, job.attempts, wait)
         return
       }
       const problem = problemOf(err, job)

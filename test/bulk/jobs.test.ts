@@ -410,3 +410,18 @@ t.test('more operations than a job takes (here fewer than at once): a 400 statin
   t.match(json(res).detail, /at most 2/)
   t.notMatch(json(res).detail, /respond-async/, 'nothing more to ask for')
 })
+
+t.test('a synchronous request over the maximum: its detail names a job, or several when one would take too few', async t => {
+  const store = await databases[0]?.create(t) as Store
+  const app = await build(t, store, { path: false, worker: false }, { maxOperations: 2, maxAsyncOperations: 5 })
+  const table: Array<[number, string]> = [
+    [5, 'A bulk request on this endpoint holds at most 2 operations, and this one has 5; split it into several requests, or send it with Prefer: respond-async, which takes up to 5 operations as a job.'],
+    [6, 'A bulk request on this endpoint holds at most 2 operations, and this one has 6; split it into several requests, or into jobs of up to 5 operations each, sent with Prefer: respond-async.']
+  ]
+  for (const [n, detail] of table) {
+    const operations = Array.from({ length: n }, () => ({ action: 'CREATE', entity: { name: unique('over'), email: 'over@example.com' } }))
+    const res = await app.inject({ method: 'PATCH', url: '/v1/authors', headers: { 'content-type': 'application/json' }, payload: { operations } })
+    t.equal(res.statusCode, 400, `${n} operations`)
+    t.equal(json(res).detail, detail, `${n} operations`)
+  }
+})

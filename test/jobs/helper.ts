@@ -12,7 +12,7 @@ export async function build (t: Teardown, store: Store, opts: Omit<JobsPluginOpt
   await app.register(conventions, { userAgent: false })
   await app.register(auth, { verifier: { secret: SECRET } })
   await app.register(query, { cursorSecret: CURSOR_SECRET })
-  await app.register(jobs, { store, pollMillis: 20, readScopes: { things: ['things:read'], others: ['others:read'] }, ...opts })
+  await app.register(jobs, { store, pollMillis: 20, retryMillis: 5, readScopes: { things: ['things:read'], others: ['others:read'] }, ...opts })
   for (const [kind, handler] of Object.entries(handlers)) app.jobs.define(kind, handler)
   routes?.(app)
   t.teardown(() => app.close())

@@ -1,5 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
+import fc from 'fast-check'
 import { conventions, jobs, problem, problems, query, validation, type Store } from '../../index.js'
 import { createFieldMap } from '../../plugins/query/index.js'
 import { preferences } from '../../plugins/jobs/prefer.js'
@@ -15,15 +16,34 @@ t.test('Prefer: the preference names, case-insensitive (RFC 7240)', async t => {
     [undefined, []],
     ['respond-async', ['respond-async']],
     ['Respond-Async, wait=10', ['respond-async', 'wait']],
-    ['return=minimal; foo="a;b", respond-async', ['return', 'b"', 'respond-async']],
+    ['return=minimal; foo="a;b", respond-async', ['return', 'respond-async']],
+    // A comma or a name inside a quoted value is the value's: no preference is named there.
+    ['foo="a,respond-async,b"', ['foo']],
+    ['foo="a\\",respond-async"', ['foo']],
+    ['foo="a\\\\", respond-async', ['foo', 'respond-async']],
+    ['handling=lenient; x="1,2", respond-async', ['handling', 'respond-async']],
     [['wait=5', 'respond-async'], ['wait', 'respond-async']],
-    [' , ;x', []]
+    [' , ;x', []],
+    ['"respond-async", res pond', []]
   ]
-  for (const [header, names] of table) {
-    const got = [...preferences(header)]
-    for (const n of names.filter(n => !n.includes('"'))) t.ok(got.includes(n), `${JSON.stringify(header)} has ${n}`)
-    if (names.length === 0) t.strictSame(got, [], `${JSON.stringify(header)} has none`)
-  }
+  for (const [header, names] of table) t.strictSame([...preferences(header)], names, JSON.stringify(header))
+})
+
+t.test('Prefer, property: the names of any list of preferences, whatever their quoted values hold', async t => {
+  const tchar = fc.constantFrom(...'!#$%&\'*+-.^_`|~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'.split(''))
+  const token = fc.string({ unit: tchar, minLength: 1, maxLength: 12 })
+  // Quoted values with commas, semicolons, equals signs, a preference's name and quoted-pairs in them.
+  const quoted = fc.string({ unit: fc.constantFrom(...'ab,;= respond-async'.split(''), '\\"', '\\\\'), maxLength: 10 }).map(v => `"${v}"`)
+  const word = fc.oneof(token, quoted)
+  const parameter = fc.tuple(token, fc.option(word)).map(([n, v]) => v === null ? n : `${n}=${v}`)
+  const preference = fc.tuple(token, fc.option(word), fc.array(parameter, { maxLength: 3 }))
+  fc.assert(fc.property(fc.array(preference, { minLength: 1, maxLength: 5 }), fc.constantFrom(',', ', ', ' ,'), (list, comma) => {
+    const header = list.map(([name, value, params]) => [value === null ? name : `${name}=${value}`, ...params].join('; ')).join(comma)
+    const got = [...preferences(header)].sort()
+    const want = [...new Set(list.map(([name]) => name.toLowerCase()))].sort()
+    return JSON.stringify(got) === JSON.stringify(want)
+  }), { numRuns: 1000 })
+  t.pass('1,000 headers')
 })
 
 t.test('options that cannot work are refused at registration, naming the option', async t => {
@@ -36,6 +56,7 @@ t.test('options that cannot work are refused at registration, naming the option'
     [{ store, pollMillis: 1.5 }, /pollMillis must be a positive integer/],
     [{ store, concurrency: -1 }, /concurrency must be a positive integer/],
     [{ store, maxAttempts: '3' }, /maxAttempts must be a positive integer/],
+    [{ store, retryMillis: -1 }, /^jobs plugin: retryMillis must be 0 \(at once\) or a positive integer of milliseconds/],
     [{ store, table: 'Jobs' }, /^jobs plugin: table must be a lowercase SQL name/],
     [{ store, readScopes: { things: 'things:read' } }, /^jobs plugin: readScopes must be an object of scope lists/],
     [{ store, retention: 0 }, /^jobs plugin: retention must be a positive integer, got 0/],
@@ -156,6 +177,30 @@ for (const db of databases) {
       t.match(away, { status: 'FAILED', problem: { status: 503, title: 'Service Unavailable' } })
       const { rows } = await store.query<{ attempts: number }>('SELECT attempts FROM jobs WHERE id = $1', [away.id])
       t.equal(rows[0]?.attempts, 5, 'claimed maxAttempts times')
+    })
+
+    t.test('an unavailable database: the job waits retryMillis before it is claimed again, twice as long each time, at most leaseMillis', async t => {
+      // A table of its own: the app above runs AWAY jobs of its table with waits of 5 ms.
+      const waiting = await build(t, store, { path: false, table: 'jobs_wait', retryMillis: 60_000, leaseMillis: 100_000, maxAttempts: 3 }, { AWAY: async () => { throw new Unavailable('down') } })
+      const id = crypto.randomUUID()
+      await store.transaction(async (tx) => await waiting.jobs.enqueue(tx, { ctx: 'prod', id, kind: 'AWAY', collection: 'things', subject: 'user-1', input: {}, operationCount: 1, requestId: null }))
+      // The wait, read from the database's own clock: the lease's end less the release's time.
+      const given = async (attempts: number): Promise<{ owner: string | null, seconds: number, status: string }> => await eventually(async () => {
+        const { rows } = await store.query<{ owner: string | null, seconds: number, status: string, attempts: number }>(
+          'SELECT lease_owner AS owner, extract(epoch FROM lease_until - modified_at)::integer AS seconds, status, attempts FROM jobs_wait WHERE id = $1', [id])
+        const row = rows[0]
+        return row !== undefined && row.attempts === attempts && row.owner === null ? row : null
+      })
+      waiting.jobs.wake()
+      t.match(await given(1), { status: 'RUNNING', seconds: 60 }, 'given back after the first claim, to wait retryMillis')
+      t.equal(await waiting.jobs.table.claim(store, ['AWAY'], { owner: 'another', millis: 1000 }), null, 'no claim takes it meanwhile')
+      await store.query('UPDATE jobs_wait SET lease_until = now() - interval \'1 second\' WHERE id = $1', [id])
+      waiting.jobs.wake()
+      t.match(await given(2), { status: 'RUNNING', seconds: 100 }, 'the second wait doubled, cut to leaseMillis')
+      await store.query('UPDATE jobs_wait SET lease_until = now() - interval \'1 second\' WHERE id = $1', [id])
+      waiting.jobs.wake()
+      const failed = await eventually(async () => (await store.query<{ status: string }>('SELECT status FROM jobs_wait WHERE id = $1', [id])).rows[0]?.status === 'FAILED')
+      t.ok(failed, 'FAILED at maxAttempts, with no wait after the last')
     })
 
     t.test('a job whose instance died is taken up again after its lease, and its recorded steps are kept', async t => {
