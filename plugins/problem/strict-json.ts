@@ -21,8 +21,11 @@ export const MAX_JSON_DEPTH = 64
  * recursion. Brackets inside strings do not count; a backslash escapes the next character.
  */
 export function nestsDeeperThan (text: string, max: number): boolean {
-  // Each level takes two characters: a shorter text cannot go deeper.
+  // Each level takes two characters and an opening bracket: a text with no more than `max` of
+  // those cannot go deeper. Counted by the engine's own search, where most bodies stop.
   if (text.length <= 2 * max) return false
+  const braces = countUpTo(text, '{', max + 1)
+  if (braces + countUpTo(text, '[', max + 1 - braces) <= max) return false
   let depth = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -39,6 +42,13 @@ export function nestsDeeperThan (text: string, max: number): boolean {
     }
   }
   return false
+}
+
+/** How many times `char` is in `text`, counted up to `limit` at most. */
+function countUpTo (text: string, char: string, limit: number): number {
+  let n = 0
+  for (let i = text.indexOf(char); i !== -1 && n < limit; i = text.indexOf(char, i + 1)) n++
+  return n
 }
 
 /**
