@@ -65,12 +65,13 @@ export function splitFilterParams (params: Readonly<Record<string, unknown>>, fi
 export function buildFilter (params: FilterParams, fields: FieldMap, limits: Readonly<FiqlLimits> = DEFAULT_FIQL_LIMITS): Filter | null {
   const advanced = typeof params.filter === 'string' ? [params.filter] : params.filter ?? []
   if (advanced.length > 1) {
-    throw new QueryError('combination', 'filter', 'The filter parameter may appear once; join expressions with ";" (and) or "," (or).')
+    // The values sent, as an unknown parameter's are shown.
+    throw new QueryError('combination', 'filter', 'The filter parameter may appear once; join expressions with ";" (and) or "," (or).', undefined, advanced.join(','))
   }
   const hybrid = params.hybrid ?? {}
   const hybridName = Object.keys(hybrid).find((name) => hybrid[name] !== undefined)
   if (advanced.length === 1 && hybridName !== undefined) {
-    throw new QueryError('combination', 'filter', `filter cannot be used together with the hybrid filter ${hybridName}; use one or the other.`)
+    throw new QueryError('combination', 'filter', `filter cannot be used together with the hybrid filter ${hybridName}; use one or the other.`, undefined, advanced[0])
   }
   const parts: Array<Filter | null> = [
     buildSimpleFilter(params.simple ?? {}, fields),

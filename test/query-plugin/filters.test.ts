@@ -79,6 +79,8 @@ t.test('filter with a hybrid filter, or given twice, is a 400', async (t) => {
   const twice = await get(app, `${PATH}?filter=name==a&filter=name==b`)
   t.strictSame(faults(twice), [['filter', 'INPUT_INVALID', 'query']])
   t.match(twice.body.context[0].message, /may appear once/)
+  t.equal(twice.body.context[0].value, 'name==a,name==b', 'the values sent, as an unknown parameter\'s')
+  t.equal(both.body.context[0].value, 'name==a', 'the filter sent')
 })
 
 t.test('every refusal of the query core is a context item naming the parameter', async (t) => {
