@@ -162,9 +162,6 @@ if (cases.some((c) => c !== 'trivial')) {
       const monitor = `GET a job's monitor, its result of 10,000 operations (${fmt(r.monitorBytes / 1048576, 1)} MB)`
       row(monitor, 'bare Fastify + pg: the job\'s row, its result sent as stored', summary(r.monitor['monitor bare']), '1 (baseline)')
       guarded(monitor, 'reference service', summary(r.monitor['monitor service']), ratios(r.monitor, 'monitor service', 'monitor bare'), 0.8, { of: ' of bare' })
-      const list = `GET the first page of ${r.listed} such jobs (${fmt(r.listBytes / 1048576, 1)} MB)`
-      row(list, 'bare Fastify + pg: the jobs\' rows, their results sent as stored', summary(r.monitor['list bare']), '1 (baseline)')
-      guarded(list, 'reference service', summary(r.monitor['list service']), ratios(r.monitor, 'list service', 'list bare'), 0.8, { of: ' of bare' })
     }
     if (cases.includes('events')) {
       log('outgoing events: delivery throughput, POST with a subscription, commit to delivery')

@@ -104,15 +104,6 @@ app.get('/v1/jobs/:jobId', async (request, reply) => {
   return reply.type('application/json; charset=utf-8').send(jobJson(rows[0]))
 })
 
-// The newest jobs first, a page of `limit` (one more read to know whether a next page exists;
-// no cursor: the bench reads the first page alone).
-const listJobs = `SELECT ${JOB} FROM jobs WHERE ctx = $1 ORDER BY created_at DESC, id DESC LIMIT $2`
-app.get('/v1/jobs', async (request, reply) => {
-  const limit = Number(request.query.limit ?? 20)
-  const { rows } = await pool.query({ name: 'list-jobs', text: listJobs, values: ['prod', limit + 1] })
-  const paging = JSON.stringify({ limit, next: rows.length > limit ? { cursor: 'next', url: `/v1/jobs?limit=${limit}&cursor=next` } : null, previous: null })
-  return reply.type('application/json; charset=utf-8').send(`{"results":[${rows.slice(0, limit).map(jobJson).join(',')}],"paging":${paging}}`)
-})
 
 // The page's orderings this route offers, creation order by default; the id last, so the
 // order is total. Each with the fields of the last row that a next page's cursor starts after.
