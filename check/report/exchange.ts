@@ -7,6 +7,14 @@ const MAX_BODY = 300
 
 const cut = (text: string): string => text.length > MAX_BODY ? `${text.slice(0, MAX_BODY)}… (${text.length} characters)` : text
 
+/**
+ * Control characters (but tab and newline) written as escapes, `\u001b`: what a service sent
+ * is shown, never acted on by the terminal that shows it (a carriage return, an ANSI sequence).
+ */
+export const visible = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
 /** The exchange as lines, `>` for the request and `<` for the answer. */
 export function exchangeLines (ex: Exchange): string[] {
   const { request, response } = ex
@@ -16,5 +24,5 @@ export function exchangeLines (ex: Exchange): string[] {
   lines.push(response.status === 0 ? '< (no answer)' : `< ${response.status}`)
   for (const [name, value] of Object.entries(response.headers)) if (SHOWN.test(name)) lines.push(`< ${name}: ${value}`)
   if (response.text !== '') lines.push(`< ${cut(response.text.replace(/\s*\n\s*/g, ' '))}`)
-  return lines
+  return lines.map(visible)
 }

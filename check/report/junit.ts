@@ -4,9 +4,9 @@ import type { CheckResult } from '../types.js'
 import { exchangeLines } from './exchange.js'
 
 const escape = (text: string): string => text.replace(/[<>&"']/g, c => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string)
-  // XML 1.0 admits no control characters but tab, newline and carriage return.
-  // eslint-disable-next-line no-control-regex
-  .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '')
+  // XML 1.0 admits only #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]:
+  // every other character goes (control characters, U+FFFE, U+FFFF, a surrogate without its pair).
+  .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
 
 export function formatJunit (result: CheckResult): string {
   const failures = result.verdicts.filter(v => v.verdict === 'fail').length

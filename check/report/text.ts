@@ -1,7 +1,7 @@
 // The report a person reads: verdicts grouped by convention section, one line each; under a
 // failure its reason and the short exchange; a summary line at the end.
 import type { CheckResult, VerdictKind } from '../types.js'
-import { exchangeLines } from './exchange.js'
+import { exchangeLines, visible } from './exchange.js'
 import { summaryLine } from './summary.js'
 
 const MARK: Record<VerdictKind, string> = { pass: 'pass', fail: 'FAIL', 'not applicable': 'n/a ', 'not checked': 'skip' }
@@ -23,5 +23,6 @@ export function formatText (result: CheckResult): string {
   lines.push('')
   for (const left of result.leftBehind) lines.push(`left behind: ${left}`)
   lines.push(summaryLine(result))
-  return lines.join('\n')
+  // Reasons and what is left behind quote the service too.
+  return visible(lines.join('\n'))
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import { check, CheckError, formatText } from '../../check/index.js'
+import { check, CheckError, formatJunit, formatText } from '../../check/index.js'
 import { startFixture } from './fixture.js'
 
 // What a user meets on services that answer badly: slowly, with stack traces, or refusing a
@@ -230,4 +230,28 @@ t.test('a base URL with a path prefix, and a document whose paths carry it (a Fa
   t.match(result.verdicts, [{ id: 'methods.head', verdict: 'pass' }, { id: 'collections.envelope', verdict: 'pass' }])
   const named = await check({ baseUrl: `${base}/api`, collections: ['/items'], only: ['collections.envelope'] })
   t.match(named.verdicts, [{ id: 'collections.envelope', verdict: 'pass' }], '--collection is relative to the base URL, as the probes are')
+})
+
+t.test('reports of what a service sent: JUnit keeps only the characters XML allows, text shows control characters as escapes', async t => {
+  // A property named by half a surrogate pair, with a lower-case enum: the reason quotes its pointer.
+  const item = { properties: { '\ud800': { enum: ['lower'] } } }
+  const openapi = {
+    openapi: '3.1.0',
+    info: { title: 'items', version: '1' },
+    paths: { '/items': { get: { responses: { 200: asJson({ properties: { results: { type: 'array', items: item } } }) } } } }
+  }
+  const base = await serve(t, app => {
+    app.get('/openapi.json', async () => openapi)
+    app.get('/items', async () => ({ results: [], paging: { limit: 10, next: null, previous: null } }))
+    app.setNotFoundHandler(async (_request, reply) => await reply.code(404).type('text/plain').send('gone \u0000\u0007\u001b[31mred\r over \ufffe\uffff \u{1F600} & <ok>'))
+  })
+  const result = await check({ baseUrl: base, only: ['naming.enums', 'headers.request-id'] })
+  t.match(result.verdicts, [{ id: 'headers.request-id', verdict: 'fail' }, { id: 'naming.enums', verdict: 'fail', reason: /"lower" at #\/paths\/.*\ud800/u }])
+  const xml = formatJunit(result)
+  t.notMatch(xml, /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u, 'every character is one XML 1.0 allows')
+  t.match(xml, 'gone \\u0000\\u0007\\u001b[31mred\\u000d over  \u{1F600} &amp; &lt;ok&gt;', 'the body with its control characters escaped, U+FFFE and U+FFFF left out, the rest kept')
+  const text = formatText(result)
+  t.match(text, '< gone \\u0000\\u0007\\u001b[31mred\\u000d over \ufffe\uffff \u{1F600} & <ok>')
+  // eslint-disable-next-line no-control-regex
+  t.notMatch(text, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, 'no control character reaches the terminal')
 })
