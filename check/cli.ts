@@ -121,11 +121,17 @@ async function optionsOf (argv: readonly string[], io: CheckIo): Promise<{ help:
   let openapi: CheckOptions['openapi']
   if (values.openapi !== undefined && !/^https?:\/\//i.test(values.openapi)) {
     const text = await readable('document', values.openapi)
+    let parsed: unknown
     try {
-      openapi = /^\s*\{/.test(text) ? JSON.parse(text) as Record<string, unknown> : (await import('yaml')).parse(text) as Record<string, unknown>
+      parsed = /^\s*\{/.test(text) ? JSON.parse(text) as unknown : (await import('yaml')).parse(text) as unknown
     } catch (err) {
       throw new CheckError('document', `cannot parse ${values.openapi}: ${(err as Error).message}`)
     }
+    // A file is never taken for a URL, whatever it holds.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || typeof (parsed as { openapi?: unknown }).openapi !== 'string') {
+      throw new CheckError('document', `${values.openapi} is not an OpenAPI document (it has no "openapi" version field)`)
+    }
+    openapi = parsed as Record<string, unknown>
   } else {
     openapi = values.openapi
   }

@@ -61,17 +61,22 @@ export function pointer (doc: Record<string, unknown>, ref: string): unknown {
   return node
 }
 
-/** A schema with its `$ref`s followed (siblings of a `$ref` kept, OpenAPI 3.1) and `allOf` merged. */
-export function resolve (doc: Record<string, unknown>, schema: unknown, depth = 0): Schema {
+/**
+ * A schema with its `$ref`s followed (siblings of a `$ref` kept, OpenAPI 3.1) and `allOf` merged.
+ * Each `$ref` is expanded once per call (`expanded`): a document's schemas may refer to
+ * themselves, and `{allOf: [Node, Node, …]}` in Node would otherwise take exponential time. A
+ * `$ref` met again while it is being expanded stands for nothing.
+ */
+export function resolve (doc: Record<string, unknown>, schema: unknown, depth = 0, expanded = new Map<string, Schema | null>()): Schema {
   if (!isObject(schema) || depth > 20) return {}
   let out: Schema = { ...schema }
   if (typeof out.$ref === 'string') {
-    const target = resolve(doc, pointer(doc, out.$ref), depth + 1)
+    const target = refTarget(doc, out.$ref, depth, expanded)
     const { $ref: _ref, ...siblings } = out
     out = { ...target, ...siblings }
   }
   if (Array.isArray(out.allOf)) {
-    const parts = out.allOf.map(s => resolve(doc, s, depth + 1))
+    const parts = out.allOf.map(s => resolve(doc, s, depth + 1, expanded))
     const { allOf: _allOf, ...rest } = out
     out = rest
     for (const part of parts) {
@@ -84,6 +89,16 @@ export function resolve (doc: Record<string, unknown>, schema: unknown, depth = 
     }
   }
   return out
+}
+
+/** The schema a `$ref` points at, resolved once per call to resolve(); null marks one in progress. */
+function refTarget (doc: Record<string, unknown>, ref: string, depth: number, expanded: Map<string, Schema | null>): Schema {
+  const known = expanded.get(ref)
+  if (known !== undefined) return known ?? {}
+  expanded.set(ref, null)
+  const target = resolve(doc, pointer(doc, ref), depth + 1, expanded)
+  expanded.set(ref, target)
+  return target
 }
 
 /** The schema's properties, each resolved. */

@@ -17,6 +17,9 @@ const SOURCES = new Set(['body', 'query', 'header', 'path'])
 // convention itself names.
 const PLURAL_WITHOUT_S = new Set(['context', 'data', 'media', 'criteria', 'phenomena', 'children', 'people', 'men', 'women', 'feet', 'teeth', 'mice', 'geese', 'indices', 'matrices', 'vertices', 'appendices', 'metadata'])
 
+/** A key as a JSON pointer writes it (RFC 6901). */
+const escaped = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1')
+
 /** Whether an array's name reads as plural: its last word ends in s, or is a plural without one. */
 export function pluralName (key: string): boolean {
   const last = (key.match(/[A-Z]?[a-z0-9]+$/)?.[0] ?? key).toLowerCase()
@@ -26,7 +29,9 @@ export function pluralName (key: string): boolean {
 /**
  * Every string `enum` of the bodies a document describes (requests and answers), with the JSON
  * pointer where it is written; `$ref`s followed once each. Parameters (and a search body's
- * `ordering`) are left out: their enums are sort keys and attribute names, not values.
+ * `ordering`) are left out: their enums are sort keys and attribute names, not values. So are
+ * webhook consumers (under `/_webhooks/`) and operations marked `x-internal`: their payloads are
+ * the producer's, which need not follow the convention.
  */
 function enums (doc: Record<string, unknown>): Array<[string, string]> {
   const out: Array<[string, string]> = []
@@ -44,7 +49,7 @@ function enums (doc: Record<string, unknown>): Array<[string, string]> {
     for (const [k, v] of Object.entries(value)) {
       // `ordering` in a search body is the query parameter's sort keys again.
       if (k === 'parameters' || k === 'ordering' || k === 'examples' || k === 'example' || k === 'default' || k === '$ref') continue
-      const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`
+      const here = `${at}/${escaped(k)}`
       if (k === 'enum' && Array.isArray(v)) {
         if (!v.every(e => SOURCES.has(e))) for (const e of v) if (typeof e === 'string') out.push([here, e])
       } else {
@@ -52,7 +57,13 @@ function enums (doc: Record<string, unknown>): Array<[string, string]> {
       }
     }
   }
-  walk(doc.paths, '#/paths')
+  for (const [path, item] of Object.entries(isObject(doc.paths) ? doc.paths : {})) {
+    if (path.includes('/_webhooks/')) continue
+    for (const [key, op] of Object.entries(isObject(item) ? item : {})) {
+      // One member at a time, so that the walk leaves out what it leaves out anywhere (parameters).
+      if (!(isObject(op) && op['x-internal'] === true)) walk({ [key]: op }, `#/paths/${escaped(path)}`)
+    }
+  }
   return out
 }
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
 import { check, CheckError, formatJunit, formatText } from '../../check/index.js'
+import { checkCommand } from '../../check/cli.js'
 import { startFixture } from './fixture.js'
 
 // What a user meets on services that answer badly: slowly, with stack traces, or refusing a
@@ -230,6 +231,66 @@ t.test('a base URL with a path prefix, and a document whose paths carry it (a Fa
   t.match(result.verdicts, [{ id: 'methods.head', verdict: 'pass' }, { id: 'collections.envelope', verdict: 'pass' }])
   const named = await check({ baseUrl: `${base}/api`, collections: ['/items'], only: ['collections.envelope'] })
   t.match(named.verdicts, [{ id: 'collections.envelope', verdict: 'pass' }], '--collection is relative to the base URL, as the probes are')
+})
+
+t.test('a document whose schemas refer to themselves, many times over, is read in linear time', async t => {
+  const json = (schema: unknown): unknown => ({ content: { 'application/json': { schema } } })
+  const openapi = {
+    openapi: '3.1.0',
+    info: { title: 'nodes', version: '1' },
+    paths: {
+      '/nodes': {
+        get: { responses: { 200: json({ type: 'object', properties: { results: { type: 'array', items: { $ref: '#/components/schemas/Node' } }, paging: { type: 'object' } } }) } },
+        post: { requestBody: json({ $ref: '#/components/schemas/Node' }) }
+      }
+    },
+    components: {
+      schemas: {
+        // Each Node is all of 30 Nodes: followed without a memory, 30^20 expansions.
+        Node: { allOf: Array.from({ length: 30 }, () => ({ $ref: '#/components/schemas/Node' })), properties: { id: { type: 'string' }, parent: { $ref: '#/components/schemas/Node' }, kind: { enum: ['LEAF', 'BRANCH'] } } }
+      }
+    }
+  }
+  const base = await serve(t, app => {
+    app.get('/openapi.json', async () => openapi)
+    app.get('/nodes', async () => ({ results: [{ id: 'n1', kind: 'LEAF' }], paging: { limit: 10, next: null, previous: null } }))
+  })
+  const started = performance.now()
+  const result = await check({ baseUrl: base, only: ['collections.envelope', 'naming.enums', 'serialization.decimals'] })
+  t.match(result.verdicts, [{ id: 'collections.envelope', verdict: 'pass' }, { id: 'naming.enums', verdict: 'pass' }, { id: 'serialization.decimals', verdict: 'not applicable' }])
+  t.ok(performance.now() - started < 5000, 'in moments')
+})
+
+t.test('an --openapi file is read as a document, never as a URL: one that holds none is exit code 2, and no request', async t => {
+  let requests = 0
+  const base = await serve(t, app => {
+    app.addHook('onRequest', async () => { requests++ })
+    app.get('/items', async () => ({ results: [], paging: { limit: 10, next: null, previous: null } }))
+  })
+  const { stringify } = await import('yaml')
+  const notOne = 'svc-conventions check: spec.yaml is not an OpenAPI document (it has no "openapi" version field)'
+  const files: Array<[string, string, number, RegExp | string | null]> = [
+    ['a word', 'hello world', 2, notOne],
+    ['a list', '[1, 2]', 2, notOne],
+    ['a number', '42', 2, notOne],
+    ['null', 'null', 2, notOne],
+    ['a Swagger 2.0 document', '{"swagger": "2.0", "paths": {}}', 2, notOne],
+    ['JSON that does not parse', '{"openapi": "3.1.0",', 2, /^svc-conventions check: cannot parse spec\.yaml: /],
+    ['a JSON document', JSON.stringify(itemsDocument()), 0, null],
+    ['a YAML document', stringify(itemsDocument()), 0, null]
+  ]
+  for (const [name, text, code, message] of files) {
+    const err: string[] = []
+    const io = { out: () => {}, err: (line: string) => { err.push(line) }, readFile: async () => text, env: {} }
+    const before = requests
+    t.equal(await checkCommand([base, '--openapi', 'spec.yaml', '--token', 'secret-token', '--only', 'collections.envelope'], io), code, name)
+    if (message === null) {
+      t.ok(requests > before, `${name}: the service is checked`)
+    } else {
+      t.match(err, [message], name)
+      t.equal(requests, before, `${name}: nothing was sent`)
+    }
+  }
 })
 
 t.test('reports of what a service sent: JUnit keeps only the characters XML allows, text shows control characters as escapes', async t => {

@@ -238,8 +238,25 @@ t.test('naming.enums reads the bodies a document describes; naming.plural-arrays
   const cases: Array<[string, Record<string, unknown>, string, RegExp | undefined]> = [
     ['upper-case values; sort keys, a search body\'s ordering and the context source aside', docWith({ enum: ['ACTIVE', 'ON_HOLD'] }), 'pass', undefined],
     ['a lower-case value', docWith({ enum: ['ACTIVE', 'on-hold'] }), 'fail', /the enum value "on-hold" at #\/paths\/~1items\/post\/requestBody\/content\/application~1json\/schema\/properties\/status\/enum/],
-    ['no enum in any body', { openapi: '3.1.0', paths: { '/items': { get: { responses: {} } } } }, 'not applicable', /no body with an enum/]
+    ['no enum in any body', { openapi: '3.1.0', paths: { '/items': { get: { responses: {} } } } }, 'not applicable', /no body with an enum/],
+    ['no paths', { openapi: '3.1.0' }, 'not applicable', /no body with an enum/]
   ]
+  // A webhook consumer's payload is its producer's (Webhook consumer endpoints): its enums, and
+  // those of any operation marked x-internal, are not the service's to name.
+  const withProducers = (more: Record<string, unknown>): Record<string, unknown> => {
+    const doc = docWith({ enum: ['ACTIVE'] })
+    Object.assign(doc.paths as object, {
+      '/_webhooks/scanner/document-scanned': { post: { 'x-internal': true, requestBody: body({ properties: { eventType: { enum: ['document.scanned'] } } }) } },
+      '/api/_webhooks/scanner/document-failed': { post: { requestBody: body({ properties: { eventType: { enum: ['document.failed'] } } }) } },
+      '/internal/sync': { post: { 'x-internal': true, requestBody: body({ properties: { mode: { enum: ['full-sync'] } } }) }, ...more },
+      '/not-a-path-item': 7
+    })
+    return doc
+  }
+  cases.push(
+    ['webhook consumers and x-internal operations left out', withProducers({}), 'pass', undefined],
+    ['an operation beside an x-internal one is read', withProducers({ put: { requestBody: body({ properties: { mode: { enum: ['partial'] } } }) } }), 'fail', /the enum value "partial" at #\/paths\/~1internal~1sync\/put\//]
+  )
   for (const [name, openapi, verdict, reason] of cases) {
     const result = await check({ baseUrl: base, openapi, collections: ['/items'], only: ['naming.enums'] })
     t.match(result.verdicts, [{ id: 'naming.enums', verdict, ...(reason === undefined ? {} : { reason }) }], name)
