@@ -40,13 +40,13 @@ any effect.
                            (else the environment variable ${LIMITED_TOKEN_VARIABLE})
   --origin <origin>        an origin the service allows, for the accepted CORS preflight
   --openapi <url|file>     the service's OpenAPI document (default <base-url>/openapi.json)
-  --collection <path>      a collection to probe when there is no document (repeatable)
+  --collection <path>      a collection to probe, a path beginning with / (repeatable)
   --writes                 create, change and delete entities of its own (removed at the end)
   --only <id>              only this rule (repeatable, or ids separated by commas)
   --skip <id>              not this rule (repeatable, or ids separated by commas)
   --max-requests <n>       at most n requests in all (default 500)
   --concurrency <n>        at most n requests at once (default 2)
-  --ca <file>              a CA certificate (PEM) to trust besides the system's
+  --ca <file>              a CA certificate (PEM) to trust besides Node.js's own
   --format text|json|junit|tap   the report (default text)
   --list                   the rules, with their ids and convention sections
   -h, --help               this text

@@ -1,8 +1,8 @@
 // The one way the check talks to a service: a bounded HTTP client. Every request counts against
 // the budget, at most `concurrency` are in flight, redirects are never followed off the base
-// URL's host, and the token never appears in what it records.
+// URL's origin, the token goes to that origin only, and it never appears in what it records.
 import { connect as netConnect, type Socket } from 'node:net'
-import { connect as tlsConnect } from 'node:tls'
+import { connect as tlsConnect, rootCertificates } from 'node:tls'
 import type { Dispatcher } from 'undici'
 import { CheckError, type Answer, type Exchange, type SentRequest } from './types.js'
 
@@ -14,7 +14,7 @@ export class BudgetSpent extends Error {
   }
 }
 
-/** A probe that got no answer in time: the rule that sent it fails. */
+/** A probe that got no whole answer (none in time, or one that broke off): the rule that sent it fails. */
 export class NoAnswer extends Error {
   readonly request: SentRequest
   constructor (request: SentRequest, message: string) {
@@ -26,7 +26,7 @@ export class NoAnswer extends Error {
 
 export interface Probe {
   method?: string
-  /** Relative to the base URL (`/v1/authors?limit=2`), or a complete URL on the base's host. */
+  /** Relative to the base URL, beginning with `/` (`/v1/authors?limit=2`), or a complete URL. */
   path: string
   headers?: Record<string, string | undefined>
   body?: string
@@ -34,7 +34,7 @@ export interface Probe {
   auth?: boolean | 'limited'
   /** Our User-Agent unless given; `null` sends none. */
   userAgent?: string | null
-  /** Follow redirects on the base URL's host (at most 3); never off it. Default false. */
+  /** Follow redirects on the base URL's origin (at most 3); never off it. Default false. */
   follow?: boolean
 }
 
@@ -50,7 +50,7 @@ export interface ClientOptions {
   userAgent: string
 }
 
-// Bodies are read up to this size; the rest says nothing a rule needs.
+// Bodies are read up to this size, then the stream is closed: the rest says nothing a rule needs.
 const MAX_BODY = 1024 * 1024
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'])
@@ -59,6 +59,11 @@ const TLS = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|HOSTNAME|ALTNAME|EPROTO/
 function codeOf (err: unknown): string {
   const e = err as { code?: unknown, cause?: { code?: unknown } }
   return String(e.code ?? e.cause?.code ?? '')
+}
+
+/** The CAs a TLS connection trusts: Node's own roots, and the one given besides them. */
+export function trustedCas (ca: string | undefined): string[] | undefined {
+  return ca === undefined ? undefined : [...rootCertificates, ca]
 }
 
 export class HttpClient {
@@ -82,10 +87,19 @@ export class HttpClient {
   /** The base URL's path prefix (empty for a service at the root). */
   get prefix (): string { return this.base.pathname === '/' ? '' : this.base.pathname.replace(/\/$/, '') }
 
-  /** The absolute URL of a path relative to the base (or of a complete URL on the same host). */
+  /**
+   * The absolute URL of a path relative to the base, or of a complete URL. The path is joined to
+   * the origin as text: resolved as a reference, `//host/…` would be another host's URL.
+   */
   url (path: string): URL {
     if (/^https?:\/\//i.test(path)) return new URL(path)
-    return new URL(this.prefix + path, this.base.origin)
+    if (!path.startsWith('/')) throw new CheckError('usage', `not a path on the service: ${JSON.stringify(path)} (a path begins with /)`)
+    return new URL(`${this.base.origin}${this.prefix}${path}`)
+  }
+
+  /** Whether a URL is on the base URL's origin: the same scheme, host and port (default ports applied). */
+  sameOrigin (url: URL): boolean {
+    return url.origin === this.base.origin
   }
 
   /** The tokens replaced wherever they would show. */
@@ -118,19 +132,23 @@ export class HttpClient {
     this.undici ??= await import('undici')
     this.dispatcher ??= new this.undici.Agent({
       connections: this.opts.concurrency,
-      connect: { timeout: this.opts.timeoutMillis, ...(this.opts.ca === undefined ? {} : { ca: this.opts.ca }) },
-      headersTimeout: this.opts.timeoutMillis,
-      bodyTimeout: this.opts.timeoutMillis
+      connect: { timeout: this.opts.timeoutMillis, ...(this.opts.ca === undefined ? {} : { ca: trustedCas(this.opts.ca) }) },
+      // Each request's own deadline bounds the headers and the body together.
+      headersTimeout: 0,
+      bodyTimeout: 0
     })
     return { undici: this.undici, dispatcher: this.dispatcher }
   }
 
-  private headersOf (probe: Probe): Record<string, string> {
+  private headersOf (probe: Probe, url: URL): Record<string, string> {
     const headers: Record<string, string> = {}
     const ua = probe.userAgent === undefined ? this.opts.userAgent : probe.userAgent
     if (ua !== null) headers['user-agent'] = ua
     headers.accept = 'application/json'
-    const token = probe.auth === 'limited' ? this.opts.limitedToken : (probe.auth ?? true) ? this.opts.token : undefined
+    // A token goes to the base URL's origin only: never to another host, nor in clear text to
+    // the same host over http when the base is https.
+    const auth = this.sameOrigin(url) ? probe.auth ?? true : false
+    const token = auth === 'limited' ? this.opts.limitedToken : auth ? this.opts.token : undefined
     if (token !== undefined) headers.authorization = `Bearer ${token}`
     for (const [name, value] of Object.entries(probe.headers ?? {})) {
       if (value === undefined) delete headers[name.toLowerCase()]
@@ -157,7 +175,7 @@ export class HttpClient {
     return { status, headers, text: shownText, json }
   }
 
-  /** One request; redirects only on the base's host, when asked. */
+  /** One request; redirects only on the base's origin, when asked. */
   async send (probe: Probe): Promise<Exchange> {
     let url = this.url(probe.path)
     let method = probe.method ?? 'GET'
@@ -167,42 +185,62 @@ export class HttpClient {
       const location = exchange.response.headers.location
       if (!(probe.follow ?? false) || hop >= 3 || exchange.response.status < 300 || exchange.response.status > 399 || location === undefined) return exchange
       const next = new URL(location, url)
-      // Never off the base URL's host: a redirect elsewhere is answered as it is.
-      if (next.host !== this.base.host || next.protocol !== this.base.protocol) return exchange
+      // Never off the base URL's origin: a redirect elsewhere is answered as it is.
+      if (!this.sameOrigin(next)) return exchange
       url = next
       if (exchange.response.status === 303) { method = 'GET'; body = undefined }
     }
   }
 
   private async once (method: string, url: URL, probe: Probe, body: string | undefined): Promise<Exchange> {
-    const headers = this.headersOf(probe)
+    const headers = this.headersOf(probe, url)
     const request = this.shown(method, url, headers, body)
     await this.slot()
+    let timer: NodeJS.Timeout | undefined
     try {
       const { undici, dispatcher } = await this.agent()
+      // The time limit is the whole answer's, body included: a body that never ends is cut off.
+      const deadline = new AbortController()
+      timer = setTimeout(() => { deadline.abort() }, this.opts.timeoutMillis)
       let res: Dispatcher.ResponseData
       try {
-        res = await undici.request(url, { method: method as Dispatcher.HttpMethod, headers, body: body ?? null, dispatcher })
+        res = await undici.request(url, { method: method as Dispatcher.HttpMethod, headers, body: body ?? null, dispatcher, signal: deadline.signal })
       } catch (err) {
-        throw this.failure(err, request)
+        throw deadline.signal.aborted ? new NoAnswer(request, `no answer within ${this.opts.timeoutMillis} ms`) : this.failure(err, request)
       }
-      const text = await this.read(res.body)
+      let text: string
+      try {
+        text = await this.read(res.body)
+      } catch (err) {
+        throw this.brokenOff(err, request, deadline.signal.aborted)
+      }
       const exchange = { request, response: this.answer(res.statusCode, res.headers, text) }
       this.exchanges.push(exchange)
       return exchange
     } finally {
+      clearTimeout(timer)
       this.release()
     }
   }
 
-  private async read (body: AsyncIterable<Buffer | Uint8Array> & { destroy?: () => void }): Promise<string> {
+  private async read (body: AsyncIterable<Buffer | Uint8Array>): Promise<string> {
     const chunks: Buffer[] = []
     let size = 0
     for await (const chunk of body) {
-      if (size < MAX_BODY) chunks.push(Buffer.from(chunk))
+      chunks.push(Buffer.from(chunk))
       size += chunk.length
+      // Leaving the loop destroys the stream: the rest is never read.
+      if (size >= MAX_BODY) break
     }
     return Buffer.concat(chunks).subarray(0, MAX_BODY).toString('utf8')
+  }
+
+  /**
+   * A body that did not come whole: the headers did, so the service was reached, and the rule
+   * that sent the request fails (the document's reader makes it exit code 2).
+   */
+  private brokenOff (err: unknown, request: SentRequest, late: boolean): NoAnswer {
+    return new NoAnswer(request, late ? `the answer did not end within ${this.opts.timeoutMillis} ms` : `the answer broke off after its headers (${(err as Error).message})`)
   }
 
   private failure (err: unknown, request: SentRequest): Error {
@@ -210,9 +248,6 @@ export class HttpClient {
     const target = `${this.base.origin}${this.prefix}`
     if (TLS.test(code) || /certificate|tls|ssl/i.test((err as Error).message)) {
       return new CheckError('tls', `TLS error talking to ${target}: ${code === '' ? (err as Error).message : code} (a certificate the check does not trust? --ca <file> adds a CA)`)
-    }
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      return new NoAnswer(request, `no answer within ${this.opts.timeoutMillis} ms`)
     }
     if (UNREACHABLE.has(code) || code === '') {
       return new CheckError('unreachable', `cannot reach ${target}: ${code === '' ? (err as Error).message : code}`)
@@ -226,7 +261,7 @@ export class HttpClient {
    */
   async sendHttp10 (path: string): Promise<Exchange> {
     const url = this.url(path)
-    const headers = this.headersOf({ path })
+    const headers = this.headersOf({ path }, url)
     headers.host = url.host
     const request = this.shown('GET', url, headers, undefined, 'HTTP/1.0')
     await this.slot()
@@ -235,15 +270,21 @@ export class HttpClient {
         const port = Number(url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : url.port)
         const host = url.hostname.replace(/^\[|\]$/g, '')
         const socket: Socket = url.protocol === 'https:'
-          ? tlsConnect({ host, port, servername: host, ...(this.opts.ca === undefined ? {} : { ca: this.opts.ca }) })
+          ? tlsConnect({ host, port, servername: host, ...(this.opts.ca === undefined ? {} : { ca: trustedCas(this.opts.ca) }) })
           : netConnect({ host, port })
         const chunks: Buffer[] = []
-        const timer = setTimeout(() => { socket.destroy(); resolve(Buffer.concat(chunks).toString('latin1')) }, this.opts.timeoutMillis)
+        let size = 0
+        const done = (): void => { clearTimeout(timer); socket.destroy(); resolve(Buffer.concat(chunks).toString('latin1')) }
+        const timer = setTimeout(done, this.opts.timeoutMillis)
         socket.on(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
           socket.write(`GET ${url.pathname}${url.search} HTTP/1.0\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`)
         })
-        socket.on('data', (chunk: Buffer) => { if (chunks.reduce((n, c) => n + c.length, 0) < MAX_BODY) chunks.push(chunk) })
-        socket.on('end', () => { clearTimeout(timer); resolve(Buffer.concat(chunks).toString('latin1')) })
+        socket.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
+          size += chunk.length
+          if (size >= MAX_BODY) done()
+        })
+        socket.on('end', done)
         socket.on('error', (err) => { clearTimeout(timer); if (chunks.length > 0) resolve(Buffer.concat(chunks).toString('latin1')); else reject(err) })
       }).catch((err: unknown) => { throw this.failure(err, request) })
       const exchange = { request, response: parseRaw(raw, this) }

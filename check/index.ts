@@ -44,8 +44,8 @@ async function documentOf (http: HttpClient, openapi: CheckOptions['openapi']): 
   if (isObject(openapi)) return { doc: openapi, source: 'given' }
   const url = openapi ?? '/openapi.json'
   const target = http.url(url)
-  // The token goes to the service's own host only.
-  const ex = await http.send({ path: target.href, follow: true, auth: target.host === http.base.host, ...(openapi === undefined ? {} : { headers: { accept: DOCUMENT_ACCEPT } }) }).catch((err: unknown) => {
+  // The token goes to the service's own origin only: a document elsewhere is read without it.
+  const ex = await http.send({ path: target.href, follow: true, auth: http.sameOrigin(target), ...(openapi === undefined ? {} : { headers: { accept: DOCUMENT_ACCEPT } }) }).catch((err: unknown) => {
     if (err instanceof NoAnswer) throw new CheckError('unreachable', `GET ${target.href}: ${err.message}`)
     throw err
   })
@@ -75,9 +75,16 @@ function validate (options: CheckOptions): void {
   let url: URL
   try { url = new URL(options.baseUrl) } catch { throw new CheckError('usage', `not a URL: ${JSON.stringify(options.baseUrl)}`) }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CheckError('usage', `the base URL must be http or https, got ${url.protocol}`)
-  for (const [name, value, min] of [['maxRequests', options.maxRequests, 1], ['concurrency', options.concurrency, 1]] as const) {
+  for (const [name, value, min] of [['maxRequests', options.maxRequests, 1], ['concurrency', options.concurrency, 1], ['timeoutMillis', options.timeoutMillis, 1]] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < min)) throw new CheckError('usage', `${name} must be an integer of at least ${min}, got ${String(value)}`)
   }
+  // Paths are joined to the base URL's origin; one that does not begin with / would not stay on it.
+  const notPath = (options.collections ?? []).find(p => !p.startsWith('/'))
+  if (notPath !== undefined) throw new CheckError('usage', `a collection is a path beginning with /, got ${JSON.stringify(notPath)}`)
+  if (typeof options.openapi === 'string' && !/^https?:\/\//i.test(options.openapi) && !options.openapi.startsWith('/')) {
+    throw new CheckError('usage', `openapi must be an http(s) URL, a path on the service or a parsed document, got ${JSON.stringify(options.openapi)}`)
+  }
+  if (isObject(options.openapi) && typeof options.openapi.openapi !== 'string') throw new CheckError('document', 'the document given is not an OpenAPI document (it has no "openapi" version field)')
   for (const id of [...(options.only ?? []), ...(options.skip ?? [])]) {
     if (!RULES.some(r => r.id === id)) throw new CheckError('usage', `no rule ${JSON.stringify(id)} (the rules: svc-conventions check --list)`)
   }

@@ -160,6 +160,8 @@ export function modelOf (doc: Record<string, unknown>, source: string): ServiceM
   const collections: Collection[] = []
   const pathsWithoutGet: string[] = []
   for (const [path, item] of Object.entries(paths)) {
+    // A path is joined to the base URL's origin: one that does not begin with / is no path.
+    if (!path.startsWith('/')) continue
     if (operation(doc, item, 'get') === null && !path.includes('{')) pathsWithoutGet.push(path)
     if (path.includes('{') || path.startsWith('/_')) continue
     const get = operation(doc, item, 'get')

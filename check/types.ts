@@ -46,9 +46,9 @@ export interface CheckOptions {
   limitedToken?: string
   /** An origin the service allows, for the CORS probes of an accepted preflight. */
   origin?: string
-  /** The OpenAPI document: a URL, or the parsed document. Default: `<base-url>/openapi.json` when it answers. */
+  /** The OpenAPI document: a URL, a path on the service (`/spec.json`), or the parsed document. Default: `<base-url>/openapi.json` when it answers. */
   openapi?: string | Record<string, unknown>
-  /** Collection paths to probe when there is no document (e.g. `/v1/orders`). */
+  /** Collection paths to probe, each beginning with `/` (e.g. `/v1/orders`); with a document, only these. */
   collections?: readonly string[]
   /** Permission to create, change and delete entities of its own (removed at the end). */
   writes?: boolean
@@ -60,9 +60,9 @@ export interface CheckOptions {
   maxRequests?: number
   /** At most this many requests in flight. Default 2. */
   concurrency?: number
-  /** Per request, in milliseconds. Default 10 s. */
+  /** Per request, for the whole answer (body included), in milliseconds; at least 1. Default 10 s. */
   timeoutMillis?: number
-  /** CA certificates (PEM) trusted besides the system's, for services with their own CA. */
+  /** CA certificates (PEM) trusted besides those Node.js trusts by default, for services with their own CA. */
   ca?: string
 }
 

@@ -36,10 +36,13 @@ function unauthorized (ctx: Context): Outcome | null {
   return !ctx.hasToken && ctx.samples.length > 0 && ctx.samples.every(s => s.exchange.response.status === 401) ? notChecked('the collections answer 401: needs --token') : null
 }
 
-/** A relative path for a complete page URL on the base's host, or null when it points elsewhere. */
+/**
+ * A page link as a URL on the base's origin, or null when it points elsewhere: another scheme,
+ * host or port is another service, which gets no request (and no token).
+ */
 function local (ctx: Context, url: string): string | null {
-  const u = new URL(url, ctx.http.base)
-  return u.host === ctx.http.base.host ? u.href : null
+  const u = URL.parse(url, ctx.http.base.href)
+  return u !== null && ctx.http.sameOrigin(u) ? u.href : null
 }
 
 /** Why no sample has items enough: none answered the envelope (whose results are the items), or `few`. */

@@ -126,8 +126,9 @@ export const writeRules: Rule[] = [
         const location = e.exchange.response.headers.location
         // Without Location the reference is the id in the body, which is how the check found it.
         if (location === undefined) continue
-        const target = new URL(location, ctx.http.url(e.collection.path))
-        if (target.host !== ctx.http.base.host) return fail(`Location points off the service: ${location}`, e.exchange)
+        // Another scheme, host or port is another service: no request, and no token, goes there.
+        const target = URL.parse(location, ctx.http.url(e.collection.path).href)
+        if (target === null || !ctx.http.sameOrigin(target)) return fail(`Location points off the service: ${location}`, e.exchange)
         const got = await ctx.http.send({ path: target.href })
         if (got.response.status !== 200 || (got.response.json as { id?: unknown } | undefined)?.id !== e.id) return fail(`GET of the Location ${location} did not answer the entity created`, got)
       }
