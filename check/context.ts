@@ -59,6 +59,20 @@ export function itemPath (collection: Collection, id: string): string {
   return collection.itemPath === null ? `${collection.path}/${encoded}` : collection.itemPath.replace(/\{[^}]+\}/, encoded)
 }
 
+/**
+ * A probe refused for its credentials (401, 403) observes nothing of the rule it was sent for:
+ * the rule is not checked, saying what it needs (`what` the token must be allowed to do). A
+ * service may check the token before or after what the probe is about, and both follow the
+ * convention.
+ */
+export function refusedCredentials (ctx: Context, ex: Exchange, what: 'read' | 'write'): Outcome | null {
+  const { status } = ex.response
+  if (status !== 401 && status !== 403) return null
+  const answered = `${ex.request.method} ${ex.request.path} answers ${status}`
+  if (status === 403) return notChecked(`${answered}: needs a token with ${what} scope`)
+  return notChecked(ctx.hasToken ? `${answered}: the token is refused there` : `${answered}: needs --token`)
+}
+
 /** The first sample whose page has at least `min` items, the fullest first when none has. */
 export function sampleWith (ctx: Context, min: number): Sample | undefined {
   return ctx.samples.find(s => s.items.length >= min)

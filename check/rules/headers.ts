@@ -1,5 +1,5 @@
 // Headers: the request headers a service must check, and what it echoes (conventions: Headers).
-import { answering, contextOf, fail, notApplicable, notChecked, pass, statusFault, statusShown, type Context, type Outcome } from '../context.js'
+import { answering, contextOf, fail, notApplicable, notChecked, pass, refusedCredentials, statusFault, statusShown, type Context, type Outcome } from '../context.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
 
@@ -61,6 +61,8 @@ export const headerRules: Rule[] = [
       // Not JSON and not an entity: a service that does not refuse it cannot create anything from it.
       const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'text/plain; charset=UTF-8' }, body: 'svc-conventions check: this body must be refused with 415' })
       if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
+      const refused = refusedCredentials(ctx, ex, 'write')
+      if (refused !== null) return refused
       const fault = statusFault(ex, 415)
       return fault === null ? pass() : fail(`POST text/plain: ${fault}`, ex)
     }
@@ -119,6 +121,8 @@ export const headerRules: Rule[] = [
       // An empty object creates nothing on a service that does not check the key either.
       const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'application/json', 'svc-idempotency-key': 'Not A Key' }, body: '{}' })
       if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
+      const refused = refusedCredentials(ctx, ex, 'write')
+      if (refused !== null) return refused
       const fault = statusFault(ex, 400)
       if (fault !== null) return fail(`a malformed Svc-Idempotency-Key: ${fault}`, ex)
       if (!contextOf(ex).some(c => String(c.field).toLowerCase() === 'svc-idempotency-key')) return fail('the 400 has no context item naming Svc-Idempotency-Key', ex)

@@ -1,6 +1,6 @@
 // Method rules read without changing anything: 404, 405 with Allow, OPTIONS, HEAD, no
 // redirects, and HTTP/1.0 refused (conventions: Method rules, HTTP methods, Versioning).
-import { answering, fail, itemPath, missingId, notApplicable, pass, statusFault } from '../context.js'
+import { answering, fail, itemPath, missingId, notApplicable, pass, refusedCredentials, statusFault } from '../context.js'
 import type { Rule } from './rule.js'
 
 const METHODS = 'Method rules'
@@ -27,6 +27,8 @@ export const methodRules: Rule[] = [
       const paths = [`/svc-conventions-check-${missingId()}`, ...(c === undefined ? [] : [itemPath(c, missingId())])]
       for (const path of paths) {
         const ex = await ctx.http.send({ path })
+        const refused = refusedCredentials(ctx, ex, 'read')
+        if (refused !== null) return refused
         const fault = statusFault(ex, 404)
         if (fault !== null) return fail(`GET ${path}: ${fault}`, ex)
       }

@@ -1,7 +1,7 @@
 // With --writes: entities of the check's own, created, replaced, patched, deleted; the
 // preconditions, idempotency keys and bulk (conventions: Method rules 3, 8–10, 13; Headers,
 // Svc-Idempotency-Key; Bulk endpoint).
-import { fail, itemPath, missingId, notApplicable, notChecked, pass, statusFault, type Context, type Created, type Item, type Outcome } from '../context.js'
+import { fail, itemPath, missingId, notApplicable, notChecked, pass, refusedCredentials, statusFault, type Context, type Created, type Item, type Outcome } from '../context.js'
 import { makeValue } from '../entity.js'
 import { propertiesOf, resolve, type Collection, type Json } from '../openapi.js'
 import type { Exchange } from '../types.js'
@@ -313,6 +313,8 @@ export const writeRules: Rule[] = [
       if (c === undefined) return notApplicable(ctx.model.documentSource === null ? 'no OpenAPI document names a bulk endpoint (--openapi)' : 'no bulk endpoint (PATCH on a collection) in the document')
       // No operations: nothing a service could apply.
       const empty = await ctx.http.send({ method: 'PATCH', path: c.path, headers: JSON_TYPE, body: '{"transactionMode":"ATOMIC"}' })
+      const refused = refusedCredentials(ctx, empty, 'write')
+      if (refused !== null) return refused
       const fault = statusFault(empty, 400)
       if (fault !== null) return fail(`a bulk body without operations: ${fault}`, empty)
       if (!ctx.writes) return pass()
