@@ -21,8 +21,8 @@ export interface Created {
   path: string
   /** The creating exchange (POST). */
   exchange: Exchange
-  /** Whether the check has deleted it already. */
-  deleted: boolean
+  /** `deleted` once its DELETE was answered 2xx; `left behind` once listed as such, with the reason. */
+  state: 'live' | 'deleted' | 'left behind'
 }
 
 export interface Context {
@@ -41,7 +41,7 @@ export interface Context {
   /** Set by cleanup: what could not be removed. */
   leftBehind: string[]
   /** The key of the POST idempotency.replay sent, for idempotency.reuse. */
-  usedKey: { key: string, path: string, body: Record<string, unknown> } | null
+  usedKey: { key: string, collection: Collection, body: Record<string, unknown> } | null
 }
 
 export type Outcome =

@@ -36,7 +36,14 @@ export interface Probe {
   userAgent?: string | null
   /** Follow redirects on the base URL's origin (at most 3); never off it. Default false. */
   follow?: boolean
+  /** A POST that may create an entity: sent only when the budget can also pay for its deletion. */
+  creates?: boolean
+  /** Paid from the requests held back for deletions (`reserve`), while there are any. */
+  reserved?: boolean
 }
+
+/** The requests the deletion of an entity takes: a GET for its ETag (If-Match), the DELETE. */
+export const DELETION_REQUESTS = 2
 
 export interface ClientOptions {
   baseUrl: string
@@ -71,6 +78,8 @@ export class HttpClient {
   readonly exchanges: Exchange[] = []
   private readonly opts: ClientOptions
   private sent = 0
+  /** Requests held back from the budget for the deletion of what the check created. */
+  private reservedCount = 0
   private active = 0
   private readonly waiting: Array<() => void> = []
   private dispatcher: Dispatcher | null = null
@@ -102,6 +111,11 @@ export class HttpClient {
     return url.origin === this.base.origin
   }
 
+  /** Holds `n` requests of the budget back: only a probe sent `reserved` spends them. */
+  reserve (n: number): void {
+    this.reservedCount += n
+  }
+
   /** The tokens replaced wherever they would show. */
   redact (text: string): string {
     let shown = text
@@ -115,8 +129,9 @@ export class HttpClient {
     await this.dispatcher?.close()
   }
 
-  private async slot (): Promise<void> {
-    if (this.sent >= this.opts.maxRequests) throw new BudgetSpent(this.opts.maxRequests)
+  private async slot (probe: Pick<Probe, 'creates' | 'reserved'> = {}): Promise<void> {
+    if (probe.reserved === true && this.reservedCount > 0) this.reservedCount--
+    else if (this.sent + this.reservedCount + 1 + (probe.creates === true ? DELETION_REQUESTS : 0) > this.opts.maxRequests) throw new BudgetSpent(this.opts.maxRequests)
     this.sent++
     while (this.active >= this.opts.concurrency) await new Promise<void>(resolve => { this.waiting.push(resolve) })
     this.active++
@@ -195,7 +210,7 @@ export class HttpClient {
   private async once (method: string, url: URL, probe: Probe, body: string | undefined): Promise<Exchange> {
     const headers = this.headersOf(probe, url)
     const request = this.shown(method, url, headers, body)
-    await this.slot()
+    await this.slot(probe)
     let timer: NodeJS.Timeout | undefined
     try {
       const { undici, dispatcher } = await this.agent()

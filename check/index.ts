@@ -2,12 +2,12 @@
 // rule with the exchange that proves a failure. It uses nothing of the suite's runtime: the
 // service may be written in any language.
 import { createRequire } from 'node:module'
-import { isEnvelope, type Context, type Outcome, type Sample } from './context.js'
+import { isEnvelope, notChecked, type Context, type Outcome, type Sample } from './context.js'
 import { BudgetSpent, HttpClient, NoAnswer } from './http.js'
 import { bareCollection, modelOf, type ServiceModel } from './openapi.js'
 import { RULES, type Rule } from './rules/index.js'
 import { cleanUp, createEntities } from './rules/writes.js'
-import { CheckError, type CheckOptions, type CheckResult, type Verdict } from './types.js'
+import { CheckError, type CheckOptions, type CheckResult, type Exchange, type Verdict } from './types.js'
 
 export { RULES, ruleOf, type Rule } from './rules/index.js'
 export { CheckError } from './types.js'
@@ -90,10 +90,15 @@ function validate (options: CheckOptions): void {
   }
 }
 
-/** Runs one rule; a spent budget or a probe without answer is its verdict, not the check's end. */
-async function runRule (rule: Rule, ctx: Context): Promise<Outcome> {
+/**
+ * Runs one rule; a spent budget or a probe without answer is its verdict, not the check's end.
+ * When the budget ran out before the first pages were read (`spent`), only the rules that
+ * judge what was seen run.
+ */
+async function runRule (rule: Rule, ctx: Context, spent: string | null): Promise<Outcome> {
   if (rule.unobservable !== undefined) return { verdict: 'not checked', reason: `not observable from outside: ${rule.unobservable}` }
   if (rule.run === undefined) return { verdict: 'not checked', reason: 'no probe' }
+  if (spent !== null && rule.observes !== true) return notChecked(spent)
   try {
     return await rule.run(ctx)
   } catch (err) {
@@ -101,6 +106,32 @@ async function runRule (rule: Rule, ctx: Context): Promise<Outcome> {
     if (err instanceof NoAnswer) return { verdict: 'fail', reason: `${err.request.method} ${err.request.path}: ${err.message}`, exchange: { request: err.request, response: { status: 0, headers: {}, text: '', json: undefined } } }
     throw err
   }
+}
+
+/**
+ * Reads each collection's first page (a few): the samples the rules start from. A page without
+ * its whole answer in time is a sample of status 0, and the rules that need it say so. Answers
+ * the budget's message when it could not pay for them all, else null.
+ */
+async function readFirstPages (ctx: Context): Promise<string | null> {
+  for (const collection of ctx.model.collections.slice(0, MAX_SAMPLES)) {
+    let exchange: Exchange
+    try {
+      exchange = await ctx.http.send({ path: collection.path })
+    } catch (err) {
+      if (err instanceof BudgetSpent) return err.message
+      if (!(err instanceof NoAnswer)) throw err
+      exchange = { request: err.request, response: { status: 0, headers: {}, text: '', json: undefined } }
+    }
+    if (exchange.response.status === 401 && ctx.hasToken) {
+      throw new CheckError('token', `the token was refused: GET ${exchange.request.path} answered 401${typeof (exchange.response.json as { title?: unknown } | undefined)?.title === 'string' ? ` (${(exchange.response.json as { title: string }).title})` : ''}; check --token`)
+    }
+    const body = exchange.response.json
+    ctx.samples.push({ collection, exchange, items: exchange.response.status === 200 && isEnvelope(body) ? body.results.filter(isObject) : [] } satisfies Sample)
+  }
+  // Fullest first: the probes that need items take the first collection that has enough.
+  ctx.samples.sort((a, b) => b.items.length - a.items.length)
+  return null
 }
 
 /** Probes the service at `options.baseUrl` and answers a verdict per rule. */
@@ -132,21 +163,7 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
         : 'the document names no collection (a GET answering {results, paging}): name them with --collection')
     }
     const ctx: Context = { http, model, document: found?.doc ?? null, hasToken: options.token !== undefined, hasLimitedToken: options.limitedToken !== undefined, origin: options.origin, writes: options.writes === true, samples: [], created: [], createFailure: null, leftBehind: [], usedKey: null }
-    for (const collection of model.collections.slice(0, MAX_SAMPLES)) {
-      // A first page without an answer in time is a sample of status 0: the rules that need it
-      // say so, and the check goes on.
-      const exchange = await http.send({ path: collection.path }).catch((err: unknown) => {
-        if (!(err instanceof NoAnswer)) throw err
-        return { request: err.request, response: { status: 0, headers: {}, text: '', json: undefined } }
-      })
-      if (exchange.response.status === 401 && ctx.hasToken) {
-        throw new CheckError('token', `the token was refused: GET ${exchange.request.path} answered 401${typeof (exchange.response.json as { title?: unknown } | undefined)?.title === 'string' ? ` (${(exchange.response.json as { title: string }).title})` : ''}; check --token`)
-      }
-      const body = exchange.response.json
-      ctx.samples.push({ collection, exchange, items: exchange.response.status === 200 && isEnvelope(body) ? body.results.filter(isObject) : [] } satisfies Sample)
-    }
-    // Fullest first: the probes that need items take the first collection that has enough.
-    ctx.samples.sort((a, b) => b.items.length - a.items.length)
+    const spent = await readFirstPages(ctx)
 
     const selected = RULES.filter(r => (options.only === undefined || options.only.length === 0 || options.only.includes(r.id)) && !(options.skip ?? []).includes(r.id))
     const outcomes = new Map<string, Outcome>()
@@ -161,18 +178,20 @@ export async function check (options: CheckOptions): Promise<CheckResult> {
     ]
     try {
       for (const [i, inPhase] of phases.entries()) {
-        if (i === 1 && ctx.writes && selected.some(r => later(r))) {
+        if (i === 1 && spent === null && ctx.writes && selected.some(r => later(r))) {
           await createEntities(ctx).catch((err: unknown) => {
             if (!(err instanceof BudgetSpent)) throw err
             ctx.createFailure = err.message
           })
         }
-        for (const rule of selected.filter(inPhase)) outcomes.set(rule.id, await runRule(rule, ctx))
-        if (i === 2) await cleanUp(ctx).catch(() => undefined)
+        for (const rule of selected.filter(inPhase)) outcomes.set(rule.id, await runRule(rule, ctx, spent))
+        if (i === 2) await cleanUp(ctx)
       }
-    } finally {
-      // Whatever happened, the check's entities do not stay behind when it can help it.
-      await cleanUp(ctx).catch(() => undefined)
+    } catch (err) {
+      // The check cannot go on: its entities are deleted when they can be, and what stays is named.
+      await cleanUp(ctx)
+      if (err instanceof CheckError && ctx.leftBehind.length > 0) throw new CheckError(err.kind, `${err.message}; left behind: ${ctx.leftBehind.join('; ')}`)
+      throw err
     }
     const verdicts: Verdict[] = selected.map(rule => {
       const o = outcomes.get(rule.id) as Outcome

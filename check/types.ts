@@ -73,7 +73,7 @@ export interface CheckResult {
   verdicts: Verdict[]
   requests: number
   durationMillis: number
-  /** Entities created that could not be removed at the end, as paths, each with the reason. */
+  /** What the check created and did not delete, as paths, each with the reason. */
   leftBehind: string[]
 }
 

@@ -1,7 +1,8 @@
 // Authentication: 401 with its titles and WWW-Authenticate, no-store on authenticated answers.
-import { answering, fail, itemPath, notApplicable, notChecked, pass, problemFault, statusFault, type Context, type Outcome } from '../context.js'
+import { answering, fail, notApplicable, notChecked, pass, problemFault, statusFault, type Context, type Outcome } from '../context.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
+import { noteCreated } from './writes.js'
 
 const AUTH = 'Authentication'
 
@@ -53,10 +54,9 @@ async function forbidden (ctx: Context): Promise<Outcome> {
     if (c !== undefined) {
       // An empty body: a service that lets the limited token write refuses it as invalid (400), not
       // as forbidden, and creates nothing.
-      const ex = await ctx.http.send({ method: 'POST', path: c.path, auth: 'limited', headers: { 'content-type': 'application/json' }, body: '{}' })
-      const id = (ex.response.json as { id?: unknown } | undefined)?.id
+      const ex = await ctx.http.send({ method: 'POST', path: c.path, auth: 'limited', headers: { 'content-type': 'application/json' }, body: '{}', creates: true })
       // A collection that takes {}: the entity is the check's, removed with the others.
-      if (ex.response.status === 201 && typeof id === 'string') ctx.created.push({ collection: c, id, path: itemPath(c, id), exchange: ex, deleted: false })
+      noteCreated(ctx, c, ex)
       if (ex.response.status === 403) refused = ex
     }
   }

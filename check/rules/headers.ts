@@ -2,6 +2,7 @@
 import { answering, contextOf, fail, notApplicable, notChecked, pass, refusedCredentials, statusFault, statusShown, type Context, type Outcome } from '../context.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
+import { noteCreated } from './writes.js'
 
 const HEADERS = 'Headers'
 
@@ -59,7 +60,8 @@ export const headerRules: Rule[] = [
       const c = ctx.model.collections.find(c => c.create !== null) ?? (ctx.model.documentSource === null ? ctx.model.collections[0] : undefined)
       if (c === undefined) return notApplicable('no collection takes a POST in the document')
       // Not JSON and not an entity: a service that does not refuse it cannot create anything from it.
-      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'text/plain; charset=UTF-8' }, body: 'svc-conventions check: this body must be refused with 415' })
+      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'text/plain; charset=UTF-8' }, body: 'svc-conventions check: this body must be refused with 415', creates: ctx.writes })
+      noteCreated(ctx, c, ex)
       if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
       const refused = refusedCredentials(ctx, ex, 'write')
       if (refused !== null) return refused
@@ -119,7 +121,8 @@ export const headerRules: Rule[] = [
       const c = ctx.model.collections.find(c => c.create !== null) ?? (ctx.model.documentSource === null ? ctx.model.collections[0] : undefined)
       if (c === undefined) return notApplicable('no collection takes a POST in the document')
       // An empty object creates nothing on a service that does not check the key either.
-      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'application/json', 'svc-idempotency-key': 'Not A Key' }, body: '{}' })
+      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: { 'content-type': 'application/json', 'svc-idempotency-key': 'Not A Key' }, body: '{}', creates: ctx.writes })
+      noteCreated(ctx, c, ex)
       if (takesNoPost(ctx, ex)) return notApplicable(`POST ${c.path} answers 405: the collection takes no POST`)
       const refused = refusedCredentials(ctx, ex, 'write')
       if (refused !== null) return refused

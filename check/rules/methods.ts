@@ -1,7 +1,9 @@
 // Method rules read without changing anything: 404, 405 with Allow, OPTIONS, HEAD, no
 // redirects, and HTTP/1.0 refused (conventions: Method rules, HTTP methods, Versioning).
 import { answering, fail, itemPath, missingId, notApplicable, pass, refusedCredentials, statusFault } from '../context.js'
+import type { Collection } from '../openapi.js'
 import type { Rule } from './rule.js'
+import { noteCreated } from './writes.js'
 
 const METHODS = 'Method rules'
 
@@ -51,6 +53,7 @@ export const methodRules: Rule[] = [
           : undefined
       if (probe === undefined) return notApplicable('the document names no path without GET')
       const ex = await ctx.http.send(probe)
+      if (probe.method === 'POST') noteCreated(ctx, c as Collection, ex)
       const fault = statusFault(ex, 405)
       if (fault !== null) return fail(`${probe.method} ${probe.path}: ${fault}`, ex)
       const allow = ex.response.headers.allow

@@ -3,6 +3,7 @@
 // Svc-Idempotency-Key; Bulk endpoint).
 import { fail, itemPath, missingId, notApplicable, notChecked, pass, refusedCredentials, statusFault, type Context, type Created, type Item, type Outcome } from '../context.js'
 import { makeValue } from '../entity.js'
+import { DELETION_REQUESTS } from '../http.js'
 import { propertiesOf, resolve, type Collection, type Json } from '../openapi.js'
 import type { Exchange } from '../types.js'
 import type { Rule } from './rule.js'
@@ -14,7 +15,7 @@ const idemKey = (): string => `svc-check-${crypto.randomUUID()}`
 const JSON_TYPE = { 'content-type': 'application/json' }
 
 /**
- * The id of what a 201 created: the body's `id`, else the last segment of its `Location` (the
+ * The id of what a POST created: the body's `id`, else the last segment of its `Location` (the
  * convention asks for a reference, in the body or in `Location`, or both: Method rules 3).
  */
 function createdId (ex: Exchange): string | null {
@@ -28,6 +29,29 @@ function createdId (ex: Exchange): string | null {
   } catch {
     return null
   }
+}
+
+/**
+ * Records what a POST created, to be deleted at the end: an answer 2xx with a reference. A 200 is
+ * not a create's answer (methods.create fails it), but what it made is the check's all the same.
+ * With --writes the requests of its deletion are held back from the budget. A 201 without a
+ * reference is listed as left behind: nothing says where it is.
+ */
+export function noteCreated (ctx: Context, c: Collection, ex: Exchange): Created | null {
+  const { status } = ex.response
+  if (status < 200 || status > 299) return null
+  const id = createdId(ex)
+  if (id === null) {
+    if (status === 201) ctx.leftBehind.push(`what POST ${ex.request.path} created (a 201 with neither an id nor a Location: the check cannot find it)`)
+    return null
+  }
+  // A repeated POST answered with the same entity (an idempotency key replayed) created nothing more.
+  const known = ctx.created.find(e => e.collection === c && e.id === id)
+  if (known !== undefined) return known
+  const e: Created = { collection: c, id, path: itemPath(c, id), exchange: ex, state: 'live' }
+  ctx.created.push(e)
+  if (ctx.writes && c.delete) ctx.http.reserve(DELETION_REQUESTS)
+  return e
 }
 
 /** Creates one entity in each collection that takes a POST, references filled from the earlier ones. */
@@ -47,18 +71,17 @@ export async function createEntities (ctx: Context): Promise<void> {
   }
   const failures: string[] = []
   // Two passes: a collection whose entities refer to a later one gets its reference the second time.
+  const done = new Set<Collection>()
   for (let pass = 0; pass < 2; pass++) {
     for (const c of candidates) {
-      if (ctx.created.some(e => e.collection === c)) continue
+      if (done.has(c) || ctx.created.some(e => e.collection === c)) continue
       const made = makeValue(doc, c.create as Record<string, unknown>, c.singular, tag(), refs)
-      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: JSON_TYPE, body: JSON.stringify(made.value) })
-      const id = createdId(ex)
-      if (ex.response.status === 201 && id !== null) {
-        ctx.created.push({ collection: c, id, path: itemPath(c, id), exchange: ex, deleted: false })
-        if (!refs.has(c.singular)) refs.set(c.singular, id)
-      } else if (pass === 1) {
-        failures.push(`POST ${c.path} answered ${ex.response.status}`)
-      }
+      const ex = await ctx.http.send({ method: 'POST', path: c.path, headers: JSON_TYPE, body: JSON.stringify(made.value), creates: true })
+      const created = noteCreated(ctx, c, ex)
+      if (created !== null && !refs.has(c.singular)) refs.set(c.singular, created.id)
+      // A 2xx without a reference made something all the same: a second POST would make another.
+      if (ex.response.status >= 200 && ex.response.status < 300) done.add(c)
+      if (created === null && (pass === 1 || done.has(c))) failures.push(`POST ${c.path} answered ${ex.response.status}`)
     }
   }
   if (ctx.created.length === 0) ctx.createFailure = `no entity could be created (${failures.join('; ')})`
@@ -68,12 +91,12 @@ export async function createEntities (ctx: Context): Promise<void> {
 function entities (ctx: Context, which: (c: Collection) => boolean, what: string): Created[] | Outcome {
   if (!ctx.writes) return notChecked('needs --writes')
   if (ctx.created.length === 0) return ctx.createFailure === null ? notApplicable('no collection takes a POST in the document') : notChecked(ctx.createFailure)
-  const list = ctx.created.filter(e => !e.deleted && which(e.collection))
+  const list = ctx.created.filter(e => e.state === 'live' && which(e.collection))
   return list.length === 0 ? notApplicable(`no collection the check created in offers ${what}`) : list
 }
 
-async function read (ctx: Context, e: Created): Promise<{ ex: Exchange, body: Item, etag: string | undefined }> {
-  const ex = await ctx.http.send({ path: e.path })
+async function read (ctx: Context, e: Created, reserved = false): Promise<{ ex: Exchange, body: Item, etag: string | undefined }> {
+  const ex = await ctx.http.send({ path: e.path, reserved })
   return { ex, body: isObject(ex.response.json) ? ex.response.json : {}, etag: ex.response.headers.etag }
 }
 
@@ -122,6 +145,8 @@ export const writeRules: Rule[] = [
       if (!Array.isArray(list)) return list
       for (const e of list) {
         const body = e.exchange.response.json
+        const fault = statusFault(e.exchange, 201)
+        if (fault !== null) return fail(`POST ${e.exchange.request.path} created ${e.path}: ${fault}`, e.exchange)
         if (e.exchange.response.text !== '' && !isObject(body)) return fail('the 201 body is not a JSON object', e.exchange)
         const location = e.exchange.response.headers.location
         // Without Location the reference is the id in the body, which is how the check found it.
@@ -255,16 +280,12 @@ export const writeRules: Rule[] = [
       const body = replacement(ctx, e.collection, (await read(ctx, e)).body)
       const name = changeable(ctx, e.collection, body)
       if (name !== undefined) body[name] = tag()
-      const first = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body) })
-      const id = createdId(first)
-      if (first.response.status !== 201 || id === null) return fail(first.response.status === 201 ? 'POST with a Svc-Idempotency-Key: a 201 with neither an id nor a Location' : `POST with a Svc-Idempotency-Key: expected 201, got ${first.response.status}`, first)
-      ctx.created.push({ collection: e.collection, id, path: itemPath(e.collection, id), exchange: first, deleted: false })
-      ctx.usedKey = { key, path: e.collection.path, body }
-      const again = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body) })
-      if (again.response.status === 201) {
-        const twice = createdId(again)
-        if (twice !== null && twice !== id) ctx.created.push({ collection: e.collection, id: twice, path: itemPath(e.collection, twice), exchange: again, deleted: false })
-      }
+      const first = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body), creates: true })
+      const created = noteCreated(ctx, e.collection, first)
+      if (first.response.status !== 201 || created === null) return fail(first.response.status === 201 ? 'POST with a Svc-Idempotency-Key: a 201 with neither an id nor a Location' : `POST with a Svc-Idempotency-Key: expected 201, got ${first.response.status}`, first)
+      ctx.usedKey = { key, collection: e.collection, body }
+      const again = await ctx.http.send({ method: 'POST', path: e.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': key }, body: JSON.stringify(body), creates: true })
+      noteCreated(ctx, e.collection, again)
       const fault = statusFault(again, 409)
       if (fault !== null) return fail(`the same POST with the same key: ${fault}`, again)
       // An idempotent method: the repeat is answered as the first was.
@@ -295,10 +316,8 @@ export const writeRules: Rule[] = [
       const other = { ...used.body }
       const name = Object.keys(other).find(k => typeof other[k] === 'string' && !k.endsWith('Id'))
       if (name !== undefined) other[name] = tag()
-      const ex = await ctx.http.send({ method: 'POST', path: used.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': used.key }, body: JSON.stringify(other) })
-      const id = createdId(ex)
-      const first = list[0]
-      if (ex.response.status === 201 && id !== null && first !== undefined) ctx.created.push({ collection: first.collection, id, path: itemPath(first.collection, id), exchange: ex, deleted: false })
+      const ex = await ctx.http.send({ method: 'POST', path: used.collection.path, headers: { ...JSON_TYPE, 'svc-idempotency-key': used.key }, body: JSON.stringify(other), creates: true })
+      noteCreated(ctx, used.collection, ex)
       const fault = statusFault(ex, 409)
       return fault === null ? pass() : fail(`the key of an earlier POST, another body: ${fault}`, ex)
     }
@@ -318,7 +337,7 @@ export const writeRules: Rule[] = [
       const fault = statusFault(empty, 400)
       if (fault !== null) return fail(`a bulk body without operations: ${fault}`, empty)
       if (!ctx.writes) return pass()
-      const e = ctx.created.find(x => x.collection.bulk && !x.deleted)
+      const e = ctx.created.find(x => x.collection.bulk && x.state === 'live')
       if (e === undefined) return pass()
       const body = replacement(ctx, e.collection, (await read(ctx, e)).body)
       const operation = { action: 'UPDATE', entity: { ...body, id: e.id } }
@@ -375,42 +394,64 @@ export const writeRules: Rule[] = [
     async run (ctx) {
       const list = entities(ctx, c => c.delete, 'DELETE on an item')
       if (!Array.isArray(list)) return list
-      return await cleanUp(ctx)
+      // Newest first, as at the end: an entity refers only to those created before it.
+      for (const e of [...list].reverse()) {
+        const ex = await remove(ctx, e)
+        // Children of its own block it (409): the next one shows how the service deletes.
+        if (ex.response.status === 409) continue
+        const fault = statusFault(ex, 204)
+        if (fault !== null) return fail(`DELETE ${e.path}: ${fault}`, ex)
+        const again = await ctx.http.send({ method: 'DELETE', path: e.path })
+        if (again.response.status !== 204 && again.response.status !== 404) return fail(`a repeated DELETE: expected 204 or 404, got ${again.response.status}`, again)
+        const gone = await ctx.http.send({ path: e.path })
+        const marked = gone.response.status === 200 && isObject(gone.response.json) && Object.entries(gone.response.json).some(([k, v]) => /^deleted/.test(k) && v !== null)
+        return gone.response.status === 404 || marked ? pass() : fail(`GET after DELETE: expected 404 or the entity marked deleted, got ${gone.response.status}`, gone)
+      }
+      return notApplicable('nothing the check created could be deleted (children block it)')
     }
   }
 ]
 
-/** Deletes what the check created, newest first; the outcome of the first deletion checked. */
-export async function cleanUp (ctx: Context): Promise<Outcome> {
-  let outcome: Outcome | null = null
-  for (const e of [...ctx.created].reverse()) {
-    if (e.deleted) continue
-    e.deleted = true
-    if (!e.collection.delete) {
-      ctx.leftBehind.push(`${e.path} (the document offers no DELETE)`)
-      continue
-    }
-    const current = await read(ctx, e)
-    const ex = await ctx.http.send({ method: 'DELETE', path: e.path, headers: ifMatch(current.etag) })
-    if (ex.response.status === 409) {
-      ctx.leftBehind.push(`${e.path} (DELETE answered 409${typeof (ex.response.json as { detail?: unknown } | undefined)?.detail === 'string' ? `: ${(ex.response.json as { detail: string }).detail}` : ''})`)
-      continue
-    }
-    if (outcome !== null) {
-      if (ex.response.status >= 300) ctx.leftBehind.push(`${e.path} (DELETE answered ${ex.response.status})`)
-      continue
-    }
-    const fault = statusFault(ex, 204)
-    if (fault !== null) {
-      outcome = fail(`DELETE ${e.path}: ${fault}`, ex)
-      if (ex.response.status >= 300) ctx.leftBehind.push(`${e.path} (DELETE answered ${ex.response.status})`)
-      continue
-    }
-    const again = await ctx.http.send({ method: 'DELETE', path: e.path })
-    if (again.response.status !== 204 && again.response.status !== 404) { outcome = fail(`a repeated DELETE: expected 204 or 404, got ${again.response.status}`, again); continue }
-    const gone = await ctx.http.send({ path: e.path })
-    const marked = gone.response.status === 200 && isObject(gone.response.json) && Object.entries(gone.response.json).some(([k, v]) => /^deleted/.test(k) && v !== null)
-    outcome = gone.response.status === 404 || marked ? pass() : fail(`GET after DELETE: expected 404 or the entity marked deleted, got ${gone.response.status}`, gone)
+/** Why the check does not delete one of its entities, or null when it does. */
+function kept (ctx: Context, e: Created): string | null {
+  if (!ctx.writes) return 'created by a POST the service should have refused; without --writes the check deletes nothing'
+  return e.collection.delete ? null : ctx.document === null ? 'no document says how to delete it' : 'the document offers no DELETE'
+}
+
+/** Lists an entity of the check's as left behind, with the reason. */
+function leave (ctx: Context, e: Created, why: string): void {
+  e.state = 'left behind'
+  ctx.leftBehind.push(`${e.path} (${why})`)
+}
+
+/**
+ * Deletes one entity of the check's, with its ETag as If-Match, on the requests held back for it.
+ * It is deleted once the DELETE is answered 2xx; otherwise left behind, with the answer.
+ */
+async function remove (ctx: Context, e: Created): Promise<Exchange> {
+  try {
+    const current = await read(ctx, e, true)
+    const ex = await ctx.http.send({ method: 'DELETE', path: e.path, headers: ifMatch(current.etag), reserved: true })
+    const { status } = ex.response
+    if (status >= 200 && status < 300) e.state = 'deleted'
+    else leave(ctx, e, `DELETE answered ${status}${typeof (ex.response.json as { detail?: unknown } | undefined)?.detail === 'string' ? `: ${(ex.response.json as { detail: string }).detail}` : ''}`)
+    return ex
+  } catch (err) {
+    leave(ctx, e, `not deleted: ${(err as Error).message}`)
+    throw err
   }
-  return outcome ?? notApplicable('nothing the check created could be deleted (children block it)')
+}
+
+/** Deletes what the check created and has not deleted yet, newest first; what stays is left behind. */
+export async function cleanUp (ctx: Context): Promise<void> {
+  for (const e of [...ctx.created].reverse()) {
+    if (e.state !== 'live') continue
+    const why = kept(ctx, e)
+    if (why !== null) {
+      leave(ctx, e, why)
+      continue
+    }
+    // One that cannot be deleted is listed as left behind, with the reason; the others are still tried.
+    await remove(ctx, e).catch(() => undefined)
+  }
 }
