@@ -18,6 +18,8 @@ export interface Collection {
   /** The item PUT body's schema, or null. */
   replace: Schema | null
   patch: boolean
+  /** The media type of a PATCH on an item: JSON Merge Patch, unless the document lists only `application/json`. */
+  patchType: string
   delete: boolean
   /** PATCH on the collection: the bulk endpoint. */
   bulk: boolean
@@ -46,6 +48,7 @@ export interface ServiceModel {
 }
 
 const PAGING_PARAMS = new Set(['limit', 'offset', 'cursor', 'filter', 'ordering', 'totalCount'])
+const MERGE_PATCH = 'application/merge-patch+json'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -128,6 +131,13 @@ function parametersOf (doc: Record<string, unknown>, pathItem: unknown, op: Reco
   return [...shared, ...own].map(p => resolve(doc, p))
 }
 
+/** The media type a PATCH takes: JSON Merge Patch unless the document lists only `application/json` for it. */
+function patchTypeOf (doc: Record<string, unknown>, op: Record<string, unknown> | null): string {
+  const body = op === null ? {} : resolve(doc, op.requestBody)
+  const types = (isObject(body.content) ? Object.keys(body.content) : []).map(t => (t.split(';')[0] as string).trim().toLowerCase())
+  return types.includes('application/json') && !types.includes(MERGE_PATCH) ? 'application/json' : MERGE_PATCH
+}
+
 /** The item schema of a collection GET's 200 answer (`results.items`), resolved. */
 function itemSchema (doc: Record<string, unknown>, op: Record<string, unknown> | null): Schema | null {
   if (op === null || !isObject(op.responses)) return null
@@ -184,6 +194,7 @@ export function modelOf (doc: Record<string, unknown>, source: string): ServiceM
       create: bodySchema(doc, operation(doc, item, 'post')),
       replace: bodySchema(doc, operation(doc, itemOps, 'put')),
       patch: operation(doc, itemOps, 'patch') !== null,
+      patchType: patchTypeOf(doc, operation(doc, itemOps, 'patch')),
       delete: operation(doc, itemOps, 'delete') !== null,
       bulk: operation(doc, item, 'patch') !== null,
       bulkMax: bulkMaxOf(doc, bodySchema(doc, operation(doc, item, 'patch'))),
@@ -202,5 +213,5 @@ export function modelOf (doc: Record<string, unknown>, source: string): ServiceM
 /** A collection known only by its path (`--collection`): what it offers is found by asking. */
 export function bareCollection (path: string): Collection {
   const name = path.split('/').filter(Boolean).pop() ?? path
-  return { path, itemPath: null, name, singular: singularOf(name), create: null, replace: null, patch: false, delete: false, bulk: false, bulkMax: null, search: false, offset: null, fiql: null, simpleFilters: [], ordering: [], numericStrings: [] }
+  return { path, itemPath: null, name, singular: singularOf(name), create: null, replace: null, patch: false, patchType: MERGE_PATCH, delete: false, bulk: false, bulkMax: null, search: false, offset: null, fiql: null, simpleFilters: [], ordering: [], numericStrings: [] }
 }

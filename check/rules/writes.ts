@@ -200,7 +200,7 @@ export const writeRules: Rule[] = [
       const patch: Record<string, Json> = {}
       if (key !== undefined) patch[key] = value
       if (nullable !== undefined) patch[nullable] = 'svc-conventions check'
-      const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json', ...ifMatch(before.etag) }, body: JSON.stringify(patch) })
+      const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': e.collection.patchType, ...ifMatch(before.etag) }, body: JSON.stringify(patch) })
       const fault = statusFault(ex, 204)
       if (fault !== null) return fail(`PATCH ${e.path}: ${fault}`, ex)
       const changed = await newEtag(ctx, e, before.etag, ex, key === undefined ? undefined : [key, value])
@@ -210,7 +210,7 @@ export const writeRules: Rule[] = [
       const lost = kept.find(k => JSON.stringify(after.body[k]) !== JSON.stringify(before.body[k]))
       if (lost !== undefined) return fail(`${lost}, not in the patch, changed`, after.ex)
       if (nullable === undefined) return pass()
-      const removal = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json', ...ifMatch(after.etag) }, body: JSON.stringify({ [nullable]: null }) })
+      const removal = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': e.collection.patchType, ...ifMatch(after.etag) }, body: JSON.stringify({ [nullable]: null }) })
       if (removal.response.status !== 204) return fail(`PATCH {"${nullable}": null}: expected 204, got ${removal.response.status}`, removal)
       const last = await read(ctx, e)
       if (last.body[nullable] !== null) return fail(`PATCH {"${nullable}": null} did not remove the value (null expected)`, last.ex)
@@ -227,7 +227,7 @@ export const writeRules: Rule[] = [
       const list = entities(ctx, c => c.patch, 'PATCH on an item')
       if (!Array.isArray(list)) return list
       const e = list[0] as Created
-      const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json', 'if-match': '"svc-conventions-check-stale"' }, body: '{}' })
+      const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': e.collection.patchType, 'if-match': '"svc-conventions-check-stale"' }, body: '{}' })
       const fault = statusFault(ex, 412)
       return fault === null ? pass() : fail(`PATCH with a stale If-Match: ${fault}`, ex)
     }
@@ -242,7 +242,7 @@ export const writeRules: Rule[] = [
       if (!Array.isArray(list)) return list
       for (const e of list) {
         // Created by this check, so changed long after this date.
-        const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, body: '{}' })
+        const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': e.collection.patchType, 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, body: '{}' })
         // Where If-Match is required, a date does not stand in for it; with it, the date is not weighed.
         if (ex.response.status === 428) continue
         const fault = statusFault(ex, 412)
@@ -260,7 +260,7 @@ export const writeRules: Rule[] = [
       const list = entities(ctx, c => c.patch, 'PATCH on an item')
       if (!Array.isArray(list)) return list
       for (const e of list) {
-        const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{}' })
+        const ex = await ctx.http.send({ method: 'PATCH', path: e.path, headers: { 'content-type': e.collection.patchType }, body: '{}' })
         if (ex.response.status === 428) return pass()
         if (ex.response.status < 200 || ex.response.status > 299) return fail(`PATCH without If-Match: expected 428 (required) or a 2xx (not required), got ${ex.response.status}`, ex)
       }

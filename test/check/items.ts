@@ -25,9 +25,9 @@ const asJson = (schema: unknown, type = 'application/json'): unknown => ({ conte
 
 /**
  * The document of a collection of named items at /items that takes POST, and PUT, PATCH and
- * DELETE on an item; `bulk` adds the bulk endpoint, `more` more paths.
+ * DELETE on an item; `patchTypes` are the media types its PATCH lists, `more` more paths.
  */
-export function itemsDocument ({ bulk = false, more = {} }: { bulk?: boolean, more?: Record<string, unknown> } = {}): Record<string, unknown> {
+export function itemsDocument ({ patchTypes = ['application/merge-patch+json'], bulk = false, more = {} }: { patchTypes?: string[], bulk?: boolean, more?: Record<string, unknown> } = {}): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'items', version: '1' },
@@ -40,7 +40,7 @@ export function itemsDocument ({ bulk = false, more = {} }: { bulk?: boolean, mo
       '/items/{id}': {
         get: { responses: { 200: asJson(ITEM) } },
         put: { requestBody: asJson(ITEM), responses: { 204: {} } },
-        patch: { requestBody: asJson({ type: 'object' }, 'application/merge-patch+json'), responses: { 204: {} } },
+        patch: { requestBody: { content: Object.fromEntries(patchTypes.map(type => [type, { schema: { type: 'object' } }])) }, responses: { 204: {} } },
         delete: { responses: { 204: {} } }
       },
       ...more

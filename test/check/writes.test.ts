@@ -164,6 +164,23 @@ t.test('with --writes, an entity of a collection the check cannot delete is name
   }
 })
 
+t.test('PATCH probes send the media type the document lists for the item\'s PATCH', async t => {
+  const cases: Array<[string[], string]> = [
+    [['application/json'], 'application/json'],
+    [['application/merge-patch+json'], 'application/merge-patch+json'],
+    [['application/json; charset=utf-8', 'application/merge-patch+json'], 'application/merge-patch+json']
+  ]
+  for (const [listed, sent] of cases) {
+    const service = await startItems(t, {
+      document: itemsDocument({ patchTypes: listed }),
+      hook: (request, res) => request.method === 'PATCH' && request.headers['content-type'] !== sent && problem(res, 415, 'Unsupported Media Type')
+    })
+    const result = await check({ baseUrl: service.base, writes: true, only: ['methods.merge-patch', 'methods.if-match'] })
+    t.match(result.verdicts, [{ id: 'methods.merge-patch', verdict: 'pass' }, { id: 'methods.if-match', verdict: 'pass' }], `listed ${listed.join(', ')}`)
+    t.strictSame([...new Set(service.received.filter(r => r.method === 'PATCH').map(r => r.headers['content-type']))], [sent], `listed ${listed.join(', ')}: ${sent} sent`)
+  }
+})
+
 /**
  * A service that checks the token (`tokens`: what each may do) before the body, or after the
  * Content-Type, the idempotency key and a bulk body: both orders follow the convention.
