@@ -104,7 +104,6 @@ app.get('/v1/jobs/:jobId', async (request, reply) => {
   return reply.type('application/json; charset=utf-8').send(jobJson(rows[0]))
 })
 
-
 // The page's orderings this route offers, creation order by default; the id last, so the
 // order is total. Each with the fields of the last row that a next page's cursor starts after.
 const ORDERINGS = {
